@@ -1,0 +1,24 @@
+package io.kvindex.event;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Blocks left a tier of a pod's cache (eviction, or promotion of a partial entry).
+ *
+ * @param blockHashes the removed blocks' external hashes, unsigned 64-bit
+ * @param medium the tier as sent ({@code null} means GPU, see {@link Tiers})
+ * @param groupIdx the KV-cache group, or {@code null}
+ */
+public record BlockRemoved(List<Long> blockHashes, String medium, Integer groupIdx)
+    implements KvEvent {
+
+  public BlockRemoved {
+    blockHashes = List.copyOf(Objects.requireNonNull(blockHashes, "blockHashes"));
+  }
+
+  /** The normalised tier ({@code GPU} when the medium was nil). */
+  public String tier() {
+    return Tiers.normalize(medium);
+  }
+}

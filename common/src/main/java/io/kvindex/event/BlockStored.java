@@ -1,0 +1,78 @@
+package io.kvindex.event;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * New full blocks entered a tier of a pod's cache.
+ *
+ * <p>Nullable fields are {@code null} when the payload carried nil or (map era) left the key out.
+ * {@code extraKeys} is {@code null} when absent; otherwise it has one entry per hash, an empty list
+ * standing for a nil entry.
+ *
+ * @param blockHashes the blocks' external hashes, unsigned 64-bit
+ * @param parentBlockHash the hash of the block before the first one, or {@code null} at a chain
+ *     start
+ * @param tokenIds the tokens of the newly cached span
+ * @param blockSize tokens per block ({@code 0} for connector placeholders)
+ * @param loraId deprecated LoRA adapter int id
+ * @param medium the tier as sent ({@code null} means GPU, see {@link Tiers})
+ * @param loraName the LoRA adapter name that entered the hash
+ * @param extraKeys per-block extra hash keys, or {@code null}
+ * @param groupIdx the KV-cache group (hybrid models)
+ * @param kvCacheSpecKind the group's attention kind, for example {@code full_attention}
+ * @param kvCacheSpecSlidingWindow the group's sliding window
+ */
+public record BlockStored(
+    List<Long> blockHashes,
+    Long parentBlockHash,
+    List<Integer> tokenIds,
+    int blockSize,
+    Integer loraId,
+    String medium,
+    String loraName,
+    List<List<ExtraKey>> extraKeys,
+    Integer groupIdx,
+    String kvCacheSpecKind,
+    Integer kvCacheSpecSlidingWindow)
+    implements KvEvent {
+
+  public BlockStored {
+    blockHashes = List.copyOf(Objects.requireNonNull(blockHashes, "blockHashes"));
+    tokenIds = List.copyOf(Objects.requireNonNull(tokenIds, "tokenIds"));
+    if (blockSize < 0) {
+      throw new IllegalArgumentException("blockSize must be >= 0, got " + blockSize);
+    }
+    if (extraKeys != null) {
+      List<List<ExtraKey>> copy = new ArrayList<>(extraKeys.size());
+      for (List<ExtraKey> keys : extraKeys) {
+        copy.add(keys == null ? List.of() : List.copyOf(keys));
+      }
+      extraKeys = Collections.unmodifiableList(copy);
+    }
+  }
+
+  /** A store with only the fields every era carries; the rest nil. */
+  public static BlockStored of(
+      List<Long> blockHashes, Long parentBlockHash, List<Integer> tokenIds, int blockSize) {
+    return new BlockStored(
+        blockHashes,
+        parentBlockHash,
+        tokenIds,
+        blockSize,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null);
+  }
+
+  /** The normalised tier ({@code GPU} when the medium was nil). */
+  public String tier() {
+    return Tiers.normalize(medium);
+  }
+}

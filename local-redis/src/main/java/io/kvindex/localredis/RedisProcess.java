@@ -100,7 +100,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
       } catch (IOException e) {
         // "Text file busy" can happen right after the binary was extracted; try again.
         last = e;
-        pauseBriefly();
+        Polling.pause();
       }
     }
     throw new LocalRedisException(
@@ -133,7 +133,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
         throw failure(
             "did not answer PING within " + config.startupTimeout().toMillis() + " ms", logTail());
       }
-      pauseBriefly();
+      Polling.pause();
     }
   }
 
@@ -171,15 +171,6 @@ final class RedisProcess implements LocalRedis, ClusterNode {
       return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
     } catch (IOException e) {
       return "(no log: " + e.getMessage() + ")";
-    }
-  }
-
-  private static void pauseBriefly() {
-    try {
-      Thread.sleep(10);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new LocalRedisException("interrupted while waiting for redis-server", e);
     }
   }
 

@@ -34,6 +34,7 @@ import picocli.CommandLine.Spec;
     subcommands = {
       HelpCommand.class,
       HashCommand.class,
+      BenchCommand.class,
     })
 public final class Main implements Callable<Integer> {
 

@@ -24,6 +24,17 @@ public final class Benchmarks {
     return IndexBenchmark.run(options);
   }
 
+  /**
+   * Lookup throughput and latency with 1 and 8 client threads, on a standalone server and on a
+   * 3-primary cluster, both started here.
+   *
+   * @throws IllegalArgumentException if {@code options} name a Redis (this benchmark starts its
+   *     own)
+   */
+  public static JsonNode router(BenchOptions options) {
+    return RouterBenchmark.run(options);
+  }
+
   /** Writes a result as indented JSON, creating the parent directories. */
   public static void write(Path file, JsonNode result) {
     Reports.write(file, result);

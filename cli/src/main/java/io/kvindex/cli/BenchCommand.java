@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
       "Measure kvindex against real redis-server processes and write the figures as JSON.",
       "Measurements, not pass/fail tests: compare the figures with the goals in BENCHMARKS.md."
     },
-    subcommands = {HelpCommand.class, BenchCommand.Index.class})
+    subcommands = {HelpCommand.class, BenchCommand.Index.class, BenchCommand.Router.class})
 final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
@@ -95,6 +95,29 @@ final class BenchCommand implements Callable<Integer> {
               "memory_bytes_per_entry",
               "apply_blocks_per_s",
               "sadd_pipelined_per_s"));
+    }
+  }
+
+  @Command(
+      name = "router",
+      mixinStandardHelpOptions = true,
+      sortOptions = false,
+      description = {
+        "Lookups per second and latency percentiles with 1 and 8 client threads sharing one"
+            + " client, on a standalone server and on a 3-primary Redis Cluster (both local"
+            + " redis-server processes started here); 256-block prompts, 64 candidate pods."
+      })
+  static final class Router implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin Common common;
+
+    @Override
+    public Integer call() {
+      return run(
+          spec,
+          common.out,
+          () -> Benchmarks.router(BenchOptions.local(common.quick)),
+          List.of("standalone", "cluster"));
     }
   }
 

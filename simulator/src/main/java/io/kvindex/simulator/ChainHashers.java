@@ -1,35 +1,37 @@
 package io.kvindex.simulator;
 
-import java.nio.charset.StandardCharsets;
-import net.openhft.hashing.LongHashFunction;
+import io.kvindex.hash.BlockHashInputs;
+import io.kvindex.hash.BlockHasher;
+import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.wire.WireEra;
 
-/** The engines' block hashers. */
+/** The engines' block hashers: the common {@link BlockHasher}, as vLLM hashes. */
 final class ChainHashers {
   private ChainHashers() {}
 
-  /** vLLM's reproducible engine hashes (sha256_cbor, PYTHONHASHSEED, block size). */
-  static ChainHasher engine(String seed, int blockSize) {
-    // Until the common BlockHasher lands: a seeded chain that is at least reproducible.
-    long s = LongHashFunction.xx3().hashBytes(seed.getBytes(StandardCharsets.UTF_8));
-    return random(s, blockSize);
+  /**
+   * vLLM's {@code sha256_cbor} under {@code PYTHONHASHSEED=seed}. Engines of eras before v0.14 hash
+   * a LoRA adapter's int id instead of its name.
+   */
+  static ChainHasher engine(String seed, int blockSize, WireEra era) {
+    BlockHasher hasher = BlockHasher.create(HashAlgorithm.SHA256_CBOR, seed, blockSize);
+    boolean loraById = era.compareTo(WireEra.V0_14) < 0;
+    return (tokens, loraName, cacheSalt) -> {
+      BlockHashInputs.Builder inputs = BlockHashInputs.builder().cacheSalt(cacheSalt);
+      if (loraById) {
+        inputs.loraId(Engine.loraId(loraName));
+      } else {
+        inputs.loraName(loraName);
+      }
+      return hasher.blockHashes(tokens, inputs.build());
+    };
   }
 
-  /** A chain no router can recompute: XXH3 under a private random seed. */
-  static ChainHasher random(long seed, int blockSize) {
-    return (tokens, loraName, cacheSalt) -> {
-      int blocks = tokens.length / blockSize;
-      long[] out = new long[blocks];
-      long extra = LongHashFunction.xx3(seed).hashChars(String.valueOf(loraName));
-      long parent = seed ^ extra;
-      if (cacheSalt != null) {
-        parent ^= LongHashFunction.xx3(seed).hashChars(cacheSalt) * 31;
-      }
-      for (int b = 0; b < blocks; b++) {
-        LongHashFunction f = LongHashFunction.xx3(parent ^ (b == 0 ? 0 : extra));
-        parent = f.hashInts(tokens, b * blockSize, blockSize);
-        out[b] = parent;
-      }
-      return out;
-    };
+  /**
+   * Like vLLM started without {@code PYTHONHASHSEED}: {@code sha256_cbor} under a seed nobody else
+   * knows, new for every engine process.
+   */
+  static ChainHasher random(long seed, int blockSize, WireEra era) {
+    return engine("sim-random-" + Long.toUnsignedString(seed), blockSize, era);
   }
 }

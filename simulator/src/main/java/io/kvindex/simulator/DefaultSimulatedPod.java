@@ -71,11 +71,11 @@ final class DefaultSimulatedPod implements SimulatedPod {
 
   private static Supplier<ChainHasher> hashers(PodConfig config, long seed) {
     if (config.hashMode() == HashMode.ENGINE) {
-      ChainHasher fixed = ChainHashers.engine(config.hashSeed(), config.blockSize());
+      ChainHasher fixed = ChainHashers.engine(config.hashSeed(), config.blockSize(), config.era());
       return () -> fixed;
     }
     Random random = new Random(seed);
-    return () -> ChainHashers.random(random.nextLong(), config.blockSize());
+    return () -> ChainHashers.random(random.nextLong(), config.blockSize(), config.era());
   }
 
   /** Opens one publisher per rank on port + rank, retrying other ports when binding port 0. */

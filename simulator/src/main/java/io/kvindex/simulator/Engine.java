@@ -324,7 +324,7 @@ final class Engine {
       if (request.loraName() != null) {
         keys.add(new ExtraKey.Text(request.loraName()));
       }
-      if (block == 0 && request.cacheSalt() != null) {
+      if (block == 0 && request.cacheSalt() != null && !request.cacheSalt().isEmpty()) {
         keys.add(new ExtraKey.Text(request.cacheSalt()));
       }
       return keys;

@@ -1,9 +1,12 @@
 package io.kvindex.simulator;
 
-import java.math.BigInteger;
+import io.kvindex.wire.EventMessage;
+import io.kvindex.wire.MalformedFramesException;
+import io.kvindex.wire.ReplayFraming;
+import io.kvindex.wire.ReplayRequest;
+import io.kvindex.wire.ZmqFrames;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingDeque;
@@ -13,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
+import org.zeromq.ZFrame;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
 
@@ -24,8 +28,6 @@ import org.zeromq.ZMsg;
 final class EventPublisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EventPublisher.class);
   private static final long IDLE_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-  private static final byte[] END_SEQ = longBytes(-1L);
-  private static final byte[] EMPTY = new byte[0];
 
   /**
    * jeromq 0.6.0 now and then leaves a fresh TCP connection stuck in the ZMTP handshake (about one
@@ -48,7 +50,7 @@ final class EventPublisher implements AutoCloseable {
   private ZMQ.Socket router;
   private volatile String publishEndpoint;
   private volatile String replayEndpoint;
-  private final byte[] topic;
+  private final String topic;
   private final ReplayFraming framing;
   private final ReplayRing ring;
   private final FaultKnobs faults;
@@ -76,7 +78,7 @@ final class EventPublisher implements AutoCloseable {
       FaultKnobs faults,
       long seed) {
     this.stream = stream;
-    this.topic = config.topic().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    this.topic = config.topic();
     this.framing = config.replayFraming();
     this.ring = new ReplayRing(config.replayBufferSteps());
     this.faults = faults;
@@ -221,9 +223,10 @@ final class EventPublisher implements AutoCloseable {
 
   private void sendLive(Outgoing message) {
     for (int i = 0; i < message.copies(); i++) {
-      pub.sendMore(topic);
-      pub.sendMore(longBytes(message.seq()));
-      pub.send(message.payload());
+      byte[][] frames = ZmqFrames.live(new EventMessage(topic, message.seq(), message.payload()));
+      pub.sendMore(frames[0]);
+      pub.sendMore(frames[1]);
+      pub.send(frames[2]);
       sent.incrementAndGet();
     }
   }
@@ -234,36 +237,35 @@ final class EventPublisher implements AutoCloseable {
     }
     ZMsg request;
     while ((request = ZMsg.recvMsg(router, ZMQ.DONTWAIT)) != null) {
-      if (request.size() != 3) {
-        LOG.warn("stream {}: replay request with {} frames ignored", stream, request.size());
-        request.destroy();
-        continue;
+      byte[][] frames = new byte[request.size()][];
+      int i = 0;
+      for (ZFrame frame : request) {
+        frames[i++] = frame.getData();
       }
-      byte[] identity = request.pop().getData();
-      request.pop();
-      BigInteger start = new BigInteger(1, request.pop().getData());
       request.destroy();
-      replay(identity, start);
+      try {
+        replay(ZmqFrames.parseReplayRequest(frames));
+      } catch (MalformedFramesException e) {
+        LOG.warn("stream {}: replay request ignored: {}", stream, e.getMessage());
+      }
     }
   }
 
-  private void replay(byte[] identity, BigInteger start) {
-    List<ReplayRing.Entry> entries =
-        start.bitLength() > 64 ? List.of() : ring.from(start.longValue());
-    for (ReplayRing.Entry e : entries) {
-      sendReply(identity, longBytes(e.seq()), e.payload());
+  private void replay(ReplayRequest request) {
+    for (ReplayRing.Entry e : ring.from(request.startSeq())) {
+      send(
+          request.identity(),
+          ZmqFrames.replayBatch(framing, new EventMessage(topic, e.seq(), e.payload())));
     }
-    sendReply(identity, END_SEQ, EMPTY);
+    send(request.identity(), ZmqFrames.replayEnd(framing));
   }
 
-  private void sendReply(byte[] identity, byte[] seq, byte[] payload) {
+  private void send(byte[] identity, byte[][] frames) {
     router.sendMore(identity);
-    router.sendMore(EMPTY);
-    if (framing == ReplayFraming.TOPIC_SEQ_PAYLOAD) {
-      router.sendMore(seq == END_SEQ ? EMPTY : topic);
+    for (int i = 0; i < frames.length - 1; i++) {
+      router.sendMore(frames[i]);
     }
-    router.sendMore(seq);
-    router.send(payload);
+    router.send(frames[frames.length - 1]);
   }
 
   /** jeromq picks a free port for {@code *}; port 0 is spelled that way for it. */

@@ -1,5 +1,9 @@
 package io.kvindex.simulator;
 
+import io.kvindex.wire.HashEncoding;
+import io.kvindex.wire.KvEventEncoder;
+import io.kvindex.wire.ReplayFraming;
+import io.kvindex.wire.WireEra;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Objects;
@@ -27,7 +31,8 @@ public final class PodConfig {
   private final boolean http;
   private final long seed;
   private final InstantSource clock;
-  private final PayloadEncoder encoder;
+  private final WireEra era;
+  private final HashEncoding hashEncoding;
 
   private PodConfig(Builder b) {
     this.name = b.name;
@@ -48,7 +53,8 @@ public final class PodConfig {
     this.http = b.http;
     this.seed = b.seed;
     this.clock = b.clock;
-    this.encoder = b.encoder;
+    this.era = b.era;
+    this.hashEncoding = b.hashEncoding;
   }
 
   public static Builder builder() {
@@ -76,7 +82,8 @@ public final class PodConfig {
     b.http = http;
     b.seed = seed;
     b.clock = clock;
-    b.encoder = encoder;
+    b.era = era;
+    b.hashEncoding = hashEncoding;
     return b;
   }
 
@@ -153,8 +160,17 @@ public final class PodConfig {
     return clock;
   }
 
-  PayloadEncoder encoder() {
-    return encoder;
+  public WireEra era() {
+    return era;
+  }
+
+  public HashEncoding hashEncoding() {
+    return hashEncoding;
+  }
+
+  /** The payload encoder for this pod's era and hash encoding. */
+  KvEventEncoder encoder() {
+    return KvEventEncoder.of(era, hashEncoding);
   }
 
   /** Builds a {@link PodConfig}; each setter checks its argument at once. Not thread-safe. */
@@ -169,7 +185,7 @@ public final class PodConfig {
     private boolean publishBind = true;
     private String replayEndpoint = "tcp://127.0.0.1:0";
     private int replayBufferSteps = 10_000;
-    private ReplayFraming replayFraming = ReplayFraming.SEQ_PAYLOAD;
+    private ReplayFraming replayFraming = ReplayFraming.WITH_TOPIC;
     private String topic = "";
     private int highWaterMark = 100_000;
     private HashMode hashMode = HashMode.ENGINE;
@@ -177,7 +193,8 @@ public final class PodConfig {
     private boolean http = true;
     private long seed = 1;
     private InstantSource clock = InstantSource.system();
-    private PayloadEncoder encoder;
+    private WireEra era = WireEra.MAP;
+    private HashEncoding hashEncoding = HashEncoding.UINT64;
 
     private Builder() {}
 
@@ -259,7 +276,7 @@ public final class PodConfig {
       return this;
     }
 
-    /** Replay framing. Default {@link ReplayFraming#SEQ_PAYLOAD} (before vLLM PR #45177). */
+    /** Replay framing. Default {@link ReplayFraming#WITH_TOPIC} (vLLM PR #45177 and later). */
     public Builder replayFraming(ReplayFraming framing) {
       this.replayFraming = Objects.requireNonNull(framing, "replayFraming");
       return this;
@@ -307,8 +324,15 @@ public final class PodConfig {
       return this;
     }
 
-    Builder encoder(PayloadEncoder encoder) {
-      this.encoder = encoder;
+    /** The payload layout, as a vLLM version emits it. Default {@link WireEra#MAP} (v0.23+). */
+    public Builder era(WireEra era) {
+      this.era = Objects.requireNonNull(era, "era");
+      return this;
+    }
+
+    /** How hashes go on the wire. Default {@link HashEncoding#UINT64}. */
+    public Builder hashEncoding(HashEncoding hashEncoding) {
+      this.hashEncoding = Objects.requireNonNull(hashEncoding, "hashEncoding");
       return this;
     }
 
@@ -316,8 +340,11 @@ public final class PodConfig {
       if (topic.getBytes(StandardCharsets.UTF_8).length > 1024) {
         throw new IllegalArgumentException("topic is too long (over 1024 bytes)");
       }
-      if (encoder == null) {
-        throw new IllegalStateException("no payload encoder configured");
+      if (cpuCapacityBlocks > 0 && era.compareTo(WireEra.V0_10_2) < 0) {
+        throw new IllegalArgumentException(
+            "a CPU tier needs the medium field, which era "
+                + era
+                + " does not carry; use era V0_10_2 or later, or cpuCapacityBlocks 0");
       }
       return new PodConfig(this);
     }

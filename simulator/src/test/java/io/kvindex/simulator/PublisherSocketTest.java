@@ -2,6 +2,9 @@ package io.kvindex.simulator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.wire.ReplayFraming;
+import io.kvindex.wire.ReplayReply;
+import io.kvindex.wire.ZmqFrames;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -133,21 +136,28 @@ class PublisherSocketTest {
       pod.submit(TestPods.request(requestSeed++, 16, 1));
       assertThat(seq(frame(receive(sub), 1))).isEqualTo(start + 5);
 
-      List<Long> replayed = replaySeqs(pod, start + 2, ReplayFraming.SEQ_PAYLOAD);
+      List<Long> replayed = replaySeqs(pod, start + 2);
       assertThat(replayed).containsExactly(start + 2, start + 3, start + 4, start + 5);
     }
   }
 
-  private List<Long> replaySeqs(SimulatedPod pod, long from, ReplayFraming framing) {
+  /** The sequence numbers a replay from {@code from} returns, checking it ends with the marker. */
+  private List<Long> replaySeqs(SimulatedPod pod, long from) {
+    List<ZMsg> replies = replay(pod.endpoints().get(0).replay(), from);
     List<Long> seqs = new ArrayList<>();
-    for (ZMsg msg : replay(pod.endpoints().get(0).replay(), from)) {
-      int seqIndex = framing == ReplayFraming.TOPIC_SEQ_PAYLOAD ? 2 : 1;
-      long seq = seq(frame(msg, seqIndex));
-      if (seq != -1) {
-        seqs.add(seq);
+    for (int i = 0; i < replies.size(); i++) {
+      ReplayReply reply = ZmqFrames.parseReplay(frames(replies.get(i)));
+      if (i == replies.size() - 1) {
+        assertThat(reply).isEqualTo(ReplayReply.End.INSTANCE);
+      } else {
+        seqs.add(((ReplayReply.Batch) reply).message().seq());
       }
     }
     return seqs;
+  }
+
+  private static byte[][] frames(ZMsg msg) {
+    return msg.stream().map(f -> f.getData()).toArray(byte[][]::new);
   }
 
   /** Every reply to one replay request, end marker included (as seen by a DEALER). */
@@ -187,7 +197,7 @@ class PublisherSocketTest {
       for (int i = 0; i < 7; i++) {
         ZMsg msg = replies.get(i);
         assertThat(msg.pop().getData()).as("DEALER sees the empty delimiter").isEmpty();
-        if (framing == ReplayFraming.TOPIC_SEQ_PAYLOAD) {
+        if (framing == ReplayFraming.WITH_TOPIC) {
           assertThat(msg.pop().getString(StandardCharsets.UTF_8)).isEqualTo("t");
         }
         assertThat(msg.size()).isEqualTo(2);
@@ -196,7 +206,7 @@ class PublisherSocketTest {
       }
       ZMsg end = replies.get(7);
       assertThat(end.pop().getData()).isEmpty();
-      if (framing == ReplayFraming.TOPIC_SEQ_PAYLOAD) {
+      if (framing == ReplayFraming.WITH_TOPIC) {
         assertThat(end.pop().getData()).isEmpty();
       }
       assertThat(end.size()).isEqualTo(2);
@@ -212,9 +222,9 @@ class PublisherSocketTest {
       for (int i = 0; i < 10; i++) {
         pod.submit(TestPods.request(requestSeed++, 16, 1));
       }
-      assertThat(replaySeqs(pod, 0, ReplayFraming.SEQ_PAYLOAD)).containsExactly(6L, 7L, 8L, 9L);
-      assertThat(replaySeqs(pod, 9, ReplayFraming.SEQ_PAYLOAD)).containsExactly(9L);
-      assertThat(replaySeqs(pod, 10, ReplayFraming.SEQ_PAYLOAD)).isEmpty();
+      assertThat(replaySeqs(pod, 0)).containsExactly(6L, 7L, 8L, 9L);
+      assertThat(replaySeqs(pod, 9)).containsExactly(9L);
+      assertThat(replaySeqs(pod, 10)).isEmpty();
     }
   }
 
@@ -227,7 +237,7 @@ class PublisherSocketTest {
       pod.restart();
       pod.submit(TestPods.request(requestSeed++, 16, 1));
 
-      assertThat(replaySeqs(pod, 0, ReplayFraming.SEQ_PAYLOAD)).containsExactly(0L);
+      assertThat(replaySeqs(pod, 0)).containsExactly(0L);
     }
   }
 
@@ -239,7 +249,7 @@ class PublisherSocketTest {
       dealer.connect(pod.endpoints().get(0).replay());
       dealer.send("only-one-frame");
 
-      assertThat(replaySeqs(pod, 0, ReplayFraming.SEQ_PAYLOAD)).containsExactly(0L);
+      assertThat(replaySeqs(pod, 0)).containsExactly(0L);
     }
   }
 }

@@ -1,17 +1,13 @@
 package io.kvindex.simulator;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Random;
 
 /** Small helpers for simulator tests. */
 final class TestPods {
   private TestPods() {}
 
-  /** A placeholder payload encoder until the common encoder is used: the batch's text. */
-  static final PayloadEncoder TEXT = batch -> batch.toString().getBytes(StandardCharsets.UTF_8);
-
   static PodConfig.Builder config() {
-    return PodConfig.builder().encoder(TEXT).http(false);
+    return PodConfig.builder().http(false);
   }
 
   static DefaultSimulatedPod start(PodConfig config) {

@@ -1,13 +1,21 @@
 package io.kvindex.testing;
 
+import java.lang.annotation.Annotation;
+import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
+import org.junit.platform.commons.support.AnnotationSupport;
+import org.junit.platform.commons.support.HierarchyTraversalMode;
 
 /**
  * Gives tests real Redis servers as parameters of type {@link RedisStandalone} or {@link
@@ -65,6 +73,10 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
       throw new ParameterResolutionException(Servers.missing(cluster));
     }
     Optional<Fresh> fresh = parameter.findAnnotation(Fresh.class);
+    if (fresh.isPresent() && Servers.source(cluster) == Servers.Source.EXTERNAL) {
+      throw new ParameterResolutionException(
+          "@Fresh needs servers this run starts, but the environment names external ones");
+    }
     try {
       return fresh.isPresent() ? fresh(cluster, fresh.get(), context) : shared(cluster, context);
     } catch (RuntimeException e) {
@@ -105,9 +117,10 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
   /** Skips a test whose parameters cannot be served here (see the class comment). */
   @Override
   public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-    Parameter[] parameters =
-        context.getTestMethod().map(m -> m.getParameters()).orElse(new Parameter[0]);
-    for (Parameter parameter : parameters) {
+    if (context.getTestMethod().isEmpty()) {
+      return ConditionEvaluationResult.enabled("not a test method");
+    }
+    for (Parameter parameter : parameters(context)) {
       Class<?> type = parameter.getType();
       if (type != RedisStandalone.class && type != RedisCluster.class) {
         continue;
@@ -125,5 +138,20 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
       }
     }
     return ConditionEvaluationResult.enabled("Redis available");
+  }
+
+  /** The parameters of the test method and of its class's before-each and before-all methods. */
+  private static List<Parameter> parameters(ExtensionContext context) {
+    List<Parameter> parameters = new ArrayList<>();
+    parameters.addAll(List.of(context.getRequiredTestMethod().getParameters()));
+    Class<?> testClass = context.getRequiredTestClass();
+    for (Class<? extends Annotation> lifecycle : List.of(BeforeEach.class, BeforeAll.class)) {
+      for (Method method :
+          AnnotationSupport.findAnnotatedMethods(
+              testClass, lifecycle, HierarchyTraversalMode.TOP_DOWN)) {
+        parameters.addAll(List.of(method.getParameters()));
+      }
+    }
+    return parameters;
   }
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Function;
 
 /**
  * The index the lookup benchmark reads: prompts of {@code promptBlocks} random block hashes, each
@@ -32,6 +33,12 @@ final class LookupFixture {
   }
 
   static LookupFixture generate(long seed, int podCount, int promptBlocks, long minEntries) {
+    return generate(seed, podCount, minEntries, random -> randomChain(random, promptBlocks));
+  }
+
+  /** As above, each prompt's block chain made by {@code newChain} (all of one length). */
+  static LookupFixture generate(
+      long seed, int podCount, long minEntries, Function<Random, long[]> newChain) {
     if (podCount < FULL_PODS + PARTIAL_PODS) {
       throw new IllegalArgumentException("need at least " + (FULL_PODS + PARTIAL_PODS) + " pods");
     }
@@ -42,7 +49,8 @@ final class LookupFixture {
       order.add(p);
     }
     while (fixture.entries < minEntries) {
-      long[] prompt = randomChain(random, promptBlocks);
+      long[] prompt = newChain.apply(random);
+      int promptBlocks = prompt.length;
       int[] depth = new int[podCount];
       Collections.shuffle(order, random);
       for (int i = 0; i < FULL_PODS + PARTIAL_PODS; i++) {

@@ -1,33 +1,39 @@
 package io.kvindex.bench;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvindex.index.KeyMode;
-import io.kvindex.index.LookupRequest;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.localredis.LocalRedis;
 import io.kvindex.localredis.LocalRedisCluster;
 import io.kvindex.redis.RedisConnector;
+import io.kvindex.router.KvRouter;
+import io.kvindex.router.ModelKeys;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Collectors;
+import java.util.Random;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code kvindex bench router}: lookup throughput and latency as a gateway sees them, with 1 and 8
- * client threads sharing one client, against a standalone server and a 3-primary cluster (local
- * redis-server processes on loopback). The index is filled through {@link PrefixIndex#apply} with
- * the {@link LookupFixture} distribution; lookups go through {@link Lookups}.
+ * {@code kvindex bench router}: {@link KvRouter#score} as a gateway calls it (token ids in: block
+ * hashing, one lookup script per index group, decoding), with 1 and 8 client threads sharing one
+ * router, against a standalone server and a 3-primary cluster (local redis-server processes on
+ * loopback). The index is filled through {@link PrefixIndex#apply} with the {@link LookupFixture}
+ * distribution, keyed by the router's own block keys.
  *
  * <p>Run: {@code scripts/kvindex bench router [--quick] --out FILE}. Not thread-safe.
  */
 final class RouterBenchmark {
-  static final String INDEX = "bench-router";
+  private static final String INDEX = "bench-router";
   private static final Logger log = LoggerFactory.getLogger(RouterBenchmark.class);
   private static final int STANDALONE_GROUPS = 1;
   private static final int CLUSTER_GROUPS = 8;
+  private static final int PODS = 64;
+  private static final int PROMPT_BLOCKS = 256;
+  private static final int BLOCK_SIZE = 16;
+  private static final String HASH = "sha256_cbor";
+  private static final Duration LOOKUP_BUDGET = Duration.ofMillis(250);
 
   private final BenchOptions options;
 
@@ -43,15 +49,15 @@ final class RouterBenchmark {
     long start = System.nanoTime();
     ObjectNode json = Reports.header("router", options);
     RouterBenchmark bench = new RouterBenchmark(options);
-    ObjectNode setup = json.putObject("setup");
-    bench.describe(setup);
+    bench.describe(json.putObject("setup"));
     try (LocalRedis redis = LocalRedis.start()) {
-      bench.topology(json.putObject("standalone"), redis.uri().toString(), STANDALONE_GROUPS);
+      ((ObjectNode) json.get("setup")).put("redis_version", version(redis.uri().toString()));
+      bench.topology(
+          json.putObject("standalone"), List.of(redis.uri().toString()), STANDALONE_GROUPS);
     }
     try (LocalRedisCluster cluster =
         LocalRedisCluster.builder().primaries(3).replicasPerPrimary(0).start()) {
-      String seeds =
-          cluster.seedUris().stream().map(URI::toString).collect(Collectors.joining(","));
+      List<String> seeds = cluster.seedUris().stream().map(URI::toString).toList();
       bench.topology(json.putObject("cluster"), seeds, CLUSTER_GROUPS);
     }
     Reports.finish(json, start);
@@ -71,11 +77,13 @@ final class RouterBenchmark {
   }
 
   private void describe(ObjectNode setup) {
-    setup.put("prompt_blocks", 256);
-    setup.put("pods", 64);
-    setup.put("candidates", 64);
+    setup.put("lookup_path", "KvRouter.score(model, lora, tokenIds, pods)");
+    setup.put("prompt_blocks", PROMPT_BLOCKS);
+    setup.put("prompt_tokens", PROMPT_BLOCKS * BLOCK_SIZE);
+    setup.put("key_mode", "engine " + HASH + ", block size " + BLOCK_SIZE);
+    setup.put("pods", PODS);
+    setup.put("candidates", PODS);
     setup.put("min_entries", entries());
-    setup.put("lookup_path", Lookups.PATH);
     setup.put(
         "depth_distribution",
         "per prompt: 8 random pods hold all 256 blocks, 24 a uniformly random prefix, 32 none");
@@ -86,14 +94,61 @@ final class RouterBenchmark {
         "local Redis Cluster, 3 primaries, no replicas, on loopback; index groups "
             + CLUSTER_GROUPS
             + " (one script per group per lookup, all in flight at once)");
-    setup.put("clients", "one shared client (one connection) used by all client threads");
+    setup.put("clients", "one KvRouter shared by all client threads");
+    setup.put(
+        "lookup_budget_ms",
+        LOOKUP_BUDGET.toMillis() + " (not the 5 ms default, so every lookup is measured in full)");
     setup.put("warmup_s", warmup().toSeconds());
     setup.put("measured_s", measured().toSeconds());
-    setup.put("redis_version", "7.0.15 unless a redis-server on the PATH says otherwise");
   }
 
-  private void topology(ObjectNode json, String uri, int groups) {
-    LookupFixture fixture = LookupFixture.generate(7, 64, 256, entries());
+  private void topology(ObjectNode json, List<String> uris, int groups) {
+    String joined = String.join(",", uris);
+    try (KvRouter router = router(uris, groups)) {
+      List<int[]> prompts = new ArrayList<>();
+      LookupFixture fixture =
+          LookupFixture.generate(
+              7,
+              PODS,
+              entries(),
+              random -> {
+                int[] tokens = randomTokens(random);
+                prompts.add(tokens);
+                return router.blockKeys(IndexBenchmark.MODEL, null, null, tokens);
+              });
+      fill(joined, groups, fixture);
+      json.put("entries", fixture.entries);
+      json.put("prompts", prompts.size());
+      json.put("groups", groups);
+      for (int threads : List.of(1, 8)) {
+        log.info("router: {} client thread(s), {} group(s)", threads, groups);
+        LoadRun.measure(
+            (thread, i) -> score(router, prompts, fixture.pods, thread, i),
+            threads,
+            warmup(),
+            measured(),
+            json.putObject("threads_" + threads));
+      }
+    }
+  }
+
+  private static boolean score(
+      KvRouter router, List<int[]> prompts, List<String> pods, int thread, long iteration) {
+    int[] prompt = prompts.get((int) ((iteration * 8 + thread) % prompts.size()));
+    return router.score(IndexBenchmark.MODEL, null, prompt, pods).indexAvailable();
+  }
+
+  private static KvRouter router(List<String> uris, int groups) {
+    var builder =
+        KvRouter.builder()
+            .indexName(INDEX)
+            .groups(groups)
+            .model(IndexBenchmark.MODEL, ModelKeys.engine(HASH, "0", BLOCK_SIZE))
+            .lookupBudget(LOOKUP_BUDGET);
+    return (uris.size() == 1 ? builder.redisUri(uris.get(0)) : builder.clusterSeeds(uris)).build();
+  }
+
+  private void fill(String uri, int groups, LookupFixture fixture) {
     try (RedisConnector connector =
             RedisConnector.builder().uri(uri).commandTimeout(Duration.ofSeconds(10)).build();
         PrefixIndex index =
@@ -105,28 +160,28 @@ final class RouterBenchmark {
                 .build()) {
       log.info("router: storing {} entries ({} groups)", fixture.entries, groups);
       ApplyPump.run(index, fixture.feeds(IndexBenchmark.MODEL, 64));
-      json.put("entries", fixture.entries);
-      json.put("groups", groups);
-      try (Lookups lookups = Lookups.open(uri, groups, index, fixture)) {
-        for (int threads : List.of(1, 8)) {
-          log.info("router: {} client thread(s)", threads);
-          LoadRun.measure(
-              lookups::score, threads, warmup(), measured(), json.putObject("threads_" + threads));
-        }
-      }
     }
   }
 
-  /** The prompts as index lookup requests over all pods. */
-  static List<LookupRequest> requests(LookupFixture fixture) {
-    List<LookupRequest> requests = new ArrayList<>();
-    for (long[] prompt : fixture.prompts) {
-      List<Long> keys = new ArrayList<>(prompt.length);
-      for (long key : prompt) {
-        keys.add(key);
-      }
-      requests.add(LookupRequest.of(IndexBenchmark.MODEL, KeyMode.ENGINE, keys, fixture.pods));
+  private static int[] randomTokens(Random random) {
+    int[] tokens = new int[PROMPT_BLOCKS * BLOCK_SIZE];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = random.nextInt(150_000);
     }
-    return requests;
+    return tokens;
+  }
+
+  private static String version(String uri) {
+    io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(uri);
+    try (var connection = client.connect()) {
+      for (String line : connection.sync().info("server").split("\\r?\\n")) {
+        if (line.startsWith("redis_version:")) {
+          return line.substring("redis_version:".length()).trim();
+        }
+      }
+      return "unknown";
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
   }
 }

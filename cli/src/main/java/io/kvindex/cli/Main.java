@@ -34,6 +34,8 @@ import picocli.CommandLine.Spec;
     subcommands = {
       HelpCommand.class,
       HashCommand.class,
+      DecodeCommand.class,
+      io.kvindex.router.http.RouterCommand.class,
       BenchCommand.class,
     })
 public final class Main implements Callable<Integer> {

@@ -130,6 +130,17 @@ class RedisFaultTest {
   }
 
   @Test
+  void preload_avoidsReloads(@Fresh RedisStandalone redis) throws Exception {
+    ScriptRunner runner = connect(redis).scripts(RetryPolicy.defaults());
+
+    assertThat(await(runner.preload(INCR, SET_GET)).isDone()).isTrue();
+
+    assertThat(await(runner.<Long>run(INCR, ScriptOutputType.INTEGER, KEY)).orElseThrow())
+        .isEqualTo(1L);
+    assertThat(count(RedisMetrics.RELOADS, "script", "incr")).isZero();
+  }
+
+  @Test
   void run_binaryKeysAndArgs(RedisStandalone redis) throws Exception {
     ScriptRunner runner = connect(redis).scripts(RetryPolicy.defaults());
     byte[] key = {'k', 0, (byte) 0xff, (byte) 0x80, '{', '}'};
@@ -318,6 +329,34 @@ class RedisFaultTest {
     } finally {
       redis.node().resume();
     }
+  }
+
+  @Test
+  void run_writeToReplicaSurfacesReadOnlyAfterRetries(
+      RedisStandalone primary, @Fresh RedisStandalone replica) throws Exception {
+    ScriptRunner runner = connect(replica).scripts(QUICK);
+    await(connector.commands().replicaof(primary.uri().getHost(), primary.uri().getPort()));
+
+    Throwable failure = failureOf(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
+
+    assertThat(failure).isInstanceOf(RedisRealException.class).hasMessageContaining("primary");
+    assertThat(((RedisRealException) failure).reason()).isEqualTo("readonly");
+    assertThat(count(RedisMetrics.RETRIES, "reason", "readonly")).isGreaterThanOrEqualTo(1);
+    assertThat(count(RedisMetrics.SWALLOWED, "operation", "incr")).isZero();
+  }
+
+  @Test
+  void run_afterCloseFailsAsClosed(RedisStandalone redis) throws Exception {
+    ScriptRunner runner = connect(redis).scripts(RetryPolicy.defaults());
+    await(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
+
+    connector.close();
+    Throwable failure = failureOf(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
+
+    assertThat(failure).isInstanceOf(RedisRealException.class);
+    assertThat(((RedisRealException) failure).reason())
+        .as("%s", failure.getCause())
+        .isEqualTo("closed");
   }
 
   @Test

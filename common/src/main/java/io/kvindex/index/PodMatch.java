@@ -1,0 +1,49 @@
+package io.kvindex.index;
+
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * How much of a prompt's prefix one pod holds. A pod's figures are the best of its data-parallel
+ * ranks (each rank is its own cache). Immutable and thread-safe.
+ *
+ * @param pod the pod
+ * @param depth consecutive blocks from block 0 held in any tier
+ * @param gpuDepth consecutive blocks from block 0 held in GPU
+ * @param gpuCpuDepth consecutive blocks from block 0 held in GPU or CPU
+ * @param score the sum, over the {@code depth} matched blocks, of the weight of the best tier each
+ *     block is held in
+ * @param rankDepths {@code depth} per data-parallel rank that holds at least block 0
+ * @param speculative true if part of {@code depth} rests only on routes a router recorded ({@link
+ *     PrefixIndex#speculate}) that the engine has not confirmed yet; such blocks count as GPU
+ */
+public record PodMatch(
+    String pod,
+    int depth,
+    int gpuDepth,
+    int gpuCpuDepth,
+    double score,
+    Map<Integer, Integer> rankDepths,
+    boolean speculative) {
+
+  public PodMatch {
+    Names.notNull(pod, "pod");
+    rankDepths = java.util.Collections.unmodifiableMap(new TreeMap<>(rankDepths));
+  }
+
+  /** A match resting on confirmed entries only. */
+  public PodMatch(
+      String pod,
+      int depth,
+      int gpuDepth,
+      int gpuCpuDepth,
+      double score,
+      Map<Integer, Integer> rankDepths) {
+    this(pod, depth, gpuDepth, gpuCpuDepth, score, rankDepths, false);
+  }
+
+  /** A pod holding nothing of the prompt. */
+  public static PodMatch none(String pod) {
+    return new PodMatch(pod, 0, 0, 0, 0.0, Map.of(), false);
+  }
+}

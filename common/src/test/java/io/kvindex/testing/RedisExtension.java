@@ -37,6 +37,10 @@ import org.junit.platform.commons.support.HierarchyTraversalMode;
  * Testcontainers {@code redis:7.0} for standalone when a Docker engine answers. With none, tests
  * are skipped, or fail when {@code CI=true} or {@code KVINDEX_TEST_REDIS_REQUIRED=true}.
  *
+ * <p>A {@link RedisTopology} parameter is a cluster in a test tagged {@code cluster} and a
+ * standalone server otherwise, so one abstract test class can run against both through two
+ * subclasses, one with {@link UsesRedis} and one with {@link UsesRedisCluster}.
+ *
  * <p>One standalone server and one cluster (3 primaries, 1 replica each) are shared by the whole
  * test run; each test that receives one gets it flushed ({@code FLUSHALL}) once, before its first
  * use. A parameter marked {@link Fresh} gets a private instance, ended after the test. A {@link
@@ -57,12 +61,14 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
     Class<?> type = parameter.getParameter().getType();
-    return type == RedisStandalone.class || type == RedisCluster.class;
+    return type == RedisStandalone.class
+        || type == RedisCluster.class
+        || type == RedisTopology.class;
   }
 
   @Override
   public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-    boolean cluster = parameter.getParameter().getType() == RedisCluster.class;
+    boolean cluster = wantsCluster(parameter.getParameter().getType(), context);
     if (cluster && !context.getTags().contains(CLUSTER_TAG)) {
       throw new ParameterResolutionException(
           "a RedisCluster parameter needs the \"cluster\" tag: annotate "
@@ -83,6 +89,12 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
       throw new ParameterResolutionException(
           "cannot provide a Redis " + (cluster ? "Cluster" : "server") + ": " + e.getMessage(), e);
     }
+  }
+
+  /** A {@link RedisTopology} parameter means a cluster in a test tagged cluster. */
+  private static boolean wantsCluster(Class<?> type, ExtensionContext context) {
+    return type == RedisCluster.class
+        || (type == RedisTopology.class && context.getTags().contains(CLUSTER_TAG));
   }
 
   private static RedisTopology shared(boolean cluster, ExtensionContext context) {
@@ -122,10 +134,12 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
     }
     for (Parameter parameter : parameters(context)) {
       Class<?> type = parameter.getType();
-      if (type != RedisStandalone.class && type != RedisCluster.class) {
+      if (type != RedisStandalone.class
+          && type != RedisCluster.class
+          && type != RedisTopology.class) {
         continue;
       }
-      boolean cluster = type == RedisCluster.class;
+      boolean cluster = wantsCluster(type, context);
       Servers.Source source = Servers.source(cluster);
       if (source == Servers.Source.NONE && !Servers.required()) {
         return ConditionEvaluationResult.disabled(Servers.missing(cluster));

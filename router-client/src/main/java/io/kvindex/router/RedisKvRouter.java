@@ -15,6 +15,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -188,6 +189,12 @@ final class RedisKvRouter implements KvRouter {
       out.add(key);
     }
     return out;
+  }
+
+  @Override
+  public Optional<List<String>> livePods(String model) {
+    Checks.nonBlank(model, "model");
+    return index.livePods(model).join();
   }
 
   @Override

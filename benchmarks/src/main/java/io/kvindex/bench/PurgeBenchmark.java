@@ -116,6 +116,7 @@ final class PurgeBenchmark {
         detail.put("max_below_log_threshold", watch.maxBelowThreshold());
         detail.putPOJO("max_us_by_command", watch.maxByCommand());
         detail.putPOJO("commandstats", watch.meanByCommand());
+        watch.loggedScripts().writeTo(detail.putObject("logged_script_calls"), "script");
       }
       detail.put("cleanup_ms", LatencyRecorder.roundTenth((end - start) / 1e6));
       detail.put("gc_calls", gcCalls);

@@ -37,8 +37,9 @@ final class SlowLogWatch implements AutoCloseable {
   private long maxMicros;
   private String maxCommand = "none";
   private long drainNanos;
-  private final Map<String, long[]> statsBefore;
+  private final CommandStats statsBefore;
   private final Map<String, Long> maxByCommand = new TreeMap<>();
+  private final LatencyRecorder scripts = new LatencyRecorder();
 
   private SlowLogWatch(RedisCommands<String, String> admin) {
     this.admin = admin;
@@ -47,7 +48,7 @@ final class SlowLogWatch implements AutoCloseable {
     admin.configSet("slowlog-max-len", Integer.toString(CAPACITY));
     admin.configSet("slowlog-log-slower-than", Integer.toString(THRESHOLD_MICROS));
     admin.slowlogReset();
-    this.statsBefore = commandStats();
+    this.statsBefore = CommandStats.read(admin);
   }
 
   /** Starts logging every command, from an empty log. */
@@ -90,6 +91,9 @@ final class SlowLogWatch implements AutoCloseable {
         continue;
       }
       maxByCommand.merge(name, micros, Math::max);
+      if (name.equals("evalsha") || name.equals("eval")) {
+        scripts.recordNanos(micros * 1000);
+      }
       if (micros > maxMicros) {
         maxMicros = micros;
         maxCommand = name;
@@ -112,53 +116,22 @@ final class SlowLogWatch implements AutoCloseable {
     return maxMicros < THRESHOLD_MICROS;
   }
 
-  /**
-   * Calls and mean microseconds per call of each command since the watch started (INFO
-   * commandstats; a script's time includes the commands it called, which are counted too).
-   */
+  /** Durations of the logged script calls (EVALSHA, EVAL) of at least the threshold. */
+  LatencyRecorder loggedScripts() {
+    return scripts;
+  }
+
+  /** Calls and mean microseconds per call of each command since the watch started. */
   Map<String, Map<String, Number>> meanByCommand() {
-    Map<String, Map<String, Number>> means = new TreeMap<>();
-    commandStats()
-        .forEach(
-            (name, now) -> {
-              long[] before = statsBefore.getOrDefault(name, new long[2]);
-              long calls = now[0] - before[0];
-              if (calls > 0 && !BOOKKEEPING.contains(name)) {
-                double mean = (now[1] - before[1]) / (double) calls;
-                means.put(
-                    name, Map.of("calls", calls, "mean_us", LatencyRecorder.roundTenth(mean)));
-              }
-            });
-    return means;
+    return CommandStats.read(admin).since(statsBefore);
   }
 
-  private Map<String, long[]> commandStats() {
-    Map<String, long[]> stats = new TreeMap<>();
-    for (String line : admin.info("commandstats").split("\r?\n")) {
-      if (!line.startsWith("cmdstat_")) {
-        continue;
-      }
-      String name = line.substring("cmdstat_".length(), line.indexOf(':'));
-      long calls = 0;
-      long usec = 0;
-      for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
-        if (field.startsWith("calls=")) {
-          calls = Long.parseLong(field.substring(6));
-        } else if (field.startsWith("usec=")) {
-          usec = Long.parseLong(field.substring(5));
-        }
-      }
-      stats.put(name, new long[] {calls, usec});
-    }
-    return stats;
-  }
-
-  /** The name of that command ({@code evalsha}, {@code eval}, ...). */
+  /** The name of the longest command ({@code evalsha}, {@code eval}, ...). */
   String maxCommand() {
     return maxCommand;
   }
 
-  /** The longest run per command name. */
+  /** The longest logged run per command name. */
   Map<String, Long> maxByCommand() {
     return Map.copyOf(maxByCommand);
   }

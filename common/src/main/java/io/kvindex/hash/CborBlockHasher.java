@@ -1,0 +1,257 @@
+package io.kvindex.hash;
+
+import io.kvindex.event.ExtraKey;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.security.DigestException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.List;
+import java.util.Objects;
+import net.openhft.hashing.LongTupleHashFunction;
+
+/**
+ * vLLM's chained block hash over canonical CBOR. Thread-safe (immutable; scratch is per thread).
+ */
+final class CborBlockHasher implements BlockHasher {
+  /*
+   * Implementation notes.
+   *
+   * vLLM (v1/core/kv_cache_utils.py, hash_block_tokens) hashes, per full block i, the canonical
+   * CBOR of the 3-tuple (parent_i, (tok_0 .. tok_{B-1}), extra_i): an array of 3 holding the
+   * parent digest as a byte string, the token ids as an array of unsigned ints in their shortest
+   * form, and the extra keys as an array or null. parent_0 is NONE_HASH = hash(CBOR(text seed)),
+   * and parent_{i+1} is the FULL digest of block i; only the last 8 bytes leave the engine. The
+   * legacy sha256_cbor_64bit mode (v0.10.0-v0.10.1) kept only the low 64 bits of each SHA-256 as a
+   * Python int, so its parents (and NONE_HASH) are CBOR unsigned ints; we keep them as 8 big-endian
+   * bytes and write them as integers. vLLM swaps a falsy parent for NONE_HASH; an int parent of 0
+   * is falsy, so that quirk is reproduced too.
+   *
+   * XXH3-128: python-xxhash's xxh3_128_digest is the canonical big-endian form, the high 64 bits
+   * first. zero-allocation-hashing returns {low, high}, so the digest is high || low and the
+   * external value is the low half.
+   *
+   * Speed: the CBOR of a block is written into one per-thread buffer and hashed with one update;
+   * the per-thread MessageDigest avoids a provider lookup per call. No boxing on the token path.
+   */
+
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+  private static final LongTupleHashFunction XXH3_128 = LongTupleHashFunction.xx128();
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  private final HashAlgorithm algorithm;
+  private final String seed;
+  private final int blockSize;
+  private final byte[] noneHash;
+
+  CborBlockHasher(HashAlgorithm algorithm, String seed, int blockSize) {
+    this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+    this.seed = Objects.requireNonNull(seed, "seed");
+    if (blockSize < 1) {
+      throw new IllegalArgumentException("blockSize must be >= 1, got " + blockSize);
+    }
+    this.blockSize = blockSize;
+    Scratch scratch = SCRATCH.get();
+    scratch.cbor.reset();
+    scratch.cbor.text(seed);
+    this.noneHash = new byte[algorithm.digestLength()];
+    digest(scratch, noneHash);
+  }
+
+  @Override
+  public HashAlgorithm algorithm() {
+    return algorithm;
+  }
+
+  @Override
+  public String seed() {
+    return seed;
+  }
+
+  @Override
+  public int blockSize() {
+    return blockSize;
+  }
+
+  @Override
+  public byte[] noneHash() {
+    return noneHash.clone();
+  }
+
+  @Override
+  public BlockChain start() {
+    return new BlockChain(algorithm, 0, new long[0], noneHash);
+  }
+
+  @Override
+  public long[] blockHashes(int[] tokenIds) {
+    return chain(tokenIds, BlockHashInputs.none()).hashesNoCopy();
+  }
+
+  @Override
+  public long[] blockHashes(int[] tokenIds, BlockHashInputs inputs) {
+    return chain(tokenIds, inputs).hashesNoCopy();
+  }
+
+  @Override
+  public long[] blockHashes(int[] tokenIds, List<List<ExtraKey>> extraKeys) {
+    return extend(start(), tokenIds, extraKeys).hashesNoCopy();
+  }
+
+  @Override
+  public BlockChain chain(int[] tokenIds, BlockHashInputs inputs) {
+    return extend(start(), tokenIds, inputs);
+  }
+
+  @Override
+  public BlockChain extend(BlockChain prefix, int[] tokenIds, BlockHashInputs inputs) {
+    Objects.requireNonNull(inputs, "inputs");
+    int[] cursor = {0};
+    return run(
+        prefix,
+        tokenIds,
+        (out, run, start, end) -> inputs.write(out, prefix.nextBlock() + run, start, end, cursor));
+  }
+
+  @Override
+  public BlockChain extend(BlockChain prefix, int[] tokenIds, List<List<ExtraKey>> extraKeys) {
+    Objects.requireNonNull(extraKeys, "extraKeys");
+    int blocks = Objects.requireNonNull(tokenIds, "tokenIds").length / blockSize;
+    if (extraKeys.size() < blocks) {
+      throw new IllegalArgumentException(
+          "extraKeys has "
+              + extraKeys.size()
+              + " entries but the tokens make "
+              + blocks
+              + " full blocks; give one entry (null for none) per block");
+    }
+    return run(prefix, tokenIds, (out, run, start, end) -> writeKeys(out, extraKeys.get(run)));
+  }
+
+  /** Writes one block's extra-keys item; {@code run} is the block's index within this call. */
+  @FunctionalInterface
+  private interface ExtraKeysWriter {
+    void write(CborWriter out, int run, long start, long end);
+  }
+
+  private BlockChain run(BlockChain prefix, int[] tokenIds, ExtraKeysWriter extras) {
+    Objects.requireNonNull(prefix, "prefix");
+    Objects.requireNonNull(tokenIds, "tokenIds");
+    if (prefix.algorithm() != algorithm) {
+      throw new IllegalArgumentException(
+          "prefix chain was made with " + prefix.algorithm() + ", this hasher uses " + algorithm);
+    }
+    int blocks = tokenIds.length / blockSize;
+    long[] hashes = new long[blocks];
+    byte[] parent = prefix.lastDigestNoCopy().clone();
+    Scratch scratch = SCRATCH.get();
+    CborWriter out = scratch.cbor;
+    long start = (long) prefix.nextBlock() * blockSize;
+    for (int block = 0; block < blocks; block++, start += blockSize) {
+      out.reset();
+      out.arrayHeader(3);
+      writeParent(out, parent);
+      writeTokens(out, tokenIds, block * blockSize);
+      extras.write(out, block, start, start + blockSize);
+      digest(scratch, parent);
+      hashes[block] = external(parent);
+    }
+    return new BlockChain(algorithm, prefix.nextBlock(), hashes, parent);
+  }
+
+  private void writeParent(CborWriter out, byte[] parent) {
+    if (algorithm == HashAlgorithm.SHA256_CBOR_64BIT) {
+      long value = (long) LONG_BE.get(parent, 0);
+      out.unsigned(value == 0 ? (long) LONG_BE.get(noneHash, 0) : value);
+    } else {
+      out.bytes(parent);
+    }
+  }
+
+  private void writeTokens(CborWriter out, int[] tokenIds, int from) {
+    out.arrayHeader(blockSize);
+    for (int i = from, to = from + blockSize; i < to; i++) {
+      int token = tokenIds[i];
+      if (token < 0) {
+        throw new IllegalArgumentException(
+            "tokenIds[" + i + "] is " + token + "; token ids must be >= 0");
+      }
+      out.unsigned(token);
+    }
+  }
+
+  private static void writeKeys(CborWriter out, List<ExtraKey> keys) {
+    if (keys == null || keys.isEmpty()) {
+      out.nil();
+      return;
+    }
+    out.arrayHeader(keys.size());
+    for (ExtraKey key : keys) {
+      if (key instanceof ExtraKey.Text text) {
+        out.text(text.value());
+      } else if (key instanceof ExtraKey.Multimodal mm) {
+        out.arrayHeader(2);
+        out.text(mm.identifier());
+        out.integer(mm.offset());
+      } else if (key instanceof ExtraKey.Digest digest) {
+        out.bytes(digest.bytes());
+      } else {
+        throw new IllegalArgumentException("unsupported extra key " + key);
+      }
+    }
+  }
+
+  /** Hashes the scratch CBOR into {@code out} (the algorithm's digest length). */
+  private void digest(Scratch scratch, byte[] out) {
+    CborWriter cbor = scratch.cbor;
+    switch (algorithm) {
+      case SHA256_CBOR -> sha256(scratch, cbor, out);
+      case SHA256_CBOR_64BIT -> {
+        sha256(scratch, cbor, scratch.sha256Out);
+        System.arraycopy(scratch.sha256Out, 24, out, 0, 8);
+      }
+      case XXHASH_CBOR -> {
+        XXH3_128.hashBytes(cbor.buffer(), 0, cbor.length(), scratch.xxh3);
+        LONG_BE.set(out, 0, scratch.xxh3[1]);
+        LONG_BE.set(out, 8, scratch.xxh3[0]);
+      }
+    }
+  }
+
+  private static void sha256(Scratch scratch, CborWriter cbor, byte[] out) {
+    scratch.sha256.update(cbor.buffer(), 0, cbor.length());
+    try {
+      scratch.sha256.digest(out, 0, 32);
+    } catch (DigestException e) {
+      throw new IllegalStateException("SHA-256 digest failed", e);
+    }
+  }
+
+  /** The external value of a digest: its last 8 bytes, big-endian. */
+  static long external(byte[] digest) {
+    return (long) LONG_BE.get(digest, digest.length - 8);
+  }
+
+  @Override
+  public String toString() {
+    return "BlockHasher[" + algorithm + ", seed=" + seed + ", blockSize=" + blockSize + "]";
+  }
+
+  /** Per-thread working state. */
+  private static final class Scratch {
+    final CborWriter cbor = new CborWriter(1024);
+    final MessageDigest sha256 = newSha256();
+    final byte[] sha256Out = new byte[32];
+    final long[] xxh3 = new long[2];
+
+    private static MessageDigest newSha256() {
+      try {
+        return MessageDigest.getInstance("SHA-256");
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("every Java runtime must provide SHA-256", e);
+      }
+    }
+  }
+}

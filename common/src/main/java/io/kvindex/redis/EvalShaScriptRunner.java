@@ -1,0 +1,96 @@
+package io.kvindex.redis;
+
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+
+/** EVALSHA first, EVAL once on NOSCRIPT. Thread-safe: lettuce connections are. */
+final class EvalShaScriptRunner implements ScriptRunner {
+
+  private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
+  private final RedisCalls calls;
+  private final RedisMetrics metrics;
+
+  EvalShaScriptRunner(
+      RedisScriptingAsyncCommands<byte[], byte[]> commands,
+      RedisCalls calls,
+      RedisMetrics metrics) {
+    this.commands = Args.notNull(commands, "commands");
+    this.calls = Args.notNull(calls, "calls");
+    this.metrics = metrics;
+  }
+
+  @Override
+  public <T> CompletionStage<RedisOutcome<T>> run(
+      LuaScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
+    check(script, type, keys, args);
+    return calls.call(script.name(), () -> this.<T>attempt(script, type, keys, args));
+  }
+
+  @Override
+  public <T> CompletionStage<T> attempt(
+      LuaScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
+    check(script, type, keys, args);
+    CompletionStage<T> evalsha = send(() -> commands.evalsha(script.sha1(), type, keys, args));
+    return evalsha
+        .<CompletionStage<T>>handle(
+            (value, error) ->
+                error == null
+                    ? CompletableFuture.completedFuture(value)
+                    : reloadIfMissing(error, script, type, keys, args))
+        .thenCompose(Function.identity());
+  }
+
+  @Override
+  public RedisCalls calls() {
+    return calls;
+  }
+
+  private <T> CompletionStage<T> reloadIfMissing(
+      Throwable error, LuaScript script, ScriptOutputType type, byte[][] keys, byte[][] args) {
+    if (calls.classifier().classify(error).errorClass() != RedisErrorClass.RELOAD) {
+      return CompletableFuture.failedFuture(error);
+    }
+    metrics.reload(script.name());
+    CompletionStage<T> eval = send(() -> commands.eval(script.source(), type, keys, args));
+    return eval.<CompletionStage<T>>handle(
+            (value, again) ->
+                again == null
+                    ? CompletableFuture.completedFuture(value)
+                    : CompletableFuture.<T>failedFuture(secondNoScript(again, script)))
+        .thenCompose(Function.identity());
+  }
+
+  private Throwable secondNoScript(Throwable error, LuaScript script) {
+    ClassifiedError classified = calls.classifier().classify(error);
+    if (classified.errorClass() != RedisErrorClass.RELOAD) {
+      return error;
+    }
+    return new RedisRealException(
+        script.name(),
+        new ClassifiedError(
+            RedisErrorClass.REAL, "noscript", classified.code(), classified.error()));
+  }
+
+  private static <T> CompletionStage<T> send(
+      java.util.function.Supplier<CompletionStage<T>> command) {
+    try {
+      return command.get();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private static void check(LuaScript script, ScriptOutputType type, byte[][] keys, byte[][] args) {
+    Args.notNull(script, "script");
+    Args.notNull(type, "type");
+    Args.notNull(keys, "keys");
+    Args.notNull(args, "args");
+    if (keys.length == 0) {
+      throw new IllegalArgumentException(
+          "keys must name every key script '" + script.name() + "' touches, got none");
+    }
+  }
+}

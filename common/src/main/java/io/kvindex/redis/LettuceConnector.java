@@ -1,0 +1,203 @@
+package io.kvindex.redis;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.MaintNotificationsConfig;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** A {@link RedisConnector} on lettuce. Thread-safe. */
+final class LettuceConnector implements RedisConnector {
+
+  private final boolean cluster;
+  private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+  private final Runnable closeClient;
+  private final ClientResources resources;
+  private final ScheduledExecutorService scheduler;
+  private final RedisMetrics metrics;
+  private final RedisErrorClassifier classifier;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private LettuceConnector(
+      boolean cluster,
+      RedisClusterAsyncCommands<byte[], byte[]> commands,
+      Runnable closeClient,
+      ClientResources resources,
+      ScheduledExecutorService scheduler,
+      RedisConnector.Builder settings) {
+    this.cluster = cluster;
+    this.commands = commands;
+    this.closeClient = closeClient;
+    this.resources = resources;
+    this.scheduler = scheduler;
+    this.metrics = new RedisMetrics(settings.meterRegistry);
+    this.classifier = RedisErrorClassifier.of(settings.oomIsTemporary);
+  }
+
+  static LettuceConnector open(RedisConnector.Builder settings) {
+    RedisEndpoints endpoints = RedisEndpoints.parse(settings.uri, settings.commandTimeout);
+    long start = System.nanoTime();
+    ClientResources resources =
+        ClientResources.builder()
+            .reconnectDelay(
+                Delay.exponential(
+                    Duration.ofMillis(10), Duration.ofSeconds(2), 2, TimeUnit.MILLISECONDS))
+            .build();
+    ScheduledExecutorService scheduler = RedisCalls.newScheduler("kvindex-redis-scheduler");
+    try {
+      return endpoints.cluster()
+          ? openCluster(endpoints, settings, resources, scheduler)
+          : openStandalone(endpoints, settings, resources, scheduler);
+    } catch (RuntimeException e) {
+      scheduler.shutdown();
+      resources.shutdown(0, 2, TimeUnit.SECONDS);
+      throw connectFailure(settings, e, Duration.ofNanos(System.nanoTime() - start));
+    }
+  }
+
+  private static LettuceConnector openStandalone(
+      RedisEndpoints endpoints,
+      RedisConnector.Builder settings,
+      ClientResources resources,
+      ScheduledExecutorService scheduler) {
+    RedisClient client = RedisClient.create(resources);
+    client.setOptions(
+        ClientOptions.builder()
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .requestQueueSize(settings.requestQueueSize)
+            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout))
+            .socketOptions(socketOptions(settings))
+            .maintNotificationsConfig(MaintNotificationsConfig.disabled())
+            .build());
+    try {
+      StatefulRedisConnection<byte[], byte[]> connection =
+          client.connect(ByteArrayCodec.INSTANCE, endpoints.uris().get(0));
+      return new LettuceConnector(
+          false,
+          connection.async(),
+          closer(connection, client::shutdown),
+          resources,
+          scheduler,
+          settings);
+    } catch (RuntimeException e) {
+      client.shutdown(0, 2, TimeUnit.SECONDS);
+      throw e;
+    }
+  }
+
+  private static LettuceConnector openCluster(
+      RedisEndpoints endpoints,
+      RedisConnector.Builder settings,
+      ClientResources resources,
+      ScheduledExecutorService scheduler) {
+    RedisClusterClient client = RedisClusterClient.create(resources, endpoints.uris());
+    ClusterClientOptions.Builder options =
+        ClusterClientOptions.builder()
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .requestQueueSize(settings.requestQueueSize)
+            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout))
+            .socketOptions(socketOptions(settings))
+            .topologyRefreshOptions(
+                ClusterTopologyRefreshOptions.builder()
+                    // adaptive triggers (MOVED, ASK, reconnects, ...) are all on by default in 7.x
+                    .enablePeriodicRefresh(settings.topologyRefreshPeriod)
+                    .adaptiveRefreshTriggersTimeout(settings.adaptiveRefreshTimeout)
+                    .build());
+    options.maintNotificationsConfig(MaintNotificationsConfig.disabled());
+    client.setOptions(options.build());
+    try {
+      StatefulRedisClusterConnection<byte[], byte[]> connection =
+          client.connect(ByteArrayCodec.INSTANCE);
+      return new LettuceConnector(
+          true,
+          connection.async(),
+          closer(connection, client::shutdown),
+          resources,
+          scheduler,
+          settings);
+    } catch (RuntimeException e) {
+      client.shutdown(0, 2, TimeUnit.SECONDS);
+      throw e;
+    }
+  }
+
+  private static SocketOptions socketOptions(RedisConnector.Builder settings) {
+    return SocketOptions.builder()
+        .connectTimeout(settings.commandTimeout)
+        .keepAlive(true)
+        .tcpNoDelay(true)
+        .build();
+  }
+
+  private static Runnable closer(StatefulConnection<?, ?> connection, Runnable shutdownClient) {
+    return () -> {
+      connection.close();
+      shutdownClient.run();
+    };
+  }
+
+  /** A connect failure as a typed exception; a refused login is real, not temporary. */
+  private static RuntimeException connectFailure(
+      RedisConnector.Builder settings, RuntimeException e, Duration elapsed) {
+    if (e instanceof IllegalArgumentException) {
+      return e;
+    }
+    RedisErrorClassifier classifier = RedisErrorClassifier.of(settings.oomIsTemporary);
+    Throwable reply = e;
+    while (reply != null && !(reply instanceof RedisCommandExecutionException)) {
+      reply = reply.getCause();
+    }
+    ClassifiedError error = classifier.classify(reply != null ? reply : e);
+    String operation = "connect " + RedisEndpoints.masked(settings.uri);
+    return error.isTemporary()
+        ? new RedisUnavailableException(operation, error, 1, elapsed)
+        : ResilientRedisCalls.typed(operation, error);
+  }
+
+  @Override
+  public RedisClusterAsyncCommands<byte[], byte[]> commands() {
+    return commands;
+  }
+
+  @Override
+  public boolean isCluster() {
+    return cluster;
+  }
+
+  @Override
+  public RedisCalls calls(RetryPolicy policy) {
+    return new ResilientRedisCalls(Args.notNull(policy, "policy"), scheduler, metrics, classifier);
+  }
+
+  @Override
+  public ScriptRunner scripts(RetryPolicy policy) {
+    return new EvalShaScriptRunner(commands, calls(policy), metrics);
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      try {
+        closeClient.run();
+      } finally {
+        scheduler.shutdown();
+        resources.shutdown(0, 2, TimeUnit.SECONDS);
+      }
+    }
+  }
+}

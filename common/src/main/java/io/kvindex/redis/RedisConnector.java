@@ -1,0 +1,134 @@
+package io.kvindex.redis;
+
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import java.time.Duration;
+
+/**
+ * One connection to a Redis server or Redis Cluster, with binary keys and values, shared by every
+ * caller (lettuce pipelines concurrent commands on it), plus the {@link RedisCalls} and {@link
+ * ScriptRunner}s that use it. Owns its lettuce client, client resources and one scheduler thread
+ * ({@code kvindex-redis-scheduler}); {@link #close()} releases all of them.
+ *
+ * <p>URI forms:
+ *
+ * <ul>
+ *   <li>{@code redis://[user:password@]host:port[/db]}: one server; {@code rediss://} for TLS.
+ *   <li>{@code redis-cluster://[user:password@]host1:port1,host2:port2}: a cluster from seed nodes
+ *       (any subset of its nodes); {@code rediss-cluster://} for TLS. A comma-separated list of
+ *       {@code redis://} URIs means the same.
+ * </ul>
+ *
+ * <p>Client settings: the command timeout (default 2 s) also bounds connecting and cluster topology
+ * refreshes; commands are rejected at once while disconnected (so {@link RedisCalls} retries them
+ * with backoff instead of lettuce buffering and replaying them), with at most {@code
+ * requestQueueSize} (default 10 000) queued per connection; TCP keepalive on; reconnect delay
+ * exponential from 10 ms to 2 s; cluster topology refreshed every 30 s and on MOVED/ASK/reconnect
+ * triggers, at most once a second.
+ *
+ * <p>Thread-safe.
+ */
+public interface RedisConnector extends AutoCloseable {
+
+  /** Connects with default settings; see {@link Builder}. */
+  static RedisConnector connect(String uri) {
+    return builder().uri(uri).build();
+  }
+
+  /** A builder; {@link Builder#uri} is required. */
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The shared binary command handle, for scripts and plain key commands. On a cluster it routes
+   * each command by its first key.
+   */
+  RedisClusterAsyncCommands<byte[], byte[]> commands();
+
+  /** True if connected to a Redis Cluster. */
+  boolean isCluster();
+
+  /**
+   * Calls on this connection under {@code policy}, with this connector's metrics and classifier.
+   */
+  RedisCalls calls(RetryPolicy policy);
+
+  /** A script runner on this connection retrying under {@code policy}. */
+  ScriptRunner scripts(RetryPolicy policy);
+
+  /** Closes the connection, the client, its resources and the scheduler. Idempotent. */
+  @Override
+  void close();
+
+  /** Builds a {@link RedisConnector}; checks each argument at once. Not thread-safe. */
+  final class Builder {
+    String uri;
+    Duration commandTimeout = Duration.ofSeconds(2);
+    int requestQueueSize = 10_000;
+    Duration topologyRefreshPeriod = Duration.ofSeconds(30);
+    Duration adaptiveRefreshTimeout = Duration.ofSeconds(1);
+    MeterRegistry meterRegistry = Metrics.globalRegistry;
+    boolean oomIsTemporary;
+
+    private Builder() {}
+
+    /** Where Redis is; see {@link RedisConnector} for the forms. Required. */
+    public Builder uri(String uri) {
+      this.uri = Args.notBlank(uri, "uri");
+      return this;
+    }
+
+    /** Command, connect and topology-refresh timeout. Default 2 s. */
+    public Builder commandTimeout(Duration commandTimeout) {
+      this.commandTimeout = Args.atLeastOneMilli(commandTimeout, "commandTimeout");
+      return this;
+    }
+
+    /** Commands queued per connection before new ones are rejected. Default 10 000. */
+    public Builder requestQueueSize(int requestQueueSize) {
+      this.requestQueueSize = Args.atLeast(requestQueueSize, 1, "requestQueueSize");
+      return this;
+    }
+
+    /** Cluster only: how often the client re-reads the topology. Default 30 s. */
+    public Builder topologyRefreshPeriod(Duration topologyRefreshPeriod) {
+      this.topologyRefreshPeriod = Args.positive(topologyRefreshPeriod, "topologyRefreshPeriod");
+      return this;
+    }
+
+    /** Cluster only: least time between two refreshes triggered by MOVED etc. Default 1 s. */
+    public Builder adaptiveRefreshTimeout(Duration adaptiveRefreshTimeout) {
+      this.adaptiveRefreshTimeout = Args.positive(adaptiveRefreshTimeout, "adaptiveRefreshTimeout");
+      return this;
+    }
+
+    /** Where the counters go. Default {@link Metrics#globalRegistry}. */
+    public Builder meterRegistry(MeterRegistry meterRegistry) {
+      this.meterRegistry = Args.notNull(meterRegistry, "meterRegistry");
+      return this;
+    }
+
+    /**
+     * Treat OOM as temporary (retry, then swallow) instead of a real capacity error. Only for an
+     * evicting cache deployment; default false, as the index needs {@code noeviction}.
+     */
+    public Builder oomIsTemporary(boolean oomIsTemporary) {
+      this.oomIsTemporary = oomIsTemporary;
+      return this;
+    }
+
+    /**
+     * Connects.
+     *
+     * @throws IllegalArgumentException if the URI is malformed
+     * @throws RedisUnavailableException if Redis cannot be reached
+     * @throws RedisRealException if Redis refuses the connection (for example a wrong password)
+     */
+    public RedisConnector build() {
+      Args.notNull(uri, "uri");
+      return LettuceConnector.open(this);
+    }
+  }
+}

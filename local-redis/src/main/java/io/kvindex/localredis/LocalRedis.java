@@ -1,0 +1,76 @@
+package io.kvindex.localredis;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A standalone redis-server process on a free 127.0.0.1 port, started by this JVM and ended by
+ * {@link #close()} or, at the latest, when the JVM exits.
+ *
+ * <pre>{@code
+ * try (LocalRedis redis = LocalRedis.builder().setting("maxmemory", "64mb").start()) {
+ *   RedisClient client = RedisClient.create(redis.uri().toString());
+ * }
+ * }</pre>
+ *
+ * <p>The binary is {@code $KVINDEX_REDIS_SERVER}, else {@code redis-server} on the {@code PATH},
+ * else the Redis 7.0.15 binary shipped in {@code org.signal:embedded-redis}. The server runs with
+ * {@code --save "" --appendonly no --enable-debug-command local} and logs to {@link #logFile()}.
+ *
+ * <p>Thread-safe, like {@link RedisNode}.
+ */
+public interface LocalRedis extends RedisNode, AutoCloseable {
+  /** Starts a server with default settings. */
+  static LocalRedis start() {
+    return builder().start();
+  }
+
+  /** Returns a builder for a server with extra settings. */
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /** Ends the process (SIGKILL) and deletes its temp directory. Idempotent. */
+  @Override
+  void close();
+
+  /** Settings of a {@link LocalRedis}. Not thread-safe; build on one thread. */
+  final class Builder {
+    private final Map<String, String> settings = new LinkedHashMap<>();
+    private Duration startupTimeout = ServerConfig.DEFAULT_STARTUP_TIMEOUT;
+    private Path redisServer;
+
+    Builder() {}
+
+    /**
+     * Adds a redis.conf directive passed as {@code --name value}, such as {@code ("maxmemory",
+     * "64mb")}; a later call with the same name replaces the value. Port, bind, dir, logfile and
+     * daemonize are managed here and rejected.
+     */
+    public Builder setting(String name, String value) {
+      settings.put(ServerConfig.checkSetting(name, value), value);
+      return this;
+    }
+
+    /** How long to wait for the server to answer PING (default 15 s). */
+    public Builder startupTimeout(Duration timeout) {
+      this.startupTimeout = ServerConfig.checkPositive(timeout, "startupTimeout");
+      return this;
+    }
+
+    /** Runs this binary instead of the one found by the usual search. */
+    public Builder redisServer(Path binary) {
+      this.redisServer = Objects.requireNonNull(binary, "binary");
+      return this;
+    }
+
+    /** Starts the server and returns once it answers PING. */
+    public LocalRedis start() {
+      Path binary = redisServer != null ? redisServer : RedisBinary.locate();
+      return RedisProcess.start(new ServerConfig(binary, startupTimeout, settings));
+    }
+  }
+}

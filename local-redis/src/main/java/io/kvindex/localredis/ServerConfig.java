@@ -1,0 +1,78 @@
+package io.kvindex.localredis;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Immutable settings of one redis-server process: the binary, the startup timeout and the extra
+ * configuration directives. Thread-safe.
+ */
+record ServerConfig(Path binary, Duration startupTimeout, Map<String, String> settings) {
+  static final Duration DEFAULT_STARTUP_TIMEOUT = Duration.ofSeconds(15);
+
+  private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9-]*");
+  private static final Set<String> RESERVED =
+      Set.of("port", "bind", "dir", "daemonize", "logfile", "cluster-config-file", "include");
+
+  ServerConfig {
+    Objects.requireNonNull(binary, "binary");
+    Objects.requireNonNull(startupTimeout, "startupTimeout");
+    settings = Collections.unmodifiableMap(new LinkedHashMap<>(settings));
+  }
+
+  /** Checks a directive name and value given by a caller; returns the name. */
+  static String checkSetting(String name, String value) {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(value, "value");
+    if (!NAME.matcher(name).matches()) {
+      throw new IllegalArgumentException(
+          "setting name '" + name + "' is not a redis.conf directive (lower case, like maxmemory)");
+    }
+    if (RESERVED.contains(name)) {
+      throw new IllegalArgumentException(
+          "setting '" + name + "' is managed by local-redis and cannot be set");
+    }
+    return name;
+  }
+
+  static Duration checkPositive(Duration duration, String name) {
+    Objects.requireNonNull(duration, name);
+    if (duration.isNegative() || duration.isZero()) {
+      throw new IllegalArgumentException(name + " must be positive, got " + duration);
+    }
+    return duration;
+  }
+
+  /** The command line for a server on {@code port} keeping its files in {@code dir}. */
+  List<String> command(int port, Path dir) {
+    Map<String, String> all = new LinkedHashMap<>();
+    all.put("port", Integer.toString(port));
+    all.put("bind", "127.0.0.1");
+    all.put("daemonize", "no");
+    all.put("save", "");
+    all.put("appendonly", "no");
+    all.put("dir", dir.toString());
+    all.put("enable-debug-command", "local");
+    all.putAll(settings);
+    List<String> command = new ArrayList<>();
+    command.add(binary.toString());
+    all.forEach(
+        (name, value) -> {
+          command.add("--" + name);
+          command.add(value);
+        });
+    return command;
+  }
+
+  boolean clusterEnabled() {
+    return "yes".equalsIgnoreCase(settings.get("cluster-enabled"));
+  }
+}

@@ -1,0 +1,73 @@
+package io.kvindex.localredis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.sync.RedisAdvancedClusterCommands;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+@Tag("cluster")
+class LocalRedisClusterTest {
+
+  @Test
+  void start_formsHealthyClusterServingEveryShard() {
+    long started = System.nanoTime();
+    try (LocalRedisCluster cluster = LocalRedisCluster.start()) {
+      long millis = (System.nanoTime() - started) / 1_000_000;
+      System.out.println("3x1 cluster started in " + millis + " ms");
+      assertThat(cluster.nodes()).hasSize(6);
+      assertThat(cluster.primaries()).hasSize(3);
+      assertThat(cluster.replicas()).hasSize(3);
+
+      RedisClusterClient client =
+          RedisClusterClient.create(cluster.seedUris().stream().map(RedisURI::create).toList());
+      try (StatefulRedisClusterConnection<String, String> conn = client.connect()) {
+        RedisAdvancedClusterCommands<String, String> sync = conn.sync();
+        Set<Integer> ports = new HashSet<>();
+        for (String key : List.of("a", "b", "c", "d", "e", "f", "g", "h")) {
+          int slot = SlotHash.getSlot(key);
+          assertThat(sync.clusterKeyslot(key)).isEqualTo(slot);
+          ports.add(cluster.ownerOf(slot).port());
+          sync.set(key, "v-" + key);
+          assertThat(sync.get(key)).isEqualTo("v-" + key);
+        }
+        assertThat(ports).hasSize(3);
+      } finally {
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      }
+    }
+  }
+
+  @Test
+  void close_leavesNoProcessNorDirectory() {
+    LocalRedisCluster cluster =
+        LocalRedisCluster.builder().primaries(3).replicasPerPrimary(0).start();
+    List<ClusterNode> nodes = cluster.nodes();
+    List<Long> pids = nodes.stream().map(ClusterNode::pid).toList();
+    cluster.close();
+    for (long pid : pids) {
+      assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).isNotEqualTo(Optional.of(true));
+    }
+    for (ClusterNode node : nodes) {
+      assertThat(Files.exists(node.logFile().getParent())).isFalse();
+    }
+  }
+
+  @Test
+  void builder_rejectsTooFewPrimaries() {
+    assertThatThrownBy(() -> LocalRedisCluster.builder().primaries(2))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at least 3");
+  }
+}

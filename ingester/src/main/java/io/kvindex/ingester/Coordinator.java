@@ -230,12 +230,17 @@ final class Coordinator implements StreamWorker.Listener {
     }
   }
 
-  /** Stops every worker and waits for them; releases leases unless {@code crash}. */
-  void stopAll(boolean crash, Duration wait) {
+  /** Asks every worker to stop; none writes again; leases are released unless {@code crash}. */
+  void stopWorkers(boolean crash) {
     releaseOnExit = !crash;
     for (StreamWorker w : workers.values()) {
       w.stop();
     }
+  }
+
+  /** Stops every worker and waits for them; releases leases unless {@code crash}. */
+  void stopAll(boolean crash, Duration wait) {
+    stopWorkers(crash);
     long end = System.nanoTime() + wait.toNanos();
     for (Thread t : List.copyOf(threads.values())) {
       long left = Math.max(1, (end - System.nanoTime()) / 1_000_000);

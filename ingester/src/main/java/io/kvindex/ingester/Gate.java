@@ -3,8 +3,9 @@ package io.kvindex.ingester;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * A gate background loops pass through; closing it freezes them in place, as a stopped process
- * would be. Tests use it to pause a replica past its lease. Thread-safe.
+ * A gate background loops pass through before they write to Redis; closing it freezes them there,
+ * as a process stopped just before a write would be. Tests use it to pause a replica past its
+ * lease. Thread-safe.
  */
 final class Gate {
   private volatile CountDownLatch latch = new CountDownLatch(0);

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import io.kvindex.wire.KvEventDecoder;
 import org.zeromq.ZContext;
 
 /**
@@ -68,6 +69,21 @@ public final class Ingester implements AutoCloseable {
         config.replicaId(),
         config.leaseTtl(),
         httpPort());
+  }
+
+  /**
+   * Starts an ingester on Redis at {@link IngesterConfig#redisUri()} with pods from the config's
+   * static list and discovery file.
+   */
+  public static Ingester start(IngesterConfig config) {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    IndexPort index = RedisIndexPort.connect(config, registry);
+    try {
+      return start(config, index, KvEventDecoder::decode, discovery(config), registry);
+    } catch (RuntimeException e) {
+      index.close();
+      throw e;
+    }
   }
 
   static Ingester start(
@@ -179,8 +195,9 @@ public final class Ingester implements AutoCloseable {
       return;
     }
     running = false;
-    shared.gate().open();
     scheduler.shutdownNow();
+    coordinator.stopWorkers(crash);
+    shared.gate().open();
     try {
       scheduler.awaitTermination(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {

@@ -1,11 +1,14 @@
 package io.kvindex.ingester;
 
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.zeromq.SocketType;
+import io.kvindex.wire.ReplayReply;
+import io.kvindex.wire.WireFormatException;
+import io.kvindex.wire.ZmqFrames;
 import org.zeromq.ZContext;
+import org.zeromq.ZFrame;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
 
@@ -13,9 +16,8 @@ import org.zeromq.ZMsg;
  * Fetches a range of batches from a pod's replay ROUTER with a fresh DEALER. Not thread-safe: used
  * by one stream worker.
  *
- * <p>Accepts both vLLM framings (before and after PR #45177): {@code [seq8, payload]} and {@code
- * [topic, seq8, payload]} after the DEALER's empty delimiter; the end marker is seq -1 or an empty
- * payload.
+ * <p>Accepts both vLLM framings (before and after PR #45177) through {@link ZmqFrames}; a malformed
+ * reply ends the fetch as if the replay had gone silent.
  */
 final class Replay {
 
@@ -48,15 +50,21 @@ final class Replay {
       dealer.setReceiveTimeOut((int) Math.max(1, idle.toMillis()));
       dealer.setRcvHWM(0);
       dealer.connect(endpoint);
-      dealer.send(new byte[0], ZMQ.SNDMORE);
-      dealer.send(ByteBuffer.allocate(8).putLong(fromSeq).array(), 0);
+      byte[][] request = ZmqFrames.replayRequest(fromSeq);
+      dealer.send(request[0], ZMQ.SNDMORE);
+      dealer.send(request[1], 0);
       List<Frame> out = new ArrayList<>();
       while (true) {
         ZMsg msg = ZMsg.recvMsg(dealer);
         if (msg == null) {
           return new Result(out, false);
         }
-        Frame f = parse(msg);
+        Frame f;
+        try {
+          f = parse(msg);
+        } catch (WireFormatException e) {
+          return new Result(out, false);
+        }
         if (f == null) {
           return new Result(out, true);
         }
@@ -69,20 +77,15 @@ final class Replay {
 
   /** A data frame, or {@code null} for the end marker. */
   static Frame parse(ZMsg msg) {
-    List<byte[]> frames = new ArrayList<>();
-    msg.forEach(f -> frames.add(f.getData()));
-    if (!frames.isEmpty() && frames.get(0).length == 0 && frames.size() > 2) {
-      frames.remove(0); // the DEALER's empty delimiter
+    byte[][] frames = new byte[msg.size()][];
+    int i = 0;
+    for (ZFrame f : msg) {
+      frames[i++] = f.getData();
     }
-    if (frames.size() < 2) {
-      return null;
+    ReplayReply reply = ZmqFrames.parseReplay(frames);
+    if (reply instanceof ReplayReply.Batch b) {
+      return new Frame(b.message().seq(), b.message().payload());
     }
-    byte[] seqBytes = frames.get(frames.size() - 2);
-    byte[] payload = frames.get(frames.size() - 1);
-    long seq = seqBytes.length == 8 ? ByteBuffer.wrap(seqBytes).getLong() : -1;
-    if (seq == -1 || payload.length == 0) {
-      return null;
-    }
-    return new Frame(seq, payload);
+    return null;
   }
 }

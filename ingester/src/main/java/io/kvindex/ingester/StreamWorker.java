@@ -2,7 +2,6 @@ package io.kvindex.ingester;
 
 import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.KvEventBatch;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -17,7 +16,11 @@ import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
+import io.kvindex.wire.EventMessage;
+import io.kvindex.wire.WireFormatException;
+import io.kvindex.wire.ZmqFrames;
 import org.zeromq.ZContext;
+import org.zeromq.ZFrame;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMQException;
 import org.zeromq.ZMsg;
@@ -147,11 +150,7 @@ final class StreamWorker implements Runnable {
     try {
       while (running) {
         try {
-          shared.gate().pass();
           step();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          break;
         } catch (FencedException e) {
           fenced();
           break;
@@ -265,16 +264,17 @@ final class StreamWorker implements Runnable {
   }
 
   private static Replay.Frame liveFrame(ZMsg msg) {
-    if (msg.size() != 3) {
+    byte[][] frames = new byte[msg.size()][];
+    int i = 0;
+    for (ZFrame f : msg) {
+      frames[i++] = f.getData();
+    }
+    try {
+      EventMessage m = ZmqFrames.parseLive(frames);
+      return new Replay.Frame(m.seq(), m.payload());
+    } catch (WireFormatException e) {
       return null;
     }
-    msg.pop();
-    byte[] seq = msg.pop().getData();
-    byte[] payload = msg.pop().getData();
-    if (seq.length != 8) {
-      return null;
-    }
-    return new Replay.Frame(ByteBuffer.wrap(seq).getLong(), payload);
   }
 
   private void engineRestarted(long seq) {
@@ -310,6 +310,10 @@ final class StreamWorker implements Runnable {
   }
 
   private boolean runPurge() {
+    shared.gate().passUninterruptibly();
+    if (!running) {
+      return false;
+    }
     IndexPort.Purged outcome = shared.index().purge(id, token, purge.reset());
     switch (outcome) {
       case DONE:
@@ -340,6 +344,10 @@ final class StreamWorker implements Runnable {
     KvEventBatch batch = decode(seq, payload);
     boolean clears = batch.events().stream().anyMatch(e -> e instanceof AllBlocksCleared);
     shared.gate().passUninterruptibly();
+    if (!running) {
+      pending.put(seq, payload);
+      return false;
+    }
     IndexPort.Applied outcome = shared.index().apply(id, seq, token, batch);
     shared.metrics().batch(outcome.name().toLowerCase(Locale.ROOT));
     if (clears && outcome == IndexPort.Applied.APPLIED) {

@@ -1,0 +1,192 @@
+package io.kvindex.ingester;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/** One ingester against simulated pods on loopback and a real Redis. */
+@UsesRedis
+class IngesterTest {
+  private static final Duration WAIT = Duration.ofSeconds(20);
+  private Rig rig;
+  private Fleet fleet;
+
+  @BeforeEach
+  void setUp(RedisStandalone redis, TestInfo test) {
+    org.slf4j.LoggerFactory.getLogger(IngesterTest.class).info("=== {}", test.getDisplayName());
+    rig = new Rig(redis);
+  }
+
+  @AfterEach
+  void tearDown() {
+    rig.close();
+    if (fleet != null) {
+      fleet.close();
+    }
+  }
+
+  private Ingester startOwningAll() {
+    Ingester ingester = rig.start("r1", fleet.specs("engine"));
+    Await.until(WAIT, "every stream owned", () -> running(ingester) == fleet.pods().size());
+    return ingester;
+  }
+
+  private static long running(Ingester i) {
+    return i.workers().values().stream()
+        .filter(w -> w.state() == StreamWorker.State.RUNNING)
+        .count();
+  }
+
+  private void awaitEqual(SimulatedPod pod) {
+    rig.awaitCaughtUp(pod, WAIT);
+    rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+  }
+
+  @Test
+  void ingest_indexEqualsGroundTruth() {
+    fleet = Fleet.start(2);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(40);
+    fleet.pods().forEach(this::awaitEqual);
+    assertThat(ingester.metrics().value("kvindex.ingester.blocks", "type", "stored")).isPositive();
+    assertThat(ingester.metrics().value("kvindex.ingester.blocks", "type", "removed")).isPositive();
+    assertThat(ingester.metrics().lag().count()).isPositive();
+  }
+
+  @Test
+  void allBlocksCleared_purgesOnceAndOnlyThatPod() {
+    fleet = Fleet.start(2);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(20);
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> otherBefore = new HashSet<>(fleet.pod(1).cachedBlocks(0, "GPU"));
+
+    fleet.pod(0).faults().duplicateFraction(1.0);
+    fleet.pod(0).resetPrefixCache();
+    fleet.traffic(fleet.pod(0), 1); // the clear goes out with this step, twice
+    fleet.pod(0).faults().clear();
+    fleet.traffic(fleet.pod(0), 2);
+
+    fleet.pods().forEach(this::awaitEqual);
+    assertThat(rig.held("pod-1", otherBefore)).isEqualTo(otherBefore);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "all_blocks_cleared"))
+        .isEqualTo(1.0);
+    assertThat(ingester.metrics().total("kvindex.ingester.batches.duplicate.live")).isPositive();
+  }
+
+  @Test
+  void gap_isRepairedByReplay() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    fleet.pod(0).faults().dropFraction(0.4);
+    fleet.traffic(30);
+    fleet.pod(0).faults().clear();
+    fleet.traffic(2);
+
+    awaitEqual(fleet.pod(0));
+    assertThat(ingester.metrics().total("kvindex.ingester.gaps")).isPositive();
+    assertThat(ingester.metrics().value("kvindex.ingester.replays", "outcome", "covered"))
+        .isPositive();
+    assertThat(ingester.metrics().total("kvindex.ingester.purges")).isZero();
+  }
+
+  @Test
+  void gapBeyondRing_purgesThenIndexHoldsNothingStale() {
+    fleet = Fleet.start(1, 7, b -> b.replayBufferSteps(3));
+    Ingester ingester = startOwningAll();
+    fleet.traffic(10);
+    awaitEqual(fleet.pod(0));
+
+    fleet.pod(0).faults().silenced(true);
+    fleet.traffic(15);
+    fleet.pod(0).faults().silenced(false);
+    Set<Long> before = new HashSet<>(fleet.pod(0).cachedBlocks(0, "GPU"));
+    fleet.traffic(1);
+    rig.awaitCaughtUp(fleet.pod(0), WAIT);
+
+    Set<Long> truth = fleet.pod(0).cachedBlocks(0, "GPU");
+    Set<Long> stale = new HashSet<>(fleet.everHeld());
+    stale.removeAll(truth);
+    assertThat(rig.held("pod-0", stale)).as("entries the pod no longer holds").isEmpty();
+    Set<Long> fresh = new HashSet<>(truth);
+    fresh.removeAll(before);
+    assertThat(rig.held("pod-0", fresh)).as("blocks stored after the gap").isEqualTo(fresh);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "gap_beyond_ring"))
+        .isEqualTo(1.0);
+    assertThat(ingester.metrics().value("kvindex.ingester.replays", "outcome", "beyond_ring"))
+        .isEqualTo(1.0);
+  }
+
+  @Test
+  void engineRestart_isDetectedAndPurged() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(20);
+    awaitEqual(fleet.pod(0));
+
+    fleet.pod(0).restart();
+    fleet.traffic(5);
+
+    awaitEqual(fleet.pod(0));
+    assertThat(ingester.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "engine_restart"))
+        .isEqualTo(1.0);
+  }
+
+  @Test
+  void sleep_isDetectedThroughMetricsEndpoint() {
+    fleet = Fleet.start(2);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(20);
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> held = new HashSet<>(fleet.pod(0).cachedBlocks(0, "GPU"));
+    Set<Long> other = new HashSet<>(fleet.pod(1).cachedBlocks(0, "GPU"));
+
+    fleet.pod(0).sleep(1); // no event until the next step: only /metrics tells
+
+    Await.until(WAIT, "the sleeping pod purged", () -> rig.held("pod-0", held).isEmpty());
+    assertThat(rig.held("pod-1", other)).isEqualTo(other);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "sleep"))
+        .isEqualTo(1.0);
+
+    fleet.pod(0).wakeUp();
+    fleet.traffic(fleet.pod(0), 5);
+    awaitEqual(fleet.pod(0));
+  }
+
+  @Test
+  void publisherConnectingOut_isReceivedOnBoundSocket() throws Exception {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    String endpoint = "tcp://127.0.0.1:" + port;
+    fleet = Fleet.start(1, 3, b -> b.publishConnect(endpoint));
+    PodSpec spec =
+        new PodSpec("pod-0", Fleet.MODEL, endpoint, true, fleet.pod(0).endpoints().get(0).replay(),
+            null, List.of(0), "engine", "");
+    Ingester ingester = rig.start("r1", List.of(spec));
+    Await.until(WAIT, "stream owned", () -> running(ingester) == 1);
+    // The pod connects out when it likes and PUB drops what it sends before that: keep serving
+    // until a batch gets through; the gap before it is then replayed.
+    Await.until(
+        WAIT,
+        "a batch through the bound socket",
+        () -> {
+          fleet.traffic(1);
+          return ingester.workers().values().iterator().next().applied() >= 0;
+        });
+    fleet.traffic(10);
+    awaitEqual(fleet.pod(0));
+  }
+}

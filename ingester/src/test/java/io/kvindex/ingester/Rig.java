@@ -1,0 +1,173 @@
+package io.kvindex.ingester;
+
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.testing.RedisTopology;
+import io.kvindex.wire.KvEventDecoder;
+import io.lettuce.core.RedisURI;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+
+/**
+ * Ingesters on a test Redis, and an oracle that compares the index with simulated pods' ground
+ * truth through lookups. Not thread-safe.
+ */
+final class Rig implements AutoCloseable {
+  static final String INDEX = "ingester-test";
+
+  private final String redisUri;
+  private final RedisConnector connector;
+  private final PrefixIndex engineIndex;
+  private final PrefixIndex tokenIndex;
+  private final List<Ingester> ingesters = new ArrayList<>();
+
+  Rig(RedisTopology redis) {
+    this.redisUri =
+        redis.uris().stream().map(Rig::text).collect(Collectors.joining(","));
+    this.connector = RedisConnector.connect(redisUri);
+    this.engineIndex = index(KeyMode.ENGINE);
+    this.tokenIndex = index(KeyMode.TOKEN);
+  }
+
+  private PrefixIndex index(KeyMode mode) {
+    return PrefixIndex.builder()
+        .indexName(INDEX)
+        .defaultKeyMode(mode)
+        .meterRegistry(new SimpleMeterRegistry())
+        .redis(connector.commands())
+        .build();
+  }
+
+  private static String text(RedisURI uri) {
+    return "redis://" + uri.getHost() + ":" + uri.getPort();
+  }
+
+  String redisUri() {
+    return redisUri;
+  }
+
+  RedisConnector connector() {
+    return connector;
+  }
+
+  /** Test defaults: free HTTP port, short lease, fast retries. */
+  IngesterConfig.Builder config(String replica) {
+    return IngesterConfig.builder()
+        .redisUri(redisUri)
+        .indexName(INDEX)
+        .replicaId(replica)
+        .httpHost("127.0.0.1")
+        .httpPort(0)
+        .leaseTtl(Duration.ofMillis(1500))
+        .replayIdleTimeout(Duration.ofSeconds(1))
+        .reconcileInterval(Duration.ofMillis(200))
+        .gcInterval(Duration.ofMillis(200))
+        .retryMax(Duration.ofMillis(500));
+  }
+
+  /** Starts an ingester over the given pods. */
+  Ingester start(String replica, List<PodSpec> pods, UnaryOperator<IngesterConfig.Builder> tweak) {
+    IngesterConfig config = tweak.apply(config(replica)).build();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    IndexPort port = RedisIndexPort.connect(config, registry);
+    Ingester i =
+        Ingester.start(config, port, KvEventDecoder::decode, PodDiscovery.of(pods), registry);
+    ingesters.add(i);
+    return i;
+  }
+
+  Ingester start(String replica, List<PodSpec> pods) {
+    return start(replica, pods, b -> b);
+  }
+
+  /** Waits until some ingester has applied every batch the pod's rank 0 published. */
+  void awaitCaughtUp(SimulatedPod pod, Duration timeout) {
+    long last = pod.nextSequence(0) - 1;
+    Await.until(
+        timeout,
+        () -> pod.name() + " applied through " + last + ", got " + applied(pod),
+        () -> applied(pod) >= last);
+  }
+
+  private long applied(SimulatedPod pod) {
+    long best = -1;
+    for (Ingester i : ingesters) {
+      for (StreamWorker w : i.workers().values()) {
+        if (w.id().pod().equals(pod.name())) {
+          best = Math.max(best, w.applied());
+        }
+      }
+    }
+    return best;
+  }
+
+  /** Waits until the index holds exactly the pod's GPU blocks among every hash ever held. */
+  void awaitEqual(SimulatedPod pod, Set<Long> everHeld, Duration timeout) {
+    Await.until(timeout, () -> pod.name() + ": " + diff(pod, everHeld), () -> diff(pod, everHeld).isEmpty());
+  }
+
+  /** The hashes on which the index and the pod's ground truth disagree (engine keys). */
+  String diff(SimulatedPod pod, Set<Long> everHeld) {
+    Set<Long> truth = new HashSet<>(pod.cachedBlocks(0, "GPU"));
+    Set<Long> universe = new HashSet<>(everHeld);
+    universe.addAll(truth);
+    Set<Long> indexed = held(pod.name(), universe);
+    Set<Long> missing = new TreeSet<>(truth);
+    missing.removeAll(indexed);
+    Set<Long> extra = new TreeSet<>(indexed);
+    extra.removeAll(truth);
+    if (missing.isEmpty() && extra.isEmpty()) {
+      return "";
+    }
+    return "missing " + missing.size() + " of " + truth.size() + ", extra " + extra.size();
+  }
+
+  /** Which of these engine hashes the index lists for the pod. */
+  Set<Long> held(String pod, Set<Long> hashes) {
+    Set<Long> out = new HashSet<>();
+    for (long h : hashes) {
+      if (depth(engineIndex, KeyMode.ENGINE, pod, List.of(h)) > 0) {
+        out.add(h);
+      }
+    }
+    return out;
+  }
+
+  /** A pod's matched depth for a chain of keys; retries the lookup while it is incomplete. */
+  static int depth(PrefixIndex index, KeyMode mode, String pod, List<Long> keys) {
+    for (int attempt = 0; attempt < 20; attempt++) {
+      LookupResult r = index.lookup(LookupRequest.of(Fleet.MODEL, mode, keys, List.of(pod)));
+      if (r.complete()) {
+        return r.pods().containsKey(pod) ? r.pods().get(pod).depth() : 0;
+      }
+    }
+    throw new AssertionError("lookups stay incomplete: is Redis unavailable?");
+  }
+
+  PrefixIndex tokenIndex() {
+    return tokenIndex;
+  }
+
+  @Override
+  public void close() {
+    for (Ingester i : ingesters) {
+      i.close();
+    }
+    engineIndex.close();
+    tokenIndex.close();
+    connector.close();
+  }
+}

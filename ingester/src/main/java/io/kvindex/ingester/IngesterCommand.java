@@ -44,6 +44,16 @@ public final class IngesterCommand implements Callable<Integer> {
     flags.put(Setting.REDIS_URI, v);
   }
 
+  @Option(names = "--redis-timeout", paramLabel = "DURATION", description = "Redis command timeout (2s)")
+  void redisTimeout(String v) {
+    flags.put(Setting.REDIS_TIMEOUT, v);
+  }
+
+  @Option(names = "--redis-retry-budget", paramLabel = "DURATION", description = "Retry budget of one write (10s)")
+  void redisRetryBudget(String v) {
+    flags.put(Setting.REDIS_RETRY_BUDGET, v);
+  }
+
   @Option(names = "--index-name", paramLabel = "NAME", description = "Index namespace (default)")
   void indexName(String v) {
     flags.put(Setting.INDEX_NAME, v);
@@ -82,6 +92,11 @@ public final class IngesterCommand implements Callable<Integer> {
   @Option(names = "--replay-idle-timeout", paramLabel = "DURATION", description = "Replay silence bound (2s)")
   void replayIdleTimeout(String v) {
     flags.put(Setting.REPLAY_IDLE_TIMEOUT, v);
+  }
+
+  @Option(names = "--idle-catch-up", paramLabel = "DURATION", description = "Replay after a quiet spell (10s)")
+  void idleCatchUp(String v) {
+    flags.put(Setting.IDLE_CATCH_UP, v);
   }
 
   @Option(names = "--reconnect-min", paramLabel = "DURATION", description = "First reconnect delay (100ms)")

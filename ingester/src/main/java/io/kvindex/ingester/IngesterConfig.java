@@ -15,12 +15,15 @@ public final class IngesterConfig {
   private final String redisUri;
   private final String indexName;
   private final int indexGroups;
+  private final Duration redisTimeout;
+  private final Duration redisRetryBudget;
   private final String replicaId;
   private final String httpHost;
   private final int httpPort;
   private final Duration leaseTtl;
   private final Duration podLivenessTtl;
   private final Duration replayIdleTimeout;
+  private final Duration idleCatchUp;
   private final Duration reconnectMin;
   private final Duration reconnectMax;
   private final Duration retryMin;
@@ -38,6 +41,8 @@ public final class IngesterConfig {
     this.redisUri = Checks.notBlank(b.redisUri, "redisUri");
     this.indexName = Checks.notBlank(b.indexName, "indexName");
     this.indexGroups = Checks.atLeast(b.indexGroups, 1, "indexGroups");
+    this.redisTimeout = Checks.positive(b.redisTimeout, "redisTimeout");
+    this.redisRetryBudget = Checks.positive(b.redisRetryBudget, "redisRetryBudget");
     this.replicaId = b.replicaId == null ? defaultReplicaId() : Checks.notBlank(b.replicaId, "id");
     this.httpHost = Checks.notBlank(b.httpHost, "httpHost");
     this.httpPort = Checks.atLeast(b.httpPort, -1, "httpPort");
@@ -47,6 +52,7 @@ public final class IngesterConfig {
     }
     this.podLivenessTtl = Checks.positive(b.podLivenessTtl, "podLivenessTtl");
     this.replayIdleTimeout = Checks.positive(b.replayIdleTimeout, "replayIdleTimeout");
+    this.idleCatchUp = Checks.positive(b.idleCatchUp, "idleCatchUp");
     this.reconnectMin = Checks.positive(b.reconnectMin, "reconnectMin");
     this.reconnectMax = Checks.positive(b.reconnectMax, "reconnectMax");
     this.retryMin = Checks.positive(b.retryMin, "retryMin");
@@ -85,6 +91,16 @@ public final class IngesterConfig {
     return indexGroups;
   }
 
+  /** Redis command (and connect) timeout. */
+  public Duration redisTimeout() {
+    return redisTimeout;
+  }
+
+  /** How long one write keeps retrying temporary Redis errors before it is swallowed. */
+  public Duration redisRetryBudget() {
+    return redisRetryBudget;
+  }
+
   /** This replica's name in the registry and in lease ownership. */
   public String replicaId() {
     return replicaId;
@@ -115,6 +131,14 @@ public final class IngesterConfig {
 
   public Duration replayIdleTimeout() {
     return replayIdleTimeout;
+  }
+
+  /**
+   * A stream quiet this long asks the replay socket for anything after its watermark, so a lost
+   * last batch (or the batches a new subscriber missed) is not left unapplied until the next one.
+   */
+  public Duration idleCatchUp() {
+    return idleCatchUp;
   }
 
   public Duration reconnectMin() {
@@ -172,12 +196,15 @@ public final class IngesterConfig {
     private String redisUri = "redis://127.0.0.1:6379";
     private String indexName = "default";
     private int indexGroups = 1;
+    private Duration redisTimeout = Duration.ofSeconds(2);
+    private Duration redisRetryBudget = Duration.ofSeconds(10);
     private String replicaId;
     private String httpHost = "0.0.0.0";
     private int httpPort = 9400;
     private Duration leaseTtl = Duration.ofSeconds(6);
     private Duration podLivenessTtl = Duration.ofSeconds(30);
     private Duration replayIdleTimeout = Duration.ofSeconds(2);
+    private Duration idleCatchUp = Duration.ofSeconds(10);
     private Duration reconnectMin = Duration.ofMillis(100);
     private Duration reconnectMax = Duration.ofSeconds(5);
     private Duration retryMin = Duration.ofMillis(50);
@@ -208,6 +235,16 @@ public final class IngesterConfig {
       return this;
     }
 
+    public Builder redisTimeout(Duration v) {
+      redisTimeout = v;
+      return this;
+    }
+
+    public Builder redisRetryBudget(Duration v) {
+      redisRetryBudget = v;
+      return this;
+    }
+
     public Builder replicaId(String v) {
       replicaId = v;
       return this;
@@ -235,6 +272,11 @@ public final class IngesterConfig {
 
     public Builder replayIdleTimeout(Duration v) {
       replayIdleTimeout = v;
+      return this;
+    }
+
+    public Builder idleCatchUp(Duration v) {
+      idleCatchUp = v;
       return this;
     }
 

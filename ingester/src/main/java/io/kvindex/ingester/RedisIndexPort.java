@@ -57,14 +57,15 @@ final class RedisIndexPort implements IndexPort {
       RedisConnector connector,
       boolean ownsConnector,
       Function<KeyMode, PrefixIndex> indexOfMode,
-      String indexName) {
+      String indexName,
+      RetryPolicy policy) {
     this.connector = connector;
     this.ownsConnector = ownsConnector;
     this.indexes = new EnumMap<>(KeyMode.class);
     for (KeyMode m : KeyMode.values()) {
       indexes.put(m, indexOfMode.apply(m));
     }
-    this.scripts = connector.scripts(RetryPolicy.defaults());
+    this.scripts = connector.scripts(policy);
     this.registryKey =
         ("kvindex:v1:{" + encode(indexName) + "/ingesters}:replicas")
             .getBytes(StandardCharsets.UTF_8);
@@ -73,13 +74,18 @@ final class RedisIndexPort implements IndexPort {
   /** Connects to Redis and opens the index for both key modes. */
   static RedisIndexPort connect(IngesterConfig config, MeterRegistry registry) {
     RedisConnector connector =
-        RedisConnector.builder().uri(config.redisUri()).meterRegistry(registry).build();
+        RedisConnector.builder()
+            .uri(config.redisUri())
+            .commandTimeout(config.redisTimeout())
+            .meterRegistry(registry)
+            .build();
     try {
       return new RedisIndexPort(
           connector,
           true,
           mode -> builder(config, registry, mode).redis(connector.commands()).build(),
-          config.indexName());
+          config.indexName(),
+          writePolicy(config));
     } catch (RuntimeException e) {
       connector.close();
       throw e;
@@ -92,7 +98,12 @@ final class RedisIndexPort implements IndexPort {
         .groups(config.indexGroups())
         .defaultKeyMode(mode)
         .podTtl(config.podLivenessTtl())
+        .writePolicy(writePolicy(config))
         .meterRegistry(registry);
+  }
+
+  static RetryPolicy writePolicy(IngesterConfig config) {
+    return RetryPolicy.builder().totalBudget(config.redisRetryBudget()).build();
   }
 
   private PrefixIndex index(String keyMode) {

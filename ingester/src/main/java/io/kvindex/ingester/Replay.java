@@ -3,6 +3,7 @@ package io.kvindex.ingester;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
 import io.kvindex.wire.ReplayReply;
 import io.kvindex.wire.WireFormatException;
@@ -63,6 +64,8 @@ final class Replay {
         try {
           f = parse(msg);
         } catch (WireFormatException e) {
+          LoggerFactory.getLogger(Replay.class)
+              .warn("replay from {} sent a malformed reply: {}", endpoint, e.getMessage());
           return new Result(out, false);
         }
         if (f == null) {

@@ -17,6 +17,17 @@ enum Setting {
       "Redis: redis://[user:pass@]host:port, rediss:// for TLS, redis-cluster://h1:p1,h2:p2 for"
           + " a cluster from seed nodes",
       (b, v) -> b.redisUri(v)),
+  REDIS_TIMEOUT(
+      "redis-timeout",
+      "2s",
+      "Redis command and connect timeout",
+      (b, v) -> b.redisTimeout(duration(v))),
+  REDIS_RETRY_BUDGET(
+      "redis-retry-budget",
+      "10s",
+      "How long a write retries temporary Redis errors (jittered exponential backoff) before it"
+          + " is swallowed, counted and left pending",
+      (b, v) -> b.redisRetryBudget(duration(v))),
   INDEX_NAME("index-name", "default", "Index namespace in Redis", (b, v) -> b.indexName(v)),
   INDEX_GROUPS(
       "index-groups",
@@ -50,6 +61,12 @@ enum Setting {
       "2s",
       "Longest wait for the next replay message before the replay counts as silent",
       (b, v) -> b.replayIdleTimeout(duration(v))),
+  IDLE_CATCH_UP(
+      "idle-catch-up",
+      "10s",
+      "A stream quiet this long asks its replay socket for batches after its watermark (recovers"
+          + " a lost last batch, and what a new subscriber missed)",
+      (b, v) -> b.idleCatchUp(duration(v))),
   RECONNECT_MIN(
       "reconnect-min", "100ms", "First (jittered) reconnect delay", (b, v) -> b.reconnectMin(duration(v))),
   RECONNECT_MAX("reconnect-max", "5s", "Reconnect delay cap", (b, v) -> b.reconnectMax(duration(v))),

@@ -88,10 +88,12 @@ final class StreamWorker implements Runnable {
   private volatile State state = State.STARTING;
   private volatile String lastError = "";
   private volatile long applied = -1;
+  private volatile long liveReceived;
   private ZMQ.Socket sub;
   private long expected = -1;
   private volatile Purge purge;
   private long retryAtNanos;
+  private long quietSinceNanos = System.nanoTime();
 
   StreamWorker(StreamId id, PodSpec pod, long token, Shared shared, Listener listener) {
     this.id = id;
@@ -128,6 +130,11 @@ final class StreamWorker implements Runnable {
   /** The last sequence this worker applied, or -1. */
   long applied() {
     return applied;
+  }
+
+  /** Live messages received so far. */
+  long liveReceived() {
+    return liveReceived;
   }
 
   /** Asks for a purge of this stream (level-triggered callers may ask again until it is done). */
@@ -180,7 +187,28 @@ final class StreamWorker implements Runnable {
     }
     ZMsg msg = ZMsg.recvMsg(sub);
     if (msg != null) {
+      quietSinceNanos = System.nanoTime();
+      liveReceived++;
       onLive(msg);
+    } else if (System.nanoTime() - quietSinceNanos > shared.config().idleCatchUp().toNanos()) {
+      quietSinceNanos = System.nanoTime();
+      catchUp();
+    }
+  }
+
+  /** A quiet stream asks for anything after its watermark that it may have missed. */
+  private void catchUp() {
+    String endpoint = pod.replayEndpoint(id.dpRank());
+    if (endpoint == null || purge != null || !pending.isEmpty()) {
+      return;
+    }
+    Replay.Result r =
+        Replay.fetch(shared.zmq(), endpoint, expected, shared.config().replayIdleTimeout());
+    if (!r.batches().isEmpty()) {
+      log.info("{}: quiet stream caught up {} batches from replay", label, r.batches().size());
+      shared.metrics().replay("idle_catch_up");
+      r.batches().forEach(f -> pending.putIfAbsent(f.seq(), f.payload()));
+      progress();
     }
   }
 
@@ -348,11 +376,19 @@ final class StreamWorker implements Runnable {
       pending.put(seq, payload);
       return false;
     }
-    IndexPort.Applied outcome = shared.index().apply(id, seq, token, batch);
+    IndexPort.Applied outcome;
+    try {
+      outcome = shared.index().apply(id, seq, token, batch);
+    } catch (RuntimeException e) {
+      pending.put(seq, payload);
+      throw e;
+    }
     shared.metrics().batch(outcome.name().toLowerCase(Locale.ROOT));
     if (clears && outcome == IndexPort.Applied.APPLIED) {
       shared.metrics().purge("all_blocks_cleared", "done");
       log.info("{}: AllBlocksCleared in batch {}: purged", label, seq);
+    } else if (clears && outcome == IndexPort.Applied.DUPLICATE) {
+      log.info("{}: AllBlocksCleared in batch {} was already applied", label, seq);
     } else if (clears && outcome == IndexPort.Applied.SWALLOWED) {
       shared.metrics().purge("all_blocks_cleared", "pending");
       log.warn("{}: AllBlocksCleared in batch {} met a temporary error; pending", label, seq);
@@ -364,6 +400,16 @@ final class StreamWorker implements Runnable {
         succeeded();
         return true;
       case DUPLICATE:
+        resync();
+        if (expected > seq) {
+          // applied already, by an attempt whose reply was lost (or by a former owner)
+          if (clears) {
+            shared.metrics().purge("all_blocks_cleared", "done");
+          }
+          return true;
+        }
+        pending.put(seq, payload);
+        return true;
       case GAP:
         pending.put(seq, payload);
         resync();

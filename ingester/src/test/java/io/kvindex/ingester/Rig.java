@@ -75,7 +75,8 @@ final class Rig implements AutoCloseable {
         .replayIdleTimeout(Duration.ofSeconds(1))
         .reconcileInterval(Duration.ofMillis(200))
         .gcInterval(Duration.ofMillis(200))
-        .retryMax(Duration.ofMillis(500));
+        .retryMax(Duration.ofMillis(500))
+        .idleCatchUp(Duration.ofMillis(500));
   }
 
   /** Starts an ingester over the given pods. */
@@ -91,6 +92,23 @@ final class Rig implements AutoCloseable {
 
   Ingester start(String replica, List<PodSpec> pods) {
     return start(replica, pods, b -> b);
+  }
+
+  /**
+   * Serves requests on a pod until its owner receives live batches: PUB drops what it sends
+   * before the subscription is through (ZeroMQ's slow joiner), which tests of live faults must
+   * not mistake for the fault.
+   */
+  void warmUp(Fleet fleet, SimulatedPod pod) {
+    Await.until(
+        Duration.ofSeconds(20),
+        pod.name() + " live batches received",
+        () -> {
+          fleet.traffic(pod, 1);
+          return ingesters.stream()
+              .flatMap(i -> i.workers().values().stream())
+              .anyMatch(w -> w.id().pod().equals(pod.name()) && w.liveReceived() > 0);
+        });
   }
 
   /** Waits until some ingester has applied every batch the pod's rank 0 published. */

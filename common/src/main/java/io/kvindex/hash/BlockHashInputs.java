@@ -11,13 +11,19 @@ import java.util.Objects;
  * generate_block_hash_extra_keys} derives them: the LoRA adapter name (every block), multimodal
  * items (every block they overlap, as {@code [identifier, offset - blockStart]}), the cache salt
  * (the block starting at token 0 only) and per-block prompt-embeds digests, in that order. A block
- * with none of them hashes with a null extra-keys item. Immutable and thread-safe.
+ * with none of them hashes with a null extra-keys item. Older engines' formats: {@link
+ * Builder#loraId} and {@link Builder#multimodalIdentifiersOnly}.
+ *
+ * <p>Multimodal keys are those of vLLM hashing the prompt in one pass from block 0 (what a router
+ * does): each item goes to every block it overlaps. Immutable and thread-safe.
  */
 public final class BlockHashInputs {
   private static final BlockHashInputs NONE = new Builder().build();
 
   private final String loraName;
   private final byte[] loraUtf8;
+  private final Integer loraId;
+  private final boolean multimodalOffsets;
   private final String cacheSalt;
   private final byte[] saltUtf8;
   private final List<MultimodalItem> multimodal;
@@ -27,6 +33,12 @@ public final class BlockHashInputs {
   private BlockHashInputs(Builder builder) {
     loraName = builder.loraName;
     loraUtf8 = loraName == null ? null : loraName.getBytes(StandardCharsets.UTF_8);
+    loraId = builder.loraId;
+    if (loraName != null && loraId != null) {
+      throw new IllegalArgumentException(
+          "set loraName (vLLM v0.11.1 and later) or loraId (earlier engines), not both");
+    }
+    multimodalOffsets = builder.multimodalOffsets;
     cacheSalt = builder.cacheSalt;
     // vLLM adds the salt only when it is truthy, so an empty salt changes nothing.
     saltUtf8 =
@@ -62,6 +74,11 @@ public final class BlockHashInputs {
     return loraName;
   }
 
+  /** The LoRA adapter int id hashed by engines before v0.11.1, or {@code null}. */
+  public Integer loraId() {
+    return loraId;
+  }
+
   /** The cache salt, or {@code null}. */
   public String cacheSalt() {
     return cacheSalt;
@@ -75,6 +92,7 @@ public final class BlockHashInputs {
   /** True when no block gets any extra key. */
   public boolean isEmpty() {
     return loraUtf8 == null
+        && loraId == null
         && saltUtf8 == null
         && multimodal.isEmpty()
         && promptEmbedsDigests.stream().allMatch(Objects::isNull);
@@ -88,6 +106,7 @@ public final class BlockHashInputs {
    * @param length the number of placeholder tokens
    */
   public record MultimodalItem(String identifier, long offset, long length) {
+    /** Validates; the record is immutable and thread-safe. */
     public MultimodalItem {
       Objects.requireNonNull(identifier, "identifier");
       if (offset < 0) {
@@ -102,6 +121,8 @@ public final class BlockHashInputs {
   /** Builds {@link BlockHashInputs}. Not thread-safe. */
   public static final class Builder {
     private String loraName;
+    private Integer loraId;
+    private boolean multimodalOffsets = true;
     private String cacheSalt;
     private final List<MultimodalItem> multimodal = new ArrayList<>();
     private final List<byte[]> promptEmbedsDigests = new ArrayList<>();
@@ -111,6 +132,24 @@ public final class BlockHashInputs {
     /** The LoRA adapter name ({@code lora_request.lora_name}), or {@code null} for none. */
     public Builder loraName(String loraName) {
       this.loraName = loraName;
+      return this;
+    }
+
+    /**
+     * The LoRA adapter int id ({@code lora_request.lora_int_id}), or {@code null}: what engines
+     * before vLLM v0.11.1 (PR #27211) hashed instead of the name. Exclusive with {@link #loraName}.
+     */
+    public Builder loraId(Integer loraId) {
+      this.loraId = loraId;
+      return this;
+    }
+
+    /**
+     * Hash multimodal items as the bare identifier, as engines before vLLM v0.18 (PR #36708) did,
+     * instead of {@code [identifier, offset]}.
+     */
+    public Builder multimodalIdentifiersOnly() {
+      this.multimodalOffsets = false;
       return this;
     }
 
@@ -160,7 +199,8 @@ public final class BlockHashInputs {
     }
     boolean salt = saltUtf8 != null && start == 0;
     byte[] embeds = block < promptEmbedsDigests.size() ? promptEmbedsDigests.get(block) : null;
-    int count = (loraUtf8 != null ? 1 : 0) + mmCount + (salt ? 1 : 0) + (embeds != null ? 1 : 0);
+    boolean lora = loraUtf8 != null || loraId != null;
+    int count = (lora ? 1 : 0) + mmCount + (salt ? 1 : 0) + (embeds != null ? 1 : 0);
     if (count == 0) {
       out.nil();
       return;
@@ -168,12 +208,16 @@ public final class BlockHashInputs {
     out.arrayHeader(count);
     if (loraUtf8 != null) {
       out.text(loraUtf8);
+    } else if (loraId != null) {
+      out.integer(loraId);
     }
     for (int i = first; i < multimodal.size() && multimodal.get(i).offset() < end; i++) {
-      if (itemEnd(i) > start) {
+      if (itemEnd(i) > start && multimodalOffsets) {
         out.arrayHeader(2);
         out.text(multimodalUtf8[i]);
         out.integer(multimodal.get(i).offset() - start);
+      } else if (itemEnd(i) > start) {
+        out.text(multimodalUtf8[i]);
       }
     }
     if (salt) {
@@ -193,6 +237,8 @@ public final class BlockHashInputs {
   public String toString() {
     return "BlockHashInputs[loraName="
         + loraName
+        + ", loraId="
+        + loraId
         + ", cacheSalt="
         + (cacheSalt == null ? null : "<" + cacheSalt.length() + " chars>")
         + ", multimodal="

@@ -172,13 +172,10 @@ final class CborBlockHasher implements BlockHasher {
 
   private void writeTokens(CborWriter out, int[] tokenIds, int from) {
     out.arrayHeader(blockSize);
-    for (int i = from, to = from + blockSize; i < to; i++) {
-      int token = tokenIds[i];
-      if (token < 0) {
-        throw new IllegalArgumentException(
-            "tokenIds[" + i + "] is " + token + "; token ids must be >= 0");
-      }
-      out.unsigned(token);
+    int negative = out.unsignedInts(tokenIds, from, from + blockSize);
+    if (negative >= 0) {
+      throw new IllegalArgumentException(
+          "tokenIds[" + negative + "] is " + tokenIds[negative] + "; token ids must be >= 0");
     }
   }
 

@@ -64,6 +64,42 @@ final class CborWriter {
     head(UNSIGNED, bits);
   }
 
+  /**
+   * Writes {@code values[from..to)} as unsigned integers, the hot path of block hashing.
+   *
+   * @return -1, or the index of the first negative value (nothing written from there on)
+   */
+  int unsignedInts(int[] values, int from, int to) {
+    ensure(5 * (to - from));
+    byte[] b = buf;
+    int at = length;
+    for (int i = from; i < to; i++) {
+      int v = values[i];
+      if (v < 24) {
+        if (v < 0) {
+          length = at;
+          return i;
+        }
+        b[at++] = (byte) v;
+      } else if (v < 0x100) {
+        b[at++] = 24;
+        b[at++] = (byte) v;
+      } else if (v < 0x1_0000) {
+        b[at++] = 25;
+        b[at++] = (byte) (v >>> 8);
+        b[at++] = (byte) v;
+      } else {
+        b[at++] = 26;
+        b[at++] = (byte) (v >>> 24);
+        b[at++] = (byte) (v >>> 16);
+        b[at++] = (byte) (v >>> 8);
+        b[at++] = (byte) v;
+      }
+    }
+    length = at;
+    return -1;
+  }
+
   void text(String value) {
     text(value.getBytes(StandardCharsets.UTF_8));
   }

@@ -11,6 +11,7 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.cluster.PartitionException;
 import io.lettuce.core.protocol.RedisProtocolException;
+import java.io.IOException;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
@@ -54,6 +55,9 @@ final class StandardErrorClassifier implements RedisErrorClassifier {
     }
     if (e instanceof RedisException client) {
       return clientSide(client);
+    }
+    if (e instanceof IOException) {
+      return new ClassifiedError(TEMPORARY, "connection", null, e);
     }
     if (e instanceof TimeoutException) {
       return new ClassifiedError(TEMPORARY, "timeout", null, e);
@@ -105,6 +109,10 @@ final class StandardErrorClassifier implements RedisErrorClassifier {
     }
     if (message.startsWith("Connection closed") || message.startsWith("Connection is closed")) {
       return new ClassifiedError(REAL, "closed", null, e);
+    }
+    // A socket error (reset by peer, broken pipe) that lettuce passed on wrapped.
+    if (e.getCause() instanceof IOException) {
+      return new ClassifiedError(TEMPORARY, "connection", null, e);
     }
     return new ClassifiedError(REAL, "unknown", null, e);
   }

@@ -242,6 +242,36 @@ class BlockHasherTest {
   }
 
   @Test
+  void blockHashes_olderEngineKeyFormats_loraIdAndBareIdentifiers() {
+    // Engines before v0.11.1 hashed the LoRA int id and, before v0.18, bare mm identifiers.
+    // imgA ends exactly at the block 0/1 boundary: only block 0 includes it.
+    BlockHashInputs inputs =
+        BlockHashInputs.builder()
+            .loraId(3)
+            .multimodalIdentifiersOnly()
+            .multimodal("imgA", 5, 11)
+            .multimodal("imgB", 25, 3)
+            .multimodal("imgC", 40, 30)
+            .build();
+    assertThat(SHA256.blockHashes(tokens(96), inputs))
+        .containsExactly(
+            unsigned(
+                "4262628861171098922,17103734544586211878,4159197505931348206,2848287230440379195,11016943104619242757,7655618594979109969"));
+    BlockHasher legacy = BlockHasher.create(HashAlgorithm.SHA256_CBOR_64BIT, "42", 16);
+    assertThat(legacy.blockHashes(tokens(96), inputs))
+        .containsExactly(
+            unsigned(
+                "8711321525242057573,16131833035400283399,3073529184080014167,6871112407065903213,12726745071339204641,8425241015990875752"));
+  }
+
+  @Test
+  void build_loraNameAndLoraId_rejected() {
+    assertThatThrownBy(() -> BlockHashInputs.builder().loraName("a").loraId(1).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not both");
+  }
+
+  @Test
   void blockHashes_explicitExtraKeys_sameAsDerived() throws Exception {
     List<byte[]> embeds = embedsDigests();
     List<List<ExtraKey>> keys = new ArrayList<>();

@@ -84,4 +84,26 @@ class CborWriterTest {
     assertThat(encoded).hasSize(5003);
     assertThat(encoded[5002]).isEqualTo((byte) 7);
   }
+
+  @Test
+  void unsignedInts_edgeValues_sameAsInteger() {
+    int[] values = {0, 23, 24, 255, 256, 65535, 65536, Integer.MAX_VALUE};
+    String expected =
+        hex(
+            w -> {
+              for (int v : values) {
+                w.integer(v);
+              }
+            });
+    assertThat(hex(w -> assertThat(w.unsignedInts(values, 0, values.length)).isEqualTo(-1)))
+        .isEqualTo(expected);
+  }
+
+  @Test
+  void unsignedInts_negative_returnsItsIndexAndStopsThere() {
+    int[] values = {1, 300, -5, 2};
+    CborWriter writer = new CborWriter(1);
+    assertThat(writer.unsignedInts(values, 0, 4)).isEqualTo(2);
+    assertThat(HexFormat.of().formatHex(writer.toByteArray())).isEqualTo("0119012c");
+  }
 }

@@ -18,6 +18,7 @@ import io.lettuce.core.cluster.PartitionSelectorException;
 import io.lettuce.core.cluster.UnknownPartitionException;
 import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.protocol.RedisProtocolException;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -153,6 +154,15 @@ class RedisErrorClassifierTest {
   @Test
   void classify_disconnectedInFlight() {
     assertClass(new RedisException("Connection disconnected"), TEMPORARY, "disconnected");
+  }
+
+  @Test
+  void classify_socketError() {
+    assertClass(new IOException("Connection reset by peer"), TEMPORARY, "connection");
+    assertClass(
+        new RedisException("java.io.IOException: Broken pipe", new IOException("Broken pipe")),
+        TEMPORARY,
+        "connection");
   }
 
   @Test

@@ -33,6 +33,19 @@ public interface LocalRedis extends RedisNode, AutoCloseable {
     return new Builder();
   }
 
+  /**
+   * Whether a redis-server binary can be found here ({@code $KVINDEX_REDIS_SERVER}, the {@code
+   * PATH}, or the embedded one for this platform); {@code false} means {@link #start()} would fail.
+   */
+  static boolean binaryAvailable() {
+    try {
+      RedisBinary.locate();
+      return true;
+    } catch (LocalRedisException e) {
+      return false;
+    }
+  }
+
   /** Ends the process (SIGKILL) and deletes its temp directory. Idempotent. */
   @Override
   void close();

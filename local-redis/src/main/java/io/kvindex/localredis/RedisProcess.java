@@ -156,9 +156,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
             + port
             + " "
             + what
-            + ". Last lines of "
-            + logFile()
-            + ":\n"
+            + ". Its log ended with:\n"
             + tail
             + "\nFix the cause shown above (a bad setting, a missing library), or set "
             + RedisBinary.ENV

@@ -50,24 +50,64 @@ class LocalRedisClusterTest {
   }
 
   @Test
-  void close_leavesNoProcessNorDirectory() {
-    LocalRedisCluster cluster =
-        LocalRedisCluster.builder().primaries(3).replicasPerPrimary(0).start();
-    List<ClusterNode> nodes = cluster.nodes();
-    List<Long> pids = nodes.stream().map(ClusterNode::pid).toList();
-    cluster.close();
-    for (long pid : pids) {
-      assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).isNotEqualTo(Optional.of(true));
-    }
-    for (ClusterNode node : nodes) {
-      assertThat(Files.exists(node.logFile().getParent())).isFalse();
-    }
-  }
-
-  @Test
   void builder_rejectsTooFewPrimaries() {
     assertThatThrownBy(() -> LocalRedisCluster.builder().primaries(2))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("at least 3");
+  }
+
+  @Test
+  void killPrimary_replicaTakesOverAndRestartedNodeRejoinsAsReplica() {
+    try (LocalRedisCluster cluster =
+        LocalRedisCluster.builder().nodeTimeout(Duration.ofMillis(1000)).start()) {
+      int slot = SlotHash.getSlot("victim");
+      ClusterNode primary = cluster.ownerOf(slot);
+      int port = primary.port();
+      primary.kill();
+      assertThat(primary.isRunning()).isFalse();
+
+      cluster.awaitHealthy(Duration.ofSeconds(20));
+      ClusterNode promoted = cluster.ownerOf(slot);
+      assertThat(promoted).isNotSameAs(primary);
+      assertThat(promoted.role()).isEqualTo(ClusterNode.Role.PRIMARY);
+      assertThat(cluster.primaries()).hasSize(3);
+
+      primary.restart();
+      assertThat(primary.port()).isEqualTo(port);
+      cluster.awaitHealthy(Duration.ofSeconds(20));
+      assertThat(primary.role()).isEqualTo(ClusterNode.Role.REPLICA);
+      assertThat(cluster.replicas()).hasSize(3);
+
+      RedisClusterClient client =
+          RedisClusterClient.create(cluster.seedUris().stream().map(RedisURI::create).toList());
+      try (StatefulRedisClusterConnection<String, String> conn = client.connect()) {
+        conn.sync().set("victim", "survived");
+        assertThat(conn.sync().get("victim")).isEqualTo("survived");
+      } finally {
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      }
+    }
+  }
+
+  @Test
+  void pause_excludedFromHealthUntilResumedAndCloseLeavesNothing() {
+    LocalRedisCluster cluster = LocalRedisCluster.builder().replicasPerPrimary(0).start();
+    List<ClusterNode> nodes = cluster.nodes();
+    try {
+      ClusterNode node = nodes.get(1);
+      node.pause();
+      assertThat(node.isPaused()).isTrue();
+      assertThat(cluster.primaries()).hasSize(2);
+      node.resume();
+      cluster.awaitHealthy(Duration.ofSeconds(10));
+      assertThat(cluster.primaries()).hasSize(3);
+    } finally {
+      cluster.close();
+    }
+    for (ClusterNode node : nodes) {
+      assertThat(ProcessHandle.of(node.pid()).map(ProcessHandle::isAlive))
+          .isNotEqualTo(Optional.of(true));
+      assertThat(Files.exists(node.logFile().getParent())).isFalse();
+    }
   }
 }

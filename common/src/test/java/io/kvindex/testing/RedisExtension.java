@@ -1,0 +1,129 @@
+package io.kvindex.testing;
+
+import java.lang.reflect.Parameter;
+import java.util.Optional;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolutionException;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+/**
+ * Gives tests real Redis servers as parameters of type {@link RedisStandalone} or {@link
+ * RedisCluster} (in test, {@code @BeforeEach} or {@code @BeforeAll} methods).
+ *
+ * <pre>{@code
+ * @UsesRedis
+ * class IndexTest {
+ *   @Test
+ *   void apply_storesBlocks(RedisStandalone redis) {
+ *     RedisClient client = RedisClient.create(redis.uri());
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>Servers come from, in order: {@code KVINDEX_TEST_REDIS_URI} / {@code
+ * KVINDEX_TEST_REDIS_CLUSTER} (comma-separated seeds; fault handles then unavailable), local
+ * redis-server processes (redis-server on the PATH, else the embedded 7.0.15 binary), then
+ * Testcontainers {@code redis:7.0} for standalone when a Docker engine answers. With none, tests
+ * are skipped, or fail when {@code CI=true} or {@code KVINDEX_TEST_REDIS_REQUIRED=true}.
+ *
+ * <p>One standalone server and one cluster (3 primaries, 1 replica each) are shared by the whole
+ * test run; each test that receives one gets it flushed ({@code FLUSHALL}) once, before its first
+ * use. A parameter marked {@link Fresh} gets a private instance, ended after the test. A {@link
+ * RedisCluster} parameter needs the {@code cluster} tag: use {@link UsesRedisCluster}.
+ *
+ * <p>Thread-safe: shared instances are created once through the root store.
+ */
+public final class RedisExtension implements ParameterResolver, ExecutionCondition {
+  /** The tag of tests that need a Redis Cluster. */
+  public static final String CLUSTER_TAG = "cluster";
+
+  private static final ExtensionContext.Namespace NAMESPACE =
+      ExtensionContext.Namespace.create(RedisExtension.class);
+
+  /** Created by JUnit. */
+  public RedisExtension() {}
+
+  @Override
+  public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+    Class<?> type = parameter.getParameter().getType();
+    return type == RedisStandalone.class || type == RedisCluster.class;
+  }
+
+  @Override
+  public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+    boolean cluster = parameter.getParameter().getType() == RedisCluster.class;
+    if (cluster && !context.getTags().contains(CLUSTER_TAG)) {
+      throw new ParameterResolutionException(
+          "a RedisCluster parameter needs the \"cluster\" tag: annotate "
+              + context.getDisplayName()
+              + " or its class with @UsesRedisCluster");
+    }
+    if (Servers.source(cluster) == Servers.Source.NONE) {
+      throw new ParameterResolutionException(Servers.missing(cluster));
+    }
+    Optional<Fresh> fresh = parameter.findAnnotation(Fresh.class);
+    try {
+      return fresh.isPresent() ? fresh(cluster, fresh.get(), context) : shared(cluster, context);
+    } catch (RuntimeException e) {
+      throw new ParameterResolutionException(
+          "cannot provide a Redis " + (cluster ? "Cluster" : "server") + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static RedisTopology shared(boolean cluster, ExtensionContext context) {
+    ExtensionContext.Store root = context.getRoot().getStore(NAMESPACE);
+    RedisTopology topology =
+        cluster
+            ? root.getOrComputeIfAbsent(
+                "shared-cluster", k -> Servers.cluster(null), ClusterHandle.class)
+            : root.getOrComputeIfAbsent(
+                "shared-standalone", k -> Servers.standalone(null), StandaloneHandle.class);
+    String flushed = "flushed-" + cluster + "-" + context.getUniqueId();
+    context
+        .getStore(NAMESPACE)
+        .getOrComputeIfAbsent(
+            flushed,
+            k -> {
+              topology.flushAll();
+              return Boolean.TRUE;
+            },
+            Boolean.class);
+    return topology;
+  }
+
+  private static RedisTopology fresh(boolean cluster, Fresh fresh, ExtensionContext context) {
+    String key = "fresh-" + cluster + "-" + context.getUniqueId() + "-" + fresh;
+    ExtensionContext.Store store = context.getStore(NAMESPACE);
+    return cluster
+        ? store.getOrComputeIfAbsent(key, k -> Servers.cluster(fresh), ClusterHandle.class)
+        : store.getOrComputeIfAbsent(key, k -> Servers.standalone(fresh), StandaloneHandle.class);
+  }
+
+  /** Skips a test whose parameters cannot be served here (see the class comment). */
+  @Override
+  public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+    Parameter[] parameters =
+        context.getTestMethod().map(m -> m.getParameters()).orElse(new Parameter[0]);
+    for (Parameter parameter : parameters) {
+      Class<?> type = parameter.getType();
+      if (type != RedisStandalone.class && type != RedisCluster.class) {
+        continue;
+      }
+      boolean cluster = type == RedisCluster.class;
+      Servers.Source source = Servers.source(cluster);
+      if (source == Servers.Source.NONE && !Servers.required()) {
+        return ConditionEvaluationResult.disabled(Servers.missing(cluster));
+      }
+      if (source == Servers.Source.EXTERNAL && parameter.isAnnotationPresent(Fresh.class)) {
+        return ConditionEvaluationResult.disabled(
+            "@Fresh needs servers this run starts, but "
+                + (cluster ? Servers.CLUSTER_ENV : Servers.STANDALONE_ENV)
+                + " names external ones");
+      }
+    }
+    return ConditionEvaluationResult.enabled("Redis available");
+  }
+}

@@ -230,11 +230,11 @@ final class Coordinator implements StreamWorker.Listener {
     }
   }
 
-  /** Asks every worker to stop; none writes again; leases are released unless {@code crash}. */
+  /** Halts every worker (none writes again); leases are released unless {@code crash}. */
   void stopWorkers(boolean crash) {
     releaseOnExit = !crash;
     for (StreamWorker w : workers.values()) {
-      w.stop();
+      w.halt();
     }
   }
 

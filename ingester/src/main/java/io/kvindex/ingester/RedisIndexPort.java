@@ -83,7 +83,7 @@ final class RedisIndexPort implements IndexPort {
       return new RedisIndexPort(
           connector,
           true,
-          mode -> builder(config, registry, mode).redis(connector.commands()).build(),
+          mode -> builder(config, mode).redis(connector).build(),
           config.indexName(),
           writePolicy(config));
     } catch (RuntimeException e) {
@@ -92,14 +92,13 @@ final class RedisIndexPort implements IndexPort {
     }
   }
 
-  static PrefixIndexBuilder builder(IngesterConfig config, MeterRegistry registry, KeyMode mode) {
+  static PrefixIndexBuilder builder(IngesterConfig config, KeyMode mode) {
     return PrefixIndex.builder()
         .indexName(config.indexName())
         .groups(config.indexGroups())
         .defaultKeyMode(mode)
         .podTtl(config.podLivenessTtl())
-        .writePolicy(writePolicy(config))
-        .meterRegistry(registry);
+        .writePolicy(writePolicy(config));
   }
 
   static RetryPolicy writePolicy(IngesterConfig config) {

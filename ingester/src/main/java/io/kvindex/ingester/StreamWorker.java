@@ -85,6 +85,7 @@ final class StreamWorker implements Runnable {
   private final Backoff reconnect;
 
   private volatile boolean running = true;
+  private volatile boolean halted;
   private volatile State state = State.STARTING;
   private volatile String lastError = "";
   private volatile long applied = -1;
@@ -147,8 +148,14 @@ final class StreamWorker implements Runnable {
     return purge != null || !purgeRequests.isEmpty();
   }
 
-  /** Asks the worker to stop after its current step. */
+  /** Asks the worker to stop after its current step (a write in flight still happens). */
   void stop() {
+    running = false;
+  }
+
+  /** Stops the worker without another write, even one it was about to make (shutdown). */
+  void halt() {
+    halted = true;
     running = false;
   }
 
@@ -339,7 +346,7 @@ final class StreamWorker implements Runnable {
 
   private boolean runPurge() {
     shared.gate().passUninterruptibly();
-    if (!running) {
+    if (halted) {
       return false;
     }
     IndexPort.Purged outcome = shared.index().purge(id, token, purge.reset());
@@ -372,7 +379,7 @@ final class StreamWorker implements Runnable {
     KvEventBatch batch = decode(seq, payload);
     boolean clears = batch.events().stream().anyMatch(e -> e instanceof AllBlocksCleared);
     shared.gate().passUninterruptibly();
-    if (!running) {
+    if (halted) {
       pending.put(seq, payload);
       return false;
     }

@@ -37,7 +37,8 @@ final class Rig implements AutoCloseable {
   Rig(RedisTopology redis) {
     this.redisUri =
         redis.uris().stream().map(Rig::text).collect(Collectors.joining(","));
-    this.connector = RedisConnector.connect(redisUri);
+    this.connector =
+        RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
     this.engineIndex = index(KeyMode.ENGINE);
     this.tokenIndex = index(KeyMode.TOKEN);
   }
@@ -46,8 +47,7 @@ final class Rig implements AutoCloseable {
     return PrefixIndex.builder()
         .indexName(INDEX)
         .defaultKeyMode(mode)
-        .meterRegistry(new SimpleMeterRegistry())
-        .redis(connector.commands())
+        .redis(connector)
         .build();
   }
 

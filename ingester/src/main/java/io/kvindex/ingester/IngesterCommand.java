@@ -31,7 +31,6 @@ import picocli.CommandLine.Option;
     })
 public final class IngesterCommand implements Callable<Integer> {
   private final Map<Setting, String> flags = new EnumMap<>(Setting.class);
-  private final List<String> pods = new ArrayList<>();
   private Path configFile;
 
   @Option(names = "--config", paramLabel = "FILE", description = "YAML or JSON settings file")
@@ -160,9 +159,7 @@ public final class IngesterCommand implements Callable<Integer> {
       description =
           "A static pod (repeatable): name=..,model=..,endpoint=tcp://h:p[,replay=tcp://h:p]"
               + "[,metrics=http://h:p/metrics][,ranks=0;1][,key-mode=engine|token][,bind=true]")
-  void pod(String v) {
-    pods.add(v);
-  }
+  private List<String> pods = new ArrayList<>();
 
   @Override
   public Integer call() throws Exception {

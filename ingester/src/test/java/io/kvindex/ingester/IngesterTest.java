@@ -13,6 +13,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import io.kvindex.simulator.HashMode;
 
 /** One ingester against simulated pods on loopback and a real Redis. */
 @UsesRedis
@@ -164,6 +167,27 @@ class IngesterTest {
     fleet.pod(0).wakeUp();
     fleet.traffic(fleet.pod(0), 5);
     awaitEqual(fleet.pod(0));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"engine", "token"})
+  void keyMode_indexEqualsGroundTruth(String mode) {
+    fleet =
+        Fleet.start(2, 11, b -> b.hashMode(mode.equals("engine") ? HashMode.ENGINE : HashMode.RANDOM));
+    Ingester ingester = rig.start("r1", fleet.specs(mode));
+    Await.until(WAIT, "every stream owned", () -> running(ingester) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(30);
+    fleet.pod(1).resetPrefixCache();
+    fleet.traffic(10);
+    for (SimulatedPod pod : fleet.pods()) {
+      rig.awaitCaughtUp(pod, WAIT);
+      if (mode.equals("engine")) {
+        rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+      } else {
+        rig.awaitEqualInTokenMode(pod, fleet.everHeld(), WAIT);
+      }
+    }
   }
 
   @Test

@@ -14,7 +14,13 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEvent;
+import io.kvindex.hash.TokenKeys;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
+import org.zeromq.ZContext;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -173,6 +179,63 @@ final class Rig implements AutoCloseable {
       }
     }
     throw new AssertionError("lookups stay incomplete: is Redis unavailable?");
+  }
+
+  /**
+   * Waits until the token-keyed index holds exactly the pod's GPU blocks among every hash ever
+   * held, mapping engine hashes to token keys from the pod's own events (fetched by replay).
+   */
+  void awaitEqualInTokenMode(SimulatedPod pod, Set<Long> everHeld, Duration timeout) {
+    Await.until(
+        timeout,
+        () -> pod.name() + " (token keys): " + tokenDiff(pod, everHeld),
+        () -> tokenDiff(pod, everHeld).isEmpty());
+  }
+
+  private String tokenDiff(SimulatedPod pod, Set<Long> everHeld) {
+    Map<Long, Long> toToken = tokenKeys(pod);
+    Set<Long> truth = pod.cachedBlocks(0, "GPU");
+    int missing = 0;
+    int extra = 0;
+    Set<Long> universe = new HashSet<>(everHeld);
+    universe.addAll(truth);
+    for (long h : universe) {
+      Long key = toToken.get(h);
+      if (key == null && truth.contains(h)) {
+        return "no BlockStored seen for " + Long.toUnsignedString(h);
+      } else if (key == null) {
+        continue; // another pod's block
+      }
+      boolean held = depth(tokenIndex, KeyMode.TOKEN, pod.name(), List.of(key)) > 0;
+      if (truth.contains(h) && !held) {
+        missing++;
+      } else if (!truth.contains(h) && held) {
+        extra++;
+      }
+    }
+    return missing == 0 && extra == 0 ? "" : "missing " + missing + ", extra " + extra;
+  }
+
+  /** Engine hash to kvindex token key, from every BlockStored the pod's replay ring holds. */
+  private static Map<Long, Long> tokenKeys(SimulatedPod pod) {
+    Map<Long, Long> out = new HashMap<>();
+    try (ZContext ctx = new ZContext()) {
+      Replay.Result r = Replay.fetch(ctx, pod.endpoints().get(0).replay(), 0, Duration.ofSeconds(2));
+      for (Replay.Frame f : r.batches()) {
+        for (KvEvent e : KvEventDecoder.decode(f.payload()).events()) {
+          if (e instanceof BlockStored s && s.blockSize() > 0) {
+            int[] tokens = s.tokenIds().stream().mapToInt(Integer::intValue).toArray();
+            Long parent = s.parentBlockHash() == null ? null : out.get(s.parentBlockHash());
+            long key = parent != null ? parent : TokenKeys.root(pod.model(), s.loraName());
+            for (int i = 0; i < s.blockHashes().size(); i++) {
+              key = TokenKeys.next(key, tokens, i * s.blockSize(), (i + 1) * s.blockSize());
+              out.put(s.blockHashes().get(i), key);
+            }
+          }
+        }
+      }
+    }
+    return out;
   }
 
   PrefixIndex tokenIndex() {

@@ -60,29 +60,35 @@ final class Fleet implements AutoCloseable {
     return pods.get(i);
   }
 
-  /** The spec discovery would give for a pod, in a key mode. */
+  /** The spec discovery would give for a pod (all its ranks), in a key mode. */
   static PodSpec spec(SimulatedPod pod, String keyMode) {
     StreamEndpoints e = pod.endpoints().get(0);
     String metrics = pod.httpAddress() == null ? null : pod.httpAddress() + "/metrics";
+    List<Integer> ranks = pod.endpoints().stream().map(StreamEndpoints::rank).toList();
     return new PodSpec(
         pod.name(), pod.model(), e.publish(), !e.publishBound(), e.replay(), metrics,
-        List.of(0), keyMode, e.topic());
+        ranks, keyMode, e.topic());
   }
 
   List<PodSpec> specs(String keyMode) {
     return pods.stream().map(p -> spec(p, keyMode)).toList();
   }
 
-  /** Serves {@code n} requests on a pod: a shared prefix, a random suffix, a short output. */
+  /** Serves {@code n} requests on a pod's rank 0. */
   void traffic(SimulatedPod pod, int n) {
+    traffic(pod, n, 0);
+  }
+
+  /** Serves {@code n} requests on a rank: a shared prefix, a random suffix, a short output. */
+  void traffic(SimulatedPod pod, int n, int rank) {
     for (int i = 0; i < n; i++) {
       int[] prefix = prefixes[random.nextInt(prefixes.length)];
       int[] suffix = tokens(BLOCK * random.nextInt(3) + random.nextInt(BLOCK));
       int[] prompt = new int[prefix.length + suffix.length];
       System.arraycopy(prefix, 0, prompt, 0, prefix.length);
       System.arraycopy(suffix, 0, prompt, prefix.length, suffix.length);
-      pod.submit(InferenceRequest.of(prompt, tokens(1 + random.nextInt(BLOCK))), 0);
-      everHeld.addAll(pod.cachedBlocks(0, "GPU"));
+      pod.submit(InferenceRequest.of(prompt, tokens(1 + random.nextInt(BLOCK))), rank);
+      everHeld.addAll(pod.cachedBlocks(rank, "GPU"));
     }
   }
 

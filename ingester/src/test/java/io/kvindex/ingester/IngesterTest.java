@@ -191,6 +191,26 @@ class IngesterTest {
   }
 
   @Test
+  void dataParallelRanks_areSeparateStreams() {
+    fleet = Fleet.start(1, 5, b -> b.dataParallelSize(2));
+    Ingester ingester = rig.start("r1", fleet.specs("engine"));
+    Await.until(WAIT, "both ranks owned", () -> running(ingester) == 2);
+    SimulatedPod pod = fleet.pod(0);
+    for (int rank = 0; rank < 2; rank++) {
+      fleet.traffic(pod, 15, rank);
+    }
+    pod.resetPrefixCache();
+    fleet.traffic(pod, 3, 1); // rank 1 publishes its clear; rank 0's waits for its next step
+    for (int rank = 0; rank < 2; rank++) {
+      rig.awaitCaughtUp(pod, rank, WAIT);
+    }
+    rig.awaitEqual(pod, 1, fleet.everHeld(), WAIT);
+    Set<Long> rank0 = new HashSet<>(fleet.everHeld());
+    rank0.removeAll(pod.cachedBlocks(1, "GPU"));
+    assertThat(rig.held("pod-0", 0, rank0)).as("rank 0 untouched by rank 1's clear").isNotEmpty();
+  }
+
+  @Test
   void publisherConnectingOut_isReceivedOnBoundSocket() throws Exception {
     int port;
     try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {

@@ -3,6 +3,7 @@ package io.kvindex.ingester;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.simulator.SimulatedPod;
@@ -119,18 +120,23 @@ final class Rig implements AutoCloseable {
 
   /** Waits until some ingester has applied every batch the pod's rank 0 published. */
   void awaitCaughtUp(SimulatedPod pod, Duration timeout) {
-    long last = pod.nextSequence(0) - 1;
-    Await.until(
-        timeout,
-        () -> pod.name() + " applied through " + last + ", got " + applied(pod),
-        () -> applied(pod) >= last);
+    awaitCaughtUp(pod, 0, timeout);
   }
 
-  private long applied(SimulatedPod pod) {
+  /** Waits until some ingester has applied every batch the rank published. */
+  void awaitCaughtUp(SimulatedPod pod, int rank, Duration timeout) {
+    long last = pod.nextSequence(rank) - 1;
+    Await.until(
+        timeout,
+        () -> pod.name() + "/dp" + rank + " applied through " + last + ", got " + applied(pod, rank),
+        () -> applied(pod, rank) >= last);
+  }
+
+  private long applied(SimulatedPod pod, int rank) {
     long best = -1;
     for (Ingester i : ingesters) {
       for (StreamWorker w : i.workers().values()) {
-        if (w.id().pod().equals(pod.name())) {
+        if (w.id().pod().equals(pod.name()) && w.id().dpRank() == rank) {
           best = Math.max(best, w.applied());
         }
       }
@@ -140,15 +146,23 @@ final class Rig implements AutoCloseable {
 
   /** Waits until the index holds exactly the pod's GPU blocks among every hash ever held. */
   void awaitEqual(SimulatedPod pod, Set<Long> everHeld, Duration timeout) {
-    Await.until(timeout, () -> pod.name() + ": " + diff(pod, everHeld), () -> diff(pod, everHeld).isEmpty());
+    awaitEqual(pod, 0, everHeld, timeout);
   }
 
-  /** The hashes on which the index and the pod's ground truth disagree (engine keys). */
-  String diff(SimulatedPod pod, Set<Long> everHeld) {
-    Set<Long> truth = new HashSet<>(pod.cachedBlocks(0, "GPU"));
+  /** Waits until the index holds exactly the rank's GPU blocks among every hash ever held. */
+  void awaitEqual(SimulatedPod pod, int rank, Set<Long> everHeld, Duration timeout) {
+    Await.until(
+        timeout,
+        () -> pod.name() + "/dp" + rank + ": " + diff(pod, rank, everHeld),
+        () -> diff(pod, rank, everHeld).isEmpty());
+  }
+
+  /** The hashes on which the index and the rank's ground truth disagree (engine keys). */
+  String diff(SimulatedPod pod, int rank, Set<Long> everHeld) {
+    Set<Long> truth = new HashSet<>(pod.cachedBlocks(rank, "GPU"));
     Set<Long> universe = new HashSet<>(everHeld);
     universe.addAll(truth);
-    Set<Long> indexed = held(pod.name(), universe);
+    Set<Long> indexed = held(pod.name(), rank, universe);
     Set<Long> missing = new TreeSet<>(truth);
     missing.removeAll(indexed);
     Set<Long> extra = new TreeSet<>(indexed);
@@ -159,11 +173,16 @@ final class Rig implements AutoCloseable {
     return "missing " + missing.size() + " of " + truth.size() + ", extra " + extra.size();
   }
 
-  /** Which of these engine hashes the index lists for the pod. */
+  /** Which of these engine hashes the index lists for the pod (any rank). */
   Set<Long> held(String pod, Set<Long> hashes) {
+    return held(pod, -1, hashes);
+  }
+
+  /** Which of these engine hashes the index lists for a rank of the pod (-1: any rank). */
+  Set<Long> held(String pod, int rank, Set<Long> hashes) {
     Set<Long> out = new HashSet<>();
     for (long h : hashes) {
-      if (depth(engineIndex, KeyMode.ENGINE, pod, List.of(h)) > 0) {
+      if (depth(engineIndex, KeyMode.ENGINE, pod, rank, List.of(h)) > 0) {
         out.add(h);
       }
     }
@@ -172,10 +191,18 @@ final class Rig implements AutoCloseable {
 
   /** A pod's matched depth for a chain of keys; retries the lookup while it is incomplete. */
   static int depth(PrefixIndex index, KeyMode mode, String pod, List<Long> keys) {
+    return depth(index, mode, pod, -1, keys);
+  }
+
+  static int depth(PrefixIndex index, KeyMode mode, String pod, int rank, List<Long> keys) {
     for (int attempt = 0; attempt < 20; attempt++) {
       LookupResult r = index.lookup(LookupRequest.of(Fleet.MODEL, mode, keys, List.of(pod)));
       if (r.complete()) {
-        return r.pods().containsKey(pod) ? r.pods().get(pod).depth() : 0;
+        PodMatch m = r.pods().get(pod);
+        if (m == null) {
+          return 0;
+        }
+        return rank < 0 ? m.depth() : m.rankDepths().getOrDefault(rank, 0);
       }
     }
     throw new AssertionError("lookups stay incomplete: is Redis unavailable?");

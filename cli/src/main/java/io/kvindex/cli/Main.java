@@ -34,6 +34,7 @@ import picocli.CommandLine.Spec;
     subcommands = {
       HelpCommand.class,
       HashCommand.class,
+      DecodeCommand.class,
     })
 public final class Main implements Callable<Integer> {
 

@@ -44,6 +44,34 @@ final class EvalShaScriptRunner implements ScriptRunner {
   }
 
   @Override
+  public CompletionStage<RedisOutcome<Void>> preload(LuaScript... scripts) {
+    Args.notNull(scripts, "scripts");
+    for (LuaScript script : scripts) {
+      Args.notNull(script, "script");
+    }
+    return calls.call("script_load", () -> loadAll(scripts));
+  }
+
+  private CompletionStage<Void> loadAll(LuaScript[] scripts) {
+    CompletableFuture<?>[] loads = new CompletableFuture<?>[scripts.length];
+    for (int i = 0; i < scripts.length; i++) {
+      LuaScript script = scripts[i];
+      loads[i] =
+          send(() -> commands.scriptLoad(script.source()))
+              .thenAccept(sha -> checkDigest(script, sha))
+              .toCompletableFuture();
+    }
+    return CompletableFuture.allOf(loads);
+  }
+
+  private static void checkDigest(LuaScript script, String sha) {
+    if (!script.sha1().equals(sha)) {
+      throw new IllegalStateException(
+          "Redis digests script '" + script.name() + "' as " + sha + ", we as " + script.sha1());
+    }
+  }
+
+  @Override
   public RedisCalls calls() {
     return calls;
   }

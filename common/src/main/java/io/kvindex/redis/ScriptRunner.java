@@ -35,6 +35,13 @@ public interface ScriptRunner {
   <T> CompletionStage<T> attempt(
       LuaScript script, ScriptOutputType type, byte[][] keys, byte[]... args);
 
+  /**
+   * Loads scripts into the script cache (SCRIPT LOAD; on a cluster, into every node) so the first
+   * calls need no EVAL. Optional: {@link #run} reloads on NOSCRIPT anyway, since restarted and new
+   * nodes start empty. Retried and swallowed like any call (operation {@code script_load}).
+   */
+  CompletionStage<RedisOutcome<Void>> preload(LuaScript... scripts);
+
   /** The calls the runner retries with. */
   RedisCalls calls();
 

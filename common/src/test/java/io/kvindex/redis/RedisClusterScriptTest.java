@@ -85,6 +85,22 @@ class RedisClusterScriptTest {
   }
 
   @Test
+  void preload_loadsIntoEveryNode(RedisCluster redis) throws Exception {
+    ScriptRunner runner = connect(redis, RetryPolicy.defaults());
+    LuaScript decr =
+        LuaScript.of("cluster_decr", "-- preload test\nreturn redis.call('DECR', KEYS[1])");
+
+    assertThat(await(runner.preload(decr)).isDone()).isTrue();
+
+    for (int group = 0; group < 16; group++) {
+      byte[][] key = keys("kvindex:test:{p" + group + "}:counter");
+      assertThat(await(runner.<Long>run(decr, ScriptOutputType.INTEGER, key)).orElseThrow())
+          .isEqualTo(-1L);
+    }
+    assertThat(count(RedisMetrics.RELOADS, "script", "cluster_decr")).isZero();
+  }
+
+  @Test
   void run_keysInTwoSlotsIsCrossSlot(RedisCluster redis) throws Exception {
     ScriptRunner runner = connect(redis, RetryPolicy.defaults());
     LuaScript two = LuaScript.of("two_keys", "return redis.call('MGET', KEYS[1], KEYS[2])");

@@ -130,6 +130,17 @@ class RedisFaultTest {
   }
 
   @Test
+  void preload_avoidsReloads(@Fresh RedisStandalone redis) throws Exception {
+    ScriptRunner runner = connect(redis).scripts(RetryPolicy.defaults());
+
+    assertThat(await(runner.preload(INCR, SET_GET)).isDone()).isTrue();
+
+    assertThat(await(runner.<Long>run(INCR, ScriptOutputType.INTEGER, KEY)).orElseThrow())
+        .isEqualTo(1L);
+    assertThat(count(RedisMetrics.RELOADS, "script", "incr")).isZero();
+  }
+
+  @Test
   void run_binaryKeysAndArgs(RedisStandalone redis) throws Exception {
     ScriptRunner runner = connect(redis).scripts(RetryPolicy.defaults());
     byte[] key = {'k', 0, (byte) 0xff, (byte) 0x80, '{', '}'};

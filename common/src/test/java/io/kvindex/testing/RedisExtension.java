@@ -1,13 +1,21 @@
 package io.kvindex.testing;
 
+import java.lang.annotation.Annotation;
+import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
+import org.junit.platform.commons.support.AnnotationSupport;
+import org.junit.platform.commons.support.HierarchyTraversalMode;
 
 /**
  * Gives tests real Redis servers as parameters of type {@link RedisStandalone} or {@link
@@ -29,6 +37,10 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * Testcontainers {@code redis:7.0} for standalone when a Docker engine answers. With none, tests
  * are skipped, or fail when {@code CI=true} or {@code KVINDEX_TEST_REDIS_REQUIRED=true}.
  *
+ * <p>A {@link RedisTopology} parameter is a cluster in a test tagged {@code cluster} and a
+ * standalone server otherwise, so one abstract test class can run against both through two
+ * subclasses, one with {@link UsesRedis} and one with {@link UsesRedisCluster}.
+ *
  * <p>One standalone server and one cluster (3 primaries, 1 replica each) are shared by the whole
  * test run; each test that receives one gets it flushed ({@code FLUSHALL}) once, before its first
  * use. A parameter marked {@link Fresh} gets a private instance, ended after the test. A {@link
@@ -49,12 +61,14 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
     Class<?> type = parameter.getParameter().getType();
-    return type == RedisStandalone.class || type == RedisCluster.class;
+    return type == RedisStandalone.class
+        || type == RedisCluster.class
+        || type == RedisTopology.class;
   }
 
   @Override
   public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-    boolean cluster = parameter.getParameter().getType() == RedisCluster.class;
+    boolean cluster = wantsCluster(parameter.getParameter().getType(), context);
     if (cluster && !context.getTags().contains(CLUSTER_TAG)) {
       throw new ParameterResolutionException(
           "a RedisCluster parameter needs the \"cluster\" tag: annotate "
@@ -65,12 +79,22 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
       throw new ParameterResolutionException(Servers.missing(cluster));
     }
     Optional<Fresh> fresh = parameter.findAnnotation(Fresh.class);
+    if (fresh.isPresent() && Servers.source(cluster) == Servers.Source.EXTERNAL) {
+      throw new ParameterResolutionException(
+          "@Fresh needs servers this run starts, but the environment names external ones");
+    }
     try {
       return fresh.isPresent() ? fresh(cluster, fresh.get(), context) : shared(cluster, context);
     } catch (RuntimeException e) {
       throw new ParameterResolutionException(
           "cannot provide a Redis " + (cluster ? "Cluster" : "server") + ": " + e.getMessage(), e);
     }
+  }
+
+  /** A {@link RedisTopology} parameter means a cluster in a test tagged cluster. */
+  private static boolean wantsCluster(Class<?> type, ExtensionContext context) {
+    return type == RedisCluster.class
+        || (type == RedisTopology.class && context.getTags().contains(CLUSTER_TAG));
   }
 
   private static RedisTopology shared(boolean cluster, ExtensionContext context) {
@@ -105,14 +129,17 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
   /** Skips a test whose parameters cannot be served here (see the class comment). */
   @Override
   public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-    Parameter[] parameters =
-        context.getTestMethod().map(m -> m.getParameters()).orElse(new Parameter[0]);
-    for (Parameter parameter : parameters) {
+    if (context.getTestMethod().isEmpty()) {
+      return ConditionEvaluationResult.enabled("not a test method");
+    }
+    for (Parameter parameter : parameters(context)) {
       Class<?> type = parameter.getType();
-      if (type != RedisStandalone.class && type != RedisCluster.class) {
+      if (type != RedisStandalone.class
+          && type != RedisCluster.class
+          && type != RedisTopology.class) {
         continue;
       }
-      boolean cluster = type == RedisCluster.class;
+      boolean cluster = wantsCluster(type, context);
       Servers.Source source = Servers.source(cluster);
       if (source == Servers.Source.NONE && !Servers.required()) {
         return ConditionEvaluationResult.disabled(Servers.missing(cluster));
@@ -125,5 +152,20 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
       }
     }
     return ConditionEvaluationResult.enabled("Redis available");
+  }
+
+  /** The parameters of the test method and of its class's before-each and before-all methods. */
+  private static List<Parameter> parameters(ExtensionContext context) {
+    List<Parameter> parameters = new ArrayList<>();
+    parameters.addAll(List.of(context.getRequiredTestMethod().getParameters()));
+    Class<?> testClass = context.getRequiredTestClass();
+    for (Class<? extends Annotation> lifecycle : List.of(BeforeEach.class, BeforeAll.class)) {
+      for (Method method :
+          AnnotationSupport.findAnnotatedMethods(
+              testClass, lifecycle, HierarchyTraversalMode.TOP_DOWN)) {
+        parameters.addAll(List.of(method.getParameters()));
+      }
+    }
+    return parameters;
   }
 }

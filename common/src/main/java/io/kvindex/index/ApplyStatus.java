@@ -1,0 +1,18 @@
+package io.kvindex.index;
+
+/** What became of a batch handed to {@link PrefixIndex#apply}. */
+public enum ApplyStatus {
+  /** The batch was the stream's next one and is applied; the watermark is its sequence number. */
+  APPLIED,
+  /** The sequence number is at or below the watermark: already applied, nothing changed. */
+  DUPLICATE,
+  /** The sequence number skips past watermark + 1: nothing changed; replay from the watermark. */
+  GAP,
+  /** The fencing token is not the stream's current lease token: nothing changed; stop writing. */
+  FENCED,
+  /**
+   * Redis kept failing with temporary errors until the retry budget ran out: the batch may or may
+   * not have been applied. The next batch will tell (DUPLICATE or GAP); replay heals either way.
+   */
+  SWALLOWED
+}

@@ -1,0 +1,157 @@
+package io.kvindex.index;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * Key names and hash fields of one index. Every key is {@code kvindex:v1:{<index>/<group>}:<name>}
+ * with the index name percent-encoded, so all keys of a group share one hash slot. External names
+ * only ever appear length-prefixed inside hash fields, or as a digest in per-stream key names.
+ * Immutable and thread-safe.
+ */
+final class KeySchema {
+  /** Bytes in a block field: model scope (8), cache group (2), block key (8). */
+  static final int BLOCK_FIELD_BYTES = 18;
+
+  private static final HexFormat HEX = HexFormat.of();
+
+  private final String encodedIndex;
+  private final int groups;
+
+  KeySchema(String indexName, int groups) {
+    this.encodedIndex = encode(indexName);
+    this.groups = groups;
+  }
+
+  int groups() {
+    return groups;
+  }
+
+  /** Keeps {@code [A-Za-z0-9._-]}; every other UTF-8 byte becomes {@code %XX}. */
+  static String encode(String name) {
+    StringBuilder out = new StringBuilder(name.length());
+    for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+      int c = b & 0xff;
+      if ((c >= 'A' && c <= 'Z')
+          || (c >= 'a' && c <= 'z')
+          || (c >= '0' && c <= '9')
+          || c == '.'
+          || c == '_'
+          || c == '-') {
+        out.append((char) c);
+      } else {
+        out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)));
+        out.append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+      }
+    }
+    return out.toString();
+  }
+
+  /** The group of a pod: SHA-256 of its field, first 4 bytes unsigned, modulo the group count. */
+  int groupOf(String model, String pod) {
+    byte[] digest = sha256(podField(model, pod));
+    long value = ByteBuffer.wrap(digest, 0, 4).getInt() & 0xFFFFFFFFL;
+    return (int) (value % groups);
+  }
+
+  byte[] key(int group, String name) {
+    return ("kvindex:v1:{" + encodedIndex + "/" + group + "}:" + name)
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  byte[] meta(int group) {
+    return key(group, "meta");
+  }
+
+  byte[] streams(int group) {
+    return key(group, "streams");
+  }
+
+  byte[] pods(int group) {
+    return key(group, "pods");
+  }
+
+  byte[] blocks(int group) {
+    return key(group, "blocks");
+  }
+
+  byte[] free(int group) {
+    return key(group, "free");
+  }
+
+  byte[] dead(int group) {
+    return key(group, "dead");
+  }
+
+  byte[] lease(StreamId stream) {
+    return key(groupOf(stream.model(), stream.pod()), "lease:" + streamDigest(stream));
+  }
+
+  byte[] tokenMap(StreamId stream) {
+    return key(groupOf(stream.model(), stream.pod()), "tmap:" + streamDigest(stream));
+  }
+
+  /** Hex of the first 16 bytes of SHA-256 of the stream field. */
+  static String streamDigest(StreamId stream) {
+    byte[] digest = sha256(streamField(stream));
+    return HEX.formatHex(digest, 0, 16);
+  }
+
+  /** {@code u32 len | model | u32 len | pod} in UTF-8. */
+  static byte[] podField(String model, String pod) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    lengthPrefixed(out, model);
+    lengthPrefixed(out, pod);
+    return out.toByteArray();
+  }
+
+  /** The pod field followed by the rank as 4 bytes. */
+  static byte[] streamField(StreamId stream) {
+    byte[] pod = podField(stream.model(), stream.pod());
+    return ByteBuffer.allocate(pod.length + 4).put(pod).putInt(stream.dpRank()).array();
+  }
+
+  /** The rank as 2 bytes, as it appears in a pod record. */
+  static byte[] rank(int dpRank) {
+    return new byte[] {(byte) (dpRank >>> 8), (byte) dpRank};
+  }
+
+  /** 8 bytes: the first 8 of SHA-256 over a domain, the key mode and the model. */
+  static byte[] scope(KeyMode mode, String model) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.writeBytes("kvindex/scope/v1".getBytes(StandardCharsets.US_ASCII));
+    out.write(mode.ordinal());
+    lengthPrefixed(out, model);
+    byte[] digest = sha256(out.toByteArray());
+    byte[] scope = new byte[8];
+    System.arraycopy(digest, 0, scope, 0, 8);
+    return scope;
+  }
+
+  /** The 10-byte prefix of a block field: scope then cache group. */
+  static byte[] fieldPrefix(byte[] scope, int cacheGroup) {
+    return ByteBuffer.allocate(10).put(scope).putShort((short) cacheGroup).array();
+  }
+
+  static byte[] blockField(byte[] prefix, long blockKey) {
+    return ByteBuffer.allocate(BLOCK_FIELD_BYTES).put(prefix).putLong(blockKey).array();
+  }
+
+  private static void lengthPrefixed(ByteArrayOutputStream out, String value) {
+    byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+    out.writeBytes(ByteBuffer.allocate(4).putInt(utf8.length).array());
+    out.writeBytes(utf8);
+  }
+
+  static byte[] sha256(byte[] input) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(input);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java runtime must provide SHA-256", e);
+    }
+  }
+}

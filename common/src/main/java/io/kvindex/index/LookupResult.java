@@ -1,0 +1,35 @@
+package io.kvindex.index;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The answer to a {@link LookupRequest}. Immutable and thread-safe.
+ *
+ * @param pods every candidate pod whose index group answered, in request order ({@link
+ *     PodMatch#none} for pods holding nothing, unknown, or no longer live)
+ * @param complete false when Redis kept failing with temporary errors for some index group: its
+ *     candidates are missing from {@code pods} (route them as "no information")
+ */
+public record LookupResult(Map<String, PodMatch> pods, boolean complete) {
+
+  public LookupResult {
+    pods = Collections.unmodifiableMap(new LinkedHashMap<>(Names.notNull(pods, "pods")));
+  }
+
+  /** The pod with the greatest depth (ties: the higher score, then request order), if any. */
+  public Optional<PodMatch> best() {
+    PodMatch best = null;
+    for (PodMatch m : pods.values()) {
+      if (m.depth() > 0
+          && (best == null
+              || m.depth() > best.depth()
+              || (m.depth() == best.depth() && m.score() > best.score()))) {
+        best = m;
+      }
+    }
+    return Optional.ofNullable(best);
+  }
+}

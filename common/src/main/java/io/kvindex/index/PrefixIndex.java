@@ -1,0 +1,118 @@
+package io.kvindex.index;
+
+import io.kvindex.event.KvEventBatch;
+import java.time.Duration;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The shared index of which pod holds which KV-cache blocks: written per stream by the ingester
+ * (ordered, fenced, atomic batches), read per prompt by routers (one round trip per index group).
+ *
+ * <p>Semantics every implementation shares:
+ *
+ * <ul>
+ *   <li>A stream's batches apply in sequence order: the first batch (or the first after a purge
+ *       that reset the watermark) may have any sequence number; then only watermark + 1 applies.
+ *   <li>Writes need the stream's current lease token (see {@link #acquireLease}).
+ *   <li>A purge, and an {@code AllBlocksCleared} event, make all the stream's entries invisible at
+ *       once; later events of the same batch start from an empty cache.
+ *   <li>A pod is live until its liveness deadline (refreshed by every applied batch and by {@link
+ *       #heartbeat}); entries of pods that are not live are invisible.
+ *   <li>Temporary Redis errors are retried, then reported as SWALLOWED / incomplete, never thrown;
+ *       real errors throw {@link io.kvindex.redis.RedisRealException} (or a subclass).
+ * </ul>
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface PrefixIndex extends AutoCloseable {
+
+  /** A builder for a Redis-backed index (or, for tests, the in-memory model). */
+  static PrefixIndexBuilder builder() {
+    return new PrefixIndexBuilder();
+  }
+
+  /**
+   * Applies one batch of a stream's events, atomically.
+   *
+   * @param seq the batch's sequence number, 0 to 2^53
+   * @param fencingToken the stream's lease token from {@link #acquireLease}
+   */
+  default ApplyResult apply(StreamId stream, long seq, long fencingToken, KvEventBatch batch) {
+    return Await.of(applyAsync(stream, seq, fencingToken, batch));
+  }
+
+  /** {@link #apply} without blocking; never completes on the caller's thread necessarily. */
+  CompletableFuture<ApplyResult> applyAsync(
+      StreamId stream, long seq, long fencingToken, KvEventBatch batch);
+
+  /**
+   * Makes every entry of the stream invisible at once (O(1)); the entries are removed later by
+   * {@link #collectGarbage}. Also forgets the stream's engine-to-token key map.
+   */
+  default PurgeStatus purge(StreamId stream, long fencingToken, PurgeMode mode) {
+    return Await.of(purgeAsync(stream, fencingToken, mode));
+  }
+
+  /** {@link #purge} without blocking. */
+  CompletableFuture<PurgeStatus> purgeAsync(StreamId stream, long fencingToken, PurgeMode mode);
+
+  /** How much of the prompt each candidate pod holds. */
+  default LookupResult lookup(LookupRequest request) {
+    return Await.of(lookupAsync(request));
+  }
+
+  /** {@link #lookup} without blocking: one script per index group, all in flight at once. */
+  CompletableFuture<LookupResult> lookupAsync(LookupRequest request);
+
+  /**
+   * Takes the stream's lease if it is free or already {@code owner}'s (then its expiry is moved to
+   * now + ttl and the same token returned).
+   *
+   * @param owner a name unique to this process incarnation (a restarted process must not reuse it)
+   * @return the fencing token, or empty if another owner holds the lease or Redis was unavailable
+   */
+  OptionalLong acquireLease(StreamId stream, String owner, Duration ttl);
+
+  /**
+   * Moves the lease's expiry to now + ttl if {@code owner} still holds it with {@code token}.
+   *
+   * @return false if the lease is lost (or Redis was unavailable: treat it as lost)
+   */
+  boolean renewLease(StreamId stream, String owner, long token, Duration ttl);
+
+  /** Gives the lease up if {@code owner} holds it with {@code token}; true if it did. */
+  boolean releaseLease(StreamId stream, String owner, long token);
+
+  /**
+   * Keeps an idle pod live until now + ttl (applied batches refresh it with the configured pod
+   * TTL). True if done, false if Redis was unavailable.
+   */
+  boolean heartbeat(String model, String pod, Duration ttl);
+
+  /**
+   * The stream's last applied sequence number, for replay after a takeover; empty if it has none.
+   *
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  OptionalLong watermark(StreamId stream);
+
+  /**
+   * One bounded garbage-collection step in an index group (one script call that examines about
+   * {@code budget} block fields). Call it in a loop until {@link GcResult#done()}.
+   */
+  GcResult collectGarbage(int group, int budget);
+
+  /** Runs {@link #collectGarbage} with the configured budget on every group until all are done. */
+  void collectAllGarbage();
+
+  /** The index group a pod's streams live in. */
+  int groupOf(String model, String pod);
+
+  /** How many index groups the index has. */
+  int groups();
+
+  /** Releases what the index owns (not a connection it was given). */
+  @Override
+  void close();
+}

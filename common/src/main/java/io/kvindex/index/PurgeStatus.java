@@ -1,0 +1,11 @@
+package io.kvindex.index;
+
+/** What became of a {@link PrefixIndex#purge}. */
+public enum PurgeStatus {
+  /** Every entry of the stream is invisible to lookups that start from now on. */
+  PURGED,
+  /** The fencing token is not the stream's current lease token: nothing changed. */
+  FENCED,
+  /** Temporary errors until the retry budget ran out: unknown whether it happened; retry it. */
+  SWALLOWED
+}

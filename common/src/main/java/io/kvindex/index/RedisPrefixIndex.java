@@ -1,0 +1,416 @@
+package io.kvindex.index;
+
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.redis.LuaScript;
+import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.ScriptRunner;
+import io.lettuce.core.ScriptOutputType;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+/*
+ * Implementation notes.
+ *
+ * Key layout. Every key is kvindex:v1:{<index>/<group>}:<name>, <index> percent-encoded, so the
+ * hash tag is the index and group and every script touches exactly one slot (all keys in KEYS);
+ * the scripts run unchanged on Redis Cluster. A pod (model, pod) belongs to group
+ * SHA-256(podField)[0..4) mod groups; all its ranks' streams live in that group. Per group:
+ *   meta     HASH  groups (fixed at creation), next (last slot handed out), pass (GC passes
+ *                  started), cursor (HSCAN cursor of the pass in progress), fence (lease tokens)
+ *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
+ *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
+ *   blocks   HASH  scope(8) cacheGroup(2) blockKey(8) -> entries of 2 bytes:
+ *                  slot (12 bits) | tiers (4 bits: GPU 1, CPU 2, STORAGE 4, OTHER 8)
+ *   free     LIST  slots ready for reuse
+ *   dead     HASH  retired slot -> the GC pass number at its death
+ *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
+ *   tmap:<d>  HASH  cacheGroup(2) engineHash(8) -> tokenKey(8) (token key mode only)
+ * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
+ * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.
+ *
+ * Holders. Each stream that holds blocks owns a slot (1..4095) of its group; block entries name
+ * slots, and the pod record maps the pod's live slots to ranks. A purge (or AllBlocksCleared)
+ * removes the slot from the pod record and marks it dead: O(1), atomic, and no lookup can see the
+ * old entries again because lookups only match slots listed in candidates' pod records. A slot is
+ * reused only after a GC pass that started after its death has completed, so every old entry is
+ * gone by then. GC is incremental: each call HSCANs about gcBudget fields and strips dead entries;
+ * no script ever iterates a pod's whole content.
+ *
+ * Writes. apply.lua checks the lease token (FENCED), then the watermark (DUPLICATE / GAP change
+ * nothing), checks slot capacity before its first write (a failing script keeps its writes), then
+ * applies the events in order and stores the watermark and the pod's liveness deadline (Redis
+ * TIME) in the same atomic call. Every script is idempotent for a retried duplicate: a batch that
+ * ran but whose reply was lost comes back DUPLICATE.
+ *
+ * Reads. lookup.lua reads the candidates' pod records (skipping expired ones), then HMGETs the
+ * block fields in chunks of 8, 16, 32, ... and stops at the first field absent or held by no live
+ * candidate slot; it returns raw values and Java computes depths, tier depths and scores. Groups
+ * are looked up in parallel and merged. Lookups use the router retry profile and report an
+ * incomplete result rather than fail.
+ */
+final class RedisPrefixIndex implements PrefixIndex {
+  private static final LuaScript APPLY = script("apply");
+  private static final LuaScript PURGE = script("purge");
+  private static final LuaScript LOOKUP = script("lookup");
+  private static final LuaScript GC = script("gc");
+  private static final LuaScript LEASE = script("lease");
+  private static final LuaScript HEARTBEAT = script("heartbeat");
+  private static final LuaScript READ = script("read");
+  private static final LuaScript INIT = script("init");
+  private static final long MAX_SEQ = 1L << 53;
+
+  private final IndexConfig config;
+  private final KeySchema keys;
+  private final ScriptRunner writes;
+  private final ScriptRunner reads;
+
+  private RedisPrefixIndex(IndexConfig config, ScriptRunner writes, ScriptRunner reads) {
+    this.config = config;
+    this.keys = new KeySchema(config.indexName(), config.groups());
+    this.writes = writes;
+    this.reads = reads;
+  }
+
+  static RedisPrefixIndex open(IndexConfig config, ScriptRunner writes, ScriptRunner reads) {
+    RedisPrefixIndex index = new RedisPrefixIndex(config, writes, reads);
+    index.checkGroups();
+    return index;
+  }
+
+  private void checkGroups() {
+    byte[] count = ascii(config.groups());
+    for (int g = 0; g < config.groups(); g++) {
+      byte[] stored =
+          Await.of(
+                  writes
+                      .<byte[]>run(INIT, ScriptOutputType.VALUE, new byte[][] {keys.meta(g)}, count)
+                      .toCompletableFuture())
+              .orElseThrow();
+      int storedGroups = Integer.parseInt(new String(stored, StandardCharsets.US_ASCII));
+      if (storedGroups != config.groups()) {
+        throw new IllegalStateException(
+            "index '"
+                + config.indexName()
+                + "' was created with "
+                + storedGroups
+                + " groups but this configuration says "
+                + config.groups()
+                + "; configure groups="
+                + storedGroups
+                + " or use another index name");
+      }
+    }
+  }
+
+  @Override
+  public CompletableFuture<ApplyResult> applyAsync(
+      StreamId stream, long seq, long fencingToken, KvEventBatch batch) {
+    Names.notNull(stream, "stream");
+    Names.notNull(batch, "batch");
+    if (seq < 0 || seq > MAX_SEQ) {
+      throw new IllegalArgumentException("seq must be in [0, 2^53], got " + seq);
+    }
+    KeyMode mode = config.keyMode(stream.model());
+    EventPacker.Packed packed = EventPacker.pack(mode, stream.model(), batch.events());
+    int g = group(stream);
+    List<byte[]> args = new ArrayList<>(7 + packed.events().size());
+    args.add(KeySchema.streamField(stream));
+    args.add(KeySchema.podField(stream.model(), stream.pod()));
+    args.add(KeySchema.rank(stream.dpRank()));
+    args.add(ascii(seq));
+    args.add(ascii(fencingToken));
+    args.add(ascii(config.podTtl().toMillis()));
+    args.add(KeySchema.scope(mode, stream.model()));
+    args.addAll(packed.events());
+    byte[][] k = {
+      keys.meta(g),
+      keys.streams(g),
+      keys.pods(g),
+      keys.blocks(g),
+      keys.free(g),
+      keys.dead(g),
+      keys.lease(stream),
+      keys.tokenMap(stream)
+    };
+    return writes
+        .<List<Object>>run(APPLY, ScriptOutputType.MULTI, k, args.toArray(byte[][]::new))
+        .thenApply(outcome -> applyResult(outcome, packed.dropped()))
+        .toCompletableFuture();
+  }
+
+  private static ApplyResult applyResult(RedisOutcome<List<Object>> outcome, int packDropped) {
+    if (!outcome.isDone()) {
+      return ApplyResult.of(ApplyStatus.SWALLOWED, -1);
+    }
+    List<Object> reply = outcome.orElseThrow();
+    ApplyStatus status = ApplyStatus.valueOf(text(reply.get(0)));
+    long wm = (Long) reply.get(1);
+    if (status != ApplyStatus.APPLIED) {
+      return ApplyResult.of(status, wm);
+    }
+    return new ApplyResult(
+        status,
+        wm,
+        ((Long) reply.get(2)).intValue(),
+        ((Long) reply.get(3)).intValue(),
+        ((Long) reply.get(4)).intValue() + packDropped);
+  }
+
+  @Override
+  public CompletableFuture<PurgeStatus> purgeAsync(
+      StreamId stream, long fencingToken, PurgeMode mode) {
+    Names.notNull(stream, "stream");
+    Names.notNull(mode, "mode");
+    int g = group(stream);
+    byte[][] k = {
+      keys.meta(g),
+      keys.streams(g),
+      keys.pods(g),
+      keys.dead(g),
+      keys.lease(stream),
+      keys.tokenMap(stream)
+    };
+    return writes
+        .<byte[]>run(
+            PURGE,
+            ScriptOutputType.VALUE,
+            k,
+            KeySchema.streamField(stream),
+            KeySchema.podField(stream.model(), stream.pod()),
+            KeySchema.rank(stream.dpRank()),
+            ascii(fencingToken),
+            ascii(mode == PurgeMode.RESET_WATERMARK ? 1 : 0))
+        .thenApply(
+            outcome ->
+                outcome.isDone()
+                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
+                    : PurgeStatus.SWALLOWED)
+        .toCompletableFuture();
+  }
+
+  @Override
+  public CompletableFuture<LookupResult> lookupAsync(LookupRequest request) {
+    Names.notNull(request, "request");
+    Map<Integer, List<String>> byGroup = new TreeMap<>();
+    for (String pod : request.candidatePods()) {
+      byGroup.computeIfAbsent(keys.groupOf(request.model(), pod), x -> new ArrayList<>()).add(pod);
+    }
+    if (request.blockKeys().isEmpty() || byGroup.isEmpty()) {
+      return CompletableFuture.completedFuture(merge(request, List.of()));
+    }
+    byte[] prefix =
+        KeySchema.fieldPrefix(
+            KeySchema.scope(request.keyMode(), request.model()), request.cacheGroup());
+    List<byte[]> fields = new ArrayList<>(request.blockKeys().size());
+    for (long key : request.blockKeys()) {
+      fields.add(KeySchema.blockField(prefix, key));
+    }
+    List<CompletableFuture<Map<String, PodMatch>>> parts = new ArrayList<>();
+    byGroup.forEach((g, pods) -> parts.add(lookupGroup(request.model(), g, pods, fields)));
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+        .thenApply(x -> merge(request, parts.stream().map(CompletableFuture::join).toList()));
+  }
+
+  private CompletableFuture<Map<String, PodMatch>> lookupGroup(
+      String model, int g, List<String> pods, List<byte[]> fields) {
+    byte[][] args = new byte[1 + pods.size() + fields.size()][];
+    args[0] = ascii(pods.size());
+    for (int i = 0; i < pods.size(); i++) {
+      args[1 + i] = KeySchema.podField(model, pods.get(i));
+    }
+    for (int i = 0; i < fields.size(); i++) {
+      args[1 + pods.size() + i] = fields.get(i);
+    }
+    return reads
+        .<List<Object>>run(
+            LOOKUP, ScriptOutputType.MULTI, new byte[][] {keys.pods(g), keys.blocks(g)}, args)
+        .thenApply(
+            outcome ->
+                outcome.isDone() ? LookupDecoder.decode(pods, outcome.orElseThrow(), config) : null)
+        .toCompletableFuture();
+  }
+
+  private static LookupResult merge(LookupRequest request, List<Map<String, PodMatch>> parts) {
+    Map<String, PodMatch> all = new LinkedHashMap<>();
+    boolean complete = true;
+    for (Map<String, PodMatch> part : parts) {
+      if (part == null) {
+        complete = false;
+      } else {
+        all.putAll(part);
+      }
+    }
+    Map<String, PodMatch> ordered = new LinkedHashMap<>();
+    for (String pod : request.candidatePods()) {
+      PodMatch match = all.get(pod);
+      if (match != null) {
+        ordered.put(pod, match);
+      } else if (parts.isEmpty()) {
+        ordered.put(pod, PodMatch.none(pod));
+      }
+    }
+    return new LookupResult(ordered, complete);
+  }
+
+  @Override
+  public OptionalLong acquireLease(StreamId stream, String owner, Duration ttl) {
+    byte[] token = this.<byte[]>lease(stream, "acquire", owner, ttl, 0).orElse(null);
+    return token == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(text(token)));
+  }
+
+  @Override
+  public boolean renewLease(StreamId stream, String owner, long token, Duration ttl) {
+    return Long.valueOf(1).equals(this.<Long>lease(stream, "renew", owner, ttl, token).orElse(0L));
+  }
+
+  @Override
+  public boolean releaseLease(StreamId stream, String owner, long token) {
+    return Long.valueOf(1)
+        .equals(this.<Long>lease(stream, "release", owner, Duration.ofMillis(1), token).orElse(0L));
+  }
+
+  private <T> RedisOutcome<T> lease(
+      StreamId stream, String op, String owner, Duration ttl, long token) {
+    Names.notNull(stream, "stream");
+    Names.check(owner, "owner");
+    long ttlMs = ttl(ttl);
+    ScriptOutputType type =
+        op.equals("acquire") ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
+    byte[][] k = {keys.meta(group(stream)), keys.lease(stream)};
+    return Await.of(
+        writes
+            .<T>run(LEASE, type, k, utf8(op), utf8(owner), ascii(ttlMs), ascii(token))
+            .toCompletableFuture());
+  }
+
+  @Override
+  public boolean heartbeat(String model, String pod, Duration ttl) {
+    Names.check(model, "model");
+    Names.check(pod, "pod");
+    byte[][] k = {keys.pods(keys.groupOf(model, pod))};
+    RedisOutcome<Long> outcome =
+        Await.of(
+            writes
+                .<Long>run(
+                    HEARTBEAT,
+                    ScriptOutputType.INTEGER,
+                    k,
+                    KeySchema.podField(model, pod),
+                    ascii(ttl(ttl)))
+                .toCompletableFuture());
+    return outcome.isDone();
+  }
+
+  @Override
+  public OptionalLong watermark(StreamId stream) {
+    Names.notNull(stream, "stream");
+    byte[] rec =
+        Await.of(
+                writes
+                    .<byte[]>run(
+                        READ,
+                        ScriptOutputType.VALUE,
+                        new byte[][] {keys.streams(group(stream))},
+                        KeySchema.streamField(stream))
+                    .toCompletableFuture())
+            .orElseThrow();
+    if (rec == null) {
+      return OptionalLong.empty();
+    }
+    String value = text(rec);
+    String wm = value.substring(value.indexOf('|') + 1);
+    return wm.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(wm));
+  }
+
+  @Override
+  public GcResult collectGarbage(int group, int budget) {
+    RedisOutcome<List<Object>> outcome = Await.of(gcStep(group, budget));
+    if (!outcome.isDone()) {
+      return new GcResult(false, 0, 0, 0);
+    }
+    List<Object> r = outcome.orElseThrow();
+    return new GcResult(
+        (Long) r.get(0) == 1,
+        ((Long) r.get(1)).intValue(),
+        ((Long) r.get(2)).intValue(),
+        ((Long) r.get(3)).intValue());
+  }
+
+  private CompletableFuture<RedisOutcome<List<Object>>> gcStep(int group, int budget) {
+    if (group < 0 || group >= config.groups()) {
+      throw new IllegalArgumentException(
+          "group must be in [0, " + config.groups() + "), got " + group);
+    }
+    Names.atLeast(budget, 1, "budget");
+    byte[][] k = {keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group)};
+    return writes
+        .<List<Object>>run(GC, ScriptOutputType.MULTI, k, ascii(budget))
+        .toCompletableFuture();
+  }
+
+  @Override
+  public void collectAllGarbage() {
+    for (int g = 0; g < config.groups(); g++) {
+      while (true) {
+        List<Object> r = Await.of(gcStep(g, config.gcBudget())).orElseThrow();
+        if ((Long) r.get(0) == 1) {
+          break;
+        }
+      }
+    }
+  }
+
+  @Override
+  public int groupOf(String model, String pod) {
+    return keys.groupOf(Names.check(model, "model"), Names.check(pod, "pod"));
+  }
+
+  @Override
+  public int groups() {
+    return config.groups();
+  }
+
+  @Override
+  public void close() {
+    // Nothing of its own: the connector belongs to the caller.
+  }
+
+  private int group(StreamId stream) {
+    return keys.groupOf(stream.model(), stream.pod());
+  }
+
+  private static long ttl(Duration ttl) {
+    Names.notNull(ttl, "ttl");
+    if (ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl must be at least 1 ms, got " + ttl);
+    }
+    return ttl.toMillis();
+  }
+
+  private static LuaScript script(String name) {
+    return LuaScript.fromResource(name, RedisPrefixIndex.class, name + ".lua");
+  }
+
+  private static byte[] ascii(long value) {
+    return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private static byte[] ascii(String value) {
+    return value.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private static byte[] utf8(String value) {
+    return value.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static String text(Object bytes) {
+    return new String((byte[]) bytes, StandardCharsets.UTF_8);
+  }
+}

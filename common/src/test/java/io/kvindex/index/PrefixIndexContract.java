@@ -1,0 +1,350 @@
+package io.kvindex.index;
+
+import static io.kvindex.index.Events.batch;
+import static io.kvindex.index.Events.cleared;
+import static io.kvindex.index.Events.hashes;
+import static io.kvindex.index.Events.removed;
+import static io.kvindex.index.Events.stored;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.hash.TokenKeys;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The semantics every {@link PrefixIndex} shares, run against the in-memory model, a standalone
+ * Redis and a Redis Cluster. Subclasses open the index under test.
+ */
+abstract class PrefixIndexContract {
+  static final String MODEL = "m";
+  static final String TOKEN_MODEL = "tok";
+  static final String OWNER = "ingester-1";
+  static final Duration LONG = Duration.ofMinutes(5);
+
+  private final List<PrefixIndex> opened = new ArrayList<>();
+
+  /** A builder for the index under test (subclasses add the Redis connection). */
+  abstract PrefixIndexBuilder builder();
+
+  PrefixIndex open(PrefixIndexBuilder builder) {
+    PrefixIndex index =
+        builder.keyMode(TOKEN_MODEL, KeyMode.TOKEN).indexName(getClass().getSimpleName()).build();
+    opened.add(index);
+    return index;
+  }
+
+  PrefixIndex open() {
+    return open(builder().groups(3));
+  }
+
+  @AfterEach
+  void closeIndexes() {
+    opened.forEach(PrefixIndex::close);
+  }
+
+  static long lease(PrefixIndex index, StreamId stream) {
+    return index.acquireLease(stream, OWNER, LONG).orElseThrow();
+  }
+
+  static LookupResult lookup(PrefixIndex index, List<Long> keys, String... pods) {
+    return index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, keys, List.of(pods)));
+  }
+
+  @Test
+  void apply_watermarkCases() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    long t = lease(index, s);
+    assertThat(index.watermark(s)).isEmpty();
+    assertThat(index.apply(s, 7, t, batch()).status()).isEqualTo(ApplyStatus.APPLIED);
+    assertThat(index.apply(s, 8, t, batch()).status()).isEqualTo(ApplyStatus.APPLIED);
+    assertThat(index.apply(s, 8, t, batch(stored(hashes(1, 2), null, null))))
+        .isEqualTo(ApplyResult.of(ApplyStatus.DUPLICATE, 8));
+    assertThat(index.apply(s, 3, t, batch()).status()).isEqualTo(ApplyStatus.DUPLICATE);
+    assertThat(index.apply(s, 10, t, batch(stored(hashes(1, 2), null, null))))
+        .isEqualTo(ApplyResult.of(ApplyStatus.GAP, 8));
+    assertThat(lookup(index, hashes(1, 2), "p").pods().get("p").depth()).isZero();
+    assertThat(index.apply(s, 9, t, batch(stored(hashes(1, 2), null, null))))
+        .isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 9, 2, 0, 0));
+    assertThat(index.watermark(s)).hasValue(9);
+  }
+
+  @Test
+  void purge_resetWatermark_acceptsAnyNextSeq() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    long t = lease(index, s);
+    index.apply(s, 100, t, batch(stored(hashes(1, 3), null, null)));
+    assertThat(index.purge(s, t, PurgeMode.KEEP_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
+    assertThat(index.watermark(s)).hasValue(100);
+    assertThat(index.apply(s, 5, t, batch()).status()).isEqualTo(ApplyStatus.DUPLICATE);
+    assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
+    assertThat(index.watermark(s)).isEmpty();
+    assertThat(index.apply(s, 5, t, batch(stored(hashes(1, 1), null, null))).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(lookup(index, hashes(1, 3), "p").pods().get("p").depth()).isEqualTo(1);
+  }
+
+  @Test
+  void apply_staleToken_fenced() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    long t = lease(index, s);
+    assertThat(index.releaseLease(s, OWNER, t)).isTrue();
+    long t2 = index.acquireLease(s, "ingester-2", LONG).orElseThrow();
+    assertThat(t2).isNotEqualTo(t);
+    assertThat(index.apply(s, 1, t, batch(stored(hashes(1, 1), null, null))).status())
+        .isEqualTo(ApplyStatus.FENCED);
+    assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.FENCED);
+    assertThat(index.apply(s, 1, t2, batch(stored(hashes(1, 1), null, null))).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.FENCED);
+    assertThat(lookup(index, hashes(1, 1), "p").pods().get("p").depth()).isEqualTo(1);
+  }
+
+  @Test
+  void apply_withoutLease_fenced() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    assertThat(index.apply(s, 1, 1, batch()).status()).isEqualTo(ApplyStatus.FENCED);
+  }
+
+  @Test
+  void acquireLease_cases() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    long t = lease(index, s);
+    assertThat(index.acquireLease(s, OWNER, LONG)).hasValue(t);
+    assertThat(index.acquireLease(s, "other", LONG)).isEmpty();
+    assertThat(index.renewLease(s, OWNER, t, LONG)).isTrue();
+    assertThat(index.renewLease(s, OWNER, t + 1, LONG)).isFalse();
+    assertThat(index.renewLease(s, "other", t, LONG)).isFalse();
+    assertThat(index.releaseLease(s, "other", t)).isFalse();
+    assertThat(index.releaseLease(s, OWNER, t)).isTrue();
+    assertThat(index.renewLease(s, OWNER, t, LONG)).isFalse();
+    OptionalLong next = index.acquireLease(s, "other", LONG);
+    assertThat(next).isPresent();
+    assertThat(next.getAsLong()).isGreaterThan(t);
+  }
+
+  @Test
+  void lookup_tiers_depthsAndScore() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    long t = lease(index, s);
+    index.apply(
+        s,
+        1,
+        t,
+        batch(
+            stored(hashes(1, 2), null, null),
+            stored(hashes(3, 2), 2L, "cpu"),
+            stored(hashes(5, 1), 4L, "FS"),
+            stored(hashes(6, 1), 5L, "lmcache-remote"),
+            stored(hashes(3, 1), 2L, "GPU")));
+    PodMatch m = lookup(index, hashes(1, 8), "p", "q").pods().get("p");
+    assertThat(m.depth()).isEqualTo(6);
+    assertThat(m.gpuDepth()).isEqualTo(3);
+    assertThat(m.gpuCpuDepth()).isEqualTo(4);
+    assertThat(m.score()).isCloseTo(1 + 1 + 1 + 0.8 + 0.5 + 0.5, within());
+    assertThat(m.rankDepths()).isEqualTo(Map.of(0, 6));
+    index.apply(s, 2, t, batch(removed(hashes(3, 1), "GPU"), removed(hashes(2, 1), null)));
+    m = lookup(index, hashes(1, 8), "p").pods().get("p");
+    assertThat(m.depth()).isEqualTo(1);
+    assertThat(m.gpuDepth()).isEqualTo(1);
+  }
+
+  @Test
+  void lookup_ranks_podIsBestRank() {
+    PrefixIndex index = open();
+    StreamId r0 = new StreamId(MODEL, "p", 0);
+    StreamId r3 = new StreamId(MODEL, "p", 3);
+    index.apply(r0, 0, lease(index, r0), batch(stored(hashes(1, 2), null, null)));
+    index.apply(r3, 0, lease(index, r3), batch(stored(hashes(1, 5), null, "CPU")));
+    PodMatch m = lookup(index, hashes(1, 6), "p").pods().get("p");
+    assertThat(m.depth()).isEqualTo(5);
+    assertThat(m.gpuDepth()).isEqualTo(2);
+    assertThat(m.gpuCpuDepth()).isEqualTo(5);
+    assertThat(m.score()).isCloseTo(4.0, within());
+    assertThat(m.rankDepths()).isEqualTo(Map.of(0, 2, 3, 5));
+  }
+
+  @Test
+  void apply_allBlocksCleared_laterEventsStartFresh() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    long t = lease(index, s);
+    index.apply(s, 1, t, batch(stored(hashes(1, 4), null, null)));
+    index.apply(s, 2, t, batch(cleared(), stored(hashes(1, 2), null, null)));
+    assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isEqualTo(2);
+    index.apply(s, 3, t, batch(stored(hashes(10, 2), null, null), cleared()));
+    assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isZero();
+    assertThat(lookup(index, hashes(10, 2), "p").pods().get("p").depth()).isZero();
+  }
+
+  @Test
+  void lookup_otherModelOrCacheGroup_invisible() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    index.apply(s, 1, lease(index, s), batch(stored(hashes(1, 2), null, null)));
+    assertThat(
+            index
+                .lookup(new LookupRequest(MODEL, KeyMode.ENGINE, hashes(1, 2), Set.of("p"), 1))
+                .pods()
+                .get("p")
+                .depth())
+        .isZero();
+    assertThat(
+            index
+                .lookup(LookupRequest.of("m2", KeyMode.ENGINE, hashes(1, 2), List.of("p")))
+                .pods()
+                .get("p")
+                .depth())
+        .isZero();
+  }
+
+  @Test
+  void tokenMode_chainFromRoot_matchesTokenKeys() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(TOKEN_MODEL, "p");
+    long t = lease(index, s);
+    List<Integer> tokens = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      tokens.add(1000 + i);
+    }
+    // Engine hashes are arbitrary (pickle-based); only tokens define the keys.
+    ApplyResult r =
+        index.apply(
+            s,
+            1,
+            t,
+            batch(
+                stored(List.of(501L, 502L), null, tokens.subList(0, 8), 4, null, null, null),
+                stored(List.of(503L), 502L, tokens.subList(8, 12), 4, null, null, null),
+                stored(List.of(600L), 999L, tokens.subList(8, 12), 4, null, null, null)));
+    assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 1, 3, 0, 1));
+    long[] keys =
+        TokenKeys.chain(
+            TokenKeys.root(TOKEN_MODEL, null), tokens.stream().mapToInt(i -> i).toArray(), 4);
+    List<Long> chain = List.of(keys[0], keys[1], keys[2]);
+    assertThat(tokenDepth(index, chain, "p")).isEqualTo(3);
+    r = index.apply(s, 2, t, batch(removed(List.of(502L, 777L), null)));
+    assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 2, 0, 1, 1));
+    assertThat(tokenDepth(index, chain, "p")).isEqualTo(1);
+    // 502 is gone from the map: a child of it is dropped, never re-rooted.
+    r =
+        index.apply(
+            s, 3, t, batch(stored(List.of(504L), 502L, tokens.subList(4, 8), 4, null, null, null)));
+    assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 3, 0, 0, 1));
+  }
+
+  @Test
+  void tokenMode_loraAndMismatchedTokens() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(TOKEN_MODEL, "p");
+    long t = lease(index, s);
+    List<Integer> tokens = List.of(1, 2, 3, 4);
+    ApplyResult r =
+        index.apply(
+            s,
+            1,
+            t,
+            batch(
+                stored(List.of(1L), null, tokens, 4, null, "adapter-x", null),
+                stored(List.of(2L, 3L), null, tokens, 4, null, null, null)));
+    assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 1, 1, 0, 2));
+    long lora =
+        TokenKeys.chain(TokenKeys.root(TOKEN_MODEL, "adapter-x"), new int[] {1, 2, 3, 4}, 4)[0];
+    long base = TokenKeys.chain(TokenKeys.root(TOKEN_MODEL, null), new int[] {1, 2, 3, 4}, 4)[0];
+    assertThat(tokenDepth(index, List.of(lora), "p")).isEqualTo(1);
+    assertThat(tokenDepth(index, List.of(base), "p")).isZero();
+  }
+
+  static int tokenDepth(PrefixIndex index, List<Long> keys, String pod) {
+    return index
+        .lookup(LookupRequest.of(TOKEN_MODEL, KeyMode.TOKEN, keys, List.of(pod)))
+        .pods()
+        .get(pod)
+        .depth();
+  }
+
+  @Test
+  void lookup_hostileNames_neverCollide() {
+    PrefixIndex index = open();
+    String big = "x{}:/".repeat(2048);
+    List<String[]> names =
+        List.of(
+            new String[] {"a:b", "c"},
+            new String[] {"a", "b:c"},
+            new String[] {"{m}", "}p{"},
+            new String[] {"m/1", "p/2"},
+            new String[] {"модель ✓", "pod-\uD83D\uDE80"},
+            new String[] {big, big + "1"},
+            new String[] {big + "1", big});
+    for (int i = 0; i < names.size(); i++) {
+      StreamId s = StreamId.of(names.get(i)[0], names.get(i)[1]);
+      assertThat(
+              index
+                  .apply(s, 0, lease(index, s), batch(stored(hashes(1, i + 1), null, null)))
+                  .status())
+          .isEqualTo(ApplyStatus.APPLIED);
+    }
+    for (int i = 0; i < names.size(); i++) {
+      String model = names.get(i)[0];
+      String pod = names.get(i)[1];
+      LookupResult r =
+          index.lookup(
+              LookupRequest.of(model, KeyMode.ENGINE, hashes(1, 10), List.of(pod, "none")));
+      assertThat(r.pods().get(pod).depth()).as("%s / %s", i, pod.length()).isEqualTo(i + 1);
+      assertThat(r.pods().get("none").depth()).isZero();
+    }
+  }
+
+  @Test
+  void lookup_expiredPod_invisibleUntilHeartbeat() {
+    PrefixIndex index = open(builder().podTtl(Duration.ofMillis(150)));
+    StreamId s = StreamId.of(MODEL, "p");
+    index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 2), null, null)));
+    assertThat(lookup(index, hashes(1, 2), "p").pods().get("p").depth()).isEqualTo(2);
+    Poll.until(() -> lookup(index, hashes(1, 2), "p").pods().get("p").depth() == 0);
+    assertThat(index.heartbeat(MODEL, "p", LONG)).isTrue();
+    assertThat(lookup(index, hashes(1, 2), "p").pods().get("p").depth()).isEqualTo(2);
+  }
+
+  @Test
+  void lookup_emptyPrompt_allNone() {
+    PrefixIndex index = open();
+    LookupResult r = lookup(index, List.of(), "a", "b");
+    assertThat(r.complete()).isTrue();
+    assertThat(r.pods()).containsOnlyKeys("a", "b");
+    assertThat(r.best()).isEmpty();
+  }
+
+  @Test
+  void apply_randomStreams_matchModel() {
+    RandomFleet fleet = new RandomFleet(20260101L);
+    PrefixIndex index = open(builder().groups(3).keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
+    PrefixIndex model =
+        PrefixIndex.builder()
+            .groups(3)
+            .keyMode(TOKEN_MODEL, KeyMode.TOKEN)
+            .keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN)
+            .buildInMemory();
+    fleet.run(model, index, 600);
+    fleet.compareLookups(model, index, 300);
+    index.collectAllGarbage();
+    fleet.compareLookups(model, index, 100);
+    fleet.run(model, index, 200);
+    fleet.compareLookups(model, index, 100);
+  }
+
+  static org.assertj.core.data.Offset<Double> within() {
+    return org.assertj.core.data.Offset.offset(1e-9);
+  }
+}

@@ -1,0 +1,237 @@
+package io.kvindex.index;
+
+import static io.kvindex.index.Events.batch;
+import static io.kvindex.index.Events.hashes;
+import static io.kvindex.index.Events.stored;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.redis.ScriptRejectedException;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Redis-specific properties: key layout, group count, slots and GC, per-call bound. */
+@UsesRedis
+class RedisPrefixIndexTest {
+  private static final String MODEL = "m";
+  private RedisClient client;
+  private StatefulRedisConnection<byte[], byte[]> connection;
+  private RedisCommands<byte[], byte[]> redis;
+  private RedisConnector connector;
+  private final List<PrefixIndex> opened = new ArrayList<>();
+
+  @BeforeEach
+  void connect(RedisStandalone server) {
+    client = RedisClient.create(server.uri());
+    connection = client.connect(ByteArrayCodec.INSTANCE);
+    redis = connection.sync();
+    connector = Connectors.connect(server);
+  }
+
+  @AfterEach
+  void disconnect() {
+    opened.forEach(PrefixIndex::close);
+    connector.close();
+    connection.close();
+    client.shutdown();
+  }
+
+  private PrefixIndex open(PrefixIndexBuilder builder) {
+    PrefixIndex index = builder.redis(connector).lookupPolicy(RetryPolicy.defaults()).build();
+    opened.add(index);
+    return index;
+  }
+
+  private PrefixIndex open() {
+    return open(PrefixIndex.builder().indexName("t"));
+  }
+
+  private static long lease(PrefixIndex index, StreamId s) {
+    return index.acquireLease(s, "owner", Duration.ofMinutes(5)).orElseThrow();
+  }
+
+  private List<String> keyNames() {
+    return redis.keys("*").stream()
+        .map(k -> new String(k, StandardCharsets.UTF_8))
+        .sorted()
+        .toList();
+  }
+
+  @Test
+  void keys_hostileIndexName_oneEncodedHashTagPerGroup() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("a{b}:c/d é").groups(2));
+    StreamId s = StreamId.of("{model}", "pod:/}{");
+    index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 2), null, null)));
+    int g = index.groupOf("{model}", "pod:/}{");
+    assertThat(keyNames())
+        .allMatch(k -> k.startsWith("kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/"))
+        .contains(
+            "kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/" + g + "}:blocks",
+            "kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/" + g + "}:pods",
+            "kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/" + g + "}:streams")
+        .noneMatch(k -> k.contains("{model}") || k.contains("pod:"));
+  }
+
+  @Test
+  void build_otherGroupCount_refused() {
+    open(PrefixIndex.builder().indexName("g").groups(2));
+    assertThatThrownBy(() -> open(PrefixIndex.builder().indexName("g").groups(3)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("created with 2 groups")
+        .hasMessageContaining("groups=2");
+    assertThatThrownBy(() -> open(PrefixIndex.builder().indexName("g")))
+        .isInstanceOf(IllegalStateException.class);
+    open(PrefixIndex.builder().indexName("g").groups(2));
+  }
+
+  @Test
+  void purge_slotReusedOnlyAfterGc() {
+    PrefixIndex index = open();
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    long ta = lease(index, a);
+    index.apply(a, 0, ta, batch(stored(hashes(1, 3), null, null)));
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    assertThat(redis.llen(keys.free(0))).isZero();
+    index.apply(b, 0, lease(index, b), batch(stored(hashes(1, 1), null, null)));
+    LookupResult r =
+        index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, 3), List.of("a", "b")));
+    assertThat(r.pods().get("a").depth()).isZero();
+    assertThat(r.pods().get("b").depth()).isEqualTo(1);
+    // The field of block 1 still carries a's dead entry next to b's until GC strips it.
+    byte[] field =
+        KeySchema.blockField(KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0), 1);
+    assertThat(redis.hget(keys.blocks(0), field)).hasSize(4);
+    index.collectAllGarbage();
+    assertThat(redis.hget(keys.blocks(0), field)).hasSize(2);
+    assertThat(redis.hlen(keys.blocks(0))).isEqualTo(1);
+    assertThat(redis.llen(keys.free(0))).isEqualTo(1);
+    // a stores again: it takes the freed slot and sees only its new blocks.
+    index.apply(a, 1, ta, batch(stored(hashes(2, 1), null, null)));
+    assertThat(redis.llen(keys.free(0))).isZero();
+    r = index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, 3), List.of("a", "b")));
+    assertThat(r.pods().get("a").depth()).isZero();
+    assertThat(r.pods().get("b").depth()).isEqualTo(1);
+  }
+
+  @Test
+  void gc_slotDiedDuringPass_freedOnlyAfterNextFullPass() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("t").gcBudget(10));
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    long ta = lease(index, a);
+    long tb = lease(index, b);
+    index.apply(a, 0, ta, batch(stored(hashes(1, 2000), null, null)));
+    index.apply(b, 0, tb, batch(stored(hashes(1, 2000), null, null)));
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    GcResult first = index.collectGarbage(0, 10);
+    assertThat(first.done()).isFalse();
+    index.purge(b, tb, PurgeMode.KEEP_WATERMARK);
+    int freed = 0;
+    GcResult step = first;
+    while (freed == 0) {
+      step = index.collectGarbage(0, 10);
+      freed += step.slotsFreed();
+    }
+    assertThat(freed).as("a's slot after the pass it died before").isEqualTo(1);
+    assertThat(step.done()).as("b died during that pass").isFalse();
+    index.collectAllGarbage();
+    assertThat(redis.llen(keys.free(0))).isEqualTo(2);
+    assertThat(redis.hlen(keys.blocks(0))).isZero();
+  }
+
+  @Test
+  void apply_slotsFull_typedErrorUntilGc() {
+    PrefixIndex index = open();
+    long[] tokens = new long[4096];
+    for (int p = 0; p < 4095; p++) {
+      StreamId s = StreamId.of(MODEL, "p" + p);
+      tokens[p] = lease(index, s);
+      index.apply(s, 0, tokens[p], batch(stored(hashes(p, 1), null, null)));
+    }
+    StreamId last = StreamId.of(MODEL, "last");
+    long t = lease(index, last);
+    assertThatThrownBy(() -> index.apply(last, 0, t, batch(stored(hashes(1, 1), null, null))))
+        .isInstanceOf(ScriptRejectedException.class)
+        .hasMessageContaining("KVINDEX_SLOTS_FULL");
+    assertThat(index.watermark(last)).as("a refused batch changes nothing").isEmpty();
+    index.purge(StreamId.of(MODEL, "p7"), tokens[7], PurgeMode.KEEP_WATERMARK);
+    assertThatThrownBy(() -> index.apply(last, 0, t, batch(stored(hashes(1, 1), null, null))))
+        .isInstanceOf(ScriptRejectedException.class);
+    index.collectAllGarbage();
+    assertThat(index.apply(last, 0, t, batch(stored(hashes(1, 1), null, null))).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+  }
+
+  /**
+   * The per-call bound is a property of the work each script does: the purge is O(1) and each GC
+   * call examines about {@code budget} fields. The slow log measures wall time, which a busy test
+   * machine stretches by descheduling Redis now and then, so up to 1% of the calls may be logged;
+   * an unbounded script (one call over the pod) would be logged every time.
+   */
+  @Test
+  void purgeAndGc_100kBlockPod_everyCallUnderOneMillisecond() {
+    PrefixIndex index = open();
+    StreamId other = StreamId.of(MODEL, "other");
+    index.apply(other, 0, lease(index, other), batch(stored(hashes(0, 1000), null, null)));
+    StreamId s = StreamId.of(MODEL, "big");
+    long t = lease(index, s);
+    for (int b = 0; b < 100; b++) {
+      index.apply(s, b, t, batch(stored(hashes(b * 1000L, 1000), null, null)));
+    }
+    redis.configSet("slowlog-log-slower-than", "1000");
+    redis.slowlogReset();
+    int calls = 1;
+    long start = System.nanoTime();
+    try {
+      assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
+      LookupRequest request =
+          LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(0, 256), List.of("big", "other"));
+      assertThat(index.lookup(request).pods().get("big").depth()).isZero();
+      GcResult step;
+      int removed = 0;
+      do {
+        step = index.collectGarbage(0, 100);
+        calls++;
+        removed += step.entriesRemoved();
+        assertThat(step.fieldsScanned()).isLessThanOrEqualTo(400);
+      } while (!step.done());
+      assertThat(removed).isEqualTo(100_000);
+      List<String> slow = slowCommands();
+      System.out.printf(
+          "purge + GC of a 100k-block pod: %d script calls, %d ms wall, slow: %s%n",
+          calls, (System.nanoTime() - start) / 1_000_000, slow);
+      assertThat(slow.size())
+          .as("commands slower than 1 ms (at most 1%% of %d calls): %s", calls, slow)
+          .isLessThanOrEqualTo(calls / 100);
+    } finally {
+      redis.configSet("slowlog-log-slower-than", "10000");
+    }
+    assertThat(redis.hlen(new KeySchema("t", 1).blocks(0))).isEqualTo(1000);
+  }
+
+  private List<String> slowCommands() {
+    List<String> slow = new ArrayList<>();
+    for (Object entry : redis.slowlogGet(1000)) {
+      List<?> e = (List<?>) entry;
+      String command = new String((byte[]) ((List<?>) e.get(3)).get(0), StandardCharsets.UTF_8);
+      slow.add(e.get(2) + " us " + command);
+    }
+    return slow;
+  }
+}

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -208,6 +209,45 @@ class IngesterTest {
     Set<Long> rank0 = new HashSet<>(fleet.everHeld());
     rank0.removeAll(pod.cachedBlocks(1, "GPU"));
     assertThat(rig.held("pod-0", 0, rank0)).as("rank 0 untouched by rank 1's clear").isNotEmpty();
+  }
+
+  @Test
+  void podRemovedFromDiscovery_isPurgedAndReleased() {
+    fleet = Fleet.start(2);
+    AtomicReference<List<PodSpec>> pods = new AtomicReference<>(fleet.specs("engine"));
+    Ingester ingester = rig.start("r1", pods, b -> b);
+    Await.until(WAIT, "both owned", () -> running(ingester) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(10);
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> held = new HashSet<>(fleet.pod(0).cachedBlocks(0, "GPU"));
+
+    pods.set(List.of(Fleet.spec(fleet.pod(1), "engine")));
+
+    Await.until(WAIT, "pod-0 purged", () -> rig.held("pod-0", held).isEmpty());
+    Await.until(WAIT, "pod-0 released", () -> ingester.workers().size() == 1);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "pod_removed"))
+        .isEqualTo(1.0);
+    awaitEqual(fleet.pod(1));
+  }
+
+  @Test
+  void podUnreachablePastTheBound_isPurged() {
+    fleet = Fleet.start(2);
+    Ingester ingester =
+        rig.start("r1", fleet.specs("engine"), b -> b.unreachableAfter(Duration.ofMillis(500)));
+    Await.until(WAIT, "both owned", () -> running(ingester) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(10);
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> held = new HashSet<>(fleet.pod(0).cachedBlocks(0, "GPU"));
+
+    fleet.pod(0).close(); // its /metrics stops answering
+
+    Await.until(WAIT, "pod-0 purged", () -> rig.held("pod-0", held).isEmpty());
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "unreachable"))
+        .isEqualTo(1.0);
+    awaitEqual(fleet.pod(1));
   }
 
   @Test

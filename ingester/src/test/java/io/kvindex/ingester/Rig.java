@@ -25,6 +25,7 @@ import org.zeromq.ZContext;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
@@ -99,6 +100,19 @@ final class Rig implements AutoCloseable {
 
   Ingester start(String replica, List<PodSpec> pods) {
     return start(replica, pods, b -> b);
+  }
+
+  /** Starts an ingester whose discovery is whatever {@code pods} holds at each tick. */
+  Ingester start(
+      String replica,
+      AtomicReference<List<PodSpec>> pods,
+      UnaryOperator<IngesterConfig.Builder> tweak) {
+    IngesterConfig config = tweak.apply(config(replica)).build();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    IndexPort port = RedisIndexPort.connect(config, registry);
+    Ingester i = Ingester.start(config, port, KvEventDecoder::decode, pods::get, registry);
+    ingesters.add(i);
+    return i;
   }
 
   /**

@@ -524,10 +524,14 @@ final class StreamWorker implements Runnable {
   }
 
   private void failed(RuntimeException e) {
+    shared.metrics().realError("stream");
+    if (state != State.FAILED || !e.toString().equals(lastError)) {
+      log.error("{}: real error; the stream is marked failed and retried later", label, e);
+    } else {
+      log.debug("{}: still failing: {}", label, e.toString());
+    }
     state = State.FAILED;
     lastError = e.toString();
-    shared.metrics().realError("stream");
-    log.error("{}: real error; the stream is marked failed and retried later", label, e);
     park(shared.config().retryMax());
   }
 

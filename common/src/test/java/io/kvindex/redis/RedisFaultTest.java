@@ -332,6 +332,20 @@ class RedisFaultTest {
   }
 
   @Test
+  void run_afterCloseFailsAsClosed(RedisStandalone redis) throws Exception {
+    ScriptRunner runner = connect(redis).scripts(RetryPolicy.defaults());
+    await(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
+
+    connector.close();
+    Throwable failure = failureOf(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
+
+    assertThat(failure).isInstanceOf(RedisRealException.class);
+    assertThat(((RedisRealException) failure).reason())
+        .as("%s", failure.getCause())
+        .isEqualTo("closed");
+  }
+
+  @Test
   void connect_aclUserWithPassword(@Fresh RedisStandalone redis) throws Exception {
     try (RedisConnector admin = RedisConnector.connect(uriOf(redis))) {
       await(

@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * its least preferred ones. Preference is rendezvous hashing on (replica, stream), so replicas
  * mostly reach for different streams and a returning replica gets much the same set back. A lease
  * lost on renewal, or a write refused with a fencing error, stops that stream's worker at once.
- * Streams of pods gone from discovery are purged by their owner before their lease is released;
- * the purge is retried until it succeeds.
+ * Streams of pods gone from discovery are purged by their owner before their lease is released; the
+ * purge is retried until it succeeds.
  */
 final class Coordinator implements StreamWorker.Listener {
   private static final Logger log = LoggerFactory.getLogger(Coordinator.class);

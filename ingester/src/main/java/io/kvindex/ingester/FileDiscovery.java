@@ -57,7 +57,8 @@ final class FileDiscovery implements PodDiscovery {
         stamp = now;
         log.info("discovery: loaded {} pods from {}", pods.size(), path);
       } catch (IOException | RuntimeException e) {
-        log.error("discovery: cannot use {} ({}); keeping the previous {} pods", path, e, pods.size());
+        log.error(
+            "discovery: cannot use {} ({}); keeping the previous {} pods", path, e, pods.size());
         stamp = now;
       }
     }

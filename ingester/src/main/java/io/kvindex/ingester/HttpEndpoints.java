@@ -11,9 +11,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-/**
- * {@code /metrics}, {@code /healthz} and {@code /readyz} on the JDK HTTP server. Thread-safe.
- */
+/** {@code /metrics}, {@code /healthz} and {@code /readyz} on the JDK HTTP server. Thread-safe. */
 final class HttpEndpoints implements AutoCloseable {
 
   /** A probe's answer. */
@@ -45,8 +43,7 @@ final class HttpEndpoints implements AutoCloseable {
             new ThreadPoolExecutor.AbortPolicy());
     server.setExecutor(executor);
     server.createContext(
-        "/metrics",
-        ex -> send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get()));
+        "/metrics", ex -> send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get()));
     server.createContext("/healthz", ex -> probe(ex, health.get()));
     server.createContext("/readyz", ex -> probe(ex, ready.get()));
     server.start();
@@ -60,8 +57,7 @@ final class HttpEndpoints implements AutoCloseable {
     send(ex, s.ok() ? 200 : 503, "text/plain; charset=utf-8", s.text());
   }
 
-  private static void send(HttpExchange ex, int code, String type, String body)
-      throws IOException {
+  private static void send(HttpExchange ex, int code, String type, String body) throws IOException {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
     ex.getResponseHeaders().set("Content-Type", type);
     ex.sendResponseHeaders(code, bytes.length);

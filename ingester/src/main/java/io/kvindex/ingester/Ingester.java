@@ -1,5 +1,6 @@
 package io.kvindex.ingester;
 
+import io.kvindex.wire.KvEventDecoder;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -16,7 +17,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import io.kvindex.wire.KvEventDecoder;
 import org.zeromq.ZContext;
 
 /**
@@ -42,7 +42,8 @@ public final class Ingester implements AutoCloseable {
   private final ScheduledThreadPoolExecutor scheduler;
   private final PrometheusMeterRegistry registry;
   private final HttpEndpoints http;
-  private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+  private final java.util.concurrent.CountDownLatch closed =
+      new java.util.concurrent.CountDownLatch(1);
   private volatile boolean running = true;
 
   private Ingester(
@@ -54,7 +55,8 @@ public final class Ingester implements AutoCloseable {
     this.registry = registry;
     IngesterMetrics metrics = new IngesterMetrics(registry);
     this.shared =
-        new Shared(config, new ZContext(), index, decoder, metrics, new Gate(), InstantSource.system());
+        new Shared(
+            config, new ZContext(), index, decoder, metrics, new Gate(), InstantSource.system());
     this.coordinator = new Coordinator(shared, discovery);
     this.reconciler = new Reconciler(shared, coordinator);
     coordinator.podReachability(reconciler::reachable);
@@ -162,11 +164,16 @@ public final class Ingester implements AutoCloseable {
       return new HttpEndpoints.Status(false, "redis: not reachable (registry heartbeat late)\n");
     }
     if (!failed.isEmpty()) {
-      return new HttpEndpoints.Status(false, "failed streams:\n" + String.join("\n", failed) + "\n");
+      return new HttpEndpoints.Status(
+          false, "failed streams:\n" + String.join("\n", failed) + "\n");
     }
     return new HttpEndpoints.Status(
-        true, "ready: " + coordinator.workers().size() + " streams, "
-            + coordinator.liveReplicas() + " replicas\n");
+        true,
+        "ready: "
+            + coordinator.workers().size()
+            + " streams, "
+            + coordinator.liveReplicas()
+            + " replicas\n");
   }
 
   private int failedStreams() {
@@ -210,7 +217,8 @@ public final class Ingester implements AutoCloseable {
     shared.zmq().close();
     shared.index().close();
     closed.countDown();
-    log.info("replica={}: ingester stopped{}", shared.config().replicaId(), crash ? " (killed)" : "");
+    log.info(
+        "replica={}: ingester stopped{}", shared.config().replicaId(), crash ? " (killed)" : "");
   }
 
   private HttpEndpoints http(IngesterConfig config) {
@@ -223,7 +231,10 @@ public final class Ingester implements AutoCloseable {
           this::readiness);
     } catch (IOException e) {
       throw new UncheckedIOException(
-          "cannot serve HTTP on " + config.httpHost() + ":" + config.httpPort()
+          "cannot serve HTTP on "
+              + config.httpHost()
+              + ":"
+              + config.httpPort()
               + "; choose another --http-port (0 picks a free one, -1 turns HTTP off)",
           e);
     }

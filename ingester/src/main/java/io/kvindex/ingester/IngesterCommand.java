@@ -16,8 +16,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code kvindex ingester}: runs one ingester replica until interrupted. Every setting comes from a
- * flag, else the environment ({@code KVINDEX_*}), else the {@code --config} file, else its
- * default. Not thread-safe: one instance per command line.
+ * flag, else the environment ({@code KVINDEX_*}), else the {@code --config} file, else its default.
+ * Not thread-safe: one instance per command line.
  */
 @Command(
     name = "ingester",
@@ -38,17 +38,27 @@ public final class IngesterCommand implements Callable<Integer> {
     configFile = file;
   }
 
-  @Option(names = "--redis-uri", paramLabel = "URI", description = "Redis URI (redis://127.0.0.1:6379; rediss:// TLS; redis-cluster://h1:p1,h2:p2)")
+  @Option(
+      names = "--redis-uri",
+      paramLabel = "URI",
+      description =
+          "Redis URI (redis://127.0.0.1:6379; rediss:// TLS; redis-cluster://h1:p1,h2:p2)")
   void redisUri(String v) {
     flags.put(Setting.REDIS_URI, v);
   }
 
-  @Option(names = "--redis-timeout", paramLabel = "DURATION", description = "Redis command timeout (2s)")
+  @Option(
+      names = "--redis-timeout",
+      paramLabel = "DURATION",
+      description = "Redis command timeout (2s)")
   void redisTimeout(String v) {
     flags.put(Setting.REDIS_TIMEOUT, v);
   }
 
-  @Option(names = "--redis-retry-budget", paramLabel = "DURATION", description = "Retry budget of one write (10s)")
+  @Option(
+      names = "--redis-retry-budget",
+      paramLabel = "DURATION",
+      description = "Retry budget of one write (10s)")
   void redisRetryBudget(String v) {
     flags.put(Setting.REDIS_RETRY_BUDGET, v);
   }
@@ -63,7 +73,10 @@ public final class IngesterCommand implements Callable<Integer> {
     flags.put(Setting.INDEX_GROUPS, v);
   }
 
-  @Option(names = "--replica-id", paramLabel = "ID", description = "Replica name ($HOSTNAME-<random>)")
+  @Option(
+      names = "--replica-id",
+      paramLabel = "ID",
+      description = "Replica name ($HOSTNAME-<random>)")
   void replicaId(String v) {
     flags.put(Setting.REPLICA_ID, v);
   }
@@ -73,7 +86,10 @@ public final class IngesterCommand implements Callable<Integer> {
     flags.put(Setting.HTTP_HOST, v);
   }
 
-  @Option(names = "--http-port", paramLabel = "PORT", description = "HTTP port (9400; 0 free; -1 off)")
+  @Option(
+      names = "--http-port",
+      paramLabel = "PORT",
+      description = "HTTP port (9400; 0 free; -1 off)")
   void httpPort(String v) {
     flags.put(Setting.HTTP_PORT, v);
   }
@@ -83,52 +99,82 @@ public final class IngesterCommand implements Callable<Integer> {
     flags.put(Setting.LEASE_TTL, v);
   }
 
-  @Option(names = "--pod-liveness-ttl", paramLabel = "DURATION", description = "Pod liveness TTL (30s)")
+  @Option(
+      names = "--pod-liveness-ttl",
+      paramLabel = "DURATION",
+      description = "Pod liveness TTL (30s)")
   void podLivenessTtl(String v) {
     flags.put(Setting.POD_LIVENESS_TTL, v);
   }
 
-  @Option(names = "--replay-idle-timeout", paramLabel = "DURATION", description = "Replay silence bound (2s)")
+  @Option(
+      names = "--replay-idle-timeout",
+      paramLabel = "DURATION",
+      description = "Replay silence bound (2s)")
   void replayIdleTimeout(String v) {
     flags.put(Setting.REPLAY_IDLE_TIMEOUT, v);
   }
 
-  @Option(names = "--idle-catch-up", paramLabel = "DURATION", description = "Replay after a quiet spell (10s)")
+  @Option(
+      names = "--idle-catch-up",
+      paramLabel = "DURATION",
+      description = "Replay after a quiet spell (10s)")
   void idleCatchUp(String v) {
     flags.put(Setting.IDLE_CATCH_UP, v);
   }
 
-  @Option(names = "--reconnect-min", paramLabel = "DURATION", description = "First reconnect delay (100ms)")
+  @Option(
+      names = "--reconnect-min",
+      paramLabel = "DURATION",
+      description = "First reconnect delay (100ms)")
   void reconnectMin(String v) {
     flags.put(Setting.RECONNECT_MIN, v);
   }
 
-  @Option(names = "--reconnect-max", paramLabel = "DURATION", description = "Reconnect delay cap (5s)")
+  @Option(
+      names = "--reconnect-max",
+      paramLabel = "DURATION",
+      description = "Reconnect delay cap (5s)")
   void reconnectMax(String v) {
     flags.put(Setting.RECONNECT_MAX, v);
   }
 
-  @Option(names = "--retry-min", paramLabel = "DURATION", description = "First pending-work retry delay (50ms)")
+  @Option(
+      names = "--retry-min",
+      paramLabel = "DURATION",
+      description = "First pending-work retry delay (50ms)")
   void retryMin(String v) {
     flags.put(Setting.RETRY_MIN, v);
   }
 
-  @Option(names = "--retry-max", paramLabel = "DURATION", description = "Pending-work retry cap (2s)")
+  @Option(
+      names = "--retry-max",
+      paramLabel = "DURATION",
+      description = "Pending-work retry cap (2s)")
   void retryMax(String v) {
     flags.put(Setting.RETRY_MAX, v);
   }
 
-  @Option(names = "--reconcile-interval", paramLabel = "DURATION", description = "Reconcile period (2s)")
+  @Option(
+      names = "--reconcile-interval",
+      paramLabel = "DURATION",
+      description = "Reconcile period (2s)")
   void reconcileInterval(String v) {
     flags.put(Setting.RECONCILE_INTERVAL, v);
   }
 
-  @Option(names = "--unreachable-after", paramLabel = "DURATION", description = "Purge a pod unreachable this long (30s)")
+  @Option(
+      names = "--unreachable-after",
+      paramLabel = "DURATION",
+      description = "Purge a pod unreachable this long (30s)")
   void unreachableAfter(String v) {
     flags.put(Setting.UNREACHABLE_AFTER, v);
   }
 
-  @Option(names = "--scrape-timeout", paramLabel = "DURATION", description = "/metrics scrape timeout (2s)")
+  @Option(
+      names = "--scrape-timeout",
+      paramLabel = "DURATION",
+      description = "/metrics scrape timeout (2s)")
   void scrapeTimeout(String v) {
     flags.put(Setting.SCRAPE_TIMEOUT, v);
   }
@@ -138,17 +184,26 @@ public final class IngesterCommand implements Callable<Integer> {
     flags.put(Setting.GC_INTERVAL, v);
   }
 
-  @Option(names = "--gc-max-steps", paramLabel = "N", description = "Cleanup steps per group per round (64)")
+  @Option(
+      names = "--gc-max-steps",
+      paramLabel = "N",
+      description = "Cleanup steps per group per round (64)")
   void gcMaxSteps(String v) {
     flags.put(Setting.GC_MAX_STEPS, v);
   }
 
-  @Option(names = "--max-pending-batches", paramLabel = "N", description = "Live batches buffered per stream (100000)")
+  @Option(
+      names = "--max-pending-batches",
+      paramLabel = "N",
+      description = "Live batches buffered per stream (100000)")
   void maxPendingBatches(String v) {
     flags.put(Setting.MAX_PENDING_BATCHES, v);
   }
 
-  @Option(names = "--discovery-file", paramLabel = "FILE", description = "Watched YAML/JSON pod list")
+  @Option(
+      names = "--discovery-file",
+      paramLabel = "FILE",
+      description = "Watched YAML/JSON pod list")
   void discoveryFile(String v) {
     flags.put(Setting.DISCOVERY_FILE, v);
   }

@@ -50,8 +50,7 @@ final class Reconciler {
     try {
       shared.gate().pass();
       Map<String, List<StreamWorker>> byPod =
-          coordinator.workers().values().stream()
-              .collect(Collectors.groupingBy(w -> w.id().pod()));
+          coordinator.workers().values().stream().collect(Collectors.groupingBy(w -> w.id().pod()));
       purgedFor.keySet().retainAll(Set.copyOf(coordinator.workers().values()));
       byPod.forEach(this::reconcile);
       unreachableSince.keySet().retainAll(byPod.keySet());

@@ -26,7 +26,8 @@ import java.util.function.Function;
 
 /**
  * {@link IndexPort} over the shared {@link PrefixIndex} (one per key mode, same Redis and index
- * name) plus the replica registry, a sorted set scored by expiry under its own hash tag. Thread-safe.
+ * name) plus the replica registry, a sorted set scored by expiry under its own hash tag.
+ * Thread-safe.
  */
 final class RedisIndexPort implements IndexPort {
   private static final LuaScript REGISTRY =
@@ -226,8 +227,12 @@ final class RedisIndexPort implements IndexPort {
   private static String encode(String name) {
     StringBuilder b = new StringBuilder();
     for (byte c : name.getBytes(StandardCharsets.UTF_8)) {
-      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'
-          || c == '_' || c == '.') {
+      if ((c >= 'a' && c <= 'z')
+          || (c >= 'A' && c <= 'Z')
+          || (c >= '0' && c <= '9')
+          || c == '-'
+          || c == '_'
+          || c == '.') {
         b.append((char) c);
       } else {
         b.append('%').append(String.format("%02X", c & 0xff));

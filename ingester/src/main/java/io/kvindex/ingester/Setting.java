@@ -39,7 +39,8 @@ enum Setting {
       "$HOSTNAME-<random>",
       "This replica's name in the registry and on its leases (unique per process)",
       (b, v) -> b.replicaId(v)),
-  HTTP_HOST("http-host", "0.0.0.0", "Address of /metrics, /healthz, /readyz", (b, v) -> b.httpHost(v)),
+  HTTP_HOST(
+      "http-host", "0.0.0.0", "Address of /metrics, /healthz, /readyz", (b, v) -> b.httpHost(v)),
   HTTP_PORT(
       "http-port",
       "9400",
@@ -68,8 +69,12 @@ enum Setting {
           + " a lost last batch, and what a new subscriber missed)",
       (b, v) -> b.idleCatchUp(duration(v))),
   RECONNECT_MIN(
-      "reconnect-min", "100ms", "First (jittered) reconnect delay", (b, v) -> b.reconnectMin(duration(v))),
-  RECONNECT_MAX("reconnect-max", "5s", "Reconnect delay cap", (b, v) -> b.reconnectMax(duration(v))),
+      "reconnect-min",
+      "100ms",
+      "First (jittered) reconnect delay",
+      (b, v) -> b.reconnectMin(duration(v))),
+  RECONNECT_MAX(
+      "reconnect-max", "5s", "Reconnect delay cap", (b, v) -> b.reconnectMax(duration(v))),
   RETRY_MIN(
       "retry-min",
       "50ms",
@@ -91,7 +96,10 @@ enum Setting {
       "A pod whose /metrics fails this long is purged",
       (b, v) -> b.unreachableAfter(duration(v))),
   SCRAPE_TIMEOUT(
-      "scrape-timeout", "2s", "Timeout of one /metrics scrape", (b, v) -> b.scrapeTimeout(duration(v))),
+      "scrape-timeout",
+      "2s",
+      "Timeout of one /metrics scrape",
+      (b, v) -> b.scrapeTimeout(duration(v))),
   GC_INTERVAL(
       "gc-interval",
       "1s",
@@ -160,13 +168,15 @@ enum Setting {
         return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
       }
       if (s.endsWith("s")) {
-        return Duration.ofMillis(Math.round(Double.parseDouble(s.substring(0, s.length() - 1)) * 1000));
+        return Duration.ofMillis(
+            Math.round(Double.parseDouble(s.substring(0, s.length() - 1)) * 1000));
       }
       if (s.endsWith("m")) {
         return Duration.ofSeconds(Long.parseLong(s.substring(0, s.length() - 1)) * 60);
       }
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException("cannot read duration '" + v + "': use 250ms, 6s or 2m", e);
+      throw new IllegalArgumentException(
+          "cannot read duration '" + v + "': use 250ms, 6s or 2m", e);
     }
     throw new IllegalArgumentException("cannot read duration '" + v + "': use 250ms, 6s or 2m");
   }

@@ -9,8 +9,8 @@ import java.util.regex.Pattern;
  * Reads {@code vllm:engine_sleep_state} out of a Prometheus text page. Thread-safe (stateless).
  *
  * <p>An engine is asleep when {@code awake} is 0 and {@code weights_offloaded} or {@code
- * discard_all} is 1 (sleep level 1 or 2; both clear the prefix cache). A scheduler pause (all
- * three 0) is not a sleep.
+ * discard_all} is 1 (sleep level 1 or 2; both clear the prefix cache). A scheduler pause (all three
+ * 0) is not a sleep.
  */
 final class SleepState {
   private static final Pattern LINE =

@@ -13,7 +13,8 @@ import java.util.Set;
  */
 final class StaticPods {
   private static final Set<String> KEYS =
-      Set.of("name", "model", "endpoint", "replay", "metrics", "ranks", "key-mode", "bind", "topic");
+      Set.of(
+          "name", "model", "endpoint", "replay", "metrics", "ranks", "key-mode", "bind", "topic");
 
   private StaticPods() {}
 

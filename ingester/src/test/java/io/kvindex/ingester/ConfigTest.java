@@ -44,11 +44,14 @@ class ConfigTest {
     assertThat(c.redisUri()).isEqualTo("rediss://user:pw@flag:2");
     assertThat(c.leaseTtl()).isEqualTo(Duration.ofMillis(4500));
     assertThat(c.httpPort()).isEqualTo(1000);
-    assertThat(c.pods()).singleElement().satisfies(p -> {
-      assertThat(p.dpRanks()).containsExactly(0, 1);
-      assertThat(p.publisherEndpoint(1)).isEqualTo("tcp://h:5558");
-      assertThat(p.replayEndpoint(1)).isEqualTo("tcp://h:6558");
-    });
+    assertThat(c.pods())
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.dpRanks()).containsExactly(0, 1);
+              assertThat(p.publisherEndpoint(1)).isEqualTo("tcp://h:5558");
+              assertThat(p.replayEndpoint(1)).isEqualTo("tcp://h:6558");
+            });
   }
 
   @Test
@@ -71,7 +74,8 @@ class ConfigTest {
         .hasMessageContaining("KVINDEX_LEASE_TTL");
     assertThatThrownBy(() -> parse("--pod", "name=a,model=m").config(Map.of()))
         .hasMessageContaining("endpoint=");
-    assertThatThrownBy(() -> parse("--pod", "name=a,model=m,endpoint=ipc://x,ranks=0;1").config(Map.of()))
+    assertThatThrownBy(
+            () -> parse("--pod", "name=a,model=m,endpoint=ipc://x,ranks=0;1").config(Map.of()))
         .hasMessageContaining("cannot carry data-parallel rank");
   }
 

@@ -12,8 +12,9 @@ import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
- * Simulated pods for ingester tests, with a seeded workload of shared prefixes, and every block hash
- * any pod ever held (so tests can check the index holds nothing it should not). Not thread-safe.
+ * Simulated pods for ingester tests, with a seeded workload of shared prefixes, and every block
+ * hash any pod ever held (so tests can check the index holds nothing it should not). Not
+ * thread-safe.
  */
 final class Fleet implements AutoCloseable {
   static final String MODEL = "sim-model";
@@ -66,8 +67,15 @@ final class Fleet implements AutoCloseable {
     String metrics = pod.httpAddress() == null ? null : pod.httpAddress() + "/metrics";
     List<Integer> ranks = pod.endpoints().stream().map(StreamEndpoints::rank).toList();
     return new PodSpec(
-        pod.name(), pod.model(), e.publish(), !e.publishBound(), e.replay(), metrics,
-        ranks, keyMode, e.topic());
+        pod.name(),
+        pod.model(),
+        e.publish(),
+        !e.publishBound(),
+        e.replay(),
+        metrics,
+        ranks,
+        keyMode,
+        e.topic());
   }
 
   List<PodSpec> specs(String keyMode) {

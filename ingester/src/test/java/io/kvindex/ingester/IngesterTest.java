@@ -2,6 +2,7 @@ package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.simulator.HashMode;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
@@ -16,7 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import io.kvindex.simulator.HashMode;
 
 /** One ingester against simulated pods on loopback and a real Redis. */
 @UsesRedis
@@ -174,7 +174,8 @@ class IngesterTest {
   @ValueSource(strings = {"engine", "token"})
   void keyMode_indexEqualsGroundTruth(String mode) {
     fleet =
-        Fleet.start(2, 11, b -> b.hashMode(mode.equals("engine") ? HashMode.ENGINE : HashMode.RANDOM));
+        Fleet.start(
+            2, 11, b -> b.hashMode(mode.equals("engine") ? HashMode.ENGINE : HashMode.RANDOM));
     Ingester ingester = rig.start("r1", fleet.specs(mode));
     Await.until(WAIT, "every stream owned", () -> running(ingester) == 2);
     fleet.pods().forEach(p -> rig.warmUp(fleet, p));
@@ -259,8 +260,16 @@ class IngesterTest {
     String endpoint = "tcp://127.0.0.1:" + port;
     fleet = Fleet.start(1, 3, b -> b.publishConnect(endpoint));
     PodSpec spec =
-        new PodSpec("pod-0", Fleet.MODEL, endpoint, true, fleet.pod(0).endpoints().get(0).replay(),
-            null, List.of(0), "engine", "");
+        new PodSpec(
+            "pod-0",
+            Fleet.MODEL,
+            endpoint,
+            true,
+            fleet.pod(0).endpoints().get(0).replay(),
+            null,
+            List.of(0),
+            "engine",
+            "");
     Ingester ingester = rig.start("r1", List.of(spec));
     Await.until(WAIT, "stream owned", () -> running(ingester) == 1);
     rig.warmUp(fleet, fleet.pod(0));

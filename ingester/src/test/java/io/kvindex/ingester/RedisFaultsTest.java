@@ -88,8 +88,11 @@ class RedisFaultsTest {
     assertThat(m.value("kvindex.ingester.purges", "reason", "all_blocks_cleared"))
         .isGreaterThanOrEqualTo(2.0);
     assertThat(
-            m.registry().find("kvindex.ingester.purges").tag("reason", "all_blocks_cleared")
-                .tag("outcome", "done").counters())
+            m.registry()
+                .find("kvindex.ingester.purges")
+                .tag("reason", "all_blocks_cleared")
+                .tag("outcome", "done")
+                .counters())
         .as("purged once")
         .singleElement()
         .satisfies(c -> assertThat(c.count()).isEqualTo(1.0));
@@ -132,8 +135,7 @@ class RedisFaultsTest {
     try {
       return HttpClient.newHttpClient()
           .send(
-              HttpRequest.newBuilder(
-                      URI.create("http://127.0.0.1:" + ingester.httpPort() + path))
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ingester.httpPort() + path))
                   .build(),
               HttpResponse.BodyHandlers.ofString());
     } catch (Exception e) {

@@ -34,9 +34,7 @@ class ReplicasTest {
 
   private static int owned(Ingester i) {
     return (int)
-        i.workers().values().stream()
-            .filter(w -> w.state() == StreamWorker.State.RUNNING)
-            .count();
+        i.workers().values().stream().filter(w -> w.state() == StreamWorker.State.RUNNING).count();
   }
 
   private void awaitAllEqual() {

@@ -1,5 +1,8 @@
 package io.kvindex.ingester;
 
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEvent;
+import io.kvindex.hash.TokenKeys;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
@@ -15,19 +18,16 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
-import io.kvindex.event.BlockStored;
-import io.kvindex.event.KvEvent;
-import io.kvindex.hash.TokenKeys;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Map;
-import org.zeromq.ZContext;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
+import org.zeromq.ZContext;
 
 /**
  * Ingesters on a test Redis, and an oracle that compares the index with simulated pods' ground
@@ -43,8 +43,7 @@ final class Rig implements AutoCloseable {
   private final List<Ingester> ingesters = new ArrayList<>();
 
   Rig(RedisTopology redis) {
-    this.redisUri =
-        redis.uris().stream().map(Rig::text).collect(Collectors.joining(","));
+    this.redisUri = redis.uris().stream().map(Rig::text).collect(Collectors.joining(","));
     this.connector =
         RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
     this.engineIndex = index(KeyMode.ENGINE);
@@ -52,11 +51,7 @@ final class Rig implements AutoCloseable {
   }
 
   private PrefixIndex index(KeyMode mode) {
-    return PrefixIndex.builder()
-        .indexName(INDEX)
-        .defaultKeyMode(mode)
-        .redis(connector)
-        .build();
+    return PrefixIndex.builder().indexName(INDEX).defaultKeyMode(mode).redis(connector).build();
   }
 
   private static String text(RedisURI uri) {
@@ -116,9 +111,9 @@ final class Rig implements AutoCloseable {
   }
 
   /**
-   * Serves requests on a pod until its owner receives live batches: PUB drops what it sends
-   * before the subscription is through (ZeroMQ's slow joiner), which tests of live faults must
-   * not mistake for the fault.
+   * Serves requests on a pod until its owner receives live batches: PUB drops what it sends before
+   * the subscription is through (ZeroMQ's slow joiner), which tests of live faults must not mistake
+   * for the fault.
    */
   void warmUp(Fleet fleet, SimulatedPod pod) {
     Await.until(
@@ -142,7 +137,8 @@ final class Rig implements AutoCloseable {
     long last = pod.nextSequence(rank) - 1;
     Await.until(
         timeout,
-        () -> pod.name() + "/dp" + rank + " applied through " + last + ", got " + applied(pod, rank),
+        () ->
+            pod.name() + "/dp" + rank + " applied through " + last + ", got " + applied(pod, rank),
         () -> applied(pod, rank) >= last);
   }
 
@@ -261,7 +257,8 @@ final class Rig implements AutoCloseable {
   private static Map<Long, Long> tokenKeys(SimulatedPod pod) {
     Map<Long, Long> out = new HashMap<>();
     try (ZContext ctx = new ZContext()) {
-      Replay.Result r = Replay.fetch(ctx, pod.endpoints().get(0).replay(), 0, Duration.ofSeconds(2));
+      Replay.Result r =
+          Replay.fetch(ctx, pod.endpoints().get(0).replay(), 0, Duration.ofSeconds(2));
       for (Replay.Frame f : r.batches()) {
         for (KvEvent e : KvEventDecoder.decode(f.payload()).events()) {
           if (e instanceof BlockStored s && s.blockSize() > 0) {

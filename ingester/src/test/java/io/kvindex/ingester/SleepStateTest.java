@@ -10,10 +10,21 @@ class SleepStateTest {
     String labels = "engine=\"" + engine + "\",model_name=\"m\",";
     return "# HELP vllm:engine_sleep_state Engine sleep state\n"
         + "# TYPE vllm:engine_sleep_state gauge\n"
-        + "vllm:engine_sleep_state{" + labels + "sleep_state=\"awake\"} " + awake + "\n"
-        + "vllm:engine_sleep_state{" + labels + "sleep_state=\"weights_offloaded\"} " + offloaded
+        + "vllm:engine_sleep_state{"
+        + labels
+        + "sleep_state=\"awake\"} "
+        + awake
         + "\n"
-        + "vllm:engine_sleep_state{" + labels + "sleep_state=\"discard_all\"} " + discard + "\n";
+        + "vllm:engine_sleep_state{"
+        + labels
+        + "sleep_state=\"weights_offloaded\"} "
+        + offloaded
+        + "\n"
+        + "vllm:engine_sleep_state{"
+        + labels
+        + "sleep_state=\"discard_all\"} "
+        + discard
+        + "\n";
   }
 
   @Test
@@ -34,7 +45,8 @@ class SleepStateTest {
 
   @Test
   void asleepByEngine_severalEnginesAndOtherMetrics() {
-    String text = "vllm:num_requests_running{engine=\"0\"} 3.0\n" + page(0, 1, 0, 0) + page(1, 0, 1, 0);
+    String text =
+        "vllm:num_requests_running{engine=\"0\"} 3.0\n" + page(0, 1, 0, 0) + page(1, 0, 1, 0);
     assertThat(SleepState.asleepByEngine(text)).isEqualTo(Map.of(0, false, 1, true));
   }
 

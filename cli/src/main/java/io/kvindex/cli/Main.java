@@ -38,6 +38,7 @@ import picocli.CommandLine.Spec;
       io.kvindex.router.http.RouterCommand.class,
       io.kvindex.ingester.IngesterCommand.class,
       BenchCommand.class,
+      io.kvindex.simulator.SimCommand.class,
     })
 public final class Main implements Callable<Integer> {
 

@@ -1,0 +1,94 @@
+package io.kvindex.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindex.simulator.InferenceRequest;
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * kvindex routing as a gateway does it: each request's token ids go to a router replica's {@code
+ * POST /score} (the replicas take turns), with the pods' current load, and the request goes to the
+ * pod the router picks. The load is the number of requests each pod got among the last few, the
+ * stand-in for running requests (the simulated pods answer at once). Not thread-safe.
+ */
+final class RouterPolicy implements Policy {
+  private static final int LOAD_WINDOW = 64;
+
+  private final RouterClient client;
+  private final List<String> pods;
+  private final Deque<String> recent = new ArrayDeque<>();
+  private final Map<String, Integer> load = new HashMap<>();
+  private final Map<String, Integer> reasons = new TreeMap<>();
+  private int failures;
+  private String lastFailure;
+
+  RouterPolicy(List<URI> routers, List<String> pods) {
+    this.client = new RouterClient(routers);
+    this.pods = List.copyOf(pods);
+  }
+
+  @Override
+  public String name() {
+    return "kvindex";
+  }
+
+  @Override
+  public String choose(InferenceRequest request) {
+    String pod;
+    try {
+      JsonNode pick = client.score(request.promptTokens(), pods, load).path("pick");
+      pod = pick.path("pod").asText(null);
+      reasons.merge(pick.path("reason").asText("none"), 1, Integer::sum);
+      if (pod == null || !pods.contains(pod)) {
+        throw new IOException("the router's answer names no candidate pod: " + pick);
+      }
+    } catch (IOException e) {
+      failures++;
+      lastFailure = e.getMessage();
+      pod = leastLoaded();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while routing", e);
+    }
+    routed(pod);
+    return pod;
+  }
+
+  /** How many picks each policy step decided (longest_prefix, least_load, ...). */
+  Map<String, Integer> reasons() {
+    return Map.copyOf(reasons);
+  }
+
+  /** Requests whose router call failed (they went to the least loaded pod). */
+  int failures() {
+    return failures;
+  }
+
+  String lastFailure() {
+    return lastFailure;
+  }
+
+  private void routed(String pod) {
+    recent.addLast(pod);
+    load.merge(pod, 1, Integer::sum);
+    if (recent.size() > LOAD_WINDOW) {
+      load.merge(recent.removeFirst(), -1, Integer::sum);
+    }
+  }
+
+  private String leastLoaded() {
+    String best = pods.get(0);
+    for (String p : pods) {
+      if (load.getOrDefault(p, 0) < load.getOrDefault(best, 0)) {
+        best = p;
+      }
+    }
+    return best;
+  }
+}

@@ -1,0 +1,130 @@
+package io.kvindex.demo;
+
+import io.kvindex.simulator.Completion;
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodUnavailableException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+/**
+ * Replays a run's requests through one routing policy on one fleet, at a paced rate (or as fast as
+ * possible), firing the fault actions at their request indexes. Not thread-safe: one call at a time.
+ */
+final class Run {
+  private static final long PROGRESS_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private final List<InferenceRequest> requests;
+  private final Fleet fleet;
+  private final Policy policy;
+  private final Map<Integer, Runnable> actions = new TreeMap<>();
+  private double requestsPerSecond = Double.POSITIVE_INFINITY;
+  private Consumer<Result> progress = r -> {};
+
+  Run(List<InferenceRequest> requests, Fleet fleet, Policy policy) {
+    this.requests = List.copyOf(requests);
+    this.fleet = fleet;
+    this.policy = policy;
+  }
+
+  /** Paces the requests at this rate. Default as fast as possible. */
+  Run pace(double requestsPerSecond) {
+    this.requestsPerSecond = requestsPerSecond;
+    return this;
+  }
+
+  /** Runs {@code action} just before request {@code index} is routed. */
+  Run at(int index, Runnable action) {
+    actions.merge(index, action, (a, b) -> () -> {
+      a.run();
+      b.run();
+    });
+    return this;
+  }
+
+  /** Called about once a second with the figures so far. */
+  Run onProgress(Consumer<Result> progress) {
+    this.progress = progress;
+    return this;
+  }
+
+  Result execute() {
+    long start = System.nanoTime();
+    long nextProgress = start + PROGRESS_EVERY_NANOS;
+    long promptTokens = 0;
+    long cachedTokens = 0;
+    int unavailable = 0;
+    for (int i = 0; i < requests.size(); i++) {
+      Runnable action = actions.get(i);
+      if (action != null) {
+        action.run();
+      }
+      pause(start, i);
+      InferenceRequest request = requests.get(i);
+      String pod = policy.choose(request);
+      try {
+        Completion done = fleet.submit(pod, request);
+        promptTokens += done.promptTokens();
+        cachedTokens += done.cachedTokens();
+      } catch (PodUnavailableException e) {
+        unavailable++;
+      }
+      long now = System.nanoTime();
+      if (now >= nextProgress) {
+        nextProgress = now + PROGRESS_EVERY_NANOS;
+        progress.accept(
+            new Result(policy.name(), i + 1, requests.size(), promptTokens, cachedTokens,
+                unavailable, Duration.ofNanos(now - start)));
+      }
+    }
+    return new Result(
+        policy.name(),
+        requests.size(),
+        requests.size(),
+        promptTokens,
+        cachedTokens,
+        unavailable,
+        Duration.ofNanos(System.nanoTime() - start));
+  }
+
+  private void pause(long start, int index) {
+    if (Double.isInfinite(requestsPerSecond)) {
+      return;
+    }
+    long due = start + (long) (index * 1e9 / requestsPerSecond);
+    long wait;
+    while ((wait = due - System.nanoTime()) > 0) {
+      LockSupport.parkNanos(wait);
+    }
+  }
+
+  /**
+   * What a run did so far. Immutable.
+   *
+   * @param policy the routing policy
+   * @param routed requests routed
+   * @param total requests in the run
+   * @param promptTokens prompt tokens served
+   * @param cachedTokens prompt tokens served from the prefix cache
+   * @param unavailable requests a pod refused (asleep or closed)
+   * @param elapsed time since the run started
+   */
+  record Result(
+      String policy,
+      int routed,
+      int total,
+      long promptTokens,
+      long cachedTokens,
+      int unavailable,
+      Duration elapsed) {
+
+    /** Cached prompt tokens over prompt tokens: vLLM's prefix-cache hit rate. */
+    double hitRate() {
+      return promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens;
+    }
+  }
+}

@@ -35,6 +35,7 @@ import picocli.CommandLine.Spec;
       HelpCommand.class,
       HashCommand.class,
       DecodeCommand.class,
+      io.kvindex.demo.DemoCommand.class,
     })
 public final class Main implements Callable<Integer> {
 

@@ -37,7 +37,11 @@ public final class Demo {
   private final Progress progress;
   private final List<InferenceRequest> requests;
   private final Map<String, MeterRegistry> registries = new LinkedHashMap<>();
+  static final String RESET = "reset";
+  static final String RESTART = "restart";
+  static final String KILL = "kill";
   private volatile Duration takeover;
+  private Run.Result kvindexRun;
   private IngestStats beforeKill;
 
   private Demo(DemoConfig config, PrintWriter out) {
@@ -96,22 +100,34 @@ public final class Demo {
 
   private void routeThroughKvindex(Stack stack, DemoReport.Builder report) {
     RouterPolicy policy = new RouterPolicy(stack.routers(), stack.fleet().names());
+    Fleet fleet = stack.fleet();
     Run run =
-        faults(new Run(requests, stack.fleet(), policy), stack.fleet())
+        new Run(requests, fleet, policy)
             .pace(config.requestsPerSecond())
-            .at(at(0.6), () -> kill(stack))
+            .limit(config.duration())
+            .atFractionOfLimit(0.4, RESET, () -> reset(fleet))
+            .atFractionOfLimit(0.5, RESTART, () -> restart(fleet))
+            .atFractionOfLimit(0.6, KILL, () -> kill(stack))
             .onProgress(r -> progress.update(r, stats(stack)));
     Run.Result result = run.execute();
+    kvindexRun = result;
     progress.done(result);
-    report.result(result).routing(policy.reasons(), policy.failures(), policy.lastFailure());
+    report
+        .result(result)
+        .routing(policy.reasons(), policy.failures(), policy.lastFailure())
+        .scoreLatency(policy.roundTripMillis(0.5), policy.roundTripMillis(0.99));
   }
 
-  private Run faults(Run run, Fleet fleet) {
-    return run.at(at(0.4), () -> reset(fleet)).at(at(0.5), () -> restart(fleet));
-  }
-
-  private int at(double fraction) {
-    return (int) (requests.size() * fraction);
+  /** The pod faults at the requests where the kvindex run had them. */
+  private Run samePodFaults(Run run, Fleet fleet) {
+    Map<String, Integer> fired = kvindexRun.fired();
+    if (fired.containsKey(RESET)) {
+      run.at(fired.get(RESET), () -> reset(fleet));
+    }
+    if (fired.containsKey(RESTART)) {
+      run.at(fired.get(RESTART), () -> restart(fleet));
+    }
+    return run;
   }
 
   private void reset(Fleet fleet) {
@@ -191,7 +207,8 @@ public final class Demo {
               ? Policy.random(fleet.names(), config.seed())
               : Policy.roundRobin(fleet.names());
       progress.line("replaying the same requests with " + name + " routing on a fresh fleet");
-      return faults(new Run(requests, fleet, policy), fleet).execute();
+      List<InferenceRequest> same = requests.subList(0, kvindexRun.routed());
+      return samePodFaults(new Run(same, fleet, policy), fleet).execute();
     }
   }
 

@@ -66,7 +66,7 @@ public final class DemoReport {
         s,
         "kvindex demo summary: %d pods, %d requests (%s), %s, %.1f s in all",
         b.config.pods(),
-        b.requests,
+        result("kvindex").routed(),
         b.config.trace() == null ? "built-in multi-tenant workload" : "trace " + b.config.trace(),
         b.config.redisUri() == null ? "embedded Redis" : "Redis " + b.config.redisUri(),
         b.elapsed.toMillis() / 1000.0);
@@ -80,6 +80,8 @@ public final class DemoReport {
     }
     line(s, "  kvindex picks by reason: %s; router calls failed: %d%s", join(b.reasons),
         b.routerFailures, b.lastRouterFailure == null ? "" : " (last: " + b.lastRouterFailure + ")");
+    line(s, "  router POST /score round trip (HTTP, JSON token ids): p50 %s, p99 %s",
+        millis(b.scoreP50Millis), millis(b.scoreP99Millis));
     line(s, "");
     Auditor.Accuracy a = b.accuracy;
     line(s, "Index accuracy at quiescence, against the simulator's ground truth");
@@ -107,9 +109,13 @@ public final class DemoReport {
         join(i.leaseMoves()));
     line(s, "");
     line(s, "Faults injected midway, and how each was handled");
-    line(s, "  reset %s's prefix cache: %s", Demo.RESET_POD, resetOutcome());
-    line(s, "  restarted %s's engine: %s", Demo.RESTART_POD, restartOutcome());
-    line(s, "  killed %s: %s", Demo.KILLED_INGESTER, killOutcome());
+    Map<String, Integer> fired = result("kvindex").fired();
+    line(s, "  reset %s's prefix cache (before request %s): %s", Demo.RESET_POD,
+        fired.getOrDefault(Demo.RESET, -1), resetOutcome());
+    line(s, "  restarted %s's engine (before request %s): %s", Demo.RESTART_POD,
+        fired.getOrDefault(Demo.RESTART, -1), restartOutcome());
+    line(s, "  killed %s (before request %s): %s", Demo.KILLED_INGESTER,
+        fired.getOrDefault(Demo.KILL, -1), killOutcome());
     line(s, "");
     if (problems.isEmpty()) {
       line(s, "Result: OK (index accuracy 100%%, kvindex hit rate %.1f%% vs round-robin %.1f%%)",
@@ -190,7 +196,7 @@ public final class DemoReport {
     if (Double.isInfinite(ms)) {
       return "> 60 s";
     }
-    return String.format(Locale.ROOT, ms < 10 ? "<= %.1f ms" : "<= %.0f ms", ms);
+    return String.format(Locale.ROOT, ms < 10 ? "%.1f ms" : "%.0f ms", ms);
   }
 
   private static String join(Map<String, ? extends Number> counts) {
@@ -222,6 +228,8 @@ public final class DemoReport {
     private IngestStats beforeKill;
     private Duration takeover;
     private Duration elapsed = Duration.ZERO;
+    private double scoreP50Millis = Double.NaN;
+    private double scoreP99Millis = Double.NaN;
 
     private Builder(DemoConfig config, int requests) {
       this.config = config;
@@ -230,6 +238,12 @@ public final class DemoReport {
 
     Builder result(Run.Result r) {
       results.add(r);
+      return this;
+    }
+
+    Builder scoreLatency(double p50Millis, double p99Millis) {
+      this.scoreP50Millis = p50Millis;
+      this.scoreP99Millis = p99Millis;
       return this;
     }
 

@@ -5,6 +5,8 @@ import io.kvindex.simulator.InferenceRequest;
 import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
@@ -25,6 +27,7 @@ final class RouterPolicy implements Policy {
   private final Deque<String> recent = new ArrayDeque<>();
   private final Map<String, Integer> load = new HashMap<>();
   private final Map<String, Integer> reasons = new TreeMap<>();
+  private final List<Long> roundTrips = new ArrayList<>();
   private int failures;
   private String lastFailure;
 
@@ -41,6 +44,7 @@ final class RouterPolicy implements Policy {
   @Override
   public String choose(InferenceRequest request) {
     String pod;
+    long start = System.nanoTime();
     try {
       JsonNode pick = client.score(request.promptTokens(), pods, load).path("pick");
       pod = pick.path("pod").asText(null);
@@ -56,6 +60,7 @@ final class RouterPolicy implements Policy {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while routing", e);
     }
+    roundTrips.add(System.nanoTime() - start);
     routed(pod);
     return pod;
   }
@@ -63,6 +68,17 @@ final class RouterPolicy implements Policy {
   /** How many picks each policy step decided (longest_prefix, least_load, ...). */
   Map<String, Integer> reasons() {
     return Map.copyOf(reasons);
+  }
+
+  /** The {@code q} quantile of the router round trips, in ms, or NaN before any. */
+  double roundTripMillis(double q) {
+    if (roundTrips.isEmpty()) {
+      return Double.NaN;
+    }
+    List<Long> sorted = new ArrayList<>(roundTrips);
+    Collections.sort(sorted);
+    int at = (int) Math.min(sorted.size() - 1, Math.ceil(q * sorted.size()) - 1);
+    return sorted.get(Math.max(0, at)) / 1e6;
   }
 
   /** Requests whose router call failed (they went to the least loaded pod). */

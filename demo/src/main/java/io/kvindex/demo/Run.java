@@ -4,6 +4,8 @@ import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodUnavailableException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -22,7 +24,9 @@ final class Run {
   private final Fleet fleet;
   private final Policy policy;
   private final Map<Integer, Runnable> actions = new TreeMap<>();
+  private final List<Timed> timed = new ArrayList<>();
   private double requestsPerSecond = Double.POSITIVE_INFINITY;
+  private Duration limit;
   private Consumer<Result> progress = r -> {};
 
   Run(List<InferenceRequest> requests, Fleet fleet, Policy policy) {
@@ -46,6 +50,27 @@ final class Run {
     return this;
   }
 
+  /**
+   * Stops routing once {@code limit} has passed, even if requests are left (the result says how
+   * many were routed). Default no limit.
+   */
+  Run limit(Duration limit) {
+    this.limit = limit;
+    return this;
+  }
+
+  /**
+   * Runs {@code action} once {@code fraction} of the time limit has passed; the result records the
+   * index of the request it came before, under {@code name}, so another run can fire it at the
+   * same point with {@link #at}.
+   */
+  Run atFractionOfLimit(double fraction, String name, Runnable action) {
+    timed.add(new Timed(fraction, name, action));
+    return this;
+  }
+
+  private record Timed(double fraction, String name, Runnable action) {}
+
   /** Called about once a second with the figures so far. */
   Run onProgress(Consumer<Result> progress) {
     this.progress = progress;
@@ -58,7 +83,11 @@ final class Run {
     long promptTokens = 0;
     long cachedTokens = 0;
     int unavailable = 0;
-    for (int i = 0; i < requests.size(); i++) {
+    Map<String, Integer> fired = new LinkedHashMap<>();
+    long end = limit == null ? Long.MAX_VALUE : start + limit.toNanos();
+    int routed = 0;
+    for (int i = 0; i < requests.size() && System.nanoTime() < end; i++) {
+      fireTimed(start, i, fired);
       Runnable action = actions.get(i);
       if (action != null) {
         action.run();
@@ -73,22 +102,37 @@ final class Run {
       } catch (PodUnavailableException e) {
         unavailable++;
       }
+      routed = i + 1;
       long now = System.nanoTime();
       if (now >= nextProgress) {
         nextProgress = now + PROGRESS_EVERY_NANOS;
         progress.accept(
             new Result(policy.name(), i + 1, requests.size(), promptTokens, cachedTokens,
-                unavailable, Duration.ofNanos(now - start)));
+                unavailable, Duration.ofNanos(now - start), Map.of()));
       }
     }
     return new Result(
         policy.name(),
-        requests.size(),
+        routed,
         requests.size(),
         promptTokens,
         cachedTokens,
         unavailable,
-        Duration.ofNanos(System.nanoTime() - start));
+        Duration.ofNanos(System.nanoTime() - start),
+        fired);
+  }
+
+  private void fireTimed(long start, int index, Map<String, Integer> fired) {
+    if (limit == null) {
+      return;
+    }
+    long elapsed = System.nanoTime() - start;
+    for (Timed t : timed) {
+      if (!fired.containsKey(t.name()) && elapsed >= t.fraction() * limit.toNanos()) {
+        fired.put(t.name(), index);
+        t.action().run();
+      }
+    }
   }
 
   private void pause(long start, int index) {
@@ -112,6 +156,7 @@ final class Run {
    * @param cachedTokens prompt tokens served from the prefix cache
    * @param unavailable requests a pod refused (asleep or closed)
    * @param elapsed time since the run started
+   * @param fired the request index each timed action came before, by name
    */
   record Result(
       String policy,
@@ -120,7 +165,12 @@ final class Run {
       long promptTokens,
       long cachedTokens,
       int unavailable,
-      Duration elapsed) {
+      Duration elapsed,
+      Map<String, Integer> fired) {
+
+    Result {
+      fired = Map.copyOf(fired);
+    }
 
     /** Cached prompt tokens over prompt tokens: vLLM's prefix-cache hit rate. */
     double hitRate() {

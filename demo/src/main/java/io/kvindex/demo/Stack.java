@@ -9,6 +9,7 @@ import io.kvindex.ingester.IngesterConfig;
 import io.kvindex.ingester.PodSpec;
 import io.kvindex.localredis.LocalRedis;
 import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.http.ScoringServer;
@@ -98,6 +99,7 @@ final class Stack implements AutoCloseable {
         PrefixIndex.builder()
             .indexName(indexName)
             .defaultKeyMode(KeyMode.ENGINE)
+            .lookupPolicy(RetryPolicy.defaults())
             .redis(auditConnector)
             .build();
     opened.push(auditIndex);

@@ -44,6 +44,7 @@ final class Stack implements AutoCloseable {
   static final int ROUTERS = 2;
   static final Duration LEASE_TTL = Duration.ofSeconds(3);
   static final Duration LOOKUP_BUDGET = Duration.ofMillis(50);
+  static final Duration REPLAY_IDLE_TIMEOUT = Duration.ofSeconds(10);
 
   private final Deque<AutoCloseable> opened = new ArrayDeque<>();
   // A fresh index name per run: a shared Redis keeps other indexes, and a rerun starts clean.
@@ -116,6 +117,8 @@ final class Stack implements AutoCloseable {
             .leaseTtl(LEASE_TTL)
             .reconcileInterval(Duration.ofMillis(500))
             .idleCatchUp(Duration.ofSeconds(1))
+            // A loaded laptop can stall a replay for seconds; giving up purges a pod needlessly.
+            .replayIdleTimeout(REPLAY_IDLE_TIMEOUT)
             .pods(podSpecs())
             .build();
     Ingester ingester = Ingester.start(config);

@@ -35,6 +35,8 @@ import picocli.CommandLine.Spec;
       HelpCommand.class,
       HashCommand.class,
       DecodeCommand.class,
+      io.kvindex.router.http.RouterCommand.class,
+      BenchCommand.class,
       io.kvindex.demo.DemoCommand.class,
     })
 public final class Main implements Callable<Integer> {

@@ -25,6 +25,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private record Pod(String model, String pod) {}
 
+  private record SpecBlock(KeyMode mode, int cacheGroup, long key) {}
+
   private record Lease(long token, String owner, long expiresAtMillis) {}
 
   private static final class Stream {
@@ -38,6 +40,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final InstantSource clock;
   private final Map<StreamId, Stream> streams = new HashMap<>();
   private final Map<Pod, Long> deadlines = new HashMap<>();
+  private final Map<Pod, Map<SpecBlock, Long>> speculative = new HashMap<>();
   private final Map<StreamId, Lease> leases = new HashMap<>();
   private long fence;
 
@@ -172,48 +175,90 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private PodMatch match(LookupRequest request, String pod) {
     Long deadline = deadlines.get(new Pod(request.model(), pod));
-    if (deadline == null
-        || deadline < now()
-        || config.keyMode(request.model()) != request.keyMode()) {
-      return PodMatch.none(pod);
-    }
-    int depth = 0;
-    int gpuDepth = 0;
-    int gpuCpuDepth = 0;
-    double score = 0;
+    boolean live =
+        deadline != null
+            && deadline >= now()
+            && config.keyMode(request.model()) == request.keyMode();
+    int[] spec = speculativeTiers(request, pod);
+    int depth = run(spec, 0xF);
+    int confirmed = 0;
+    int gpuDepth = run(spec, Tier.GPU.bit());
+    int gpuCpuDepth = gpuDepth;
+    double score = depth * config.bestWeight(Tier.GPU.bit());
     Map<Integer, Integer> ranks = new HashMap<>();
     for (Map.Entry<StreamId, Stream> e : streams.entrySet()) {
       StreamId id = e.getKey();
-      if (!id.model().equals(request.model()) || !id.pod().equals(pod)) {
+      if (!live || !id.model().equals(request.model()) || !id.pod().equals(pod)) {
         continue;
       }
-      Map<Block, Integer> tiers = e.getValue().tiers;
-      int any = run(tiers, request, 0xF);
+      int[] own = tiers(e.getValue().tiers, request);
+      confirmed = Math.max(confirmed, run(own, 0xF));
+      for (int i = 0; i < own.length; i++) {
+        own[i] |= spec[i];
+      }
+      int any = run(own, 0xF);
       if (any > 0) {
         ranks.put(id.dpRank(), any);
       }
       depth = Math.max(depth, any);
-      gpuDepth = Math.max(gpuDepth, run(tiers, request, Tier.GPU.bit()));
-      gpuCpuDepth = Math.max(gpuCpuDepth, run(tiers, request, Tier.GPU.bit() | Tier.CPU.bit()));
+      gpuDepth = Math.max(gpuDepth, run(own, Tier.GPU.bit()));
+      gpuCpuDepth = Math.max(gpuCpuDepth, run(own, Tier.GPU.bit() | Tier.CPU.bit()));
       double sum = 0;
       for (int i = 0; i < any; i++) {
-        sum += config.bestWeight(tier(tiers, request, i));
+        sum += config.bestWeight(own[i]);
       }
       score = Math.max(score, sum);
     }
-    return new PodMatch(pod, depth, gpuDepth, gpuCpuDepth, score, ranks);
+    return new PodMatch(pod, depth, gpuDepth, gpuCpuDepth, score, ranks, depth > confirmed);
   }
 
-  private static int run(Map<Block, Integer> tiers, LookupRequest request, int mask) {
+  /** GPU for each block the pod holds speculatively (unexpired), else 0. */
+  private int[] speculativeTiers(LookupRequest request, String pod) {
+    Map<SpecBlock, Long> entries =
+        speculative.getOrDefault(new Pod(request.model(), pod), Map.of());
+    int[] out = new int[request.blockKeys().size()];
+    long now = now();
+    for (int i = 0; i < out.length; i++) {
+      Long until =
+          entries.get(
+              new SpecBlock(request.keyMode(), request.cacheGroup(), request.blockKeys().get(i)));
+      out[i] = until != null && until >= now ? Tier.GPU.bit() : 0;
+    }
+    return out;
+  }
+
+  private static int[] tiers(Map<Block, Integer> tiers, LookupRequest request) {
+    int[] out = new int[request.blockKeys().size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = tiers.getOrDefault(new Block(request.cacheGroup(), request.blockKeys().get(i)), 0);
+    }
+    return out;
+  }
+
+  private static int run(int[] tiers, int mask) {
     int i = 0;
-    while (i < request.blockKeys().size() && (tier(tiers, request, i) & mask) != 0) {
+    while (i < tiers.length && (tiers[i] & mask) != 0) {
       i++;
     }
     return i;
   }
 
-  private static int tier(Map<Block, Integer> tiers, LookupRequest request, int i) {
-    return tiers.getOrDefault(new Block(request.cacheGroup(), request.blockKeys().get(i)), 0);
+  @Override
+  public synchronized CompletableFuture<Boolean> speculateAsync(
+      String model, KeyMode mode, String pod, List<Long> blockKeys, int cacheGroup, Duration ttl) {
+    Names.check(model, "model");
+    Names.check(pod, "pod");
+    Names.notNull(mode, "mode");
+    if (ttl == null || ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl must be at least 1 ms, got " + ttl);
+    }
+    Map<SpecBlock, Long> entries =
+        speculative.computeIfAbsent(new Pod(model, pod), x -> new HashMap<>());
+    long until = now() + ttl.toMillis();
+    for (long key : blockKeys) {
+      entries.put(new SpecBlock(mode, cacheGroup, key), until);
+    }
+    return CompletableFuture.completedFuture(true);
   }
 
   @Override

@@ -95,6 +95,12 @@ final class KeySchema {
     return key(groupOf(stream.model(), stream.pod()), "tmap:" + streamDigest(stream));
   }
 
+  /** The speculative routes recorded for a pod: block field -> deadline ms (decimal). */
+  byte[] speculative(String model, String pod) {
+    byte[] digest = sha256(podField(model, pod));
+    return key(groupOf(model, pod), "spec:" + HEX.formatHex(digest, 0, 16));
+  }
+
   /** Hex of the first 16 bytes of SHA-256 of the stream field. */
   static String streamDigest(StreamId stream) {
     byte[] digest = sha256(streamField(stream));

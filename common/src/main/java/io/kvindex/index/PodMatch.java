@@ -14,6 +14,8 @@ import java.util.TreeMap;
  * @param score the sum, over the {@code depth} matched blocks, of the weight of the best tier each
  *     block is held in
  * @param rankDepths {@code depth} per data-parallel rank that holds at least block 0
+ * @param speculative true if part of {@code depth} rests only on routes a router recorded ({@link
+ *     PrefixIndex#speculate}) that the engine has not confirmed yet; such blocks count as GPU
  */
 public record PodMatch(
     String pod,
@@ -21,15 +23,27 @@ public record PodMatch(
     int gpuDepth,
     int gpuCpuDepth,
     double score,
-    Map<Integer, Integer> rankDepths) {
+    Map<Integer, Integer> rankDepths,
+    boolean speculative) {
 
   public PodMatch {
     Names.notNull(pod, "pod");
     rankDepths = java.util.Collections.unmodifiableMap(new TreeMap<>(rankDepths));
   }
 
+  /** A match resting on confirmed entries only. */
+  public PodMatch(
+      String pod,
+      int depth,
+      int gpuDepth,
+      int gpuCpuDepth,
+      double score,
+      Map<Integer, Integer> rankDepths) {
+    this(pod, depth, gpuDepth, gpuCpuDepth, score, rankDepths, false);
+  }
+
   /** A pod holding nothing of the prompt. */
   public static PodMatch none(String pod) {
-    return new PodMatch(pod, 0, 0, 0, 0.0, Map.of());
+    return new PodMatch(pod, 0, 0, 0, 0.0, Map.of(), false);
   }
 }

@@ -2,6 +2,7 @@ package io.kvindex.index;
 
 import io.kvindex.event.KvEventBatch;
 import java.time.Duration;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -83,6 +84,19 @@ public interface PrefixIndex extends AutoCloseable {
 
   /** Gives the lease up if {@code owner} holds it with {@code token}; true if it did. */
   boolean releaseLease(StreamId stream, String owner, long token);
+
+  /**
+   * Records that a request whose prompt has {@code blockKeys} was routed to {@code pod}: lookups
+   * see those blocks on the pod (as GPU blocks, flagged {@link PodMatch#speculative()}) before the
+   * engine reports them. Each entry lives {@code ttl}, enforced by Redis itself (the pod's
+   * speculative hash carries a PEXPIRE), so entries vanish even if every router dies. Confirmed
+   * entries supersede them: a block the pod's engine reported is not speculative.
+   *
+   * @param ttl how long the entries count, at least 1 ms
+   * @return true if recorded, false if Redis was unavailable (best effort; nothing to heal)
+   */
+  CompletableFuture<Boolean> speculateAsync(
+      String model, KeyMode mode, String pod, List<Long> blockKeys, int cacheGroup, Duration ttl);
 
   /**
    * Keeps an idle pod live until now + ttl (applied batches refresh it with the configured pod

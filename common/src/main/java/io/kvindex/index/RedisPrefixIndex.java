@@ -32,6 +32,9 @@ import java.util.concurrent.CompletableFuture;
  *   dead     HASH  retired slot -> the GC pass number at its death
  *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
  *   tmap:<d>  HASH  cacheGroup(2) engineHash(8) -> tokenKey(8) (token key mode only)
+ *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
+ *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
+ *                  as long as its longest-lived entry, so it vanishes with no process left
  * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
  * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.
  *
@@ -51,7 +54,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * Reads. lookup.lua reads the candidates' pod records (skipping expired ones), then HMGETs the
  * block fields in chunks of 8, 16, 32, ... and stops at the first field absent or held by no live
- * candidate slot; it returns raw values and Java computes depths, tier depths and scores. Groups
+ * candidate slot nor by an unexpired speculative entry of a candidate (its spec hash is in KEYS
+ * too, one per candidate); it returns raw values and speculative marks, and Java computes depths,
+ * tier depths and scores (a speculative block counts as GPU; a confirmed entry supersedes it). Groups
  * are looked up in parallel and merged. Lookups use the router retry profile and report an
  * incomplete result rather than fail.
  */
@@ -63,6 +68,11 @@ final class RedisPrefixIndex implements PrefixIndex {
   private static final LuaScript LEASE = script("lease");
   private static final LuaScript HEARTBEAT = script("heartbeat");
   private static final LuaScript READ = script("read");
+  private static final LuaScript SPECULATE = script("speculate");
+
+  /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
+  static final int SPECULATIVE_FIELD_LIMIT = 100_000;
+
   private static final LuaScript INIT = script("init");
   private static final long MAX_SEQ = 1L << 53;
 
@@ -221,16 +231,19 @@ final class RedisPrefixIndex implements PrefixIndex {
   private CompletableFuture<Map<String, PodMatch>> lookupGroup(
       String model, int g, List<String> pods, List<byte[]> fields) {
     byte[][] args = new byte[1 + pods.size() + fields.size()][];
+    byte[][] k = new byte[2 + pods.size()][];
+    k[0] = keys.pods(g);
+    k[1] = keys.blocks(g);
     args[0] = ascii(pods.size());
     for (int i = 0; i < pods.size(); i++) {
       args[1 + i] = KeySchema.podField(model, pods.get(i));
+      k[2 + i] = keys.speculative(model, pods.get(i));
     }
     for (int i = 0; i < fields.size(); i++) {
       args[1 + pods.size() + i] = fields.get(i);
     }
     return reads
-        .<List<Object>>run(
-            LOOKUP, ScriptOutputType.MULTI, new byte[][] {keys.pods(g), keys.blocks(g)}, args)
+        .<List<Object>>run(LOOKUP, ScriptOutputType.MULTI, k, args)
         .thenApply(
             outcome ->
                 outcome.isDone() ? LookupDecoder.decode(pods, outcome.orElseThrow(), config) : null)
@@ -257,6 +270,33 @@ final class RedisPrefixIndex implements PrefixIndex {
       }
     }
     return new LookupResult(ordered, complete);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> speculateAsync(
+      String model, KeyMode mode, String pod, List<Long> blockKeys, int cacheGroup, Duration ttl) {
+    Names.check(model, "model");
+    Names.check(pod, "pod");
+    Names.notNull(mode, "mode");
+    Names.notNull(blockKeys, "blockKeys");
+    if (ttl == null || ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl must be at least 1 ms, got " + ttl);
+    }
+    if (blockKeys.isEmpty()) {
+      return CompletableFuture.completedFuture(true);
+    }
+    byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
+    byte[][] args = new byte[2 + blockKeys.size()][];
+    args[0] = ascii(ttl.toMillis());
+    args[1] = ascii(SPECULATIVE_FIELD_LIMIT);
+    for (int i = 0; i < blockKeys.size(); i++) {
+      args[2 + i] = KeySchema.blockField(prefix, blockKeys.get(i));
+    }
+    return writes
+        .<Long>run(
+            SPECULATE, ScriptOutputType.INTEGER, new byte[][] {keys.speculative(model, pod)}, args)
+        .thenApply(RedisOutcome::isDone)
+        .toCompletableFuture();
   }
 
   @Override

@@ -192,10 +192,10 @@ final class LettuceConnector implements RedisConnector {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
+      scheduler.shutdown(); // first: calls from now on fail as "closed"
       try {
         closeClient.run();
       } finally {
-        scheduler.shutdown();
         resources.shutdown(0, 2, TimeUnit.SECONDS);
       }
     }

@@ -56,7 +56,8 @@ public interface RedisCalls {
 
   /**
    * A scheduler for retry waits and call deadlines: one daemon thread named {@code name}, cancelled
-   * tasks removed at once. The caller owns it and shuts it down after its last call.
+   * tasks removed at once. The caller owns it and shuts it down after its last call; calls made
+   * after that fail with a {@link RedisRealException} (reason {@code closed}).
    */
   static ScheduledExecutorService newScheduler(String name) {
     Args.notBlank(name, "name");

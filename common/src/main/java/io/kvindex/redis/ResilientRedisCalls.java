@@ -4,6 +4,7 @@ import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.core.functions.Either;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
+import io.lettuce.core.RedisException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -35,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * Pitfalls handled: the supplier is called again for each attempt and a throw becomes a failed
  * stage (resilience4j issue #1718 would otherwise hang the call); nothing here blocks, because the
  * first attempt's callbacks run on a lettuce I/O thread; once the scheduler is shut down no retry
- * is scheduled (a rejected schedule inside resilience4j would leave the call incomplete).
+ * is scheduled (a rejected schedule inside resilience4j would leave the call incomplete) and new
+ * attempts fail as "closed": the scheduler's owner (the connector) is shutting down, and lettuce
+ * past its own shutdown fails with exceptions that say nothing useful.
  *
  * READONLY is temporary for a bounded number of attempts (a demoted primary behind a fixed endpoint
  * heals only if the endpoint moves); when the budget is spent it surfaces as a real error instead
@@ -134,6 +137,10 @@ final class ResilientRedisCalls implements RedisCalls {
   private <T> CompletionStage<T> attempt(
       Call call, Supplier<? extends CompletionStage<T>> command) {
     call.attempts.incrementAndGet();
+    if (scheduler.isShutdown()) {
+      return CompletableFuture.failedFuture(
+          failure(call, new RedisException("Connection closed: the Redis connector is closed")));
+    }
     long remainingNanos = call.deadlineNanos - System.nanoTime();
     if (remainingNanos <= 0) {
       return CompletableFuture.failedFuture(

@@ -318,6 +318,46 @@ abstract class PrefixIndexContract {
   }
 
   @Test
+  void speculate_countsAsGpuUntilTheEngineConfirms() {
+    PrefixIndex index = open();
+    assertThat(index.speculateAsync(MODEL, KeyMode.ENGINE, "p", hashes(1, 3), 0, LONG).join())
+        .isTrue();
+    LookupResult r = lookup(index, hashes(1, 4), "p", "q");
+    PodMatch spec = r.pods().get("p");
+    assertThat(spec.depth()).isEqualTo(3);
+    assertThat(spec.gpuDepth()).isEqualTo(3);
+    assertThat(spec.speculative()).isTrue();
+    assertThat(spec.rankDepths()).isEmpty();
+    assertThat(r.pods().get("q").depth()).isZero();
+    assertThat(index.lookup(LookupRequest.of(MODEL, KeyMode.TOKEN, hashes(1, 4), List.of("p"))))
+        .satisfies(other -> assertThat(other.pods().get("p").depth()).isZero());
+
+    StreamId s = StreamId.of(MODEL, "p");
+    long t = lease(index, s);
+    index.apply(s, 0, t, batch(stored(hashes(1, 2), null, "CPU")));
+    PodMatch partly = lookup(index, hashes(1, 4), "p").pods().get("p");
+    assertThat(partly.depth()).isEqualTo(3);
+    assertThat(partly.speculative()).isTrue();
+    assertThat(partly.rankDepths()).containsEntry(0, 3);
+
+    index.apply(s, 1, t, batch(stored(hashes(1, 4), null, "CPU")));
+    PodMatch confirmed = lookup(index, hashes(1, 4), "p").pods().get("p");
+    assertThat(confirmed.depth()).isEqualTo(4);
+    assertThat(confirmed.gpuDepth()).isEqualTo(3);
+    assertThat(confirmed.speculative()).isFalse();
+  }
+
+  @Test
+  void speculate_expiresByItself() {
+    PrefixIndex index = open();
+    index
+        .speculateAsync(MODEL, KeyMode.ENGINE, "p", hashes(1, 2), 0, Duration.ofMillis(150))
+        .join();
+    assertThat(lookup(index, hashes(1, 2), "p").pods().get("p").depth()).isEqualTo(2);
+    Poll.until(() -> lookup(index, hashes(1, 2), "p").pods().get("p").depth() == 0);
+  }
+
+  @Test
   void lookup_emptyPrompt_allNone() {
     PrefixIndex index = open();
     LookupResult r = lookup(index, List.of(), "a", "b");

@@ -316,6 +316,37 @@ class RedisCallsTest {
   }
 
   @Test
+  void call_afterSchedulerShutdownFailsAsClosed() {
+    RedisCalls calls = calls(FAST);
+    scheduler.shutdown();
+    Script script = new Script();
+
+    Throwable failure = failureOf(calls.call("apply", script));
+
+    assertThat(failure).isInstanceOf(RedisRealException.class);
+    assertThat(((RedisRealException) failure).reason()).isEqualTo("closed");
+    assertThat(script.calls).hasValue(0);
+  }
+
+  @Test
+  void call_schedulerShutDownWhileWaitingDoesNotHang() throws Exception {
+    RedisCalls calls = calls(FAST);
+    CompletableFuture<String> first = new CompletableFuture<>();
+    AtomicInteger attempts = new AtomicInteger();
+    CompletionStage<RedisOutcome<String>> outcome =
+        calls.call(
+            "apply",
+            () ->
+                attempts.incrementAndGet() == 1 ? first : CompletableFuture.completedFuture("ok"));
+
+    scheduler.shutdown();
+    first.completeExceptionally(new RedisConnectionException("refused"));
+
+    assertThat(await(outcome).isDone()).isFalse();
+    assertThat(attempts).hasValue(1);
+  }
+
+  @Test
   void call_nullValueIsDone() throws Exception {
     RedisOutcome<String> outcome =
         await(calls(FAST).call("lookup", () -> CompletableFuture.completedFuture(null)));

@@ -332,6 +332,34 @@ class RedisFaultTest {
   }
 
   @Test
+  void run_writeToReplicaSurfacesReadOnlyAfterRetries(
+      RedisStandalone primary, @Fresh RedisStandalone replica) throws Exception {
+    ScriptRunner runner = connect(replica).scripts(QUICK);
+    await(connector.commands().replicaof(primary.uri().getHost(), primary.uri().getPort()));
+
+    Throwable failure = failureOf(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
+
+    assertThat(failure).isInstanceOf(RedisRealException.class).hasMessageContaining("primary");
+    assertThat(((RedisRealException) failure).reason()).isEqualTo("readonly");
+    assertThat(count(RedisMetrics.RETRIES, "reason", "readonly")).isGreaterThanOrEqualTo(1);
+    assertThat(count(RedisMetrics.SWALLOWED, "operation", "incr")).isZero();
+  }
+
+  @Test
+  void run_afterCloseFailsAsClosed(RedisStandalone redis) throws Exception {
+    ScriptRunner runner = connect(redis).scripts(RetryPolicy.defaults());
+    await(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
+
+    connector.close();
+    Throwable failure = failureOf(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
+
+    assertThat(failure).isInstanceOf(RedisRealException.class);
+    assertThat(((RedisRealException) failure).reason())
+        .as("%s", failure.getCause())
+        .isEqualTo("closed");
+  }
+
+  @Test
   void connect_aclUserWithPassword(@Fresh RedisStandalone redis) throws Exception {
     try (RedisConnector admin = RedisConnector.connect(uriOf(redis))) {
       await(

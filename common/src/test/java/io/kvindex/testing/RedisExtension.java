@@ -41,10 +41,11 @@ import org.junit.platform.commons.support.HierarchyTraversalMode;
  * standalone server otherwise, so one abstract test class can run against both through two
  * subclasses, one with {@link UsesRedis} and one with {@link UsesRedisCluster}.
  *
- * <p>One standalone server and one cluster (3 primaries, 1 replica each) are shared by the whole
- * test run; each test that receives one gets it flushed ({@code FLUSHALL}) once, before its first
- * use. A parameter marked {@link Fresh} gets a private instance, ended after the test. A {@link
- * RedisCluster} parameter needs the {@code cluster} tag: use {@link UsesRedisCluster}.
+ * <p>One standalone server and one cluster (3 primaries, 1 replica each, {@code
+ * cluster-node-timeout} 5 s) are shared by the whole test run; each test that receives one gets it
+ * flushed ({@code FLUSHALL}) once, before its first use. A parameter marked {@link Fresh} gets a
+ * private instance, ended after the test. A {@link RedisCluster} parameter needs the {@code
+ * cluster} tag: use {@link UsesRedisCluster}.
  *
  * <p>Thread-safe: shared instances are created once through the root store.
  */

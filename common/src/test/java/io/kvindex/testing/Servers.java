@@ -23,6 +23,9 @@ final class Servers {
    */
   static final String REQUIRED_ENV = "KVINDEX_TEST_REDIS_REQUIRED";
 
+  /** {@code cluster-node-timeout} of the shared cluster. */
+  static final Duration SHARED_CLUSTER_NODE_TIMEOUT = Duration.ofSeconds(5);
+
   /** Where servers come from. */
   enum Source {
     EXTERNAL,
@@ -89,7 +92,10 @@ final class Servers {
                 .toList();
         return new ClusterHandle(seeds, "external cluster from " + CLUSTER_ENV, null);
       case LOCAL:
-        LocalRedisCluster.Builder builder = LocalRedisCluster.builder();
+        // The shared cluster never fails over on purpose: a longer timeout keeps a loaded
+        // machine from flagging a slow node as failed.
+        LocalRedisCluster.Builder builder =
+            LocalRedisCluster.builder().nodeTimeout(SHARED_CLUSTER_NODE_TIMEOUT);
         if (fresh != null) {
           builder
               .replicasPerPrimary(fresh.replicasPerPrimary())

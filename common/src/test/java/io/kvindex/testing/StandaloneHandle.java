@@ -72,16 +72,28 @@ final class StandaloneHandle implements RedisStandalone, AutoCloseable {
   }
 
   @Override
-  public synchronized void close() throws Exception {
+  public synchronized void close() {
     try {
       if (client != null) {
         connection.close();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
       }
     } finally {
-      if (owned != null) {
-        owned.close();
-      }
+      closeOwned();
+    }
+  }
+
+  private void closeOwned() {
+    if (owned == null) {
+      return;
+    }
+    try {
+      owned.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while ending " + description, e);
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot end " + description + ": " + e.getMessage(), e);
     }
   }
 

@@ -1,0 +1,27 @@
+-- kvindex speculate: a router sent a request to a pod; its blocks count there (flagged
+-- speculative) until the deadline. One hash per pod, so the whole hash expires (PEXPIRE) when the
+-- last route recorded for the pod does, even if no router is left to clean up; a hash grown past
+-- the field limit is dropped first (speculative entries are hints).
+-- KEYS: 1 the pod's speculative hash
+-- ARGV: 1 ttl ms, 2 field limit, 3.. block fields
+local ttl = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local deadline = tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl)
+if redis.call('HLEN', KEYS[1]) + #ARGV - 2 > tonumber(ARGV[2]) then
+  redis.call('DEL', KEYS[1])
+end
+local i, last = 3, #ARGV
+while i <= last do
+  local j = math.min(i + 255, last)
+  local args = {}
+  for k = i, j do
+    args[#args + 1] = ARGV[k]
+    args[#args + 1] = deadline
+  end
+  redis.call('HSET', KEYS[1], unpack(args))
+  i = j + 1
+end
+if redis.call('PTTL', KEYS[1]) < ttl then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return last - 2

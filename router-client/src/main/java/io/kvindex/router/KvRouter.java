@@ -1,0 +1,95 @@
+package io.kvindex.router;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What a gateway asks the shared KV-cache index: which candidate pod already holds how much of a
+ * prompt, and which pod to send it to. Thread-safe: build one per gateway process and share it.
+ *
+ * <pre>{@code
+ * try (KvRouter router = KvRouter.builder()
+ *     .redisUri("redis://127.0.0.1:6379")
+ *     .model("Qwen/Qwen3-8B", ModelKeys.engine("sha256_cbor", "42", 16))
+ *     .build()) {
+ *   Scores scores = router.score(ScoreRequest.ofTokens("Qwen/Qwen3-8B", tokenIds, pods));
+ *   Pick pick = router.pick(scores, pods, runningRequests::get);
+ * }
+ * }</pre>
+ *
+ * <p>A lookup never blocks past the configured {@linkplain KvRouterBuilder#lookupBudget budget}:
+ * when Redis is slow or unreachable, {@link #score} returns {@linkplain Scores#indexAvailable()
+ * unavailable} scores (and counts them) so the gateway falls back to load balancing. Errors that
+ * retrying cannot fix (a wrong password, a missing ACL permission, a script bug) throw a {@code
+ * KvIndexException}.
+ */
+public interface KvRouter extends AutoCloseable {
+
+  /** A builder with the defaults of the README's configuration table. */
+  static KvRouterBuilder builder() {
+    return new KvRouterBuilder();
+  }
+
+  /**
+   * Scores every candidate pod of the request.
+   *
+   * @throws IllegalArgumentException for bad input, for example a model without a configured key
+   *     mode
+   * @throws io.kvindex.common.KvIndexException for errors retrying cannot fix
+   */
+  Scores score(ScoreRequest request);
+
+  /** Scores a prompt given as token ids; {@code lora} is {@code null} for the base model. */
+  default Scores score(String model, String lora, int[] tokenIds, Collection<String> pods) {
+    return score(ScoreRequest.ofTokens(model, tokenIds, pods).withLora(lora));
+  }
+
+  /** Scores a prompt given as precomputed block keys. */
+  default Scores score(String model, long[] blockKeys, Collection<String> pods) {
+    return score(ScoreRequest.ofBlockKeys(model, blockKeys, pods));
+  }
+
+  /**
+   * The block keys the index uses for this prompt (one per full block), computed with the model's
+   * key mode, exactly as the ingesters compute them.
+   *
+   * @throws IllegalArgumentException if the model has no configured key mode
+   */
+  long[] blockKeys(String model, String lora, String cacheSalt, int[] tokenIds);
+
+  /**
+   * Chooses one pod with the configured {@link PickPolicy}.
+   *
+   * @param scores the result of {@link #score} for the request
+   * @param candidates the pods the request may go to
+   * @param load the pods' current load, for example running requests per pod
+   */
+  Pick pick(Scores scores, Collection<String> candidates, LoadSignal load);
+
+  /**
+   * Records that a request was routed to {@code pod}, so that the next lookups see its prompt
+   * blocks there (flagged speculative) before the engine reports them. The entries expire by
+   * themselves after {@code ttl}, in Redis, even if this process dies; an entry the engine confirms
+   * supersedes them.
+   *
+   * <p>Best effort and non-blocking: gateways usually ignore the returned stage. It completes with
+   * {@code true} once recorded, {@code false} if Redis was unavailable (counted in {@code
+   * kvindex.router.speculative.writes}), or exceptionally for errors retrying cannot fix.
+   *
+   * @param model the model the prompt is for
+   * @param pod the pod the request went to
+   * @param blockKeys the prompt's block keys (see {@link #blockKeys})
+   * @param ttl how long the entries live, at least 1 ms; a few seconds covers the time an engine
+   *     takes to report the blocks
+   * @throws IllegalArgumentException if the model has no configured key mode
+   */
+  CompletableFuture<Boolean> recordRoute(String model, String pod, long[] blockKeys, Duration ttl);
+
+  /** Whether Redis answers a ping within one second; for readiness probes. Never throws. */
+  boolean indexReachable();
+
+  /** Closes the Redis connections. */
+  @Override
+  void close();
+}

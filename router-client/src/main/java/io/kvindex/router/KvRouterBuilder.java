@@ -1,0 +1,166 @@
+package io.kvindex.router;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Configures a {@link KvRouter}. Each setter checks its argument at once. Not thread-safe; the
+ * router it builds is.
+ */
+public final class KvRouterBuilder {
+  static final Duration DEFAULT_LOOKUP_BUDGET = Duration.ofMillis(5);
+  static final String DEFAULT_INDEX_NAME = "default";
+
+  private String redisUri = "redis://127.0.0.1:6379";
+  private int groups = 1;
+  private String indexName = DEFAULT_INDEX_NAME;
+  private final Map<String, ModelKeys> models = new LinkedHashMap<>();
+  private ModelKeys defaultModelKeys;
+  private Duration lookupBudget = DEFAULT_LOOKUP_BUDGET;
+  private PickPolicy pickPolicy = PickPolicy.standard();
+  private MeterRegistry meterRegistry;
+
+  KvRouterBuilder() {}
+
+  /**
+   * Where Redis is: {@code redis://[user:password@]host:port[/db]} for one server ({@code
+   * rediss://} for TLS), or {@code redis-cluster://[user:password@]host1:port1,host2:port2} for a
+   * cluster from seed nodes ({@code rediss-cluster://} for TLS). Default {@code
+   * redis://127.0.0.1:6379}.
+   */
+  public KvRouterBuilder redisUri(String uri) {
+    this.redisUri = Checks.nonBlank(uri, "redisUri");
+    return this;
+  }
+
+  /**
+   * A Redis Cluster, found through one or more seed node URIs ({@code redis://} or {@code
+   * rediss://}, each with the same user and password).
+   */
+  public KvRouterBuilder clusterSeeds(List<String> seedUris) {
+    List<String> copy = List.copyOf(Objects.requireNonNull(seedUris, "clusterSeeds"));
+    if (copy.isEmpty()) {
+      throw new IllegalArgumentException("clusterSeeds must name at least one node URI");
+    }
+    copy.forEach(uri -> Checks.nonBlank(uri, "cluster seed URI"));
+    // The connector reads a comma-separated list of URIs, or a redis-cluster:// URI, as a cluster.
+    this.redisUri = copy.size() == 1 ? asCluster(copy.get(0)) : String.join(",", copy);
+    return this;
+  }
+
+  private static String asCluster(String uri) {
+    String lower = uri.toLowerCase(java.util.Locale.ROOT);
+    if (lower.startsWith("redis://") || lower.startsWith("rediss://")) {
+      int colon = uri.indexOf(':');
+      return uri.substring(0, colon) + "-cluster" + uri.substring(colon);
+    }
+    return uri;
+  }
+
+  /**
+   * How many index groups the index spreads pods over; must equal the ingesters' setting (the count
+   * is recorded in Redis and checked). Default 1.
+   */
+  public KvRouterBuilder groups(int groups) {
+    this.groups = Checks.positive(groups, "groups");
+    return this;
+  }
+
+  /** The index to read: every key lives under {@code kvindex:<name>:}. Default {@code default}. */
+  public KvRouterBuilder indexName(String name) {
+    this.indexName = Checks.nonBlank(name, "indexName");
+    return this;
+  }
+
+  /** How the block keys of {@code model} are computed; must match the ingesters. */
+  public KvRouterBuilder model(String model, ModelKeys keys) {
+    models.put(Checks.nonBlank(model, "model"), Objects.requireNonNull(keys, "keys"));
+    return this;
+  }
+
+  /** The key mode of models not configured by {@link #model}; default none (they are rejected). */
+  public KvRouterBuilder defaultModelKeys(ModelKeys keys) {
+    this.defaultModelKeys = Objects.requireNonNull(keys, "defaultModelKeys");
+    return this;
+  }
+
+  /**
+   * The most time one lookup may take, retries included; past it the lookup answers "index
+   * unavailable". Default 5 ms.
+   */
+  public KvRouterBuilder lookupBudget(Duration budget) {
+    Objects.requireNonNull(budget, "lookupBudget");
+    if (budget.isNegative() || budget.isZero()) {
+      throw new IllegalArgumentException("lookupBudget must be positive, got " + budget);
+    }
+    this.lookupBudget = budget;
+    return this;
+  }
+
+  /** The policy of {@link KvRouter#pick}. Default {@link PickPolicy#standard()}. */
+  public KvRouterBuilder pickPolicy(PickPolicy policy) {
+    this.pickPolicy = Objects.requireNonNull(policy, "pickPolicy");
+    return this;
+  }
+
+  /** Where the router's metrics go. Default a private registry nobody reads. */
+  public KvRouterBuilder meterRegistry(MeterRegistry registry) {
+    this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+    return this;
+  }
+
+  /**
+   * Connects to Redis and returns the router.
+   *
+   * @throws io.kvindex.common.KvIndexException if Redis cannot be reached or refuses the login
+   */
+  public KvRouter build() {
+    return RedisKvRouter.create(config());
+  }
+
+  RouterConfig config() {
+    return new RouterConfig(
+        redisUri,
+        groups,
+        indexName,
+        models,
+        defaultModelKeys,
+        lookupBudget,
+        pickPolicy,
+        meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry);
+  }
+
+  /** The immutable result of a builder. */
+  record RouterConfig(
+      String redisUri,
+      int groups,
+      String indexName,
+      Map<String, ModelKeys> models,
+      ModelKeys defaultModelKeys,
+      Duration lookupBudget,
+      PickPolicy pickPolicy,
+      MeterRegistry meterRegistry) {
+    RouterConfig {
+      models = Map.copyOf(models);
+    }
+
+    /** The key mode of {@code model}. */
+    ModelKeys keysOf(String model) {
+      ModelKeys keys = models.getOrDefault(model, defaultModelKeys);
+      if (keys == null) {
+        throw new IllegalArgumentException(
+            "model '"
+                + model
+                + "' has no key mode configured; configure it (engine or token keys) or set a"
+                + " default key mode. Configured models: "
+                + models.keySet());
+      }
+      return keys;
+    }
+  }
+}

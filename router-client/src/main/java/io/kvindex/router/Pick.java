@@ -1,0 +1,32 @@
+package io.kvindex.router;
+
+import java.util.Objects;
+
+/**
+ * The pod a request should go to, and why. Immutable, so thread-safe.
+ *
+ * @param pod the chosen pod
+ * @param reason the policy step that decided
+ * @param matchedBlocks the prefix the chosen pod holds, in blocks (zero when unknown)
+ * @param speculative whether that match rests on routes not yet confirmed by the engine
+ */
+public record Pick(String pod, Reason reason, int matchedBlocks, boolean speculative) {
+
+  /** The step of the pick policy that decided. */
+  public enum Reason {
+    /** The chosen pod held the longest (tier-weighted) prefix among the pods not overloaded. */
+    LONGEST_PREFIX,
+    /** Several pods held the same prefix (possibly none); the least loaded of them won. */
+    LEAST_LOAD,
+    /** Pods equal in prefix and load; the deterministic tie-break decided. */
+    TIE_BREAK,
+    /** The index was unavailable; the least loaded pod won. */
+    INDEX_UNAVAILABLE
+  }
+
+  public Pick {
+    Objects.requireNonNull(pod, "pod");
+    Objects.requireNonNull(reason, "reason");
+    Checks.nonNegative(matchedBlocks, "matchedBlocks");
+  }
+}

@@ -1,0 +1,52 @@
+package io.kvindex.router;
+
+import java.util.Collection;
+
+/**
+ * Chooses one pod for a request from its {@link Scores} and the pods' current load. Implementations
+ * must be thread-safe; {@link #standard()} is.
+ */
+@FunctionalInterface
+public interface PickPolicy {
+
+  /**
+   * Picks one of {@code candidates}.
+   *
+   * @param scores the request's scores (may be {@linkplain Scores#indexAvailable() unavailable})
+   * @param candidates the pods the request may go to; not empty, no duplicates
+   * @param load the pods' current load
+   * @throws IllegalArgumentException if {@code candidates} is empty or repeats a pod
+   */
+  Pick pick(Scores scores, Collection<String> candidates, LoadSignal load);
+
+  /** The standard policy with the default guard: 16 load units and a ratio of 1.5. */
+  static PickPolicy standard() {
+    return standard(StandardPickPolicy.DEFAULT_IMBALANCE_ABSOLUTE, 1.5);
+  }
+
+  /**
+   * The standard policy, in four steps.
+   *
+   * <ol>
+   *   <li>Load-imbalance guard: with {@code min} the lowest load among the candidates, a pod is
+   *       overloaded when its load exceeds {@code min + imbalanceAbsolute} and also exceeds {@code
+   *       min * imbalanceRatio}; overloaded pods are left out (the least loaded pod never is).
+   *   <li>Longest prefix: the highest tier-weighted score wins, then the most matched blocks.
+   *   <li>Least load among the pods still tied.
+   *   <li>Deterministic tie-break: rendezvous hashing of the prompt's first block with the pod
+   *       name, so the same prompt prefix goes to the same pod and different prefixes spread.
+   * </ol>
+   *
+   * When the index is unavailable, step 2 is skipped.
+   *
+   * @param imbalanceAbsolute load units above the minimum a pod may carry before it can count as
+   *     overloaded; {@code >= 0}
+   * @param imbalanceRatio factor over the minimum load a pod may carry before it can count as
+   *     overloaded; {@code >= 1}
+   */
+  static PickPolicy standard(double imbalanceAbsolute, double imbalanceRatio) {
+    return new StandardPickPolicy(
+        Checks.atLeast(imbalanceAbsolute, 0.0, "imbalanceAbsolute"),
+        Checks.atLeast(imbalanceRatio, 1.0, "imbalanceRatio"));
+  }
+}

@@ -1,0 +1,203 @@
+package io.kvindex.router;
+
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodMatch;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.router.KvRouterBuilder.RouterConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The Redis-backed {@link KvRouter}. Thread-safe.
+ *
+ * <p>Implementation notes. A score is {@code keys -> lookup -> scores}: the block keys come from
+ * the common hashers (engine or token keys, per model), so they equal the ingesters' by
+ * construction; the lookup is the index's one-script-per-group read, run under a retry policy whose
+ * total budget is the configured lookup budget (RetryPolicy deadline: an attempt still in flight
+ * when the budget is spent is abandoned), so no call blocks past the bound. An incomplete lookup
+ * (some group's retries exhausted) answers {@link Scores.Outcome#UNAVAILABLE}: a partial answer
+ * would make the pods of the silent group look cold. Real errors propagate as the index's typed
+ * exceptions.
+ */
+final class RedisKvRouter implements KvRouter {
+  private final RouterConfig config;
+  private final RedisConnector connector;
+  private final PrefixIndex index;
+  private final RouterMetrics metrics;
+  private final Map<String, BlockKeyer> keyers = new ConcurrentHashMap<>();
+
+  private RedisKvRouter(RouterConfig config, RedisConnector connector, PrefixIndex index) {
+    this.config = config;
+    this.connector = connector;
+    this.index = index;
+    this.metrics = new RouterMetrics(config.meterRegistry());
+  }
+
+  static RedisKvRouter create(RouterConfig config) {
+    RedisConnector connector =
+        RedisConnector.builder()
+            .uri(config.redisUri())
+            .meterRegistry(config.meterRegistry())
+            .build();
+    try {
+      RetryPolicy lookupPolicy = lookupPolicy(config.lookupBudget());
+      var builder =
+          PrefixIndex.builder()
+              .indexName(config.indexName())
+              .groups(config.groups())
+              .lookupPolicy(lookupPolicy)
+              .redis(connector);
+      config.models().forEach((model, keys) -> builder.keyMode(model, keys.mode()));
+      if (config.defaultModelKeys() != null) {
+        builder.defaultKeyMode(config.defaultModelKeys().mode());
+      }
+      return new RedisKvRouter(config, connector, builder.build());
+    } catch (RuntimeException e) {
+      connector.close();
+      throw e;
+    }
+  }
+
+  /** A few quick attempts, all within {@code budget}. */
+  static RetryPolicy lookupPolicy(Duration budget) {
+    Duration backoff = Duration.ofMillis(Math.max(1, budget.toMillis() / 5));
+    return RetryPolicy.router().toBuilder()
+        .initialBackoff(backoff)
+        .maxBackoff(backoff.multipliedBy(2))
+        .totalBudget(budget)
+        .build();
+  }
+
+  @Override
+  public Scores score(ScoreRequest request) {
+    long start = System.nanoTime();
+    try {
+      BlockKeyer keyer = keyer(request.model());
+      long[] keys =
+          request.blockKeys() != null
+              ? request.blockKeys()
+              : keyer.keys(request.lora(), request.cacheSalt(), request.tokenIds());
+      Scores scores = lookup(request, keyer.config(), keys);
+      metrics.lookup(scores.outcome(), System.nanoTime() - start);
+      return scores;
+    } catch (RuntimeException e) {
+      metrics.lookupFailed(System.nanoTime() - start);
+      throw e;
+    }
+  }
+
+  private Scores lookup(ScoreRequest request, ModelKeys keys, long[] blockKeys) {
+    int blockSize = keys.blockSize();
+    long affinity = blockKeys.length == 0 ? 0 : blockKeys[0];
+    if (blockKeys.length == 0) {
+      List<PodScore> none = new ArrayList<>();
+      request.candidatePods().forEach(pod -> none.add(PodScore.miss(pod)));
+      return new Scores(request.model(), blockSize, 0, affinity, none, Scores.Outcome.MISS);
+    }
+    LookupResult result =
+        index.lookup(
+            LookupRequest.of(
+                request.model(), keys.mode(), boxed(blockKeys), request.candidatePods()));
+    if (!result.complete()) {
+      return Scores.unavailable(request.model(), blockSize, blockKeys.length, affinity);
+    }
+    List<PodScore> pods = new ArrayList<>(request.candidatePods().size());
+    for (String pod : request.candidatePods()) {
+      PodMatch match = result.pods().getOrDefault(pod, PodMatch.none(pod));
+      pods.add(podScore(match, blockSize));
+    }
+    pods.sort(Comparator.comparingDouble(PodScore::score).reversed());
+    boolean hit = pods.stream().anyMatch(p -> p.matchedBlocks() > 0);
+    return new Scores(
+        request.model(),
+        blockSize,
+        blockKeys.length,
+        affinity,
+        pods,
+        hit ? Scores.Outcome.HIT : Scores.Outcome.MISS);
+  }
+
+  private static PodScore podScore(PodMatch m, int blockSize) {
+    return new PodScore(
+        m.pod(),
+        m.depth(),
+        m.depth() * blockSize,
+        m.gpuDepth(),
+        m.gpuCpuDepth(),
+        m.score(),
+        m.speculative(),
+        m.rankDepths());
+  }
+
+  private BlockKeyer keyer(String model) {
+    BlockKeyer keyer = keyers.get(model);
+    if (keyer == null) {
+      ModelKeys keys = config.keysOf(model);
+      keyer = keyers.computeIfAbsent(model, m -> new BlockKeyer(m, keys));
+    }
+    return keyer;
+  }
+
+  @Override
+  public long[] blockKeys(String model, String lora, String cacheSalt, int[] tokenIds) {
+    Checks.nonBlank(model, "model");
+    return keyer(model).keys(lora == null || lora.isEmpty() ? null : lora, cacheSalt, tokenIds);
+  }
+
+  @Override
+  public Pick pick(Scores scores, Collection<String> candidates, LoadSignal load) {
+    return config.pickPolicy().pick(scores, candidates, load);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> recordRoute(
+      String model, String pod, long[] blockKeys, Duration ttl) {
+    Checks.nonBlank(pod, "pod");
+    Objects.requireNonNull(blockKeys, "blockKeys");
+    ModelKeys keys = keyer(model).config();
+    return index
+        .speculateAsync(model, keys.mode(), pod, boxed(blockKeys), 0, ttl)
+        .whenComplete((recorded, error) -> metrics.speculative(error == null && recorded));
+  }
+
+  private static List<Long> boxed(long[] keys) {
+    List<Long> out = new ArrayList<>(keys.length);
+    for (long key : keys) {
+      out.add(key);
+    }
+    return out;
+  }
+
+  @Override
+  public boolean indexReachable() {
+    try {
+      connector.commands().ping().toCompletableFuture().get(1, TimeUnit.SECONDS);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      index.close();
+    } finally {
+      connector.close();
+    }
+  }
+}

@@ -1,0 +1,69 @@
+package io.kvindex.router;
+
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One prompt to score: either its token ids (the router computes the block keys with the model's
+ * configured key mode) or block keys the caller computed. Immutable (arrays are copied in and must
+ * not be changed by callers of the accessors), so thread-safe.
+ *
+ * @param model the served model name, as the pods report it
+ * @param lora the LoRA adapter name, or {@code null} for the base model
+ * @param cacheSalt vLLM's per-request {@code cache_salt}, or {@code null}; engine keys only
+ * @param tokenIds the prompt's token ids, or {@code null} when {@code blockKeys} is given
+ * @param blockKeys precomputed block keys (unsigned 64-bit), or {@code null} when {@code tokenIds}
+ *     is given
+ * @param candidatePods the pods the request may go to; not empty, no blank names
+ */
+public record ScoreRequest(
+    String model,
+    String lora,
+    String cacheSalt,
+    int[] tokenIds,
+    long[] blockKeys,
+    List<String> candidatePods) {
+
+  public ScoreRequest {
+    Checks.nonBlank(model, "model");
+    if ((tokenIds == null) == (blockKeys == null)) {
+      throw new IllegalArgumentException("give exactly one of tokenIds and blockKeys");
+    }
+    tokenIds = tokenIds == null ? null : tokenIds.clone();
+    blockKeys = blockKeys == null ? null : blockKeys.clone();
+    candidatePods = List.copyOf(new LinkedHashSet<>(Objects.requireNonNull(candidatePods, "pods")));
+    if (candidatePods.isEmpty()) {
+      throw new IllegalArgumentException("candidatePods must not be empty: pass the pods to score");
+    }
+    for (String pod : candidatePods) {
+      Checks.nonBlank(pod, "candidate pod name");
+    }
+    if (lora != null && lora.isEmpty()) {
+      lora = null;
+    }
+  }
+
+  /** A prompt given as token ids, for the base model, without a cache salt. */
+  public static ScoreRequest ofTokens(String model, int[] tokenIds, Collection<String> pods) {
+    return new ScoreRequest(
+        model, null, null, Objects.requireNonNull(tokenIds, "tokenIds"), null, List.copyOf(pods));
+  }
+
+  /** A prompt given as precomputed block keys. */
+  public static ScoreRequest ofBlockKeys(String model, long[] blockKeys, Collection<String> pods) {
+    return new ScoreRequest(
+        model, null, null, null, Objects.requireNonNull(blockKeys, "blockKeys"), List.copyOf(pods));
+  }
+
+  /** This request for a LoRA adapter ({@code null} for the base model). */
+  public ScoreRequest withLora(String lora) {
+    return new ScoreRequest(model, lora, cacheSalt, tokenIds, blockKeys, candidatePods);
+  }
+
+  /** This request with vLLM's {@code cache_salt} ({@code null} for none). */
+  public ScoreRequest withCacheSalt(String cacheSalt) {
+    return new ScoreRequest(model, lora, cacheSalt, tokenIds, blockKeys, candidatePods);
+  }
+}

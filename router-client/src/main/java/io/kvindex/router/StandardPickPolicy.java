@@ -1,0 +1,140 @@
+package io.kvindex.router;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/** The documented default of {@link PickPolicy#standard}. Immutable, so thread-safe. */
+final class StandardPickPolicy implements PickPolicy {
+  static final double DEFAULT_IMBALANCE_ABSOLUTE = 16.0;
+
+  private final double imbalanceAbsolute;
+  private final double imbalanceRatio;
+
+  StandardPickPolicy(double imbalanceAbsolute, double imbalanceRatio) {
+    this.imbalanceAbsolute = imbalanceAbsolute;
+    this.imbalanceRatio = imbalanceRatio;
+  }
+
+  @Override
+  public Pick pick(Scores scores, Collection<String> candidates, LoadSignal load) {
+    List<Candidate> all = candidates(scores, candidates, load);
+    if (!scores.indexAvailable()) {
+      Candidate best = leastLoadThenTieBreak(all, scores.affinityKey());
+      return new Pick(best.pod, Pick.Reason.INDEX_UNAVAILABLE, 0, false);
+    }
+    List<Candidate> tied = longestPrefix(withoutOverloaded(all));
+    if (tied.size() == 1) {
+      return pick(tied.get(0), Pick.Reason.LONGEST_PREFIX);
+    }
+    List<Candidate> leastLoaded = leastLoaded(tied);
+    if (leastLoaded.size() == 1) {
+      return pick(leastLoaded.get(0), Pick.Reason.LEAST_LOAD);
+    }
+    return pick(tieBreak(leastLoaded, scores.affinityKey()), Pick.Reason.TIE_BREAK);
+  }
+
+  private static Pick pick(Candidate c, Pick.Reason reason) {
+    return new Pick(c.pod, reason, c.score.matchedBlocks(), c.score.speculative());
+  }
+
+  private static List<Candidate> candidates(
+      Scores scores, Collection<String> pods, LoadSignal load) {
+    if (pods.isEmpty()) {
+      throw new IllegalArgumentException(
+          "candidates must not be empty: pass the pods to pick from");
+    }
+    if (new HashSet<>(pods).size() != pods.size()) {
+      throw new IllegalArgumentException("candidates must not repeat a pod, got " + pods);
+    }
+    Map<String, PodScore> byPod =
+        scores.pods().stream().collect(Collectors.toMap(PodScore::pod, Function.identity()));
+    List<Candidate> out = new ArrayList<>(pods.size());
+    for (String pod : pods) {
+      double l = load.load(pod);
+      out.add(new Candidate(pod, byPod.getOrDefault(pod, PodScore.miss(pod)), l > 0 ? l : 0.0));
+    }
+    return out;
+  }
+
+  private List<Candidate> withoutOverloaded(List<Candidate> all) {
+    double min = all.stream().mapToDouble(c -> c.load).min().orElse(0.0);
+    List<Candidate> out = new ArrayList<>(all.size());
+    for (Candidate c : all) {
+      boolean overloaded = c.load > min + imbalanceAbsolute && c.load > min * imbalanceRatio;
+      if (!overloaded) {
+        out.add(c);
+      }
+    }
+    return out;
+  }
+
+  private static List<Candidate> longestPrefix(List<Candidate> pods) {
+    Candidate best = pods.get(0);
+    for (Candidate c : pods) {
+      if (c.betterPrefixThan(best)) {
+        best = c;
+      }
+    }
+    List<Candidate> out = new ArrayList<>();
+    for (Candidate c : pods) {
+      if (!best.betterPrefixThan(c)) {
+        out.add(c);
+      }
+    }
+    return out;
+  }
+
+  private static List<Candidate> leastLoaded(List<Candidate> pods) {
+    double min = pods.stream().mapToDouble(c -> c.load).min().orElse(0.0);
+    return pods.stream().filter(c -> c.load == min).collect(Collectors.toList());
+  }
+
+  private static Candidate leastLoadThenTieBreak(List<Candidate> pods, long affinity) {
+    return tieBreak(leastLoaded(pods), affinity);
+  }
+
+  /** Rendezvous (highest random weight) hashing of the prompt's affinity key and the pod name. */
+  private static Candidate tieBreak(List<Candidate> pods, long affinity) {
+    Candidate best = null;
+    long bestWeight = 0;
+    for (Candidate c : pods) {
+      long weight = mix(affinity ^ mix(c.pod.hashCode() * 0x9E3779B97F4A7C15L));
+      if (best == null
+          || Long.compareUnsigned(weight, bestWeight) > 0
+          || (weight == bestWeight && c.pod.compareTo(best.pod) < 0)) {
+        best = c;
+        bestWeight = weight;
+      }
+    }
+    return best;
+  }
+
+  /** SplitMix64's finaliser: a fast, well-spread 64-bit mix. */
+  private static long mix(long z) {
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 31);
+  }
+
+  private static final class Candidate {
+    final String pod;
+    final PodScore score;
+    final double load;
+
+    Candidate(String pod, PodScore score, double load) {
+      this.pod = pod;
+      this.score = score;
+      this.load = load;
+    }
+
+    boolean betterPrefixThan(Candidate other) {
+      int byScore = Double.compare(score.score(), other.score.score());
+      return byScore != 0 ? byScore > 0 : score.matchedBlocks() > other.score.matchedBlocks();
+    }
+  }
+}

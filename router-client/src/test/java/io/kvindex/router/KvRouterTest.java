@@ -1,0 +1,122 @@
+package io.kvindex.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvindex.index.KeyMode;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+@UsesRedis
+class KvRouterTest {
+  private static final String MODEL = "Qwen/Qwen3-8B";
+  private static final ModelKeys KEYS = ModelKeys.engine("sha256_cbor", "42", 16);
+
+  static int[] prompt(int tokens, int salt) {
+    return IntStream.range(0, tokens).map(i -> (i * 7919 + salt) % 50_000).toArray();
+  }
+
+  static String uri(RedisStandalone redis) {
+    return redis.uri().toURI().toString();
+  }
+
+  private static KvRouter router(RedisStandalone redis, String index) {
+    return KvRouter.builder()
+        .redisUri(uri(redis))
+        .indexName(index)
+        .model(MODEL, KEYS)
+        .lookupBudget(Duration.ofSeconds(1))
+        .build();
+  }
+
+  @Test
+  void score_twoRoutersAgreeAndSeeAPurgeAtOnce(RedisStandalone redis) {
+    String index = "agree";
+    try (IndexFixture writer = new IndexFixture(uri(redis), index, MODEL, KeyMode.ENGINE);
+        KvRouter first = router(redis, index);
+        KvRouter second = router(redis, index)) {
+      int[] tokens = prompt(16 * 6 + 5, 1);
+      long[] keys = first.blockKeys(MODEL, null, null, tokens);
+      assertThat(keys).hasSize(6);
+      writer.store(MODEL, "pod-a", java.util.Arrays.copyOf(keys, 4), null);
+      writer.store(MODEL, "pod-b", java.util.Arrays.copyOf(keys, 2), "CPU");
+      List<String> pods = List.of("pod-a", "pod-b", "pod-c");
+
+      Scores a = first.score(MODEL, null, tokens, pods);
+      Scores b = second.score(MODEL, null, tokens, pods);
+
+      assertThat(a).isEqualTo(b);
+      assertThat(a.outcome()).isEqualTo(Scores.Outcome.HIT);
+      assertThat(a.queriedBlocks()).isEqualTo(6);
+      assertThat(a.pod("pod-a").orElseThrow().matchedBlocks()).isEqualTo(4);
+      assertThat(a.pod("pod-a").orElseThrow().matchedTokens()).isEqualTo(64);
+      assertThat(a.pod("pod-a").orElseThrow().gpuBlocks()).isEqualTo(4);
+      assertThat(a.pod("pod-b").orElseThrow().matchedBlocks()).isEqualTo(2);
+      assertThat(a.pod("pod-b").orElseThrow().gpuBlocks()).isZero();
+      assertThat(a.pod("pod-b").orElseThrow().gpuCpuBlocks()).isEqualTo(2);
+      assertThat(a.pod("pod-c").orElseThrow().matchedBlocks()).isZero();
+      assertThat(a.pods().get(0).pod()).isEqualTo("pod-a");
+
+      writer.purge(MODEL, "pod-a");
+
+      assertThat(first.score(MODEL, null, tokens, pods).pod("pod-a").orElseThrow().matchedBlocks())
+          .isZero();
+      assertThat(second.score(MODEL, null, tokens, pods).pod("pod-a").orElseThrow().matchedBlocks())
+          .isZero();
+      assertThat(second.score(MODEL, null, tokens, pods).pod("pod-b").orElseThrow().matchedBlocks())
+          .isEqualTo(2);
+    }
+  }
+
+  @Test
+  void score_blockKeysGivenDirectly(RedisStandalone redis) {
+    String index = "direct";
+    try (IndexFixture writer = new IndexFixture(uri(redis), index, MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis, index)) {
+      long[] keys = {-1L, 42L, 7L};
+      writer.store(MODEL, "pod-a", keys, null);
+      Scores scores = router.score(MODEL, keys, List.of("pod-a"));
+      assertThat(scores.pod("pod-a").orElseThrow().matchedBlocks()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void score_promptShorterThanABlockIsAMiss(RedisStandalone redis) {
+    try (KvRouter router = router(redis, "short")) {
+      Scores scores = router.score(MODEL, null, prompt(15, 0), List.of("pod-a"));
+      assertThat(scores.outcome()).isEqualTo(Scores.Outcome.MISS);
+      assertThat(scores.queriedBlocks()).isZero();
+      assertThat(scores.pod("pod-a").orElseThrow().matchedBlocks()).isZero();
+    }
+  }
+
+  @Test
+  void score_unknownModelIsRejectedWithAClearMessage(RedisStandalone redis) {
+    try (KvRouter router = router(redis, "unknown")) {
+      assertThatThrownBy(() -> router.score("other", null, prompt(32, 0), List.of("pod-a")))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("model 'other' has no key mode configured");
+    }
+  }
+
+  @Test
+  void score_badRequestsAreRejected() {
+    assertThatThrownBy(() -> ScoreRequest.ofTokens(MODEL, new int[16], List.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("candidatePods must not be empty");
+    assertThatThrownBy(
+            () -> new ScoreRequest(MODEL, null, null, new int[1], new long[1], List.of("a")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("exactly one of tokenIds and blockKeys");
+    assertThatThrownBy(() -> ModelKeys.parse("engine:sha256:42:16"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown hash algorithm");
+    assertThatThrownBy(() -> ModelKeys.parse("token"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("token:<blockSize>");
+  }
+}

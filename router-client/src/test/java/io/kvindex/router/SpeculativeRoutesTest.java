@@ -1,0 +1,109 @@
+package io.kvindex.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.index.KeyMode;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+@UsesRedis
+class SpeculativeRoutesTest {
+  private static final String MODEL = "m";
+  private static final List<String> PODS = List.of("pod-a", "pod-b");
+
+  private static KvRouter router(RedisStandalone redis) {
+    return KvRouter.builder()
+        .redisUri(KvRouterTest.uri(redis))
+        .indexName("spec")
+        .model(MODEL, ModelKeys.engine("sha256_cbor", "7", 16))
+        .lookupBudget(Duration.ofSeconds(1))
+        .build();
+  }
+
+  @Test
+  void recordRoute_expiresInRedisEvenAfterTheRouterIsGone(RedisStandalone redis) {
+    int[] tokens = KvRouterTest.prompt(16 * 4, 5);
+    long[] keys;
+    try (KvRouter recorder = router(redis)) {
+      keys = recorder.blockKeys(MODEL, null, null, tokens);
+      assertThat(recorder.recordRoute(MODEL, "pod-b", keys, Duration.ofMillis(500)).join())
+          .isTrue();
+    }
+    try (KvRouter reader = router(redis);
+        RedisClient client = RedisClient.create(redis.uri());
+        StatefulRedisConnection<String, String> raw = client.connect()) {
+      PodScore b = reader.score(MODEL, null, tokens, PODS).pod("pod-b").orElseThrow();
+      assertThat(b.matchedBlocks()).isEqualTo(4);
+      assertThat(b.gpuBlocks()).isEqualTo(4);
+      assertThat(b.speculative()).isTrue();
+      assertThat(raw.sync().keys("*spec:*")).hasSize(1);
+      assertThat(raw.sync().pttl(raw.sync().keys("*spec:*").get(0))).isBetween(1L, 500L);
+
+      assertThat(
+              UnavailableIndexTest.eventually(
+                  () ->
+                      raw.sync().keys("*spec:*").isEmpty()
+                          && reader
+                                  .score(MODEL, null, tokens, PODS)
+                                  .pod("pod-b")
+                                  .orElseThrow()
+                                  .matchedBlocks()
+                              == 0))
+          .isTrue();
+    }
+  }
+
+  @Test
+  void recordRoute_confirmedEntriesSupersedeSpeculativeOnes(RedisStandalone redis) {
+    int[] tokens = KvRouterTest.prompt(16 * 6, 8);
+    try (IndexFixture engine =
+            new IndexFixture(KvRouterTest.uri(redis), "spec", MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis)) {
+      long[] keys = router.blockKeys(MODEL, null, null, tokens);
+      router.recordRoute(MODEL, "pod-a", Arrays.copyOf(keys, 4), Duration.ofMinutes(5)).join();
+      engine.store(MODEL, "pod-a", Arrays.copyOf(keys, 2), null);
+
+      PodScore partly = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
+      assertThat(partly.matchedBlocks()).isEqualTo(4);
+      assertThat(partly.speculative()).isTrue();
+      assertThat(partly.rankBlocks()).containsEntry(0, 4);
+
+      engine.store(MODEL, "pod-a", Arrays.copyOf(keys, 4), null);
+      PodScore confirmed = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
+      assertThat(confirmed.matchedBlocks()).isEqualTo(4);
+      assertThat(confirmed.speculative()).isFalse();
+
+      engine.store(MODEL, "pod-a", keys, "CPU");
+      PodScore longer = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
+      assertThat(longer.matchedBlocks()).isEqualTo(6);
+      assertThat(longer.speculative()).isFalse();
+      assertThat(router.score(MODEL, null, tokens, PODS).pod("pod-b").orElseThrow().matchedBlocks())
+          .isZero();
+    }
+  }
+
+  @Test
+  void pick_prefersTheSpeculativeRouteOfTheSamePrompt(RedisStandalone redis) {
+    int[] tokens = KvRouterTest.prompt(16 * 3, 11);
+    try (KvRouter router = router(redis)) {
+      long[] keys = router.blockKeys(MODEL, null, null, tokens);
+      Scores cold = router.score(MODEL, null, tokens, PODS);
+      Pick first = router.pick(cold, PODS, LoadSignal.none());
+      router.recordRoute(MODEL, first.pod(), keys, Duration.ofMinutes(1)).join();
+
+      String other = first.pod().equals("pod-a") ? "pod-b" : "pod-a";
+      Pick second =
+          router.pick(
+              router.score(MODEL, null, tokens, PODS), PODS, pod -> pod.equals(other) ? 0 : 1);
+      assertThat(second.pod()).isEqualTo(first.pod());
+      assertThat(second.reason()).isEqualTo(Pick.Reason.LONGEST_PREFIX);
+      assertThat(second.speculative()).isTrue();
+    }
+  }
+}

@@ -1,0 +1,124 @@
+package io.kvindex.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class StandardPickPolicyTest {
+  private static final List<String> PODS = List.of("a", "b", "c");
+  private final PickPolicy policy = PickPolicy.standard(4, 1.5);
+
+  private static PodScore score(String pod, int blocks) {
+    return new PodScore(pod, blocks, blocks * 16, blocks, blocks, blocks, false, Map.of());
+  }
+
+  private static Scores scores(long affinity, PodScore... pods) {
+    return new Scores("m", 16, 8, affinity, List.of(pods), Scores.Outcome.HIT);
+  }
+
+  private static LoadSignal loads(double a, double b, double c) {
+    Map<String, Double> m = Map.of("a", a, "b", b, "c", c);
+    return m::get;
+  }
+
+  @Test
+  void pick_longestPrefixWins() {
+    Pick pick =
+        policy.pick(scores(1, score("a", 1), score("b", 5), score("c", 2)), PODS, loads(0, 3, 0));
+    assertThat(pick.pod()).isEqualTo("b");
+    assertThat(pick.reason()).isEqualTo(Pick.Reason.LONGEST_PREFIX);
+    assertThat(pick.matchedBlocks()).isEqualTo(5);
+  }
+
+  @Test
+  void pick_overloadedPodLosesItsPrefix() {
+    Pick pick =
+        policy.pick(scores(1, score("a", 1), score("b", 5), score("c", 2)), PODS, loads(2, 9, 3));
+    assertThat(pick.pod()).isEqualTo("c");
+    assertThat(pick.reason()).isEqualTo(Pick.Reason.LONGEST_PREFIX);
+  }
+
+  @Test
+  void pick_guardNeedsBothAbsoluteAndRatio() {
+    // 30 > 24 + 4 but 30 < 24 * 1.5: not overloaded, so the prefix decides.
+    Pick pick =
+        policy.pick(
+            scores(1, score("a", 0), score("b", 5), score("c", 0)), PODS, loads(24, 30, 24));
+    assertThat(pick.pod()).isEqualTo("b");
+  }
+
+  @Test
+  void pick_equalPrefixGoesToLeastLoaded() {
+    Pick pick =
+        policy.pick(scores(1, score("a", 3), score("b", 3), score("c", 1)), PODS, loads(2, 1, 0));
+    assertThat(pick.pod()).isEqualTo("b");
+    assertThat(pick.reason()).isEqualTo(Pick.Reason.LEAST_LOAD);
+  }
+
+  @Test
+  void pick_podsMissingFromScoresCountAsMisses() {
+    Pick pick = policy.pick(scores(1, score("a", 2)), PODS, loads(1, 0, 0));
+    assertThat(pick.pod()).isEqualTo("a");
+    Pick cold = policy.pick(scores(1), PODS, loads(1, 0, 1));
+    assertThat(cold.pod()).isEqualTo("b");
+    assertThat(cold.reason()).isEqualTo(Pick.Reason.LEAST_LOAD);
+  }
+
+  @Test
+  void pick_tieBreakIsDeterministicAndSpreadsPrefixes() {
+    Set<String> chosen = new java.util.HashSet<>();
+    for (long affinity = 0; affinity < 64; affinity++) {
+      Scores s = scores(affinity * 0x9E3779B97F4A7C15L);
+      Pick first = policy.pick(s, PODS, LoadSignal.none());
+      List<String> reversed = new ArrayList<>(PODS);
+      java.util.Collections.reverse(reversed);
+      Pick again = policy.pick(s, reversed, LoadSignal.none());
+      assertThat(again).isEqualTo(first);
+      assertThat(first.reason()).isEqualTo(Pick.Reason.TIE_BREAK);
+      chosen.add(first.pod());
+    }
+    assertThat(chosen).containsExactlyInAnyOrder("a", "b", "c");
+  }
+
+  @Test
+  void pick_indexUnavailableFallsBackToLeastLoad() {
+    Scores unavailable = Scores.unavailable("m", 16, 8, 7);
+    Pick pick = policy.pick(unavailable, PODS, loads(3, 2, 5));
+    assertThat(pick.pod()).isEqualTo("b");
+    assertThat(pick.reason()).isEqualTo(Pick.Reason.INDEX_UNAVAILABLE);
+    assertThat(pick.matchedBlocks()).isZero();
+  }
+
+  @Test
+  void pick_tierWeightedScoreBeatsRawDepth() {
+    PodScore onCpu = new PodScore("a", 6, 96, 0, 6, 3.0, false, Map.of());
+    PodScore onGpu = new PodScore("b", 4, 64, 4, 4, 4.0, false, Map.of());
+    Pick pick = policy.pick(scores(1, onCpu, onGpu), List.of("a", "b"), LoadSignal.none());
+    assertThat(pick.pod()).isEqualTo("b");
+  }
+
+  @Test
+  void pick_badCandidates() {
+    assertThatThrownBy(() -> policy.pick(scores(1), List.of(), LoadSignal.none()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("candidates must not be empty");
+    assertThatThrownBy(() -> policy.pick(scores(1), List.of("a", "a"), LoadSignal.none()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("repeat");
+    assertThatThrownBy(() -> PickPolicy.standard(-1, 1.5))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("imbalanceAbsolute");
+  }
+
+  @Test
+  void pick_speculativeFlagTravels() {
+    PodScore spec = new PodScore("a", 3, 48, 3, 3, 3, true, Map.of());
+    Pick pick = policy.pick(scores(1, spec), List.of("a", "b"), LoadSignal.none());
+    assertThat(pick.speculative()).isTrue();
+  }
+}

@@ -1,0 +1,77 @@
+package io.kvindex.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.index.KeyMode;
+import io.kvindex.testing.Fresh;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+@UsesRedis
+class UnavailableIndexTest {
+  private static final String MODEL = "m";
+
+  @Test
+  void score_pausedRedisAnswersUnavailableWithinTheBudget(@Fresh RedisStandalone redis) {
+    Duration budget = Duration.ofMillis(20);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    try (IndexFixture writer =
+            new IndexFixture(KvRouterTest.uri(redis), "paused", MODEL, KeyMode.TOKEN);
+        KvRouter router =
+            KvRouter.builder()
+                .redisUri(KvRouterTest.uri(redis))
+                .indexName("paused")
+                .model(MODEL, ModelKeys.token(16))
+                .lookupBudget(budget)
+                .meterRegistry(registry)
+                .build()) {
+      int[] tokens = KvRouterTest.prompt(64, 3);
+      writer.storeTokens(MODEL, "pod-a", null, tokens, 4, 16);
+      assertThat(router.score(MODEL, null, tokens, List.of("pod-a")).outcome())
+          .isEqualTo(Scores.Outcome.HIT);
+
+      redis.node().pause();
+      try {
+        for (int i = 0; i < 3; i++) {
+          long start = System.nanoTime();
+          Scores scores = router.score(MODEL, null, tokens, List.of("pod-a"));
+          Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+          assertThat(scores.indexAvailable()).isFalse();
+          assertThat(scores.pods()).isEmpty();
+          assertThat(took).isLessThan(budget.plusMillis(200));
+        }
+        assertThat(registry.get("kvindex.router.unavailable").counter().count()).isEqualTo(3.0);
+        Pick pick =
+            router.pick(
+                router.score(MODEL, null, tokens, List.of("pod-a", "pod-b")),
+                List.of("pod-a", "pod-b"),
+                pod -> pod.equals("pod-a") ? 5 : 1);
+        assertThat(pick.reason()).isEqualTo(Pick.Reason.INDEX_UNAVAILABLE);
+        assertThat(pick.pod()).isEqualTo("pod-b");
+      } finally {
+        redis.node().resume();
+      }
+      assertThat(
+              eventually(
+                  () -> router.score(MODEL, null, tokens, List.of("pod-a")).indexAvailable()))
+          .isTrue();
+    }
+  }
+
+  /** Polls {@code condition} until it holds or 10 s pass. */
+  static boolean eventually(java.util.function.BooleanSupplier condition) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (System.nanoTime() < deadline) {
+      if (condition.getAsBoolean()) {
+        return true;
+      }
+      Thread.onSpinWait();
+    }
+    return condition.getAsBoolean();
+  }
+}

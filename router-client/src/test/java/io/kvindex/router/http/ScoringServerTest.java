@@ -1,0 +1,275 @@
+package io.kvindex.router.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.router.KvRouter;
+import io.kvindex.router.ModelKeys;
+import io.kvindex.testing.Fresh;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+@UsesRedis
+class ScoringServerTest {
+  private static final String MODEL = "org/model";
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static final int[] TOKENS = IntStream.range(0, 16 * 3 + 2).toArray();
+
+  private static RedisStandalone redis;
+  private static KvRouter router;
+  private static ScoringServer server;
+
+  @BeforeAll
+  static void start(@Fresh RedisStandalone fresh) throws IOException {
+    redis = fresh;
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    router =
+        KvRouter.builder()
+            .redisUri(redis.uri().toURI().toString())
+            .indexName("http")
+            .model(MODEL, ModelKeys.engine("sha256_cbor", "0", 16))
+            .lookupBudget(Duration.ofMillis(200))
+            .meterRegistry(registry)
+            .build();
+    server = ScoringServer.start(router, registry, new InetSocketAddress("127.0.0.1", 0), 2);
+    storeOnPodA(router.blockKeys(MODEL, null, null, TOKENS));
+  }
+
+  private static void storeOnPodA(long[] keys) {
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString());
+        PrefixIndex index =
+            PrefixIndex.builder()
+                .indexName("http")
+                .keyMode(MODEL, KeyMode.ENGINE)
+                .redis(connector)
+                .build()) {
+      List<Long> hashes = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        hashes.add(keys[i]);
+      }
+      StreamId stream = StreamId.of(MODEL, "pod-a");
+      long token = index.acquireLease(stream, "test", Duration.ofMinutes(1)).orElseThrow();
+      index.apply(
+          stream,
+          1,
+          token,
+          KvEventBatch.of(0, List.of(BlockStored.of(hashes, null, List.of(), 16)), 0));
+    }
+  }
+
+  @AfterAll
+  static void stop() {
+    server.close();
+    router.close();
+  }
+
+  private static HttpResponse<String> send(String method, String path, String body)
+      throws IOException, InterruptedException {
+    URI uri = URI.create("http://127.0.0.1:" + server.address().getPort() + path);
+    HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10));
+    request.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
+    return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static String tokens() {
+    return IntStream.of(TOKENS)
+        .mapToObj(String::valueOf)
+        .collect(Collectors.joining(",", "[", "]"));
+  }
+
+  @Test
+  void score_returnsThePerPodScoresAndAPick() throws Exception {
+    HttpResponse<String> response =
+        send(
+            "POST",
+            "/score",
+            "{\"model\":\""
+                + MODEL
+                + "\",\"token_ids\":"
+                + tokens()
+                + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":1,\"pod-b\":0}}");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    JsonNode body = JSON.readTree(response.body());
+    assertThat(body.get("outcome").asText()).isEqualTo("hit");
+    assertThat(body.get("queried_blocks").asInt()).isEqualTo(3);
+    JsonNode podA = body.get("pods").get("pod-a");
+    assertThat(podA.get("matched_blocks").asInt()).isEqualTo(2);
+    assertThat(podA.get("matched_tokens").asInt()).isEqualTo(32);
+    assertThat(podA.get("speculative").asBoolean()).isFalse();
+    assertThat(body.get("pods").get("pod-b").get("matched_blocks").asInt()).isZero();
+    assertThat(body.get("pick").get("pod").asText()).isEqualTo("pod-a");
+    assertThat(body.get("pick").get("reason").asText()).isEqualTo("longest_prefix");
+  }
+
+  @Test
+  void query_dynamoShapeByDefault() throws Exception {
+    HttpResponse<String> response =
+        send(
+            "POST",
+            "/query",
+            "{\"model_name\":\""
+                + MODEL
+                + "\",\"token_ids\":"
+                + tokens()
+                + ",\"instances\":[\"pod-a\",\"pod-b\"]}");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    JsonNode body = JSON.readTree(response.body());
+    assertThat(body.get("longest_matched").asInt()).isEqualTo(32);
+    JsonNode a = body.get("instances").get("pod-a");
+    assertThat(a.get("longest_matched").asInt()).isEqualTo(32);
+    assertThat(a.get("gpu").asInt()).isEqualTo(32);
+    assertThat(a.get("cpu").asInt()).isEqualTo(32);
+    assertThat(a.get("disk").asInt()).isEqualTo(32);
+    assertThat(a.get("dp").get("0").asInt()).isEqualTo(32);
+    assertThat(body.get("scores").get("pod-a").get("0").asInt()).isEqualTo(32);
+    assertThat(body.get("instances").get("pod-b").get("longest_matched").asInt()).isZero();
+  }
+
+  @Test
+  void query_mooncakeShapeOnRequest() throws Exception {
+    HttpResponse<String> response =
+        send(
+            "POST",
+            "/query?format=mooncake",
+            "{\"model\":\""
+                + MODEL
+                + "\",\"token_ids\":"
+                + tokens()
+                + ",\"block_size\":16,\"tenant_id\":\"t1\",\"instance_id\":\"pod-a\"}");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    JsonNode a = JSON.readTree(response.body()).get("t1").get("pod-a");
+    assertThat(a.get("longest_matched").asInt()).isEqualTo(32);
+    assertThat(a.get("GPU").asInt()).isEqualTo(32);
+    assertThat(a.get("DP").get("0").asInt()).isEqualTo(32);
+  }
+
+  @Test
+  void badInput_answers400WithAMessage() throws Exception {
+    assertError(send("POST", "/score", "{not json"), 400, "not valid JSON");
+    assertError(
+        send("POST", "/score", "{\"token_ids\":[1],\"pods\":[\"a\"]}"),
+        400,
+        "'model' or 'model_name' is required");
+    assertError(
+        send(
+            "POST", "/score", "{\"model\":\"" + MODEL + "\",\"token_ids\":\"x\",\"pods\":[\"a\"]}"),
+        400,
+        "'token_ids' must be a JSON array");
+    assertError(
+        send("POST", "/score", "{\"model\":\"" + MODEL + "\",\"token_ids\":[-1],\"pods\":[\"a\"]}"),
+        400,
+        "non-negative integer token id");
+    assertError(
+        send("POST", "/score", "{\"model\":\"nope\",\"token_ids\":[1],\"pods\":[\"a\"]}"),
+        400,
+        "has no key mode configured");
+    assertError(
+        send("POST", "/score", "{\"model\":\"" + MODEL + "\",\"token_ids\":[1]}"),
+        400,
+        "'pods' is required");
+    assertError(
+        send(
+            "POST",
+            "/query",
+            "{\"model\":\""
+                + MODEL
+                + "\",\"token_ids\":[1],\"block_size\":64,\"instance_id\":\"a\"}"),
+        400,
+        "does not match the block size 16");
+    assertError(
+        send(
+            "POST",
+            "/query?format=xml",
+            "{\"model\":\"" + MODEL + "\",\"token_ids\":[1],\"instance_id\":\"a\"}"),
+        400,
+        "'format' must be");
+    assertError(send("GET", "/score", null), 405, "use POST");
+    assertError(send("GET", "/nowhere", null), 404, "no route /nowhere");
+  }
+
+  @Test
+  void probesAndMetrics() throws Exception {
+    assertThat(send("GET", "/healthz", null).statusCode()).isEqualTo(200);
+    assertThat(send("GET", "/readyz", null).statusCode()).isEqualTo(200);
+    send(
+        "POST",
+        "/score",
+        "{\"model\":\"" + MODEL + "\",\"token_ids\":" + tokens() + ",\"pods\":[\"pod-a\"]}");
+    HttpResponse<String> metrics = send("GET", "/metrics", null);
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    assertThat(metrics.body())
+        .contains("kvindex_router_lookup_seconds_bucket")
+        .contains("outcome=\"hit\"")
+        .contains("kvindex_router_unavailable_total");
+  }
+
+  @Test
+  void unavailableIndex_answers503() throws Exception {
+    redis.node().pause();
+    try {
+      HttpResponse<String> score =
+          send(
+              "POST",
+              "/score",
+              "{\"model\":\""
+                  + MODEL
+                  + "\",\"token_ids\":"
+                  + tokens()
+                  + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":3}}");
+      assertError(score, 503, "index unavailable");
+      assertThat(JSON.readTree(score.body()).get("pick").get("pod").asText()).isEqualTo("pod-b");
+      assertError(
+          send(
+              "POST",
+              "/query",
+              "{\"model\":\""
+                  + MODEL
+                  + "\",\"token_ids\":"
+                  + tokens()
+                  + ",\"instance_id\":\"pod-a\"}"),
+          503,
+          "index unavailable");
+      assertError(send("GET", "/readyz", null), 503, "not ready");
+    } finally {
+      redis.node().resume();
+    }
+  }
+
+  private static void assertError(HttpResponse<String> response, int status, String message)
+      throws IOException {
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
+    assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+    assertThat(JSON.readTree(response.body()).get("error").asText()).contains(message);
+  }
+}

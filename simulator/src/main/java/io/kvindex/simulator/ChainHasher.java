@@ -1,0 +1,8 @@
+package io.kvindex.simulator;
+
+/** Computes a request's chained block hashes, as the engine's prefix cache does. */
+interface ChainHasher {
+
+  /** The external hashes of the full blocks of {@code tokens}. */
+  long[] hashes(int[] tokens, String loraName, String cacheSalt);
+}

@@ -1,0 +1,368 @@
+package io.kvindex.simulator;
+
+import io.kvindex.event.AllBlocksCleared;
+import io.kvindex.event.BlockRemoved;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.ExtraKey;
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.event.Tiers;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+
+/**
+ * One vLLM engine core (one data-parallel rank): the block pool, the optional CPU tier, the
+ * scheduler's per-step event batching and the publisher. Thread-safe: every operation holds the
+ * engine's lock, so requests on one engine are served one after the other.
+ */
+final class Engine {
+  /*
+   * Implementation notes.
+   *
+   * A request is served at once, step by step as vLLM's scheduler would: a prefill step, then one
+   * decode step per generated token. In each step the block pool first allocates the slots the
+   * step needs (evicting cached blocks from the free-queue head: one BlockRemoved per hash), then
+   * caches the blocks that are full after the step (one BlockStored per contiguous run). The CPU
+   * connector's events (stores of GPU-evicted blocks, removes of CPU-evicted ones) follow the
+   * pool's, as the scheduler appends connector events after draining the pool. A step publishes
+   * one batch if it has any event, prefixed by events queued while idle (AllBlocksCleared from a
+   * reset or sleep). When the request ends its slots return to the free-queue tail last block
+   * first, so tails are evicted before heads.
+   *
+   * Hits: the longest run of cached prompt blocks (GPU, then CPU), capped so that at least one
+   * prompt token is computed, as vLLM caps at (prompt - 1) tokens. A block whose hash another slot
+   * already caches is not cached again and sends no event, so each hash has one holder and the
+   * events always describe the cache exactly.
+   */
+  static final String CPU = "CPU";
+  private static final String FULL_ATTENTION = "full_attention";
+
+  private final String pod;
+  private final int rank;
+  private final PodConfig config;
+  private final Supplier<ChainHasher> hashers;
+  private final EventPublisher publisher;
+  private final List<BatchListener> listeners = new CopyOnWriteArrayList<>();
+  private final List<KvEvent> pending = new ArrayList<>();
+
+  private GpuBlockPool pool;
+  private CpuTier cpu;
+  private ChainHasher hasher;
+  private long nextSeq;
+  private Integer sleepLevel;
+  private Instant startTime;
+  private long promptTokens;
+  private long cachedTokens;
+
+  /** Sees every published batch, in order, on the engine's thread. */
+  interface BatchListener {
+    void published(long seq, KvEventBatch batch, byte[] payload);
+  }
+
+  Engine(
+      String pod,
+      int rank,
+      PodConfig config,
+      Supplier<ChainHasher> hashers,
+      EventPublisher publisher) {
+    this.pod = pod;
+    this.rank = rank;
+    this.config = config;
+    this.hashers = hashers;
+    this.publisher = publisher;
+    startFresh();
+  }
+
+  private void startFresh() {
+    pool = new GpuBlockPool(config.capacityBlocks());
+    cpu = config.cpuCapacityBlocks() > 0 ? new CpuTier(config.cpuCapacityBlocks()) : null;
+    hasher = hashers.get();
+    nextSeq = 0;
+    sleepLevel = null;
+    pending.clear();
+    startTime = config.clock().instant();
+  }
+
+  int rank() {
+    return rank;
+  }
+
+  EventPublisher publisher() {
+    return publisher;
+  }
+
+  void addListener(BatchListener listener) {
+    listeners.add(listener);
+  }
+
+  synchronized Completion submit(InferenceRequest request) {
+    if (sleepLevel != null) {
+      throw new PodUnavailableException(
+          "pod " + pod + " rank " + rank + " is asleep (level " + sleepLevel + "); wake it up");
+    }
+    int cached = new RequestRun(request).serve();
+    return new Completion(pod, rank, request.promptLength(), cached);
+  }
+
+  /** Resets the prefix cache (both tiers) and queues AllBlocksCleared for the next step. */
+  synchronized boolean resetPrefixCache() {
+    pool.clearHashes();
+    if (cpu != null) {
+      cpu.clear();
+    }
+    pending.add(AllBlocksCleared.INSTANCE);
+    return true;
+  }
+
+  /** Level 0 pauses; levels 1 and 2 also clear the cache, as vLLM's sleep does. */
+  synchronized void sleep(int level) {
+    if (level < 0 || level > 2) {
+      throw new IllegalArgumentException("sleep level must be 0, 1 or 2, got " + level);
+    }
+    if (level >= 1) {
+      resetPrefixCache();
+    }
+    sleepLevel = level;
+  }
+
+  synchronized void wakeUp() {
+    sleepLevel = null;
+  }
+
+  /** The sleep level, or {@code null} when awake. */
+  synchronized Integer sleepLevel() {
+    return sleepLevel;
+  }
+
+  /** A new engine process: empty cache, sequence from 0, no AllBlocksCleared. */
+  synchronized void restart() {
+    publisher.restart();
+    startFresh();
+  }
+
+  synchronized Instant startTime() {
+    return startTime;
+  }
+
+  synchronized long nextSeq() {
+    return nextSeq;
+  }
+
+  /** The cached hashes per tier ({@code GPU}, and {@code CPU} when that tier exists). */
+  synchronized Map<String, Set<Long>> cachedBlocks() {
+    Map<String, Set<Long>> tiers = new TreeMap<>();
+    tiers.put(Tiers.GPU, pool.hashes());
+    if (cpu != null) {
+      tiers.put(CPU, cpu.hashes());
+    }
+    return tiers;
+  }
+
+  synchronized long promptTokens() {
+    return promptTokens;
+  }
+
+  synchronized long cachedTokens() {
+    return cachedTokens;
+  }
+
+  /** Serves one request; lives only while the engine lock is held. */
+  private final class RequestRun {
+    private final InferenceRequest request;
+    private final int blockSize = config.blockSize();
+    private final int[] tokens;
+    private final long[] hashes;
+    private final List<Integer> slots = new ArrayList<>();
+    private final List<KvEvent> poolEvents = new ArrayList<>();
+    private final List<KvEvent> connectorEvents = new ArrayList<>();
+
+    RequestRun(InferenceRequest request) {
+      this.request = request;
+      this.tokens = request.allTokens();
+      int computed = tokens.length - 1;
+      int needed = ceilDiv(computed, blockSize);
+      if (needed > pool.capacity()) {
+        throw new RequestTooLargeException(
+            "request needs "
+                + needed
+                + " KV blocks of "
+                + blockSize
+                + " tokens but pod "
+                + pod
+                + " has "
+                + pool.capacity());
+      }
+      int fullBlocks = computed / blockSize;
+      this.hashes =
+          hasher.hashes(
+              Arrays.copyOf(tokens, fullBlocks * blockSize),
+              request.loraName(),
+              request.cacheSalt());
+    }
+
+    /** Runs the request's steps and returns its cached prompt tokens. */
+    int serve() {
+      int prompt = request.promptLength();
+      int maxHit = (prompt - 1) / blockSize;
+      int gpuHits = 0;
+      while (gpuHits < maxHit && pool.lookup(hashes[gpuHits]) >= 0) {
+        int slot = pool.lookup(hashes[gpuHits]);
+        pool.touch(slot);
+        slots.add(slot);
+        gpuHits++;
+      }
+      int hits = gpuHits;
+      while (cpu != null && hits < maxHit && cpu.contains(hashes[hits])) {
+        cpu.touch(hashes[hits]);
+        hits++;
+      }
+      promptTokens += prompt;
+      cachedTokens += (long) hits * blockSize;
+
+      allocate(ceilDiv(prompt, blockSize) - gpuHits);
+      cacheBlocks(gpuHits, prompt / blockSize);
+      endStep();
+      for (int computed = prompt + 1; computed < tokens.length; computed++) {
+        allocate(ceilDiv(computed, blockSize) - ceilDiv(computed - 1, blockSize));
+        if (computed % blockSize == 0) {
+          cacheBlocks(computed / blockSize - 1, computed / blockSize);
+        }
+        endStep();
+      }
+      for (int i = slots.size() - 1; i >= 0; i--) {
+        pool.free(slots.get(i));
+      }
+      return hits * blockSize;
+    }
+
+    private void allocate(int count) {
+      for (int i = 0; i < count; i++) {
+        slots.add(pool.allocate(this::evicted));
+      }
+    }
+
+    private void evicted(long hash) {
+      poolEvents.add(new BlockRemoved(List.of(hash), Tiers.GPU, 0));
+      if (cpu != null && cpu.offer(hash, this::cpuEvicted)) {
+        addCpuStore(hash);
+      }
+    }
+
+    private void cpuEvicted(long hash) {
+      connectorEvents.add(new BlockRemoved(List.of(hash), CPU, 0));
+    }
+
+    /** Consecutive CPU stores share one placeholder event, as the offloading connector's do. */
+    private void addCpuStore(long hash) {
+      int last = connectorEvents.size() - 1;
+      if (last >= 0
+          && connectorEvents.get(last) instanceof BlockStored s
+          && CPU.equals(s.medium())) {
+        List<Long> merged = new ArrayList<>(s.blockHashes());
+        merged.add(hash);
+        connectorEvents.set(last, placeholder(merged));
+      } else {
+        connectorEvents.add(placeholder(List.of(hash)));
+      }
+    }
+
+    private BlockStored placeholder(List<Long> blockHashes) {
+      return new BlockStored(
+          blockHashes, null, List.of(), 0, null, CPU, null, null, 0, FULL_ATTENTION, null);
+    }
+
+    /** Caches blocks [from, to) of the request, one BlockStored per contiguous newly cached run. */
+    private void cacheBlocks(int from, int to) {
+      int runStart = from;
+      for (int b = from; b < to; b++) {
+        if (!pool.cache(slots.get(b), hashes[b])) {
+          emitStored(runStart, b);
+          runStart = b + 1;
+        }
+      }
+      emitStored(runStart, to);
+    }
+
+    private void emitStored(int from, int to) {
+      if (from >= to) {
+        return;
+      }
+      List<Long> run = new ArrayList<>(to - from);
+      List<Integer> runTokens = new ArrayList<>((to - from) * blockSize);
+      List<List<ExtraKey>> extraKeys = new ArrayList<>(to - from);
+      for (int b = from; b < to; b++) {
+        run.add(hashes[b]);
+        extraKeys.add(extraKeys(b));
+      }
+      for (int t = from * blockSize; t < to * blockSize; t++) {
+        runTokens.add(tokens[t]);
+      }
+      poolEvents.add(
+          new BlockStored(
+              run,
+              from == 0 ? null : hashes[from - 1],
+              runTokens,
+              blockSize,
+              loraId(request.loraName()),
+              Tiers.GPU,
+              request.loraName(),
+              extraKeys,
+              0,
+              FULL_ATTENTION,
+              null));
+    }
+
+    private List<ExtraKey> extraKeys(int block) {
+      List<ExtraKey> keys = new ArrayList<>(2);
+      if (request.loraName() != null) {
+        keys.add(new ExtraKey.Text(request.loraName()));
+      }
+      if (block == 0 && request.cacheSalt() != null && !request.cacheSalt().isEmpty()) {
+        keys.add(new ExtraKey.Text(request.cacheSalt()));
+      }
+      return keys;
+    }
+
+    private void endStep() {
+      if (pending.isEmpty() && poolEvents.isEmpty() && connectorEvents.isEmpty()) {
+        return;
+      }
+      List<KvEvent> events = new ArrayList<>(pending.size() + poolEvents.size());
+      events.addAll(pending);
+      events.addAll(poolEvents);
+      events.addAll(connectorEvents);
+      pending.clear();
+      poolEvents.clear();
+      connectorEvents.clear();
+      publish(events);
+    }
+  }
+
+  private void publish(List<KvEvent> events) {
+    Instant now = config.clock().instant();
+    double ts = now.getEpochSecond() + now.getNano() / 1e9;
+    KvEventBatch batch = KvEventBatch.of(ts, events, rank);
+    byte[] payload = config.encoder().encode(batch);
+    long seq = nextSeq++;
+    publisher.publish(seq, payload);
+    for (BatchListener listener : listeners) {
+      listener.published(seq, batch, payload);
+    }
+  }
+
+  /** A stable positive int id for a LoRA name, standing in for vLLM's adapter int id. */
+  static Integer loraId(String loraName) {
+    return loraName == null ? null : 1 + Math.floorMod(loraName.hashCode(), 1 << 20);
+  }
+
+  private static int ceilDiv(int a, int b) {
+    return -Math.floorDiv(-a, b);
+  }
+}

@@ -1,0 +1,78 @@
+package io.kvindex.simulator;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Faults a pod's publisher injects into its live stream, changeable while it runs. Dropped and
+ * silenced batches still take their sequence number and stay in the replay ring, as a message lost
+ * on the network would; replay is unaffected by every knob. Thread-safe.
+ */
+public final class FaultKnobs {
+  private volatile double dropFraction;
+  private volatile double duplicateFraction;
+  private volatile Duration delay = Duration.ZERO;
+  private volatile boolean silenced;
+
+  FaultKnobs() {}
+
+  /** Drops this fraction (0 to 1) of live messages at random. Default 0. */
+  public FaultKnobs dropFraction(double fraction) {
+    this.dropFraction = checkFraction(fraction, "dropFraction");
+    return this;
+  }
+
+  /** Sends this fraction (0 to 1) of live messages twice. Default 0. */
+  public FaultKnobs duplicateFraction(double fraction) {
+    this.duplicateFraction = checkFraction(fraction, "duplicateFraction");
+    return this;
+  }
+
+  /** Holds every live message this long before sending it. Default zero. */
+  public FaultKnobs delay(Duration delay) {
+    Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative()) {
+      throw new IllegalArgumentException("delay must not be negative, got " + delay);
+    }
+    this.delay = delay;
+    return this;
+  }
+
+  /** While true, live messages are discarded (the publisher went quiet). Default false. */
+  public FaultKnobs silenced(boolean silenced) {
+    this.silenced = silenced;
+    return this;
+  }
+
+  /** Back to no faults. */
+  public FaultKnobs clear() {
+    dropFraction = 0;
+    duplicateFraction = 0;
+    delay = Duration.ZERO;
+    silenced = false;
+    return this;
+  }
+
+  public double dropFraction() {
+    return dropFraction;
+  }
+
+  public double duplicateFraction() {
+    return duplicateFraction;
+  }
+
+  public Duration delay() {
+    return delay;
+  }
+
+  public boolean silenced() {
+    return silenced;
+  }
+
+  private static double checkFraction(double fraction, String name) {
+    if (!(fraction >= 0 && fraction <= 1)) {
+      throw new IllegalArgumentException(name + " must be within [0, 1], got " + fraction);
+    }
+    return fraction;
+  }
+}

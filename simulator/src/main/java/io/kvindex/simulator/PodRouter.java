@@ -1,0 +1,37 @@
+package io.kvindex.simulator;
+
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Chooses the pod that serves a request, among the fleet's pods for the request's model. The router
+ * module plugs in here; this module brings {@link #random} and {@link #roundRobin}. Implementations
+ * must be thread-safe when the fleet is driven from several threads.
+ */
+@FunctionalInterface
+public interface PodRouter {
+
+  /**
+   * @param request the request to place
+   * @param pods the candidates (the pods serving the request's model), never empty
+   * @return one of {@code pods}
+   */
+  SimulatedPod choose(InferenceRequest request, List<SimulatedPod> pods);
+
+  /** A uniformly random pod, seeded. Thread-safe. */
+  static PodRouter random(long seed) {
+    Random random = new Random(seed);
+    return (request, pods) -> {
+      synchronized (random) {
+        return pods.get(random.nextInt(pods.size()));
+      }
+    };
+  }
+
+  /** Each pod in turn. Thread-safe. */
+  static PodRouter roundRobin() {
+    AtomicLong next = new AtomicLong();
+    return (request, pods) -> pods.get((int) Math.floorMod(next.getAndIncrement(), pods.size()));
+  }
+}

@@ -1,0 +1,139 @@
+package io.kvindex.simulator;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * N simulated vLLM pods serving one or more models, a routing function, and the fleet's prefix
+ * cache hit rate.
+ *
+ * <pre>{@code
+ * try (SimulatedFleet fleet = SimulatedFleet.builder().pods(4).build()) {
+ *   fleet.pods().forEach(p -> System.out.println(p.endpoints()));
+ *   Completion c = fleet.submit(request);                 // the fleet's router
+ *   Completion d = fleet.submit("sim-model", request, myRouter);
+ *   double hitRate = fleet.stats().hitRate();
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe: pods serialise their own engines; statistics are atomic.
+ */
+public interface SimulatedFleet extends AutoCloseable {
+
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /** All pods, in creation order ({@code pod-0}, {@code pod-1}, ...). */
+  List<SimulatedPod> pods();
+
+  /** The pods serving {@code model}. */
+  List<SimulatedPod> pods(String model);
+
+  /** The pod of that name. */
+  SimulatedPod pod(String name);
+
+  /** The models served, in the order given to the builder. */
+  List<String> models();
+
+  /** Serves a request for the first model with the fleet's router. */
+  Completion submit(InferenceRequest request);
+
+  /** Serves a request for {@code model} with the fleet's router. */
+  Completion submit(String model, InferenceRequest request);
+
+  /**
+   * Serves a request for {@code model} on the pod {@code router} picks.
+   *
+   * @throws IllegalArgumentException if no pod serves {@code model}
+   * @throws PodUnavailableException if the chosen pod is asleep (counted as failed)
+   * @throws RequestTooLargeException if the request does not fit (counted as failed)
+   */
+  Completion submit(String model, InferenceRequest request, PodRouter router);
+
+  /** Counters since the fleet started. */
+  FleetStats stats();
+
+  /** Closes every pod. */
+  @Override
+  void close();
+
+  /** Builds a fleet; each setter checks its argument at once. Not thread-safe. */
+  final class Builder {
+    int pods = 4;
+    List<String> models = List.of();
+    PodConfig template = PodConfig.builder().build();
+    PodRouter router;
+    long seed = 1;
+
+    private Builder() {}
+
+    /** Number of pods. Default 4. */
+    public Builder pods(int pods) {
+      if (pods < 1) {
+        throw new IllegalArgumentException("pods must be >= 1, got " + pods);
+      }
+      this.pods = pods;
+      return this;
+    }
+
+    /** The models served; pods are assigned to them in turn. Default the template's model only. */
+    public Builder models(List<String> models) {
+      if (models.isEmpty()) {
+        throw new IllegalArgumentException("models must not be empty");
+      }
+      this.models = List.copyOf(models);
+      return this;
+    }
+
+    /**
+     * The settings every pod starts from; each pod gets its own name ({@code pod-i}), seed and
+     * model, and {@code {pod}} and {@code {model}} in the template's topic are replaced (so {@code
+     * kv@{pod}@{model}} gives llm-d's convention). Default {@link PodConfig#builder()}'s defaults.
+     */
+    public Builder podTemplate(PodConfig template) {
+      this.template = Objects.requireNonNull(template, "template");
+      return this;
+    }
+
+    /** The default router. Default {@link PodRouter#random(long)} with the fleet seed. */
+    public Builder router(PodRouter router) {
+      this.router = Objects.requireNonNull(router, "router");
+      return this;
+    }
+
+    /** Seeds pods and the default router. Default 1. */
+    public Builder seed(long seed) {
+      this.seed = seed;
+      return this;
+    }
+
+    /** Starts every pod; if one fails, the ones started are closed again. */
+    public SimulatedFleet build() {
+      List<String> served = models.isEmpty() ? List.of(template.model()) : models;
+      List<SimulatedPod> started = new ArrayList<>();
+      try {
+        for (int i = 0; i < pods; i++) {
+          started.add(
+              SimulatedPod.start(
+                  template.toBuilder()
+                      .name("pod-" + i)
+                      .model(served.get(i % served.size()))
+                      .topic(
+                          template
+                              .topic()
+                              .replace("{pod}", "pod-" + i)
+                              .replace("{model}", served.get(i % served.size())))
+                      .seed(seed * 1_000_003L + i)
+                      .build()));
+        }
+      } catch (RuntimeException e) {
+        started.forEach(SimulatedPod::close);
+        throw e;
+      }
+      return new DefaultSimulatedFleet(
+          started, served, router == null ? PodRouter.random(seed) : router);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+package io.kvindex.simulator;
+
+import java.net.URI;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A simulated vLLM pod: one engine per data-parallel rank, each with a prefix-cached KV pool
+ * publishing KV events on a real ZeroMQ PUB socket exactly as vLLM does, a replay ROUTER, an HTTP
+ * endpoint, and the ground truth of what it caches.
+ *
+ * <pre>{@code
+ * try (SimulatedPod pod = SimulatedPod.start(PodConfig.builder().name("pod-a").build())) {
+ *   String pub = pod.endpoints().get(0).publish();   // subscribe here
+ *   Completion c = pod.submit(request);
+ *   Set<Long> gpu = pod.cachedBlocks(0, "GPU");
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe: requests and operations on one engine are serialised; engines run independently.
+ */
+public interface SimulatedPod extends AutoCloseable {
+
+  /** Opens the sockets (and HTTP endpoint) and returns the running pod. */
+  static SimulatedPod start(PodConfig config) {
+    return DefaultSimulatedPod.start(config);
+  }
+
+  PodConfig config();
+
+  default String name() {
+    return config().name();
+  }
+
+  default String model() {
+    return config().model();
+  }
+
+  /** One entry per data-parallel rank, in rank order. */
+  List<StreamEndpoints> endpoints();
+
+  /** The HTTP endpoint's base address ({@code http://127.0.0.1:port}), or {@code null} if off. */
+  URI httpAddress();
+
+  /**
+   * Serves a request on the next rank (round robin), publishing the events of each engine step.
+   *
+   * @throws PodUnavailableException if the pod is asleep or closed
+   * @throws RequestTooLargeException if the request needs more blocks than an engine has
+   */
+  Completion submit(InferenceRequest request);
+
+  /** Serves a request on the given rank. */
+  Completion submit(InferenceRequest request, int rank);
+
+  /** Ground truth: the hashes the rank's engine caches, per tier ({@code GPU}, {@code CPU}). */
+  Map<String, Set<Long>> cachedBlocks(int rank);
+
+  /** Ground truth for one tier of one rank (empty for a tier the engine does not have). */
+  default Set<Long> cachedBlocks(int rank, String tier) {
+    return cachedBlocks(rank).getOrDefault(tier, Set.of());
+  }
+
+  /**
+   * Resets every rank's prefix cache; the AllBlocksCleared goes out with each engine's next step,
+   * as vLLM's does. Returns true (requests are instantaneous, so no block is ever in use).
+   */
+  boolean resetPrefixCache();
+
+  /** Sleeps every rank: level 1 and 2 clear the cache, level 0 only pauses. */
+  void sleep(int level);
+
+  void wakeUp();
+
+  boolean isSleeping();
+
+  /** The sleep level, or {@code null} when awake. */
+  Integer sleepLevel();
+
+  /**
+   * Restarts every engine: empty cache, sequence numbers from 0, an empty replay ring, a new
+   * process start time, and no AllBlocksCleared. The sockets stay on their endpoints.
+   */
+  void restart();
+
+  /** The live-stream faults, shared by all ranks. */
+  FaultKnobs faults();
+
+  /** The sequence number the rank's next batch gets (= batches published since start). */
+  long nextSequence(int rank);
+
+  /** When the (simulated) process started; changes on {@link #restart()}. */
+  Instant processStartTime();
+
+  /** Prompt tokens served since start, over all ranks. */
+  long promptTokens();
+
+  /** Prompt tokens served from cache since start, over all ranks. */
+  long cachedTokens();
+
+  /** Stops publishing and closes the sockets and the HTTP endpoint. */
+  @Override
+  void close();
+}

@@ -36,6 +36,7 @@ public final class Demo {
   private final DemoConfig config;
   private final Progress progress;
   private final List<InferenceRequest> requests;
+  private final int capacityBlocks;
   private final Map<String, MeterRegistry> registries = new LinkedHashMap<>();
   static final String RESET = "reset";
   static final String RESTART = "restart";
@@ -48,6 +49,7 @@ public final class Demo {
     this.config = config;
     this.progress = new Progress(out);
     this.requests = Workloads.requests(config);
+    this.capacityBlocks = Workloads.capacityBlocks(config, requests);
   }
 
   /**
@@ -62,7 +64,7 @@ public final class Demo {
   private DemoReport run() throws InterruptedException {
     long start = System.nanoTime();
     DemoReport.Builder report = DemoReport.builder(config, requests.size());
-    try (Stack stack = Stack.start(config)) {
+    try (Stack stack = Stack.start(config, capacityBlocks)) {
       progress.line(
           "kvindex demo: Redis "
               + stack.redisUri()
@@ -84,7 +86,7 @@ public final class Demo {
       report.accuracy(audit(stack));
     }
     report.ingestBeforeKill(beforeKill).takeover(takeover);
-    for (String baseline : List.of("round-robin", "random")) {
+    for (String baseline : List.of(Policy.ROUND_ROBIN, Policy.RANDOM)) {
       report.result(baseline(baseline));
     }
     return report.elapsed(Duration.ofNanos(System.nanoTime() - start)).build();
@@ -99,10 +101,10 @@ public final class Demo {
   }
 
   private void routeThroughKvindex(Stack stack, DemoReport.Builder report) {
-    RouterPolicy policy = new RouterPolicy(stack.routers(), stack.fleet().names());
+    RouterPolicy router = new RouterPolicy(stack.routers(), stack.fleet().names());
     Fleet fleet = stack.fleet();
     Run run =
-        new Run(requests, fleet, policy)
+        new Run(requests, fleet, new Policy(Policy.KVINDEX, router))
             .pace(config.requestsPerSecond())
             .limit(config.duration())
             .atFractionOfLimit(0.4, RESET, () -> reset(fleet))
@@ -114,8 +116,8 @@ public final class Demo {
     progress.done(result);
     report
         .result(result)
-        .routing(policy.reasons(), policy.failures(), policy.lastFailure())
-        .scoreLatency(policy.roundTripMillis(0.5), policy.roundTripMillis(0.99));
+        .routing(router.reasons(), router.failures(), router.lastFailure())
+        .scoreLatency(router.roundTripMillis(0.5), router.roundTripMillis(0.99));
   }
 
   /** The pod faults at the requests where the kvindex run had them. */
@@ -201,11 +203,8 @@ public final class Demo {
   }
 
   private Run.Result baseline(String name) {
-    try (Fleet fleet = Fleet.start(config, false)) {
-      Policy policy =
-          name.equals("random")
-              ? Policy.random(fleet.names(), config.seed())
-              : Policy.roundRobin(fleet.names());
+    try (Fleet fleet = Fleet.start(config, capacityBlocks, false)) {
+      Policy policy = Policy.baseline(name, config.seed());
       progress.line("replaying the same requests with " + name + " routing on a fresh fleet");
       List<InferenceRequest> same = requests.subList(0, kvindexRun.routed());
       return samePodFaults(new Run(same, fleet, policy), fleet).execute();

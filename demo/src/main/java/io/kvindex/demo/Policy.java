@@ -1,48 +1,24 @@
 package io.kvindex.demo;
 
-import io.kvindex.simulator.InferenceRequest;
-import java.util.List;
-import java.util.SplittableRandom;
+import io.kvindex.simulator.PodRouter;
 
-/** Chooses the pod for each request of a run. Not thread-safe: one run drives it. */
-interface Policy {
+/**
+ * A routing policy under its summary name.
+ *
+ * @param name the name shown in the summary
+ * @param router the simulator's routing function
+ */
+record Policy(String name, PodRouter router) {
+  static final String KVINDEX = "kvindex";
+  static final String ROUND_ROBIN = "round-robin";
+  static final String RANDOM = "random";
 
-  /** The name shown in the summary. */
-  String name();
-
-  /** The pod for the request. */
-  String choose(InferenceRequest request);
-
-  /** Each pod in turn. */
-  static Policy roundRobin(List<String> pods) {
-    return new Policy() {
-      private int next;
-
-      @Override
-      public String name() {
-        return "round-robin";
-      }
-
-      @Override
-      public String choose(InferenceRequest request) {
-        return pods.get(next++ % pods.size());
-      }
-    };
-  }
-
-  /** A uniformly random pod, from a seeded generator so that runs repeat. */
-  static Policy random(List<String> pods, long seed) {
-    SplittableRandom random = new SplittableRandom(seed);
-    return new Policy() {
-      @Override
-      public String name() {
-        return "random";
-      }
-
-      @Override
-      public String choose(InferenceRequest request) {
-        return pods.get(random.nextInt(pods.size()));
-      }
+  /** A baseline policy by name: {@code round-robin} or {@code random} (seeded). */
+  static Policy baseline(String name, long seed) {
+    return switch (name) {
+      case ROUND_ROBIN -> new Policy(name, PodRouter.roundRobin());
+      case RANDOM -> new Policy(name, PodRouter.random(seed));
+      default -> throw new IllegalArgumentException("no baseline policy " + name);
     };
   }
 }

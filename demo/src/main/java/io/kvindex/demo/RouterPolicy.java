@@ -2,6 +2,8 @@ package io.kvindex.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodRouter;
+import io.kvindex.simulator.SimulatedPod;
 import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayDeque;
@@ -17,9 +19,10 @@ import java.util.TreeMap;
  * kvindex routing as a gateway does it: each request's token ids go to a router replica's {@code
  * POST /score} (the replicas take turns), with the pods' current load, and the request goes to the
  * pod the router picks. The load is the number of requests each pod got among the last few, the
- * stand-in for running requests (the simulated pods answer at once). Not thread-safe.
+ * stand-in for running requests (the simulated pods answer at once). Not thread-safe: one run
+ * drives it.
  */
-final class RouterPolicy implements Policy {
+final class RouterPolicy implements PodRouter {
   private static final int LOAD_WINDOW = 64;
 
   private final RouterClient client;
@@ -37,12 +40,7 @@ final class RouterPolicy implements Policy {
   }
 
   @Override
-  public String name() {
-    return "kvindex";
-  }
-
-  @Override
-  public String choose(InferenceRequest request) {
+  public SimulatedPod choose(InferenceRequest request, List<SimulatedPod> candidates) {
     String pod;
     long start = System.nanoTime();
     try {
@@ -62,7 +60,12 @@ final class RouterPolicy implements Policy {
     }
     roundTrips.add(System.nanoTime() - start);
     routed(pod);
-    return pod;
+    for (SimulatedPod p : candidates) {
+      if (p.name().equals(pod)) {
+        return p;
+      }
+    }
+    throw new IllegalStateException("the router picked " + pod + ", not a candidate");
   }
 
   /** How many picks each policy step decided (longest_prefix, least_load, ...). */

@@ -1,8 +1,8 @@
 package io.kvindex.demo;
 
+import io.kvindex.common.KvIndexException;
 import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.InferenceRequest;
-import io.kvindex.simulator.PodUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -94,12 +94,11 @@ final class Run {
       }
       pause(start, i);
       InferenceRequest request = requests.get(i);
-      String pod = policy.choose(request);
       try {
-        Completion done = fleet.submit(pod, request);
+        Completion done = fleet.submit(request, policy.router());
         promptTokens += done.promptTokens();
         cachedTokens += done.cachedTokens();
-      } catch (PodUnavailableException e) {
+      } catch (KvIndexException refused) {
         unavailable++;
       }
       routed = i + 1;
@@ -154,7 +153,7 @@ final class Run {
    * @param total requests in the run
    * @param promptTokens prompt tokens served
    * @param cachedTokens prompt tokens served from the prefix cache
-   * @param unavailable requests a pod refused (asleep or closed)
+   * @param unavailable requests a pod refused (asleep, or too large for it)
    * @param elapsed time since the run started
    * @param fired the request index each timed action came before, by name
    */

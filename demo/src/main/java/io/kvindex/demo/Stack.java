@@ -61,10 +61,10 @@ final class Stack implements AutoCloseable {
   private Stack() {}
 
   /** Starts everything; on a failure, ends what had started and rethrows. */
-  static Stack start(DemoConfig config) {
+  static Stack start(DemoConfig config, int capacityBlocks) {
     Stack stack = new Stack();
     try {
-      stack.open(config);
+      stack.open(config, capacityBlocks);
       return stack;
     } catch (RuntimeException e) {
       try {
@@ -76,7 +76,7 @@ final class Stack implements AutoCloseable {
     }
   }
 
-  private void open(DemoConfig config) {
+  private void open(DemoConfig config, int capacityBlocks) {
     if (config.redisUri() == null) {
       LocalRedis redis = LocalRedis.builder().setting("maxmemory-policy", "noeviction").start();
       opened.push(redis);
@@ -85,7 +85,7 @@ final class Stack implements AutoCloseable {
     } else {
       redisUri = config.redisUri();
     }
-    fleet = Fleet.start(config, true);
+    fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
     for (int i = 1; i <= INGESTERS; i++) {
       startIngester("ingester-" + i);

@@ -30,6 +30,7 @@ public final class Demo {
   static final String RESTART_POD = "pod-2";
   static final String KILLED_INGESTER = "ingester-2";
   static final String SURVIVOR = "ingester-1";
+  private static final String NODELAY = "sun.net.httpserver.nodelay";
   private static final Duration QUIESCENCE_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration AUDIT_TIMEOUT = Duration.ofSeconds(15);
 
@@ -58,6 +59,11 @@ public final class Demo {
    * @throws io.kvindex.common.KvIndexException if Redis cannot be reached
    */
   public static DemoReport run(DemoConfig config, PrintWriter out) throws InterruptedException {
+    // The JDK's HTTP server otherwise leaves Nagle's algorithm on: each /score answer then waits
+    // for the client's delayed ACK (about 40 ms). Read once, when the first server starts.
+    if (System.getProperty(NODELAY) == null) {
+      System.setProperty(NODELAY, "true");
+    }
     return new Demo(config, out).run();
   }
 

@@ -11,6 +11,9 @@ import io.kvindex.localredis.LocalRedis;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouter;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.http.ScoringServer;
 import io.kvindex.simulator.SimulatedPod;
@@ -30,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Everything the kvindex run starts: Redis (unless given), the simulated pods, two ingester
@@ -84,6 +88,11 @@ final class Stack implements AutoCloseable {
       embeddedRedis = true;
     } else {
       redisUri = config.redisUri();
+      // Closed last, after the services: the demo leaves nothing in a Redis it was given.
+      RedisConnector cleanup =
+          RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
+      opened.push(cleanup);
+      opened.push(() -> deleteIndexKeys(cleanup));
     }
     fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
@@ -96,6 +105,7 @@ final class Stack implements AutoCloseable {
     auditConnector =
         RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
     opened.push(auditConnector);
+
     auditIndex =
         PrefixIndex.builder()
             .indexName(indexName)
@@ -211,6 +221,24 @@ final class Stack implements AutoCloseable {
     }
     ingester.kill();
     killed.add(replica);
+  }
+
+  /** Deletes every key of this run's index (one SCAN over the server, or every cluster node). */
+  private void deleteIndexKeys(RedisConnector connector) throws Exception {
+    byte[] pattern =
+        ("kvindex:v1:{" + indexName + "/*").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    ScanCursor cursor = ScanCursor.INITIAL;
+    do {
+      KeyScanCursor<byte[]> page =
+          connector
+              .commands()
+              .scan(cursor, ScanArgs.Builder.matches(pattern).limit(500))
+              .get(10, TimeUnit.SECONDS);
+      for (byte[] key : page.getKeys()) {
+        connector.commands().unlink(key).get(10, TimeUnit.SECONDS);
+      }
+      cursor = page;
+    } while (!cursor.isFinished());
   }
 
   @Override

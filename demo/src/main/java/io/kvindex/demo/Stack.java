@@ -8,7 +8,9 @@ import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
 import io.kvindex.ingester.PodSpec;
 import io.kvindex.localredis.LocalRedis;
+import io.kvindex.redis.RedisCalls;
 import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouter;
 import io.lettuce.core.KeyScanCursor;
@@ -24,6 +26,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -33,7 +36,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Everything the kvindex run starts: Redis (unless given), the simulated pods, two ingester
@@ -223,22 +225,40 @@ final class Stack implements AutoCloseable {
     killed.add(replica);
   }
 
-  /** Deletes every key of this run's index (one SCAN over the server, or every cluster node). */
-  private void deleteIndexKeys(RedisConnector connector) throws Exception {
-    byte[] pattern =
-        ("kvindex:v1:{" + indexName + "/*").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  /**
+   * Deletes every key of this run's index (SCAN over the server, or every cluster node), with the
+   * usual retries of temporary errors; says what to run by hand if Redis keeps failing.
+   */
+  private void deleteIndexKeys(RedisConnector connector) {
+    String match = "kvindex:v1:{" + indexName + "/*";
+    byte[] pattern = match.getBytes(StandardCharsets.UTF_8);
+    RedisCalls calls = connector.calls(RetryPolicy.defaults());
     ScanCursor cursor = ScanCursor.INITIAL;
     do {
+      ScanCursor from = cursor;
       KeyScanCursor<byte[]> page =
-          connector
-              .commands()
-              .scan(cursor, ScanArgs.Builder.matches(pattern).limit(500))
-              .get(10, TimeUnit.SECONDS);
+          done(
+              calls.callAndWait(
+                  "demo-cleanup",
+                  () -> connector.commands().scan(from, ScanArgs.Builder.matches(pattern).limit(500))),
+              match);
       for (byte[] key : page.getKeys()) {
-        connector.commands().unlink(key).get(10, TimeUnit.SECONDS);
+        done(calls.callAndWait("demo-cleanup", () -> connector.commands().unlink(key)), match);
       }
       cursor = page;
     } while (!cursor.isFinished());
+  }
+
+  private static <T> T done(RedisOutcome<T> outcome, String match) {
+    if (outcome instanceof RedisOutcome.Done<T> done) {
+      return done.value();
+    }
+    throw new DemoException(
+        "could not delete the demo's keys from Redis ("
+            + outcome
+            + "); delete them with: redis-cli --scan --pattern '"
+            + match
+            + "' | xargs redis-cli unlink");
   }
 
   @Override

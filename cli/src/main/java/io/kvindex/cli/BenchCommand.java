@@ -1,22 +1,146 @@
 package io.kvindex.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindex.bench.BenchOptions;
+import io.kvindex.bench.Benchmarks;
+import io.kvindex.redis.RedisUnavailableException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** {@code kvindex bench}: the benchmarks, one subcommand each. Not thread-safe. */
+/**
+ * {@code kvindex bench}: the end-to-end benchmarks. Each subcommand writes one JSON object to
+ * {@code --out} and prints its headline figures. Not thread-safe (one instance per command line).
+ */
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
     synopsisSubcommandLabel = "BENCHMARK",
-    description =
-        "Run a benchmark against Redis servers it starts itself; results go to a JSON file.",
-    subcommands = {HelpCommand.class, RouterBench.class})
-final class BenchCommand implements Runnable {
-  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    description = {
+      "Measure kvindex against real redis-server processes and write the figures as JSON.",
+      "Measurements, not pass/fail tests: compare the figures with the goals in BENCHMARKS.md."
+    },
+    subcommands = {HelpCommand.class, BenchCommand.Index.class, BenchCommand.Router.class})
+final class BenchCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
 
   @Override
-  public void run() {
-    throw new picocli.CommandLine.ParameterException(
-        spec.commandLine(), "missing benchmark, for example 'kvindex bench router'");
+  public Integer call() {
+    spec.commandLine().getErr().println("kvindex bench: missing benchmark");
+    spec.commandLine().usage(spec.commandLine().getErr());
+    return spec.exitCodeOnInvalidInput();
+  }
+
+  /** The options every benchmark takes. */
+  static final class Common {
+    @Option(
+        names = "--quick",
+        description = "Smaller sizes: finishes in under a minute (a check, not a result).")
+    boolean quick;
+
+    @Option(
+        names = "--out",
+        paramLabel = "FILE",
+        required = true,
+        description = "Where to write the JSON result.")
+    Path out;
+  }
+
+  @Command(
+      name = "index",
+      mixinStandardHelpOptions = true,
+      sortOptions = false,
+      description = {
+        "The index core on one standalone Redis: lookup latency (256-block prompt, 64 candidate"
+            + " pods, >= 1,000,000 entries) against PING; the longest Redis command of a purge and"
+            + " its cleanup per pod size against a naive purge; memory per entry; apply"
+            + " throughput against pipelined SADD.",
+        "Starts a local redis-server unless --redis names one. A user's server is never"
+            + " flushed: the run writes under fresh index names, deletes those keys afterwards,"
+            + " and briefly sets slowlog-log-slower-than 0 (restored)."
+      })
+  static final class Index implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin Common common;
+
+    @Option(
+        names = "--redis",
+        paramLabel = "URI",
+        description = "Your own standalone Redis, redis://[user:password@]host:port.")
+    String redis;
+
+    @Override
+    public Integer call() {
+      BenchOptions options = new BenchOptions(common.quick, Optional.ofNullable(redis));
+      return run(
+          spec,
+          common.out,
+          () -> Benchmarks.index(options),
+          List.of(
+              "ping_p50_us",
+              "lookup_p50_us",
+              "lookup_p99_us",
+              "purge_max_command_us",
+              "purge_cleanup_ms",
+              "naive_purge_max_command_us",
+              "memory_bytes_per_entry",
+              "apply_blocks_per_s",
+              "sadd_pipelined_per_s"));
+    }
+  }
+
+  @Command(
+      name = "router",
+      mixinStandardHelpOptions = true,
+      sortOptions = false,
+      description = {
+        "Lookups per second and latency percentiles with 1 and 8 client threads sharing one"
+            + " client, on a standalone server and on a 3-primary Redis Cluster (both local"
+            + " redis-server processes started here); 256-block prompts, 64 candidate pods."
+      })
+  static final class Router implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin Common common;
+
+    @Override
+    public Integer call() {
+      return run(
+          spec,
+          common.out,
+          () -> Benchmarks.router(BenchOptions.local(common.quick)),
+          List.of("standalone", "cluster"));
+    }
+  }
+
+  /** Runs a benchmark, writes its result and prints the headline fields. */
+  static int run(CommandSpec spec, Path out, Supplier<JsonNode> benchmark, List<String> headline) {
+    JsonNode result = guarded(benchmark);
+    Benchmarks.write(out, result);
+    PrintWriter stdout = spec.commandLine().getOut();
+    for (String field : headline) {
+      stdout.println(field + ": " + result.path(field));
+    }
+    stdout.println("wrote " + out);
+    stdout.flush();
+    return 0;
+  }
+
+  private static JsonNode guarded(Supplier<JsonNode> benchmark) {
+    try {
+      return benchmark.get();
+    } catch (IllegalArgumentException e) {
+      throw new InputException(e.getMessage(), e);
+    } catch (RedisUnavailableException e) {
+      throw new InputException("cannot reach Redis: " + e.getMessage(), e);
+    }
   }
 }

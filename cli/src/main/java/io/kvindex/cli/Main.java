@@ -37,6 +37,7 @@ import picocli.CommandLine.Spec;
       DecodeCommand.class,
       io.kvindex.router.http.RouterCommand.class,
       BenchCommand.class,
+      io.kvindex.simulator.SimCommand.class,
       io.kvindex.demo.DemoCommand.class,
     })
 public final class Main implements Callable<Integer> {

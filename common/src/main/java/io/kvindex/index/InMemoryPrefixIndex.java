@@ -8,10 +8,12 @@ import io.kvindex.event.KvEventBatch;
 import io.kvindex.hash.TokenKeys;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -241,6 +243,20 @@ final class InMemoryPrefixIndex implements PrefixIndex {
       i++;
     }
     return i;
+  }
+
+  @Override
+  public synchronized CompletableFuture<Optional<List<String>>> livePods(String model) {
+    Names.check(model, "model");
+    long now = now();
+    List<String> pods = new ArrayList<>();
+    deadlines.forEach(
+        (pod, deadline) -> {
+          if (pod.model().equals(model) && deadline >= now) {
+            pods.add(pod.pod());
+          }
+        });
+    return CompletableFuture.completedFuture(Optional.of(pods));
   }
 
   @Override

@@ -115,6 +115,19 @@ final class KeySchema {
     return out.toByteArray();
   }
 
+  /** The start of every pod field of {@code model}: {@code u32 len | model}. */
+  static byte[] modelPrefix(String model) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    lengthPrefixed(out, model);
+    return out.toByteArray();
+  }
+
+  /** The pod name of a pod field that starts with {@code modelPrefix}. */
+  static String podOf(byte[] podField, int modelPrefixLength) {
+    int at = modelPrefixLength + 4;
+    return new String(podField, at, podField.length - at, StandardCharsets.UTF_8);
+  }
+
   /** The pod field followed by the rank as 4 bytes. */
   static byte[] streamField(StreamId stream) {
     byte[] pod = podField(stream.model(), stream.pod());

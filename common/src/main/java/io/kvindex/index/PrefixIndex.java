@@ -3,6 +3,7 @@ package io.kvindex.index;
 import io.kvindex.event.KvEventBatch;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -97,6 +98,16 @@ public interface PrefixIndex extends AutoCloseable {
    */
   CompletableFuture<Boolean> speculateAsync(
       String model, KeyMode mode, String pod, List<Long> blockKeys, int cacheGroup, Duration ttl);
+
+  /**
+   * The pods of {@code model} that are live now (their liveness deadline has not passed), in no
+   * particular order: the candidates of a router that was not told its pods. One script per index
+   * group; cost grows with the number of pods in the group.
+   *
+   * @return the pod names, or empty if Redis stayed unavailable for some group within the lookup
+   *     budget
+   */
+  CompletableFuture<Optional<List<String>>> livePods(String model);
 
   /**
    * Keeps an idle pod live until now + ttl (applied batches refresh it with the configured pod

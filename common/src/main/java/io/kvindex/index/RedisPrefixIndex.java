@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -69,6 +70,7 @@ final class RedisPrefixIndex implements PrefixIndex {
   private static final LuaScript HEARTBEAT = script("heartbeat");
   private static final LuaScript READ = script("read");
   private static final LuaScript SPECULATE = script("speculate");
+  private static final LuaScript PODS = script("pods");
 
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;
@@ -270,6 +272,32 @@ final class RedisPrefixIndex implements PrefixIndex {
       }
     }
     return new LookupResult(ordered, complete);
+  }
+
+  @Override
+  public CompletableFuture<Optional<List<String>>> livePods(String model) {
+    Names.check(model, "model");
+    byte[] prefix = KeySchema.modelPrefix(model);
+    List<CompletableFuture<RedisOutcome<List<byte[]>>>> parts = new ArrayList<>();
+    for (int g = 0; g < config.groups(); g++) {
+      parts.add(
+          reads
+              .<List<byte[]>>run(PODS, ScriptOutputType.MULTI, new byte[][] {keys.pods(g)}, prefix)
+              .toCompletableFuture());
+    }
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+        .thenApply(
+            x -> {
+              List<String> pods = new ArrayList<>();
+              for (CompletableFuture<RedisOutcome<List<byte[]>>> part : parts) {
+                RedisOutcome<List<byte[]>> outcome = part.join();
+                if (!outcome.isDone()) {
+                  return Optional.empty();
+                }
+                outcome.orElseThrow().forEach(f -> pods.add(KeySchema.podOf(f, prefix.length)));
+              }
+              return Optional.of(pods);
+            });
   }
 
   @Override

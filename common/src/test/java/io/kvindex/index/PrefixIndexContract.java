@@ -358,6 +358,23 @@ abstract class PrefixIndexContract {
   }
 
   @Test
+  void livePods_listsTheModelsLivePodsOnly() {
+    PrefixIndex index = open(builder().groups(3).podTtl(Duration.ofMillis(300)));
+    for (String pod : List.of("a", "b:{x}", "c")) {
+      StreamId s = StreamId.of(MODEL, pod);
+      index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 2), null, null)));
+    }
+    StreamId other = StreamId.of(TOKEN_MODEL, "t");
+    index.apply(other, 0, lease(index, other), batch());
+    assertThat(index.livePods(MODEL).join().orElseThrow())
+        .containsExactlyInAnyOrder("a", "b:{x}", "c");
+    assertThat(index.livePods("nobody").join().orElseThrow()).isEmpty();
+    Poll.until(() -> index.livePods(MODEL).join().orElseThrow().isEmpty());
+    assertThat(index.heartbeat(MODEL, "c", LONG)).isTrue();
+    assertThat(index.livePods(MODEL).join().orElseThrow()).containsExactly("c");
+  }
+
+  @Test
   void lookup_emptyPrompt_allNone() {
     PrefixIndex index = open();
     LookupResult r = lookup(index, List.of(), "a", "b");

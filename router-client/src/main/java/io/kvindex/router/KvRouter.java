@@ -2,6 +2,8 @@ package io.kvindex.router;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -85,6 +87,15 @@ public interface KvRouter extends AutoCloseable {
    * @throws IllegalArgumentException if the model has no configured key mode
    */
   CompletableFuture<Boolean> recordRoute(String model, String pod, long[] blockKeys, Duration ttl);
+
+  /**
+   * The pods of {@code model} the index considers live now (an ingester keeps their liveness
+   * fresh), for callers that do not track their candidate pods themselves. One script per index
+   * group; prefer passing candidates on the request path.
+   *
+   * @return the pod names, or empty if Redis did not answer within the lookup budget
+   */
+  Optional<List<String>> livePods(String model);
 
   /** Whether Redis answers a ping within one second; for readiness probes. Never throws. */
   boolean indexReachable();

@@ -1,5 +1,6 @@
 package io.kvindex.router;
 
+import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
@@ -14,6 +15,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -62,11 +64,21 @@ final class RedisKvRouter implements KvRouter {
       if (config.defaultModelKeys() != null) {
         builder.defaultKeyMode(config.defaultModelKeys().mode());
       }
-      return new RedisKvRouter(config, connector, builder.build());
+      RedisKvRouter router = new RedisKvRouter(config, connector, builder.build());
+      router.warmUp();
+      return router;
     } catch (RuntimeException e) {
       connector.close();
       throw e;
     }
+  }
+
+  /**
+   * One throw-away lookup, so that the lookup script is loaded on the server (EVALSHA, then EVAL on
+   * NOSCRIPT) and the connection is warm before the first real request. Its answer is ignored.
+   */
+  private void warmUp() {
+    index.lookup(LookupRequest.of("kvindex-warm-up", KeyMode.ENGINE, List.of(0L), List.of("none")));
   }
 
   /** A few quick attempts, all within {@code budget}. */
@@ -177,6 +189,12 @@ final class RedisKvRouter implements KvRouter {
       out.add(key);
     }
     return out;
+  }
+
+  @Override
+  public Optional<List<String>> livePods(String model) {
+    Checks.nonBlank(model, "model");
+    return index.livePods(model).join();
   }
 
   @Override

@@ -16,7 +16,8 @@ import java.util.Objects;
  * @param tokenIds the prompt's token ids, or {@code null} when {@code blockKeys} is given
  * @param blockKeys precomputed block keys (unsigned 64-bit), or {@code null} when {@code tokenIds}
  *     is given
- * @param candidatePods the pods the request may go to; not empty, no blank names
+ * @param candidatePods the pods the request may go to (duplicates dropped); an empty list gets an
+ *     empty answer
  */
 public record ScoreRequest(
     String model,
@@ -34,9 +35,6 @@ public record ScoreRequest(
     tokenIds = tokenIds == null ? null : tokenIds.clone();
     blockKeys = blockKeys == null ? null : blockKeys.clone();
     candidatePods = List.copyOf(new LinkedHashSet<>(Objects.requireNonNull(candidatePods, "pods")));
-    if (candidatePods.isEmpty()) {
-      throw new IllegalArgumentException("candidatePods must not be empty: pass the pods to score");
-    }
     for (String pod : candidatePods) {
       Checks.nonBlank(pod, "candidate pod name");
     }

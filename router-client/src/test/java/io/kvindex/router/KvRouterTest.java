@@ -95,6 +95,21 @@ class KvRouterTest {
   }
 
   @Test
+  void livePods_listsThePodsTheIngestersKeepLive(RedisStandalone redis) {
+    String index = "live";
+    try (IndexFixture writer = new IndexFixture(uri(redis), index, MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis, index)) {
+      assertThat(router.livePods(MODEL)).hasValue(List.of());
+      writer.store(MODEL, "pod-a", new long[] {1, 2}, null);
+      writer.store(MODEL, "pod-b", new long[] {1}, null);
+      assertThat(router.livePods(MODEL).orElseThrow()).containsExactlyInAnyOrder("pod-a", "pod-b");
+      Scores none = router.score(MODEL, new long[] {1, 2}, List.of());
+      assertThat(none.pods()).isEmpty();
+      assertThat(none.outcome()).isEqualTo(Scores.Outcome.MISS);
+    }
+  }
+
+  @Test
   void score_unknownModelIsRejectedWithAClearMessage(RedisStandalone redis) {
     try (KvRouter router = router(redis, "unknown")) {
       assertThatThrownBy(() -> router.score("other", null, prompt(32, 0), List.of("pod-a")))
@@ -105,9 +120,6 @@ class KvRouterTest {
 
   @Test
   void score_badRequestsAreRejected() {
-    assertThatThrownBy(() -> ScoreRequest.ofTokens(MODEL, new int[16], List.of()))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("candidatePods must not be empty");
     assertThatThrownBy(
             () -> new ScoreRequest(MODEL, null, null, new int[1], new long[1], List.of("a")))
         .isInstanceOf(IllegalArgumentException.class)

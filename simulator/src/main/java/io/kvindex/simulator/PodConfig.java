@@ -177,7 +177,7 @@ public final class PodConfig {
   public static final class Builder {
     private String name = "pod-0";
     private String model = "sim-model";
-    private int capacityBlocks = 4096;
+    private int capacityBlocks = 32_768;
     private int cpuCapacityBlocks = 0;
     private int blockSize = 16;
     private int dataParallelSize = 1;
@@ -210,7 +210,7 @@ public final class PodConfig {
       return this;
     }
 
-    /** GPU KV-cache capacity per engine, in blocks. Default 4096. */
+    /** GPU KV-cache capacity per engine, in blocks. Default 32,768 (512K tokens of 16). */
     public Builder capacityBlocks(int capacityBlocks) {
       this.capacityBlocks = positive(capacityBlocks, "capacityBlocks");
       return this;

@@ -29,6 +29,14 @@ final class Routes {
   }
 
   Response handle(String method, URI uri, byte[] body) {
+    try {
+      return route(method, uri, body);
+    } catch (UnavailableException e) {
+      return Response.error(503, e.getMessage());
+    }
+  }
+
+  private Response route(String method, URI uri, byte[] body) {
     String path = uri.getPath();
     switch (path) {
       case "/score":
@@ -64,7 +72,7 @@ final class Routes {
     Scores scores = router.score(request);
     ObjectNode out = scoresJson(scores);
     JsonNode loads = Json.field(body, "load", "loads");
-    if (loads != null) {
+    if (loads != null && !request.candidatePods().isEmpty()) {
       Map<String, Double> byPod = Json.loads(loads, "load");
       LoadSignal signal = pod -> byPod.getOrDefault(pod, 0.0);
       out.set("pick", pickJson(router.pick(scores, request.candidatePods(), signal)));
@@ -122,14 +130,14 @@ final class Routes {
     throw new BadRequestException("'format' must be 'dynamo' or 'mooncake', got '" + format + "'");
   }
 
-  private static ScoreRequest scoreRequest(ObjectNode body, String podsField, String podsAlias) {
+  private ScoreRequest scoreRequest(ObjectNode body, String podsField, String podsAlias) {
     String model = Json.requiredText(body, "model", "model_name");
     JsonNode tokens = Json.field(body, "token_ids", "tokens");
     JsonNode keys = Json.field(body, "block_keys");
     if ((tokens == null) == (keys == null)) {
       throw new BadRequestException("give exactly one of 'token_ids' and 'block_keys'");
     }
-    List<String> pods = candidatePods(body, podsField, podsAlias);
+    List<String> pods = candidatePods(body, model, podsField, podsAlias);
     ScoreRequest request =
         tokens != null
             ? ScoreRequest.ofTokens(model, Json.tokenIds(tokens, "token_ids"), pods)
@@ -139,7 +147,8 @@ final class Routes {
         .withCacheSalt(Json.text(body, "cache_salt"));
   }
 
-  private static List<String> candidatePods(ObjectNode body, String field, String alias) {
+  /** The pods named in the body, else every pod of the model the index considers live. */
+  private List<String> candidatePods(ObjectNode body, String model, String field, String alias) {
     JsonNode pods = Json.field(body, field, alias);
     if (pods != null) {
       return Json.strings(pods, field);
@@ -148,8 +157,7 @@ final class Routes {
     if (one != null) {
       return List.of(one.asText());
     }
-    throw new BadRequestException(
-        "'" + field + "' is required: the list of candidate pods (or 'instance_id' for one)");
+    return router.livePods(model).orElseThrow(() -> new UnavailableException(UNAVAILABLE));
   }
 
   static ObjectNode scoresJson(Scores scores) {
@@ -193,6 +201,15 @@ final class Routes {
 
   private static Response notAllowed(String allowed) {
     return Response.error(405, "method not allowed; use " + allowed);
+  }
+
+  /** The index did not answer within the lookup budget; answered with status 503. */
+  static final class UnavailableException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UnavailableException(String message) {
+      super(message);
+    }
   }
 
   private static Response status(int code, String status) {

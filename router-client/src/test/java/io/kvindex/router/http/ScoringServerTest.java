@@ -156,6 +156,17 @@ class ScoringServerTest {
   }
 
   @Test
+  void query_withoutInstancesAsksEveryLivePod() throws Exception {
+    HttpResponse<String> response =
+        send("POST", "/query", "{\"model\":\"" + MODEL + "\",\"token_ids\":" + tokens() + "}");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    JsonNode instances = JSON.readTree(response.body()).get("instances");
+    assertThat(instances.size()).isEqualTo(1);
+    assertThat(instances.get("pod-a").get("longest_matched").asInt()).isEqualTo(32);
+  }
+
+  @Test
   void query_mooncakeShapeOnRequest() throws Exception {
     HttpResponse<String> response =
         send(
@@ -194,10 +205,6 @@ class ScoringServerTest {
         send("POST", "/score", "{\"model\":\"nope\",\"token_ids\":[1],\"pods\":[\"a\"]}"),
         400,
         "has no key mode configured");
-    assertError(
-        send("POST", "/score", "{\"model\":\"" + MODEL + "\",\"token_ids\":[1]}"),
-        400,
-        "'pods' is required");
     assertError(
         send(
             "POST",
@@ -258,6 +265,10 @@ class ScoringServerTest {
                   + "\",\"token_ids\":"
                   + tokens()
                   + ",\"instance_id\":\"pod-a\"}"),
+          503,
+          "index unavailable");
+      assertError(
+          send("POST", "/query", "{\"model\":\"" + MODEL + "\",\"token_ids\":[1]}"),
           503,
           "index unavailable");
       assertError(send("GET", "/readyz", null), 503, "not ready");

@@ -1,0 +1,42 @@
+package io.kvindex.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Path;
+
+/**
+ * The end-to-end benchmarks, each measured (never asserted) against real redis-server processes and
+ * returning one JSON object with its figures and the setup they were measured in. Run them through
+ * {@code scripts/kvindex bench index|router|ingest [--quick] --out FILE}.
+ *
+ * <p>Thread-safe: each call owns everything it starts, and ends it before returning.
+ */
+public final class Benchmarks {
+  private Benchmarks() {}
+
+  /**
+   * The index core on standalone Redis: lookup latency against PING, purge and cleanup command
+   * times against a naive purge, memory per entry, apply throughput against pipelined SADD.
+   *
+   * @throws IllegalArgumentException if {@code options} name a Redis that is not one standalone
+   *     server
+   */
+  public static JsonNode index(BenchOptions options) {
+    return IndexBenchmark.run(options);
+  }
+
+  /**
+   * Lookup throughput and latency with 1 and 8 client threads, on a standalone server and on a
+   * 3-primary cluster, both started here.
+   *
+   * @throws IllegalArgumentException if {@code options} name a Redis (this benchmark starts its
+   *     own)
+   */
+  public static JsonNode router(BenchOptions options) {
+    return RouterBenchmark.run(options);
+  }
+
+  /** Writes a result as indented JSON, creating the parent directories. */
+  public static void write(Path file, JsonNode result) {
+    Reports.write(file, result);
+  }
+}

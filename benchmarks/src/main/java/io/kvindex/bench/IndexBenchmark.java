@@ -1,0 +1,278 @@
+package io.kvindex.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodMatch;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code kvindex bench index}: the index core against one standalone Redis on loopback, measured
+ * (never asserted). Phases: memory per entry (8 pods sharing prefixes), apply throughput against
+ * pipelined SADD, lookup latency against PING on an index of 1,000,000 entries, then purge and its
+ * cleanup per pod size against a naive purge ({@link PurgeBenchmark}).
+ *
+ * <p>Run: {@code scripts/kvindex bench index [--quick] [--redis URI] --out FILE}. Not thread-safe.
+ */
+final class IndexBenchmark {
+  static final String MODEL = "bench-model";
+  private static final Logger log = LoggerFactory.getLogger(IndexBenchmark.class);
+  private static final Duration POD_TTL = Duration.ofHours(2);
+
+  private final BenchOptions options;
+  private final IndexSizes sizes;
+  private final BenchRedis redis;
+  private final String runId;
+
+  private IndexBenchmark(BenchOptions options, BenchRedis redis) {
+    this.options = options;
+    this.sizes = IndexSizes.of(options);
+    this.redis = redis;
+    this.runId = Long.toString(System.currentTimeMillis(), 36);
+  }
+
+  static ObjectNode run(BenchOptions options) {
+    long start = System.nanoTime();
+    ObjectNode json = Reports.header("index", options);
+    try (BenchRedis redis = BenchRedis.open(options)) {
+      IndexBenchmark bench = new IndexBenchmark(options, redis);
+      ObjectNode setup = json.putObject("setup");
+      bench.describe(setup);
+      bench.memory(json);
+      bench.applyThroughput(json);
+      bench.lookup(json);
+      new PurgeBenchmark(redis, bench.sizes, bench.runId, bench::openIndex).run(json);
+      bench.goals(json);
+    }
+    Reports.finish(json, start);
+    return json;
+  }
+
+  private void describe(ObjectNode setup) {
+    ObjectNode server = setup.putObject("redis");
+    server.put("version", redis.version());
+    server.put("where", redis.describe());
+    server.put("topology", "standalone");
+    setup.put("client", "one lettuce connection, one client thread, loopback");
+    ObjectNode index = setup.putObject("index");
+    index.put("groups", 1);
+    index.put("key_mode", KeyMode.ENGINE.name());
+    index.put("gc_budget_fields", PurgeBenchmark.GC_BUDGET);
+    sizes.describe(setup.putObject("sizes"));
+  }
+
+  /** A fresh index under a new name; the caller closes it, then {@link #dropIndex}. */
+  PrefixIndex openIndex(String name) {
+    return PrefixIndex.builder()
+        .redis(redis.connector())
+        .indexName(name)
+        .podTtl(POD_TTL)
+        .gcBudget(PurgeBenchmark.GC_BUDGET)
+        .build();
+  }
+
+  /** Removes an index's keys: FLUSHALL on a server we started, its own keys on a user's. */
+  void dropIndex(String name) {
+    if (redis.owned()) {
+      redis.flushIfOwned();
+    } else {
+      redis.deleteKeys("kvindex:v1:{" + name + "/");
+    }
+  }
+
+  private void memory(ObjectNode json) {
+    String name = "bench-memory-" + runId;
+    redis.flushIfOwned();
+    MemoryFixture fixture = MemoryFixture.generate(11, sizes.promptBlocks(), sizes.memoryEntries());
+    log.info("memory: storing {} (block, pod) entries over 8 pods", fixture.entries);
+    try (PrefixIndex index = openIndex(name)) {
+      long before = redis.usedMemory();
+      ApplyPump.run(index, fixture.feeds(MODEL, sizes.fillBatchBlocks()));
+      long after = redis.usedMemory();
+      double perEntry = (after - before) / (double) fixture.entries;
+      json.put("memory_bytes_per_entry", LatencyRecorder.roundTenth(perEntry));
+      ObjectNode detail = json.putObject("memory");
+      fixture.describe(detail);
+      detail.put("used_memory_before", before);
+      detail.put("used_memory_after", after);
+      detail.put(
+          "bytes_per_distinct_block",
+          LatencyRecorder.roundTenth((after - before) / (double) fixture.distinctBlocks));
+      if (!redis.owned()) {
+        detail.put("note", "user server: other clients' writes during the run count here too");
+      }
+    } finally {
+      dropIndex(name);
+    }
+  }
+
+  private void applyThroughput(ObjectNode json) {
+    String name = "bench-apply-" + runId;
+    Random random = new Random(23);
+    int streams = sizes.pods();
+    int perStream = sizes.applyBlocks() / streams;
+    List<ApplyPump.Feed> feeds = new ArrayList<>();
+    for (String pod : LookupFixture.podNames("apply-pod-", streams)) {
+      List<ChainFeed.Span> spans =
+          List.of(ChainFeed.Span.prefix(LookupFixture.randomChain(random, perStream), perStream));
+      feeds.add(
+          new ApplyPump.Feed(
+              StreamId.of(MODEL, pod), new ChainFeed(spans, sizes.applyBatchBlocks())));
+    }
+    log.info("apply: {} blocks over {} streams", perStream * streams, streams);
+    long blocks;
+    long nanos;
+    try (PrefixIndex index = openIndex(name)) {
+      long start = System.nanoTime();
+      blocks = ApplyPump.run(index, feeds);
+      nanos = System.nanoTime() - start;
+    } finally {
+      dropIndex(name);
+    }
+    String saddPrefix = "kvindex-bench:" + runId + ":sadd:";
+    double sadd;
+    try (StatefulRedisConnection<byte[], byte[]> connection = redis.binaryConnection()) {
+      sadd = Baselines.saddPipelinedPerSecond(connection, saddPrefix, (int) blocks);
+    } finally {
+      redis.deleteKeys(saddPrefix);
+    }
+    double apply = Reports.perSecond(blocks, nanos);
+    json.put("apply_blocks_per_s", apply);
+    json.put("sadd_pipelined_per_s", Math.round(sadd));
+    json.put("apply_to_sadd_ratio", Math.round(apply / sadd * 1000) / 1000.0);
+    ObjectNode detail = json.putObject("apply");
+    detail.put("blocks", blocks);
+    detail.put("streams", streams);
+    detail.put("blocks_per_batch", sizes.applyBatchBlocks());
+    detail.put(
+        "how",
+        "one client thread, one connection; each stream in sequence order with one batch (one"
+            + " BlockStored) in flight, all streams at once, as an ingester pipelines them");
+    detail.put(
+        "sadd_how",
+        "single-member SADD of a pod number (8 pods per block key) per command, 1000 per"
+            + " pipeline flush, same connection count and server");
+  }
+
+  private void lookup(ObjectNode json) {
+    String name = "bench-lookup-" + runId;
+    LookupFixture fixture =
+        LookupFixture.generate(7, sizes.pods(), sizes.promptBlocks(), sizes.lookupEntries());
+    log.info("lookup: storing {} entries over {} pods", fixture.entries, sizes.pods());
+    try (PrefixIndex index = openIndex(name)) {
+      long start = System.nanoTime();
+      long stored = ApplyPump.run(index, fixture.feeds(MODEL, sizes.fillBatchBlocks()));
+      long fillNanos = System.nanoTime() - start;
+      ObjectNode detail = json.putObject("lookup");
+      fixture.describe(detail);
+      detail.put("candidates", fixture.pods.size());
+      detail.put("prompt_blocks", sizes.promptBlocks());
+      detail.put("fill_blocks_per_s", Reports.perSecond(stored, fillNanos));
+      LatencyRecorder ping;
+      try (StatefulRedisConnection<byte[], byte[]> connection = redis.binaryConnection()) {
+        ping = Baselines.ping(connection, sizes.lookupWarmup(), sizes.lookupIterations());
+      }
+      CommandStats before = CommandStats.read(redis.admin());
+      LatencyRecorder lookups = measureLookups(index, fixture, detail);
+      Map<String, Number> server =
+          CommandStats.read(redis.admin()).since(before).getOrDefault("evalsha", Map.of());
+      detail.put("lookup_server_mean_us", server.getOrDefault("mean_us", 0).doubleValue());
+      detail.put(
+          "lookup_server_note",
+          "mean EVALSHA execution time inside Redis over warm-up and measured lookups (INFO"
+              + " commandstats); the rest of lookup_p50_us is network, client and decoding");
+      json.put("ping_p50_us", ping.micros(50));
+      json.put("lookup_p50_us", lookups.micros(50));
+      json.put("lookup_p99_us", lookups.micros(99));
+      json.put(
+          "lookup_to_ping_p50_ratio",
+          Math.round(lookups.micros(50) / ping.micros(50) * 100) / 100.0);
+      ping.writeTo(detail, "ping");
+      lookups.writeTo(detail, "lookup");
+      detail.put("warmup", sizes.lookupWarmup());
+      detail.put("iterations", sizes.lookupIterations());
+    } finally {
+      dropIndex(name);
+    }
+  }
+
+  private LatencyRecorder measureLookups(
+      PrefixIndex index, LookupFixture fixture, ObjectNode detail) {
+    List<LookupRequest> requests = new ArrayList<>();
+    for (long[] prompt : fixture.prompts) {
+      List<Long> keys = new ArrayList<>(prompt.length);
+      for (long key : prompt) {
+        keys.add(key);
+      }
+      requests.add(LookupRequest.of(MODEL, KeyMode.ENGINE, keys, fixture.pods));
+    }
+    LatencyRecorder recorder = new LatencyRecorder();
+    long mismatches = 0;
+    long checked = 0;
+    long incomplete = 0;
+    int total = sizes.lookupWarmup() + sizes.lookupIterations();
+    for (int i = 0; i < total; i++) {
+      int p = i % requests.size();
+      long begin = System.nanoTime();
+      LookupResult result = index.lookup(requests.get(p));
+      long elapsed = System.nanoTime() - begin;
+      if (!result.complete()) {
+        incomplete++;
+      }
+      if (i >= sizes.lookupWarmup()) {
+        recorder.recordNanos(elapsed);
+      } else if (i < requests.size() && result.complete()) {
+        checked++;
+        mismatches += mismatches(result, fixture, p);
+      }
+    }
+    detail.put("incomplete_lookups", incomplete);
+    detail.put(
+        "incomplete_note",
+        "a lookup is incomplete when Redis did not answer within the router retry budget"
+            + " (RetryPolicy.router(), 5 ms); it still counts in the latencies");
+    detail.put("prompts_verified", checked);
+    detail.put("depth_mismatches", mismatches);
+    if (mismatches > 0) {
+      log.warn("lookup: {} pod depths differ from what was stored", mismatches);
+    }
+    return recorder;
+  }
+
+  private static int mismatches(LookupResult result, LookupFixture fixture, int prompt) {
+    int wrong = 0;
+    int[] depths = fixture.depths.get(prompt);
+    for (int pod = 0; pod < depths.length; pod++) {
+      PodMatch match = result.pods().get(fixture.pods.get(pod));
+      if (match == null || match.depth() != depths[pod]) {
+        wrong++;
+      }
+    }
+    return wrong;
+  }
+
+  private void goals(ObjectNode json) {
+    ObjectNode goals = json.putObject("goals");
+    double ping = json.path("ping_p50_us").asDouble();
+    goals.put("lookup_p50_le_2.5x_ping_p50", json.path("lookup_p50_us").asDouble() <= 2.5 * ping);
+    goals.put("lookup_p99_le_1000_us", json.path("lookup_p99_us").asDouble() <= 1000);
+    boolean purge = true;
+    for (JsonNode size : json.path("purge_max_command_us")) {
+      purge &= size.asDouble() <= 1000;
+    }
+    goals.put("purge_max_command_le_1000_us", purge);
+    goals.put("memory_bytes_per_entry_le_64", json.path("memory_bytes_per_entry").asDouble() <= 64);
+    goals.put("note", "measured on this run; " + (options.quick() ? "quick sizes" : "full sizes"));
+  }
+}

@@ -1,0 +1,178 @@
+package io.kvindex.bench;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.index.GcResult;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PurgeMode;
+import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.StreamId;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The purge phase of {@code bench index}: per pod size, the longest single Redis command (from
+ * SLOWLOG) of the purge and of its incremental cleanup, and the cleanup's wall time; then the same
+ * for a naive purge (one script: SMEMBERS, then SREM of every member) over a set of that size. Not
+ * thread-safe.
+ */
+final class PurgeBenchmark {
+  static final int GC_BUDGET = 100;
+  private static final Logger log = LoggerFactory.getLogger(PurgeBenchmark.class);
+  private static final int DRAIN_EVERY_CALLS = 25;
+
+  private final BenchRedis redis;
+  private final IndexSizes sizes;
+  private final String runId;
+  private final Function<String, PrefixIndex> indexes;
+
+  PurgeBenchmark(
+      BenchRedis redis, IndexSizes sizes, String runId, Function<String, PrefixIndex> indexes) {
+    this.redis = redis;
+    this.sizes = sizes;
+    this.runId = runId;
+    this.indexes = indexes;
+  }
+
+  void run(ObjectNode json) {
+    ObjectNode max = json.putObject("purge_max_command_us");
+    ObjectNode cleanup = json.putObject("purge_cleanup_ms");
+    ObjectNode naiveMax = json.putObject("naive_purge_max_command_us");
+    ObjectNode gcMean = json.putObject("purge_gc_mean_command_us");
+    ObjectNode details = json.putObject("purge");
+    details.put(
+        "setup",
+        "the purged pod holds one chain of N blocks (stored 64 per batch); a second pod holds the"
+            + " chain's first N/2 blocks, so cleanup must edit shared block entries, not only"
+            + " delete; purge, then collectGarbage(group, "
+            + GC_BUDGET
+            + ") until done; commands of at least "
+            + SlowLogWatch.THRESHOLD_MICROS
+            + " us taken from SLOWLOG (read every "
+            + DRAIN_EVERY_CALLS
+            + " calls; cleanup_ms excludes the reading), means from INFO commandstats");
+    details.put(
+        "naive_setup",
+        "one set of N 8-byte members; one EVAL: SMEMBERS, then SREM of each member (a lower bound"
+            + " on a naive purge, which would also edit N block keys)");
+    for (int size : sizes.purgePodSizes()) {
+      ObjectNode detail = details.putObject(Integer.toString(size));
+      purge(size, detail);
+      naive(size, detail);
+      max.put(Integer.toString(size), detail.path("max_command_us").asLong());
+      cleanup.put(Integer.toString(size), detail.path("cleanup_ms").asDouble());
+      naiveMax.put(Integer.toString(size), detail.path("naive_max_command_us").asLong());
+      gcMean.put(
+          Integer.toString(size),
+          detail.path("commandstats").path("evalsha").path("mean_us").asDouble());
+    }
+  }
+
+  private void purge(int size, ObjectNode detail) {
+    String name = "bench-purge-" + size + "-" + runId;
+    long[] chain = LookupFixture.randomChain(new Random(size), size);
+    StreamId target = StreamId.of(IndexBenchmark.MODEL, "purged-pod");
+    StreamId neighbour = StreamId.of(IndexBenchmark.MODEL, "neighbour-pod");
+    log.info("purge: storing a {}-block pod", size);
+    try (PrefixIndex index = indexes.apply(name)) {
+      ApplyPump.run(
+          index,
+          List.of(
+              feed(target, ChainFeed.Span.prefix(chain, size)),
+              feed(neighbour, ChainFeed.Span.prefix(chain, size / 2))));
+      long token = index.acquireLease(target, ApplyPump.OWNER, Duration.ofHours(2)).orElseThrow();
+      int group = index.groupOf(target.model(), target.pod());
+      long gcCalls = 0;
+      long entriesRemoved = 0;
+      long start;
+      long end;
+      try (SlowLogWatch watch = SlowLogWatch.start(redis.admin())) {
+        start = System.nanoTime();
+        PurgeStatus status = index.purge(target, token, PurgeMode.RESET_WATERMARK);
+        if (status != PurgeStatus.PURGED) {
+          throw new IllegalStateException("purge returned " + status);
+        }
+        GcResult step;
+        do {
+          step = index.collectGarbage(group, GC_BUDGET);
+          gcCalls++;
+          entriesRemoved += step.entriesRemoved();
+          if (gcCalls % DRAIN_EVERY_CALLS == 0) {
+            watch.drain();
+          }
+        } while (!step.done());
+        watch.drain();
+        end = System.nanoTime() - watch.drainNanos();
+        detail.put("max_command_us", watch.maxMicros());
+        detail.put("max_command", watch.maxCommand());
+        detail.put("max_below_log_threshold", watch.maxBelowThreshold());
+        detail.putPOJO("max_us_by_command", watch.maxByCommand());
+        detail.putPOJO("commandstats", watch.meanByCommand());
+        watch.loggedScripts().writeTo(detail.putObject("logged_script_calls"), "script");
+      }
+      detail.put("cleanup_ms", LatencyRecorder.roundTenth((end - start) / 1e6));
+      detail.put("gc_calls", gcCalls);
+      detail.put("gc_entries_removed", entriesRemoved);
+      detail.put("neighbour_depth_after", depthsAfter(index, chain, target, neighbour));
+    } finally {
+      if (redis.owned()) {
+        redis.flushIfOwned();
+      } else {
+        redis.deleteKeys("kvindex:v1:{" + name + "/");
+      }
+    }
+  }
+
+  /** A sanity check recorded with the result: the purged pod must match 0 blocks. */
+  private static String depthsAfter(
+      PrefixIndex index, long[] chain, StreamId target, StreamId neighbour) {
+    List<Long> keys = new ArrayList<>();
+    for (int i = 0; i < Math.min(256, chain.length); i++) {
+      keys.add(chain[i]);
+    }
+    LookupResult result =
+        index.lookup(
+            LookupRequest.of(
+                IndexBenchmark.MODEL,
+                KeyMode.ENGINE,
+                keys,
+                List.of(target.pod(), neighbour.pod())));
+    return "purged pod "
+        + result.pods().get(target.pod()).depth()
+        + ", neighbour "
+        + result.pods().get(neighbour.pod()).depth()
+        + " of "
+        + keys.size();
+  }
+
+  private void naive(int size, ObjectNode detail) {
+    String key = "kvindex-bench:" + runId + ":naive-purge";
+    try (StatefulRedisConnection<byte[], byte[]> connection = redis.binaryConnection()) {
+      Baselines.fillSet(connection, key, size);
+      try (SlowLogWatch watch = SlowLogWatch.start(redis.admin())) {
+        long start = System.nanoTime();
+        long removed = Baselines.naivePurge(connection, key);
+        long end = System.nanoTime();
+        watch.drainNewest(10);
+        detail.put("naive_max_command_us", watch.maxMicros());
+        detail.putPOJO("naive_commandstats", watch.meanByCommand());
+        detail.put("naive_removed", removed);
+        detail.put("naive_wall_ms", LatencyRecorder.roundTenth((end - start) / 1e6));
+      }
+    } finally {
+      redis.admin().unlink(key);
+    }
+  }
+
+  private ApplyPump.Feed feed(StreamId stream, ChainFeed.Span span) {
+    return new ApplyPump.Feed(stream, new ChainFeed(List.of(span), sizes.fillBatchBlocks()));
+  }
+}

@@ -1,0 +1,406 @@
+package io.kvindex.simulator;
+
+import io.kvindex.common.KvIndexException;
+import io.kvindex.wire.HashEncoding;
+import io.kvindex.wire.ReplayFraming;
+import io.kvindex.wire.WireEra;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * {@code kvindex sim}: runs a simulated vLLM fleet, prints each pod's endpoints, drives it with a
+ * Mooncake trace or the synthetic multi-tenant workload, and prints the fleet's prefix-cache hit
+ * rate periodically. Not thread-safe (one instance per command line).
+ */
+@Command(
+    name = "sim",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Run a simulated vLLM fleet that publishes KV events exactly as vLLM does (ZeroMQ PUB +"
+          + " replay ROUTER, one HTTP endpoint per pod), drive it with a Mooncake-format trace or a"
+          + " synthetic multi-tenant chat workload, and print the prefix-cache hit rate.",
+      "Runs until the trace ends, --duration or --max-requests is reached, or Ctrl-C."
+    })
+public final class SimCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--pods",
+      paramLabel = "N",
+      defaultValue = "4",
+      description = "Pods (default: ${DEFAULT-VALUE}).")
+  int pods;
+
+  @Option(
+      names = "--trace",
+      paramLabel = "FILE",
+      description = "A Mooncake-format JSONL trace; without it, the synthetic workload runs.")
+  Path trace;
+
+  @Option(
+      names = "--trace-block-tokens",
+      paramLabel = "TOKENS",
+      defaultValue = "512",
+      description = "Tokens per trace hash id (default: ${DEFAULT-VALUE}).")
+  int traceBlockTokens;
+
+  @Option(
+      names = "--rate",
+      paramLabel = "R",
+      description =
+          "Requests per second, Poisson (default: 10 for the synthetic workload; a trace keeps its"
+              + " own timestamps unless this is set).")
+  Double rate;
+
+  @Option(
+      names = "--speed",
+      paramLabel = "X",
+      defaultValue = "1",
+      converter = SpeedConverter.class,
+      description =
+          "Time scaling: 1 = real time, 10 = ten times faster, max = no pacing (default: ${DEFAULT-VALUE}).")
+  double speed;
+
+  @Option(
+      names = "--duration",
+      paramLabel = "D",
+      converter = DurationConverter.class,
+      description = "Stop after this much workload time, e.g. 90s, 5m, 1h (default: no limit).")
+  Duration duration;
+
+  @Option(
+      names = "--max-requests",
+      paramLabel = "N",
+      defaultValue = "9223372036854775807",
+      description = "Stop after this many requests (default: no limit).")
+  long maxRequests;
+
+  @Option(
+      names = "--era",
+      paramLabel = "ERA",
+      defaultValue = "MAP",
+      description = "Payload layout, one of ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+  WireEra era;
+
+  @Option(
+      names = "--hash-encoding",
+      paramLabel = "ENC",
+      defaultValue = "UINT64",
+      description =
+          "Hashes on the wire, one of ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+  HashEncoding hashEncoding;
+
+  @Option(
+      names = "--block-size",
+      paramLabel = "TOKENS",
+      defaultValue = "16",
+      description = "Tokens per KV block (default: ${DEFAULT-VALUE}).")
+  int blockSize;
+
+  @Option(
+      names = "--capacity-blocks",
+      paramLabel = "N",
+      defaultValue = "32768",
+      description = "GPU KV-cache blocks per engine (default: ${DEFAULT-VALUE}).")
+  int capacityBlocks;
+
+  @Option(
+      names = "--cpu-blocks",
+      paramLabel = "N",
+      defaultValue = "0",
+      description = "CPU offload tier blocks per engine, 0 = none (default: ${DEFAULT-VALUE}).")
+  int cpuBlocks;
+
+  @Option(
+      names = "--dp",
+      paramLabel = "N",
+      defaultValue = "1",
+      description = "Data-parallel engines per pod, on port + rank (default: ${DEFAULT-VALUE}).")
+  int dataParallel;
+
+  @Option(
+      names = "--hash-mode",
+      paramLabel = "MODE",
+      defaultValue = "ENGINE",
+      description =
+          "ENGINE = sha256_cbor with --hash-seed, RANDOM = a private seed per engine process"
+              + " (default: ${DEFAULT-VALUE}).")
+  HashMode hashMode;
+
+  @Option(
+      names = "--hash-seed",
+      paramLabel = "SEED",
+      defaultValue = "0",
+      description = "The engines' PYTHONHASHSEED for ENGINE mode (default: ${DEFAULT-VALUE}).")
+  String hashSeed;
+
+  @Option(
+      names = "--topic",
+      paramLabel = "TOPIC",
+      defaultValue = "",
+      description =
+          "The topic frame; {pod} and {model} are replaced, e.g. kv@{pod}@{model} (default: empty).")
+  String topic;
+
+  @Option(
+      names = "--models",
+      paramLabel = "M",
+      split = ",",
+      defaultValue = "sim-model",
+      description =
+          "Models, comma-separated; pods are assigned in turn (default: ${DEFAULT-VALUE}).")
+  List<String> models;
+
+  @Option(
+      names = "--router",
+      paramLabel = "R",
+      defaultValue = "random",
+      description = "random or round-robin (default: ${DEFAULT-VALUE}).")
+  String router;
+
+  @Option(
+      names = "--replay-framing",
+      paramLabel = "F",
+      defaultValue = "WITH_TOPIC",
+      description = "Replay replies, one of ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+  ReplayFraming replayFraming;
+
+  @Option(
+      names = "--replay-buffer",
+      paramLabel = "N",
+      defaultValue = "10000",
+      description = "Batches the replay ring holds (default: ${DEFAULT-VALUE}).")
+  int replayBuffer;
+
+  @Option(
+      names = "--bind-host",
+      paramLabel = "HOST",
+      defaultValue = "127.0.0.1",
+      description =
+          "Host the PUB and replay sockets bind on, e.g. 0.0.0.0 (default: ${DEFAULT-VALUE}).")
+  String bindHost;
+
+  @Option(
+      names = "--report-every",
+      paramLabel = "D",
+      defaultValue = "5s",
+      converter = DurationConverter.class,
+      description = "How often to print the hit rate (default: ${DEFAULT-VALUE}).")
+  Duration reportEvery;
+
+  @Option(
+      names = "--seed",
+      paramLabel = "S",
+      defaultValue = "1",
+      description = "Random seed (default: ${DEFAULT-VALUE}).")
+  long seed;
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    try (SimulatedFleet fleet = startFleet();
+        Workload workload = workload()) {
+      printEndpoints(fleet, out);
+      LoadRunner runner = new LoadRunner(fleet, runOptions());
+      CountDownLatch finished = new CountDownLatch(1);
+      Thread hook =
+          new Thread(
+              () -> {
+                runner.stop();
+                awaitQuietly(finished);
+              },
+              "sim-shutdown");
+      Runtime.getRuntime().addShutdownHook(hook);
+      long start = System.nanoTime();
+      try {
+        FleetStats end = runner.run(workload, stats -> report(out, start, stats));
+        out.printf(Locale.ROOT, "done: %s%n", line(start, end));
+        out.flush();
+      } finally {
+        finished.countDown();
+        removeHook(hook);
+      }
+      return 0;
+    } catch (KvIndexException | IllegalArgumentException | IllegalStateException e) {
+      err.println("sim: " + e.getMessage());
+      return 1;
+    } catch (IOException | UncheckedIOException e) {
+      err.println("sim: cannot read the trace: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  private SimulatedFleet startFleet() {
+    PodConfig template =
+        PodConfig.builder()
+            .capacityBlocks(capacityBlocks)
+            .cpuCapacityBlocks(cpuBlocks)
+            .blockSize(blockSize)
+            .dataParallelSize(dataParallel)
+            .era(era)
+            .hashEncoding(hashEncoding)
+            .hashMode(hashMode)
+            .hashSeed(hashSeed)
+            .topic(topic)
+            .replayFraming(replayFraming)
+            .replayBufferSteps(replayBuffer)
+            .publishBind("tcp://" + bindHost + ":0")
+            .replayBind("tcp://" + bindHost + ":0")
+            .build();
+    return SimulatedFleet.builder()
+        .pods(pods)
+        .models(models)
+        .podTemplate(template)
+        .router(router())
+        .seed(seed)
+        .build();
+  }
+
+  private PodRouter router() {
+    return switch (router) {
+      case "random" -> PodRouter.random(seed);
+      case "round-robin" -> PodRouter.roundRobin();
+      default ->
+          throw new IllegalArgumentException(
+              "--router must be random or round-robin, got " + router);
+    };
+  }
+
+  private Workload workload() throws IOException {
+    if (trace != null) {
+      return Workload.mooncakeTrace(trace, traceBlockTokens);
+    }
+    return Workload.synthetic(
+        SyntheticWorkload.Options.defaults()
+            .withSeed(seed)
+            .withRate(rate == null ? 10 : rate)
+            .withModels(models));
+  }
+
+  private LoadRunner.Options runOptions() {
+    return LoadRunner.Options.defaults()
+        .withSpeed(speed)
+        .withRate(trace != null ? rate : null)
+        .withDuration(duration)
+        .withMaxRequests(maxRequests)
+        .withReportEvery(reportEvery);
+  }
+
+  private static void printEndpoints(SimulatedFleet fleet, PrintWriter out) {
+    for (SimulatedPod pod : fleet.pods()) {
+      for (StreamEndpoints e : pod.endpoints()) {
+        out.printf(
+            Locale.ROOT,
+            "%s rank=%d model=%s pub=%s replay=%s http=%s topic=\"%s\"%n",
+            pod.name(),
+            e.rank(),
+            pod.model(),
+            e.publish(),
+            e.replay(),
+            pod.httpAddress(),
+            e.topic());
+      }
+    }
+    out.flush();
+  }
+
+  private static void report(PrintWriter out, long start, FleetStats stats) {
+    out.println(line(start, stats));
+    out.flush();
+  }
+
+  private static String line(long start, FleetStats s) {
+    return String.format(
+        Locale.ROOT,
+        "t=%.1fs requests=%d failed=%d prompt_tokens=%d cached_tokens=%d hit_rate=%.4f",
+        (System.nanoTime() - start) / 1e9,
+        s.requests(),
+        s.failed(),
+        s.promptTokens(),
+        s.cachedTokens(),
+        s.hitRate());
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void removeHook(Thread hook) {
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException shuttingDown) {
+      // the JVM is already exiting; the hook has run or is running
+    }
+  }
+
+  /** {@code max} or a positive number. */
+  static final class SpeedConverter implements ITypeConverter<Double> {
+    @Override
+    public Double convert(String value) {
+      if (value.equalsIgnoreCase("max")) {
+        return Double.POSITIVE_INFINITY;
+      }
+      try {
+        double speed = Double.parseDouble(value);
+        if (speed > 0) {
+          return speed;
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      throw new TypeConversionException("'" + value + "' is not a positive number or max");
+    }
+  }
+
+  /** {@code 250ms}, {@code 90s}, {@code 5m}, {@code 1h}, or ISO-8601 such as {@code PT1M}. */
+  static final class DurationConverter implements ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      String v = value.trim().toLowerCase(Locale.ROOT);
+      try {
+        if (v.startsWith("pt")) {
+          return Duration.parse(value.trim().toUpperCase(Locale.ROOT));
+        }
+        if (v.endsWith("ms")) {
+          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+        }
+        long amount = Long.parseLong(v.substring(0, v.length() - 1));
+        switch (v.charAt(v.length() - 1)) {
+          case 's':
+            return Duration.ofSeconds(amount);
+          case 'm':
+            return Duration.ofMinutes(amount);
+          case 'h':
+            return Duration.ofHours(amount);
+          default:
+            break;
+        }
+      } catch (NumberFormatException | DateTimeParseException | StringIndexOutOfBoundsException e) {
+        // reported below
+      }
+      throw new TypeConversionException(
+          "'" + value + "' is not a duration like 250ms, 90s, 5m, 1h or PT1M");
+    }
+  }
+}

@@ -1,0 +1,78 @@
+package io.kvindex.simulator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class SimCommandTest {
+
+  private record Run(int exit, String out, String err) {}
+
+  private static Run run(String... args) {
+    CommandLine cmd = new CommandLine(new SimCommand());
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    cmd.setOut(new PrintWriter(out));
+    cmd.setErr(new PrintWriter(err));
+    int exit = cmd.execute(args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  @Test
+  void call_traceRunPrintsEndpointsAndTheFinalHitRate() throws Exception {
+    Run run =
+        run(
+            "--pods", "2",
+            "--dp", "2",
+            "--trace", WorkloadTest.miniTrace().toString(),
+            "--trace-block-tokens", "32",
+            "--speed", "max",
+            "--router", "round-robin",
+            "--topic", "kv@{pod}@{model}");
+
+    assertThat(run.exit()).as(run.err()).isZero();
+    assertThat(run.out())
+        .containsPattern(
+            "pod-0 rank=0 model=sim-model pub=tcp://127\\.0\\.0\\.1:\\d+ replay=tcp://")
+        .contains("pod-1 rank=1 ")
+        .contains("http=http://127.0.0.1:")
+        .contains("topic=\"kv@pod-1@sim-model\"")
+        .containsPattern(
+            "done: t=[0-9.]+s requests=5 failed=0 prompt_tokens=348 cached_tokens=\\d+");
+  }
+
+  @Test
+  void call_syntheticRunStopsAtMaxRequests() {
+    Run run = run("--pods", "1", "--speed", "max", "--max-requests", "20", "--era", "V0_10_2");
+
+    assertThat(run.exit()).as(run.err()).isZero();
+    assertThat(run.out()).contains("requests=20 failed=0");
+  }
+
+  @Test
+  void call_badInputsAreOneLineErrors() {
+    Run missing = run("--trace", "no-such-trace.jsonl", "--speed", "max");
+    assertThat(missing.exit()).isEqualTo(1);
+    assertThat(missing.err()).startsWith("sim: cannot read the trace");
+
+    Run badSpeed = run("--speed", "fast");
+    assertThat(badSpeed.exit()).isEqualTo(2);
+    assertThat(badSpeed.err()).contains("not a positive number or max");
+
+    Run badRouter = run("--router", "smart", "--max-requests", "1");
+    assertThat(badRouter.exit()).isEqualTo(1);
+    assertThat(badRouter.err()).contains("--router must be random or round-robin");
+  }
+
+  @Test
+  void durationConverter_acceptsShortAndIsoForms() {
+    SimCommand.DurationConverter c = new SimCommand.DurationConverter();
+    assertThat(c.convert("250ms").toMillis()).isEqualTo(250);
+    assertThat(c.convert("90s").getSeconds()).isEqualTo(90);
+    assertThat(c.convert("5m").toMinutes()).isEqualTo(5);
+    assertThat(c.convert("PT1H").toHours()).isEqualTo(1);
+  }
+}

@@ -10,6 +10,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +18,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
@@ -33,14 +35,32 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Serves the shared KV-cache index to gateways over HTTP:",
-      "POST /score, POST /query (Dynamo/Mooncake indexer style), GET /metrics, /healthz, /readyz."
+      "POST /score, POST /query (Dynamo/Mooncake indexer style), GET /metrics, /healthz, /readyz.",
+      "Each flag can also be set as the environment variable KVINDEX_<FLAG> (upper case, '-' as"
+          + " '_'; comma-separated for repeatable flags) or as a key in the --config file; a flag"
+          + " wins over the environment, which wins over the file."
     })
 public final class RouterCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
   /** Counted down to stop serving (by the shutdown hook, or a test). */
-  final CountDownLatch stop = new CountDownLatch(1);
+  final CountDownLatch stop;
+
+  /** Created by picocli. */
+  public RouterCommand() {
+    this(new CountDownLatch(1));
+  }
+
+  private RouterCommand(CountDownLatch stop) {
+    this.stop = stop;
+  }
+
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      description = "YAML or JSON file of settings, keyed by flag name without the dashes")
+  Path configFile;
 
   @Option(
       names = "--listen",
@@ -53,7 +73,8 @@ public final class RouterCommand implements Callable<Integer> {
       names = "--redis-uri",
       defaultValue = "redis://127.0.0.1:6379",
       description =
-          "Standalone Redis: redis://[user:password@]host:port, rediss:// for TLS. Default: ${DEFAULT-VALUE}")
+          "redis://[user:password@]host:port (rediss:// for TLS), or"
+              + " redis-cluster://host1:port1,host2:port2. Default: ${DEFAULT-VALUE}")
   String redisUri;
 
   @Option(
@@ -62,10 +83,16 @@ public final class RouterCommand implements Callable<Integer> {
   List<String> clusterSeeds = new ArrayList<>();
 
   @Option(
-      names = "--index",
+      names = {"--index-name", "--index"},
       defaultValue = "default",
-      description = "Index name. Default: ${DEFAULT-VALUE}")
+      description = "Index name, as the ingesters use it. Default: ${DEFAULT-VALUE}")
   String indexName;
+
+  @Option(
+      names = "--index-groups",
+      defaultValue = "1",
+      description = "Index groups, as the ingesters use them. Default: ${DEFAULT-VALUE}")
+  int indexGroups;
 
   @Option(
       names = "--model",
@@ -108,6 +135,30 @@ public final class RouterCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    List<String> fromSources;
+    try {
+      fromSources = SettingSources.args(spec, System.getenv(), configFile);
+    } catch (IllegalArgumentException | IOException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+    if (fromSources.isEmpty()) {
+      return run();
+    }
+    List<String> all = new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+    all.addAll(fromSources);
+    RouterCommand resolved = new RouterCommand(stop);
+    CommandLine line = new CommandLine(resolved);
+    line.setOut(spec.commandLine().getOut()).setErr(spec.commandLine().getErr());
+    try {
+      line.parseArgs(all.toArray(String[]::new));
+    } catch (ParameterException e) {
+      throw new ParameterException(
+          spec.commandLine(), "from the environment or --config: " + e.getMessage(), e);
+    }
+    return resolved.run();
+  }
+
+  private int run() throws Exception {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     KvRouterBuilder builder;
     InetSocketAddress address;
@@ -170,6 +221,7 @@ public final class RouterCommand implements Callable<Integer> {
     KvRouterBuilder builder =
         KvRouter.builder()
             .indexName(indexName)
+            .groups(indexGroups)
             .lookupBudget(lookupBudget)
             .pickPolicy(PickPolicy.standard(imbalanceAbsolute, imbalanceRatio))
             .meterRegistry(registry);

@@ -1,6 +1,7 @@
 package io.kvindex.router.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
@@ -10,18 +11,25 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 @UsesRedis
 class RouterCommandTest {
 
   @Test
-  void call_servesUntilStopped(RedisStandalone redis) throws Exception {
+  void call_servesUntilStopped(RedisStandalone redis, @TempDir Path dir) throws Exception {
+    Path config = dir.resolve("router.json");
+    Files.writeString(config, "{\"model\": [\"org/m:v1=token:16\"], \"lookup-budget\": \"250ms\"}");
     RouterCommand command = new RouterCommand();
     StringWriter out = new StringWriter();
     CommandLine line = new CommandLine(command).setOut(new PrintWriter(out, true));
@@ -31,8 +39,7 @@ class RouterCommandTest {
                 line.execute(
                     "--listen", "127.0.0.1:0",
                     "--redis-uri", redis.uri().toURI().toString(),
-                    "--model", "org/m:v1=token:16",
-                    "--lookup-budget", "250ms"));
+                    "--config", config.toString()));
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     Matcher port = Pattern.compile("listening on http://127.0.0.1:(\\d+)").matcher("");
     while (!port.reset(out.toString()).find() && System.nanoTime() < deadline && !exit.isDone()) {
@@ -49,6 +56,32 @@ class RouterCommandTest {
 
     command.stop.countDown();
     assertThat(exit.get()).isZero();
+  }
+
+  @Test
+  void args_flagBeatsEnvironmentBeatsFile(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("router.yaml");
+    Files.writeString(
+        file, "lookup-budget: 20ms\nmodel: [a=token:16, b=token:32]\nlisten: 0.0.0.0:9\n");
+    CommandLine line = new CommandLine(new RouterCommand());
+    line.parseArgs("--listen", "127.0.0.1:1");
+
+    List<String> args =
+        SettingSources.args(
+            line.getCommandSpec(),
+            Map.of("KVINDEX_INDEX_NAME", "x", "KVINDEX_MODEL", "c=token:8, d=token:8"),
+            file);
+
+    assertThat(String.join(" ", args))
+        .contains("--index-name x")
+        .contains("--model c=token:8 --model d=token:8")
+        .contains("--lookup-budget 20ms")
+        .doesNotContain("--listen")
+        .doesNotContain("a=token:16");
+    Files.writeString(file, "lookup_budget: 20ms\n");
+    assertThatThrownBy(() -> SettingSources.args(line.getCommandSpec(), Map.of(), file))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown setting 'lookup_budget'");
   }
 
   @Test

@@ -148,7 +148,7 @@ class ComposeFileTest {
   void ingestersAndRouters_shareTheIndexAndTheModelHashing() {
     Set<String> indexes = new HashSet<>();
     servicesRunning("ingester").forEach(s -> indexes.add(option(s, "--index-name")));
-    servicesRunning("router").forEach(s -> indexes.add(option(s, "--index")));
+    servicesRunning("router").forEach(s -> indexes.add(option(s, "--index-name")));
     assertThat(indexes).hasSize(1);
 
     String sim = servicesRunning("sim").get(0);

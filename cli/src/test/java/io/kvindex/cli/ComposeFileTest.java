@@ -23,8 +23,8 @@ import picocli.CommandLine.ParseResult;
 
 /**
  * Validates docker-compose.yml without a Docker engine: it parses, what it builds exists, every
- * kvindex command line parses with the real command spec (without running), and the services
- * agree on hosts, ports, the index and the hashing of the model.
+ * kvindex command line parses with the real command spec (without running), and the services agree
+ * on hosts, ports, the index and the hashing of the model.
  */
 class ComposeFileTest {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());

@@ -67,7 +67,11 @@ final class Auditor {
       if (!missing.isEmpty() || !stale.isEmpty()) {
         wrongPods.put(
             pod,
-            missing.size() + " of " + truth.size() + " held blocks missing, " + stale.size()
+            missing.size()
+                + " of "
+                + truth.size()
+                + " held blocks missing, "
+                + stale.size()
                 + " stale");
       }
     }

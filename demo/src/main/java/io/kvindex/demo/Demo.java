@@ -69,7 +69,7 @@ public final class Demo {
 
   private DemoReport run() throws InterruptedException {
     long start = System.nanoTime();
-    DemoReport.Builder report = DemoReport.builder(config, requests.size());
+    DemoReport.Builder report = DemoReport.builder(config);
     try (Stack stack = Stack.start(config, capacityBlocks)) {
       progress.line(
           "kvindex demo: Redis "
@@ -198,8 +198,7 @@ public final class Demo {
   private Auditor.Accuracy audit(Stack stack) throws InterruptedException {
     progress.line("auditing the index against the simulator's ground truth");
     Auditor auditor =
-        new Auditor(
-            stack.auditIndex(), new RouterClient(stack.routers()), stack.fleet(), requests);
+        new Auditor(stack.auditIndex(), new RouterClient(stack.routers()), stack.fleet(), requests);
     long deadline = System.nanoTime() + AUDIT_TIMEOUT.toNanos();
     Auditor.Accuracy accuracy = auditor.audit();
     while (!accuracy.perfect() && System.nanoTime() < deadline) {

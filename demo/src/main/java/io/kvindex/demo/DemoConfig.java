@@ -84,7 +84,9 @@ public final class DemoConfig {
 
     private Builder() {}
 
-    /** {@code redis://host:port}, {@code rediss://...}, or a cluster's seed URIs. Default embedded. */
+    /**
+     * {@code redis://host:port}, {@code rediss://...}, or a cluster's seed URIs. Default embedded.
+     */
     public Builder redisUri(String uri) {
       if (uri != null && uri.isBlank()) {
         throw new IllegalArgumentException("redisUri must not be blank; leave it out for embedded");

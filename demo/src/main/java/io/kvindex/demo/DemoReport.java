@@ -22,8 +22,8 @@ public final class DemoReport {
     this.problems = findProblems(b);
   }
 
-  static Builder builder(DemoConfig config, int requests) {
-    return new Builder(config, requests);
+  static Builder builder(DemoConfig config) {
+    return new Builder(config);
   }
 
   /** What went wrong; empty when the demo showed what it should. */
@@ -71,27 +71,56 @@ public final class DemoReport {
         b.config.redisUri() == null ? "embedded Redis" : "Redis " + b.config.redisUri(),
         b.elapsed.toMillis() / 1000.0);
     line(s, "");
-    line(s, "Routing: the same requests under each policy, each on a fresh fleet of the same shape");
-    line(s, "  %-12s %9s %15s %15s %9s", "policy", "requests", "prompt tokens", "cached tokens",
+    line(
+        s, "Routing: the same requests under each policy, each on a fresh fleet of the same shape");
+    line(
+        s,
+        "  %-12s %9s %15s %15s %9s",
+        "policy",
+        "requests",
+        "prompt tokens",
+        "cached tokens",
         "hit rate");
     for (Run.Result r : b.results) {
-      line(s, "  %-12s %9d %15d %15d %8.1f%%", r.policy(), r.routed(), r.promptTokens(),
-          r.cachedTokens(), 100 * r.hitRate());
+      line(
+          s,
+          "  %-12s %9d %15d %15d %8.1f%%",
+          r.policy(),
+          r.routed(),
+          r.promptTokens(),
+          r.cachedTokens(),
+          100 * r.hitRate());
     }
-    line(s, "  kvindex picks by reason: %s; router calls failed: %d%s", join(b.reasons),
-        b.routerFailures, b.lastRouterFailure == null ? "" : " (last: " + b.lastRouterFailure + ")");
-    line(s, "  router POST /score round trip (HTTP, JSON token ids): p50 %s, p99 %s",
-        millis(b.scoreP50Millis), millis(b.scoreP99Millis));
+    line(
+        s,
+        "  kvindex picks by reason: %s; router calls failed: %d%s",
+        join(b.reasons),
+        b.routerFailures,
+        b.lastRouterFailure == null ? "" : " (last: " + b.lastRouterFailure + ")");
+    line(
+        s,
+        "  router POST /score round trip (HTTP, JSON token ids): p50 %s, p99 %s",
+        millis(b.scoreP50Millis),
+        millis(b.scoreP99Millis));
     line(s, "");
     Auditor.Accuracy a = b.accuracy;
     line(s, "Index accuracy at quiescence, against the simulator's ground truth");
-    line(s, "  pods whose indexed blocks equal their true blocks: %d/%d (%.1f%%), %d distinct blocks"
-        + " checked per pod", a.pods() - a.wrongPods().size(), a.pods(), 100 * a.podFraction(),
+    line(
+        s,
+        "  pods whose indexed blocks equal their true blocks: %d/%d (%.1f%%), %d distinct blocks"
+            + " checked per pod",
+        a.pods() - a.wrongPods().size(),
+        a.pods(),
+        100 * a.podFraction(),
         a.blocksChecked());
     a.wrongPods().forEach((pod, why) -> line(s, "    %s: %s", pod, why));
     Auditor.LookupAccuracy l = a.lookups();
-    line(s, "  lookups through the routers whose per-pod depths are right: %d/%d (%.1f%%)%s",
-        l.right(), l.sampled(), 100 * l.fraction(),
+    line(
+        s,
+        "  lookups through the routers whose per-pod depths are right: %d/%d (%.1f%%)%s",
+        l.right(),
+        l.sampled(),
+        100 * l.fraction(),
         l.unavailable() == 0 ? "" : ", " + l.unavailable() + " unanswered (index unavailable)");
     if (l.firstWrong() != null) {
       line(s, "    first wrong: %s", l.firstWrong());
@@ -99,27 +128,54 @@ public final class DemoReport {
     line(s, "");
     IngestStats i = b.ingest;
     double seconds = Math.max(0.001, result("kvindex").elapsed().toMillis() / 1000.0);
-    line(s, "Ingestion: %d ingester replicas, each with its own Redis connections", Stack.INGESTERS);
-    line(s, "  %d events (%.0f/s), %d blocks stored or removed (%.0f/s) during the kvindex run",
-        i.events(), i.events() / seconds, i.blocks(), i.blocks() / seconds);
-    line(s, "  lag from event timestamp to applied in Redis: p50 %s, p99 %s", millis(i.lagP50Millis()),
+    line(
+        s, "Ingestion: %d ingester replicas, each with its own Redis connections", Stack.INGESTERS);
+    line(
+        s,
+        "  %d events (%.0f/s), %d blocks stored or removed (%.0f/s) during the kvindex run",
+        i.events(),
+        i.events() / seconds,
+        i.blocks(),
+        i.blocks() / seconds);
+    line(
+        s,
+        "  lag from event timestamp to applied in Redis: p50 %s, p99 %s",
+        millis(i.lagP50Millis()),
         millis(i.lagP99Millis()));
-    line(s, "  leases: before the kill %s; at the end %s; lease moves %s",
-        b.beforeKill == null ? "-" : joinInts(b.beforeKill.leasesHeld()), joinInts(i.leasesHeld()),
+    line(
+        s,
+        "  leases: before the kill %s; at the end %s; lease moves %s",
+        b.beforeKill == null ? "-" : joinInts(b.beforeKill.leasesHeld()),
+        joinInts(i.leasesHeld()),
         join(i.leaseMoves()));
     line(s, "");
     line(s, "Faults injected midway, and how each was handled");
     Map<String, Integer> fired = result("kvindex").fired();
-    line(s, "  reset %s's prefix cache (before request %s): %s", Demo.RESET_POD,
-        fired.getOrDefault(Demo.RESET, -1), resetOutcome());
-    line(s, "  restarted %s's engine (before request %s): %s", Demo.RESTART_POD,
-        fired.getOrDefault(Demo.RESTART, -1), restartOutcome());
-    line(s, "  killed %s (before request %s): %s", Demo.KILLED_INGESTER,
-        fired.getOrDefault(Demo.KILL, -1), killOutcome());
+    line(
+        s,
+        "  reset %s's prefix cache (before request %s): %s",
+        Demo.RESET_POD,
+        fired.getOrDefault(Demo.RESET, -1),
+        resetOutcome());
+    line(
+        s,
+        "  restarted %s's engine (before request %s): %s",
+        Demo.RESTART_POD,
+        fired.getOrDefault(Demo.RESTART, -1),
+        restartOutcome());
+    line(
+        s,
+        "  killed %s (before request %s): %s",
+        Demo.KILLED_INGESTER,
+        fired.getOrDefault(Demo.KILL, -1),
+        killOutcome());
     line(s, "");
     if (problems.isEmpty()) {
-      line(s, "Result: OK (index accuracy 100%%, kvindex hit rate %.1f%% vs round-robin %.1f%%)",
-          100 * hitRate("kvindex"), 100 * hitRate("round-robin"));
+      line(
+          s,
+          "Result: OK (index accuracy 100%%, kvindex hit rate %.1f%% vs round-robin %.1f%%)",
+          100 * hitRate("kvindex"),
+          100 * hitRate("round-robin"));
     } else {
       line(s, "Result: FAILED");
       problems.forEach(p -> line(s, "  - %s", p));
@@ -131,7 +187,8 @@ public final class DemoReport {
     long purges = b.ingest.purges().getOrDefault("all_blocks_cleared", 0L);
     return purges > 0
         ? "handled: its AllBlocksCleared purged the pod's entries (purges by reason "
-            + join(b.ingest.purges()) + ")"
+            + join(b.ingest.purges())
+            + ")"
         : "NOT handled: no AllBlocksCleared purge was counted";
   }
 
@@ -147,10 +204,14 @@ public final class DemoReport {
     }
     int moved =
         b.beforeKill == null ? 0 : b.beforeKill.leasesHeld().getOrDefault(Demo.KILLED_INGESTER, 0);
-    return String.format(Locale.ROOT,
+    return String.format(
+        Locale.ROOT,
         "handled: its %d leases moved to %s, which held all %d streams %.1f s after the kill"
             + " (lease TTL %d s)",
-        moved, Demo.SURVIVOR, b.config.pods(), b.takeover.toMillis() / 1000.0,
+        moved,
+        Demo.SURVIVOR,
+        b.config.pods(),
+        b.takeover.toMillis() / 1000.0,
         Stack.LEASE_TTL.toSeconds());
   }
 
@@ -158,23 +219,43 @@ public final class DemoReport {
     List<String> out = new ArrayList<>();
     Auditor.Accuracy a = b.accuracy;
     if (!a.wrongPods().isEmpty()) {
-      out.add(String.format(Locale.ROOT,
-          "index accuracy at quiescence is %.1f%% of pods, not 100%%: %s", 100 * a.podFraction(),
-          a.wrongPods()));
+      out.add(
+          String.format(
+              Locale.ROOT,
+              "index accuracy at quiescence is %.1f%% of pods, not 100%%: %s",
+              100 * a.podFraction(),
+              a.wrongPods()));
     }
     if (!a.lookups().perfect()) {
-      out.add(String.format(Locale.ROOT,
-          "%d of %d lookups through the routers had a wrong depth or no answer%s",
-          a.lookups().sampled() - a.lookups().right(), a.lookups().sampled(),
-          a.lookups().firstWrong() == null ? "" : " (first: " + a.lookups().firstWrong() + ")"));
+      out.add(
+          String.format(
+              Locale.ROOT,
+              "%d of %d lookups through the routers had a wrong depth or no answer%s",
+              a.lookups().sampled() - a.lookups().right(),
+              a.lookups().sampled(),
+              a.lookups().firstWrong() == null
+                  ? ""
+                  : " (first: " + a.lookups().firstWrong() + ")"));
     }
-    double kv = b.results.stream().filter(r -> r.policy().equals("kvindex")).findFirst()
-        .map(Run.Result::hitRate).orElse(0.0);
-    double rr = b.results.stream().filter(r -> r.policy().equals("round-robin")).findFirst()
-        .map(Run.Result::hitRate).orElse(1.0);
+    double kv =
+        b.results.stream()
+            .filter(r -> r.policy().equals("kvindex"))
+            .findFirst()
+            .map(Run.Result::hitRate)
+            .orElse(0.0);
+    double rr =
+        b.results.stream()
+            .filter(r -> r.policy().equals("round-robin"))
+            .findFirst()
+            .map(Run.Result::hitRate)
+            .orElse(1.0);
     if (!(kv > rr)) {
-      out.add(String.format(Locale.ROOT,
-          "kvindex's hit rate %.1f%% is not above round-robin's %.1f%%", 100 * kv, 100 * rr));
+      out.add(
+          String.format(
+              Locale.ROOT,
+              "kvindex's hit rate %.1f%% is not above round-robin's %.1f%%",
+              100 * kv,
+              100 * rr));
     }
     if (b.ingest.purges().getOrDefault("all_blocks_cleared", 0L) == 0) {
       out.add("the prefix-cache reset of " + Demo.RESET_POD + " was not purged from the index");
@@ -183,8 +264,8 @@ public final class DemoReport {
       out.add("the engine restart of " + Demo.RESTART_POD + " was not detected");
     }
     if (b.takeover == null) {
-      out.add("the leases of the killed " + Demo.KILLED_INGESTER + " did not move to "
-          + Demo.SURVIVOR);
+      out.add(
+          "the leases of the killed " + Demo.KILLED_INGESTER + " did not move to " + Demo.SURVIVOR);
     }
     return List.copyOf(out);
   }
@@ -203,7 +284,8 @@ public final class DemoReport {
     if (counts.isEmpty()) {
       return "none";
     }
-    return counts.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+    return counts.entrySet().stream()
+        .map(e -> e.getKey() + "=" + e.getValue())
         .collect(Collectors.joining(" "));
   }
 
@@ -218,7 +300,6 @@ public final class DemoReport {
   /** Collects the figures as the demo goes. Not thread-safe. */
   static final class Builder {
     private final DemoConfig config;
-    private final int requests;
     private final List<Run.Result> results = new ArrayList<>();
     private Map<String, Integer> reasons = Map.of();
     private int routerFailures;
@@ -231,9 +312,8 @@ public final class DemoReport {
     private double scoreP50Millis = Double.NaN;
     private double scoreP99Millis = Double.NaN;
 
-    private Builder(DemoConfig config, int requests) {
+    private Builder(DemoConfig config) {
       this.config = config;
-      this.requests = requests;
     }
 
     Builder result(Run.Result r) {

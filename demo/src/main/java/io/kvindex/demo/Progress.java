@@ -5,8 +5,8 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * The live progress line: rewritten in place on a terminal, a new line every few seconds
- * otherwise. Not thread-safe: the run's thread writes it.
+ * The live progress line: rewritten in place on a terminal, a new line every few seconds otherwise.
+ * Not thread-safe: the run's thread writes it.
  */
 final class Progress {
   private static final int PLAIN_EVERY_SECONDS = 5;

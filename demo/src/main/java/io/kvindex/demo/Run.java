@@ -15,7 +15,8 @@ import java.util.function.Consumer;
 
 /**
  * Replays a run's requests through one routing policy on one fleet, at a paced rate (or as fast as
- * possible), firing the fault actions at their request indexes. Not thread-safe: one call at a time.
+ * possible), firing the fault actions at their request indexes. Not thread-safe: one call at a
+ * time.
  */
 final class Run {
   private static final long PROGRESS_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -43,10 +44,14 @@ final class Run {
 
   /** Runs {@code action} just before request {@code index} is routed. */
   Run at(int index, Runnable action) {
-    actions.merge(index, action, (a, b) -> () -> {
-      a.run();
-      b.run();
-    });
+    actions.merge(
+        index,
+        action,
+        (a, b) ->
+            () -> {
+              a.run();
+              b.run();
+            });
     return this;
   }
 
@@ -61,8 +66,8 @@ final class Run {
 
   /**
    * Runs {@code action} once {@code fraction} of the time limit has passed; the result records the
-   * index of the request it came before, under {@code name}, so another run can fire it at the
-   * same point with {@link #at}.
+   * index of the request it came before, under {@code name}, so another run can fire it at the same
+   * point with {@link #at}.
    */
   Run atFractionOfLimit(double fraction, String name, Runnable action) {
     timed.add(new Timed(fraction, name, action));
@@ -106,8 +111,15 @@ final class Run {
       if (now >= nextProgress) {
         nextProgress = now + PROGRESS_EVERY_NANOS;
         progress.accept(
-            new Result(policy.name(), i + 1, requests.size(), promptTokens, cachedTokens,
-                unavailable, Duration.ofNanos(now - start), Map.of()));
+            new Result(
+                policy.name(),
+                i + 1,
+                requests.size(),
+                promptTokens,
+                cachedTokens,
+                unavailable,
+                Duration.ofNanos(now - start),
+                Map.of()));
       }
     }
     return new Result(

@@ -13,12 +13,12 @@ import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouter;
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.http.ScoringServer;
 import io.kvindex.simulator.SimulatedPod;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -197,10 +197,6 @@ final class Stack implements AutoCloseable {
     return live;
   }
 
-  List<String> killedIngesters() {
-    return List.copyOf(killed);
-  }
-
   List<URI> routers() {
     return List.copyOf(routers);
   }
@@ -240,7 +236,10 @@ final class Stack implements AutoCloseable {
           done(
               calls.callAndWait(
                   "demo-cleanup",
-                  () -> connector.commands().scan(from, ScanArgs.Builder.matches(pattern).limit(500))),
+                  () ->
+                      connector
+                          .commands()
+                          .scan(from, ScanArgs.Builder.matches(pattern).limit(500))),
               match);
       for (byte[] key : page.getKeys()) {
         done(calls.callAndWait("demo-cleanup", () -> connector.commands().unlink(key)), match);

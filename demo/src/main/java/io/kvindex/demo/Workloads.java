@@ -16,6 +16,7 @@ import java.util.List;
 final class Workloads {
   static final String MODEL = "sim-model";
   static final int BLOCK_SIZE = 16;
+
   /** Tokens per hash id in Mooncake's traces. */
   static final int TRACE_BLOCK_TOKENS = 512;
 

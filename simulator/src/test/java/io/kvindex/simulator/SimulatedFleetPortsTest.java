@@ -8,13 +8,16 @@ class SimulatedFleetPortsTest {
 
   @Test
   void shifted_realPortIsABase() {
-    assertThat(SimulatedFleet.Builder.shifted("tcp://0.0.0.0:5600", 3)).isEqualTo("tcp://0.0.0.0:5603");
-    assertThat(SimulatedFleet.Builder.shifted("tcp://0.0.0.0:5600", 0)).isEqualTo("tcp://0.0.0.0:5600");
+    assertThat(SimulatedFleet.Builder.shifted("tcp://0.0.0.0:5600", 3))
+        .isEqualTo("tcp://0.0.0.0:5603");
+    assertThat(SimulatedFleet.Builder.shifted("tcp://0.0.0.0:5600", 0))
+        .isEqualTo("tcp://0.0.0.0:5600");
   }
 
   @Test
   void shifted_freePortStaysFree() {
-    assertThat(SimulatedFleet.Builder.shifted("tcp://127.0.0.1:0", 5)).isEqualTo("tcp://127.0.0.1:0");
+    assertThat(SimulatedFleet.Builder.shifted("tcp://127.0.0.1:0", 5))
+        .isEqualTo("tcp://127.0.0.1:0");
     assertThat(SimulatedFleet.Builder.shifted(null, 5)).isNull();
   }
 

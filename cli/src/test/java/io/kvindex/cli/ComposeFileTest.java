@@ -39,14 +39,11 @@ class ComposeFileTest {
     root = repositoryRoot();
     JsonNode compose = YAML.readTree(root.resolve("docker-compose.yml").toFile());
     services = compose.path("services");
-    services
-        .fields()
-        .forEachRemaining(
-            e -> {
-              if (e.getValue().has("build")) {
-                parsed.put(e.getKey(), parse(e.getKey(), command(e.getValue())));
-              }
-            });
+    for (Map.Entry<String, JsonNode> e : services.properties()) {
+      if (e.getValue().has("build")) {
+        parsed.put(e.getKey(), parse(e.getKey(), command(e.getValue())));
+      }
+    }
   }
 
   private static Path repositoryRoot() {
@@ -216,15 +213,12 @@ class ComposeFileTest {
 
   @Test
   void dependsOn_namesServices() {
-    services
-        .fields()
-        .forEachRemaining(
-            e ->
-                e.getValue()
-                    .path("depends_on")
-                    .fieldNames()
-                    .forEachRemaining(
-                        d -> assertThat(services.has(d)).as(e.getKey() + " -> " + d).isTrue()));
+    for (Map.Entry<String, JsonNode> e : services.properties()) {
+      e.getValue()
+          .path("depends_on")
+          .fieldNames()
+          .forEachRemaining(d -> assertThat(services.has(d)).as(e.getKey() + " -> " + d).isTrue());
+    }
   }
 
   private static Path mountedSource(String service, String target) {

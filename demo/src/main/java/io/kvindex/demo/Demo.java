@@ -198,7 +198,11 @@ public final class Demo {
   private Auditor.Accuracy audit(Stack stack) throws InterruptedException {
     progress.line("auditing the index against the simulator's ground truth");
     Auditor auditor =
-        new Auditor(stack.auditIndex(), new RouterClient(stack.routers()), stack.fleet(), requests);
+        new Auditor(
+            stack.auditIndex(),
+            new RouterClient(stack.routers()),
+            stack.fleet(),
+            requests.subList(0, kvindexRun.routed()));
     long deadline = System.nanoTime() + AUDIT_TIMEOUT.toNanos();
     Auditor.Accuracy accuracy = auditor.audit();
     while (!accuracy.perfect() && System.nanoTime() < deadline) {

@@ -46,7 +46,7 @@ record IndexSizes(
     json.put("prompt_blocks", promptBlocks);
     json.put("lookup_warmup", lookupWarmup);
     json.put("lookup_iterations", lookupIterations);
-    json.putPOJO("purge_pod_sizes", purgePodSizes);
+    json.set("purge_pod_sizes", Reports.MAPPER.valueToTree(purgePodSizes));
     json.put("memory_min_entries", memoryEntries);
     json.put("apply_blocks", applyBlocks);
     json.put("apply_batch_blocks", applyBatchBlocks);

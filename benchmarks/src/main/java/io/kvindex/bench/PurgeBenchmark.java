@@ -114,8 +114,8 @@ final class PurgeBenchmark {
         detail.put("max_command_us", watch.maxMicros());
         detail.put("max_command", watch.maxCommand());
         detail.put("max_below_log_threshold", watch.maxBelowThreshold());
-        detail.putPOJO("max_us_by_command", watch.maxByCommand());
-        detail.putPOJO("commandstats", watch.meanByCommand());
+        detail.set("max_us_by_command", Reports.MAPPER.valueToTree(watch.maxByCommand()));
+        detail.set("commandstats", Reports.MAPPER.valueToTree(watch.meanByCommand()));
         watch.loggedScripts().writeTo(detail.putObject("logged_script_calls"), "script");
       }
       detail.put("cleanup_ms", LatencyRecorder.roundTenth((end - start) / 1e6));
@@ -163,7 +163,7 @@ final class PurgeBenchmark {
         long end = System.nanoTime();
         watch.drainNewest(10);
         detail.put("naive_max_command_us", watch.maxMicros());
-        detail.putPOJO("naive_commandstats", watch.meanByCommand());
+        detail.set("naive_commandstats", Reports.MAPPER.valueToTree(watch.meanByCommand()));
         detail.put("naive_removed", removed);
         detail.put("naive_wall_ms", LatencyRecorder.roundTenth((end - start) / 1e6));
       }

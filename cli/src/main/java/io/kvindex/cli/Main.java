@@ -36,6 +36,7 @@ import picocli.CommandLine.Spec;
       HashCommand.class,
       DecodeCommand.class,
       io.kvindex.router.http.RouterCommand.class,
+      io.kvindex.ingester.IngesterCommand.class,
       BenchCommand.class,
       io.kvindex.simulator.SimCommand.class,
       io.kvindex.demo.DemoCommand.class,

@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Turns lookup.lua's reply (pod records, speculative marks, then the values of the matched prefix's
- * block fields) into per-pod matches. A block a pod holds speculatively counts as held on the GPU
+ * Turns lookup.lua's reply (pod records, then runs of (block value, speculative mark) covering the
+ * matched prefix) into per-pod matches. A block a pod holds speculatively counts as held on the GPU
  * by each of its streams, and by one extra rank-less stream for pods with no record yet.
  * Thread-safe (stateless).
  */
@@ -22,7 +22,6 @@ final class LookupDecoder {
 
   static Map<String, PodMatch> decode(List<String> pods, List<Object> reply, IndexConfig config) {
     List<?> records = (List<?>) reply.get(0);
-    List<?> marks = (List<?>) reply.get(1);
     List<Integer> streamPod = new ArrayList<>();
     List<Integer> streamRank = new ArrayList<>();
     Map<Integer, Integer> streamOfSlot = new HashMap<>();
@@ -53,7 +52,9 @@ final class LookupDecoder {
       weight[mask] = config.bestWeight(mask);
     }
     int[] tiers = new int[streams];
-    for (int i = 2; i < reply.size(); i++) {
+    int[] held = new int[streams];
+    int block = 0;
+    for (int i = 1; i + 2 < reply.size(); i += 3) {
       Arrays.fill(tiers, 0);
       byte[] value = (byte[]) reply.get(i);
       for (int e = 0; e + 1 < value.length; e += 2) {
@@ -62,30 +63,31 @@ final class LookupDecoder {
           tiers[s] = value[e + 1] & 0x0f;
         }
       }
-      int block = i - 2;
-      for (int s = 0; s < streams; s++) {
-        if (confirmed[s] == block && tiers[s] != 0) {
-          confirmed[s]++;
-        }
-      }
-      byte[] mark = (byte[]) marks.get(block);
+      System.arraycopy(tiers, 0, held, 0, streams);
+      byte[] mark = (byte[]) reply.get(i + 1);
       for (int m = 0; m + 1 < mark.length; m += 2) {
         int p = (((mark[m] & 0xff) << 8) | (mark[m + 1] & 0xff)) - 1;
         for (int s : streamsOfPod.get(p)) {
-          tiers[s] |= GPU;
+          held[s] |= GPU;
         }
       }
-      for (int s = 0; s < streams; s++) {
-        int t = tiers[s];
-        if (any[s] == block && t != 0) {
-          any[s]++;
-          score[s] += weight[t];
-        }
-        if (gpu[s] == block && (t & GPU) != 0) {
-          gpu[s]++;
-        }
-        if (gpuCpu[s] == block && (t & GPU_CPU) != 0) {
-          gpuCpu[s]++;
+      long run = (Long) reply.get(i + 2);
+      for (long r = 0; r < run; r++, block++) {
+        for (int s = 0; s < streams; s++) {
+          if (confirmed[s] == block && tiers[s] != 0) {
+            confirmed[s]++;
+          }
+          int t = held[s];
+          if (any[s] == block && t != 0) {
+            any[s]++;
+            score[s] += weight[t];
+          }
+          if (gpu[s] == block && (t & GPU) != 0) {
+            gpu[s]++;
+          }
+          if (gpuCpu[s] == block && (t & GPU_CPU) != 0) {
+            gpuCpu[s]++;
+          }
         }
       }
     }

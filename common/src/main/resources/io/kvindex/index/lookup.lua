@@ -1,9 +1,10 @@
 #!lua flags=no-writes
 -- kvindex lookup: candidates' holder slots, then block fields in growing chunks until the first
 -- block no live candidate holds, confirmed or speculatively.
--- Returns {pod records (nil when unknown or expired), speculative marks, values...}: value i is
--- block i's holder entries ('' when it is held only speculatively), mark i the 1-based indexes of
--- the candidates holding block i speculatively, two bytes each, big-endian ('' for none).
+-- Returns {pod records (nil when unknown or expired), then (value, mark, run) triples}: a run of
+-- consecutive blocks whose holder entries are value ('' when held only speculatively) and whose
+-- speculative holders are mark (the candidates' 1-based indexes, two bytes each, big-endian; ''
+-- for none). Runs keep the reply and the conversions small: shared prefixes repeat values.
 -- KEYS: 1 pods, 2 blocks, 3..n+2 the candidates' speculative hashes (block field -> deadline ms)
 -- ARGV: 1 candidate count n, 2..n+1 pod fields, n+2.. block fields in prompt order
 local n = tonumber(ARGV[1])
@@ -28,12 +29,22 @@ for i = 1, n do
   end
 end
 local spec = {}
-for i = 1, n do
-  if KEYS[2 + i] and redis.call('EXISTS', KEYS[2 + i]) == 1 then spec[#spec + 1] = i end
+if #KEYS > 2 and redis.call('EXISTS', unpack(KEYS, 3)) > 0 then
+  for i = 1, n do
+    if KEYS[2 + i] and redis.call('EXISTS', KEYS[2 + i]) == 1 then spec[#spec + 1] = i end
+  end
 end
-local marks = {}
-local out = {pods, marks}
+local out = {pods}
 if not any and #spec == 0 then return out end
+local prevV, prevMark, run = nil, nil, 0
+local checkedV, checkedHeld = '', false
+local function flush()
+  if run > 0 then
+    out[#out + 1] = prevV
+    out[#out + 1] = prevMark
+    out[#out + 1] = run
+  end
+end
 local i, last, chunk = n + 2, #ARGV, 8
 while i <= last do
   local j = math.min(i + chunk - 1, last)
@@ -43,14 +54,15 @@ while i <= last do
     specVals[s] = redis.call('HMGET', KEYS[2 + spec[s]], unpack(ARGV, i, j))
   end
   for k = 1, j - i + 1 do
-    local v = vals[k]
-    local held = false
-    if v then
+    local v = vals[k] or ''
+    if v ~= checkedV then
+      checkedV, checkedHeld = v, false
       for e = 1, #v, 2 do
         local b1, b2 = string.byte(v, e, e + 1)
-        if want[b1 * 16 + math.floor(b2 / 16)] then held = true; break end
+        if want[b1 * 16 + math.floor(b2 / 16)] then checkedHeld = true; break end
       end
     end
+    local held = checkedHeld
     local mark = ''
     for s = 1, #spec do
       local d = specVals[s][k]
@@ -59,10 +71,19 @@ while i <= last do
         held = true
       end
     end
-    if not held then return out end
-    out[#out + 1] = v or ''
-    marks[#marks + 1] = mark
+    if not held then
+      flush()
+      return out
+    end
+    -- Lua interns strings: comparing values and marks is O(1).
+    if v == prevV and mark == prevMark then
+      run = run + 1
+    else
+      flush()
+      prevV, prevMark, run = v, mark, 1
+    end
   end
   i, chunk = j + 1, chunk * 2
 end
+flush()
 return out

@@ -180,9 +180,13 @@ class RedisPrefixIndexTest {
 
   /**
    * The per-call bound is a property of the work each script does: the purge is O(1) and each GC
-   * call examines about {@code budget} fields. The slow log measures wall time, which a busy test
-   * machine stretches by descheduling Redis now and then, so up to 1% of the calls may be logged;
-   * an unbounded script (one call over the pod) would be logged every time.
+   * call examines about {@code budget} fields. Wall time (what the slow log records) is stretched
+   * whenever the test machine deschedules Redis, so the bound is checked on the Redis main thread's
+   * CPU time around each call ({@code INFO cpu}, microsecond resolution, less the cost of the INFO
+   * itself), with the server's cron slowed (hz 1) so its periodic work rarely lands in a window. On
+   * a shared machine even CPU time jitters (caches, steal), so 99% of the calls must stay under 1
+   * ms and every call under 5 ms; one call over the whole pod would take about 100 ms. The slow log
+   * is printed for reference.
    */
   @Test
   void purgeAndGc_100kBlockPod_everyCallUnderOneMillisecond() {
@@ -195,34 +199,61 @@ class RedisPrefixIndexTest {
       index.apply(s, b, t, batch(stored(hashes(b * 1000L, 1000), null, null)));
     }
     redis.configSet("slowlog-log-slower-than", "1000");
+    redis.configSet("hz", "1");
     redis.slowlogReset();
-    int calls = 1;
-    long start = System.nanoTime();
+    long infoCost = Long.MAX_VALUE;
+    for (int i = 0; i < 20; i++) {
+      long before = mainThreadCpuMicros();
+      infoCost = Math.min(infoCost, mainThreadCpuMicros() - before);
+    }
+    List<Long> cpu = new ArrayList<>();
+    int calls = 0;
     try {
+      long before = mainThreadCpuMicros();
       assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
+      cpu.add(mainThreadCpuMicros() - before - infoCost);
       LookupRequest request =
           LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(0, 256), List.of("big", "other"));
       assertThat(index.lookup(request).pods().get("big").depth()).isZero();
       GcResult step;
       int removed = 0;
       do {
+        before = mainThreadCpuMicros();
         step = index.collectGarbage(0, 100);
+        cpu.add(mainThreadCpuMicros() - before - infoCost);
         calls++;
         removed += step.entriesRemoved();
         assertThat(step.fieldsScanned()).isLessThanOrEqualTo(400);
       } while (!step.done());
       assertThat(removed).isEqualTo(100_000);
-      List<String> slow = slowCommands();
+      cpu.sort(null);
       System.out.printf(
-          "purge + GC of a 100k-block pod: %d script calls, %d ms wall, slow: %s%n",
-          calls, (System.nanoTime() - start) / 1_000_000, slow);
-      assertThat(slow.size())
-          .as("commands slower than 1 ms (at most 1%% of %d calls): %s", calls, slow)
-          .isLessThanOrEqualTo(calls / 100);
+          "purge + GC of a 100k-block pod: %d GC calls; Redis CPU per call: median %d us,"
+              + " p99 %d us, max %d us; slow log (wall time, > 1 ms): %s%n",
+          calls,
+          cpu.get(cpu.size() / 2),
+          cpu.get(cpu.size() * 99 / 100),
+          cpu.get(cpu.size() - 1),
+          slowCommands());
     } finally {
       redis.configSet("slowlog-log-slower-than", "10000");
+      redis.configSet("hz", "10");
     }
+    assertThat(cpu.get(cpu.size() * 99 / 100)).as("p99 Redis CPU per call, us").isLessThan(1000);
+    assertThat(cpu.get(cpu.size() - 1)).as("max Redis CPU per call, us").isLessThan(5000);
     assertThat(redis.hlen(new KeySchema("t", 1).blocks(0))).isEqualTo(1000);
+  }
+
+  private long mainThreadCpuMicros() {
+    String info = redis.info("cpu");
+    double seconds = 0;
+    for (String line : info.lines().toList()) {
+      if (line.startsWith("used_cpu_user_main_thread:")
+          || line.startsWith("used_cpu_sys_main_thread:")) {
+        seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    return Math.round(seconds * 1_000_000);
   }
 
   private List<String> slowCommands() {

@@ -1,8 +1,10 @@
 package io.kvindex.router;
 
+import io.kvindex.index.Tier;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +26,7 @@ public final class KvRouterBuilder {
   private Duration lookupBudget = DEFAULT_LOOKUP_BUDGET;
   private PickPolicy pickPolicy = PickPolicy.standard();
   private MeterRegistry meterRegistry;
+  private final Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
 
   KvRouterBuilder() {}
 
@@ -108,6 +111,19 @@ public final class KvRouterBuilder {
     return this;
   }
 
+  /**
+   * A tier's weight in {@link PodScore#score()}, in [0, 1000]. Defaults GPU 1.0, CPU 0.8, STORAGE
+   * 0.5, OTHER 0.5; a speculative block counts as GPU.
+   */
+  public KvRouterBuilder tierWeight(Tier tier, double weight) {
+    Objects.requireNonNull(tier, "tier");
+    if (!(weight >= 0 && weight <= 1000)) {
+      throw new IllegalArgumentException("tier weight must be in [0, 1000], got " + weight);
+    }
+    tierWeights.put(tier, weight);
+    return this;
+  }
+
   /** Where the router's metrics go. Default a private registry nobody reads. */
   public KvRouterBuilder meterRegistry(MeterRegistry registry) {
     this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
@@ -132,7 +148,8 @@ public final class KvRouterBuilder {
         defaultModelKeys,
         lookupBudget,
         pickPolicy,
-        meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry);
+        meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
+        tierWeights);
   }
 
   /** The immutable result of a builder. */
@@ -144,8 +161,10 @@ public final class KvRouterBuilder {
       ModelKeys defaultModelKeys,
       Duration lookupBudget,
       PickPolicy pickPolicy,
-      MeterRegistry meterRegistry) {
+      MeterRegistry meterRegistry,
+      Map<Tier, Double> tierWeights) {
     RouterConfig {
+      tierWeights = Map.copyOf(tierWeights);
       models = Map.copyOf(models);
     }
 

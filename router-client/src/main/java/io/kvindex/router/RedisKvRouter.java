@@ -61,6 +61,7 @@ final class RedisKvRouter implements KvRouter {
               .lookupPolicy(lookupPolicy)
               .redis(connector);
       config.models().forEach((model, keys) -> builder.keyMode(model, keys.mode()));
+      config.tierWeights().forEach(builder::tierWeight);
       if (config.defaultModelKeys() != null) {
         builder.defaultKeyMode(config.defaultModelKeys().mode());
       }

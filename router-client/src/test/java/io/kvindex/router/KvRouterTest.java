@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Tier;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import java.time.Duration;
@@ -69,6 +70,28 @@ class KvRouterTest {
           .isZero();
       assertThat(second.score(MODEL, null, tokens, pods).pod("pod-b").orElseThrow().matchedBlocks())
           .isEqualTo(2);
+    }
+  }
+
+  @Test
+  void score_tierWeightsComeFromTheBuilder(RedisStandalone redis) {
+    String index = "weights";
+    try (IndexFixture writer = new IndexFixture(uri(redis), index, MODEL, KeyMode.ENGINE);
+        KvRouter defaults = router(redis, index);
+        KvRouter cheapCpu =
+            KvRouter.builder()
+                .redisUri(uri(redis))
+                .indexName(index)
+                .model(MODEL, KEYS)
+                .tierWeight(Tier.CPU, 0.25)
+                .lookupBudget(Duration.ofSeconds(1))
+                .build()) {
+      long[] keys = {5, 6};
+      writer.store(MODEL, "pod-b", keys, "CPU");
+      assertThat(defaults.score(MODEL, keys, List.of("pod-b")).pods().get(0).score())
+          .isEqualTo(1.6, org.assertj.core.api.Assertions.within(1e-9));
+      assertThat(cheapCpu.score(MODEL, keys, List.of("pod-b")).pods().get(0).score())
+          .isEqualTo(0.5, org.assertj.core.api.Assertions.within(1e-9));
     }
   }
 

@@ -57,7 +57,6 @@ final class EventPublisher implements AutoCloseable {
   private final Random random;
   private final LinkedBlockingDeque<Outgoing> queue = new LinkedBlockingDeque<>();
   private final AtomicLong sent = new AtomicLong();
-  private final AtomicLong dropped = new AtomicLong();
   private final Thread thread;
   private volatile boolean running = true;
 
@@ -141,7 +140,6 @@ final class EventPublisher implements AutoCloseable {
     ring.add(seq, payload);
     int copies = copies();
     if (copies == 0) {
-      dropped.incrementAndGet();
       return;
     }
     queue.addLast(new Outgoing(seq, payload, System.nanoTime(), copies));
@@ -163,10 +161,6 @@ final class EventPublisher implements AutoCloseable {
 
   long sentMessages() {
     return sent.get();
-  }
-
-  long droppedMessages() {
-    return dropped.get();
   }
 
   private void run() {
@@ -200,10 +194,10 @@ final class EventPublisher implements AutoCloseable {
 
   private void closeSockets() {
     if (pub != null) {
-      context.destroySocket(pub);
+      pub.close();
     }
     if (router != null) {
-      context.destroySocket(router);
+      router.close();
     }
   }
 

@@ -105,8 +105,4 @@ final class GpuBlockPool {
   Set<Long> hashes() {
     return new TreeSet<>(cached.keySet());
   }
-
-  int cachedCount() {
-    return cached.size();
-  }
 }

@@ -1,6 +1,6 @@
 package io.kvindex.simulator;
 
-/** How a simulated engine computes its block hashes. */
+/** How a simulated engine computes its block hashes. Immutable. */
 public enum HashMode {
   /**
    * vLLM's {@code sha256_cbor} with the configured {@code PYTHONHASHSEED} and block size: a router

@@ -32,6 +32,6 @@ public interface PodRouter {
   /** Each pod in turn. Thread-safe. */
   static PodRouter roundRobin() {
     AtomicLong next = new AtomicLong();
-    return (request, pods) -> pods.get((int) Math.floorMod(next.getAndIncrement(), pods.size()));
+    return (request, pods) -> pods.get(Math.floorMod(next.getAndIncrement(), pods.size()));
   }
 }

@@ -41,8 +41,4 @@ final class ReplayRing {
   synchronized void clear() {
     entries.clear();
   }
-
-  synchronized int size() {
-    return entries.size();
-  }
 }

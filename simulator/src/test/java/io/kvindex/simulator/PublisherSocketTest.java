@@ -7,6 +7,7 @@ import io.kvindex.wire.ReplayReply;
 import io.kvindex.wire.ZmqFrames;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -141,6 +142,22 @@ class PublisherSocketTest {
     }
   }
 
+  @Test
+  void faults_delayHoldsLiveMessages() {
+    try (SimulatedPod pod = TestPods.start(TestPods.config().capacityBlocks(256).build())) {
+      ZMQ.Socket sub = subscriber(pod.endpoints().get(0).publish());
+      long start = seq(frame(awaitFirst(pod, sub), 1));
+
+      pod.faults().delay(Duration.ofMillis(300));
+      long sentAt = System.nanoTime();
+      pod.submit(TestPods.request(requestSeed++, 16, 1));
+      ZMsg delayed = receive(sub);
+
+      assertThat(System.nanoTime() - sentAt).isGreaterThanOrEqualTo(300_000_000L);
+      assertThat(seq(frame(delayed, 1))).isEqualTo(start + 1);
+    }
+  }
+
   /** The sequence numbers a replay from {@code from} returns, checking it ends with the marker. */
   private List<Long> replaySeqs(SimulatedPod pod, long from) {
     List<ZMsg> replies = replay(pod.endpoints().get(0).replay(), from);
@@ -173,7 +190,7 @@ class PublisherSocketTest {
       ZMsg msg = receive(dealer);
       replies.add(msg);
       if (msg.getLast().getData().length == 0) {
-        zmq.destroySocket(dealer);
+        dealer.close();
         return replies;
       }
     }

@@ -1,0 +1,352 @@
+package io.kvindex.ingester;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * The ingester's settings; every default is listed in the README's configuration table. Immutable
+ * and thread-safe; build with {@link #builder()}.
+ */
+public final class IngesterConfig {
+  private final String redisUri;
+  private final String indexName;
+  private final int indexGroups;
+  private final Duration redisTimeout;
+  private final Duration redisRetryBudget;
+  private final String replicaId;
+  private final String httpHost;
+  private final int httpPort;
+  private final Duration leaseTtl;
+  private final Duration podLivenessTtl;
+  private final Duration replayIdleTimeout;
+  private final Duration idleCatchUp;
+  private final Duration reconnectMin;
+  private final Duration reconnectMax;
+  private final Duration retryMin;
+  private final Duration retryMax;
+  private final Duration reconcileInterval;
+  private final Duration unreachableAfter;
+  private final Duration scrapeTimeout;
+  private final Duration gcInterval;
+  private final int gcMaxSteps;
+  private final int maxPendingBatches;
+  private final Path discoveryFile;
+  private final List<PodSpec> pods;
+
+  private IngesterConfig(Builder b) {
+    this.redisUri = Checks.notBlank(b.redisUri, "redisUri");
+    this.indexName = Checks.notBlank(b.indexName, "indexName");
+    this.indexGroups = Checks.atLeast(b.indexGroups, 1, "indexGroups");
+    this.redisTimeout = Checks.positive(b.redisTimeout, "redisTimeout");
+    this.redisRetryBudget = Checks.positive(b.redisRetryBudget, "redisRetryBudget");
+    this.replicaId = b.replicaId == null ? defaultReplicaId() : Checks.notBlank(b.replicaId, "id");
+    this.httpHost = Checks.notBlank(b.httpHost, "httpHost");
+    this.httpPort = Checks.atLeast(b.httpPort, -1, "httpPort");
+    this.leaseTtl = Checks.positive(b.leaseTtl, "leaseTtl");
+    if (leaseTtl.toMillis() < 300) {
+      throw new IllegalArgumentException("leaseTtl must be at least 300ms, got " + leaseTtl);
+    }
+    this.podLivenessTtl = Checks.positive(b.podLivenessTtl, "podLivenessTtl");
+    this.replayIdleTimeout = Checks.positive(b.replayIdleTimeout, "replayIdleTimeout");
+    this.idleCatchUp = Checks.positive(b.idleCatchUp, "idleCatchUp");
+    this.reconnectMin = Checks.positive(b.reconnectMin, "reconnectMin");
+    this.reconnectMax = Checks.positive(b.reconnectMax, "reconnectMax");
+    this.retryMin = Checks.positive(b.retryMin, "retryMin");
+    this.retryMax = Checks.positive(b.retryMax, "retryMax");
+    this.reconcileInterval = Checks.positive(b.reconcileInterval, "reconcileInterval");
+    this.unreachableAfter = Checks.positive(b.unreachableAfter, "unreachableAfter");
+    this.scrapeTimeout = Checks.positive(b.scrapeTimeout, "scrapeTimeout");
+    this.gcInterval = Checks.positive(b.gcInterval, "gcInterval");
+    this.gcMaxSteps = Checks.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
+    this.maxPendingBatches = Checks.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
+    this.discoveryFile = b.discoveryFile;
+    this.pods = List.copyOf(b.pods);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  private static String defaultReplicaId() {
+    String host = System.getenv().getOrDefault("HOSTNAME", "ingester");
+    return host + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  /** Redis URI: {@code redis://}, {@code rediss://} (TLS), user:password, or comma-separated. */
+  public String redisUri() {
+    return redisUri;
+  }
+
+  /** The index namespace in Redis. */
+  public String indexName() {
+    return indexName;
+  }
+
+  /** Index groups (hash slots) the index spreads pods over; must match the index in Redis. */
+  public int indexGroups() {
+    return indexGroups;
+  }
+
+  /** Redis command (and connect) timeout. */
+  public Duration redisTimeout() {
+    return redisTimeout;
+  }
+
+  /** How long one write keeps retrying temporary Redis errors before it is swallowed. */
+  public Duration redisRetryBudget() {
+    return redisRetryBudget;
+  }
+
+  /** This replica's name in the registry and in lease ownership. */
+  public String replicaId() {
+    return replicaId;
+  }
+
+  public String httpHost() {
+    return httpHost;
+  }
+
+  /** The HTTP port for /metrics, /healthz, /readyz; 0 picks a free one, -1 turns HTTP off. */
+  public int httpPort() {
+    return httpPort;
+  }
+
+  /** Stream lease and replica registration lifetime; renewed every third of it. */
+  public Duration leaseTtl() {
+    return leaseTtl;
+  }
+
+  /** How often leases are renewed and rebalanced: a third of the lease TTL. */
+  public Duration coordinationInterval() {
+    return leaseTtl.dividedBy(3);
+  }
+
+  public Duration podLivenessTtl() {
+    return podLivenessTtl;
+  }
+
+  public Duration replayIdleTimeout() {
+    return replayIdleTimeout;
+  }
+
+  /**
+   * A stream quiet this long asks the replay socket for anything after its watermark, so a lost
+   * last batch (or the batches a new subscriber missed) is not left unapplied until the next one.
+   */
+  public Duration idleCatchUp() {
+    return idleCatchUp;
+  }
+
+  public Duration reconnectMin() {
+    return reconnectMin;
+  }
+
+  public Duration reconnectMax() {
+    return reconnectMax;
+  }
+
+  public Duration retryMin() {
+    return retryMin;
+  }
+
+  public Duration retryMax() {
+    return retryMax;
+  }
+
+  public Duration reconcileInterval() {
+    return reconcileInterval;
+  }
+
+  public Duration unreachableAfter() {
+    return unreachableAfter;
+  }
+
+  public Duration scrapeTimeout() {
+    return scrapeTimeout;
+  }
+
+  public Duration gcInterval() {
+    return gcInterval;
+  }
+
+  public int gcMaxSteps() {
+    return gcMaxSteps;
+  }
+
+  public int maxPendingBatches() {
+    return maxPendingBatches;
+  }
+
+  /** The watched discovery file, or {@code null}. */
+  public Path discoveryFile() {
+    return discoveryFile;
+  }
+
+  /** Pods given statically. */
+  public List<PodSpec> pods() {
+    return pods;
+  }
+
+  /** Builds an {@link IngesterConfig}; each setter checks its argument at build time. */
+  public static final class Builder {
+    private String redisUri = "redis://127.0.0.1:6379";
+    private String indexName = "default";
+    private int indexGroups = 1;
+    private Duration redisTimeout = Duration.ofSeconds(2);
+    private Duration redisRetryBudget = Duration.ofSeconds(10);
+    private String replicaId;
+    private String httpHost = "0.0.0.0";
+    private int httpPort = 9400;
+    private Duration leaseTtl = Duration.ofSeconds(6);
+    private Duration podLivenessTtl = Duration.ofSeconds(30);
+    private Duration replayIdleTimeout = Duration.ofSeconds(2);
+    private Duration idleCatchUp = Duration.ofSeconds(10);
+    private Duration reconnectMin = Duration.ofMillis(100);
+    private Duration reconnectMax = Duration.ofSeconds(5);
+    private Duration retryMin = Duration.ofMillis(50);
+    private Duration retryMax = Duration.ofSeconds(2);
+    private Duration reconcileInterval = Duration.ofSeconds(2);
+    private Duration unreachableAfter = Duration.ofSeconds(30);
+    private Duration scrapeTimeout = Duration.ofSeconds(2);
+    private Duration gcInterval = Duration.ofSeconds(1);
+    private int gcMaxSteps = 64;
+    private int maxPendingBatches = 100_000;
+    private Path discoveryFile;
+    private final List<PodSpec> pods = new ArrayList<>();
+
+    private Builder() {}
+
+    public Builder redisUri(String v) {
+      redisUri = v;
+      return this;
+    }
+
+    public Builder indexName(String v) {
+      indexName = v;
+      return this;
+    }
+
+    public Builder indexGroups(int v) {
+      indexGroups = v;
+      return this;
+    }
+
+    public Builder redisTimeout(Duration v) {
+      redisTimeout = v;
+      return this;
+    }
+
+    public Builder redisRetryBudget(Duration v) {
+      redisRetryBudget = v;
+      return this;
+    }
+
+    public Builder replicaId(String v) {
+      replicaId = v;
+      return this;
+    }
+
+    public Builder httpHost(String v) {
+      httpHost = v;
+      return this;
+    }
+
+    public Builder httpPort(int v) {
+      httpPort = v;
+      return this;
+    }
+
+    public Builder leaseTtl(Duration v) {
+      leaseTtl = v;
+      return this;
+    }
+
+    public Builder podLivenessTtl(Duration v) {
+      podLivenessTtl = v;
+      return this;
+    }
+
+    public Builder replayIdleTimeout(Duration v) {
+      replayIdleTimeout = v;
+      return this;
+    }
+
+    public Builder idleCatchUp(Duration v) {
+      idleCatchUp = v;
+      return this;
+    }
+
+    public Builder reconnectMin(Duration v) {
+      reconnectMin = v;
+      return this;
+    }
+
+    public Builder reconnectMax(Duration v) {
+      reconnectMax = v;
+      return this;
+    }
+
+    public Builder retryMin(Duration v) {
+      retryMin = v;
+      return this;
+    }
+
+    public Builder retryMax(Duration v) {
+      retryMax = v;
+      return this;
+    }
+
+    public Builder reconcileInterval(Duration v) {
+      reconcileInterval = v;
+      return this;
+    }
+
+    public Builder unreachableAfter(Duration v) {
+      unreachableAfter = v;
+      return this;
+    }
+
+    public Builder scrapeTimeout(Duration v) {
+      scrapeTimeout = v;
+      return this;
+    }
+
+    public Builder gcInterval(Duration v) {
+      gcInterval = v;
+      return this;
+    }
+
+    public Builder gcMaxSteps(int v) {
+      gcMaxSteps = v;
+      return this;
+    }
+
+    public Builder maxPendingBatches(int v) {
+      maxPendingBatches = v;
+      return this;
+    }
+
+    public Builder discoveryFile(Path v) {
+      discoveryFile = v;
+      return this;
+    }
+
+    public Builder pod(PodSpec spec) {
+      pods.add(Objects.requireNonNull(spec, "pod"));
+      return this;
+    }
+
+    public Builder pods(List<PodSpec> specs) {
+      specs.forEach(this::pod);
+      return this;
+    }
+
+    public IngesterConfig build() {
+      return new IngesterConfig(this);
+    }
+  }
+}

@@ -1,0 +1,186 @@
+package io.kvindex.ingester;
+
+import io.kvindex.event.AllBlocksCleared;
+import io.kvindex.event.BlockRemoved;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The ingester's meters, all named {@code kvindex_ingester_*} in Prometheus. Thread-safe.
+ *
+ * <p>Counters are looked up once per distinct tag set and cached.
+ */
+final class IngesterMetrics {
+  private final MeterRegistry registry;
+  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  private final Map<StreamId, AtomicLong> watermarks = new ConcurrentHashMap<>();
+  private final AtomicInteger leasesHeld = new AtomicInteger();
+  private final Timer lag;
+
+  IngesterMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    this.lag =
+        Timer.builder("kvindex.ingester.lag")
+            .description("Event timestamp to applied in Redis")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(60))
+            .register(registry);
+    Gauge.builder("kvindex.ingester.leases.held", leasesHeld, AtomicInteger::get)
+        .description("Stream leases this replica holds")
+        .register(registry);
+  }
+
+  MeterRegistry registry() {
+    return registry;
+  }
+
+  /** Counts an applied batch's events and blocks, and its lag. */
+  void applied(KvEventBatch batch, long nowMillis) {
+    for (KvEvent e : batch.events()) {
+      if (e instanceof BlockStored s) {
+        count("kvindex.ingester.events", "type", "BlockStored");
+        count("kvindex.ingester.blocks", "type", "stored", s.blockHashes().size());
+      } else if (e instanceof BlockRemoved r) {
+        count("kvindex.ingester.events", "type", "BlockRemoved");
+        count("kvindex.ingester.blocks", "type", "removed", r.blockHashes().size());
+      } else if (e instanceof AllBlocksCleared) {
+        count("kvindex.ingester.events", "type", "AllBlocksCleared");
+      }
+    }
+    for (String tag : batch.skippedTags()) {
+      count("kvindex.ingester.events.unknown", "tag", tag);
+    }
+    long lagMillis = nowMillis - (long) (batch.timestamp() * 1000.0);
+    if (batch.timestamp() > 0 && lagMillis >= 0) {
+      lag.record(lagMillis, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  Timer lag() {
+    return lag;
+  }
+
+  void batch(String outcome) {
+    count("kvindex.ingester.batches", "outcome", outcome);
+  }
+
+  void malformed() {
+    count("kvindex.ingester.batches.malformed", null, null);
+  }
+
+  void duplicateLive() {
+    count("kvindex.ingester.batches.duplicate.live", null, null);
+  }
+
+  void gap() {
+    count("kvindex.ingester.gaps", null, null);
+  }
+
+  void replay(String outcome) {
+    count("kvindex.ingester.replays", "outcome", outcome);
+  }
+
+  void purge(String reason, String outcome) {
+    counters
+        .computeIfAbsent(
+            "purges|" + reason + "|" + outcome,
+            k ->
+                Counter.builder("kvindex.ingester.purges")
+                    .tag("reason", reason)
+                    .tag("outcome", outcome)
+                    .register(registry))
+        .increment();
+  }
+
+  void swallowed(String operation) {
+    count("kvindex.ingester.redis.swallowed", "operation", operation);
+  }
+
+  void realError(String operation) {
+    count("kvindex.ingester.errors", "operation", operation);
+  }
+
+  void restart() {
+    count("kvindex.ingester.engine.restarts", null, null);
+  }
+
+  void reconnect() {
+    count("kvindex.ingester.reconnects", null, null);
+  }
+
+  void fenced() {
+    count("kvindex.ingester.fenced", null, null);
+  }
+
+  void leaseMoved(String how) {
+    count("kvindex.ingester.leases.moved", "how", how);
+  }
+
+  void leasesHeld(int n) {
+    leasesHeld.set(n);
+  }
+
+  void failedStreamsFrom(java.util.function.Supplier<Number> count) {
+    Gauge.builder("kvindex.ingester.streams.failed", count)
+        .description("Streams whose last attempt met a real error")
+        .register(registry);
+  }
+
+  void watermark(StreamId s, long seq) {
+    watermarks
+        .computeIfAbsent(
+            s,
+            k -> {
+              AtomicLong v = new AtomicLong(-1);
+              Gauge.builder("kvindex.ingester.watermark", v, AtomicLong::get)
+                  .tag("model", k.model())
+                  .tag("pod", k.pod())
+                  .tag("rank", Integer.toString(k.dpRank()))
+                  .register(registry);
+              return v;
+            })
+        .set(seq);
+  }
+
+  /** The sum of a counter over all its tags, for tests and the benchmark. */
+  double total(String name) {
+    return registry.find(name).counters().stream().mapToDouble(Counter::count).sum();
+  }
+
+  /** A counter's value for one tag, for tests. */
+  double value(String name, String tagKey, String tagValue) {
+    return registry.find(name).tag(tagKey, tagValue).counters().stream()
+        .mapToDouble(Counter::count)
+        .sum();
+  }
+
+  private void count(String name, String tagKey, String tagValue) {
+    count(name, tagKey, tagValue, 1);
+  }
+
+  private void count(String name, String tagKey, String tagValue, double amount) {
+    counters
+        .computeIfAbsent(
+            name + "|" + tagKey + "|" + tagValue,
+            k -> {
+              Counter.Builder b = Counter.builder(name);
+              if (tagKey != null) {
+                b.tag(tagKey, tagValue);
+              }
+              return b.register(registry);
+            })
+        .increment(amount);
+  }
+}

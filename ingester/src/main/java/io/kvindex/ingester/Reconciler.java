@@ -1,0 +1,110 @@
+package io.kvindex.ingester;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The level-triggered backstop for lossy events: scrapes each owned pod's {@code /metrics} and asks
+ * a stream's worker to purge when its engine sleeps or the pod has been unreachable past a bound.
+ * Driven by one scheduled thread ({@link #tick()}); {@link #reachable} may be called from any
+ * thread.
+ *
+ * <p>A condition asks for one purge per episode (asleep, unreachable) and per worker; the worker
+ * keeps the purge pending until it succeeds, so a temporary Redis error never latches it as done.
+ * When the condition clears, the next episode purges again.
+ */
+final class Reconciler {
+  private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
+
+  private final Shared shared;
+  private final Coordinator coordinator;
+  private final HttpClient http;
+  private final Map<String, Long> unreachableSince = new ConcurrentHashMap<>();
+  private final Map<StreamWorker, String> purgedFor = new HashMap<>();
+
+  Reconciler(Shared shared, Coordinator coordinator) {
+    this.shared = shared;
+    this.coordinator = coordinator;
+    this.http = HttpClient.newBuilder().connectTimeout(shared.config().scrapeTimeout()).build();
+  }
+
+  /** False once a pod's metrics endpoint has failed for longer than the unreachable bound. */
+  boolean reachable(String pod) {
+    Long since = unreachableSince.get(pod);
+    return since == null
+        || System.nanoTime() - since < shared.config().unreachableAfter().toNanos();
+  }
+
+  /** One reconcile round; never throws. */
+  void tick() {
+    try {
+      shared.gate().pass();
+      Map<String, List<StreamWorker>> byPod =
+          coordinator.workers().values().stream().collect(Collectors.groupingBy(w -> w.id().pod()));
+      purgedFor.keySet().retainAll(Set.copyOf(coordinator.workers().values()));
+      byPod.forEach(this::reconcile);
+      unreachableSince.keySet().retainAll(byPod.keySet());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      shared.metrics().realError("reconcile");
+      log.error("reconcile round failed", e);
+    }
+  }
+
+  private void reconcile(String pod, List<StreamWorker> workers) {
+    String url = workers.get(0).pod().metricsUrl();
+    if (url == null) {
+      return;
+    }
+    String page = scrape(url);
+    if (page == null) {
+      unreachableSince.putIfAbsent(pod, System.nanoTime());
+      if (!reachable(pod)) {
+        workers.forEach(w -> ensurePurged(w, "unreachable"));
+      }
+      return;
+    }
+    unreachableSince.remove(pod);
+    Map<Integer, Boolean> asleep = SleepState.asleepByEngine(page);
+    for (StreamWorker w : workers) {
+      if (asleep.getOrDefault(w.id().dpRank(), false)) {
+        ensurePurged(w, "sleep");
+      } else {
+        purgedFor.remove(w);
+      }
+    }
+  }
+
+  private void ensurePurged(StreamWorker w, String reason) {
+    if (!reason.equals(purgedFor.get(w))) {
+      purgedFor.put(w, reason);
+      log.info("pod={} stream={}: {}; purging", w.id().pod(), w.id(), reason);
+      w.requestPurge(reason);
+    }
+  }
+
+  private String scrape(String url) {
+    try {
+      HttpRequest req =
+          HttpRequest.newBuilder(URI.create(url)).timeout(shared.config().scrapeTimeout()).build();
+      HttpResponse<String> resp = http.send(req, HttpResponse.BodyHandlers.ofString());
+      return resp.statusCode() == 200 ? resp.body() : null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    } catch (Exception e) {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,137 @@
+package io.kvindex.ingester;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class ConfigTest {
+  @TempDir Path dir;
+
+  private static IngesterCommand parse(String... args) {
+    IngesterCommand c = new IngesterCommand();
+    new CommandLine(c).parseArgs(args);
+    return c;
+  }
+
+  @Test
+  void config_defaults() throws Exception {
+    IngesterConfig c = parse().config(Map.of());
+    assertThat(c.redisUri()).isEqualTo("redis://127.0.0.1:6379");
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(6));
+    assertThat(c.coordinationInterval()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.httpPort()).isEqualTo(9400);
+    assertThat(c.pods()).isEmpty();
+  }
+
+  @Test
+  void config_flagBeatsEnvironmentBeatsFile() throws Exception {
+    Path file = dir.resolve("ingester.yaml");
+    Files.writeString(
+        file,
+        "redis-uri: redis://file:1\nlease-ttl: 3s\nhttp-port: 1000\npods:\n"
+            + "  - name=a,model=m,endpoint=tcp://h:5557,replay=tcp://h:6557,ranks=0;1\n");
+    IngesterConfig c =
+        parse("--config", file.toString(), "--redis-uri", "rediss://user:pw@flag:2")
+            .config(Map.of("KVINDEX_REDIS_URI", "redis://env:3", "KVINDEX_LEASE_TTL", "4500ms"));
+    assertThat(c.redisUri()).isEqualTo("rediss://user:pw@flag:2");
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofMillis(4500));
+    assertThat(c.httpPort()).isEqualTo(1000);
+    assertThat(c.pods())
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.dpRanks()).containsExactly(0, 1);
+              assertThat(p.publisherEndpoint(1)).isEqualTo("tcp://h:5558");
+              assertThat(p.replayEndpoint(1)).isEqualTo("tcp://h:6558");
+            });
+  }
+
+  @Test
+  void config_repeatedPodFlags() throws Exception {
+    IngesterConfig c =
+        parse(
+                "--pod", "name=a,model=m,endpoint=tcp://h:1",
+                "--pod", "name=b,model=m,endpoint=tcp://0.0.0.0:2,bind=true,key-mode=token")
+            .config(Map.of());
+    assertThat(c.pods()).extracting(PodSpec::name).containsExactly("a", "b");
+    assertThat(c.pods().get(1).bind()).isTrue();
+    assertThat(c.pods().get(1).keyMode()).isEqualTo("token");
+  }
+
+  @Test
+  void config_badValuesNameTheSetting() {
+    assertThatThrownBy(() -> parse("--lease-ttl", "soon").config(Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lease-ttl")
+        .hasMessageContaining("KVINDEX_LEASE_TTL");
+    assertThatThrownBy(() -> parse("--pod", "name=a,model=m").config(Map.of()))
+        .hasMessageContaining("endpoint=");
+    assertThatThrownBy(
+            () -> parse("--pod", "name=a,model=m,endpoint=ipc://x,ranks=0;1").config(Map.of()))
+        .hasMessageContaining("cannot carry data-parallel rank");
+  }
+
+  @Test
+  void config_unknownFileKeyIsRefused() throws Exception {
+    Path file = dir.resolve("bad.yaml");
+    Files.writeString(file, "redis-url: redis://x:1\n");
+    assertThatThrownBy(() -> parse("--config", file.toString()).config(Map.of()))
+        .hasMessageContaining("unknown ingester setting 'redis-url'");
+  }
+
+  @Test
+  void settings_everyOneHasAFlag() {
+    CommandLine cl = new CommandLine(new IngesterCommand());
+    for (Setting s : Setting.values()) {
+      String flag = s == Setting.PODS ? "--pod" : "--" + s.key;
+      assertThat(cl.getCommandSpec().findOption(flag)).as(flag).isNotNull();
+    }
+  }
+
+  @Test
+  void fileDiscovery_reloadsOnChangeAndKeepsTheLastGoodList() throws Exception {
+    Path file = dir.resolve("pods.yaml");
+    PodDiscovery d = PodDiscovery.file(file);
+    assertThat(d.pods()).isEmpty();
+    Files.writeString(
+        file,
+        "pods:\n  - name: a\n    model: m\n    endpoint: tcp://h:1\n    replayEndpoint: tcp://h:2\n");
+    assertThat(d.pods()).extracting(PodSpec::name).containsExactly("a");
+    Files.writeString(
+        file,
+        "{\"pods\": [{\"name\": \"a\", \"model\": \"m\", \"endpoint\": \"tcp://h:1\"},"
+            + " {\"name\": \"b\", \"model\": \"m\", \"endpoint\": \"tcp://h:3\", \"dpRanks\": [0, 1],"
+            + " \"keyMode\": \"token\", \"metricsUrl\": \"http://h:8000/metrics\"}]}");
+    assertThat(d.pods()).extracting(PodSpec::name).containsExactly("a", "b");
+    Files.writeString(file, "pods: [ {name: c, model: m, endpoint: tcp://h:4, colour: blue} ]\n");
+    assertThat(d.pods()).extracting(PodSpec::name).containsExactly("a", "b");
+    Files.delete(file);
+    assertThat(d.pods()).isEmpty();
+  }
+
+  @Test
+  void podSpec_rejectsUnknownKeyMode() {
+    assertThatThrownBy(
+            () -> new PodSpec("a", "m", "tcp://h:1", false, null, null, List.of(0), "sha", ""))
+        .hasMessageContaining("keyMode of pod a");
+  }
+
+  @Test
+  void backoff_growsJitteredUpToTheCap() {
+    Backoff b = new Backoff(Duration.ofMillis(10), Duration.ofMillis(100));
+    for (int i = 0; i < 20; i++) {
+      Duration d = b.next();
+      assertThat(d).isBetween(Duration.ofMillis(10), Duration.ofMillis(100));
+    }
+    b.reset();
+    assertThat(b.next()).isBetween(Duration.ofMillis(10), Duration.ofMillis(10));
+  }
+}

@@ -1,0 +1,129 @@
+package io.kvindex.ingester;
+
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodConfig;
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.simulator.StreamEndpoints;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+/**
+ * Simulated pods for ingester tests, with a seeded workload of shared prefixes, and every block
+ * hash any pod ever held (so tests can check the index holds nothing it should not). Not
+ * thread-safe.
+ */
+final class Fleet implements AutoCloseable {
+  static final String MODEL = "sim-model";
+  static final int BLOCK = 16;
+
+  private final List<SimulatedPod> pods = new ArrayList<>();
+  private final Set<Long> everHeld = new HashSet<>();
+  private final Random random;
+  private final int[][] prefixes;
+
+  private Fleet(long seed) {
+    random = new Random(seed);
+    prefixes = new int[6][];
+    for (int i = 0; i < prefixes.length; i++) {
+      prefixes[i] = tokens(BLOCK * (2 + random.nextInt(4)));
+    }
+  }
+
+  /** Starts {@code n} pods named {@code pod-0..}, each configured by {@code customize}. */
+  static Fleet start(int n, long seed, UnaryOperator<PodConfig.Builder> customize) {
+    Fleet f = new Fleet(seed);
+    try {
+      for (int i = 0; i < n; i++) {
+        PodConfig.Builder b =
+            PodConfig.builder().name("pod-" + i).model(MODEL).blockSize(BLOCK).capacityBlocks(96);
+        f.pods.add(SimulatedPod.start(customize.apply(b).build()));
+      }
+      return f;
+    } catch (RuntimeException e) {
+      f.close();
+      throw e;
+    }
+  }
+
+  static Fleet start(int n) {
+    return start(n, 42, b -> b);
+  }
+
+  List<SimulatedPod> pods() {
+    return pods;
+  }
+
+  SimulatedPod pod(int i) {
+    return pods.get(i);
+  }
+
+  /** The spec discovery would give for a pod (all its ranks), in a key mode. */
+  static PodSpec spec(SimulatedPod pod, String keyMode) {
+    StreamEndpoints e = pod.endpoints().get(0);
+    String metrics = pod.httpAddress() == null ? null : pod.httpAddress() + "/metrics";
+    List<Integer> ranks = pod.endpoints().stream().map(StreamEndpoints::rank).toList();
+    return new PodSpec(
+        pod.name(),
+        pod.model(),
+        e.publish(),
+        !e.publishBound(),
+        e.replay(),
+        metrics,
+        ranks,
+        keyMode,
+        e.topic());
+  }
+
+  List<PodSpec> specs(String keyMode) {
+    return pods.stream().map(p -> spec(p, keyMode)).toList();
+  }
+
+  /** Serves {@code n} requests on a pod's rank 0. */
+  void traffic(SimulatedPod pod, int n) {
+    traffic(pod, n, 0);
+  }
+
+  /** Serves {@code n} requests on a rank: a shared prefix, a random suffix, a short output. */
+  void traffic(SimulatedPod pod, int n, int rank) {
+    for (int i = 0; i < n; i++) {
+      int[] prefix = prefixes[random.nextInt(prefixes.length)];
+      int[] suffix = tokens(BLOCK * random.nextInt(3) + random.nextInt(BLOCK));
+      int[] prompt = new int[prefix.length + suffix.length];
+      System.arraycopy(prefix, 0, prompt, 0, prefix.length);
+      System.arraycopy(suffix, 0, prompt, prefix.length, suffix.length);
+      pod.submit(InferenceRequest.of(prompt, tokens(1 + random.nextInt(BLOCK))), rank);
+      everHeld.addAll(pod.cachedBlocks(rank, "GPU"));
+    }
+  }
+
+  /** Traffic on every pod. */
+  void traffic(int perPod) {
+    for (SimulatedPod p : pods) {
+      traffic(p, perPod);
+    }
+  }
+
+  /** Every hash any pod held after any request of this fleet. */
+  Set<Long> everHeld() {
+    return everHeld;
+  }
+
+  private int[] tokens(int n) {
+    int[] t = new int[n];
+    for (int i = 0; i < n; i++) {
+      t[i] = random.nextInt(32_000);
+    }
+    return t;
+  }
+
+  @Override
+  public void close() {
+    for (SimulatedPod p : pods) {
+      p.close();
+    }
+  }
+}

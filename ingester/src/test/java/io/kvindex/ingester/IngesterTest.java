@@ -1,0 +1,279 @@
+package io.kvindex.ingester;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.simulator.HashMode;
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** One ingester against simulated pods on loopback and a real Redis. */
+@UsesRedis
+class IngesterTest {
+  private static final Duration WAIT = Duration.ofSeconds(20);
+  private Rig rig;
+  private Fleet fleet;
+
+  @BeforeEach
+  void setUp(RedisStandalone redis, TestInfo test) {
+    org.slf4j.LoggerFactory.getLogger(IngesterTest.class).info("=== {}", test.getDisplayName());
+    rig = new Rig(redis);
+  }
+
+  @AfterEach
+  void tearDown() {
+    rig.close();
+    if (fleet != null) {
+      fleet.close();
+    }
+  }
+
+  private Ingester startOwningAll() {
+    Ingester ingester = rig.start("r1", fleet.specs("engine"));
+    Await.until(WAIT, "every stream owned", () -> running(ingester) == fleet.pods().size());
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    return ingester;
+  }
+
+  private static long running(Ingester i) {
+    return i.workers().values().stream()
+        .filter(w -> w.state() == StreamWorker.State.RUNNING)
+        .count();
+  }
+
+  private void awaitEqual(SimulatedPod pod) {
+    rig.awaitCaughtUp(pod, WAIT);
+    rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+  }
+
+  @Test
+  void ingest_indexEqualsGroundTruth() {
+    fleet = Fleet.start(2);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(40);
+    fleet.pods().forEach(this::awaitEqual);
+    assertThat(ingester.metrics().value("kvindex.ingester.blocks", "type", "stored")).isPositive();
+    assertThat(ingester.metrics().value("kvindex.ingester.blocks", "type", "removed")).isPositive();
+    assertThat(ingester.metrics().lag().count()).isPositive();
+  }
+
+  @Test
+  void allBlocksCleared_purgesOnceAndOnlyThatPod() {
+    fleet = Fleet.start(2);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(20);
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> otherBefore = new HashSet<>(fleet.pod(1).cachedBlocks(0, "GPU"));
+
+    fleet.pod(0).faults().duplicateFraction(1.0);
+    fleet.pod(0).resetPrefixCache();
+    fleet.traffic(fleet.pod(0), 1); // the clear goes out with this step, twice
+    fleet.pod(0).faults().clear();
+    fleet.traffic(fleet.pod(0), 2);
+
+    fleet.pods().forEach(this::awaitEqual);
+    assertThat(rig.held("pod-1", otherBefore)).isEqualTo(otherBefore);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "all_blocks_cleared"))
+        .isEqualTo(1.0);
+    assertThat(ingester.metrics().total("kvindex.ingester.batches.duplicate.live")).isPositive();
+  }
+
+  @Test
+  void gap_isRepairedByReplay() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    fleet.pod(0).faults().dropFraction(0.4);
+    fleet.traffic(30);
+    fleet.pod(0).faults().clear();
+    fleet.traffic(2);
+
+    awaitEqual(fleet.pod(0));
+    assertThat(ingester.metrics().total("kvindex.ingester.gaps")).isPositive();
+    assertThat(ingester.metrics().value("kvindex.ingester.replays", "outcome", "covered"))
+        .isPositive();
+    assertThat(ingester.metrics().total("kvindex.ingester.purges")).isZero();
+  }
+
+  @Test
+  void gapBeyondRing_purgesThenIndexHoldsNothingStale() {
+    fleet = Fleet.start(1, 7, b -> b.replayBufferSteps(3));
+    Ingester ingester = startOwningAll();
+    fleet.pod(0).resetPrefixCache(); // whatever the warm-up lost beyond the tiny ring is cleared
+    fleet.traffic(10);
+    awaitEqual(fleet.pod(0));
+
+    fleet.pod(0).faults().silenced(true);
+    fleet.traffic(15);
+    fleet.pod(0).faults().silenced(false);
+    Set<Long> before = new HashSet<>(fleet.pod(0).cachedBlocks(0, "GPU"));
+    fleet.traffic(1);
+    rig.awaitCaughtUp(fleet.pod(0), WAIT);
+
+    Set<Long> truth = fleet.pod(0).cachedBlocks(0, "GPU");
+    Set<Long> stale = new HashSet<>(fleet.everHeld());
+    stale.removeAll(truth);
+    assertThat(rig.held("pod-0", stale)).as("entries the pod no longer holds").isEmpty();
+    Set<Long> fresh = new HashSet<>(truth);
+    fresh.removeAll(before);
+    assertThat(rig.held("pod-0", fresh)).as("blocks stored after the gap").isEqualTo(fresh);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "gap_beyond_ring"))
+        .isEqualTo(1.0);
+    assertThat(ingester.metrics().value("kvindex.ingester.replays", "outcome", "beyond_ring"))
+        .isEqualTo(1.0);
+  }
+
+  @Test
+  void engineRestart_isDetectedAndPurged() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(20);
+    awaitEqual(fleet.pod(0));
+
+    fleet.pod(0).restart();
+    fleet.traffic(5);
+
+    awaitEqual(fleet.pod(0));
+    assertThat(ingester.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "engine_restart"))
+        .isEqualTo(1.0);
+  }
+
+  @Test
+  void sleep_isDetectedThroughMetricsEndpoint() {
+    fleet = Fleet.start(2);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(20);
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> held = new HashSet<>(fleet.pod(0).cachedBlocks(0, "GPU"));
+    Set<Long> other = new HashSet<>(fleet.pod(1).cachedBlocks(0, "GPU"));
+
+    fleet.pod(0).sleep(1); // no event until the next step: only /metrics tells
+
+    Await.until(WAIT, "the sleeping pod purged", () -> rig.held("pod-0", held).isEmpty());
+    assertThat(rig.held("pod-1", other)).isEqualTo(other);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "sleep"))
+        .isEqualTo(1.0);
+
+    fleet.pod(0).wakeUp();
+    fleet.traffic(fleet.pod(0), 5);
+    awaitEqual(fleet.pod(0));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"engine", "token"})
+  void keyMode_indexEqualsGroundTruth(String mode) {
+    fleet =
+        Fleet.start(
+            2, 11, b -> b.hashMode(mode.equals("engine") ? HashMode.ENGINE : HashMode.RANDOM));
+    Ingester ingester = rig.start("r1", fleet.specs(mode));
+    Await.until(WAIT, "every stream owned", () -> running(ingester) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(30);
+    fleet.pod(1).resetPrefixCache();
+    fleet.traffic(10);
+    for (SimulatedPod pod : fleet.pods()) {
+      rig.awaitCaughtUp(pod, WAIT);
+      if (mode.equals("engine")) {
+        rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+      } else {
+        rig.awaitEqualInTokenMode(pod, fleet.everHeld(), WAIT);
+      }
+    }
+  }
+
+  @Test
+  void dataParallelRanks_areSeparateStreams() {
+    fleet = Fleet.start(1, 5, b -> b.dataParallelSize(2));
+    Ingester ingester = rig.start("r1", fleet.specs("engine"));
+    Await.until(WAIT, "both ranks owned", () -> running(ingester) == 2);
+    SimulatedPod pod = fleet.pod(0);
+    for (int rank = 0; rank < 2; rank++) {
+      fleet.traffic(pod, 15, rank);
+    }
+    pod.resetPrefixCache();
+    fleet.traffic(pod, 3, 1); // rank 1 publishes its clear; rank 0's waits for its next step
+    for (int rank = 0; rank < 2; rank++) {
+      rig.awaitCaughtUp(pod, rank, WAIT);
+    }
+    rig.awaitEqual(pod, 1, fleet.everHeld(), WAIT);
+    Set<Long> rank0 = new HashSet<>(fleet.everHeld());
+    rank0.removeAll(pod.cachedBlocks(1, "GPU"));
+    assertThat(rig.held("pod-0", 0, rank0)).as("rank 0 untouched by rank 1's clear").isNotEmpty();
+  }
+
+  @Test
+  void podRemovedFromDiscovery_isPurgedAndReleased() {
+    fleet = Fleet.start(2);
+    AtomicReference<List<PodSpec>> pods = new AtomicReference<>(fleet.specs("engine"));
+    Ingester ingester = rig.start("r1", pods, b -> b);
+    Await.until(WAIT, "both owned", () -> running(ingester) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(10);
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> held = new HashSet<>(fleet.pod(0).cachedBlocks(0, "GPU"));
+
+    pods.set(List.of(Fleet.spec(fleet.pod(1), "engine")));
+
+    Await.until(WAIT, "pod-0 purged", () -> rig.held("pod-0", held).isEmpty());
+    Await.until(WAIT, "pod-0 released", () -> ingester.workers().size() == 1);
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "pod_removed"))
+        .isEqualTo(1.0);
+    awaitEqual(fleet.pod(1));
+  }
+
+  @Test
+  void podUnreachablePastTheBound_isPurged() {
+    fleet = Fleet.start(2);
+    Ingester ingester =
+        rig.start("r1", fleet.specs("engine"), b -> b.unreachableAfter(Duration.ofMillis(500)));
+    Await.until(WAIT, "both owned", () -> running(ingester) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(10);
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> held = new HashSet<>(fleet.pod(0).cachedBlocks(0, "GPU"));
+
+    fleet.pod(0).close(); // its /metrics stops answering
+
+    Await.until(WAIT, "pod-0 purged", () -> rig.held("pod-0", held).isEmpty());
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "unreachable"))
+        .isEqualTo(1.0);
+    awaitEqual(fleet.pod(1));
+  }
+
+  @Test
+  void publisherConnectingOut_isReceivedOnBoundSocket() throws Exception {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    String endpoint = "tcp://127.0.0.1:" + port;
+    fleet = Fleet.start(1, 3, b -> b.publishConnect(endpoint));
+    PodSpec spec =
+        new PodSpec(
+            "pod-0",
+            Fleet.MODEL,
+            endpoint,
+            true,
+            fleet.pod(0).endpoints().get(0).replay(),
+            null,
+            List.of(0),
+            "engine",
+            "");
+    Ingester ingester = rig.start("r1", List.of(spec));
+    Await.until(WAIT, "stream owned", () -> running(ingester) == 1);
+    rig.warmUp(fleet, fleet.pod(0));
+    fleet.traffic(10);
+    awaitEqual(fleet.pod(0));
+  }
+}

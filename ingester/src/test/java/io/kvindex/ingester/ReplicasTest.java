@@ -1,0 +1,115 @@
+package io.kvindex.ingester;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/** Several ingester replicas sharing a fleet through leases. */
+@UsesRedis
+class ReplicasTest {
+  private static final Duration WAIT = Duration.ofSeconds(30);
+  private Rig rig;
+  private Fleet fleet;
+
+  @BeforeEach
+  void setUp(RedisStandalone redis, TestInfo test) {
+    org.slf4j.LoggerFactory.getLogger(ReplicasTest.class).info("=== {}", test.getDisplayName());
+    rig = new Rig(redis);
+  }
+
+  @AfterEach
+  void tearDown() {
+    rig.close();
+    if (fleet != null) {
+      fleet.close();
+    }
+  }
+
+  private static int owned(Ingester i) {
+    return (int)
+        i.workers().values().stream().filter(w -> w.state() == StreamWorker.State.RUNNING).count();
+  }
+
+  private void awaitAllEqual() {
+    for (SimulatedPod pod : fleet.pods()) {
+      rig.awaitCaughtUp(pod, WAIT);
+      rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+    }
+  }
+
+  @Test
+  void twoReplicas_shareFairlyAndTheSurvivorTakesOverAKilledOne() {
+    fleet = Fleet.start(8);
+    Ingester a = rig.start("a", fleet.specs("engine"));
+    Ingester b = rig.start("b", fleet.specs("engine"));
+    Await.until(
+        WAIT,
+        () -> "4 streams each, got " + owned(a) + " and " + owned(b),
+        () -> owned(a) == 4 && owned(b) == 4);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(10);
+    awaitAllEqual();
+
+    long killedAt = System.nanoTime();
+    a.kill(); // no lease released: b must wait for them to expire
+    fleet.traffic(5); // nobody listens to a's pods meanwhile: b replays from the watermarks
+    Await.until(WAIT, () -> "b owns all, has " + owned(b), () -> owned(b) == 8);
+    Duration takeover = Duration.ofNanos(System.nanoTime() - killedAt);
+    fleet.traffic(3);
+    awaitAllEqual();
+
+    assertThat(takeover).isLessThan(Duration.ofMillis(1500).multipliedBy(2));
+    assertThat(b.metrics().value("kvindex.ingester.leases.moved", "how", "acquired")).isEqualTo(8);
+    assertThat(b.metrics().total("kvindex.ingester.purges")).isZero();
+  }
+
+  @Test
+  void close_releasesLeasesAtOnce() {
+    fleet = Fleet.start(2);
+    Ingester a = rig.start("a", fleet.specs("engine"), c -> c.leaseTtl(Duration.ofSeconds(9)));
+    Ingester b = rig.start("b", fleet.specs("engine"), c -> c.leaseTtl(Duration.ofSeconds(9)));
+    Await.until(WAIT, "one stream each", () -> owned(a) == 1 && owned(b) == 1);
+
+    long closedAt = System.nanoTime();
+    a.close();
+    Await.until(WAIT, "b owns both", () -> owned(b) == 2);
+    assertThat(Duration.ofNanos(System.nanoTime() - closedAt))
+        .as("well before the 9 s lease would have expired")
+        .isLessThan(Duration.ofSeconds(7));
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(5);
+    awaitAllEqual();
+  }
+
+  @Test
+  void pausedFormerOwner_isFencedWhenItWakes() {
+    fleet = Fleet.start(2);
+    Ingester a = rig.start("a", fleet.specs("engine"));
+    Await.until(WAIT, "a owns both", () -> owned(a) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(5);
+    awaitAllEqual();
+
+    a.pause(); // frozen just before its next write, renewing nothing
+    fleet.traffic(fleet.pod(0), 1); // a's worker now holds a batch it will try to write
+    Ingester b = rig.start("b", fleet.specs("engine"));
+    Await.until(WAIT, "b took both over", () -> owned(b) == 2);
+    fleet.traffic(3);
+    awaitAllEqual();
+
+    a.resume();
+    Await.until(
+        WAIT, "a's late write refused", () -> a.metrics().total("kvindex.ingester.fenced") >= 1);
+    Await.until(WAIT, "a holds nothing", () -> a.workers().isEmpty());
+    fleet.traffic(2);
+    awaitAllEqual();
+    assertThat(owned(b)).isEqualTo(2);
+  }
+}

@@ -128,8 +128,8 @@ public final class Ingester implements AutoCloseable {
   }
 
   /**
-   * Stops like a crash: leases and registration are left to expire, so the other replicas take
-   * over only after the lease TTL. For tests and the demo's failure drill. Idempotent.
+   * Stops like a crash: leases and registration are left to expire, so the other replicas take over
+   * only after the lease TTL. For tests and the demo's failure drill. Idempotent.
    */
   public void kill() {
     shutdown(true);

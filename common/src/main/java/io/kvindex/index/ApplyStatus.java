@@ -1,6 +1,6 @@
 package io.kvindex.index;
 
-/** What became of a batch handed to {@link PrefixIndex#apply}. */
+/** What became of a batch handed to {@link PrefixIndex#apply}. Immutable and thread-safe. */
 public enum ApplyStatus {
   /** The batch was the stream's next one and is applied; the watermark is its sequence number. */
   APPLIED,

@@ -1,6 +1,6 @@
 package io.kvindex.index;
 
-/** Whether a purge keeps the stream's sequence watermark. */
+/** Whether a purge keeps the stream's sequence watermark. Immutable and thread-safe. */
 public enum PurgeMode {
   /**
    * The engine keeps counting (cleared cache, sleep, pod removal): later batches must follow on.

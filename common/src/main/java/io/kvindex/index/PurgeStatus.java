@@ -1,6 +1,6 @@
 package io.kvindex.index;
 
-/** What became of a {@link PrefixIndex#purge}. */
+/** What became of a {@link PrefixIndex#purge}. Immutable and thread-safe. */
 public enum PurgeStatus {
   /** Every entry of the stream is invisible to lookups that start from now on. */
   PURGED,

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /*
  * Implementation notes.
@@ -212,7 +213,9 @@ final class RedisPrefixIndex implements PrefixIndex {
     Names.notNull(request, "request");
     Map<Integer, List<String>> byGroup = new TreeMap<>();
     for (String pod : request.candidatePods()) {
-      byGroup.computeIfAbsent(keys.groupOf(request.model(), pod), x -> new ArrayList<>()).add(pod);
+      byGroup
+          .computeIfAbsent(podKeys(request.model(), pod).group(), x -> new ArrayList<>())
+          .add(pod);
     }
     if (request.blockKeys().isEmpty() || byGroup.isEmpty()) {
       return CompletableFuture.completedFuture(merge(request, List.of()));
@@ -238,8 +241,9 @@ final class RedisPrefixIndex implements PrefixIndex {
     k[1] = keys.blocks(g);
     args[0] = ascii(pods.size());
     for (int i = 0; i < pods.size(); i++) {
-      args[1 + i] = KeySchema.podField(model, pods.get(i));
-      k[2 + i] = keys.speculative(model, pods.get(i));
+      PodKeys pod = podKeys(model, pods.get(i));
+      args[1 + i] = pod.field();
+      k[2 + i] = pod.speculative();
     }
     for (int i = 0; i < fields.size(); i++) {
       args[1 + pods.size() + i] = fields.get(i);
@@ -250,6 +254,31 @@ final class RedisPrefixIndex implements PrefixIndex {
             outcome ->
                 outcome.isDone() ? LookupDecoder.decode(pods, outcome.orElseThrow(), config) : null)
         .toCompletableFuture();
+  }
+
+  /** A pod's group, field and speculative key, cached: lookups need them for every candidate. */
+  private record PodKeys(int group, byte[] field, byte[] speculative) {}
+
+  private record PodName(String model, String pod) {}
+
+  private static final int POD_CACHE_LIMIT = 1 << 16;
+  private final Map<PodName, PodKeys> podCache = new ConcurrentHashMap<>();
+
+  private PodKeys podKeys(String model, String pod) {
+    PodName name = new PodName(model, pod);
+    PodKeys cached = podCache.get(name);
+    if (cached == null) {
+      if (podCache.size() >= POD_CACHE_LIMIT) {
+        podCache.clear();
+      }
+      cached =
+          new PodKeys(
+              keys.groupOf(model, pod),
+              KeySchema.podField(model, pod),
+              keys.speculative(model, pod));
+      podCache.put(name, cached);
+    }
+    return cached;
   }
 
   private static LookupResult merge(LookupRequest request, List<Map<String, PodMatch>> parts) {

@@ -3,6 +3,7 @@ package io.kvindex.simulator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 
 /**
  * N simulated vLLM pods serving one or more models, a routing function, and the fleet's prefix
@@ -66,6 +67,7 @@ public interface SimulatedFleet extends AutoCloseable {
     PodConfig template = PodConfig.builder().build();
     PodRouter router;
     long seed = 1;
+    BiConsumer<Integer, PodConfig.Builder> perPod = (index, pod) -> {};
 
     private Builder() {}
 
@@ -103,6 +105,15 @@ public interface SimulatedFleet extends AutoCloseable {
       return this;
     }
 
+    /**
+     * Adjusts pod {@code index}'s settings after the template and the fleet's own (name, model,
+     * seed, topic) are applied, for example a different wire era per pod. Default no change.
+     */
+    public Builder perPod(BiConsumer<Integer, PodConfig.Builder> perPod) {
+      this.perPod = Objects.requireNonNull(perPod, "perPod");
+      return this;
+    }
+
     /** Seeds pods and the default router. Default 1. */
     public Builder seed(long seed) {
       this.seed = seed;
@@ -115,18 +126,18 @@ public interface SimulatedFleet extends AutoCloseable {
       List<SimulatedPod> started = new ArrayList<>();
       try {
         for (int i = 0; i < pods; i++) {
-          started.add(
-              SimulatedPod.start(
-                  template.toBuilder()
-                      .name("pod-" + i)
-                      .model(served.get(i % served.size()))
-                      .topic(
-                          template
-                              .topic()
-                              .replace("{pod}", "pod-" + i)
-                              .replace("{model}", served.get(i % served.size())))
-                      .seed(seed * 1_000_003L + i)
-                      .build()));
+          PodConfig.Builder pod =
+              template.toBuilder()
+                  .name("pod-" + i)
+                  .model(served.get(i % served.size()))
+                  .topic(
+                      template
+                          .topic()
+                          .replace("{pod}", "pod-" + i)
+                          .replace("{model}", served.get(i % served.size())))
+                  .seed(seed * 1_000_003L + i);
+          perPod.accept(i, pod);
+          started.add(SimulatedPod.start(pod.build()));
         }
       } catch (RuntimeException e) {
         started.forEach(SimulatedPod::close);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.wire.KvEventDecoder;
 import io.kvindex.wire.ReplayReply;
+import io.kvindex.wire.WireEra;
 import io.kvindex.wire.ZmqFrames;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -75,6 +76,16 @@ class SimulatedFleetTest {
       assertThatThrownBy(
               () -> fleet.submit("a", TestPods.request(1, 32, 1), (r, pods) -> fleet.pod("pod-1")))
           .isInstanceOf(IllegalArgumentException.class);
+    }
+  }
+
+  @Test
+  void perPod_setsEachPodsOwnEra() {
+    try (SimulatedFleet fleet =
+        fleet(2).perPod((i, pod) -> pod.era(i == 0 ? WireEra.V0_9_1 : WireEra.MAP)).build()) {
+      assertThat(fleet.pod("pod-0").config().era()).isEqualTo(WireEra.V0_9_1);
+      assertThat(fleet.pod("pod-1").config().era()).isEqualTo(WireEra.MAP);
+      assertThat(fleet.pod("pod-1").config().capacityBlocks()).isEqualTo(512);
     }
   }
 

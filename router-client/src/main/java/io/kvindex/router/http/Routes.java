@@ -11,6 +11,7 @@ import io.kvindex.router.Scores;
 import io.kvindex.router.http.ScoringServer.Response;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -66,16 +67,28 @@ final class Routes {
     }
   }
 
-  /** {@code POST /score}: the library's scores, plus a pick when the body carries pod loads. */
+  /**
+   * {@code POST /score}: the library's scores, plus a pick when the body carries pod loads, which
+   * is also recorded as a speculative route when the body asks for it ({@code record_ttl_ms}).
+   */
   private Response score(ObjectNode body) {
     ScoreRequest request = scoreRequest(body, "pods", "candidate_pods");
+    Integer recordTtlMs = Json.integer(body, "record_ttl_ms");
+    if (recordTtlMs != null && recordTtlMs <= 0) {
+      throw new BadRequestException("'record_ttl_ms' must be a positive number of milliseconds");
+    }
     Scores scores = router.score(request);
     ObjectNode out = scoresJson(scores);
     JsonNode loads = Json.field(body, "load", "loads");
     if (loads != null && !request.candidatePods().isEmpty()) {
       Map<String, Double> byPod = Json.loads(loads, "load");
       LoadSignal signal = pod -> byPod.getOrDefault(pod, 0.0);
-      out.set("pick", pickJson(router.pick(scores, request.candidatePods(), signal)));
+      Pick pick = router.pick(scores, request.candidatePods(), signal);
+      out.set("pick", pickJson(pick));
+      if (recordTtlMs != null && scores.indexAvailable()) {
+        router.recordRoute(
+            request.model(), pick.pod(), keys(request), Duration.ofMillis(recordTtlMs));
+      }
     }
     if (!scores.indexAvailable()) {
       out.put("error", UNAVAILABLE);
@@ -158,6 +171,13 @@ final class Routes {
       return List.of(one.asText());
     }
     return router.livePods(model).orElseThrow(() -> new UnavailableException(UNAVAILABLE));
+  }
+
+  private long[] keys(ScoreRequest request) {
+    return request.blockKeys() != null
+        ? request.blockKeys()
+        : router.blockKeys(
+            request.model(), request.lora(), request.cacheSalt(), request.tokenIds());
   }
 
   static ObjectNode scoresJson(Scores scores) {

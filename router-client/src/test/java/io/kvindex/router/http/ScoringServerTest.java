@@ -131,6 +131,28 @@ class ScoringServerTest {
   }
 
   @Test
+  void score_recordsThePickAsASpeculativeRoute() throws Exception {
+    String body =
+        "{\"model\":\""
+            + MODEL
+            + "\",\"token_ids\":"
+            + tokens()
+            + ",\"pods\":[\"pod-s1\",\"pod-s2\"]";
+    HttpResponse<String> routed =
+        send("POST", "/score", body + ",\"load\":{\"pod-s2\":5},\"record_ttl_ms\":60000}");
+    assertThat(JSON.readTree(routed.body()).get("pick").get("pod").asText()).isEqualTo("pod-s1");
+
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    JsonNode podS1;
+    do {
+      podS1 = JSON.readTree(send("POST", "/score", body + "}").body()).get("pods").get("pod-s1");
+    } while (podS1.get("matched_blocks").asInt() == 0 && System.nanoTime() < deadline);
+    assertThat(podS1.get("matched_blocks").asInt()).isEqualTo(3);
+    assertThat(podS1.get("speculative").asBoolean()).isTrue();
+    assertError(send("POST", "/score", body + ",\"record_ttl_ms\":0}"), 400, "record_ttl_ms");
+  }
+
+  @Test
   void query_dynamoShapeByDefault() throws Exception {
     HttpResponse<String> response =
         send(

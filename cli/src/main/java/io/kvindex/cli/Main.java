@@ -39,6 +39,7 @@ import picocli.CommandLine.Spec;
       io.kvindex.ingester.IngesterCommand.class,
       BenchCommand.class,
       io.kvindex.simulator.SimCommand.class,
+      io.kvindex.demo.DemoCommand.class,
     })
 public final class Main implements Callable<Integer> {
 

@@ -127,8 +127,11 @@ public final class Ingester implements AutoCloseable {
     shutdown(false);
   }
 
-  /** Stops like a crash: leases and registration are left to expire. For tests. */
-  void kill() {
+  /**
+   * Stops like a crash: leases and registration are left to expire, so the other replicas take over
+   * only after the lease TTL. For tests and the demo's failure drill. Idempotent.
+   */
+  public void kill() {
     shutdown(true);
   }
 

@@ -197,6 +197,24 @@ public final class SimCommand implements Callable<Integer> {
   String bindHost;
 
   @Option(
+      names = "--publish-port",
+      paramLabel = "PORT",
+      defaultValue = "0",
+      description =
+          "First PUB port: pod i binds PORT + i x --dp (ranks add their rank); 0 = free ports"
+              + " (default: ${DEFAULT-VALUE}).")
+  int publishPort;
+
+  @Option(
+      names = "--replay-port",
+      paramLabel = "PORT",
+      defaultValue = "0",
+      description =
+          "First replay ROUTER port, numbered like --publish-port; 0 = free ports (default:"
+              + " ${DEFAULT-VALUE}).")
+  int replayPort;
+
+  @Option(
       names = "--report-every",
       paramLabel = "D",
       defaultValue = "5s",
@@ -261,8 +279,8 @@ public final class SimCommand implements Callable<Integer> {
             .topic(topic)
             .replayFraming(replayFraming)
             .replayBufferSteps(replayBuffer)
-            .publishBind("tcp://" + bindHost + ":0")
-            .replayBind("tcp://" + bindHost + ":0")
+            .publishBind("tcp://" + bindHost + ":" + publishPort)
+            .replayBind("tcp://" + bindHost + ":" + replayPort)
             .build();
     return SimulatedFleet.builder()
         .pods(pods)

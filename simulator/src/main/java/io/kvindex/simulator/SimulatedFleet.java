@@ -92,7 +92,10 @@ public interface SimulatedFleet extends AutoCloseable {
     /**
      * The settings every pod starts from; each pod gets its own name ({@code pod-i}), seed and
      * model, and {@code {pod}} and {@code {model}} in the template's topic are replaced (so {@code
-     * kv@{pod}@{model}} gives llm-d's convention). Default {@link PodConfig#builder()}'s defaults.
+     * kv@{pod}@{model}} gives llm-d's convention). A template endpoint with a real port is a base:
+     * pod {@code i} uses port + i x data-parallel size (so every rank of every pod has its own
+     * port, as fixed ports for containers need); port 0 gives each socket a free port. Default
+     * {@link PodConfig#builder()}'s defaults.
      */
     public Builder podTemplate(PodConfig template) {
       this.template = Objects.requireNonNull(template, "template");
@@ -120,6 +123,26 @@ public interface SimulatedFleet extends AutoCloseable {
       return this;
     }
 
+    /** The template's endpoints shifted by {@code offset} ports (those with port 0 stay 0). */
+    private PodConfig.Builder withPorts(PodConfig.Builder pod, int offset) {
+      String publish = shifted(template.publishEndpoint(), offset);
+      if (template.publishBind()) {
+        pod.publishBind(publish);
+      } else {
+        pod.publishConnect(publish);
+      }
+      return pod.replayBind(shifted(template.replayEndpoint(), offset));
+    }
+
+    static String shifted(String endpoint, int offset) {
+      if (endpoint == null || offset == 0) {
+        return endpoint;
+      }
+      int colon = endpoint.lastIndexOf(':');
+      int port = Integer.parseInt(endpoint.substring(colon + 1));
+      return port == 0 ? endpoint : endpoint.substring(0, colon + 1) + (port + offset);
+    }
+
     /** Starts every pod; if one fails, the ones started are closed again. */
     public SimulatedFleet build() {
       List<String> served = models.isEmpty() ? List.of(template.model()) : models;
@@ -127,7 +150,7 @@ public interface SimulatedFleet extends AutoCloseable {
       try {
         for (int i = 0; i < pods; i++) {
           PodConfig.Builder pod =
-              template.toBuilder()
+              withPorts(template.toBuilder(), i * template.dataParallelSize())
                   .name("pod-" + i)
                   .model(served.get(i % served.size()))
                   .topic(

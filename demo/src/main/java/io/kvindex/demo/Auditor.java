@@ -1,0 +1,213 @@
+package io.kvindex.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindex.hash.BlockHasher;
+import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodMatch;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.simulator.InferenceRequest;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+
+/**
+ * Compares the index with the simulator's ground truth at quiescence, two ways: per pod, the exact
+ * set of blocks the index lists against the set the pod holds (over every block any request of the
+ * run produced, so stale entries count too); and per lookup, each pod's matched depth as the
+ * routers answer it against the depth the pod really holds. Not thread-safe: one audit at a time.
+ */
+final class Auditor {
+  private static final int IN_FLIGHT = 256;
+  private static final int SAMPLED_LOOKUPS = 400;
+
+  private final PrefixIndex index;
+  private final RouterClient routers;
+  private final Fleet fleet;
+  private final List<String> pods;
+  private final List<InferenceRequest> requests;
+  private final BlockHasher hasher =
+      BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
+  private final Set<Long> universe = new LinkedHashSet<>();
+
+  Auditor(PrefixIndex index, RouterClient routers, Fleet fleet, List<InferenceRequest> requests) {
+    this.index = index;
+    this.routers = routers;
+    this.fleet = fleet;
+    this.pods = fleet.names();
+    this.requests = List.copyOf(requests);
+    for (InferenceRequest r : requests) {
+      for (long k : hasher.blockHashes(concat(r.promptTokens(), r.outputTokens()))) {
+        universe.add(k);
+      }
+    }
+  }
+
+  /** Audits the index as it is now. */
+  Accuracy audit() throws InterruptedException {
+    Map<String, Set<Long>> indexed = indexedBlocks();
+    Map<String, String> wrongPods = new LinkedHashMap<>();
+    for (String pod : pods) {
+      Set<Long> truth = fleet.held(pod);
+      Set<Long> listed = indexed.get(pod);
+      Set<Long> missing = new HashSet<>(truth);
+      missing.removeAll(listed);
+      Set<Long> stale = new HashSet<>(listed);
+      stale.removeAll(truth);
+      if (!missing.isEmpty() || !stale.isEmpty()) {
+        wrongPods.put(
+            pod,
+            missing.size()
+                + " of "
+                + truth.size()
+                + " held blocks missing, "
+                + stale.size()
+                + " stale");
+      }
+    }
+    return new Accuracy(pods.size(), wrongPods, universe.size(), lookups());
+  }
+
+  /** Which blocks of the universe the index lists for each pod: one lookup per block. */
+  private Map<String, Set<Long>> indexedBlocks() throws InterruptedException {
+    Map<String, Set<Long>> out = new HashMap<>();
+    pods.forEach(p -> out.put(p, java.util.concurrent.ConcurrentHashMap.newKeySet()));
+    Semaphore inFlight = new Semaphore(IN_FLIGHT);
+    List<CompletableFuture<Void>> all = new ArrayList<>();
+    for (long key : universe) {
+      inFlight.acquire();
+      all.add(
+          lookup(List.of(key), 3)
+              .thenAccept(
+                  r -> {
+                    for (PodMatch m : r.pods().values()) {
+                      if (m.depth() > 0) {
+                        out.get(m.pod()).add(key);
+                      }
+                    }
+                  })
+              .whenComplete((v, e) -> inFlight.release()));
+    }
+    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+    return out;
+  }
+
+  private CompletableFuture<LookupResult> lookup(List<Long> keys, int attempts) {
+    return index
+        .lookupAsync(LookupRequest.of(Workloads.MODEL, KeyMode.ENGINE, keys, pods))
+        .thenCompose(
+            r -> {
+              if (r.complete()) {
+                return CompletableFuture.completedFuture(r);
+              }
+              if (attempts <= 1) {
+                return CompletableFuture.failedFuture(
+                    new IllegalStateException(
+                        "audit lookups stay incomplete: Redis keeps failing temporarily"));
+              }
+              return lookup(keys, attempts - 1);
+            });
+  }
+
+  /** Routers' depths against the true depths, over prompts sampled evenly from the run. */
+  private LookupAccuracy lookups() throws InterruptedException {
+    int samples = Math.min(SAMPLED_LOOKUPS, requests.size());
+    int right = 0;
+    int unavailable = 0;
+    String firstWrong = null;
+    for (int s = 0; s < samples; s++) {
+      InferenceRequest r = requests.get((int) ((long) s * requests.size() / samples));
+      long[] keys = hasher.blockHashes(r.promptTokens());
+      JsonNode answer;
+      try {
+        answer = routers.score(r.promptTokens(), pods, null);
+      } catch (IOException e) {
+        unavailable++;
+        continue;
+      }
+      if (!answer.path("index_available").asBoolean(false)) {
+        unavailable++;
+        continue;
+      }
+      String wrong = wrongDepth(keys, answer.path("pods"));
+      if (wrong == null) {
+        right++;
+      } else if (firstWrong == null) {
+        firstWrong = wrong;
+      }
+    }
+    return new LookupAccuracy(samples, right, unavailable, firstWrong);
+  }
+
+  private String wrongDepth(long[] keys, JsonNode scored) {
+    for (String pod : pods) {
+      Set<Long> truth = fleet.held(pod);
+      int depth = 0;
+      while (depth < keys.length && truth.contains(keys[depth])) {
+        depth++;
+      }
+      int answered = scored.path(pod).path("matched_blocks").asInt(0);
+      if (answered != depth) {
+        return pod + " holds " + depth + " blocks of a prompt, the router said " + answered;
+      }
+    }
+    return null;
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    int[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  /**
+   * The index against ground truth. Immutable.
+   *
+   * @param pods pods audited
+   * @param wrongPods each pod whose listed blocks differ from its true blocks, with how
+   * @param blocksChecked distinct blocks checked per pod
+   * @param lookups the routers' depths against the true depths
+   */
+  record Accuracy(
+      int pods, Map<String, String> wrongPods, int blocksChecked, LookupAccuracy lookups) {
+    Accuracy {
+      wrongPods = Map.copyOf(wrongPods);
+    }
+
+    double podFraction() {
+      return (double) (pods - wrongPods.size()) / pods;
+    }
+
+    boolean perfect() {
+      return wrongPods.isEmpty() && lookups.perfect();
+    }
+  }
+
+  /**
+   * Sampled lookups through the routers. Immutable.
+   *
+   * @param sampled prompts looked up
+   * @param right lookups where every pod's depth was the true one
+   * @param unavailable lookups the router could not answer (index unavailable)
+   * @param firstWrong the first wrong depth, or {@code null}
+   */
+  record LookupAccuracy(int sampled, int right, int unavailable, String firstWrong) {
+    double fraction() {
+      return sampled == 0 ? 1 : (double) right / sampled;
+    }
+
+    boolean perfect() {
+      return right == sampled;
+    }
+  }
+}

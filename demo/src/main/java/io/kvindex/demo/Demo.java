@@ -1,0 +1,242 @@
+package io.kvindex.demo;
+
+import io.kvindex.ingester.Ingester;
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.SimulatedPod;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The whole stack on one machine, and what it gained: replays one workload through kvindex routing
+ * (Redis, simulated pods, two ingesters, two routers) and through round-robin and random routing on
+ * fresh fleets of the same shape; midway resets one pod's prefix cache, restarts one pod and kills
+ * one ingester; then audits the index against the pods' ground truth at quiescence.
+ *
+ * <pre>{@code
+ * DemoReport report = Demo.run(DemoConfig.builder().pods(4).build(), new PrintWriter(System.out));
+ * System.out.print(report.render());
+ * }</pre>
+ *
+ * <p>Thread-safe: each call runs its own stack and cleans it up before it returns.
+ */
+public final class Demo {
+  static final String RESET_POD = "pod-1";
+  static final String RESTART_POD = "pod-2";
+  static final String KILLED_INGESTER = "ingester-2";
+  static final String SURVIVOR = "ingester-1";
+  private static final String NODELAY = "sun.net.httpserver.nodelay";
+  private static final Duration QUIESCENCE_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration AUDIT_TIMEOUT = Duration.ofSeconds(15);
+
+  private final DemoConfig config;
+  private final Progress progress;
+  private final List<InferenceRequest> requests;
+  private final int capacityBlocks;
+  private final Map<String, MeterRegistry> registries = new LinkedHashMap<>();
+  static final String RESET = "reset";
+  static final String RESTART = "restart";
+  static final String KILL = "kill";
+  private volatile Duration takeover;
+  private Run.Result kvindexRun;
+  private IngestStats beforeKill;
+
+  private Demo(DemoConfig config, PrintWriter out) {
+    this.config = config;
+    this.progress = new Progress(out);
+    this.requests = Workloads.requests(config);
+    this.capacityBlocks = Workloads.capacityBlocks(config, requests);
+  }
+
+  /**
+   * Runs the demo, writing progress to {@code out}, and returns its summary.
+   *
+   * @throws io.kvindex.common.KvIndexException if Redis cannot be reached
+   */
+  public static DemoReport run(DemoConfig config, PrintWriter out) throws InterruptedException {
+    // The JDK's HTTP server otherwise leaves Nagle's algorithm on: each /score answer then waits
+    // for the client's delayed ACK (about 40 ms). Read once, when the first server starts.
+    if (System.getProperty(NODELAY) == null) {
+      System.setProperty(NODELAY, "true");
+    }
+    return new Demo(config, out).run();
+  }
+
+  private DemoReport run() throws InterruptedException {
+    long start = System.nanoTime();
+    DemoReport.Builder report = DemoReport.builder(config);
+    try (Stack stack = Stack.start(config, capacityBlocks)) {
+      progress.line(
+          "kvindex demo: Redis "
+              + stack.redisUri()
+              + ", index '"
+              + stack.indexName()
+              + "', "
+              + config.pods()
+              + " simulated pods, "
+              + Stack.INGESTERS
+              + " ingesters, "
+              + Stack.ROUTERS
+              + " routers "
+              + stack.routers());
+      stack.ingesters().forEach((name, i) -> registries.put(name, i.meterRegistry()));
+      awaitLeases(stack);
+      routeThroughKvindex(stack, report);
+      quiesce(stack);
+      report.ingest(stats(stack));
+      report.accuracy(audit(stack));
+    }
+    report.ingestBeforeKill(beforeKill).takeover(takeover);
+    for (String baseline : List.of(Policy.ROUND_ROBIN, Policy.RANDOM)) {
+      report.result(baseline(baseline));
+    }
+    return report.elapsed(Duration.ofNanos(System.nanoTime() - start)).build();
+  }
+
+  private void awaitLeases(Stack stack) throws InterruptedException {
+    progress.line("waiting for the ingesters to lease all " + config.pods() + " streams");
+    await(
+        Duration.ofSeconds(20),
+        () -> stats(stack).leasedStreams() >= config.pods(),
+        () -> "the ingesters lease only " + stats(stack).leasesHeld() + " streams");
+  }
+
+  private void routeThroughKvindex(Stack stack, DemoReport.Builder report) {
+    RouterPolicy router = new RouterPolicy(stack.routers(), stack.fleet().names());
+    Fleet fleet = stack.fleet();
+    Run run =
+        new Run(requests, fleet, new Policy(Policy.KVINDEX, router))
+            .pace(config.requestsPerSecond())
+            .limit(config.duration())
+            .atFractionOfLimit(0.4, RESET, () -> reset(fleet))
+            .atFractionOfLimit(0.5, RESTART, () -> restart(fleet))
+            .atFractionOfLimit(0.6, KILL, () -> kill(stack))
+            .onProgress(r -> progress.update(r, stats(stack)));
+    Run.Result result = run.execute();
+    kvindexRun = result;
+    progress.done(result);
+    report
+        .result(result)
+        .routing(router.reasons(), router.failures(), router.lastFailure())
+        .scoreLatency(router.roundTripMillis(0.5), router.roundTripMillis(0.99));
+  }
+
+  /** The pod faults at the requests where the kvindex run had them. */
+  private Run samePodFaults(Run run, Fleet fleet) {
+    Map<String, Integer> fired = kvindexRun.fired();
+    if (fired.containsKey(RESET)) {
+      run.at(fired.get(RESET), () -> reset(fleet));
+    }
+    if (fired.containsKey(RESTART)) {
+      run.at(fired.get(RESTART), () -> restart(fleet));
+    }
+    return run;
+  }
+
+  private void reset(Fleet fleet) {
+    fleet.pod(RESET_POD).resetPrefixCache();
+  }
+
+  private void restart(Fleet fleet) {
+    fleet.pod(RESTART_POD).restart();
+  }
+
+  private void kill(Stack stack) {
+    beforeKill = stats(stack);
+    long killedAt = System.nanoTime();
+    stack.kill(KILLED_INGESTER);
+    progress.line("killed " + KILLED_INGESTER + "; its leases expire within " + Stack.LEASE_TTL);
+    Thread watcher =
+        new Thread(
+            () -> {
+              long deadline = killedAt + Duration.ofSeconds(30).toNanos();
+              while (System.nanoTime() < deadline) {
+                IngestStats now = stats(stack);
+                if (now.leasesHeld().getOrDefault(SURVIVOR, 0) >= config.pods()) {
+                  takeover = Duration.ofNanos(System.nanoTime() - killedAt);
+                  return;
+                }
+                try {
+                  Thread.sleep(20);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                  return;
+                }
+              }
+            },
+            "kvindex-demo-takeover-watch");
+    watcher.setDaemon(true);
+    watcher.start();
+  }
+
+  /** Waits until every pod's events up to its last batch are applied in Redis. */
+  private void quiesce(Stack stack) throws InterruptedException {
+    progress.line("waiting for the index to catch up with every pod (quiescence)");
+    await(
+        QUIESCENCE_TIMEOUT,
+        () -> lagging(stack).isEmpty(),
+        () -> "streams still behind: " + lagging(stack));
+  }
+
+  private List<String> lagging(Stack stack) {
+    List<String> behind = new ArrayList<>();
+    for (SimulatedPod pod : stack.fleet().pods()) {
+      long last = pod.nextSequence(0) - 1;
+      long applied = stack.watermark(pod.name());
+      if (applied != last) {
+        behind.add(pod.name() + " applied " + applied + " of " + last);
+      }
+    }
+    return behind;
+  }
+
+  private Auditor.Accuracy audit(Stack stack) throws InterruptedException {
+    progress.line("auditing the index against the simulator's ground truth");
+    Auditor auditor =
+        new Auditor(
+            stack.auditIndex(),
+            new RouterClient(stack.routers()),
+            stack.fleet(),
+            requests.subList(0, kvindexRun.routed()));
+    long deadline = System.nanoTime() + AUDIT_TIMEOUT.toNanos();
+    Auditor.Accuracy accuracy = auditor.audit();
+    while (!accuracy.perfect() && System.nanoTime() < deadline) {
+      accuracy = auditor.audit();
+    }
+    return accuracy;
+  }
+
+  private Run.Result baseline(String name) {
+    try (Fleet fleet = Fleet.start(config, capacityBlocks, false)) {
+      Policy policy = Policy.baseline(name, config.seed());
+      progress.line("replaying the same requests with " + name + " routing on a fresh fleet");
+      List<InferenceRequest> same = requests.subList(0, kvindexRun.routed());
+      return samePodFaults(new Run(same, fleet, policy), fleet).execute();
+    }
+  }
+
+  private IngestStats stats(Stack stack) {
+    Map<String, MeterRegistry> live = new LinkedHashMap<>();
+    for (Map.Entry<String, Ingester> e : stack.ingesters().entrySet()) {
+      live.put(e.getKey(), e.getValue().meterRegistry());
+    }
+    return IngestStats.read(registries, live);
+  }
+
+  private static void await(
+      Duration timeout, BooleanSupplier condition, java.util.function.Supplier<String> why)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new DemoException("gave up after " + timeout.toSeconds() + " s: " + why.get());
+      }
+      Thread.sleep(50);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package io.kvindex.demo;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What {@code kvindex demo} runs: the fleet, the workload and where Redis is. Immutable and
+ * thread-safe; build with {@link #builder()}. Every default is in the README's configuration table.
+ */
+public final class DemoConfig {
+  private final String redisUri;
+  private final int pods;
+  private final Duration duration;
+  private final Path trace;
+  private final double requestsPerSecond;
+  private final int capacityBlocks;
+  private final long seed;
+
+  private DemoConfig(Builder b) {
+    this.redisUri = b.redisUri;
+    this.pods = b.pods;
+    this.duration = b.duration;
+    this.trace = b.trace;
+    this.requestsPerSecond = b.requestsPerSecond;
+    this.capacityBlocks = b.capacityBlocks;
+    this.seed = b.seed;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** An existing Redis or Redis Cluster, or {@code null} to start the embedded Redis. */
+  public String redisUri() {
+    return redisUri;
+  }
+
+  /** Simulated pods in the fleet. */
+  public int pods() {
+    return pods;
+  }
+
+  /** How long requests are routed through kvindex (the baselines replay the same requests). */
+  public Duration duration() {
+    return duration;
+  }
+
+  /** A Mooncake-format trace to replay, or {@code null} for the built-in multi-tenant workload. */
+  public Path trace() {
+    return trace;
+  }
+
+  /** The offered load while routing through kvindex. */
+  public double requestsPerSecond() {
+    return requestsPerSecond;
+  }
+
+  /** Each simulated pod's GPU KV-cache capacity, in blocks. */
+  public int capacityBlocks() {
+    return capacityBlocks;
+  }
+
+  /** Seeds the workload and the random baseline, so that runs repeat. */
+  public long seed() {
+    return seed;
+  }
+
+  /** How many requests the run offers: the duration at the offered load. */
+  int requestCount() {
+    return (int) Math.max(1, Math.round(duration.toMillis() / 1000.0 * requestsPerSecond));
+  }
+
+  /** Builds a {@link DemoConfig}; each setter checks its argument at once. Not thread-safe. */
+  public static final class Builder {
+    private String redisUri;
+    private int pods = 8;
+    private Duration duration = Duration.ofSeconds(40);
+    private Path trace;
+    private double requestsPerSecond = 150;
+    private int capacityBlocks = 1024;
+    private long seed = 7;
+
+    private Builder() {}
+
+    /**
+     * {@code redis://host:port}, {@code rediss://...}, or a cluster's seed URIs. Default embedded.
+     */
+    public Builder redisUri(String uri) {
+      if (uri != null && uri.isBlank()) {
+        throw new IllegalArgumentException("redisUri must not be blank; leave it out for embedded");
+      }
+      this.redisUri = uri;
+      return this;
+    }
+
+    /** Default 8. */
+    public Builder pods(int pods) {
+      if (pods < 2 || pods > 256) {
+        throw new IllegalArgumentException("pods must be within [2, 256], got " + pods);
+      }
+      this.pods = pods;
+      return this;
+    }
+
+    /** Default 40 s. */
+    public Builder duration(Duration duration) {
+      Objects.requireNonNull(duration, "duration");
+      if (duration.toMillis() < 1000 || duration.toMinutes() > 60) {
+        throw new IllegalArgumentException(
+            "duration must be within [1s, 60m], got " + duration.toMillis() + " ms");
+      }
+      this.duration = duration;
+      return this;
+    }
+
+    /** Default none: the built-in workload. */
+    public Builder trace(Path trace) {
+      if (trace != null && !Files.isReadable(trace)) {
+        throw new IllegalArgumentException(
+            "trace " + trace + " is not a readable file; give a Mooncake-format JSONL trace");
+      }
+      this.trace = trace;
+      return this;
+    }
+
+    /** Default 150. */
+    public Builder requestsPerSecond(double rate) {
+      if (!(rate > 0 && rate <= 100_000)) {
+        throw new IllegalArgumentException(
+            "requestsPerSecond must be within (0, 100000], got " + rate);
+      }
+      this.requestsPerSecond = rate;
+      return this;
+    }
+
+    /** Default 1024 blocks (16 tokens each). */
+    public Builder capacityBlocks(int blocks) {
+      if (blocks < 64) {
+        throw new IllegalArgumentException("capacityBlocks must be at least 64, got " + blocks);
+      }
+      this.capacityBlocks = blocks;
+      return this;
+    }
+
+    /** Default 7. */
+    public Builder seed(long seed) {
+      this.seed = seed;
+      return this;
+    }
+
+    public DemoConfig build() {
+      return new DemoConfig(this);
+    }
+  }
+}

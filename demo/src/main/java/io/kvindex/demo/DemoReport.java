@@ -1,0 +1,368 @@
+package io.kvindex.demo;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.stream.Collectors;
+
+/**
+ * The demo's summary: hit rates per routing policy, index accuracy at quiescence, ingestion figures
+ * and how each injected fault was handled, with the problems that make the demo fail. Immutable and
+ * thread-safe.
+ */
+public final class DemoReport {
+  private final Builder b;
+  private final List<String> problems;
+
+  private DemoReport(Builder b) {
+    this.b = b;
+    this.problems = findProblems(b);
+  }
+
+  static Builder builder(DemoConfig config) {
+    return new Builder(config);
+  }
+
+  /** What went wrong; empty when the demo showed what it should. */
+  public List<String> problems() {
+    return problems;
+  }
+
+  /** 0 when there are no problems, else 1. */
+  public int exitCode() {
+    return problems.isEmpty() ? 0 : 1;
+  }
+
+  /** The hit rate of a policy ({@code kvindex}, {@code round-robin}, {@code random}). */
+  public double hitRate(String policy) {
+    return result(policy).hitRate();
+  }
+
+  /** The fraction of pods whose indexed blocks equal their true blocks at quiescence. */
+  public double podAccuracy() {
+    return b.accuracy.podFraction();
+  }
+
+  /** The fraction of sampled lookups whose per-pod depths were right at quiescence. */
+  public double lookupAccuracy() {
+    return b.accuracy.lookups().fraction();
+  }
+
+  private Run.Result result(String policy) {
+    return b.results.stream()
+        .filter(r -> r.policy().equals(policy))
+        .findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no run of policy " + policy));
+  }
+
+  /** The summary as printed at the end of {@code kvindex demo}. */
+  public String render() {
+    StringBuilder s = new StringBuilder();
+    line(s, "");
+    line(
+        s,
+        "kvindex demo summary: %d pods, %d requests (%s), %s, %.1f s in all",
+        b.config.pods(),
+        result("kvindex").routed(),
+        b.config.trace() == null ? "built-in multi-tenant workload" : "trace " + b.config.trace(),
+        b.config.redisUri() == null ? "embedded Redis" : "Redis " + b.config.redisUri(),
+        b.elapsed.toMillis() / 1000.0);
+    line(s, "");
+    line(
+        s, "Routing: the same requests under each policy, each on a fresh fleet of the same shape");
+    line(
+        s,
+        "  %-12s %9s %15s %15s %9s",
+        "policy",
+        "requests",
+        "prompt tokens",
+        "cached tokens",
+        "hit rate");
+    for (Run.Result r : b.results) {
+      line(
+          s,
+          "  %-12s %9d %15d %15d %8.1f%%",
+          r.policy(),
+          r.routed(),
+          r.promptTokens(),
+          r.cachedTokens(),
+          100 * r.hitRate());
+    }
+    line(
+        s,
+        "  kvindex picks by reason: %s; router calls failed: %d%s",
+        join(b.reasons),
+        b.routerFailures,
+        b.lastRouterFailure == null ? "" : " (last: " + b.lastRouterFailure + ")");
+    line(
+        s,
+        "  router POST /score round trip (HTTP, JSON token ids): p50 %s, p99 %s",
+        millis(b.scoreP50Millis),
+        millis(b.scoreP99Millis));
+    line(s, "");
+    Auditor.Accuracy a = b.accuracy;
+    line(s, "Index accuracy at quiescence, against the simulator's ground truth");
+    line(
+        s,
+        "  pods whose indexed blocks equal their true blocks: %d/%d (%.1f%%), %d distinct blocks"
+            + " checked per pod",
+        a.pods() - a.wrongPods().size(),
+        a.pods(),
+        100 * a.podFraction(),
+        a.blocksChecked());
+    a.wrongPods().forEach((pod, why) -> line(s, "    %s: %s", pod, why));
+    Auditor.LookupAccuracy l = a.lookups();
+    line(
+        s,
+        "  lookups through the routers whose per-pod depths are right: %d/%d (%.1f%%)%s",
+        l.right(),
+        l.sampled(),
+        100 * l.fraction(),
+        l.unavailable() == 0 ? "" : ", " + l.unavailable() + " unanswered (index unavailable)");
+    if (l.firstWrong() != null) {
+      line(s, "    first wrong: %s", l.firstWrong());
+    }
+    line(s, "");
+    IngestStats i = b.ingest;
+    double seconds = Math.max(0.001, result("kvindex").elapsed().toMillis() / 1000.0);
+    line(
+        s, "Ingestion: %d ingester replicas, each with its own Redis connections", Stack.INGESTERS);
+    line(
+        s,
+        "  %d events (%.0f/s), %d blocks stored or removed (%.0f/s) during the kvindex run",
+        i.events(),
+        i.events() / seconds,
+        i.blocks(),
+        i.blocks() / seconds);
+    line(
+        s,
+        "  lag from event timestamp to applied in Redis: p50 %s, p99 %s",
+        millis(i.lagP50Millis()),
+        millis(i.lagP99Millis()));
+    line(
+        s,
+        "  leases: before the kill %s; at the end %s; lease moves %s",
+        b.beforeKill == null ? "-" : joinInts(b.beforeKill.leasesHeld()),
+        joinInts(i.leasesHeld()),
+        join(i.leaseMoves()));
+    line(s, "");
+    line(s, "Faults injected midway, and how each was handled");
+    Map<String, Integer> fired = result("kvindex").fired();
+    line(
+        s,
+        "  reset %s's prefix cache (before request %s): %s",
+        Demo.RESET_POD,
+        fired.getOrDefault(Demo.RESET, -1),
+        resetOutcome());
+    line(
+        s,
+        "  restarted %s's engine (before request %s): %s",
+        Demo.RESTART_POD,
+        fired.getOrDefault(Demo.RESTART, -1),
+        restartOutcome());
+    line(
+        s,
+        "  killed %s (before request %s): %s",
+        Demo.KILLED_INGESTER,
+        fired.getOrDefault(Demo.KILL, -1),
+        killOutcome());
+    line(s, "");
+    if (problems.isEmpty()) {
+      line(
+          s,
+          "Result: OK (index accuracy 100%%, kvindex hit rate %.1f%% vs round-robin %.1f%%)",
+          100 * hitRate("kvindex"),
+          100 * hitRate("round-robin"));
+    } else {
+      line(s, "Result: FAILED");
+      problems.forEach(p -> line(s, "  - %s", p));
+    }
+    return s.toString();
+  }
+
+  private String resetOutcome() {
+    long purges = b.ingest.purges().getOrDefault("all_blocks_cleared", 0L);
+    return purges > 0
+        ? "handled: its AllBlocksCleared purged the pod's entries (purges by reason "
+            + join(b.ingest.purges())
+            + ")"
+        : "NOT handled: no AllBlocksCleared purge was counted";
+  }
+
+  private String restartOutcome() {
+    return b.ingest.restarts() > 0
+        ? "handled: " + b.ingest.restarts() + " engine restart(s) detected and the pod purged"
+        : "NOT handled: no engine restart was detected";
+  }
+
+  private String killOutcome() {
+    if (b.takeover == null) {
+      return "NOT handled: " + Demo.SURVIVOR + " did not take over every stream within 30 s";
+    }
+    int moved =
+        b.beforeKill == null ? 0 : b.beforeKill.leasesHeld().getOrDefault(Demo.KILLED_INGESTER, 0);
+    return String.format(
+        Locale.ROOT,
+        "handled: its %d leases moved to %s, which held all %d streams %.1f s after the kill"
+            + " (lease TTL %d s)",
+        moved,
+        Demo.SURVIVOR,
+        b.config.pods(),
+        b.takeover.toMillis() / 1000.0,
+        Stack.LEASE_TTL.toSeconds());
+  }
+
+  private static List<String> findProblems(Builder b) {
+    List<String> out = new ArrayList<>();
+    Auditor.Accuracy a = b.accuracy;
+    if (!a.wrongPods().isEmpty()) {
+      out.add(
+          String.format(
+              Locale.ROOT,
+              "index accuracy at quiescence is %.1f%% of pods, not 100%%: %s",
+              100 * a.podFraction(),
+              a.wrongPods()));
+    }
+    if (!a.lookups().perfect()) {
+      out.add(
+          String.format(
+              Locale.ROOT,
+              "%d of %d lookups through the routers had a wrong depth or no answer%s",
+              a.lookups().sampled() - a.lookups().right(),
+              a.lookups().sampled(),
+              a.lookups().firstWrong() == null
+                  ? ""
+                  : " (first: " + a.lookups().firstWrong() + ")"));
+    }
+    double kv =
+        b.results.stream()
+            .filter(r -> r.policy().equals("kvindex"))
+            .findFirst()
+            .map(Run.Result::hitRate)
+            .orElse(0.0);
+    double rr =
+        b.results.stream()
+            .filter(r -> r.policy().equals("round-robin"))
+            .findFirst()
+            .map(Run.Result::hitRate)
+            .orElse(1.0);
+    if (!(kv > rr)) {
+      out.add(
+          String.format(
+              Locale.ROOT,
+              "kvindex's hit rate %.1f%% is not above round-robin's %.1f%%",
+              100 * kv,
+              100 * rr));
+    }
+    if (b.ingest.purges().getOrDefault("all_blocks_cleared", 0L) == 0) {
+      out.add("the prefix-cache reset of " + Demo.RESET_POD + " was not purged from the index");
+    }
+    if (b.ingest.restarts() == 0) {
+      out.add("the engine restart of " + Demo.RESTART_POD + " was not detected");
+    }
+    if (b.takeover == null) {
+      out.add(
+          "the leases of the killed " + Demo.KILLED_INGESTER + " did not move to " + Demo.SURVIVOR);
+    }
+    return List.copyOf(out);
+  }
+
+  static String millis(double ms) {
+    if (Double.isNaN(ms)) {
+      return "-";
+    }
+    if (Double.isInfinite(ms)) {
+      return "> 60 s";
+    }
+    return String.format(Locale.ROOT, ms < 10 ? "%.1f ms" : "%.0f ms", ms);
+  }
+
+  private static String join(Map<String, ? extends Number> counts) {
+    if (counts.isEmpty()) {
+      return "none";
+    }
+    return counts.entrySet().stream()
+        .map(e -> e.getKey() + "=" + e.getValue())
+        .collect(Collectors.joining(" "));
+  }
+
+  private static String joinInts(Map<String, Integer> counts) {
+    return join(counts);
+  }
+
+  private static void line(StringBuilder s, String format, Object... args) {
+    s.append(String.format(Locale.ROOT, format, args)).append('\n');
+  }
+
+  /** Collects the figures as the demo goes. Not thread-safe. */
+  static final class Builder {
+    private final DemoConfig config;
+    private final List<Run.Result> results = new ArrayList<>();
+    private Map<String, Integer> reasons = Map.of();
+    private int routerFailures;
+    private String lastRouterFailure;
+    private Auditor.Accuracy accuracy;
+    private IngestStats ingest;
+    private IngestStats beforeKill;
+    private Duration takeover;
+    private Duration elapsed = Duration.ZERO;
+    private double scoreP50Millis = Double.NaN;
+    private double scoreP99Millis = Double.NaN;
+
+    private Builder(DemoConfig config) {
+      this.config = config;
+    }
+
+    Builder result(Run.Result r) {
+      results.add(r);
+      return this;
+    }
+
+    Builder scoreLatency(double p50Millis, double p99Millis) {
+      this.scoreP50Millis = p50Millis;
+      this.scoreP99Millis = p99Millis;
+      return this;
+    }
+
+    Builder routing(Map<String, Integer> reasons, int failures, String lastFailure) {
+      this.reasons = new java.util.TreeMap<>(reasons);
+      this.routerFailures = failures;
+      this.lastRouterFailure = lastFailure;
+      return this;
+    }
+
+    Builder accuracy(Auditor.Accuracy accuracy) {
+      this.accuracy = accuracy;
+      return this;
+    }
+
+    Builder ingest(IngestStats ingest) {
+      this.ingest = ingest;
+      return this;
+    }
+
+    Builder ingestBeforeKill(IngestStats stats) {
+      this.beforeKill = stats;
+      return this;
+    }
+
+    Builder takeover(Duration takeover) {
+      this.takeover = takeover;
+      return this;
+    }
+
+    Builder elapsed(Duration elapsed) {
+      this.elapsed = elapsed;
+      return this;
+    }
+
+    DemoReport build() {
+      Objects.requireNonNull(accuracy, "accuracy");
+      Objects.requireNonNull(ingest, "ingest");
+      return new DemoReport(this);
+    }
+  }
+}

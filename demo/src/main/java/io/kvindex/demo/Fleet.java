@@ -1,0 +1,80 @@
+package io.kvindex.demo;
+
+import io.kvindex.simulator.Completion;
+import io.kvindex.simulator.FleetStats;
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodConfig;
+import io.kvindex.simulator.PodRouter;
+import io.kvindex.simulator.SimulatedFleet;
+import io.kvindex.simulator.SimulatedPod;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One run's simulated fleet, with its ground truth. Every run gets a fresh fleet of the same shape,
+ * so the routing policies are compared on equal terms. Thread-safe as the simulator's fleet is.
+ */
+final class Fleet implements AutoCloseable {
+  private final SimulatedFleet fleet;
+
+  private Fleet(SimulatedFleet fleet) {
+    this.fleet = fleet;
+  }
+
+  /**
+   * Starts {@code config.pods()} pods named {@code pod-0}, {@code pod-1}, ...
+   *
+   * @param capacityBlocks each pod's GPU KV-cache capacity
+   * @param http whether each pod serves its HTTP endpoint (the ingesters read its /metrics)
+   */
+  static Fleet start(DemoConfig config, int capacityBlocks, boolean http) {
+    PodConfig template =
+        PodConfig.builder()
+            .model(Workloads.MODEL)
+            .blockSize(Workloads.BLOCK_SIZE)
+            .capacityBlocks(capacityBlocks)
+            .hashSeed(Stack.HASH_SEED)
+            .http(http)
+            .build();
+    return new Fleet(
+        SimulatedFleet.builder()
+            .pods(config.pods())
+            .podTemplate(template)
+            .seed(config.seed())
+            .build());
+  }
+
+  List<String> names() {
+    return fleet.pods().stream().map(SimulatedPod::name).toList();
+  }
+
+  List<SimulatedPod> pods() {
+    return fleet.pods();
+  }
+
+  SimulatedPod pod(String name) {
+    return fleet.pod(name);
+  }
+
+  /** Serves the request on the pod {@code router} picks (refusals are counted in the stats). */
+  Completion submit(InferenceRequest request, PodRouter router) {
+    return fleet.submit(Workloads.MODEL, request, router);
+  }
+
+  FleetStats stats() {
+    return fleet.stats();
+  }
+
+  /** Ground truth: the blocks the pod holds on any tier (the demo's pods have one rank). */
+  Set<Long> held(String pod) {
+    Set<Long> all = new HashSet<>();
+    fleet.pod(pod).cachedBlocks(0).values().forEach(all::addAll);
+    return all;
+  }
+
+  @Override
+  public void close() {
+    fleet.close();
+  }
+}

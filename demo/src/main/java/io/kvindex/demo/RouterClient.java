@@ -1,0 +1,78 @@
+package io.kvindex.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Calls the router replicas' {@code POST /score} over HTTP, as a gateway not on the JVM would; the
+ * replicas take turns. Thread-safe.
+ */
+final class RouterClient {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final List<URI> routers;
+  private final AtomicInteger next = new AtomicInteger();
+  private final HttpClient http =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(2))
+          .build();
+
+  RouterClient(List<URI> routers) {
+    if (routers.isEmpty()) {
+      throw new IllegalArgumentException("routers must name at least one router");
+    }
+    this.routers = List.copyOf(routers);
+  }
+
+  /**
+   * Scores a prompt over the candidate pods; with {@code load}, the answer carries the router's
+   * {@code pick}. A 503 (index unavailable) is returned as is: its body still carries the pick.
+   *
+   * @throws IOException if the router cannot be reached or answers another error
+   */
+  JsonNode score(int[] tokenIds, List<String> pods, Map<String, Integer> load)
+      throws IOException, InterruptedException {
+    URI router = routers.get(Math.floorMod(next.getAndIncrement(), routers.size()));
+    HttpRequest post =
+        HttpRequest.newBuilder(router.resolve("/score"))
+            .timeout(Duration.ofSeconds(5))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body(tokenIds, pods, load)))
+            .build();
+    HttpResponse<byte[]> response = http.send(post, HttpResponse.BodyHandlers.ofByteArray());
+    if (response.statusCode() != 200 && response.statusCode() != 503) {
+      throw new IOException(
+          router + " answered " + response.statusCode() + ": " + new String(response.body()));
+    }
+    return JSON.readTree(response.body());
+  }
+
+  private static byte[] body(int[] tokenIds, List<String> pods, Map<String, Integer> load)
+      throws IOException {
+    ObjectNode body = JSON.createObjectNode();
+    body.put("model", Workloads.MODEL);
+    ArrayNode tokens = body.putArray("token_ids");
+    for (int t : tokenIds) {
+      tokens.add(t);
+    }
+    ArrayNode candidates = body.putArray("pods");
+    pods.forEach(candidates::add);
+    if (load != null) {
+      ObjectNode loads = body.putObject("load");
+      pods.forEach(p -> loads.put(p, load.getOrDefault(p, 0)));
+    }
+    return JSON.writeValueAsBytes(body);
+  }
+}

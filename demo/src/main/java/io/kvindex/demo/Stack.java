@@ -1,0 +1,281 @@
+package io.kvindex.demo;
+
+import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import io.kvindex.ingester.Ingester;
+import io.kvindex.ingester.IngesterConfig;
+import io.kvindex.ingester.PodSpec;
+import io.kvindex.localredis.LocalRedis;
+import io.kvindex.redis.RedisCalls;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.router.KvRouter;
+import io.kvindex.router.ModelKeys;
+import io.kvindex.router.http.ScoringServer;
+import io.kvindex.simulator.SimulatedPod;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.UUID;
+
+/**
+ * Everything the kvindex run starts: Redis (unless given), the simulated pods, two ingester
+ * replicas and two router replicas, each with its own Redis connections, plus the auditor's own
+ * read-only view of the index. {@link #close()} ends all of it, in reverse order. Not thread-safe:
+ * one thread drives it.
+ */
+final class Stack implements AutoCloseable {
+  static final String MODEL = Workloads.MODEL;
+  static final String HASH_SEED = "42";
+  static final int INGESTERS = 2;
+  static final int ROUTERS = 2;
+  static final Duration LEASE_TTL = Duration.ofSeconds(3);
+  static final Duration LOOKUP_BUDGET = Duration.ofMillis(50);
+  static final Duration REPLAY_IDLE_TIMEOUT = Duration.ofSeconds(10);
+
+  private final Deque<AutoCloseable> opened = new ArrayDeque<>();
+  // A fresh index name per run: a shared Redis keeps other indexes, and a rerun starts clean.
+  private final String indexName = "demo-" + UUID.randomUUID().toString().substring(0, 8);
+  private String redisUri;
+  private boolean embeddedRedis;
+  private Fleet fleet;
+  private final Map<String, Ingester> ingesters = new LinkedHashMap<>();
+  private final List<String> killed = new ArrayList<>();
+  private final List<URI> routers = new ArrayList<>();
+  private RedisConnector auditConnector;
+  private PrefixIndex auditIndex;
+
+  private Stack() {}
+
+  /** Starts everything; on a failure, ends what had started and rethrows. */
+  static Stack start(DemoConfig config, int capacityBlocks) {
+    Stack stack = new Stack();
+    try {
+      stack.open(config, capacityBlocks);
+      return stack;
+    } catch (RuntimeException e) {
+      try {
+        stack.close();
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+  }
+
+  private void open(DemoConfig config, int capacityBlocks) {
+    if (config.redisUri() == null) {
+      LocalRedis redis = LocalRedis.builder().setting("maxmemory-policy", "noeviction").start();
+      opened.push(redis);
+      redisUri = redis.uri().toString();
+      embeddedRedis = true;
+    } else {
+      redisUri = config.redisUri();
+      // Closed last, after the services: the demo leaves nothing in a Redis it was given.
+      RedisConnector cleanup =
+          RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
+      opened.push(cleanup);
+      opened.push(() -> deleteIndexKeys(cleanup));
+    }
+    fleet = Fleet.start(config, capacityBlocks, true);
+    opened.push(fleet);
+    for (int i = 1; i <= INGESTERS; i++) {
+      startIngester("ingester-" + i);
+    }
+    for (int i = 1; i <= ROUTERS; i++) {
+      startRouter();
+    }
+    auditConnector =
+        RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
+    opened.push(auditConnector);
+
+    auditIndex =
+        PrefixIndex.builder()
+            .indexName(indexName)
+            .defaultKeyMode(KeyMode.ENGINE)
+            .lookupPolicy(RetryPolicy.defaults())
+            .redis(auditConnector)
+            .build();
+    opened.push(auditIndex);
+  }
+
+  private void startIngester(String replica) {
+    IngesterConfig config =
+        IngesterConfig.builder()
+            .redisUri(redisUri)
+            .indexName(indexName)
+            .replicaId(replica)
+            .httpHost("127.0.0.1")
+            .httpPort(0)
+            .leaseTtl(LEASE_TTL)
+            .reconcileInterval(Duration.ofMillis(500))
+            .idleCatchUp(Duration.ofSeconds(1))
+            // A loaded laptop can stall a replay for seconds; giving up purges a pod needlessly.
+            .replayIdleTimeout(REPLAY_IDLE_TIMEOUT)
+            .pods(podSpecs())
+            .build();
+    Ingester ingester = Ingester.start(config);
+    opened.push(ingester);
+    ingesters.put(replica, ingester);
+  }
+
+  private void startRouter() {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    KvRouter router =
+        KvRouter.builder()
+            .redisUri(redisUri)
+            .indexName(indexName)
+            .model(MODEL, modelKeys())
+            .lookupBudget(LOOKUP_BUDGET)
+            .meterRegistry(registry)
+            .build();
+    opened.push(router);
+    try {
+      ScoringServer server =
+          ScoringServer.start(router, registry, new InetSocketAddress("127.0.0.1", 0), 4);
+      opened.push(server);
+      InetSocketAddress bound = server.address();
+      routers.add(URI.create("http://127.0.0.1:" + bound.getPort()));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start a router on a free loopback port", e);
+    }
+  }
+
+  static ModelKeys modelKeys() {
+    return ModelKeys.engine(HashAlgorithm.SHA256_CBOR, HASH_SEED, Workloads.BLOCK_SIZE);
+  }
+
+  private List<PodSpec> podSpecs() {
+    List<PodSpec> specs = new ArrayList<>();
+    for (SimulatedPod pod : fleet.pods()) {
+      specs.add(
+          PodSpec.of(
+                  pod.name(),
+                  pod.model(),
+                  pod.endpoints().get(0).publish(),
+                  pod.endpoints().get(0).replay())
+              .withMetricsUrl(pod.httpAddress() + "/metrics"));
+    }
+    return specs;
+  }
+
+  String redisUri() {
+    return embeddedRedis ? redisUri + " (embedded)" : redisUri;
+  }
+
+  String indexName() {
+    return indexName;
+  }
+
+  Fleet fleet() {
+    return fleet;
+  }
+
+  /** The live ingester replicas by name. */
+  Map<String, Ingester> ingesters() {
+    Map<String, Ingester> live = new LinkedHashMap<>(ingesters);
+    killed.forEach(live::remove);
+    return live;
+  }
+
+  List<URI> routers() {
+    return List.copyOf(routers);
+  }
+
+  PrefixIndex auditIndex() {
+    return auditIndex;
+  }
+
+  /** The stream's applied watermark in Redis, or -1. */
+  long watermark(String pod) {
+    OptionalLong w = auditIndex.watermark(StreamId.of(MODEL, pod));
+    return w.isPresent() ? w.getAsLong() : -1;
+  }
+
+  /** Ends one ingester as a crash would: its leases are left to expire. */
+  void kill(String replica) {
+    Ingester ingester = ingesters.get(replica);
+    if (ingester == null || killed.contains(replica)) {
+      throw new IllegalArgumentException("no live ingester " + replica);
+    }
+    ingester.kill();
+    killed.add(replica);
+  }
+
+  /**
+   * Deletes every key of this run's index (SCAN over the server, or every cluster node), with the
+   * usual retries of temporary errors; says what to run by hand if Redis keeps failing.
+   */
+  private void deleteIndexKeys(RedisConnector connector) {
+    String match = "kvindex:v1:{" + indexName + "/*";
+    byte[] pattern = match.getBytes(StandardCharsets.UTF_8);
+    RedisCalls calls = connector.calls(RetryPolicy.defaults());
+    ScanCursor cursor = ScanCursor.INITIAL;
+    do {
+      ScanCursor from = cursor;
+      KeyScanCursor<byte[]> page =
+          done(
+              calls.callAndWait(
+                  "demo-cleanup",
+                  () ->
+                      connector
+                          .commands()
+                          .scan(from, ScanArgs.Builder.matches(pattern).limit(500))),
+              match);
+      for (byte[] key : page.getKeys()) {
+        done(calls.callAndWait("demo-cleanup", () -> connector.commands().unlink(key)), match);
+      }
+      cursor = page;
+    } while (!cursor.isFinished());
+  }
+
+  private static <T> T done(RedisOutcome<T> outcome, String match) {
+    if (outcome instanceof RedisOutcome.Done<T> done) {
+      return done.value();
+    }
+    throw new DemoException(
+        "could not delete the demo's keys from Redis ("
+            + outcome
+            + "); delete them with: redis-cli --scan --pattern '"
+            + match
+            + "' | xargs redis-cli unlink");
+  }
+
+  @Override
+  public void close() {
+    RuntimeException first = null;
+    while (!opened.isEmpty()) {
+      try {
+        opened.pop().close();
+      } catch (Exception e) {
+        if (first == null) {
+          first = new IllegalStateException("closing the demo stack failed", e);
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+}

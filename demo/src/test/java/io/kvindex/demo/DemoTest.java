@@ -1,0 +1,50 @@
+package io.kvindex.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class DemoTest {
+
+  /** The whole stack on a small fleet: the demo's own checks must all pass. */
+  @Test
+  void run_smallFleet_indexExactAndRoutingBeatsRoundRobin() throws Exception {
+    StringWriter progress = new StringWriter();
+    DemoReport report =
+        Demo.run(
+            DemoConfig.builder().pods(4).duration(Duration.ofSeconds(12)).build(),
+            new PrintWriter(progress, true));
+
+    String summary = report.render();
+    assertThat(report.problems()).as(summary).isEmpty();
+    assertThat(report.podAccuracy()).as(summary).isEqualTo(1.0);
+    assertThat(report.lookupAccuracy()).as(summary).isEqualTo(1.0);
+    assertThat(report.hitRate("kvindex")).as(summary).isGreaterThan(report.hitRate("round-robin"));
+    assertThat(report.exitCode()).isZero();
+    assertThat(summary)
+        .contains("pods whose indexed blocks equal their true blocks: 4/4 (100.0%)")
+        .contains("reset pod-1's prefix cache")
+        .contains("restarted pod-2's engine")
+        .contains("killed ingester-2")
+        .doesNotContain("NOT handled");
+    assertThat(progress.toString()).contains("kvindex: routed");
+  }
+
+  @Test
+  void builder_badValues_sayWhatIsAccepted() {
+    assertThatThrownBy(() -> DemoConfig.builder().pods(1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("pods must be within [2, 256]");
+    assertThatThrownBy(() -> DemoConfig.builder().duration(Duration.ofMillis(10)))
+        .hasMessageContaining("duration must be within [1s, 60m]");
+    assertThatThrownBy(() -> DemoConfig.builder().trace(Path.of("no-such-trace.jsonl")))
+        .hasMessageContaining("is not a readable file");
+    assertThatThrownBy(() -> DemoConfig.builder().redisUri(" "))
+        .hasMessageContaining("must not be blank");
+  }
+}

@@ -66,6 +66,14 @@ class IngesterTest {
     assertThat(ingester.metrics().value("kvindex.ingester.blocks", "type", "stored")).isPositive();
     assertThat(ingester.metrics().value("kvindex.ingester.blocks", "type", "removed")).isPositive();
     assertThat(ingester.metrics().lag().count()).isPositive();
+    String page = ingester.meterRegistry().scrape();
+    org.slf4j.LoggerFactory.getLogger(IngesterTest.class).debug("/metrics:\n{}", page);
+    assertThat(page)
+        .contains("kvindex_ingester_lag_seconds_bucket")
+        .contains("kvindex_ingester_events_total{type=\"BlockStored\"}")
+        .contains("kvindex_ingester_watermark{model=\"sim-model\",pod=\"pod-0\",rank=\"0\"}")
+        .contains("kvindex_ingester_leases_held 2.0")
+        .contains("kvindex_ingester_leases_moved_total{how=\"acquired\"} 2.0");
   }
 
   @Test

@@ -158,6 +158,29 @@ class IngesterTest {
   }
 
   @Test
+  void engineRestartPastTheWatermark_isCaughtByItsStartTime() {
+    fleet = Fleet.start(1);
+    Ingester first = startOwningAll();
+    fleet.traffic(5);
+    awaitEqual(fleet.pod(0));
+    Await.until(WAIT, "incarnation recorded", () -> rig.incarnationRecorded("pod-0"));
+    long watermark = first.workers().values().iterator().next().applied();
+    first.close();
+
+    fleet.pod(0).restart(); // while nobody watches, and the new engine runs past the watermark
+    while (fleet.pod(0).nextSequence(0) <= watermark + 3) {
+      fleet.traffic(1);
+    }
+    Ingester second = rig.start("r2", fleet.specs("engine"));
+    fleet.traffic(2);
+
+    awaitEqual(fleet.pod(0));
+    assertThat(second.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
+    assertThat(second.metrics().value("kvindex.ingester.purges", "reason", "engine_restart"))
+        .isEqualTo(1.0);
+  }
+
+  @Test
   void sleep_isDetectedThroughMetricsEndpoint() {
     fleet = Fleet.start(2);
     Ingester ingester = startOwningAll();

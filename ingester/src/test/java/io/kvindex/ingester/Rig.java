@@ -289,6 +289,18 @@ final class Rig implements AutoCloseable {
     return out;
   }
 
+  /** Whether some ingester has recorded the pod's engine incarnation in Redis. */
+  boolean incarnationRecorded(String pod) {
+    return connector
+            .commands()
+            .exists(
+                ("kvindex:v1:{" + INDEX + "/ingesters}:incarnation:" + Fleet.MODEL + ":" + pod)
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            .toCompletableFuture()
+            .join()
+        > 0;
+  }
+
   PrefixIndex tokenIndex() {
     return tokenIndex;
   }

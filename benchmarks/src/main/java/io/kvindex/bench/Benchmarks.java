@@ -35,6 +35,17 @@ public final class Benchmarks {
     return RouterBenchmark.run(options);
   }
 
+  /**
+   * One ingester replica applying the events of 64 simulated vLLM pods: sustained blocks per
+   * second, and the lag from event timestamp to applied at a stated offered load.
+   *
+   * @throws IllegalArgumentException if {@code options} name a Redis (this benchmark starts its
+   *     own)
+   */
+  public static JsonNode ingest(BenchOptions options) {
+    return IngestBenchmark.run(options);
+  }
+
   /** Writes a result as indented JSON, creating the parent directories. */
   public static void write(Path file, JsonNode result) {
     Reports.write(file, result);

@@ -29,7 +29,12 @@ import picocli.CommandLine.Spec;
       "Measure kvindex against real redis-server processes and write the figures as JSON.",
       "Measurements, not pass/fail tests: compare the figures with the goals in BENCHMARKS.md."
     },
-    subcommands = {HelpCommand.class, BenchCommand.Index.class, BenchCommand.Router.class})
+    subcommands = {
+      HelpCommand.class,
+      BenchCommand.Index.class,
+      BenchCommand.Router.class,
+      BenchCommand.Ingest.class
+    })
 final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
@@ -118,6 +123,29 @@ final class BenchCommand implements Callable<Integer> {
           common.out,
           () -> Benchmarks.router(BenchOptions.local(common.quick)),
           List.of("standalone", "cluster"));
+    }
+  }
+
+  @Command(
+      name = "ingest",
+      mixinStandardHelpOptions = true,
+      sortOptions = false,
+      description = {
+        "One ingester replica applying the KV events of 64 simulated vLLM pods (real ZMQ"
+            + " sockets) to a local Redis: the lag from event timestamp to applied at a stated"
+            + " offered load, then the sustained blocks per second at saturation."
+      })
+  static final class Ingest implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin Common common;
+
+    @Override
+    public Integer call() {
+      return run(
+          spec,
+          common.out,
+          () -> Benchmarks.ingest(BenchOptions.local(common.quick)),
+          List.of("blocks_per_s", "lag_p50_ms", "lag_p99_ms", "offered_blocks_per_s"));
     }
   }
 

@@ -164,7 +164,11 @@ for i = 8, #ARGV do
         local cg = string.sub(ev, 3, 4)
         local mapped = {}
         for k = 1, n do mapped[k] = cg .. hashes[k] end
-        local tks = redis.call('HMGET', KEYS[8], unpack(mapped))
+        local tks = {}
+        for c = 1, n, CHUNK do
+          local part = redis.call('HMGET', KEYS[8], unpack(mapped, c, math.min(c + CHUNK - 1, n)))
+          for k = 1, #part do tks[c + k - 1] = part[k] end
+        end
         local known = {}
         for k = 1, n do
           if tks[k] then
@@ -178,7 +182,9 @@ for i = 8, #ARGV do
           local gone = removeFields(fields, tier)
           local unmap = {}
           for _, g in ipairs(gone) do unmap[#unmap + 1] = known[g] end
-          if #unmap > 0 then redis.call('HDEL', KEYS[8], unpack(unmap)) end
+          for c = 1, #unmap, CHUNK do
+            redis.call('HDEL', KEYS[8], unpack(unmap, c, math.min(c + CHUNK - 1, #unmap)))
+          end
         end
         removed = removed + #fields
       else

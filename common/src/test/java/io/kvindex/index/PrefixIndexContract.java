@@ -266,6 +266,32 @@ abstract class PrefixIndexContract {
     assertThat(tokenDepth(index, List.of(base), "p")).isZero();
   }
 
+  @Test
+  void tokenMode_9000BlockEvents_applyInChunks() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(TOKEN_MODEL, "p");
+    long t = lease(index, s);
+    int n = 9000;
+    List<Integer> tokens = new ArrayList<>();
+    for (int i = 0; i < n * 2; i++) {
+      tokens.add(i);
+    }
+    List<Long> engine = hashes(1, n);
+    ApplyResult r = index.apply(s, 0, t, batch(stored(engine, null, tokens, 2, null, null, null)));
+    assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 0, n, 0, 0));
+    long[] keys =
+        TokenKeys.chain(
+            TokenKeys.root(TOKEN_MODEL, null), tokens.stream().mapToInt(i -> i).toArray(), 2);
+    List<Long> chain = new ArrayList<>();
+    for (long key : keys) {
+      chain.add(key);
+    }
+    assertThat(tokenDepth(index, chain, "p")).isEqualTo(n);
+    r = index.apply(s, 1, t, batch(removed(engine.subList(100, n), null)));
+    assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 1, 0, n - 100, 0));
+    assertThat(tokenDepth(index, chain, "p")).isEqualTo(100);
+  }
+
   static int tokenDepth(PrefixIndex index, List<Long> keys, String pod) {
     return index
         .lookup(LookupRequest.of(TOKEN_MODEL, KeyMode.TOKEN, keys, List.of(pod)))

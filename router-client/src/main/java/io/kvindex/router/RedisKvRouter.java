@@ -31,6 +31,12 @@ import java.util.concurrent.TimeUnit;
  * (some group's retries exhausted) answers {@link Scores.Outcome#UNAVAILABLE}: a partial answer
  * would make the pods of the silent group look cold. Real errors propagate as the index's typed
  * exceptions.
+ *
+ * <p>Speculative routes go to the index's speculate script without blocking (one PEXPIRE'd hash per
+ * pod, in the pod's group slot); lookups read them in the same script call as the confirmed
+ * entries, count them as GPU blocks and flag the pod speculative unless the engine's own entries
+ * cover the same depth. build() connects, checks the index's group count and runs one throw-away
+ * lookup so the script is loaded before the first request.
  */
 final class RedisKvRouter implements KvRouter {
   private final RouterConfig config;

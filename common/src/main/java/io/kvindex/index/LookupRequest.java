@@ -12,7 +12,8 @@ import java.util.Set;
  * @param model the served model
  * @param keyMode how {@code blockKeys} were formed; must match the mode the model is indexed in
  * @param blockKeys the prompt's block keys in chain order (engine hashes or token keys)
- * @param candidatePods the pods the router may choose from; duplicates are ignored
+ * @param candidatePods the pods the router may choose from (at most {@value #MAX_CANDIDATES});
+ *     duplicates are ignored
  * @param cacheGroup the KV-cache group (0 for models with one group), 0 to 65535
  */
 public record LookupRequest(
@@ -21,6 +22,9 @@ public record LookupRequest(
     List<Long> blockKeys,
     Set<String> candidatePods,
     int cacheGroup) {
+
+  /** The most candidate pods one request may name. */
+  public static final int MAX_CANDIDATES = 4096;
 
   public LookupRequest {
     Names.check(model, "model");
@@ -32,6 +36,14 @@ public record LookupRequest(
       pods.add(Names.check(pod, "candidate pod"));
     }
     candidatePods = java.util.Collections.unmodifiableSet(new LinkedHashSet<>(pods));
+    if (candidatePods.size() > MAX_CANDIDATES) {
+      throw new IllegalArgumentException(
+          "candidatePods must name at most "
+              + MAX_CANDIDATES
+              + " pods, got "
+              + candidatePods.size()
+              + "; split the request");
+    }
     if (cacheGroup < 0 || cacheGroup > 0xFFFF) {
       throw new IllegalArgumentException("cacheGroup must be in [0, 65535], got " + cacheGroup);
     }

@@ -83,7 +83,7 @@ while i <= last do
       prevV, prevMark, run = v, mark, 1
     end
   end
-  i, chunk = j + 1, chunk * 2
+  i, chunk = j + 1, math.min(chunk * 2, 4096)
 end
 flush()
 return out

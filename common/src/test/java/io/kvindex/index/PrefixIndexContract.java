@@ -292,6 +292,26 @@ abstract class PrefixIndexContract {
     assertThat(tokenDepth(index, chain, "p")).isEqualTo(100);
   }
 
+  @Test
+  void lookup_10000BlockPrompt_fullDepth() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 10_000), null, null)));
+    assertThat(lookup(index, hashes(1, 10_001), "p").pods().get("p").depth()).isEqualTo(10_000);
+  }
+
+  @Test
+  void lookupRequest_tooManyCandidates_refused() {
+    List<String> pods = new ArrayList<>();
+    for (int i = 0; i <= LookupRequest.MAX_CANDIDATES; i++) {
+      pods.add("p" + i);
+    }
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, 1), pods))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at most 4096");
+  }
+
   static int tokenDepth(PrefixIndex index, List<Long> keys, String pod) {
     return index
         .lookup(LookupRequest.of(TOKEN_MODEL, KeyMode.TOKEN, keys, List.of(pod)))

@@ -218,6 +218,9 @@ final class Coordinator implements StreamWorker.Listener {
     workers.remove(w.id(), w);
     retiring.remove(w.id());
     boolean keep = keepLease.remove(w);
+    if (!workers.containsKey(w.id())) {
+      shared.metrics().forget(w.id());
+    }
     if (finalState == StreamWorker.State.FENCED) {
       shared.metrics().leaseMoved("fenced");
     } else if (!keep && releaseOnExit) {

@@ -63,6 +63,13 @@ interface IndexPort extends AutoCloseable {
   /** Removes this replica from the live set at once. */
   void deregisterReplica(String replica) throws UnavailableException;
 
+  /**
+   * Records a pod's engine incarnation (its process start time) and returns the one recorded
+   * before, or {@code null} if none; kept for {@code ttl}.
+   */
+  String swapIncarnation(String model, String pod, String incarnation, Duration ttl)
+      throws UnavailableException;
+
   /** Runs up to {@code maxSteps} bounded cleanup steps; true when nothing is left to collect. */
   boolean collectGarbage(int maxSteps) throws UnavailableException;
 

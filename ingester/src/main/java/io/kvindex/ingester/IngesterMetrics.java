@@ -154,6 +154,18 @@ final class IngesterMetrics {
         .set(seq);
   }
 
+  /** Drops a stream's watermark gauge once this replica no longer owns the stream. */
+  void forget(StreamId s) {
+    AtomicLong v = watermarks.remove(s);
+    if (v != null) {
+      registry
+          .find("kvindex.ingester.watermark")
+          .tags("pod", s.pod(), "rank", Integer.toString(s.dpRank()), "model", s.model())
+          .gauges()
+          .forEach(registry::remove);
+    }
+  }
+
   /** The sum of a counter over all its tags, for tests and the benchmark. */
   double total(String name) {
     return registry.find(name).counters().stream().mapToDouble(Counter::count).sum();

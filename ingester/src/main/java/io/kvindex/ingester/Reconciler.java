@@ -26,11 +26,15 @@ import org.slf4j.LoggerFactory;
 final class Reconciler {
   private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
 
+  private static final java.time.Duration INCARNATION_TTL = java.time.Duration.ofDays(1);
+
   private final Shared shared;
   private final Coordinator coordinator;
   private final HttpClient http;
   private final Map<String, Long> unreachableSince = new ConcurrentHashMap<>();
   private final Map<StreamWorker, String> purgedFor = new HashMap<>();
+  private final Map<String, String> startTimes = new HashMap<>();
+  private final Map<StreamWorker, Integer> restartsSeen = new HashMap<>();
 
   Reconciler(Shared shared, Coordinator coordinator) {
     this.shared = shared;
@@ -51,9 +55,12 @@ final class Reconciler {
       shared.gate().pass();
       Map<String, List<StreamWorker>> byPod =
           coordinator.workers().values().stream().collect(Collectors.groupingBy(w -> w.id().pod()));
-      purgedFor.keySet().retainAll(Set.copyOf(coordinator.workers().values()));
+      Set<StreamWorker> live = Set.copyOf(coordinator.workers().values());
+      purgedFor.keySet().retainAll(live);
+      restartsSeen.keySet().retainAll(live);
       byPod.forEach(this::reconcile);
       unreachableSince.keySet().retainAll(byPod.keySet());
+      startTimes.keySet().retainAll(byPod.keySet());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RuntimeException e) {
@@ -76,6 +83,10 @@ final class Reconciler {
       return;
     }
     unreachableSince.remove(pod);
+    String start = SleepState.processStart(page);
+    if (start != null) {
+      checkIncarnation(pod, workers, start);
+    }
     Map<Integer, Boolean> asleep = SleepState.asleepByEngine(page);
     for (StreamWorker w : workers) {
       if (asleep.getOrDefault(w.id().dpRank(), false)) {
@@ -84,6 +95,35 @@ final class Reconciler {
         purgedFor.remove(w);
       }
     }
+  }
+
+  /**
+   * A changed process start time means the engine restarted, even when its sequence numbers have
+   * already passed the old watermark. The incarnation is also kept in Redis, so a new owner
+   * compares with what the last owner saw.
+   */
+  private void checkIncarnation(String pod, List<StreamWorker> workers, String start) {
+    String seen = startTimes.get(pod);
+    if (!start.equals(seen)) {
+      String model = workers.get(0).id().model();
+      String before;
+      try {
+        before = shared.index().swapIncarnation(model, pod, start, INCARNATION_TTL);
+      } catch (IndexPort.UnavailableException e) {
+        shared.metrics().swallowed("incarnation");
+        return;
+      }
+      String reference = seen != null ? seen : before;
+      if (reference != null && !reference.equals(start)) {
+        for (StreamWorker w : workers) {
+          if (w.restarts() == restartsSeen.getOrDefault(w, 0)) {
+            w.requestRestart(); // not already seen through its sequence numbers
+          }
+        }
+      }
+      startTimes.put(pod, start);
+    }
+    workers.forEach(w -> restartsSeen.put(w, w.restarts()));
   }
 
   private void ensurePurged(StreamWorker w, String reason) {

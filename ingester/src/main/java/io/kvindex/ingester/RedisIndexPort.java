@@ -48,10 +48,20 @@ final class RedisIndexPort implements IndexPort {
 
   private static final int GC_BUDGET = 200;
 
+  private static final LuaScript INCARNATION =
+      LuaScript.of(
+          "ingester-incarnation",
+          String.join(
+              "\n",
+              "local old = redis.call('GET', KEYS[1])",
+              "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])",
+              "return old"));
+
   private final RedisConnector connector;
   private final boolean ownsConnector;
   private final Map<KeyMode, PrefixIndex> indexes;
   private final ScriptRunner scripts;
+  private final String tag;
   private final byte[] registryKey;
 
   RedisIndexPort(
@@ -67,9 +77,8 @@ final class RedisIndexPort implements IndexPort {
       indexes.put(m, indexOfMode.apply(m));
     }
     this.scripts = connector.scripts(policy);
-    this.registryKey =
-        ("kvindex:v1:{" + encode(indexName) + "/ingesters}:replicas")
-            .getBytes(StandardCharsets.UTF_8);
+    this.tag = "kvindex:v1:{" + encode(indexName) + "/ingesters}:";
+    this.registryKey = (tag + "replicas").getBytes(StandardCharsets.UTF_8);
   }
 
   /** Connects to Redis and opens the index for both key modes. */
@@ -193,6 +202,32 @@ final class RedisIndexPort implements IndexPort {
         throw new UnavailableException("replica registry", null);
       }
       return out.orElse(0L).intValue();
+    } catch (CompletionException e) {
+      throw e.getCause() instanceof RuntimeException r ? r : e;
+    }
+  }
+
+  @Override
+  public String swapIncarnation(String model, String pod, String incarnation, Duration ttl)
+      throws UnavailableException {
+    byte[] key =
+        (tag + "incarnation:" + encode(model) + ":" + encode(pod)).getBytes(StandardCharsets.UTF_8);
+    try {
+      RedisOutcome<byte[]> out =
+          scripts
+              .<byte[]>run(
+                  INCARNATION,
+                  ScriptOutputType.VALUE,
+                  new byte[][] {key},
+                  incarnation.getBytes(StandardCharsets.UTF_8),
+                  Long.toString(Math.max(1, ttl.toMillis())).getBytes(StandardCharsets.UTF_8))
+              .toCompletableFuture()
+              .join();
+      if (!out.isDone()) {
+        throw new UnavailableException("incarnation of " + pod, null);
+      }
+      byte[] old = out.orElse(null);
+      return old == null ? null : new String(old, StandardCharsets.UTF_8);
     } catch (CompletionException e) {
       throw e.getCause() instanceof RuntimeException r ? r : e;
     }

@@ -6,7 +6,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Reads {@code vllm:engine_sleep_state} out of a Prometheus text page. Thread-safe (stateless).
+ * Reads {@code vllm:engine_sleep_state} (and the engine's process start time, its incarnation) out
+ * of a Prometheus text page. Thread-safe (stateless).
  *
  * <p>An engine is asleep when {@code awake} is 0 and {@code weights_offloaded} or {@code
  * discard_all} is 1 (sleep level 1 or 2; both clear the prefix cache). A scheduler pause (all three
@@ -17,7 +18,16 @@ final class SleepState {
       Pattern.compile("^vllm:engine_sleep_state\\{([^}]*)}\\s+(\\S+)", Pattern.MULTILINE);
   private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
+  private static final Pattern START =
+      Pattern.compile("^process_start_time_seconds(?:\\{[^}]*})?\\s+(\\S+)", Pattern.MULTILINE);
+
   private SleepState() {}
+
+  /** The page's {@code process_start_time_seconds} as written, or {@code null} if absent. */
+  static String processStart(String page) {
+    Matcher m = START.matcher(page);
+    return m.find() ? m.group(1) : null;
+  }
 
   /** Engine index → asleep, for every engine the page reports. */
   static Map<Integer, Boolean> asleepByEngine(String page) {

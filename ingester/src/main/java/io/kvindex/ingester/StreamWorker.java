@@ -89,6 +89,8 @@ final class StreamWorker implements Runnable {
   private volatile String lastError = "";
   private volatile long applied = -1;
   private volatile long liveReceived;
+  private volatile int restarts;
+  private volatile boolean restartRequested;
   private ZMQ.Socket sub;
   private long expected = -1;
   private volatile Purge purge;
@@ -130,6 +132,19 @@ final class StreamWorker implements Runnable {
   /** The last sequence this worker applied, or -1. */
   long applied() {
     return applied;
+  }
+
+  /** Engine restarts this worker has handled so far. */
+  int restarts() {
+    return restarts;
+  }
+
+  /**
+   * Tells the worker its engine restarted (a new incarnation seen on /metrics), for restarts the
+   * sequence numbers cannot show: the new engine may already have passed the old watermark.
+   */
+  void requestRestart() {
+    restartRequested = true;
   }
 
   /** Live messages received so far. */
@@ -186,6 +201,10 @@ final class StreamWorker implements Runnable {
     }
     if (expected < 0 && !loadWatermark()) {
       return;
+    }
+    if (restartRequested) {
+      restartRequested = false;
+      engineRestarted(-1, "its process start time changed");
     }
     takePurgeRequests();
     if (System.nanoTime() - retryAtNanos >= 0) {
@@ -287,7 +306,7 @@ final class StreamWorker implements Runnable {
         shared.metrics().duplicateLive();
         return;
       }
-      engineRestarted(seq);
+      engineRestarted(seq, "live sequence " + seq + " is below the watermark " + (expected - 1));
     } else if (pending.size() >= shared.config().maxPendingBatches()) {
       return; // the gap this leaves is replayed later
     }
@@ -311,12 +330,9 @@ final class StreamWorker implements Runnable {
     }
   }
 
-  private void engineRestarted(long seq) {
-    log.warn(
-        "{}: live sequence {} is below the watermark {}: engine restarted, purging",
-        label,
-        seq,
-        expected - 1);
+  private void engineRestarted(long seq, String evidence) {
+    log.warn("{}: engine restarted ({}); purging", label, evidence);
+    restarts++;
     shared.metrics().restart();
     pending.clear();
     recent.clear();

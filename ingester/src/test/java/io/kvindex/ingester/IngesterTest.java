@@ -66,6 +66,14 @@ class IngesterTest {
     assertThat(ingester.metrics().value("kvindex.ingester.blocks", "type", "stored")).isPositive();
     assertThat(ingester.metrics().value("kvindex.ingester.blocks", "type", "removed")).isPositive();
     assertThat(ingester.metrics().lag().count()).isPositive();
+    String page = ingester.meterRegistry().scrape();
+    org.slf4j.LoggerFactory.getLogger(IngesterTest.class).debug("/metrics:\n{}", page);
+    assertThat(page)
+        .contains("kvindex_ingester_lag_seconds_bucket")
+        .contains("kvindex_ingester_events_total{type=\"BlockStored\"}")
+        .contains("kvindex_ingester_watermark{model=\"sim-model\",pod=\"pod-0\",rank=\"0\"}")
+        .contains("kvindex_ingester_leases_held 2.0")
+        .contains("kvindex_ingester_leases_moved_total{how=\"acquired\"} 2.0");
   }
 
   @Test
@@ -146,6 +154,29 @@ class IngesterTest {
     awaitEqual(fleet.pod(0));
     assertThat(ingester.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
     assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "engine_restart"))
+        .isEqualTo(1.0);
+  }
+
+  @Test
+  void engineRestartPastTheWatermark_isCaughtByItsStartTime() {
+    fleet = Fleet.start(1);
+    Ingester first = startOwningAll();
+    fleet.traffic(5);
+    awaitEqual(fleet.pod(0));
+    Await.until(WAIT, "incarnation recorded", () -> rig.incarnationRecorded("pod-0"));
+    long watermark = first.workers().values().iterator().next().applied();
+    first.close();
+
+    fleet.pod(0).restart(); // while nobody watches, and the new engine runs past the watermark
+    while (fleet.pod(0).nextSequence(0) <= watermark + 3) {
+      fleet.traffic(1);
+    }
+    Ingester second = rig.start("r2", fleet.specs("engine"));
+    fleet.traffic(2);
+
+    awaitEqual(fleet.pod(0));
+    assertThat(second.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
+    assertThat(second.metrics().value("kvindex.ingester.purges", "reason", "engine_restart"))
         .isEqualTo(1.0);
   }
 

@@ -73,16 +73,16 @@ class ReplicasTest {
   @Test
   void close_releasesLeasesAtOnce() {
     fleet = Fleet.start(2);
-    Ingester a = rig.start("a", fleet.specs("engine"), c -> c.leaseTtl(Duration.ofSeconds(9)));
-    Ingester b = rig.start("b", fleet.specs("engine"), c -> c.leaseTtl(Duration.ofSeconds(9)));
+    Ingester a = rig.start("a", fleet.specs("engine"), c -> c.leaseTtl(Duration.ofSeconds(6)));
+    Ingester b = rig.start("b", fleet.specs("engine"), c -> c.leaseTtl(Duration.ofSeconds(6)));
     Await.until(WAIT, "one stream each", () -> owned(a) == 1 && owned(b) == 1);
 
     long closedAt = System.nanoTime();
     a.close();
     Await.until(WAIT, "b owns both", () -> owned(b) == 2);
     assertThat(Duration.ofNanos(System.nanoTime() - closedAt))
-        .as("well before the 9 s lease would have expired")
-        .isLessThan(Duration.ofSeconds(7));
+        .as("well before the 6 s lease would have expired")
+        .isLessThan(Duration.ofMillis(4500));
     fleet.pods().forEach(p -> rig.warmUp(fleet, p));
     fleet.traffic(5);
     awaitAllEqual();

@@ -41,8 +41,15 @@ final class Rig implements AutoCloseable {
   private final PrefixIndex engineIndex;
   private final PrefixIndex tokenIndex;
   private final List<Ingester> ingesters = new ArrayList<>();
+  private final int groups;
 
   Rig(RedisTopology redis) {
+    this(redis, 1);
+  }
+
+  /** A rig whose index spreads pods over {@code groups} index groups. */
+  Rig(RedisTopology redis, int groups) {
+    this.groups = groups;
     this.redisUri = redis.uris().stream().map(Rig::text).collect(Collectors.joining(","));
     this.connector =
         RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
@@ -51,7 +58,12 @@ final class Rig implements AutoCloseable {
   }
 
   private PrefixIndex index(KeyMode mode) {
-    return PrefixIndex.builder().indexName(INDEX).defaultKeyMode(mode).redis(connector).build();
+    return PrefixIndex.builder()
+        .indexName(INDEX)
+        .groups(groups)
+        .defaultKeyMode(mode)
+        .redis(connector)
+        .build();
   }
 
   private static String text(RedisURI uri) {
@@ -71,6 +83,7 @@ final class Rig implements AutoCloseable {
     return IngesterConfig.builder()
         .redisUri(redisUri)
         .indexName(INDEX)
+        .indexGroups(groups)
         .replicaId(replica)
         .httpHost("127.0.0.1")
         .httpPort(0)
@@ -274,6 +287,18 @@ final class Rig implements AutoCloseable {
       }
     }
     return out;
+  }
+
+  /** Whether some ingester has recorded the pod's engine incarnation in Redis. */
+  boolean incarnationRecorded(String pod) {
+    return connector
+            .commands()
+            .exists(
+                ("kvindex:v1:{" + INDEX + "/ingesters}:incarnation:" + Fleet.MODEL + ":" + pod)
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            .toCompletableFuture()
+            .join()
+        > 0;
   }
 
   PrefixIndex tokenIndex() {

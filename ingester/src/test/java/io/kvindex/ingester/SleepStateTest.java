@@ -51,6 +51,13 @@ class SleepStateTest {
   }
 
   @Test
+  void processStart_readsTheGaugeAsWritten() {
+    String text = page(0, 1, 0, 0) + "process_start_time_seconds 1732912345.67\n";
+    assertThat(SleepState.processStart(text)).isEqualTo("1732912345.67");
+    assertThat(SleepState.processStart("up 1\n")).isNull();
+  }
+
+  @Test
   void asleepByEngine_noSeries() {
     assertThat(SleepState.asleepByEngine("up 1\n")).isEmpty();
   }

@@ -71,7 +71,8 @@ final class BenchCommand implements Callable<Integer> {
             + " throughput against pipelined SADD.",
         "Starts a local redis-server unless --redis names one. A user's server is never"
             + " flushed: the run writes under fresh index names, deletes those keys afterwards,"
-            + " and briefly sets slowlog-log-slower-than 0 (restored)."
+            + " and while purging sets slowlog-log-slower-than 50 and slowlog-max-len 50000"
+            + " (restored after)."
       })
   static final class Index implements Callable<Integer> {
     @Spec CommandSpec spec;

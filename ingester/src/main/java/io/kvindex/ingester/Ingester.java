@@ -243,6 +243,7 @@ public final class Ingester implements AutoCloseable {
     }
   }
 
+  /** Three named daemon threads for the three periodic loops; nothing else is ever queued. */
   private static ScheduledThreadPoolExecutor scheduler() {
     AtomicInteger n = new AtomicInteger();
     ScheduledThreadPoolExecutor s =

@@ -42,8 +42,7 @@ public final class Ingester implements AutoCloseable {
   private final ScheduledThreadPoolExecutor scheduler;
   private final PrometheusMeterRegistry registry;
   private final HttpEndpoints http;
-  private final java.util.concurrent.CountDownLatch closed =
-      new java.util.concurrent.CountDownLatch(1);
+  private final CountDownLatch closed = new CountDownLatch(1);
   private volatile boolean running = true;
 
   private Ingester(

@@ -189,6 +189,22 @@ class ComposeFileTest {
   }
 
   @Test
+  void sim_routesThroughTheRouters() {
+    String sim = servicesRunning("sim").get(0);
+    Set<String> routed = new HashSet<>();
+    for (String url : option(sim, "--router").split(",")) {
+      URI uri = URI.create(url);
+      String router = uri.getHost();
+      assertThat(servicesRunning("router")).as("the sim routes through " + url).contains(router);
+      assertThat(uri.getPort())
+          .isEqualTo(Integer.parseInt(option(router, "--listen").replaceAll(".*:", "")));
+      assertThat(services.path(sim).path("depends_on").has(router)).isTrue();
+      routed.add(router);
+    }
+    assertThat(routed).containsExactlyInAnyOrderElementsOf(servicesRunning("router"));
+  }
+
+  @Test
   void healthChecks_probeTheServicesOwnPort() {
     assertThat(services.path("redis").path("healthcheck").path("test").toString())
         .contains("redis-cli");

@@ -117,6 +117,14 @@ class ComposeFileTest {
           .containsPattern("(?m)^ENTRYPOINT \\[\"[^\"]*scripts/kvindex\"\\]");
     }
     assertThat(root.resolve(".dockerignore")).isRegularFile();
+    // The dependency layer is built from every module's pom; a module left out breaks its cache.
+    String dockerfile = Files.readString(root.resolve("Dockerfile"));
+    java.util.regex.Matcher modules =
+        java.util.regex.Pattern.compile("<module>([^<]+)</module>")
+            .matcher(Files.readString(root.resolve("pom.xml")));
+    while (modules.find()) {
+      assertThat(dockerfile).contains("COPY " + modules.group(1) + "/pom.xml ");
+    }
     assertThat(root.resolve("scripts/kvindex")).isRegularFile();
   }
 

@@ -11,6 +11,7 @@ COPY common/pom.xml common/
 COPY simulator/pom.xml simulator/
 COPY ingester/pom.xml ingester/
 COPY router-client/pom.xml router-client/
+COPY benchmarks/pom.xml benchmarks/
 COPY demo/pom.xml demo/
 COPY cli/pom.xml cli/
 RUN mvn -B -q -pl cli -am dependency:go-offline -DexcludeGroupIds=io.kvindex || true

@@ -117,6 +117,14 @@ class ComposeFileTest {
           .containsPattern("(?m)^ENTRYPOINT \\[\"[^\"]*scripts/kvindex\"\\]");
     }
     assertThat(root.resolve(".dockerignore")).isRegularFile();
+    // The dependency layer is built from every module's pom; a module left out breaks its cache.
+    String dockerfile = Files.readString(root.resolve("Dockerfile"));
+    java.util.regex.Matcher modules =
+        java.util.regex.Pattern.compile("<module>([^<]+)</module>")
+            .matcher(Files.readString(root.resolve("pom.xml")));
+    while (modules.find()) {
+      assertThat(dockerfile).contains("COPY " + modules.group(1) + "/pom.xml ");
+    }
     assertThat(root.resolve("scripts/kvindex")).isRegularFile();
   }
 
@@ -186,6 +194,22 @@ class ComposeFileTest {
         assertThat(replayEndpoint.getPort()).isEqualTo(replay + i).isIn(exposed);
       }
     }
+  }
+
+  @Test
+  void sim_routesThroughTheRouters() {
+    String sim = servicesRunning("sim").get(0);
+    Set<String> routed = new HashSet<>();
+    for (String url : option(sim, "--router").split(",")) {
+      URI uri = URI.create(url);
+      String router = uri.getHost();
+      assertThat(servicesRunning("router")).as("the sim routes through " + url).contains(router);
+      assertThat(uri.getPort())
+          .isEqualTo(Integer.parseInt(option(router, "--listen").replaceAll(".*:", "")));
+      assertThat(services.path(sim).path("depends_on").has(router)).isTrue();
+      routed.add(router);
+    }
+    assertThat(routed).containsExactlyInAnyOrderElementsOf(servicesRunning("router"));
   }
 
   @Test

@@ -30,6 +30,7 @@ import java.util.concurrent.Semaphore;
 final class Auditor {
   private static final int IN_FLIGHT = 256;
   private static final int SAMPLED_LOOKUPS = 400;
+  private static final int ATTEMPTS = 5;
 
   private final PrefixIndex index;
   private final RouterClient routers;
@@ -128,14 +129,8 @@ final class Auditor {
     for (int s = 0; s < samples; s++) {
       InferenceRequest r = requests.get((int) ((long) s * requests.size() / samples));
       long[] keys = hasher.blockHashes(r.promptTokens());
-      JsonNode answer;
-      try {
-        answer = routers.score(r.promptTokens(), pods, null);
-      } catch (IOException e) {
-        unavailable++;
-        continue;
-      }
-      if (!answer.path("index_available").asBoolean(false)) {
+      JsonNode answer = answered(r.promptTokens());
+      if (answer == null) {
         unavailable++;
         continue;
       }
@@ -147,6 +142,24 @@ final class Auditor {
       }
     }
     return new LookupAccuracy(samples, right, unavailable, firstWrong);
+  }
+
+  /**
+   * The routers' answer, asked up to {@value #ATTEMPTS} times: a lookup past the router's budget
+   * ("index unavailable") says nothing about the index's accuracy. Null if none answered.
+   */
+  private JsonNode answered(int[] prompt) throws InterruptedException {
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+      try {
+        JsonNode answer = routers.score(prompt, pods, null);
+        if (answer.path("index_available").asBoolean(false)) {
+          return answer;
+        }
+      } catch (IOException e) {
+        // asked again below
+      }
+    }
+    return null;
   }
 
   private String wrongDepth(long[] keys, JsonNode scored) {

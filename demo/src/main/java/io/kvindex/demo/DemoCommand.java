@@ -1,14 +1,18 @@
 package io.kvindex.demo;
 
+import io.kvindex.common.KvIndexException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code kvindex demo}: the whole stack on this machine, with a live progress line and a summary.
@@ -47,10 +51,13 @@ public final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--duration",
-      defaultValue = "40",
-      paramLabel = "SECONDS",
-      description = "Seconds of routing through kvindex. Default: ${DEFAULT-VALUE}")
-  int durationSeconds;
+      defaultValue = "40s",
+      paramLabel = "DURATION",
+      converter = DurationConverter.class,
+      description =
+          "How long requests are routed through kvindex, e.g. 40s, 2m, or plain seconds."
+              + " Default: ${DEFAULT-VALUE}")
+  Duration duration;
 
   @Option(
       names = "--rate",
@@ -71,6 +78,32 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Seed of the workload and the random baseline. Default: ${DEFAULT-VALUE}")
   long seed;
 
+  /** Reads {@code 40}, {@code 40s}, {@code 2m}, {@code 1500ms} or ISO-8601 ({@code PT40S}). */
+  static final class DurationConverter implements ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      String v = value.trim().toLowerCase(Locale.ROOT);
+      try {
+        if (v.startsWith("pt")) {
+          return Duration.parse(v.toUpperCase(Locale.ROOT));
+        }
+        if (v.endsWith("ms")) {
+          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+        }
+        if (v.endsWith("s")) {
+          return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
+        }
+        if (v.endsWith("m")) {
+          return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
+        }
+        return Duration.ofSeconds(Long.parseLong(v));
+      } catch (RuntimeException e) {
+        throw new TypeConversionException(
+            "'" + value + "' is not a duration; write for example 40s, 2m or 40");
+      }
+    }
+  }
+
   @Override
   public Integer call() throws InterruptedException {
     DemoConfig config;
@@ -79,7 +112,7 @@ public final class DemoCommand implements Callable<Integer> {
           DemoConfig.builder()
               .redisUri(redis)
               .pods(pods)
-              .duration(Duration.ofSeconds(durationSeconds))
+              .duration(duration)
               .requestsPerSecond(rate)
               .trace(trace)
               .seed(seed)
@@ -88,7 +121,14 @@ public final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }
     PrintWriter out = spec.commandLine().getOut();
-    DemoReport report = Demo.run(config, out);
+    DemoReport report;
+    try {
+      report = Demo.run(config, out);
+    } catch (KvIndexException e) {
+      // Redis unreachable or refusing, the stack not coming up in time: one line, exit 1.
+      spec.commandLine().getErr().println("kvindex demo: " + e.getMessage());
+      return 1;
+    }
     out.print(report.render());
     out.flush();
     return report.exitCode();

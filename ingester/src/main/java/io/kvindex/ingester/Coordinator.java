@@ -8,7 +8,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,7 +35,10 @@ import org.slf4j.LoggerFactory;
 final class Coordinator implements StreamWorker.Listener {
   private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
 
+  private static final int LEASE_THREADS = 4;
+
   private final Shared shared;
+  private final ThreadPoolExecutor leaseCalls;
   private final PodDiscovery discovery;
   private final String replica;
   private final Map<StreamId, StreamWorker> workers = new ConcurrentHashMap<>();
@@ -47,6 +56,21 @@ final class Coordinator implements StreamWorker.Listener {
     this.shared = shared;
     this.discovery = discovery;
     this.replica = shared.config().replicaId();
+    AtomicInteger n = new AtomicInteger();
+    this.leaseCalls =
+        new ThreadPoolExecutor(
+            LEASE_THREADS,
+            LEASE_THREADS,
+            30,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(4096),
+            r -> {
+              Thread t = new Thread(r, "kvindex-ingester-lease-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            },
+            new ThreadPoolExecutor.CallerRunsPolicy());
+    leaseCalls.allowCoreThreadTimeOut(true);
   }
 
   void podReachability(Predicate<String> reachable) {
@@ -108,10 +132,17 @@ final class Coordinator implements StreamWorker.Listener {
    * Renews every lease. A failed renewal may be a Redis blip rather than a loss, and writes are
    * fenced anyway, so a worker is only stopped once its lease has surely expired.
    */
-  private void renew(Duration ttl) {
+  private void renew(Duration ttl) throws InterruptedException {
     long now = System.nanoTime();
-    for (StreamWorker w : List.copyOf(workers.values())) {
-      if (shared.index().renewLease(w.id(), replica, w.token(), ttl)) {
+    List<StreamWorker> held = List.copyOf(workers.values());
+    List<Future<Boolean>> results = new ArrayList<>(held.size());
+    for (StreamWorker w : held) {
+      results.add(
+          leaseCalls.submit(() -> shared.index().renewLease(w.id(), replica, w.token(), ttl)));
+    }
+    for (int i = 0; i < held.size(); i++) {
+      StreamWorker w = held.get(i);
+      if (renewed(w, results.get(i))) {
         renewedAt.put(w, now);
       } else if (now - renewedAt.getOrDefault(w, now) >= ttl.toNanos()) {
         log.warn("pod={} stream={}: lease lost; stopping its worker", w.id().pod(), w.id());
@@ -120,6 +151,16 @@ final class Coordinator implements StreamWorker.Listener {
       }
     }
     renewedAt.keySet().retainAll(Set.copyOf(workers.values()));
+  }
+
+  private boolean renewed(StreamWorker w, Future<Boolean> result) throws InterruptedException {
+    try {
+      return result.get();
+    } catch (ExecutionException e) {
+      shared.metrics().realError("lease");
+      log.error("pod={} stream={}: lease renewal failed", w.id().pod(), w.id(), e.getCause());
+      return false;
+    }
   }
 
   private void retire(Map<StreamId, PodSpec> desired) {
@@ -188,10 +229,14 @@ final class Coordinator implements StreamWorker.Listener {
     t.start();
   }
 
+  /** Keeps idle owned pods live; a pod whose batches are being applied is refreshed by them. */
   private void heartbeat() {
     Set<List<String>> pods = new java.util.HashSet<>();
+    long idle = shared.config().podLivenessTtl().toNanos() / 3;
     for (StreamWorker w : workers.values()) {
-      if (w.state() == StreamWorker.State.RUNNING && podReachable.test(w.id().pod())) {
+      if (w.state() == StreamWorker.State.RUNNING
+          && System.nanoTime() - w.lastAppliedNanos() > idle
+          && podReachable.test(w.id().pod())) {
         pods.add(List.of(w.id().model(), w.id().pod()));
       }
     }
@@ -254,6 +299,7 @@ final class Coordinator implements StreamWorker.Listener {
         return;
       }
     }
+    leaseCalls.shutdownNow();
     if (!crash) {
       try {
         shared.index().deregisterReplica(replica);

@@ -10,6 +10,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -42,8 +43,7 @@ public final class Ingester implements AutoCloseable {
   private final ScheduledThreadPoolExecutor scheduler;
   private final PrometheusMeterRegistry registry;
   private final HttpEndpoints http;
-  private final java.util.concurrent.CountDownLatch closed =
-      new java.util.concurrent.CountDownLatch(1);
+  private final CountDownLatch closed = new CountDownLatch(1);
   private volatile boolean running = true;
 
   private Ingester(
@@ -243,6 +243,7 @@ public final class Ingester implements AutoCloseable {
     }
   }
 
+  /** Three named daemon threads for the three periodic loops; nothing else is ever queued. */
   private static ScheduledThreadPoolExecutor scheduler() {
     AtomicInteger n = new AtomicInteger();
     ScheduledThreadPoolExecutor s =

@@ -3,6 +3,7 @@ package io.kvindex.ingester;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.kvindex.common.KvIndexException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,7 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code kvindex ingester}: runs one ingester replica until interrupted. Every setting comes from a
@@ -31,6 +35,7 @@ import picocli.CommandLine.Option;
     })
 public final class IngesterCommand implements Callable<Integer> {
   private final Map<Setting, String> flags = new EnumMap<>(Setting.class);
+  @Spec private CommandSpec spec;
   private Path configFile;
 
   @Option(names = "--config", paramLabel = "FILE", description = "YAML or JSON settings file")
@@ -218,8 +223,20 @@ public final class IngesterCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    IngesterConfig config = config(System.getenv());
-    try (Ingester ingester = Ingester.start(config)) {
+    IngesterConfig config;
+    try {
+      config = config(System.getenv());
+    } catch (IllegalArgumentException | IOException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+    Ingester started;
+    try {
+      started = Ingester.start(config);
+    } catch (KvIndexException e) {
+      spec.commandLine().getErr().println("kvindex ingester: cannot start: " + e.getMessage());
+      return 1;
+    }
+    try (Ingester ingester = started) {
       Thread hook = new Thread(ingester::close, "kvindex-ingester-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
       ingester.awaitTermination();

@@ -89,6 +89,7 @@ final class StreamWorker implements Runnable {
   private volatile String lastError = "";
   private volatile long applied = -1;
   private volatile long liveReceived;
+  private volatile long lastAppliedNanos = System.nanoTime() - Long.MAX_VALUE / 2;
   private volatile int restarts;
   private volatile boolean restartRequested;
   private ZMQ.Socket sub;
@@ -132,6 +133,11 @@ final class StreamWorker implements Runnable {
   /** The last sequence this worker applied, or -1. */
   long applied() {
     return applied;
+  }
+
+  /** When this worker last applied a batch ({@link System#nanoTime()}). */
+  long lastAppliedNanos() {
+    return lastAppliedNanos;
   }
 
   /** Engine restarts this worker has handled so far. */
@@ -457,6 +463,7 @@ final class StreamWorker implements Runnable {
   }
 
   private void advance(long seq, byte[] payload) {
+    lastAppliedNanos = System.nanoTime();
     expected = seq + 1;
     applied = seq;
     recent.put(seq, Arrays.hashCode(payload));

@@ -88,6 +88,35 @@ class ConfigTest {
   }
 
   @Test
+  void call_badInputIsOneLineWithExitCodes() {
+    java.io.StringWriter err = new java.io.StringWriter();
+    CommandLine cl = new CommandLine(new IngesterCommand());
+    cl.setErr(new java.io.PrintWriter(err));
+    assertThat(cl.execute("--lease-ttl", "soon")).isEqualTo(2);
+    assertThat(err.toString()).contains("lease-ttl").contains("use 250ms, 6s or 2m");
+
+    err.getBuffer().setLength(0);
+    cl = new CommandLine(new IngesterCommand());
+    cl.setErr(new java.io.PrintWriter(err));
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      port = s.getLocalPort(); // closed again: nothing listens there
+    } catch (java.io.IOException e) {
+      throw new AssertionError(e);
+    }
+    assertThat(
+            cl.execute(
+                "--redis-uri",
+                "redis://127.0.0.1:" + port,
+                "--http-port",
+                "-1",
+                "--redis-timeout",
+                "300ms"))
+        .isEqualTo(1);
+    assertThat(err.toString()).startsWith("kvindex ingester: cannot start: ").contains("connect");
+  }
+
+  @Test
   void settings_everyOneHasAFlag() {
     CommandLine cl = new CommandLine(new IngesterCommand());
     for (Setting s : Setting.values()) {

@@ -53,6 +53,21 @@ final class Fleet implements AutoCloseable {
     return start(n, 42, b -> b);
   }
 
+  /**
+   * Replaces pod {@code i} by a new process on the same endpoints, as a restarted vLLM pod would
+   * come back: empty cache, sequence numbers from 0, its sockets gone for a while.
+   */
+  SimulatedPod replace(int i) {
+    SimulatedPod old = pods.get(i);
+    StreamEndpoints e = old.endpoints().get(0);
+    PodConfig config =
+        old.config().toBuilder().publishBind(e.publish()).replayBind(e.replay()).build();
+    old.close();
+    SimulatedPod fresh = SimulatedPod.start(config);
+    pods.set(i, fresh);
+    return fresh;
+  }
+
   List<SimulatedPod> pods() {
     return pods;
   }

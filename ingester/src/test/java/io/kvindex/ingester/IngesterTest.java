@@ -181,6 +181,25 @@ class IngesterTest {
   }
 
   @Test
+  void podProcessReplaced_isReconnectedAndTreatedAsARestart() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(10);
+    awaitEqual(fleet.pod(0));
+
+    SimulatedPod fresh = fleet.replace(0); // same endpoints, new process
+    Await.until(
+        WAIT,
+        "the new process's batches applied",
+        () -> {
+          fleet.traffic(fresh, 1);
+          return ingester.metrics().total("kvindex.ingester.engine.restarts") >= 1;
+        });
+    awaitEqual(fresh);
+    assertThat(ingester.workers()).hasSize(1);
+  }
+
+  @Test
   void sleep_isDetectedThroughMetricsEndpoint() {
     fleet = Fleet.start(2);
     Ingester ingester = startOwningAll();

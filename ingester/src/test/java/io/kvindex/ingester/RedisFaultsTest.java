@@ -110,12 +110,14 @@ class RedisFaultsTest {
       assertThat(keys).hasSize(1);
       c.sync().del(keys.get(0));
       c.sync().set(keys.get(0), "not a hash"); // every apply now fails with WRONGTYPE
-      fleet.traffic(fleet.pod(0), 1);
-
-      Await.until(
+      Await.until( // a request whose blocks are all cached publishes nothing: serve until one does
           WAIT,
           "the stream marked failed",
-          () -> ingester.workers().values().iterator().next().state() == StreamWorker.State.FAILED);
+          () -> {
+            fleet.traffic(fleet.pod(0), 1);
+            return ingester.workers().values().iterator().next().state()
+                == StreamWorker.State.FAILED;
+          });
       HttpResponse<String> ready = get(ingester, "/readyz");
       assertThat(ready.statusCode()).isEqualTo(503);
       assertThat(ready.body()).contains("pod-0").contains("WRONGTYPE");

@@ -1,5 +1,6 @@
 package io.kvindex.simulator;
 
+import java.net.URI;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
@@ -27,6 +28,17 @@ public interface PodRouter {
         return pods.get(random.nextInt(pods.size()));
       }
     };
+  }
+
+  /**
+   * Through kvindex's HTTP scoring service ({@code kvindex router}): each request's token ids go to
+   * {@code POST /score} on the given router replicas in turn, and the request goes to the pod the
+   * router picks (the least loaded candidate when no router answers). Thread-safe.
+   *
+   * @param routers base URLs such as {@code http://router-1:8190}
+   */
+  static PodRouter scoring(List<URI> routers) {
+    return new ScoringRouter(routers);
   }
 
   /** Each pod in turn. Thread-safe. */

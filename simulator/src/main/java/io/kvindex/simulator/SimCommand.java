@@ -7,9 +7,11 @@ import io.kvindex.wire.WireEra;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -171,7 +173,10 @@ public final class SimCommand implements Callable<Integer> {
       names = "--router",
       paramLabel = "R",
       defaultValue = "random",
-      description = "random or round-robin (default: ${DEFAULT-VALUE}).")
+      description =
+          "random, round-robin, or kvindex routers' URLs, comma-separated (e.g."
+              + " http://router-1:8190,http://router-2:8190: each request is routed by POST /score)"
+              + " (default: ${DEFAULT-VALUE}).")
   String router;
 
   @Option(
@@ -295,9 +300,18 @@ public final class SimCommand implements Callable<Integer> {
     return switch (router) {
       case "random" -> PodRouter.random(seed);
       case "round-robin" -> PodRouter.roundRobin();
-      default ->
+      default -> {
+        if (!router.startsWith("http://") && !router.startsWith("https://")) {
           throw new IllegalArgumentException(
-              "--router must be random or round-robin, got " + router);
+              "--router must be random, round-robin or router URLs (http://host:port,...), got "
+                  + router);
+        }
+        List<URI> urls = new ArrayList<>();
+        for (String url : router.split(",")) {
+          urls.add(URI.create(url.trim()));
+        }
+        yield PodRouter.scoring(urls);
+      }
     };
   }
 

@@ -64,7 +64,7 @@ class SimCommandTest {
 
     Run badRouter = run("--router", "smart", "--max-requests", "1");
     assertThat(badRouter.exit()).isEqualTo(1);
-    assertThat(badRouter.err()).contains("--router must be random or round-robin");
+    assertThat(badRouter.err()).contains("--router must be random, round-robin or router URLs");
   }
 
   @Test

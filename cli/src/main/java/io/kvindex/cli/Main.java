@@ -43,9 +43,16 @@ import picocli.CommandLine.Spec;
     })
 public final class Main implements Callable<Integer> {
 
+  private static final String NODELAY = "sun.net.httpserver.nodelay";
+
   @Spec CommandSpec spec;
 
   public static void main(String[] args) {
+    // The JDK HTTP server leaves Nagle's algorithm on, which holds every small JSON answer of the
+    // router, ingester and simulator endpoints until the client's delayed ACK (tens of ms).
+    if (System.getProperty(NODELAY) == null) {
+      System.setProperty(NODELAY, "true");
+    }
     System.exit(execute(args));
   }
 

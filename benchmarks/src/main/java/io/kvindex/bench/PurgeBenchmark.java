@@ -6,6 +6,7 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.StreamId;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * thread-safe.
  */
 final class PurgeBenchmark {
-  static final int GC_BUDGET = 100;
+  static final int GC_BUDGET = PrefixIndexBuilder.DEFAULT_GC_BUDGET;
   private static final Logger log = LoggerFactory.getLogger(PurgeBenchmark.class);
   private static final int DRAIN_EVERY_CALLS = 25;
 

@@ -19,7 +19,15 @@ public final class PrefixIndexBuilder {
   private final Map<String, KeyMode> keyModes = new HashMap<>();
   private final Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
   private Duration podTtl = Duration.ofSeconds(30);
-  private int gcBudget = 100;
+
+  /**
+   * Block fields one garbage-collection call examines by default. Measured on 2 cores, 100 fields
+   * took 0.3–0.5 ms on average but single calls reached 1.6–3.2 ms on groups of 100k–1M blocks; 50
+   * keeps the longest call near the 1 ms bound.
+   */
+  public static final int DEFAULT_GC_BUDGET = 50;
+
+  private int gcBudget = DEFAULT_GC_BUDGET;
   private RetryPolicy writePolicy = RetryPolicy.defaults();
   private RetryPolicy lookupPolicy = RetryPolicy.router();
   private RedisConnector connector;
@@ -89,8 +97,8 @@ public final class PrefixIndexBuilder {
   }
 
   /**
-   * Block fields one garbage-collection call examines (HSCAN COUNT); about 100 keeps a call well
-   * under a millisecond (about 0.3 ms on loopback). Default 100.
+   * Block fields one garbage-collection call examines (HSCAN COUNT). Default {@link
+   * #DEFAULT_GC_BUDGET}.
    */
   public PrefixIndexBuilder gcBudget(int fields) {
     if (fields < 1 || fields > 5000) {

@@ -46,7 +46,7 @@ final class RedisIndexPort implements IndexPort {
               "end",
               "return redis.call('ZCARD', KEYS[1])"));
 
-  private static final int GC_BUDGET = 200;
+  private static final int GC_BUDGET = PrefixIndexBuilder.DEFAULT_GC_BUDGET;
 
   private static final LuaScript INCARNATION =
       LuaScript.of(

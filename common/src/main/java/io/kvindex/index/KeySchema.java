@@ -96,6 +96,11 @@ final class KeySchema {
   }
 
   /** The speculative routes recorded for a pod: block field -> deadline ms (decimal). */
+  /** Exists while any speculative hash of the group may exist (see speculate.lua). */
+  byte[] speculationGate(int group) {
+    return key(group, "specgate");
+  }
+
   byte[] speculative(String model, String pod) {
     byte[] digest = sha256(podField(model, pod));
     return key(groupOf(model, pod), "spec:" + HEX.formatHex(digest, 0, 16));

@@ -2,7 +2,9 @@
 -- speculative) until the deadline. One hash per pod, so the whole hash expires (PEXPIRE) when the
 -- last route recorded for the pod does, even if no router is left to clean up; a hash grown past
 -- the field limit is dropped first (speculative entries are hints).
--- KEYS: 1 the pod's speculative hash
+-- KEYS: 1 the pod's speculative hash, 2 the group's speculation gate, which lives at least as
+-- long as every speculative hash of the group so that lookups skip the per-candidate checks
+-- while no router speculates
 -- ARGV: 1 ttl ms, 2 field limit, 3.. block fields
 local ttl = tonumber(ARGV[1])
 local t = redis.call('TIME')
@@ -23,5 +25,8 @@ while i <= last do
 end
 if redis.call('PTTL', KEYS[1]) < ttl then
   redis.call('PEXPIRE', KEYS[1], ttl)
+end
+if redis.call('PTTL', KEYS[2]) < ttl then
+  redis.call('SET', KEYS[2], '1', 'PX', ttl)
 end
 return last - 2

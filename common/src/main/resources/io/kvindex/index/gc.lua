@@ -3,6 +3,14 @@
 -- KEYS: 1 meta, 2 blocks, 3 dead, 4 free
 -- ARGV: 1 HSCAN count
 -- Returns {done (0|1), fields scanned, entries removed, slots freed}
+-- Only block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries; any field of
+-- another length in the blocks hash is someone else's record and is left untouched.
+-- The loop is hot (about half of a call's time at 1M fields): library functions are locals and
+-- the slot is taken with plain arithmetic (no math.floor call), and a value is copied only when
+-- one of its entries is dead.
+local byte, sub, concat = string.byte, string.sub, table.concat
+local BLOCK_FIELD_LEN = 18
+
 local deadList = redis.call('HGETALL', KEYS[3])
 if #deadList == 0 then return {1, 0, 0, 0} end
 local dead = {}
@@ -19,38 +27,53 @@ end
 local res = redis.call('HSCAN', KEYS[2], cursor, 'COUNT', ARGV[1])
 local items = res[2]
 local removed = 0
-local out, del = {}, {}
+local out, del, nout, ndel = {}, {}, 0, 0
 for k = 1, #items, 2 do
-  local v = items[k + 1]
-  if #v == 2 then
-    local b1, b2 = string.byte(v, 1, 2)
-    if dead[b1 * 16 + math.floor(b2 / 16)] then
-      del[#del + 1] = items[k]
-      removed = removed + 1
-    end
-  else
-    local keep, changed = {}, false
-    for e = 1, #v, 2 do
-      local b1, b2 = string.byte(v, e, e + 1)
-      if dead[b1 * 16 + math.floor(b2 / 16)] then
-        changed = true
+  local field = items[k]
+  if #field == BLOCK_FIELD_LEN then
+    local v = items[k + 1]
+    local n = #v
+    if n == 2 then
+      local b1, b2 = byte(v, 1, 2)
+      if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
+        ndel = ndel + 1
+        del[ndel] = field
         removed = removed + 1
-      else
-        keep[#keep + 1] = string.sub(v, e, e + 1)
       end
-    end
-    if changed then
-      if #keep == 0 then
-        del[#del + 1] = items[k]
-      else
-        out[#out + 1] = items[k]
-        out[#out + 1] = table.concat(keep)
+    else
+      -- keep stays nil until the first dead entry; then it collects the live ones.
+      local keep, nkeep = nil, 0
+      for e = 1, n - 1, 2 do
+        local b1, b2 = byte(v, e, e + 1)
+        if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
+          removed = removed + 1
+          if not keep then
+            keep = {}
+            if e > 1 then
+              nkeep = 1
+              keep[1] = sub(v, 1, e - 1)
+            end
+          end
+        elseif keep then
+          nkeep = nkeep + 1
+          keep[nkeep] = sub(v, e, e + 1)
+        end
+      end
+      if keep then
+        if nkeep == 0 then
+          ndel = ndel + 1
+          del[ndel] = field
+        else
+          out[nout + 1] = field
+          out[nout + 2] = concat(keep)
+          nout = nout + 2
+        end
       end
     end
   end
 end
-if #out > 0 then redis.call('HSET', KEYS[2], unpack(out)) end
-if #del > 0 then redis.call('HDEL', KEYS[2], unpack(del)) end
+if nout > 0 then redis.call('HSET', KEYS[2], unpack(out)) end
+if ndel > 0 then redis.call('HDEL', KEYS[2], unpack(del)) end
 
 local freed = 0
 if res[1] == '0' then

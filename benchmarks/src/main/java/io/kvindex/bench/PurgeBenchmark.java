@@ -59,7 +59,11 @@ final class PurgeBenchmark {
             + SlowLogWatch.THRESHOLD_MICROS
             + " us taken from SLOWLOG (read every "
             + DRAIN_EVERY_CALLS
-            + " calls; cleanup_ms excludes the reading), means from INFO commandstats");
+            + " calls; cleanup_ms excludes the reading), means from INFO commandstats; host_noise"
+            + " counts what the machine did to Redis over the same span (its main thread's CPU"
+            + " time, the kernel descheduling it, hypervisor steal): a command far longer than its"
+            + " peers while those grew was stretched, not busy");
+    details.put("redis_mem_allocator", memAllocator());
     details.put(
         "naive_setup",
         "one set of N 8-byte members; one EVAL: SMEMBERS, then SREM of each member (a lower bound"
@@ -96,6 +100,7 @@ final class PurgeBenchmark {
       long start;
       long end;
       try (SlowLogWatch watch = SlowLogWatch.start(redis.admin())) {
+        HostNoise noiseBefore = HostNoise.read(redis.admin(), redis.owned());
         start = System.nanoTime();
         PurgeStatus status = index.purge(target, token, PurgeMode.RESET_WATERMARK);
         if (status != PurgeStatus.PURGED) {
@@ -112,10 +117,14 @@ final class PurgeBenchmark {
         } while (!step.done());
         watch.drain();
         end = System.nanoTime() - watch.drainNanos();
+        HostNoise noiseAfter = HostNoise.read(redis.admin(), redis.owned());
         detail.put("max_command_us", watch.maxMicros());
         detail.put("max_command", watch.maxCommand());
         detail.put("max_below_log_threshold", watch.maxBelowThreshold());
         detail.set("max_us_by_command", Reports.MAPPER.valueToTree(watch.maxByCommand()));
+        detail.put("commands_over_1ms", watch.overOneMillisecond());
+        detail.set("slowest_commands", Reports.MAPPER.valueToTree(watch.slowest()));
+        detail.set("host_noise", Reports.MAPPER.valueToTree(noiseAfter.since(noiseBefore)));
         detail.set("commandstats", Reports.MAPPER.valueToTree(watch.meanByCommand()));
         watch.loggedScripts().writeTo(detail.putObject("logged_script_calls"), "script");
       }
@@ -130,6 +139,15 @@ final class PurgeBenchmark {
         redis.deleteKeys("kvindex:v1:{" + name + "/");
       }
     }
+  }
+
+  private String memAllocator() {
+    for (String line : redis.admin().info("memory").split("\\r?\\n")) {
+      if (line.startsWith("mem_allocator:")) {
+        return line.substring("mem_allocator:".length()).trim();
+      }
+    }
+    return "unknown";
   }
 
   /** A sanity check recorded with the result: the purged pod must match 0 blocks. */

@@ -1,9 +1,11 @@
 package io.kvindex.bench;
 
 import io.lettuce.core.api.sync.RedisCommands;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -28,6 +30,12 @@ final class SlowLogWatch implements AutoCloseable {
   static final int CAPACITY = 50_000;
   static final int THRESHOLD_MICROS = 50;
 
+  /** Commands this long or longer are counted in {@link #overOneMillisecond}. */
+  static final int ONE_MILLISECOND_MICROS = 1000;
+
+  /** How many of the slowest commands {@link #slowest} keeps. */
+  static final int SLOWEST_KEPT = 5;
+
   private static final Set<String> BOOKKEEPING =
       Set.of("slowlog", "config", "info", "ping", "client", "hello", "command");
 
@@ -40,6 +48,12 @@ final class SlowLogWatch implements AutoCloseable {
   private final CommandStats statsBefore;
   private final Map<String, Long> maxByCommand = new TreeMap<>();
   private final LatencyRecorder scripts = new LatencyRecorder();
+  private final PriorityQueue<Slow> slowest =
+      new PriorityQueue<>(Comparator.comparingLong(Slow::micros));
+  private long overOneMillisecond;
+
+  /** One logged command: its name and execution time. */
+  record Slow(String command, long micros) {}
 
   private SlowLogWatch(RedisCommands<String, String> admin) {
     this.admin = admin;
@@ -91,6 +105,13 @@ final class SlowLogWatch implements AutoCloseable {
         continue;
       }
       maxByCommand.merge(name, micros, Math::max);
+      if (micros >= ONE_MILLISECOND_MICROS) {
+        overOneMillisecond++;
+      }
+      slowest.add(new Slow(name, micros));
+      if (slowest.size() > SLOWEST_KEPT) {
+        slowest.poll();
+      }
       if (name.equals("evalsha") || name.equals("eval")) {
         scripts.recordNanos(micros * 1000);
       }
@@ -124,6 +145,16 @@ final class SlowLogWatch implements AutoCloseable {
   /** Calls and mean microseconds per call of each command since the watch started. */
   Map<String, Map<String, Number>> meanByCommand() {
     return CommandStats.read(admin).since(statsBefore);
+  }
+
+  /** The {@link #SLOWEST_KEPT} longest commands logged, longest first. */
+  List<Slow> slowest() {
+    return slowest.stream().sorted(Comparator.comparingLong(Slow::micros).reversed()).toList();
+  }
+
+  /** How many logged commands took at least {@link #ONE_MILLISECOND_MICROS}. */
+  long overOneMillisecond() {
+    return overOneMillisecond;
   }
 
   /** The name of the longest command ({@code evalsha}, {@code eval}, ...). */

@@ -22,7 +22,9 @@ local removed = 0
 local out, del = {}, {}
 for k = 1, #items, 2 do
   local v = items[k + 1]
-  if #v == 2 then
+  if #items[k] ~= 18 then
+    -- not a block field (a pod's holder record, the speculation gate): never an entry list
+  elseif #v == 2 then
     local b1, b2 = string.byte(v, 1, 2)
     if dead[b1 * 16 + math.floor(b2 / 16)] then
       del[#del + 1] = items[k]

@@ -55,6 +55,13 @@ class RedisPrefixIndexTest {
     return index;
   }
 
+  /** Block fields of a blocks hash, leaving out holder records and the speculation gate. */
+  private long blockFields(byte[] blocks) {
+    return redis.hkeys(blocks).stream()
+        .filter(f -> f.length == KeySchema.BLOCK_FIELD_BYTES)
+        .count();
+  }
+
   private PrefixIndex open() {
     return open(PrefixIndex.builder().indexName("t"));
   }
@@ -118,7 +125,7 @@ class RedisPrefixIndexTest {
     assertThat(redis.hget(keys.blocks(0), field)).hasSize(4);
     index.collectAllGarbage();
     assertThat(redis.hget(keys.blocks(0), field)).hasSize(2);
-    assertThat(redis.hlen(keys.blocks(0))).isEqualTo(1);
+    assertThat(blockFields(keys.blocks(0))).isEqualTo(1);
     assertThat(redis.llen(keys.free(0))).isEqualTo(1);
     // a stores again: it takes the freed slot and sees only its new blocks.
     index.apply(a, 1, ta, batch(stored(hashes(2, 1), null, null)));
@@ -152,7 +159,7 @@ class RedisPrefixIndexTest {
     assertThat(step.done()).as("b died during that pass").isFalse();
     index.collectAllGarbage();
     assertThat(redis.llen(keys.free(0))).isEqualTo(2);
-    assertThat(redis.hlen(keys.blocks(0))).isZero();
+    assertThat(blockFields(keys.blocks(0))).isZero();
   }
 
   @Test
@@ -241,7 +248,7 @@ class RedisPrefixIndexTest {
     }
     assertThat(cpu.get(cpu.size() * 99 / 100)).as("p99 Redis CPU per call, us").isLessThan(1000);
     assertThat(cpu.get(cpu.size() - 1)).as("max Redis CPU per call, us").isLessThan(5000);
-    assertThat(redis.hlen(new KeySchema("t", 1).blocks(0))).isEqualTo(1000);
+    assertThat(blockFields(new KeySchema("t", 1).blocks(0))).isEqualTo(1000);
   }
 
   private long mainThreadCpuMicros() {

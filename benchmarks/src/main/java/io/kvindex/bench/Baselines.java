@@ -14,7 +14,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Plain-Redis reference figures measured on the same server in the same run as the index: PING
- * round trips, pipelined SADD, and a naive purge. Not thread-safe.
+ * round trips, plain HMGETs, pipelined SADD, and a naive purge. Not thread-safe.
  */
 final class Baselines {
   /** A naive purge: read the whole set, then remove its members one by one, in one script. */
@@ -27,20 +27,36 @@ final class Baselines {
 
   private Baselines() {}
 
-  /** PING round trips on one connection from one thread, after {@code warmup} unrecorded ones. */
-  static LatencyRecorder ping(
-      StatefulRedisConnection<byte[], byte[]> connection, int warmup, int n) {
-    LatencyRecorder recorder = new LatencyRecorder();
-    RedisAsyncCommands<byte[], byte[]> async = connection.async();
-    for (int i = 0; i < warmup + n; i++) {
-      long start = System.nanoTime();
-      await(async.ping());
-      long elapsed = System.nanoTime() - start;
-      if (i >= warmup) {
-        recorder.recordNanos(elapsed);
-      }
+  /** One PING round trip, in nanoseconds. */
+  static long pingOnce(StatefulRedisConnection<byte[], byte[]> connection) {
+    long start = System.nanoTime();
+    await(connection.async().ping());
+    return System.nanoTime() - start;
+  }
+
+  /**
+   * Plain HMGETs of random existing fields of one hash: {@code sets} field sets of {@code fields}
+   * each, drawn once with HRANDFIELD, read in turn. What a lookup costs without any decoding.
+   */
+  static FieldReads randomFieldReads(
+      StatefulRedisConnection<byte[], byte[]> connection, String key, int sets, int fields) {
+    byte[] hash = key.getBytes(StandardCharsets.UTF_8);
+    List<byte[][]> drawn = new ArrayList<>(sets);
+    for (int i = 0; i < sets; i++) {
+      drawn.add(await(connection.async().hrandfield(hash, fields)).toArray(byte[][]::new));
     }
-    return recorder;
+    return new FieldReads(hash, drawn);
+  }
+
+  /** Field sets of one hash to read with HMGET, one per call, in turn. */
+  record FieldReads(byte[] key, List<byte[][]> sets) {
+    /** One HMGET of set {@code i} (modulo the count), in nanoseconds. */
+    long readOnce(StatefulRedisConnection<byte[], byte[]> connection, int i) {
+      byte[][] fields = sets.get(i % sets.size());
+      long start = System.nanoTime();
+      await(connection.async().hmget(key, fields));
+      return System.nanoTime() - start;
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
@@ -16,6 +17,15 @@ import java.util.HexFormat;
 final class KeySchema {
   /** Bytes in a block field: model scope (8), cache group (2), block key (8). */
   static final int BLOCK_FIELD_BYTES = 18;
+
+  /**
+   * The field of a group's blocks hash holding the latest deadline (ms, decimal) of any speculative
+   * route recorded in the group. Not 18 bytes long, so never a block field.
+   */
+  static final byte[] SPECULATION_FIELD = "kvindex/speculation".getBytes(StandardCharsets.US_ASCII);
+
+  private static final byte[] HOLDER_PREFIX =
+      "kvindex/holders/".getBytes(StandardCharsets.US_ASCII);
 
   private static final HexFormat HEX = HexFormat.of();
 
@@ -96,11 +106,6 @@ final class KeySchema {
   }
 
   /** The speculative routes recorded for a pod: block field -> deadline ms (decimal). */
-  /** Exists while any speculative hash of the group may exist (see speculate.lua). */
-  byte[] speculationGate(int group) {
-    return key(group, "specgate");
-  }
-
   byte[] speculative(String model, String pod) {
     byte[] digest = sha256(podField(model, pod));
     return key(groupOf(model, pod), "spec:" + HEX.formatHex(digest, 0, 16));
@@ -118,6 +123,16 @@ final class KeySchema {
     lengthPrefixed(out, model);
     lengthPrefixed(out, pod);
     return out.toByteArray();
+  }
+
+  /**
+   * The field of a group's blocks hash holding a copy of a pod's record, so that one HMGET reads
+   * holders and blocks atomically. At least 26 bytes long, so never a block field.
+   */
+  static byte[] holderField(byte[] podField) {
+    byte[] out = Arrays.copyOf(HOLDER_PREFIX, HOLDER_PREFIX.length + podField.length);
+    System.arraycopy(podField, 0, out, HOLDER_PREFIX.length, podField.length);
+    return out;
   }
 
   /** The start of every pod field of {@code model}: {@code u32 len | model}. */

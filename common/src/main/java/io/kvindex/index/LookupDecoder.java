@@ -8,107 +8,202 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Turns lookup.lua's reply (pod records, then runs of (block value, speculative mark) covering the
- * matched prefix) into per-pod matches. A block a pod holds speculatively counts as held on the GPU
- * by each of its streams, and by one extra rank-less stream for pods with no record yet.
- * Thread-safe (stateless).
+ * Turns one group's lookup reads into per-pod matches: the candidates' pod records (which slots
+ * each holds, for which rank), then block values in prompt order, one run of equal values at a
+ * time. A block a pod holds speculatively counts as held on the GPU by each of its streams, and by
+ * one extra rank-less stream for pods with no record yet. Depth counting stops at the first block
+ * no live candidate holds. Not thread-safe: one instance per lookup of one group.
  */
 final class LookupDecoder {
   private static final int GPU = Tier.GPU.bit();
   private static final int GPU_CPU = Tier.GPU.bit() | Tier.CPU.bit();
   private static final int NO_RANK = -1;
+  private static final int SLOTS = 4096;
+  private static final byte[] NO_MARK = new byte[0];
 
-  private LookupDecoder() {}
+  private final List<String> pods;
 
-  static Map<String, PodMatch> decode(List<String> pods, List<Object> reply, IndexConfig config) {
-    List<?> records = (List<?>) reply.get(0);
-    List<Integer> streamPod = new ArrayList<>();
-    List<Integer> streamRank = new ArrayList<>();
-    Map<Integer, Integer> streamOfSlot = new HashMap<>();
-    List<List<Integer>> streamsOfPod = new ArrayList<>();
-    for (int p = 0; p < pods.size(); p++) {
-      List<Integer> own = new ArrayList<>();
-      byte[] rec = (byte[]) records.get(p);
-      for (int k = 8; rec != null && k + 3 < rec.length; k += 4) {
-        int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
-        streamOfSlot.put(slot, streamPod.size());
-        own.add(streamPod.size());
-        streamPod.add(p);
-        streamRank.add(((rec[k + 2] & 0xff) << 8) | (rec[k + 3] & 0xff));
-      }
-      own.add(streamPod.size());
-      streamPod.add(p);
-      streamRank.add(NO_RANK);
-      streamsOfPod.add(own);
+  /** Per stream: its rank ({@link #NO_RANK} for a candidate's speculative-only stream). */
+  private final int[] streamRank;
+
+  private final int[][] streamsOfPod;
+
+  /** Stream index + 1 by slot; 0 for slots no live candidate holds. */
+  private final int[] streamOfSlot = new int[SLOTS];
+
+  private final int[] any;
+  private final int[] confirmed;
+  private final int[] gpu;
+  private final int[] gpuCpu;
+  private final double[] score;
+  private final double[] weight = new double[16];
+
+  /** Per stream: engine tiers and speculative GPU of the current run, valid when stamped. */
+  private final int[] tiers;
+
+  private final int[] tierStamp;
+  private final int[] markStamp;
+  private int run;
+
+  /** Streams whose depth still equals the block count: only they can grow. */
+  private final int[] active;
+
+  private int activeCount;
+  private int block;
+
+  /**
+   * @param records per candidate, its pod record (8-byte deadline, then (slot u16, rank u16)
+   *     pairs), or null when unknown or expired
+   * @param speculative whether runs may carry speculative marks: each candidate then also gets a
+   *     rank-less stream, which only marks can feed
+   */
+  LookupDecoder(List<String> pods, List<byte[]> records, IndexConfig config, boolean speculative) {
+    this.pods = pods;
+    int extra = speculative ? 1 : 0;
+    int streams = 0;
+    for (byte[] rec : records) {
+      streams += extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
     }
-    int streams = streamPod.size();
-    int[] any = new int[streams];
-    int[] confirmed = new int[streams];
-    int[] gpu = new int[streams];
-    int[] gpuCpu = new int[streams];
-    double[] score = new double[streams];
-    double[] weight = new double[16];
+    streamRank = new int[streams];
+    streamsOfPod = new int[pods.size()][];
+    int next = 0;
+    for (int p = 0; p < pods.size(); p++) {
+      byte[] rec = records.get(p);
+      int own = extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
+      int[] mine = new int[own];
+      for (int k = 8, i = 0; rec != null && k + 3 < rec.length; k += 4, i++) {
+        int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
+        if (slot > 0 && slot < SLOTS) {
+          streamOfSlot[slot] = next + 1;
+        }
+        mine[i] = next;
+        streamRank[next++] = ((rec[k + 2] & 0xff) << 8) | (rec[k + 3] & 0xff);
+      }
+      if (speculative) {
+        mine[own - 1] = next;
+        streamRank[next++] = NO_RANK;
+      }
+      streamsOfPod[p] = mine;
+    }
+    any = new int[streams];
+    confirmed = new int[streams];
+    gpu = new int[streams];
+    gpuCpu = new int[streams];
+    score = new double[streams];
+    tiers = new int[streams];
+    tierStamp = new int[streams];
+    markStamp = new int[streams];
+    active = new int[streams];
+    for (int s = 0; s < streams; s++) {
+      active[s] = s;
+    }
+    activeCount = streams;
     for (int mask = 0; mask < 16; mask++) {
       weight[mask] = config.bestWeight(mask);
     }
-    int[] tiers = new int[streams];
-    int[] held = new int[streams];
-    int block = 0;
+  }
+
+  /** Decodes lookup.lua's reply: pod records, then (value, speculative mark, run) triples. */
+  static Map<String, PodMatch> decodeScriptReply(
+      List<String> pods, List<Object> reply, IndexConfig config) {
+    List<byte[]> records = new ArrayList<>(pods.size());
+    for (Object rec : (List<?>) reply.get(0)) {
+      records.add(rec instanceof byte[] bytes ? bytes : null);
+    }
+    LookupDecoder decoder = new LookupDecoder(pods, records, config, true);
     for (int i = 1; i + 2 < reply.size(); i += 3) {
-      Arrays.fill(tiers, 0);
-      byte[] value = (byte[]) reply.get(i);
-      for (int e = 0; e + 1 < value.length; e += 2) {
-        Integer s = streamOfSlot.get(((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4));
-        if (s != null) {
-          tiers[s] = value[e + 1] & 0x0f;
-        }
-      }
-      System.arraycopy(tiers, 0, held, 0, streams);
-      byte[] mark = (byte[]) reply.get(i + 1);
-      for (int m = 0; m + 1 < mark.length; m += 2) {
-        int p = (((mark[m] & 0xff) << 8) | (mark[m + 1] & 0xff)) - 1;
-        for (int s : streamsOfPod.get(p)) {
-          held[s] |= GPU;
-        }
-      }
-      long run = (Long) reply.get(i + 2);
-      for (long r = 0; r < run; r++, block++) {
-        for (int s = 0; s < streams; s++) {
-          if (confirmed[s] == block && tiers[s] != 0) {
-            confirmed[s]++;
-          }
-          int t = held[s];
-          if (any[s] == block && t != 0) {
-            any[s]++;
-            score[s] += weight[t];
-          }
-          if (gpu[s] == block && (t & GPU) != 0) {
-            gpu[s]++;
-          }
-          if (gpuCpu[s] == block && (t & GPU_CPU) != 0) {
-            gpuCpu[s]++;
-          }
-        }
+      if (!decoder.add((byte[]) reply.get(i), (byte[]) reply.get(i + 1), (Long) reply.get(i + 2))) {
+        break;
       }
     }
+    return decoder.matches();
+  }
+
+  /**
+   * Adds the next {@code run} blocks, whose entries are {@code value} (null or empty when held by
+   * no engine entry) and whose speculative holders are {@code mark} (candidates' 1-based indexes,
+   * two bytes each, big-endian; empty for none). Returns false, counting nothing, when no live
+   * candidate still matching holds the blocks (no depth could grow past them): the match ends there
+   * and later calls are ignored.
+   */
+  boolean add(byte[] value, byte[] mark, long length) {
+    if (activeCount == 0) {
+      return false;
+    }
+    run++;
+    for (int e = 0; value != null && e + 1 < value.length; e += 2) {
+      int s = streamOfSlot[((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4)] - 1;
+      if (s >= 0) {
+        tiers[s] = value[e + 1] & 0x0f;
+        tierStamp[s] = run;
+      }
+    }
+    for (int m = 0; mark != null && m + 1 < mark.length; m += 2) {
+      int p = (((mark[m] & 0xff) << 8) | (mark[m + 1] & 0xff)) - 1;
+      for (int s : streamsOfPod[p]) {
+        markStamp[s] = run;
+      }
+    }
+    // Every block of the run has the same holders: each still-matching stream that holds it
+    // grows by the run's length; the others stop for good.
+    int kept = 0;
+    for (int a = 0; a < activeCount; a++) {
+      int s = active[a];
+      int engine = tierStamp[s] == run ? tiers[s] : 0;
+      int t = markStamp[s] == run ? engine | GPU : engine;
+      if (t == 0) {
+        continue;
+      }
+      active[kept++] = s;
+      any[s] += (int) length;
+      score[s] += weight[t] * length;
+      if (confirmed[s] == block && engine != 0) {
+        confirmed[s] += (int) length;
+      }
+      if (gpu[s] == block && (t & GPU) != 0) {
+        gpu[s] += (int) length;
+      }
+      if (gpuCpu[s] == block && (t & GPU_CPU) != 0) {
+        gpuCpu[s] += (int) length;
+      }
+    }
+    activeCount = kept;
+    block += (int) length;
+    return kept > 0;
+  }
+
+  /** Adds block values in prompt order (no speculative marks), runs of equal values at a time. */
+  boolean addValues(List<byte[]> values) {
+    int i = 0;
+    while (i < values.size()) {
+      byte[] value = values.get(i);
+      int j = i + 1;
+      while (j < values.size() && Arrays.equals(values.get(j), value)) {
+        j++;
+      }
+      if (!add(value, NO_MARK, j - i)) {
+        return false;
+      }
+      i = j;
+    }
+    return true;
+  }
+
+  /** Whether some candidate still matches every block added so far. */
+  boolean open() {
+    return activeCount > 0;
+  }
+
+  /** The matches so far, in candidate order. */
+  Map<String, PodMatch> matches() {
     Map<String, PodMatch> out = new LinkedHashMap<>();
     for (int p = 0; p < pods.size(); p++) {
-      out.put(
-          pods.get(p),
-          match(pods.get(p), streamsOfPod.get(p), streamRank, any, confirmed, gpu, gpuCpu, score));
+      out.put(pods.get(p), match(pods.get(p), streamsOfPod[p]));
     }
     return out;
   }
 
-  private static PodMatch match(
-      String pod,
-      List<Integer> own,
-      List<Integer> streamRank,
-      int[] any,
-      int[] confirmed,
-      int[] gpu,
-      int[] gpuCpu,
-      double[] score) {
+  private PodMatch match(String pod, int[] own) {
     int depth = 0;
     int confirmedDepth = 0;
     int gpuDepth = 0;
@@ -121,8 +216,8 @@ final class LookupDecoder {
       gpuDepth = Math.max(gpuDepth, gpu[s]);
       gpuCpuDepth = Math.max(gpuCpuDepth, gpuCpu[s]);
       best = Math.max(best, score[s]);
-      if (any[s] > 0 && streamRank.get(s) != NO_RANK) {
-        ranks.put(streamRank.get(s), any[s]);
+      if (any[s] > 0 && streamRank[s] != NO_RANK) {
+        ranks.put(streamRank[s], any[s]);
       }
     }
     return new PodMatch(pod, depth, gpuDepth, gpuCpuDepth, best, ranks, depth > confirmedDepth);

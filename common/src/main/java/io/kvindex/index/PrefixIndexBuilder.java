@@ -145,7 +145,10 @@ public final class PrefixIndexBuilder {
       throw new IllegalStateException("redis(connector) is required to build a Redis index");
     }
     return RedisPrefixIndex.open(
-        config(), connector.scripts(writePolicy), connector.scripts(lookupPolicy));
+        config(),
+        connector.scripts(writePolicy),
+        connector.scripts(lookupPolicy),
+        connector.commands());
   }
 
   /** The in-memory model of the same semantics, for tests. */

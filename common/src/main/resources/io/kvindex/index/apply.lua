@@ -1,7 +1,8 @@
 -- kvindex apply: one batch of one stream's events, atomically (see RedisPrefixIndex notes).
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 fencing token, 6 pod ttl ms,
---       7 model scope (8 bytes), 8.. events (packed, see EventPacker)
+--       7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
+--       9.. events (packed, see EventPacker)
 local MAX_SLOT = 4095
 local CHUNK = 512
 
@@ -25,7 +26,7 @@ end
 
 -- Check capacity before the first write: a script that fails half-way keeps its writes.
 local needed, has = 0, slot ~= 0
-for i = 8, #ARGV do
+for i = 9, #ARGV do
   local kind = string.sub(ARGV[i], 1, 1)
   if kind == 'C' then
     has = false
@@ -148,7 +149,7 @@ local function u32(s, at)
 end
 
 local scope = ARGV[7]
-for i = 8, #ARGV do
+for i = 9, #ARGV do
   local ev = ARGV[i]
   local kind = string.sub(ev, 1, 1)
   if kind == 'C' then
@@ -245,6 +246,8 @@ if old then
   end
 end
 if slot ~= 0 then rec2[#rec2 + 1] = string.char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
-redis.call('HSET', KEYS[3], ARGV[2], table.concat(rec2))
+rec2 = table.concat(rec2)
+redis.call('HSET', KEYS[3], ARGV[2], rec2)
+redis.call('HSET', KEYS[4], ARGV[8], rec2)
 redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq))
 return {'APPLIED', seq, stored, removed, dropped}

@@ -3,8 +3,8 @@
 -- KEYS: 1 meta, 2 blocks, 3 dead, 4 free
 -- ARGV: 1 HSCAN count
 -- Returns {done (0|1), fields scanned, entries removed, slots freed}
--- Only block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries; any field of
--- another length in the blocks hash is someone else's record and is left untouched.
+-- Only block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries; a field of any
+-- other length (a pod's holder record, the speculation gate) is never parsed and left untouched.
 -- The loop is hot (about half of a call's time at 1M fields): library functions are locals and
 -- the slot is taken with plain arithmetic (no math.floor call), and a value is copied only when
 -- one of its entries is dead.

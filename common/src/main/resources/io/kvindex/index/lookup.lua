@@ -1,12 +1,12 @@
 #!lua flags=no-writes
--- kvindex lookup: candidates' holder slots, then block fields in growing chunks until the first
--- block no live candidate holds, confirmed or speculatively.
+-- kvindex lookup while speculation is on: candidates' holder slots, then block fields in growing
+-- chunks until the first block no live candidate holds, confirmed or speculatively. Lookups of a
+-- group whose speculation gate has passed are plain HMGETs instead (see RedisPrefixIndex).
 -- Returns {pod records (nil when unknown or expired), then (value, mark, run) triples}: a run of
 -- consecutive blocks whose holder entries are value ('' when held only speculatively) and whose
 -- speculative holders are mark (the candidates' 1-based indexes, two bytes each, big-endian; ''
 -- for none). Runs keep the reply and the conversions small: shared prefixes repeat values.
--- KEYS: 1 pods, 2 blocks, 3 the group's speculation gate (exists while any speculative hash of
--- the group may), 4..n+3 the candidates' speculative hashes (block field -> deadline ms)
+-- KEYS: 1 pods, 2 blocks, 3..n+2 the candidates' speculative hashes (block field -> deadline ms)
 -- ARGV: 1 candidate count n, 2..n+1 pod fields, n+2.. block fields in prompt order
 local n = tonumber(ARGV[1])
 local pods = redis.call('HMGET', KEYS[1], unpack(ARGV, 2, n + 1))
@@ -30,10 +30,9 @@ for i = 1, n do
   end
 end
 local spec = {}
-if #KEYS > 3 and redis.call('EXISTS', KEYS[3]) == 1
-    and redis.call('EXISTS', unpack(KEYS, 4)) > 0 then
+if redis.call('EXISTS', unpack(KEYS, 3)) > 0 then
   for i = 1, n do
-    if KEYS[3 + i] and redis.call('EXISTS', KEYS[3 + i]) == 1 then spec[#spec + 1] = i end
+    if redis.call('EXISTS', KEYS[2 + i]) == 1 then spec[#spec + 1] = i end
   end
 end
 local out = {pods}
@@ -53,7 +52,7 @@ while i <= last do
   local vals = redis.call('HMGET', KEYS[2], unpack(ARGV, i, j))
   local specVals = {}
   for s = 1, #spec do
-    specVals[s] = redis.call('HMGET', KEYS[3 + spec[s]], unpack(ARGV, i, j))
+    specVals[s] = redis.call('HMGET', KEYS[2 + spec[s]], unpack(ARGV, i, j))
   end
   for k = 1, j - i + 1 do
     local v = vals[k] or ''

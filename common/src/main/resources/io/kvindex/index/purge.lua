@@ -1,6 +1,7 @@
 -- kvindex purge: retire a stream's holder slot in O(1); GC strips its entries later.
--- KEYS: 1 meta, 2 streams, 3 pods, 4 dead, 5 lease, 6 tmap
--- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 fencing token, 5 reset watermark (0|1)
+-- KEYS: 1 meta, 2 streams, 3 pods, 4 dead, 5 lease, 6 tmap, 7 blocks
+-- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 fencing token, 5 reset watermark (0|1),
+--       6 the pod's holder field in blocks (its record's copy there)
 local lease = redis.call('GET', KEYS[5])
 if not lease or string.match(lease, '^(%d+):') ~= ARGV[4] then
   return 'FENCED'
@@ -23,6 +24,8 @@ if old then
   for k = 9, #old, 4 do
     if string.sub(old, k + 2, k + 3) ~= ARGV[3] then parts[#parts + 1] = string.sub(old, k, k + 3) end
   end
-  redis.call('HSET', KEYS[3], ARGV[2], table.concat(parts))
+  local rec = table.concat(parts)
+  redis.call('HSET', KEYS[3], ARGV[2], rec)
+  redis.call('HSET', KEYS[7], ARGV[6], rec)
 end
 return 'PURGED'

@@ -2,17 +2,18 @@
 -- speculative) until the deadline. One hash per pod, so the whole hash expires (PEXPIRE) when the
 -- last route recorded for the pod does, even if no router is left to clean up; a hash grown past
 -- the field limit is dropped first (speculative entries are hints).
--- KEYS: 1 the pod's speculative hash, 2 the group's speculation gate, which lives at least as
--- long as every speculative hash of the group so that lookups skip the per-candidate checks
--- while no router speculates
--- ARGV: 1 ttl ms, 2 field limit, 3.. block fields
+-- KEYS: 1 the pod's speculative hash, 2 the group's blocks hash, whose speculation field (the
+-- gate) holds a deadline no earlier than any speculative entry of the group's, so that lookups
+-- read no speculative hash while no router speculates
+-- ARGV: 1 ttl ms, 2 field limit, 3 the gate field, 4.. block fields
 local ttl = tonumber(ARGV[1])
 local t = redis.call('TIME')
-local deadline = tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl)
-if redis.call('HLEN', KEYS[1]) + #ARGV - 2 > tonumber(ARGV[2]) then
+local deadlineMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
+local deadline = string.format('%d', deadlineMs)
+if redis.call('HLEN', KEYS[1]) + #ARGV - 3 > tonumber(ARGV[2]) then
   redis.call('DEL', KEYS[1])
 end
-local i, last = 3, #ARGV
+local i, last = 4, #ARGV
 while i <= last do
   local j = math.min(i + 255, last)
   local args = {}
@@ -26,7 +27,7 @@ end
 if redis.call('PTTL', KEYS[1]) < ttl then
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
-if redis.call('PTTL', KEYS[2]) < ttl then
-  redis.call('SET', KEYS[2], '1', 'PX', ttl)
+if tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0') < deadlineMs then
+  redis.call('HSET', KEYS[2], ARGV[3], deadline)
 end
-return last - 2
+return last - 3

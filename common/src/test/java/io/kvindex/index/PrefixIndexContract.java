@@ -301,6 +301,20 @@ abstract class PrefixIndexContract {
   }
 
   @Test
+  void lookup_depthsAtReadChunkEdges_exact() {
+    PrefixIndex index = open();
+    Map<String, Integer> depths = Map.of("a", 255, "b", 256, "c", 257, "d", 1280, "e", 1281);
+    depths.forEach(
+        (pod, n) -> {
+          StreamId s = StreamId.of(MODEL, pod);
+          index.apply(s, 0, lease(index, s), batch(stored(hashes(1, n), null, null)));
+        });
+    LookupResult r = lookup(index, hashes(1, 3000), "a", "b", "c", "d", "e", "none");
+    depths.forEach((pod, n) -> assertThat(r.pods().get(pod).depth()).as(pod).isEqualTo(n));
+    assertThat(r.pods().get("none").depth()).isZero();
+  }
+
+  @Test
   void lookupRequest_tooManyCandidates_refused() {
     List<String> pods = new ArrayList<>();
     for (int i = 0; i <= LookupRequest.MAX_CANDIDATES; i++) {

@@ -48,6 +48,18 @@ final class HostNoise {
     return new HostNoise(cpuSeconds * 1000, switches, steal);
   }
 
+  /** The server main thread's CPU time in microseconds (INFO cpu, microsecond resolution). */
+  static long mainThreadCpuMicros(RedisCommands<String, String> admin) {
+    double seconds = 0;
+    for (String line : admin.info("cpu").split("\\r?\\n")) {
+      if (line.startsWith("used_cpu_user_main_thread:")
+          || line.startsWith("used_cpu_sys_main_thread:")) {
+        seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    return Math.round(seconds * 1e6);
+  }
+
   /** The counters' growth since {@code before}, under the names the results use. */
   Map<String, Number> since(HostNoise before) {
     Map<String, Number> out = new LinkedHashMap<>();

@@ -48,6 +48,7 @@ final class PurgeBenchmark {
     ObjectNode cleanup = json.putObject("purge_cleanup_ms");
     ObjectNode naiveMax = json.putObject("naive_purge_max_command_us");
     ObjectNode gcMean = json.putObject("purge_gc_mean_command_us");
+    ObjectNode maxCpu = json.putObject("purge_max_command_cpu_us");
     ObjectNode details = json.putObject("purge");
     details.put(
         "setup",
@@ -62,7 +63,9 @@ final class PurgeBenchmark {
             + " calls; cleanup_ms excludes the reading), means from INFO commandstats; host_noise"
             + " counts what the machine did to Redis over the same span (its main thread's CPU"
             + " time, the kernel descheduling it, hypervisor steal): a command far longer than its"
-            + " peers while those grew was stretched, not busy");
+            + " peers while those grew was stretched, not busy; call_cpu and max_command_cpu_us are"
+            + " the Redis main thread's CPU time per purge or GC call (INFO cpu before and after"
+            + " each call, less the INFO's own cost), which the machine's noise does not stretch");
     details.put("redis_mem_allocator", memAllocator());
     details.put(
         "naive_setup",
@@ -75,6 +78,7 @@ final class PurgeBenchmark {
       max.put(Integer.toString(size), detail.path("max_command_us").asLong());
       cleanup.put(Integer.toString(size), detail.path("cleanup_ms").asDouble());
       naiveMax.put(Integer.toString(size), detail.path("naive_max_command_us").asLong());
+      maxCpu.put(Integer.toString(size), detail.path("max_command_cpu_us").asLong());
       gcMean.put(
           Integer.toString(size),
           detail.path("commandstats").path("evalsha").path("mean_us").asDouble());
@@ -99,16 +103,21 @@ final class PurgeBenchmark {
       long entriesRemoved = 0;
       long start;
       long end;
+      CallCpu cpu = new CallCpu();
       try (SlowLogWatch watch = SlowLogWatch.start(redis.admin())) {
         HostNoise noiseBefore = HostNoise.read(redis.admin(), redis.owned());
         start = System.nanoTime();
+        cpu.before();
         PurgeStatus status = index.purge(target, token, PurgeMode.RESET_WATERMARK);
+        cpu.after();
         if (status != PurgeStatus.PURGED) {
           throw new IllegalStateException("purge returned " + status);
         }
         GcResult step;
         do {
+          cpu.before();
           step = index.collectGarbage(group, GC_BUDGET);
+          cpu.after();
           gcCalls++;
           entriesRemoved += step.entriesRemoved();
           if (gcCalls % DRAIN_EVERY_CALLS == 0) {
@@ -116,7 +125,7 @@ final class PurgeBenchmark {
           }
         } while (!step.done());
         watch.drain();
-        end = System.nanoTime() - watch.drainNanos();
+        end = System.nanoTime() - watch.drainNanos() - cpu.readNanos;
         HostNoise noiseAfter = HostNoise.read(redis.admin(), redis.owned());
         detail.put("max_command_us", watch.maxMicros());
         detail.put("max_command", watch.maxCommand());
@@ -127,6 +136,8 @@ final class PurgeBenchmark {
         detail.set("host_noise", Reports.MAPPER.valueToTree(noiseAfter.since(noiseBefore)));
         detail.set("commandstats", Reports.MAPPER.valueToTree(watch.meanByCommand()));
         watch.loggedScripts().writeTo(detail.putObject("logged_script_calls"), "script");
+        cpu.calls.writeTo(detail.putObject("call_cpu"), "cpu");
+        detail.put("max_command_cpu_us", Math.round(cpu.calls.micros(100)));
       }
       detail.put("cleanup_ms", LatencyRecorder.roundTenth((end - start) / 1e6));
       detail.put("gc_calls", gcCalls);
@@ -138,6 +149,41 @@ final class PurgeBenchmark {
       } else {
         redis.deleteKeys("kvindex:v1:{" + name + "/");
       }
+    }
+  }
+
+  /**
+   * The Redis main thread's CPU time per purge or GC call (INFO cpu around each call, less what an
+   * INFO itself adds: the least of twenty back-to-back pairs). Unlike wall time, it does not grow
+   * when the machine takes the CPU away from Redis. The time spent reading is kept apart so that
+   * the cleanup time can leave it out.
+   */
+  private final class CallCpu {
+    final LatencyRecorder calls = new LatencyRecorder();
+    final long infoCost;
+    long readNanos;
+    private long before;
+
+    CallCpu() {
+      long least = Long.MAX_VALUE;
+      for (int i = 0; i < 20; i++) {
+        long first = HostNoise.mainThreadCpuMicros(redis.admin());
+        least = Math.min(least, HostNoise.mainThreadCpuMicros(redis.admin()) - first);
+      }
+      infoCost = least;
+    }
+
+    void before() {
+      long start = System.nanoTime();
+      before = HostNoise.mainThreadCpuMicros(redis.admin());
+      readNanos += System.nanoTime() - start;
+    }
+
+    void after() {
+      long start = System.nanoTime();
+      long used = HostNoise.mainThreadCpuMicros(redis.admin()) - before - infoCost;
+      readNanos += System.nanoTime() - start;
+      calls.recordNanos(Math.max(0, used) * 1000);
     }
   }
 

@@ -192,7 +192,7 @@ public final class IngesterCommand implements Callable<Integer> {
   @Option(
       names = "--gc-max-steps",
       paramLabel = "N",
-      description = "Cleanup steps per group per round (64)")
+      description = "Cleanup steps per group per round (100)")
   void gcMaxSteps(String v) {
     flags.put(Setting.GC_MAX_STEPS, v);
   }

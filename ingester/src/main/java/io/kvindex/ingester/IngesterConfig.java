@@ -213,7 +213,7 @@ public final class IngesterConfig {
     private Duration unreachableAfter = Duration.ofSeconds(30);
     private Duration scrapeTimeout = Duration.ofSeconds(2);
     private Duration gcInterval = Duration.ofSeconds(1);
-    private int gcMaxSteps = 64;
+    private int gcMaxSteps = 100;
     private int maxPendingBatches = 100_000;
     private Path discoveryFile;
     private final List<PodSpec> pods = new ArrayList<>();

@@ -107,7 +107,7 @@ enum Setting {
       (b, v) -> b.gcInterval(duration(v))),
   GC_MAX_STEPS(
       "gc-max-steps",
-      "64",
+      "100",
       "Most cleanup steps per group per GC round",
       (b, v) -> b.gcMaxSteps(Integer.parseInt(v))),
   MAX_PENDING_BATCHES(

@@ -93,7 +93,7 @@ final class RouterBenchmark {
         "cluster",
         "local Redis Cluster, 3 primaries, no replicas, on loopback; index groups "
             + CLUSTER_GROUPS
-            + " (one script per group per lookup, all in flight at once)");
+            + " (one HMGET per group per lookup, all in flight at once)");
     setup.put("clients", "one KvRouter shared by all client threads");
     setup.put(
         "lookup_budget_ms",

@@ -17,9 +17,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code kvindex bench router}: {@link KvRouter#score} as a gateway calls it (token ids in: block
- * hashing, one lookup script per index group, decoding), with 1 and 8 client threads sharing one
- * router, against a standalone server and a 3-primary cluster (local redis-server processes on
- * loopback). The index is filled through {@link PrefixIndex#apply} with the {@link LookupFixture}
+ * hashing, one HMGET per index group, decoding), with 1 and 8 client threads sharing one router,
+ * against a standalone server and a 3-primary cluster (local redis-server processes on loopback).
+ * The index is filled through {@link PrefixIndex#apply} with the {@link LookupFixture}
  * distribution, keyed by the router's own block keys.
  *
  * <p>Run: {@code scripts/kvindex bench router [--quick] --out FILE}. Not thread-safe.

@@ -81,8 +81,8 @@ final class RedisKvRouter implements KvRouter {
   }
 
   /**
-   * One throw-away lookup, so that the lookup script is loaded on the server (EVALSHA, then EVAL on
-   * NOSCRIPT) and the connection is warm before the first real request. Its answer is ignored.
+   * One throw-away lookup, so that the connection is warm and the Redis clock estimate measured
+   * before the first real request. Its answer is ignored.
    */
   private void warmUp() {
     index.lookup(LookupRequest.of("kvindex-warm-up", KeyMode.ENGINE, List.of(0L), List.of("none")));

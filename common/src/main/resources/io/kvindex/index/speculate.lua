@@ -13,6 +13,9 @@ local deadline = string.format('%d', deadlineMs)
 if redis.call('HLEN', KEYS[1]) + #ARGV - 3 > tonumber(ARGV[2]) then
   redis.call('DEL', KEYS[1])
 end
+-- A value longer than hash-max-listpack-value (64 bytes by default) makes Redis keep the hash as a
+-- hashtable: lookups HMGET hundreds of fields from it, and a listpack answers each by a scan.
+redis.call('HSETNX', KEYS[1], 'kvindex/hashtable', string.rep('-', 100))
 local i, last = 4, #ARGV
 while i <= last do
   local j = math.min(i + 255, last)

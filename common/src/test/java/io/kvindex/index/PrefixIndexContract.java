@@ -408,6 +408,24 @@ abstract class PrefixIndexContract {
   }
 
   @Test
+  void speculate_shortAndLongPrompts_markTheRightCandidate() {
+    PrefixIndex index = open();
+    assertThat(index.speculateAsync(MODEL, KeyMode.ENGINE, "p", hashes(1, 300), 0, LONG).join())
+        .isTrue();
+    StreamId q = StreamId.of(MODEL, "q");
+    index.apply(q, 0, lease(index, q), batch(stored(hashes(1, 100), null, null)));
+    for (int blocks : List.of(200, 300)) {
+      LookupResult r = lookup(index, hashes(1, blocks), "q", "none", "p");
+      assertThat(r.pods().get("p").depth()).as("%d blocks", blocks).isEqualTo(blocks);
+      assertThat(r.pods().get("p").gpuDepth()).isEqualTo(blocks);
+      assertThat(r.pods().get("p").speculative()).isTrue();
+      assertThat(r.pods().get("q").depth()).isEqualTo(100);
+      assertThat(r.pods().get("q").speculative()).isFalse();
+      assertThat(r.pods().get("none").depth()).isZero();
+    }
+  }
+
+  @Test
   void speculate_expiresByItself() {
     PrefixIndex index = open();
     index

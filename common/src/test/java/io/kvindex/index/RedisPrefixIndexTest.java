@@ -206,6 +206,19 @@ class RedisPrefixIndexTest {
   }
 
   @Test
+  void speculate_smallRoute_hashtableEncodedForLookups() {
+    PrefixIndex index = open();
+    assertThat(
+            index
+                .speculateAsync(MODEL, KeyMode.ENGINE, "p", hashes(1, 3), 0, Duration.ofMinutes(1))
+                .join())
+        .isTrue();
+    byte[] key = new KeySchema("t", 1).speculative(MODEL, "p");
+    // A listpack would answer a lookup's HMGET of hundreds of fields by a scan per field.
+    assertThat(redis.objectEncoding(key)).isEqualTo("hashtable");
+  }
+
+  @Test
   void apply_slotsFull_typedErrorUntilGc() {
     PrefixIndex index = open();
     long[] tokens = new long[4096];

@@ -343,6 +343,32 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   public void collectAllGarbage() {}
 
   @Override
+  public synchronized SweepResult sweepDeparted(int group, int budget) {
+    if (group < 0 || group >= config.groups()) {
+      throw new IllegalArgumentException(
+          "group must be in [0, " + config.groups() + "), got " + group);
+    }
+    Names.atLeast(budget, 1, "budget");
+    long cutoff = now() - config.departedRetention().toMillis();
+    int scanned = streams.size() + deadlines.size();
+    int before = streams.size();
+    streams
+        .keySet()
+        .removeIf(
+            id ->
+                groupOf(id.model(), id.pod()) == group
+                    && deadlines.getOrDefault(new Pod(id.model(), id.pod()), Long.MIN_VALUE)
+                        < cutoff);
+    int streamsForgotten = before - streams.size();
+    before = deadlines.size();
+    deadlines
+        .entrySet()
+        .removeIf(
+            e -> groupOf(e.getKey().model(), e.getKey().pod()) == group && e.getValue() < cutoff);
+    return new SweepResult(true, scanned, streamsForgotten, before - deadlines.size());
+  }
+
+  @Override
   public int groupOf(String model, String pod) {
     return keys.groupOf(Names.check(model, "model"), Names.check(pod, "pod"));
   }

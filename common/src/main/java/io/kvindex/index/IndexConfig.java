@@ -12,7 +12,8 @@ record IndexConfig(
     Map<String, KeyMode> keyModes,
     Map<Tier, Double> tierWeights,
     Duration podTtl,
-    int gcBudget) {
+    int gcBudget,
+    Duration departedRetention) {
 
   IndexConfig {
     keyModes = Map.copyOf(keyModes);

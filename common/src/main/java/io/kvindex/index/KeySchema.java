@@ -102,7 +102,12 @@ final class KeySchema {
   }
 
   byte[] tokenMap(StreamId stream) {
-    return key(groupOf(stream.model(), stream.pod()), "tmap:" + streamDigest(stream));
+    return tokenMap(groupOf(stream.model(), stream.pod()), streamField(stream));
+  }
+
+  /** The token map of the stream whose field (as stored in the streams hash) is given. */
+  byte[] tokenMap(int group, byte[] streamField) {
+    return key(group, "tmap:" + HEX.formatHex(sha256(streamField), 0, 16));
   }
 
   /** The speculative routes recorded for a pod: block field -> deadline ms (decimal). */
@@ -113,8 +118,7 @@ final class KeySchema {
 
   /** Hex of the first 16 bytes of SHA-256 of the stream field. */
   static String streamDigest(StreamId stream) {
-    byte[] digest = sha256(streamField(stream));
-    return HEX.formatHex(digest, 0, 16);
+    return HEX.formatHex(sha256(streamField(stream)), 0, 16);
   }
 
   /** {@code u32 len | model | u32 len | pod} in UTF-8. */

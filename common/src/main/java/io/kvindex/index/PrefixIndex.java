@@ -131,6 +131,16 @@ public interface PrefixIndex extends AutoCloseable {
   /** Runs {@link #collectGarbage} with the configured budget on every group until all are done. */
   void collectAllGarbage();
 
+  /**
+   * One bounded step of forgetting pods that have left: the stream records (watermark, holder slot)
+   * and pod records of pods whose liveness deadline passed more than the departed retention ago
+   * ({@link PrefixIndexBuilder#departedRetention}), examining about {@code budget} records. A
+   * forgotten stream's slot is retired as a purge would retire it, and its engine-to-token key map
+   * is dropped; a pod that comes back starts afresh. Call it in a loop until {@link
+   * SweepResult#done()}; without it, every pod ever seen keeps a few records forever.
+   */
+  SweepResult sweepDeparted(int group, int budget);
+
   /** The index group a pod's streams live in. */
   int groupOf(String model, String pod);
 

@@ -19,6 +19,7 @@ public final class PrefixIndexBuilder {
   private final Map<String, KeyMode> keyModes = new HashMap<>();
   private final Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
   private Duration podTtl = Duration.ofSeconds(30);
+  private Duration departedRetention = Duration.ofHours(1);
 
   /**
    * Block fields one garbage-collection call examines by default. A call's time inside Redis grows
@@ -100,6 +101,16 @@ public final class PrefixIndexBuilder {
   }
 
   /**
+   * How long after its liveness deadline a pod's records are kept: its streams' watermarks and
+   * holder slots, and its pod record. {@link PrefixIndex#sweepDeparted} forgets pods older than
+   * that; one that comes back starts afresh, with no watermark. Default 1 h.
+   */
+  public PrefixIndexBuilder departedRetention(Duration retention) {
+    this.departedRetention = positiveMillis(retention, "departedRetention");
+    return this;
+  }
+
+  /**
    * Block fields one garbage-collection call examines (HSCAN COUNT). Default {@link
    * #DEFAULT_GC_BUDGET}.
    */
@@ -161,7 +172,14 @@ public final class PrefixIndexBuilder {
 
   private IndexConfig config() {
     return new IndexConfig(
-        indexName, groups, defaultKeyMode, keyModes, tierWeights, podTtl, gcBudget);
+        indexName,
+        groups,
+        defaultKeyMode,
+        keyModes,
+        tierWeights,
+        podTtl,
+        gcBudget,
+        departedRetention);
   }
 
   private static Duration positiveMillis(Duration value, String name) {

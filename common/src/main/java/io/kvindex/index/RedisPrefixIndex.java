@@ -87,6 +87,8 @@ final class RedisPrefixIndex implements PrefixIndex {
   private static final LuaScript READ = script("read");
   private static final LuaScript SPECULATE = script("speculate");
   private static final LuaScript PODS = script("pods");
+  private static final LuaScript SWEEP = script("sweep");
+  private static final byte[] HOLDER_PREFIX = KeySchema.holderField(new byte[0]);
 
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;
@@ -649,10 +651,7 @@ final class RedisPrefixIndex implements PrefixIndex {
   }
 
   private CompletableFuture<RedisOutcome<List<Object>>> gcStep(int group, int budget) {
-    if (group < 0 || group >= config.groups()) {
-      throw new IllegalArgumentException(
-          "group must be in [0, " + config.groups() + "), got " + group);
-    }
+    checkGroup(group);
     Names.atLeast(budget, 1, "budget");
     byte[][] k = {keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group)};
     return writes
@@ -673,6 +672,48 @@ final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
+  public SweepResult sweepDeparted(int group, int budget) {
+    checkGroup(group);
+    Names.atLeast(budget, 1, "budget");
+    byte[][] k = {
+      keys.meta(group), keys.streams(group), keys.pods(group), keys.blocks(group), keys.dead(group)
+    };
+    RedisOutcome<List<Object>> outcome =
+        Await.of(
+            writes
+                .<List<Object>>run(
+                    SWEEP,
+                    ScriptOutputType.MULTI,
+                    k,
+                    ascii(budget),
+                    ascii(config.departedRetention().toMillis()),
+                    HOLDER_PREFIX)
+                .toCompletableFuture());
+    if (!outcome.isDone()) {
+      return new SweepResult(false, 0, 0, 0);
+    }
+    List<Object> r = outcome.orElseThrow();
+    List<byte[]> tokenMaps = new ArrayList<>();
+    for (int i = 3; i < r.size(); i++) {
+      tokenMaps.add(keys.tokenMap(group, (byte[]) r.get(i)));
+    }
+    if (!tokenMaps.isEmpty()) {
+      // Outside the script (the keys are only known from its reply): a map left behind by a
+      // swallowed UNLINK is never read again, since its stream starts afresh.
+      Await.of(
+          writes
+              .calls()
+              .call("sweep", () -> commands.unlink(tokenMaps.toArray(byte[][]::new)))
+              .toCompletableFuture());
+    }
+    return new SweepResult(
+        (Long) r.get(0) == 1,
+        ((Long) r.get(1)).intValue(),
+        tokenMaps.size(),
+        ((Long) r.get(2)).intValue());
+  }
+
+  @Override
   public int groupOf(String model, String pod) {
     return keys.groupOf(Names.check(model, "model"), Names.check(pod, "pod"));
   }
@@ -685,6 +726,13 @@ final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public void close() {
     // Nothing of its own: the connector belongs to the caller.
+  }
+
+  private void checkGroup(int group) {
+    if (group < 0 || group >= config.groups()) {
+      throw new IllegalArgumentException(
+          "group must be in [0, " + config.groups() + "), got " + group);
+    }
   }
 
   private int group(StreamId stream) {

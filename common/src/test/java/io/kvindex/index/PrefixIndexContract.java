@@ -436,6 +436,43 @@ abstract class PrefixIndexContract {
   }
 
   @Test
+  void sweepDeparted_forgetsPodsGoneLongerThanRetention() {
+    PrefixIndex index =
+        open(
+            builder()
+                .groups(2)
+                .podTtl(Duration.ofMillis(100))
+                .departedRetention(Duration.ofMillis(100)));
+    StreamId gone = StreamId.of(MODEL, "gone");
+    StreamId stays = StreamId.of(MODEL, "stays");
+    long tg = lease(index, gone);
+    index.apply(gone, 5, tg, batch(stored(hashes(1, 3), null, null)));
+    index.apply(stays, 7, lease(index, stays), batch(stored(hashes(1, 3), null, null)));
+    assertThat(index.heartbeat(MODEL, "stays", LONG)).isTrue();
+    Poll.until(
+        () -> {
+          sweepAll(index);
+          return index.watermark(gone).isEmpty();
+        });
+    assertThat(index.watermark(stays)).hasValue(7);
+    assertThat(lookup(index, hashes(1, 3), "gone", "stays").pods().get("stays").depth())
+        .isEqualTo(3);
+    assertThat(index.livePods(MODEL).join().orElseThrow()).containsExactly("stays");
+    // It comes back: a fresh stream, so any sequence number applies, and only new blocks count.
+    assertThat(index.apply(gone, 0, tg, batch(stored(hashes(1, 2), null, null))).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(lookup(index, hashes(1, 3), "gone").pods().get("gone").depth()).isEqualTo(2);
+  }
+
+  static void sweepAll(PrefixIndex index) {
+    for (int g = 0; g < index.groups(); g++) {
+      while (!index.sweepDeparted(g, 3).done()) {
+        // bounded steps until the group's pass completes
+      }
+    }
+  }
+
+  @Test
   void livePods_listsTheModelsLivePodsOnly() {
     PrefixIndex index = open(builder().groups(3).podTtl(Duration.ofMillis(300)));
     for (String pod : List.of("a", "b:{x}", "c")) {

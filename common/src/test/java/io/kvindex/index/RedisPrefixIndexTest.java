@@ -219,6 +219,40 @@ class RedisPrefixIndexTest {
   }
 
   @Test
+  void sweepDeparted_tokenMode_dropsRecordsMapAndRetiresSlot() {
+    PrefixIndex index =
+        open(
+            PrefixIndex.builder()
+                .indexName("t")
+                .keyMode("tok", KeyMode.TOKEN)
+                .podTtl(Duration.ofMillis(50))
+                .departedRetention(Duration.ofMillis(50)));
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId s = StreamId.of("tok", "gone");
+    List<Integer> tokens = List.of(1, 2, 3, 4, 5, 6, 7, 8);
+    index.apply(
+        s,
+        0,
+        lease(index, s),
+        batch(Events.stored(List.of(11L, 12L), null, tokens, 4, null, null, null)));
+    byte[] holder = KeySchema.holderField(KeySchema.podField("tok", "gone"));
+    assertThat(redis.exists(keys.tokenMap(s))).isEqualTo(1);
+    assertThat(redis.hget(keys.blocks(0), holder)).isNotNull();
+    Poll.until(
+        () -> {
+          PrefixIndexContract.sweepAll(index);
+          return redis.hlen(keys.streams(0)) == 0;
+        });
+    assertThat(redis.exists(keys.tokenMap(s))).as("token map").isZero();
+    assertThat(redis.hlen(keys.pods(0))).as("pod records").isZero();
+    assertThat(redis.hget(keys.blocks(0), holder)).as("holder copy").isNull();
+    assertThat(redis.hlen(keys.dead(0))).as("its slot retired").isEqualTo(1);
+    index.collectAllGarbage();
+    assertThat(blockFields(keys.blocks(0))).as("its entries collected").isZero();
+    assertThat(redis.llen(keys.free(0))).as("its slot free again").isEqualTo(1);
+  }
+
+  @Test
   void apply_slotsFull_typedErrorUntilGc() {
     PrefixIndex index = open();
     long[] tokens = new long[4096];

@@ -190,6 +190,14 @@ public final class IngesterCommand implements Callable<Integer> {
   }
 
   @Option(
+      names = "--departed-retention",
+      paramLabel = "DURATION",
+      description = "How long a gone pod's records are kept (1h)")
+  void departedRetention(String v) {
+    flags.put(Setting.DEPARTED_RETENTION, v);
+  }
+
+  @Option(
       names = "--gc-max-steps",
       paramLabel = "N",
       description = "Cleanup steps per group per round (100)")

@@ -32,6 +32,7 @@ public final class IngesterConfig {
   private final Duration unreachableAfter;
   private final Duration scrapeTimeout;
   private final Duration gcInterval;
+  private final Duration departedRetention;
   private final int gcMaxSteps;
   private final int maxPendingBatches;
   private final Path discoveryFile;
@@ -61,6 +62,7 @@ public final class IngesterConfig {
     this.unreachableAfter = Checks.positive(b.unreachableAfter, "unreachableAfter");
     this.scrapeTimeout = Checks.positive(b.scrapeTimeout, "scrapeTimeout");
     this.gcInterval = Checks.positive(b.gcInterval, "gcInterval");
+    this.departedRetention = Checks.positive(b.departedRetention, "departedRetention");
     this.gcMaxSteps = Checks.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
     this.maxPendingBatches = Checks.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
     this.discoveryFile = b.discoveryFile;
@@ -173,6 +175,11 @@ public final class IngesterConfig {
     return gcInterval;
   }
 
+  /** How long a pod's records outlive its liveness deadline before GC forgets them. */
+  public Duration departedRetention() {
+    return departedRetention;
+  }
+
   public int gcMaxSteps() {
     return gcMaxSteps;
   }
@@ -213,6 +220,7 @@ public final class IngesterConfig {
     private Duration unreachableAfter = Duration.ofSeconds(30);
     private Duration scrapeTimeout = Duration.ofSeconds(2);
     private Duration gcInterval = Duration.ofSeconds(1);
+    private Duration departedRetention = Duration.ofHours(1);
     private int gcMaxSteps = 100;
     private int maxPendingBatches = 100_000;
     private Path discoveryFile;
@@ -312,6 +320,11 @@ public final class IngesterConfig {
 
     public Builder scrapeTimeout(Duration v) {
       scrapeTimeout = v;
+      return this;
+    }
+
+    public Builder departedRetention(Duration v) {
+      departedRetention = v;
       return this;
     }
 

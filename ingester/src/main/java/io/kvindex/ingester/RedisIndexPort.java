@@ -108,6 +108,7 @@ final class RedisIndexPort implements IndexPort {
         .groups(config.indexGroups())
         .defaultKeyMode(mode)
         .podTtl(config.podLivenessTtl())
+        .departedRetention(config.departedRetention())
         .writePolicy(writePolicy(config));
   }
 
@@ -243,6 +244,8 @@ final class RedisIndexPort implements IndexPort {
         for (int i = 0; i < maxSteps && !groupDone; i++) {
           groupDone = index.collectGarbage(g, GC_BUDGET).done();
         }
+        // One bounded step per round forgets pods gone for longer than the retention.
+        index.sweepDeparted(g, GC_BUDGET);
         done &= groupDone;
       }
     } catch (RedisUnavailableException e) {

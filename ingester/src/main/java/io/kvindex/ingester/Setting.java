@@ -110,6 +110,11 @@ enum Setting {
       "100",
       "Most cleanup steps per group per GC round",
       (b, v) -> b.gcMaxSteps(Integer.parseInt(v))),
+  DEPARTED_RETENTION(
+      "departed-retention",
+      "1h",
+      "How long a pod's records (watermarks, slots) outlive its liveness; then GC forgets them",
+      (b, v) -> b.departedRetention(duration(v))),
   MAX_PENDING_BATCHES(
       "max-pending-batches",
       "100000",

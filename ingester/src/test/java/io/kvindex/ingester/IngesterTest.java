@@ -289,6 +289,27 @@ class IngesterTest {
   }
 
   @Test
+  void podGoneLongerThanRetention_recordsForgotten() {
+    fleet = Fleet.start(2);
+    AtomicReference<List<PodSpec>> pods = new AtomicReference<>(fleet.specs("engine"));
+    Ingester ingester =
+        rig.start(
+            "r1",
+            pods,
+            b -> b.podLivenessTtl(Duration.ofSeconds(3)).departedRetention(Duration.ofMillis(300)));
+    Await.until(WAIT, "both owned", () -> running(ingester) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(4);
+    fleet.pods().forEach(this::awaitEqual);
+    assertThat(rig.watermark("pod-0", 0)).isPresent();
+
+    pods.set(List.of(Fleet.spec(fleet.pod(1), "engine")));
+
+    Await.until(WAIT, "pod-0 forgotten", () -> rig.watermark("pod-0", 0).isEmpty());
+    assertThat(rig.watermark("pod-1", 0)).as("a live pod is kept").isPresent();
+  }
+
+  @Test
   void podUnreachablePastTheBound_isPurged() {
     fleet = Fleet.start(2);
     Ingester ingester =

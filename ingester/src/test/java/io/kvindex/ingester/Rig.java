@@ -8,6 +8,7 @@ import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisTopology;
@@ -22,6 +23,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
@@ -197,6 +199,11 @@ final class Rig implements AutoCloseable {
   }
 
   /** Which of these engine hashes the index lists for the pod (any rank). */
+  /** A stream's watermark in the index, empty when it has none (or was forgotten). */
+  OptionalLong watermark(String pod, int rank) {
+    return engineIndex.watermark(new StreamId(Fleet.MODEL, pod, rank));
+  }
+
   Set<Long> held(String pod, Set<Long> hashes) {
     return held(pod, -1, hashes);
   }

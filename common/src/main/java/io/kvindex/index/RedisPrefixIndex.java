@@ -4,22 +4,15 @@ import io.kvindex.event.KvEventBatch;
 import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
-import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLongArray;
 
 /*
  * Implementation notes.
@@ -63,7 +56,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * TIME) in the same atomic call. Every script is idempotent for a retried duplicate: a batch that
  * ran but whose reply was lost comes back DUPLICATE.
  *
- * Reads. A lookup of a group is one plain HMGET of the blocks hash: the speculation gate, the
+ * Reads (RedisLookups). A lookup of a group is one plain HMGET of the blocks hash: the gate, the
  * candidates' holder records and the prompt's first FIRST_CHUNK block fields. One command reads one
  * key atomically, so it sees a purge entirely or not at all, and works unchanged on a cluster; Java
  * drops expired records (by Redis's clock, estimated by ServerClock), matches entries to the live
@@ -80,7 +73,6 @@ import java.util.concurrent.atomic.AtomicLongArray;
 final class RedisPrefixIndex implements PrefixIndex {
   private static final LuaScript APPLY = script("apply");
   private static final LuaScript PURGE = script("purge");
-  private static final LuaScript LOOKUP = script("lookup");
   private static final LuaScript GC = script("gc");
   private static final LuaScript LEASE = script("lease");
   private static final LuaScript HEARTBEAT = script("heartbeat");
@@ -93,14 +85,6 @@ final class RedisPrefixIndex implements PrefixIndex {
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;
 
-  /**
-   * Block fields of a lookup's first read: one round trip for prompts up to this many blocks (4 096
-   * tokens at 16 per block). Later reads take 4 times the last, at most {@link #MAX_CHUNK}.
-   */
-  static final int FIRST_CHUNK = 256;
-
-  static final int MAX_CHUNK = 4096;
-
   private static final LuaScript INIT = script("init");
   private static final long MAX_SEQ = 1L << 53;
 
@@ -109,10 +93,7 @@ final class RedisPrefixIndex implements PrefixIndex {
   private final ScriptRunner writes;
   private final ScriptRunner reads;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
-  private final ServerClock clock;
-
-  /** Per group, until when (System.currentTimeMillis) lookups take the speculative path. */
-  private final AtomicLongArray speculationUntil;
+  private final RedisLookups lookups;
 
   private RedisPrefixIndex(
       IndexConfig config,
@@ -124,8 +105,7 @@ final class RedisPrefixIndex implements PrefixIndex {
     this.writes = writes;
     this.reads = reads;
     this.commands = commands;
-    this.clock = new ServerClock(reads, keys);
-    this.speculationUntil = new AtomicLongArray(config.groups());
+    this.lookups = new RedisLookups(config, keys, reads, commands);
   }
 
   /**
@@ -259,251 +239,7 @@ final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<LookupResult> lookupAsync(LookupRequest request) {
-    Names.notNull(request, "request");
-    Map<Integer, List<String>> byGroup = new TreeMap<>();
-    for (String pod : request.candidatePods()) {
-      byGroup
-          .computeIfAbsent(podKeys(request.model(), pod).group(), x -> new ArrayList<>())
-          .add(pod);
-    }
-    if (request.blockKeys().isEmpty() || byGroup.isEmpty()) {
-      return CompletableFuture.completedFuture(merge(request, List.of()));
-    }
-    byte[] prefix = fieldPrefix(request.keyMode(), request.model(), request.cacheGroup());
-    List<byte[]> fields = new ArrayList<>(request.blockKeys().size());
-    for (long key : request.blockKeys()) {
-      fields.add(KeySchema.blockField(prefix, key));
-    }
-    List<CompletableFuture<Map<String, PodMatch>>> parts = new ArrayList<>();
-    byGroup.forEach((g, pods) -> parts.add(lookupGroup(request.model(), g, pods, fields)));
-    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-        .thenApply(x -> merge(request, parts.stream().map(CompletableFuture::join).toList()));
-  }
-
-  private CompletableFuture<Map<String, PodMatch>> lookupGroup(
-      String model, int g, List<String> pods, List<byte[]> fields) {
-    List<PodKeys> candidates = new ArrayList<>(pods.size());
-    for (String pod : pods) {
-      candidates.add(podKeys(model, pod));
-    }
-    if (speculationUntil.get(g) > System.currentTimeMillis()) {
-      return scriptLookup(g, pods, candidates, fields);
-    }
-    int n = candidates.size();
-    int first = Math.min(fields.size(), FIRST_CHUNK);
-    byte[][] head = new byte[1 + n + first][];
-    head[0] = KeySchema.SPECULATION_FIELD;
-    for (int i = 0; i < n; i++) {
-      head[1 + i] = candidates.get(i).holder();
-    }
-    for (int i = 0; i < first; i++) {
-      head[1 + n + i] = fields.get(i);
-    }
-    CompletableFuture<Long> now = clock.nowMillis(g);
-    return reads
-        .calls()
-        .<List<KeyValue<byte[], byte[]>>>call("lookup", () -> commands.hmget(keys.blocks(g), head))
-        .toCompletableFuture()
-        .thenCombine(now, (outcome, nowMs) -> outcome.isDone() ? headRead(outcome, n, nowMs) : null)
-        .thenCompose(
-            read -> {
-              if (read == null) {
-                return CompletableFuture.completedFuture(null);
-              }
-              if (read.speculationUntil() >= read.now()) {
-                long localUntil =
-                    System.currentTimeMillis() + read.speculationUntil() - read.now() + 1;
-                speculationUntil.accumulateAndGet(g, localUntil, Math::max);
-                return scriptLookup(g, pods, candidates, fields);
-              }
-              LookupDecoder decoder = new LookupDecoder(pods, read.records(), config, false);
-              decoder.addValues(read.values());
-              return continueLookup(g, pods, candidates, read.records(), fields, first, decoder);
-            });
-  }
-
-  /** The first read of a group lookup: speculation deadline, live pod records, block values. */
-  private record HeadRead(
-      long now, long speculationUntil, List<byte[]> records, List<byte[]> values) {}
-
-  private static HeadRead headRead(
-      RedisOutcome<List<KeyValue<byte[], byte[]>>> outcome, int n, long nowMs) {
-    List<KeyValue<byte[], byte[]>> reply = outcome.orElseThrow();
-    byte[] gate = value(reply.get(0));
-    long speculation =
-        gate == null ? 0 : Long.parseLong(new String(gate, StandardCharsets.US_ASCII));
-    List<byte[]> records = new ArrayList<>(n);
-    for (int i = 1; i <= n; i++) {
-      byte[] v = value(reply.get(i));
-      records.add(v != null && v.length >= 8 && deadline(v) >= nowMs ? v : null);
-    }
-    List<byte[]> values = new ArrayList<>(reply.size() - 1 - n);
-    for (int i = 1 + n; i < reply.size(); i++) {
-      values.add(value(reply.get(i)));
-    }
-    return new HeadRead(nowMs, speculation, records, values);
-  }
-
-  /**
-   * Reads the prompt's next chunk (4 times the last) while some candidate still matches. Each read
-   * takes the candidates' records again with the blocks, in one HMGET; if any candidate's slots
-   * changed since the first read (a purge, a restart, a first store), the lookup starts again as
-   * one lookup.lua call rather than mix two states of the index.
-   */
-  private CompletableFuture<Map<String, PodMatch>> continueLookup(
-      int g,
-      List<String> pods,
-      List<PodKeys> candidates,
-      List<byte[]> records,
-      List<byte[]> fields,
-      int from,
-      LookupDecoder decoder) {
-    if (!decoder.open() || from >= fields.size()) {
-      return CompletableFuture.completedFuture(decoder.matches());
-    }
-    int n = candidates.size();
-    int to = Math.min(fields.size(), from + Math.min(from * 4, MAX_CHUNK));
-    byte[][] read = new byte[n + to - from][];
-    for (int i = 0; i < n; i++) {
-      read[i] = candidates.get(i).holder();
-    }
-    for (int i = from; i < to; i++) {
-      read[n + i - from] = fields.get(i);
-    }
-    return reads
-        .calls()
-        .<List<KeyValue<byte[], byte[]>>>call("lookup", () -> commands.hmget(keys.blocks(g), read))
-        .toCompletableFuture()
-        .thenCompose(
-            outcome -> {
-              if (!outcome.isDone()) {
-                return CompletableFuture.completedFuture(null);
-              }
-              List<KeyValue<byte[], byte[]>> reply = outcome.orElseThrow();
-              for (int i = 0; i < n; i++) {
-                if (!sameSlots(records.get(i), value(reply.get(i)))) {
-                  return scriptLookup(g, pods, candidates, fields);
-                }
-              }
-              List<byte[]> values = new ArrayList<>(to - from);
-              for (int i = n; i < reply.size(); i++) {
-                values.add(value(reply.get(i)));
-              }
-              decoder.addValues(values);
-              return continueLookup(g, pods, candidates, records, fields, to, decoder);
-            });
-  }
-
-  /** Whether two pod records list the same (slot, rank) pairs; an expired first one matches any. */
-  private static boolean sameSlots(byte[] first, byte[] now) {
-    if (first == null) {
-      return now == null || now.length <= 8;
-    }
-    return now != null && Arrays.equals(first, 8, first.length, now, 8, now.length);
-  }
-
-  private static byte[] value(KeyValue<byte[], byte[]> kv) {
-    return kv.hasValue() ? kv.getValue() : null;
-  }
-
-  /** The liveness deadline at the head of a pod record: ms, 8 bytes big-endian. */
-  private static long deadline(byte[] record) {
-    long d = 0;
-    for (int i = 0; i < 8; i++) {
-      d = (d << 8) | (record[i] & 0xff);
-    }
-    return d;
-  }
-
-  /** The lookup while the group's speculation gate is open: lookup.lua reads spec hashes too. */
-  private CompletableFuture<Map<String, PodMatch>> scriptLookup(
-      int g, List<String> pods, List<PodKeys> candidates, List<byte[]> fields) {
-    byte[][] args = new byte[1 + pods.size() + fields.size()][];
-    byte[][] k = new byte[2 + pods.size()][];
-    k[0] = keys.pods(g);
-    k[1] = keys.blocks(g);
-    args[0] = ascii(pods.size());
-    for (int i = 0; i < pods.size(); i++) {
-      args[1 + i] = candidates.get(i).field();
-      k[2 + i] = candidates.get(i).speculative();
-    }
-    for (int i = 0; i < fields.size(); i++) {
-      args[1 + pods.size() + i] = fields.get(i);
-    }
-    return reads
-        .<List<Object>>run(LOOKUP, ScriptOutputType.MULTI, k, args)
-        .thenApply(
-            outcome ->
-                outcome.isDone()
-                    ? LookupDecoder.decodeScriptReply(pods, outcome.orElseThrow(), config)
-                    : null)
-        .toCompletableFuture();
-  }
-
-  private record Scope(KeyMode mode, String model, int cacheGroup) {}
-
-  private final Map<Scope, byte[]> prefixCache = new ConcurrentHashMap<>();
-
-  /** The block-field prefix of a model, cached: computing it takes a SHA-256. */
-  private byte[] fieldPrefix(KeyMode mode, String model, int cacheGroup) {
-    Scope scope = new Scope(mode, model, cacheGroup);
-    byte[] cached = prefixCache.get(scope);
-    if (cached == null) {
-      if (prefixCache.size() >= POD_CACHE_LIMIT) {
-        prefixCache.clear();
-      }
-      cached = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
-      prefixCache.put(scope, cached);
-    }
-    return cached;
-  }
-
-  /** A pod's group, field and speculative key, cached: lookups need them for every candidate. */
-  private record PodKeys(int group, byte[] field, byte[] holder, byte[] speculative) {}
-
-  private record PodName(String model, String pod) {}
-
-  private static final int POD_CACHE_LIMIT = 1 << 16;
-  private final Map<PodName, PodKeys> podCache = new ConcurrentHashMap<>();
-
-  private PodKeys podKeys(String model, String pod) {
-    PodName name = new PodName(model, pod);
-    PodKeys cached = podCache.get(name);
-    if (cached == null) {
-      if (podCache.size() >= POD_CACHE_LIMIT) {
-        podCache.clear();
-      }
-      cached =
-          new PodKeys(
-              keys.groupOf(model, pod),
-              KeySchema.podField(model, pod),
-              KeySchema.holderField(KeySchema.podField(model, pod)),
-              keys.speculative(model, pod));
-      podCache.put(name, cached);
-    }
-    return cached;
-  }
-
-  private static LookupResult merge(LookupRequest request, List<Map<String, PodMatch>> parts) {
-    Map<String, PodMatch> all = new LinkedHashMap<>();
-    boolean complete = true;
-    for (Map<String, PodMatch> part : parts) {
-      if (part == null) {
-        complete = false;
-      } else {
-        all.putAll(part);
-      }
-    }
-    Map<String, PodMatch> ordered = new LinkedHashMap<>();
-    for (String pod : request.candidatePods()) {
-      PodMatch match = all.get(pod);
-      if (match != null) {
-        ordered.put(pod, match);
-      } else if (parts.isEmpty()) {
-        ordered.put(pod, PodMatch.none(pod));
-      }
-    }
-    return new LookupResult(ordered, complete);
+    return lookups.lookup(Names.notNull(request, "request"));
   }
 
   @Override

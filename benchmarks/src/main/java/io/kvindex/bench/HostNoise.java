@@ -32,20 +32,16 @@ final class HostNoise {
 
   /** Reads the counters now; {@code local} says the server is a process on this machine. */
   static HostNoise read(RedisCommands<String, String> admin, boolean local) {
-    double cpuSeconds = 0;
+    double cpuMs = mainThreadCpuMicros(admin) / 1000.0;
     long pid = -1;
-    String info = admin.info("cpu") + "\n" + admin.info("server");
-    for (String line : info.split("\\r?\\n")) {
-      if (line.startsWith("used_cpu_user_main_thread:")
-          || line.startsWith("used_cpu_sys_main_thread:")) {
-        cpuSeconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-      } else if (line.startsWith("process_id:")) {
+    for (String line : admin.info("server").split("\\r?\\n")) {
+      if (line.startsWith("process_id:")) {
         pid = Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
       }
     }
     long switches = local && pid > 0 ? involuntarySwitches(pid) : -1;
     long steal = local ? stealTicks() : -1;
-    return new HostNoise(cpuSeconds * 1000, switches, steal);
+    return new HostNoise(cpuMs, switches, steal);
   }
 
   /** The server main thread's CPU time in microseconds (INFO cpu, microsecond resolution). */

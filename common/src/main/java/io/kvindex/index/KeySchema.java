@@ -24,8 +24,8 @@ final class KeySchema {
    */
   static final byte[] SPECULATION_FIELD = "kvindex/speculation".getBytes(StandardCharsets.US_ASCII);
 
-  private static final byte[] HOLDER_PREFIX =
-      "kvindex/holders/".getBytes(StandardCharsets.US_ASCII);
+  /** The start of every holder-record field of a blocks hash (see {@link #holderField}). */
+  static final byte[] HOLDER_PREFIX = "kvindex/holders/".getBytes(StandardCharsets.US_ASCII);
 
   private static final HexFormat HEX = HexFormat.of();
 

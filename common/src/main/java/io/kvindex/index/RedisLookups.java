@@ -221,7 +221,7 @@ final class RedisLookups {
     byte[][] k = new byte[2 + pods.size()][];
     k[0] = keys.pods(g);
     k[1] = keys.blocks(g);
-    args[0] = ascii(pods.size());
+    args[0] = RedisPrefixIndex.ascii(pods.size());
     for (int i = 0; i < pods.size(); i++) {
       args[1 + i] = candidates.get(i).field();
       k[2 + i] = candidates.get(i).speculative();
@@ -303,9 +303,5 @@ final class RedisLookups {
       }
     }
     return new LookupResult(ordered, complete);
-  }
-
-  private static byte[] ascii(long value) {
-    return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
   }
 }

@@ -80,7 +80,6 @@ final class RedisPrefixIndex implements PrefixIndex {
   private static final LuaScript SPECULATE = script("speculate");
   private static final LuaScript PODS = script("pods");
   private static final LuaScript SWEEP = script("sweep");
-  private static final byte[] HOLDER_PREFIX = KeySchema.holderField(new byte[0]);
 
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;
@@ -423,7 +422,7 @@ final class RedisPrefixIndex implements PrefixIndex {
                     k,
                     ascii(budget),
                     ascii(config.departedRetention().toMillis()),
-                    HOLDER_PREFIX)
+                    KeySchema.HOLDER_PREFIX)
                 .toCompletableFuture());
     if (!outcome.isDone()) {
       return new SweepResult(false, 0, 0, 0);
@@ -487,7 +486,7 @@ final class RedisPrefixIndex implements PrefixIndex {
     return LuaScript.fromResource(name, RedisPrefixIndex.class, name + ".lua");
   }
 
-  private static byte[] ascii(long value) {
+  static byte[] ascii(long value) {
     return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
   }
 

@@ -27,10 +27,13 @@ final class BenchRedis implements AutoCloseable {
   private final RedisClient client;
   private final StatefulRedisConnection<String, String> admin;
   private final RedisConnector connector;
+  private final String cpuPlacement;
 
   private BenchRedis(LocalRedis local, String uri) {
     this.local = local;
     this.uri = uri;
+    this.cpuPlacement =
+        local == null ? "user server: not moved" : CpuPlacement.separate(local.pid());
     RedisURI redisUri = RedisURI.create(uri);
     redisUri.setTimeout(ADMIN_TIMEOUT);
     this.client = RedisClient.create(redisUri);
@@ -87,6 +90,11 @@ final class BenchRedis implements AutoCloseable {
 
   long usedMemory() {
     return Long.parseLong(infoField("memory", "used_memory"));
+  }
+
+  /** Which CPUs the server and the benchmark run on ({@link CpuPlacement}), for the results. */
+  String cpuPlacement() {
+    return cpuPlacement;
   }
 
   /** Where the server is, as recorded in results: the local one, or "user" (no address). */

@@ -1,0 +1,121 @@
+package io.kvindex.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Puts the Redis server a benchmark started on a CPU of its own and the benchmark's threads on the
+ * others, as production runs Redis on a core no client shares. On a small machine the client's
+ * threads otherwise preempt the server in the middle of a command: a script that runs 200 µs then
+ * shows in SLOWLOG as 3 ms, and the benchmark measures its own interference instead of the script.
+ * Uses {@code taskset} (util-linux). With fewer than two usable CPUs, without taskset, or with
+ * {@code KVINDEX_BENCH_PIN=0}, nothing moves and the returned description says so; the benchmark
+ * still runs.
+ */
+final class CpuPlacement {
+  static final String DISABLE_ENV = "KVINDEX_BENCH_PIN";
+  private static final Logger log = LoggerFactory.getLogger(CpuPlacement.class);
+
+  private CpuPlacement() {}
+
+  /**
+   * Moves the main thread of {@code serverPid} to the last CPU this process may use, and its other
+   * threads and every thread of this process to the rest; returns what was done, for the results.
+   */
+  static String separate(long serverPid) {
+    if ("0".equals(System.getenv(DISABLE_ENV))) {
+      return "shared: " + DISABLE_ENV + "=0";
+    }
+    long self = ProcessHandle.current().pid();
+    try {
+      List<Integer> cpus = parseCpuList(affinityOf(self));
+      if (cpus.size() < 2) {
+        return "shared: this process may use one CPU only";
+      }
+      int server = cpus.get(cpus.size() - 1);
+      String clients = join(cpus.subList(0, cpus.size() - 1));
+      run("taskset", "-a", "-p", "-c", clients, Long.toString(self));
+      // The main thread alone: Redis's helper threads (jemalloc's purger, lazy free) stay with
+      // the benchmark, or they would take the main thread's CPU from it mid-command.
+      for (long thread : threadsOf(serverPid)) {
+        taskset(thread == serverPid ? Integer.toString(server) : clients, thread);
+      }
+      return "redis-server's main thread on CPU "
+          + server
+          + ", its helper threads and the benchmark's on CPU "
+          + clients;
+    } catch (IOException e) {
+      log.warn(
+          "could not give redis-server a CPU of its own ({}); its commands may be stretched by the"
+              + " benchmark's own threads. Install util-linux (taskset) to separate them.",
+          e.getMessage());
+      return "shared: " + e.getMessage();
+    }
+  }
+
+  /** Expands a Linux CPU list such as {@code 0-3,6,8-9}. */
+  static List<Integer> parseCpuList(String list) {
+    List<Integer> cpus = new ArrayList<>();
+    for (String part : list.trim().split(",")) {
+      if (part.isBlank()) {
+        continue;
+      }
+      int dash = part.indexOf('-');
+      int from = Integer.parseInt(part.substring(0, dash < 0 ? part.length() : dash).trim());
+      int to = dash < 0 ? from : Integer.parseInt(part.substring(dash + 1).trim());
+      for (int c = from; c <= to; c++) {
+        cpus.add(c);
+      }
+    }
+    return cpus;
+  }
+
+  private static String join(List<Integer> cpus) {
+    return cpus.stream().map(String::valueOf).collect(Collectors.joining(","));
+  }
+
+  /** The CPU list of a process: {@code taskset -cp} prints "pid N's current affinity list: L". */
+  private static String affinityOf(long pid) throws IOException {
+    String out = run("taskset", "-cp", Long.toString(pid));
+    int colon = out.lastIndexOf(':');
+    if (colon < 0) {
+      throw new IOException("unexpected taskset output: " + out.trim());
+    }
+    return out.substring(colon + 1);
+  }
+
+  private static void taskset(String cpus, long thread) throws IOException {
+    run("taskset", "-p", "-c", cpus, Long.toString(thread));
+  }
+
+  /** The thread ids of a process (Linux /proc), its main thread's id being the process id. */
+  private static List<Long> threadsOf(long pid) throws IOException {
+    try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+      return tasks.map(t -> Long.parseLong(t.getFileName().toString())).toList();
+    }
+  }
+
+  private static String run(String... command) throws IOException {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    try {
+      String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!process.waitFor(10, TimeUnit.SECONDS) || process.exitValue() != 0) {
+        throw new IOException(String.join(" ", command) + " failed: " + out.trim());
+      }
+      return out;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while running " + command[0], e);
+    } finally {
+      process.destroy();
+    }
+  }
+}

@@ -46,22 +46,14 @@ final class HostNoise {
 
   /** The server main thread's CPU time in microseconds (INFO cpu, microsecond resolution). */
   static long mainThreadCpuMicros(RedisCommands<String, String> admin) {
-    long[] userSys = mainThreadUserSysMicros(admin);
-    return userSys[0] + userSys[1];
-  }
-
-  /** The server main thread's user and system (kernel) CPU time in microseconds. */
-  static long[] mainThreadUserSysMicros(RedisCommands<String, String> admin) {
-    long[] userSys = new long[2];
+    double seconds = 0;
     for (String line : admin.info("cpu").split("\\r?\\n")) {
-      int at = line.startsWith("used_cpu_user_main_thread:") ? 0 : -1;
-      at = line.startsWith("used_cpu_sys_main_thread:") ? 1 : at;
-      if (at >= 0) {
-        double seconds = Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-        userSys[at] = Math.round(seconds * 1e6);
+      if (line.startsWith("used_cpu_user_main_thread:")
+          || line.startsWith("used_cpu_sys_main_thread:")) {
+        seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
       }
     }
-    return userSys;
+    return Math.round(seconds * 1e6);
   }
 
   /** The counters' growth since {@code before}, under the names the results use. */

@@ -27,13 +27,10 @@ final class BenchRedis implements AutoCloseable {
   private final RedisClient client;
   private final StatefulRedisConnection<String, String> admin;
   private final RedisConnector connector;
-  private final String cpuPlacement;
 
   private BenchRedis(LocalRedis local, String uri) {
     this.local = local;
     this.uri = uri;
-    this.cpuPlacement =
-        local == null ? "user server: not moved" : CpuPlacement.separate(local.pid());
     RedisURI redisUri = RedisURI.create(uri);
     redisUri.setTimeout(ADMIN_TIMEOUT);
     this.client = RedisClient.create(redisUri);
@@ -92,9 +89,14 @@ final class BenchRedis implements AutoCloseable {
     return Long.parseLong(infoField("memory", "used_memory"));
   }
 
-  /** Which CPUs the server and the benchmark run on ({@link CpuPlacement}), for the results. */
-  String cpuPlacement() {
-    return cpuPlacement;
+  /**
+   * Gives a server this benchmark started a CPU of its own until the returned placement is closed;
+   * moves nothing of a user's server.
+   */
+  CpuPlacement ownCpu() {
+    return owned()
+        ? CpuPlacement.separate(local.pid())
+        : CpuPlacement.unmoved("user server: not moved");
   }
 
   /** Where the server is, as recorded in results: the local one, or "user" (no address). */

@@ -12,33 +12,43 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Puts the Redis server a benchmark started on a CPU of its own and the benchmark's threads on the
- * others, as production runs Redis on a core no client shares. On a small machine the client's
- * threads otherwise preempt the server in the middle of a command: a script that runs 200 µs then
- * shows in SLOWLOG as 3 ms, and the benchmark measures its own interference instead of the script.
- * Uses {@code taskset} (util-linux). With fewer than two usable CPUs, without taskset, or with
- * {@code KVINDEX_BENCH_PIN=0}, nothing moves and the returned description says so; the benchmark
+ * While open, puts the main thread of the Redis server a benchmark started on a CPU of its own and
+ * every other thread (Redis's helpers, the benchmark's) on the others, as production runs Redis on
+ * a core no client shares; {@link #close} gives everything its CPUs back. On a small machine the
+ * client's threads otherwise preempt the server in the middle of a command: a script that runs 200
+ * µs then shows in SLOWLOG as 3 ms, and the benchmark measures its own interference instead of the
+ * script. Uses {@code taskset} (util-linux). With fewer than two usable CPUs, without taskset, or
+ * with {@code KVINDEX_BENCH_PIN=0}, nothing moves and {@link #description} says so; the benchmark
  * still runs.
  */
-final class CpuPlacement {
+final class CpuPlacement implements AutoCloseable {
   static final String DISABLE_ENV = "KVINDEX_BENCH_PIN";
   private static final Logger log = LoggerFactory.getLogger(CpuPlacement.class);
 
-  private CpuPlacement() {}
+  private final String description;
+  private final long serverPid;
+  private final String original;
+
+  private CpuPlacement(String description, long serverPid, String original) {
+    this.description = description;
+    this.serverPid = serverPid;
+    this.original = original;
+  }
 
   /**
-   * Moves the main thread of {@code serverPid} to the last CPU this process may use, and its other
-   * threads and every thread of this process to the rest; returns what was done, for the results.
+   * Moves the main thread of {@code serverPid} to the last CPU this process may use, and the
+   * server's other threads and every thread of this process to the rest.
    */
-  static String separate(long serverPid) {
+  static CpuPlacement separate(long serverPid) {
     if ("0".equals(System.getenv(DISABLE_ENV))) {
-      return "shared: " + DISABLE_ENV + "=0";
+      return unmoved("shared: " + DISABLE_ENV + "=0");
     }
     long self = ProcessHandle.current().pid();
     try {
-      List<Integer> cpus = parseCpuList(affinityOf(self));
+      String original = affinityOf(self);
+      List<Integer> cpus = parseCpuList(original);
       if (cpus.size() < 2) {
-        return "shared: this process may use one CPU only";
+        return unmoved("shared: this process may use one CPU only");
       }
       int server = cpus.get(cpus.size() - 1);
       String clients = join(cpus.subList(0, cpus.size() - 1));
@@ -48,16 +58,51 @@ final class CpuPlacement {
       for (long thread : threadsOf(serverPid)) {
         taskset(thread == serverPid ? Integer.toString(server) : clients, thread);
       }
-      return "redis-server's main thread on CPU "
-          + server
-          + ", its helper threads and the benchmark's on CPU "
-          + clients;
+      return new CpuPlacement(
+          "redis-server's main thread on CPU "
+              + server
+              + ", its helper threads and the benchmark's on CPU "
+              + clients,
+          serverPid,
+          original);
     } catch (IOException e) {
       log.warn(
           "could not give redis-server a CPU of its own ({}); its commands may be stretched by the"
               + " benchmark's own threads. Install util-linux (taskset) to separate them.",
           e.getMessage());
-      return "shared: " + e.getMessage();
+      return unmoved("shared: " + e.getMessage());
+    }
+  }
+
+  /** A placement that moved nothing, for the reason given. */
+  static CpuPlacement unmoved(String why) {
+    return new CpuPlacement(why, -1, null);
+  }
+
+  /** What was done, for the results. */
+  String description() {
+    return description;
+  }
+
+  /** Gives the server's threads and this process's the CPUs this process had before. */
+  @Override
+  public void close() {
+    if (original == null) {
+      return;
+    }
+    try {
+      run("taskset", "-a", "-p", "-c", original.trim(), Long.toString(serverPid));
+      run(
+          "taskset",
+          "-a",
+          "-p",
+          "-c",
+          original.trim(),
+          Long.toString(ProcessHandle.current().pid()));
+    } catch (IOException e) {
+      log.warn(
+          "could not give the benchmark its CPUs back ({}); later figures run on fewer CPUs",
+          e.getMessage());
     }
   }
 

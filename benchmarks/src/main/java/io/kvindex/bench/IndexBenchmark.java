@@ -64,7 +64,6 @@ final class IndexBenchmark {
     server.put("version", redis.version());
     server.put("where", redis.describe());
     server.put("topology", "standalone");
-    server.put("cpu_placement", redis.cpuPlacement());
     setup.put("client", "one lettuce connection, one client thread, loopback");
     ObjectNode index = setup.putObject("index");
     index.put("groups", 1);

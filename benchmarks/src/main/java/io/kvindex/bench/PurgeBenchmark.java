@@ -212,13 +212,18 @@ final class PurgeBenchmark {
     for (int i = 0; i < Math.min(256, chain.length); i++) {
       keys.add(chain[i]);
     }
-    LookupResult result =
-        index.lookup(
-            LookupRequest.of(
-                IndexBenchmark.MODEL,
-                KeyMode.ENGINE,
-                keys,
-                List.of(target.pod(), neighbour.pod())));
+    LookupRequest request =
+        LookupRequest.of(
+            IndexBenchmark.MODEL, KeyMode.ENGINE, keys, List.of(target.pod(), neighbour.pod()));
+    // A lookup has the router's 5 ms budget; on a busy machine one may run out and come back
+    // without pods, so a few tries.
+    LookupResult result = index.lookup(request);
+    for (int attempt = 1; !result.complete() && attempt < 5; attempt++) {
+      result = index.lookup(request);
+    }
+    if (!result.complete()) {
+      return "not checked: 5 lookups ran past the router's 5 ms budget";
+    }
     return "purged pod "
         + result.pods().get(target.pod()).depth()
         + ", neighbour "

@@ -99,6 +99,11 @@ final class BenchRedis implements AutoCloseable {
         : CpuPlacement.unmoved("user server: not moved");
   }
 
+  /** The process id of a server this benchmark started; -1 for a user's server. */
+  long serverPid() {
+    return owned() ? local.pid() : -1;
+  }
+
   /** Where the server is, as recorded in results: the local one, or "user" (no address). */
   String describe() {
     return owned() ? "local redis-server on loopback (started by the benchmark)" : "user server";

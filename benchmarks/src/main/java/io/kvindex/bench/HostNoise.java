@@ -72,7 +72,8 @@ final class HostNoise {
     return out;
   }
 
-  private static long involuntarySwitches(long pid) {
+  /** How often the kernel took the CPU from the main thread of {@code pid}; -1 if unreadable. */
+  static long involuntarySwitches(long pid) {
     try {
       for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
         if (line.startsWith("nonvoluntary_ctxt_switches:")) {

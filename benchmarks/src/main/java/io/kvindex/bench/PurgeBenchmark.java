@@ -28,7 +28,6 @@ import org.slf4j.LoggerFactory;
 final class PurgeBenchmark {
   static final int GC_BUDGET = PrefixIndexBuilder.DEFAULT_GC_BUDGET;
   private static final Logger log = LoggerFactory.getLogger(PurgeBenchmark.class);
-  private static final int DRAIN_EVERY_CALLS = 25;
 
   private final BenchRedis redis;
   private final IndexSizes sizes;
@@ -49,6 +48,7 @@ final class PurgeBenchmark {
     ObjectNode naiveMax = json.putObject("naive_purge_max_command_us");
     ObjectNode gcMean = json.putObject("purge_gc_mean_command_us");
     ObjectNode maxCpu = json.putObject("purge_max_command_cpu_us");
+    ObjectNode maxUndisturbed = json.putObject("purge_max_undisturbed_call_us");
     ObjectNode details = json.putObject("purge");
     details.put(
         "setup",
@@ -58,15 +58,17 @@ final class PurgeBenchmark {
             + GC_BUDGET
             + ") until done; commands of at least "
             + SlowLogWatch.THRESHOLD_MICROS
-            + " us taken from SLOWLOG (read every "
-            + DRAIN_EVERY_CALLS
-            + " calls; cleanup_ms excludes the reading), means from INFO commandstats; host_noise"
+            + " us taken from SLOWLOG (read after every call; cleanup_ms excludes the reading),"
+            + " means from INFO commandstats; host_noise"
             + " counts what the machine did to Redis over the same span (its main thread's CPU"
             + " time, the kernel descheduling it, hypervisor steal): a command far longer than its"
             + " peers while those grew was stretched, not busy; call_cpu and max_command_cpu_us are"
             + " the Redis main thread's CPU time per purge or GC call (INFO cpu before and after"
             + " each call, less the INFO's own cost), which the machine's noise does not stretch;"
-            + " an upper bound, as the window also holds Redis's cron and its reply writes");
+            + " an upper bound, as the window also holds Redis's cron and its reply writes;"
+            + " calls_descheduled counts the calls during which the kernel took Redis's CPU away"
+            + " (its main thread's involuntary context switches, /proc, just before and after each"
+            + " call), and max_undisturbed_call_us is the longest call during which it did not");
     details.put("redis_mem_allocator", memAllocator());
     details.put(
         "naive_setup",
@@ -84,6 +86,10 @@ final class PurgeBenchmark {
         cleanup.put(Integer.toString(size), detail.path("cleanup_ms").asDouble());
         naiveMax.put(Integer.toString(size), detail.path("naive_max_command_us").asLong());
         maxCpu.put(Integer.toString(size), detail.path("max_command_cpu_us").asLong());
+        if (detail.has("max_undisturbed_call_us")) {
+          maxUndisturbed.put(
+              Integer.toString(size), detail.path("max_undisturbed_call_us").asLong());
+        }
         gcMean.put(
             Integer.toString(size),
             detail.path("commandstats").path("evalsha").path("mean_us").asDouble());
@@ -110,28 +116,32 @@ final class PurgeBenchmark {
       long start;
       long end;
       CallCpu cpu = new CallCpu();
+      CallNoise noise = new CallNoise();
       try (SlowLogWatch watch = SlowLogWatch.start(redis.admin())) {
         HostNoise noiseBefore = HostNoise.read(redis.admin(), redis.owned());
         start = System.nanoTime();
         cpu.before();
+        noise.before();
         PurgeStatus status = index.purge(target, token, PurgeMode.RESET_WATERMARK);
+        noise.after();
         cpu.after();
+        noise.record(watch);
         if (status != PurgeStatus.PURGED) {
           throw new IllegalStateException("purge returned " + status);
         }
         GcResult step;
         do {
           cpu.before();
+          noise.before();
           step = index.collectGarbage(group, GC_BUDGET);
+          noise.after();
           cpu.after();
+          noise.record(watch);
           gcCalls++;
           entriesRemoved += step.entriesRemoved();
-          if (gcCalls % DRAIN_EVERY_CALLS == 0) {
-            watch.drain();
-          }
         } while (!step.done());
         watch.drain();
-        end = System.nanoTime() - watch.drainNanos() - cpu.readNanos;
+        end = System.nanoTime() - watch.drainNanos() - cpu.readNanos - noise.readNanos;
         HostNoise noiseAfter = HostNoise.read(redis.admin(), redis.owned());
         detail.put("max_command_us", watch.maxMicros());
         detail.put("max_command", watch.maxCommand());
@@ -144,6 +154,7 @@ final class PurgeBenchmark {
         watch.loggedScripts().writeTo(detail.putObject("logged_script_calls"), "script");
         cpu.calls.writeTo(detail.putObject("call_cpu"), "cpu");
         detail.put("max_command_cpu_us", Math.round(cpu.calls.micros(100)));
+        noise.writeTo(detail);
       }
       detail.put("cleanup_ms", LatencyRecorder.roundTenth((end - start) / 1e6));
       detail.put("gc_calls", gcCalls);
@@ -193,6 +204,71 @@ final class PurgeBenchmark {
       long used = HostNoise.mainThreadCpuMicros(redis.admin()) - before - infoCost;
       readNanos += System.nanoTime() - start;
       calls.recordNanos(Math.max(0, used) * 1000);
+    }
+  }
+
+  /**
+   * Per script call: its execution time (SLOWLOG, read after every call) and whether the kernel
+   * took Redis's CPU away while it ran (its main thread's involuntary context switches, read from
+   * /proc just before and just after the call, so Redis's idle time between calls is outside the
+   * window). A call stretched past 1 ms while Redis was descheduled measures the machine; the
+   * longest call during which Redis kept its CPU measures the script. Only for a server this
+   * benchmark started (a user's server's threads are not visible here).
+   */
+  private final class CallNoise {
+    private final long pid = redis.serverPid();
+    long readNanos;
+    private long before;
+    private long after;
+    private long calls;
+    private long descheduled;
+    private long overOneMillisecond;
+    private long overOneMillisecondDescheduled;
+    private long maxUndisturbed = -1;
+
+    void before() {
+      long start = System.nanoTime();
+      before = pid > 0 ? HostNoise.involuntarySwitches(pid) : -1;
+      readNanos += System.nanoTime() - start;
+    }
+
+    void after() {
+      long start = System.nanoTime();
+      after = pid > 0 ? HostNoise.involuntarySwitches(pid) : -1;
+      readNanos += System.nanoTime() - start;
+    }
+
+    /** Reads the call's time from the log (its cost lands in the watch's drain time). */
+    void record(SlowLogWatch watch) {
+      long micros = watch.drainCall();
+      boolean known = before >= 0 && after >= 0;
+      boolean moved = known && after > before;
+      calls++;
+      if (moved) {
+        descheduled++;
+      }
+      if (micros >= SlowLogWatch.ONE_MILLISECOND_MICROS) {
+        overOneMillisecond++;
+        if (moved) {
+          overOneMillisecondDescheduled++;
+        }
+      }
+      if (known && !moved) {
+        maxUndisturbed = Math.max(maxUndisturbed, micros);
+      }
+    }
+
+    void writeTo(ObjectNode detail) {
+      ObjectNode out = detail.putObject("calls_descheduled");
+      out.put("script_calls", calls);
+      if (maxUndisturbed < 0) {
+        out.put("note", "not known: the server is not a process this benchmark started");
+        return;
+      }
+      out.put("descheduled", descheduled);
+      out.put("over_1ms", overOneMillisecond);
+      out.put("over_1ms_descheduled", overOneMillisecondDescheduled);
+      detail.put("max_undisturbed_call_us", maxUndisturbed);
     }
   }
 

@@ -33,6 +33,9 @@ final class SlowLogWatch implements AutoCloseable {
   /** Commands this long or longer are counted in {@link #overOneMillisecond}. */
   static final int ONE_MILLISECOND_MICROS = 1000;
 
+  /** Entries {@link #drainCall} reads: a script's own and those of its slow inner commands. */
+  private static final int CALL_ENTRIES = 64;
+
   /** How many of the slowest commands {@link #slowest} keeps. */
   static final int SLOWEST_KEPT = 5;
 
@@ -85,6 +88,23 @@ final class SlowLogWatch implements AutoCloseable {
    */
   void drainNewest(int count) {
     read(count);
+  }
+
+  /**
+   * After one script call: reads what it logged and empties the log; returns the script's own
+   * execution time in microseconds, 0 if it ran under the threshold.
+   */
+  long drainCall() {
+    long script = 0;
+    for (Object entry : read(CALL_ENTRIES)) {
+      List<?> fields = (List<?>) entry;
+      List<?> args = (List<?>) fields.get(3);
+      String name = args.isEmpty() ? "" : String.valueOf(args.get(0)).toLowerCase(Locale.ROOT);
+      if (name.equals("evalsha") || name.equals("eval")) {
+        script = Math.max(script, ((Number) fields.get(2)).longValue());
+      }
+    }
+    return script;
   }
 
   /** Nanoseconds spent reading the log, to take out of a wall time measured around drains. */

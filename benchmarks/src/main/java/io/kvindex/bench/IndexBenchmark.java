@@ -321,7 +321,11 @@ final class IndexBenchmark {
     LatencyRecorder lookups = new LatencyRecorder();
     LatencyRecorder ping = new LatencyRecorder();
     int iterations = sizes.lookupIterations() / 4;
+    CommandStats before = null;
     for (int i = 0; i < sizes.lookupWarmup() / 4 + iterations; i++) {
+      if (i == sizes.lookupWarmup() / 4) {
+        before = CommandStats.read(redis.admin());
+      }
       long begin = System.nanoTime();
       index.lookup(hot.get(i % hot.size()));
       long elapsed = System.nanoTime() - begin;
@@ -336,6 +340,13 @@ final class IndexBenchmark {
         "lookup_hot_to_ping_p50_ratio",
         Math.round(lookups.micros(50) / ping.micros(50) * 100) / 100.0);
     ObjectNode out = detail.putObject("hot");
+    out.put(
+        "hmget_server_mean_us",
+        CommandStats.read(redis.admin())
+            .since(before)
+            .getOrDefault("hmget", Map.of())
+            .getOrDefault("mean_us", 0)
+            .doubleValue());
     out.put(
         "how",
         hot.size()

@@ -320,17 +320,18 @@ final class IndexBenchmark {
         requests(fixture).subList(0, Math.min(HOT_PROMPTS, fixture.prompts.size()));
     LatencyRecorder lookups = new LatencyRecorder();
     LatencyRecorder ping = new LatencyRecorder();
+    int warmup = sizes.lookupWarmup() / 4;
     int iterations = sizes.lookupIterations() / 4;
     CommandStats before = null;
-    for (int i = 0; i < sizes.lookupWarmup() / 4 + iterations; i++) {
-      if (i == sizes.lookupWarmup() / 4) {
+    for (int i = 0; i < warmup + iterations; i++) {
+      if (i == warmup) {
         before = CommandStats.read(redis.admin());
       }
       long begin = System.nanoTime();
       index.lookup(hot.get(i % hot.size()));
       long elapsed = System.nanoTime() - begin;
       long pingNanos = Baselines.pingOnce(baseline);
-      if (i >= sizes.lookupWarmup() / 4) {
+      if (i >= warmup) {
         lookups.recordNanos(elapsed);
         ping.recordNanos(pingNanos);
       }

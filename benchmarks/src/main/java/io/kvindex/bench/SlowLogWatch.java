@@ -1,6 +1,7 @@
 package io.kvindex.bench;
 
 import io.lettuce.core.api.sync.RedisCommands;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -75,7 +76,7 @@ final class SlowLogWatch implements AutoCloseable {
 
   /** Reads every logged command into the maximum and empties the log. */
   void drain() {
-    List<Object> entries = read(-1);
+    List<Slow> entries = read(-1);
     if (entries.size() >= CAPACITY) {
       throw new IllegalStateException(
           "SLOWLOG filled up (" + CAPACITY + " entries) between drains; drain more often");
@@ -96,12 +97,9 @@ final class SlowLogWatch implements AutoCloseable {
    */
   long drainCall() {
     long script = 0;
-    for (Object entry : read(CALL_ENTRIES)) {
-      List<?> fields = (List<?>) entry;
-      List<?> args = (List<?>) fields.get(3);
-      String name = args.isEmpty() ? "" : String.valueOf(args.get(0)).toLowerCase(Locale.ROOT);
-      if (name.equals("evalsha") || name.equals("eval")) {
-        script = Math.max(script, ((Number) fields.get(2)).longValue());
+    for (Slow entry : read(CALL_ENTRIES)) {
+      if (isScript(entry.command())) {
+        script = Math.max(script, entry.micros());
       }
     }
     return script;
@@ -112,15 +110,24 @@ final class SlowLogWatch implements AutoCloseable {
     return drainNanos;
   }
 
-  private List<Object> read(int count) {
+  private static boolean isScript(String command) {
+    return command.equals("evalsha") || command.equals("eval");
+  }
+
+  /** Reads and empties the log, counting what is not bookkeeping; returns every entry read. */
+  private List<Slow> read(int count) {
     long start = System.nanoTime();
-    List<Object> entries = admin.slowlogGet(count);
-    admin.slowlogReset();
-    for (Object entry : entries) {
+    List<Slow> entries = new ArrayList<>();
+    for (Object entry : admin.slowlogGet(count)) {
       List<?> fields = (List<?>) entry;
-      long micros = ((Number) fields.get(2)).longValue();
       List<?> args = (List<?>) fields.get(3);
       String name = args.isEmpty() ? "" : String.valueOf(args.get(0)).toLowerCase(Locale.ROOT);
+      entries.add(new Slow(name, ((Number) fields.get(2)).longValue()));
+    }
+    admin.slowlogReset();
+    for (Slow entry : entries) {
+      String name = entry.command();
+      long micros = entry.micros();
       if (BOOKKEEPING.contains(name)) {
         continue;
       }
@@ -128,11 +135,11 @@ final class SlowLogWatch implements AutoCloseable {
       if (micros >= ONE_MILLISECOND_MICROS) {
         overOneMillisecond++;
       }
-      slowest.add(new Slow(name, micros));
+      slowest.add(entry);
       if (slowest.size() > SLOWEST_KEPT) {
         slowest.poll();
       }
-      if (name.equals("evalsha") || name.equals("eval")) {
+      if (isScript(name)) {
         scripts.recordNanos(micros * 1000);
       }
       if (micros > maxMicros) {

@@ -12,27 +12,36 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * While open, puts the main thread of the Redis server a benchmark started on a CPU of its own and
- * every other thread (Redis's helpers, the benchmark's) on the others, as production runs Redis on
- * a core no client shares; {@link #close} gives everything its CPUs back. On a small machine the
- * client's threads otherwise preempt the server in the middle of a command: a script that runs 200
- * µs then shows in SLOWLOG as 3 ms, and the benchmark measures its own interference instead of the
- * script. Uses {@code taskset} (util-linux). With fewer than two usable CPUs, without taskset, or
- * with {@code KVINDEX_BENCH_PIN=0}, nothing moves and {@link #description} says so; the benchmark
- * still runs.
+ * While open, puts the main thread of the Redis server a benchmark started on a CPU of its own, at
+ * real-time priority, and every other thread (Redis's helpers, the benchmark's) on the others, as
+ * production runs Redis on a core nothing else shares; {@link #close} gives everything its CPUs and
+ * its normal priority back. On a small machine the client's threads, the kernel's network softirq
+ * thread and other tenants otherwise take the server's CPU in the middle of a command: a script
+ * that runs 200 µs then shows in SLOWLOG as 3 ms, and the benchmark measures the machine instead of
+ * the script. The real-time class (SCHED_FIFO 1) only decides who runs when the server is runnable;
+ * the kernel's real-time throttling still leaves 5 % of each second to other threads. Uses {@code
+ * taskset} and {@code chrt} (util-linux). With fewer than two usable CPUs, without taskset, or with
+ * {@code KVINDEX_BENCH_PIN=0}, nothing moves; with {@code KVINDEX_BENCH_PIN=cpu} or without the
+ * right to use the real-time class, the server moves but keeps its priority; {@link #description}
+ * says which. The benchmark runs in every case.
  */
 final class CpuPlacement implements AutoCloseable {
   static final String DISABLE_ENV = "KVINDEX_BENCH_PIN";
   private static final Logger log = LoggerFactory.getLogger(CpuPlacement.class);
 
+  /** {@link #DISABLE_ENV} set to this moves the server but keeps its normal priority. */
+  static final String CPU_ONLY = "cpu";
+
   private final String description;
   private final long serverPid;
   private final String original;
+  private final boolean realTime;
 
-  private CpuPlacement(String description, long serverPid, String original) {
+  private CpuPlacement(String description, long serverPid, String original, boolean realTime) {
     this.description = description;
     this.serverPid = serverPid;
     this.original = original;
+    this.realTime = realTime;
   }
 
   /**
@@ -58,13 +67,17 @@ final class CpuPlacement implements AutoCloseable {
       for (long thread : threadsOf(serverPid)) {
         taskset(thread == serverPid ? Integer.toString(server) : clients, thread);
       }
+      String priority = realTime(serverPid);
       return new CpuPlacement(
           "redis-server's main thread on CPU "
               + server
+              + " "
+              + priority
               + ", its helper threads and the benchmark's on CPU "
               + clients,
           serverPid,
-          original);
+          original,
+          priority.startsWith("at "));
     } catch (IOException e) {
       log.warn(
           "could not give redis-server a CPU of its own ({}); its commands may be stretched by the"
@@ -76,7 +89,28 @@ final class CpuPlacement implements AutoCloseable {
 
   /** A placement that moved nothing, for the reason given. */
   static CpuPlacement unmoved(String why) {
-    return new CpuPlacement(why, -1, null);
+    return new CpuPlacement(why, -1, null, false);
+  }
+
+  /**
+   * Gives the server's main thread (only it: {@code chrt -p} without {@code -a}) the real-time
+   * class, and says how it runs.
+   */
+  private static String realTime(long serverPid) {
+    if (CPU_ONLY.equals(System.getenv(DISABLE_ENV))) {
+      return "with its normal priority (" + DISABLE_ENV + "=" + CPU_ONLY + ")";
+    }
+    try {
+      run("chrt", "-f", "-p", "1", Long.toString(serverPid));
+      return "at real-time priority (SCHED_FIFO 1)";
+    } catch (IOException e) {
+      log.warn(
+          "could not give redis-server real-time priority ({}); the kernel's own threads may still"
+              + " take its CPU mid-command. Run the benchmark with the right to use chrt -f"
+              + " (CAP_SYS_NICE) to prevent that.",
+          e.getMessage());
+      return "with its normal priority (chrt failed: " + e.getMessage() + ")";
+    }
   }
 
   /** What was done, for the results. */
@@ -91,6 +125,9 @@ final class CpuPlacement implements AutoCloseable {
       return;
     }
     try {
+      if (realTime) {
+        run("chrt", "-o", "-p", "0", Long.toString(serverPid));
+      }
       run("taskset", "-a", "-p", "-c", original.trim(), Long.toString(serverPid));
       run(
           "taskset",
@@ -101,7 +138,8 @@ final class CpuPlacement implements AutoCloseable {
           Long.toString(ProcessHandle.current().pid()));
     } catch (IOException e) {
       log.warn(
-          "could not give the benchmark its CPUs back ({}); later figures run on fewer CPUs",
+          "could not give the benchmark its CPUs, or redis-server its priority, back ({}); later"
+              + " figures run on fewer CPUs",
           e.getMessage());
     }
   }

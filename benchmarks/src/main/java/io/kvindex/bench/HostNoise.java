@@ -86,6 +86,21 @@ final class HostNoise {
     return -1;
   }
 
+  /**
+   * The main thread of {@code pid}'s time on a CPU and waiting for one, in ns since it started
+   * ({@code /proc/<pid>/task/<pid>/schedstat}, kept by the scheduler to the nanosecond); null if
+   * unreadable.
+   */
+  static long[] schedStat(long pid) {
+    try {
+      String p = Long.toString(pid);
+      String[] f = Files.readString(Path.of("/proc", p, "task", p, "schedstat")).trim().split(" ");
+      return new long[] {Long.parseLong(f[0]), Long.parseLong(f[1])};
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
   private static long stealTicks() {
     try {
       List<String> lines = Files.readAllLines(Path.of("/proc/stat"));

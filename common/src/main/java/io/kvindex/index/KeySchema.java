@@ -24,6 +24,14 @@ final class KeySchema {
    */
   static final byte[] SPECULATION_FIELD = "kvindex/speculation".getBytes(StandardCharsets.US_ASCII);
 
+  /**
+   * The field of a group's blocks hash counting (decimal, HINCRBY) the changes to which slots any
+   * pod record of the group lists: routers trust cached pod records while it stands still. Not 18
+   * bytes long, so never a block field.
+   */
+  static final byte[] SLOTS_GENERATION_FIELD =
+      "kvindex/slots-generation".getBytes(StandardCharsets.US_ASCII);
+
   /** The start of every holder-record field of a blocks hash (see {@link #holderField}). */
   static final byte[] HOLDER_PREFIX = "kvindex/holders/".getBytes(StandardCharsets.US_ASCII);
 

@@ -8,7 +8,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,12 +16,14 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The read path of {@link RedisPrefixIndex}: one plain HMGET per index group (holder records and
  * block fields of one key, so atomic), lookup.lua while the group's speculation gate is open; see
- * the implementation notes of {@link RedisPrefixIndex}. Caches the candidates' keys and the models'
- * field prefixes, and keeps per group whether speculation is on. Thread-safe.
+ * the implementation notes of {@link RedisPrefixIndex}. Caches the candidates' keys, the models'
+ * field prefixes and, per group, the pod records last read with the group's slots generation, and
+ * keeps per group whether speculation is on. Thread-safe.
  */
 final class RedisLookups {
   private static final LuaScript LOOKUP =
@@ -44,6 +46,9 @@ final class RedisLookups {
   /** Per group, until when (System.currentTimeMillis) lookups take the speculative path. */
   private final AtomicLongArray speculationUntil;
 
+  /** Per group, the pod records last read and the slots generation they were read at. */
+  private final AtomicReferenceArray<Records> records;
+
   RedisLookups(
       IndexConfig config,
       KeySchema keys,
@@ -55,6 +60,7 @@ final class RedisLookups {
     this.commands = commands;
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
+    this.records = new AtomicReferenceArray<>(config.groups());
   }
 
   /** Looks up every group holding candidates, in parallel, and merges the answers. */
@@ -88,22 +94,36 @@ final class RedisLookups {
     if (speculationUntil.get(g) > System.currentTimeMillis()) {
       return scriptLookup(g, pods, candidates, fields);
     }
-    int n = candidates.size();
+    CompletableFuture<Long> now = clock.nowMillis(g);
+    Records known = records.get(g);
+    // A candidate's cached record serves while the group's slots generation is unchanged and the
+    // record's deadline (only ever moved later, except by changes that move the generation) has
+    // not passed; the others are read with the blocks.
+    long nowMs = now.isDone() ? now.join() : Long.MAX_VALUE;
+    List<Integer> fresh = new ArrayList<>();
+    for (int i = 0; i < candidates.size(); i++) {
+      if (known == null || !known.usable(new PodName(model, pods.get(i)), nowMs)) {
+        fresh.add(i);
+      }
+    }
     int first = Math.min(fields.size(), FIRST_CHUNK);
-    byte[][] head = new byte[1 + n + first][];
+    byte[][] head = new byte[2 + fresh.size() + first][];
     head[0] = KeySchema.SPECULATION_FIELD;
-    for (int i = 0; i < n; i++) {
-      head[1 + i] = candidates.get(i).holder();
+    head[1] = KeySchema.SLOTS_GENERATION_FIELD;
+    for (int i = 0; i < fresh.size(); i++) {
+      head[2 + i] = candidates.get(fresh.get(i)).holder();
     }
     for (int i = 0; i < first; i++) {
-      head[1 + n + i] = fields.get(i);
+      head[2 + fresh.size() + i] = fields.get(i);
     }
-    CompletableFuture<Long> now = clock.nowMillis(g);
     return reads
         .calls()
         .<List<KeyValue<byte[], byte[]>>>call("lookup", () -> commands.hmget(keys.blocks(g), head))
         .toCompletableFuture()
-        .thenCombine(now, (outcome, nowMs) -> outcome.isDone() ? headRead(outcome, n, nowMs) : null)
+        .thenCombine(
+            now,
+            (outcome, ms) ->
+                outcome.isDone() ? headRead(outcome, model, pods, fresh, known, ms) : null)
         .thenCompose(
             read -> {
               if (read == null) {
@@ -115,59 +135,90 @@ final class RedisLookups {
                 speculationUntil.accumulateAndGet(g, localUntil, Math::max);
                 return scriptLookup(g, pods, candidates, fields);
               }
+              if (read.records() == null) {
+                // Some pod's slots changed since the cached records were read: start over with
+                // every candidate's record read afresh.
+                records.set(g, new Records(read.generation()));
+                return lookupGroup(model, g, pods, fields);
+              }
+              if (read.learned() != known) {
+                records.accumulateAndGet(g, read.learned(), Records::newer);
+              }
               LookupDecoder decoder = new LookupDecoder(pods, read.records(), config, false);
               decoder.addValues(read.values());
-              return continueLookup(g, pods, candidates, read.records(), fields, first, decoder);
+              return continueLookup(g, pods, candidates, read.generation(), fields, first, decoder);
             });
   }
 
-  /** The first read of a group lookup: speculation deadline, live pod records, block values. */
+  /**
+   * The first read of a group lookup: speculation deadline, the slots generation, the candidates'
+   * records (null when the cached ones are stale and not all were read), block values, and the
+   * records read, to cache.
+   */
   private record HeadRead(
-      long now, long speculationUntil, List<byte[]> records, List<byte[]> values) {}
+      long now,
+      long speculationUntil,
+      long generation,
+      List<byte[]> records,
+      List<byte[]> values,
+      Records learned) {}
 
   private static HeadRead headRead(
-      RedisOutcome<List<KeyValue<byte[], byte[]>>> outcome, int n, long nowMs) {
+      RedisOutcome<List<KeyValue<byte[], byte[]>>> outcome,
+      String model,
+      List<String> pods,
+      List<Integer> fresh,
+      Records known,
+      long nowMs) {
     List<KeyValue<byte[], byte[]>> reply = outcome.orElseThrow();
-    byte[] gate = value(reply.get(0));
-    long speculation =
-        gate == null ? 0 : Long.parseLong(new String(gate, StandardCharsets.US_ASCII));
-    List<byte[]> records = new ArrayList<>(n);
-    for (int i = 1; i <= n; i++) {
-      byte[] v = value(reply.get(i));
-      records.add(v != null && v.length >= 8 && deadline(v) >= nowMs ? v : null);
+    long speculation = decimal(value(reply.get(0)));
+    long generation = decimal(value(reply.get(1)));
+    boolean same = known != null && known.generation() == generation;
+    Records learned = !same ? new Records(generation) : fresh.isEmpty() ? known : known.copy();
+    for (int i = 0; i < fresh.size(); i++) {
+      learned.put(new PodName(model, pods.get(fresh.get(i))), value(reply.get(2 + i)));
     }
-    List<byte[]> values = new ArrayList<>(reply.size() - 1 - n);
-    for (int i = 1 + n; i < reply.size(); i++) {
+    List<byte[]> live = null;
+    if (same || fresh.size() == pods.size()) {
+      live = new ArrayList<>(pods.size());
+      for (String pod : pods) {
+        byte[] v = learned.get(new PodName(model, pod));
+        live.add(v != null && v.length >= 8 && deadline(v) >= nowMs ? v : null);
+      }
+    }
+    List<byte[]> values = new ArrayList<>(reply.size() - 2 - fresh.size());
+    for (int i = 2 + fresh.size(); i < reply.size(); i++) {
       values.add(value(reply.get(i)));
     }
-    return new HeadRead(nowMs, speculation, records, values);
+    return new HeadRead(nowMs, speculation, generation, live, values, learned);
+  }
+
+  private static long decimal(byte[] value) {
+    return value == null ? 0 : Long.parseLong(new String(value, StandardCharsets.US_ASCII));
   }
 
   /**
    * Reads the prompt's next chunk (4 times the last) while some candidate still matches. Each read
-   * takes the candidates' records again with the blocks, in one HMGET; if any candidate's slots
-   * changed since the first read (a purge, a restart, a first store), the lookup starts again as
-   * one lookup.lua call rather than mix two states of the index.
+   * takes the group's slots generation with the blocks, in one HMGET; if it moved since the first
+   * read (a purge, a restart, a first store), the lookup starts again as one lookup.lua call rather
+   * than mix two states of the index.
    */
   private CompletableFuture<Map<String, PodMatch>> continueLookup(
       int g,
       List<String> pods,
       List<PodKeys> candidates,
-      List<byte[]> records,
+      long generation,
       List<byte[]> fields,
       int from,
       LookupDecoder decoder) {
     if (!decoder.open() || from >= fields.size()) {
       return CompletableFuture.completedFuture(decoder.matches());
     }
-    int n = candidates.size();
     int to = Math.min(fields.size(), from + Math.min(from * 4, MAX_CHUNK));
-    byte[][] read = new byte[n + to - from][];
-    for (int i = 0; i < n; i++) {
-      read[i] = candidates.get(i).holder();
-    }
+    byte[][] read = new byte[1 + to - from][];
+    read[0] = KeySchema.SLOTS_GENERATION_FIELD;
     for (int i = from; i < to; i++) {
-      read[n + i - from] = fields.get(i);
+      read[1 + i - from] = fields.get(i);
     }
     return reads
         .calls()
@@ -179,26 +230,16 @@ final class RedisLookups {
                 return CompletableFuture.completedFuture(null);
               }
               List<KeyValue<byte[], byte[]>> reply = outcome.orElseThrow();
-              for (int i = 0; i < n; i++) {
-                if (!sameSlots(records.get(i), value(reply.get(i)))) {
-                  return scriptLookup(g, pods, candidates, fields);
-                }
+              if (decimal(value(reply.get(0))) != generation) {
+                return scriptLookup(g, pods, candidates, fields);
               }
               List<byte[]> values = new ArrayList<>(to - from);
-              for (int i = n; i < reply.size(); i++) {
+              for (int i = 1; i < reply.size(); i++) {
                 values.add(value(reply.get(i)));
               }
               decoder.addValues(values);
-              return continueLookup(g, pods, candidates, records, fields, to, decoder);
+              return continueLookup(g, pods, candidates, generation, fields, to, decoder);
             });
-  }
-
-  /** Whether two pod records list the same (slot, rank) pairs; an expired first one matches any. */
-  private static boolean sameSlots(byte[] first, byte[] now) {
-    if (first == null) {
-      return now == null || now.length <= 8;
-    }
-    return now != null && Arrays.equals(first, 8, first.length, now, 8, now.length);
   }
 
   private static byte[] value(KeyValue<byte[], byte[]> kv) {
@@ -237,6 +278,58 @@ final class RedisLookups {
                     ? LookupDecoder.decodeScriptReply(pods, outcome.orElseThrow(), config)
                     : null)
         .toCompletableFuture();
+  }
+
+  /**
+   * Pod records of one group as last read (null for a pod with none), all at one slots generation.
+   * Not changed once published: a lookup that learns more publishes a copy.
+   */
+  private static final class Records {
+    private final long generation;
+    private final Map<PodName, byte[]> byPod;
+
+    Records(long generation) {
+      this(generation, new HashMap<>());
+    }
+
+    private Records(long generation, Map<PodName, byte[]> byPod) {
+      this.generation = generation;
+      this.byPod = byPod;
+    }
+
+    long generation() {
+      return generation;
+    }
+
+    /**
+     * Whether the cached record may stand for the pod's current one, given that the generation is
+     * unchanged: it lists no slot, or its deadline has not passed by Redis's clock.
+     */
+    boolean usable(PodName pod, long nowMs) {
+      if (!byPod.containsKey(pod)) {
+        return false;
+      }
+      byte[] v = byPod.get(pod);
+      return v == null || v.length <= 8 || deadline(v) >= nowMs;
+    }
+
+    byte[] get(PodName pod) {
+      return byPod.get(pod);
+    }
+
+    void put(PodName pod, byte[] record) {
+      byPod.put(pod, record);
+    }
+
+    Records copy() {
+      return new Records(
+          generation, byPod.size() >= POD_CACHE_LIMIT ? new HashMap<>() : new HashMap<>(byPod));
+    }
+
+    /** The later of two: the higher generation, else {@code b}, the one just read. */
+    static Records newer(Records a, Records b) {
+      return a != null && a.generation > b.generation ? a : b;
+    }
   }
 
   private record Scope(KeyMode mode, String model, int cacheGroup) {}

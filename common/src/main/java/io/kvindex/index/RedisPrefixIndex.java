@@ -31,7 +31,9 @@ import java.util.concurrent.CompletableFuture;
  *                  "kvindex/holders/" + podField -> a copy of the pod record (the scripts
  *                  write both in the same call), so one HMGET reads holders and blocks at once;
  *                  "kvindex/speculation" -> the latest deadline (ms, decimal) of any
- *                  speculative route of the group (the speculation gate)
+ *                  speculative route of the group (the speculation gate);
+ *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
+ *                  which slots a pod record lists moves in the same call
  *   free     LIST  slots ready for reuse
  *   dead     HASH  retired slot -> the GC pass number at its death
  *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
@@ -57,18 +59,26 @@ import java.util.concurrent.CompletableFuture;
  * ran but whose reply was lost comes back DUPLICATE.
  *
  * Reads (RedisLookups). A lookup of a group is one plain HMGET of the blocks hash: the gate, the
- * candidates' holder records and the prompt's first FIRST_CHUNK block fields. One command reads one
- * key atomically, so it sees a purge entirely or not at all, and works unchanged on a cluster; Java
- * drops expired records (by Redis's clock, estimated by ServerClock), matches entries to the live
- * slots and computes depths, tier depths and scores, stopping at the first block no candidate still
+ * slots generation, the holder records of the candidates the router has no usable copy of, and the
+ * prompt's first FIRST_CHUNK block fields. One command reads one key atomically, so it sees a purge
+ * entirely or not at all, and works unchanged on a cluster. Each router keeps the records it read
+ * per group with the generation they were read at; a cached record stands for the current one while
+ * the generation read with the blocks is the same (no record's slots changed since) and its deadline
+ * has not passed (deadlines only move later, except with a slot change): in steady state a lookup
+ * reads only the gate, the generation and the blocks, and each candidate's record once per liveness
+ * period. If the generation moved, the lookup reads again with every candidate's record. Java drops
+ * expired records (by Redis's clock, estimated by ServerClock), matches entries to the live slots
+ * and computes depths, tier depths and scores, stopping at the first block no candidate still
  * matching holds. Longer prompts continue in chunks of 4x while some candidate matches, each read
- * taking the records again; if any changed, the lookup is redone as one lookup.lua call. While the
+ * taking the generation again; if it moved, the lookup is redone as one lookup.lua call. While the
  * gate's deadline has not passed, lookups of the group run lookup.lua instead, which also reads the
  * candidates' spec hashes (a speculative block counts as GPU; a confirmed entry supersedes it).
  * Measured (256 blocks, 64 candidates, 1M entries): the script moved 321 arguments and 256 values
  * through Lua, 463 us inside Redis per lookup; the HMGET takes 168 us when its fields are not in
- * cache (the benchmark) and 42 us when they are. Groups are looked up in parallel and merged. Lookups use the router retry profile and report an incomplete result rather
- * than fail.
+ * cache (the benchmark) and 42 us when they are. Groups are looked up in parallel and merged.
+ * Lookups use the router retry profile and report an incomplete result rather than fail. All
+ * writers must move the generation: routers of this version must not share an index with
+ * ingesters of an earlier one.
  */
 final class RedisPrefixIndex implements PrefixIndex {
   private static final LuaScript APPLY = script("apply");

@@ -249,5 +249,9 @@ if slot ~= 0 then rec2[#rec2 + 1] = string.char(math.floor(slot / 256), slot % 2
 rec2 = table.concat(rec2)
 redis.call('HSET', KEYS[3], ARGV[2], rec2)
 redis.call('HSET', KEYS[4], ARGV[8], rec2)
+-- Routers cache pod records and trust them while this counter stands still (see RedisLookups).
+if string.sub(old or '', 9) ~= string.sub(rec2, 9) then
+  redis.call('HINCRBY', KEYS[4], 'kvindex/slots-generation', 1)
+end
 redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq))
 return {'APPLIED', seq, stored, removed, dropped}

@@ -27,5 +27,7 @@ if old then
   local rec = table.concat(parts)
   redis.call('HSET', KEYS[3], ARGV[2], rec)
   redis.call('HSET', KEYS[7], ARGV[6], rec)
+  -- Routers cache pod records and trust them while this counter stands still.
+  if rec ~= old then redis.call('HINCRBY', KEYS[7], 'kvindex/slots-generation', 1) end
 end
 return 'PURGED'

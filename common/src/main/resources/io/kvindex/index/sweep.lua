@@ -50,6 +50,8 @@ else
       out[3] = out[3] + 1
     end
   end
+  -- Routers cache pod records and trust them while this counter stands still.
+  if out[3] > 0 then redis.call('HINCRBY', KEYS[4], 'kvindex/slots-generation', 1) end
   if finished then
     redis.call('HDEL', KEYS[1], 'sweep_phase')
     out[1] = 1

@@ -516,6 +516,29 @@ abstract class PrefixIndexContract {
     fleet.compareLookups(model, index, 100);
   }
 
+  /**
+   * Lookups between every few events, from the same instance throughout: whatever a router caches
+   * between lookups must never outlive a store, eviction, clear or restart.
+   */
+  @Test
+  void lookups_interleavedWithChanges_matchModel() {
+    RandomFleet fleet = new RandomFleet(20261130L);
+    PrefixIndex index = open(builder().groups(3).keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
+    PrefixIndex model =
+        PrefixIndex.builder()
+            .groups(3)
+            .keyMode(TOKEN_MODEL, KeyMode.TOKEN)
+            .keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN)
+            .buildInMemory();
+    for (int round = 0; round < 40; round++) {
+      fleet.run(model, index, 12);
+      fleet.compareLookups(model, index, 6);
+      if (round % 8 == 7) {
+        index.collectAllGarbage();
+      }
+    }
+  }
+
   static org.assertj.core.data.Offset<Double> within() {
     return org.assertj.core.data.Offset.offset(1e-9);
   }

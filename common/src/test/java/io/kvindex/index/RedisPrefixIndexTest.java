@@ -338,6 +338,87 @@ class RedisPrefixIndexTest {
     assertThat(blockFields(new KeySchema("t", 1).blocks(0))).isEqualTo(1000);
   }
 
+  private static int depth(PrefixIndex index, int blocks, String pod, String... others) {
+    List<String> candidates = new ArrayList<>(List.of(others));
+    candidates.add(pod);
+    return index
+        .lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, blocks), candidates))
+        .pods()
+        .get(pod)
+        .depth();
+  }
+
+  /**
+   * A router trusts the pod records it cached only while no record's slots change: a second
+   * instance (the ingester, with a cache of its own) purges, clears and restores the pod, and every
+   * lookup right after sees the new state.
+   */
+  @Test
+  void lookup_cachedPodRecords_neverOutliveASlotChange() {
+    PrefixIndex router = open();
+    PrefixIndex ingester = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    StreamId neighbour = StreamId.of(MODEL, "q");
+    long t = lease(ingester, s);
+    ingester.apply(s, 0, t, batch(stored(hashes(1, 4), null, null)));
+    ingester.apply(
+        neighbour, 0, lease(ingester, neighbour), batch(stored(hashes(1, 3), null, null)));
+    assertThat(depth(router, 4, "p", "q")).isEqualTo(4);
+    assertThat(depth(router, 4, "p", "q")).isEqualTo(4);
+
+    assertThat(ingester.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
+    assertThat(depth(router, 4, "p", "q")).isZero();
+    assertThat(depth(router, 4, "q", "p")).isEqualTo(3);
+
+    ingester.apply(s, 0, t, batch(stored(hashes(1, 2), null, null)));
+    assertThat(depth(router, 4, "p", "q")).isEqualTo(2);
+
+    ingester.apply(s, 1, t, batch(Events.cleared(), stored(hashes(1, 1), null, null)));
+    assertThat(depth(router, 4, "p", "q")).isEqualTo(1);
+
+    // GC frees the old slots and hands one to a new pod: the old entries stay invisible to it.
+    ingester.collectAllGarbage();
+    ingester.collectAllGarbage();
+    StreamId late = StreamId.of(MODEL, "late");
+    ingester.apply(late, 0, lease(ingester, late), batch(stored(hashes(100, 1), null, null)));
+    assertThat(depth(router, 4, "late", "p", "q")).isZero();
+    assertThat(depth(router, 4, "p", "q", "late")).isEqualTo(1);
+  }
+
+  /**
+   * Once a router has read its candidates' records, a lookup reads only the gate, the slots
+   * generation and the blocks: no holder record travels again while nothing changed.
+   */
+  @Test
+  void lookup_steadyState_readsNoHolderRecords() {
+    PrefixIndex index = open();
+    for (String pod : List.of("a", "b", "c")) {
+      StreamId s = StreamId.of(MODEL, pod);
+      index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 8), null, null)));
+    }
+    assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
+    redis.configSet("slowlog-log-slower-than", "0");
+    redis.slowlogReset();
+    try {
+      assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
+      List<List<String>> hmgets = new ArrayList<>();
+      for (Object entry : redis.slowlogGet(100)) {
+        List<String> args = new ArrayList<>();
+        for (Object arg : (List<?>) ((List<?>) entry).get(3)) {
+          args.add(new String((byte[]) arg, StandardCharsets.ISO_8859_1));
+        }
+        if (args.get(0).equalsIgnoreCase("hmget")) {
+          hmgets.add(args);
+        }
+      }
+      assertThat(hmgets).hasSize(1);
+      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 2 + 8);
+      assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
+    } finally {
+      redis.configSet("slowlog-log-slower-than", "10000");
+    }
+  }
+
   private long mainThreadCpuMicros() {
     String info = redis.info("cpu");
     double seconds = 0;

@@ -88,17 +88,36 @@ final class HostNoise {
 
   /**
    * The main thread of {@code pid}'s time on a CPU and waiting for one, in ns since it started
-   * ({@code /proc/<pid>/task/<pid>/schedstat}, kept by the scheduler to the nanosecond); null if
-   * unreadable.
+   * ({@code /proc/<pid>/task/<pid>/schedstat}), read while the thread sleeps: the scheduler brings
+   * these up to date when a thread stops running, so a read while it runs can lag by up to a tick.
+   * Waits up to about a millisecond for it to sleep; null if unreadable or it never did.
    */
-  static long[] schedStat(long pid) {
+  static long[] schedStatAsleep(long pid) {
+    String p = Long.toString(pid);
+    Path stat = Path.of("/proc", p, "task", p, "stat");
+    Path sched = Path.of("/proc", p, "task", p, "schedstat");
+    long deadline = System.nanoTime() + 1_000_000;
     try {
-      String p = Long.toString(pid);
-      String[] f = Files.readString(Path.of("/proc", p, "task", p, "schedstat")).trim().split(" ");
-      return new long[] {Long.parseLong(f[0]), Long.parseLong(f[1])};
+      do {
+        if (sleeping(stat)) {
+          String[] f = Files.readString(sched).trim().split(" ");
+          if (sleeping(stat)) {
+            return new long[] {Long.parseLong(f[0]), Long.parseLong(f[1])};
+          }
+        }
+        Thread.onSpinWait();
+      } while (System.nanoTime() < deadline);
     } catch (IOException | RuntimeException e) {
       return null;
     }
+    return null;
+  }
+
+  /** Whether the state in a /proc stat file (the letter after the command's ")") is S. */
+  private static boolean sleeping(Path stat) throws IOException {
+    String s = Files.readString(stat);
+    int close = s.lastIndexOf(')');
+    return close >= 0 && close + 2 < s.length() && s.charAt(close + 2) == 'S';
   }
 
   private static long stealTicks() {

@@ -224,9 +224,12 @@ final class IndexBenchmark {
     }
   }
 
-  /** Fields one lookup reads: the speculation gate, one holder record per pod, the blocks. */
+  /**
+   * Fields one lookup reads once the router has its candidates' pod records: the speculation gate,
+   * the slots generation, the blocks.
+   */
   private int readFields(LookupFixture fixture) {
-    return 1 + fixture.pods.size() + sizes.promptBlocks();
+    return 2 + sizes.promptBlocks();
   }
 
   /**

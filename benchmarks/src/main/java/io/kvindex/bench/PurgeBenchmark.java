@@ -71,7 +71,8 @@ final class PurgeBenchmark {
             + " calls_descheduled counts the calls during which the kernel took Redis's CPU away"
             + " (its main thread's involuntary context switches, /proc, just before and after each"
             + " call); over_1ms_calls lists each call over 1 ms with Redis's main thread's time on"
-            + " its CPU and waiting for it over the call's window (/proc schedstat, to the ns);"
+            + " its CPU and waiting for it over the call's window (/proc schedstat, to the ns, read"
+            + " while Redis sleeps; excludes hypervisor steal, includes interrupts);"
             + " max_undisturbed_call_us is the longest call during which Redis was not"
             + " descheduled and ran at least as long as the call took (time it did not run, such"
             + " as hypervisor steal, shows as a call longer than Redis's running time)");
@@ -229,6 +230,7 @@ final class PurgeBenchmark {
     private long after;
     private long[] schedBefore;
     private long[] schedAfter;
+    private long callStart;
     private long calls;
     private long descheduled;
     private long overOneMillisecond;
@@ -239,13 +241,14 @@ final class PurgeBenchmark {
     void before() {
       long start = System.nanoTime();
       before = pid > 0 ? HostNoise.involuntarySwitches(pid) : -1;
-      schedBefore = pid > 0 ? HostNoise.schedStat(pid) : null;
-      readNanos += System.nanoTime() - start;
+      schedBefore = pid > 0 ? HostNoise.schedStatAsleep(pid) : null;
+      callStart = System.nanoTime();
+      readNanos += callStart - start;
     }
 
     void after() {
       long start = System.nanoTime();
-      schedAfter = pid > 0 ? HostNoise.schedStat(pid) : null;
+      schedAfter = pid > 0 ? HostNoise.schedStatAsleep(pid) : null;
       after = pid > 0 ? HostNoise.involuntarySwitches(pid) : -1;
       readNanos += System.nanoTime() - start;
     }
@@ -269,6 +272,8 @@ final class PurgeBenchmark {
         if (slowCalls.size() < LISTED) {
           Map<String, Object> call = new LinkedHashMap<>();
           call.put("call_us", micros);
+          // CLOCK_MONOTONIC on Linux, as perf record -k mono and bpftrace see it.
+          call.put("sent_monotonic_ns", callStart);
           call.put("descheduled", moved);
           if (timed) {
             call.put("redis_ran_us", ranMicros);

@@ -132,7 +132,7 @@ final class PurgeBenchmark {
         PurgeStatus status = index.purge(target, token, PurgeMode.RESET_WATERMARK);
         noise.after();
         cpu.after();
-        noise.record(watch);
+        noise.record(watch, -1);
         if (status != PurgeStatus.PURGED) {
           throw new IllegalStateException("purge returned " + status);
         }
@@ -143,7 +143,7 @@ final class PurgeBenchmark {
           step = index.collectGarbage(group, GC_BUDGET);
           noise.after();
           cpu.after();
-          noise.record(watch);
+          noise.record(watch, step.fieldsScanned());
           gcCalls++;
           entriesRemoved += step.entriesRemoved();
         } while (!step.done());
@@ -236,6 +236,7 @@ final class PurgeBenchmark {
     private long overOneMillisecond;
     private long overOneMillisecondDescheduled;
     private long maxUndisturbed = -1;
+    private long maxFieldsScanned = -1;
     private final List<Map<String, Object>> slowCalls = new ArrayList<>();
 
     void before() {
@@ -253,14 +254,18 @@ final class PurgeBenchmark {
       readNanos += System.nanoTime() - start;
     }
 
-    /** Reads the call's time from the log (its cost lands in the watch's drain time). */
-    void record(SlowLogWatch watch) {
+    /**
+     * Reads the call's time from the log (its cost lands in the watch's drain time); {@code
+     * fieldsScanned} is what a GC call examined, -1 for the purge itself.
+     */
+    void record(SlowLogWatch watch, long fieldsScanned) {
       long micros = watch.drainCall();
       boolean known = before >= 0 && after >= 0;
       boolean moved = known && after > before;
       boolean timed = schedBefore != null && schedAfter != null;
       long ranMicros = timed ? (schedAfter[0] - schedBefore[0]) / 1000 : -1;
       calls++;
+      maxFieldsScanned = Math.max(maxFieldsScanned, fieldsScanned);
       if (moved) {
         descheduled++;
       }
@@ -275,6 +280,9 @@ final class PurgeBenchmark {
           // CLOCK_MONOTONIC on Linux, as perf record -k mono and bpftrace see it.
           call.put("sent_monotonic_ns", callStart);
           call.put("descheduled", moved);
+          if (fieldsScanned >= 0) {
+            call.put("fields_scanned", fieldsScanned);
+          }
           if (timed) {
             call.put("redis_ran_us", ranMicros);
             call.put("redis_waited_for_cpu_us", (schedAfter[1] - schedBefore[1]) / 1000);
@@ -292,6 +300,7 @@ final class PurgeBenchmark {
     void writeTo(ObjectNode detail) {
       ObjectNode out = detail.putObject("calls_descheduled");
       out.put("script_calls", calls);
+      out.put("max_fields_scanned", maxFieldsScanned);
       if (maxUndisturbed < 0) {
         out.put("note", "not known: the server is not a process this benchmark started");
         return;

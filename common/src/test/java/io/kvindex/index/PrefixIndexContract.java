@@ -498,16 +498,25 @@ abstract class PrefixIndexContract {
     assertThat(r.best()).isEmpty();
   }
 
+  /** The index under test, set up for {@link RandomFleet}'s models. */
+  private PrefixIndex openFleetIndex() {
+    return open(builder().groups(3).keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
+  }
+
+  /** The in-memory model the fleet's index is compared with. */
+  private static PrefixIndex fleetModel() {
+    return PrefixIndex.builder()
+        .groups(3)
+        .keyMode(TOKEN_MODEL, KeyMode.TOKEN)
+        .keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN)
+        .buildInMemory();
+  }
+
   @Test
   void apply_randomStreams_matchModel() {
     RandomFleet fleet = new RandomFleet(20260101L);
-    PrefixIndex index = open(builder().groups(3).keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
-    PrefixIndex model =
-        PrefixIndex.builder()
-            .groups(3)
-            .keyMode(TOKEN_MODEL, KeyMode.TOKEN)
-            .keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN)
-            .buildInMemory();
+    PrefixIndex index = openFleetIndex();
+    PrefixIndex model = fleetModel();
     fleet.run(model, index, 600);
     fleet.compareLookups(model, index, 300);
     index.collectAllGarbage();
@@ -523,17 +532,12 @@ abstract class PrefixIndexContract {
   @Test
   void lookups_interleavedWithChanges_matchModel() {
     RandomFleet fleet = new RandomFleet(20261130L);
-    PrefixIndex index = open(builder().groups(3).keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
-    PrefixIndex model =
-        PrefixIndex.builder()
-            .groups(3)
-            .keyMode(TOKEN_MODEL, KeyMode.TOKEN)
-            .keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN)
-            .buildInMemory();
-    for (int round = 0; round < 40; round++) {
+    PrefixIndex index = openFleetIndex();
+    PrefixIndex model = fleetModel();
+    for (int round = 0; round < 30; round++) {
       fleet.run(model, index, 12);
-      fleet.compareLookups(model, index, 6);
-      if (round % 8 == 7) {
+      fleet.compareLookups(model, index, 4);
+      if (round % 15 == 14) {
         index.collectAllGarbage();
       }
     }

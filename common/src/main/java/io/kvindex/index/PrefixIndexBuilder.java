@@ -162,7 +162,8 @@ public final class PrefixIndexBuilder {
         config(),
         connector.scripts(writePolicy),
         connector.scripts(lookupPolicy),
-        connector.commands());
+        connector.commands(),
+        connector.meterRegistry());
   }
 
   /** The in-memory model of the same semantics, for tests. */

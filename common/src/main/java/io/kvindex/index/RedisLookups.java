@@ -6,6 +6,8 @@ import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,6 +39,9 @@ final class RedisLookups {
 
   static final int MAX_CHUNK = 4096;
 
+  static final String RECORDS_READ = "kvindex.index.lookup.pod.records";
+  static final String REREADS = "kvindex.index.lookup.rereads";
+
   private final IndexConfig config;
   private final KeySchema keys;
   private final ScriptRunner reads;
@@ -49,11 +54,20 @@ final class RedisLookups {
   /** Per group, the pod records last read and the slots generation they were read at. */
   private final AtomicReferenceArray<Records> records;
 
+  /**
+   * Pod records read with lookups: each candidate's once per liveness period, or after a change.
+   */
+  private final Counter recordsRead;
+
+  /** Group lookups read again because some pod's slots changed since the records were cached. */
+  private final Counter rereads;
+
   RedisLookups(
       IndexConfig config,
       KeySchema keys,
       ScriptRunner reads,
-      RedisClusterAsyncCommands<byte[], byte[]> commands) {
+      RedisClusterAsyncCommands<byte[], byte[]> commands,
+      MeterRegistry registry) {
     this.config = config;
     this.keys = keys;
     this.reads = reads;
@@ -61,6 +75,25 @@ final class RedisLookups {
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
     this.records = new AtomicReferenceArray<>(config.groups());
+    this.recordsRead =
+        counter(
+            registry,
+            RECORDS_READ,
+            "Pod records read with lookups (a router reads each candidate's about once per"
+                + " liveness period, and again after a change to any pod's slots)");
+    this.rereads =
+        counter(
+            registry,
+            REREADS,
+            "Group lookups read a second time because a pod's slots changed since this router"
+                + " cached the records (a purge, a restart, a first store)");
+  }
+
+  private Counter counter(MeterRegistry registry, String name, String description) {
+    return Counter.builder(name)
+        .description(description)
+        .tag("index", config.indexName())
+        .register(registry);
   }
 
   /** Looks up every group holding candidates, in parallel, and merges the answers. */
@@ -106,6 +139,9 @@ final class RedisLookups {
         fresh.add(i);
       }
     }
+    if (!fresh.isEmpty()) {
+      recordsRead.increment(fresh.size());
+    }
     int first = Math.min(fields.size(), FIRST_CHUNK);
     byte[][] head = new byte[2 + fresh.size() + first][];
     head[0] = KeySchema.SPECULATION_FIELD;
@@ -138,6 +174,7 @@ final class RedisLookups {
               if (read.records() == null) {
                 // Some pod's slots changed since the cached records were read: start over with
                 // every candidate's record read afresh.
+                rereads.increment();
                 records.set(g, new Records(read.generation()));
                 return lookupGroup(model, g, pods, fields);
               }

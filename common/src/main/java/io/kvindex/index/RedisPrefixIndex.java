@@ -6,6 +6,7 @@ import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -108,24 +109,27 @@ final class RedisPrefixIndex implements PrefixIndex {
       IndexConfig config,
       ScriptRunner writes,
       ScriptRunner reads,
-      RedisClusterAsyncCommands<byte[], byte[]> commands) {
+      RedisClusterAsyncCommands<byte[], byte[]> commands,
+      MeterRegistry registry) {
     this.config = config;
     this.keys = new KeySchema(config.indexName(), config.groups());
     this.writes = writes;
     this.reads = reads;
     this.commands = commands;
-    this.lookups = new RedisLookups(config, keys, reads, commands);
+    this.lookups = new RedisLookups(config, keys, reads, commands, registry);
   }
 
   /**
    * @param commands the connection {@code reads} runs on, for the plain HMGETs of lookups
+   * @param registry where the index's meters go
    */
   static RedisPrefixIndex open(
       IndexConfig config,
       ScriptRunner writes,
       ScriptRunner reads,
-      RedisClusterAsyncCommands<byte[], byte[]> commands) {
-    RedisPrefixIndex index = new RedisPrefixIndex(config, writes, reads, commands);
+      RedisClusterAsyncCommands<byte[], byte[]> commands,
+      MeterRegistry registry) {
+    RedisPrefixIndex index = new RedisPrefixIndex(config, writes, reads, commands, registry);
     index.checkGroups();
     return index;
   }

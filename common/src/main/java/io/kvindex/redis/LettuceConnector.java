@@ -16,6 +16,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -30,6 +31,7 @@ final class LettuceConnector implements RedisConnector {
   private final ClientResources resources;
   private final ScheduledExecutorService scheduler;
   private final RedisMetrics metrics;
+  private final MeterRegistry meterRegistry;
   private final RedisErrorClassifier classifier;
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -45,6 +47,7 @@ final class LettuceConnector implements RedisConnector {
     this.closeClient = closeClient;
     this.resources = resources;
     this.scheduler = scheduler;
+    this.meterRegistry = settings.meterRegistry;
     this.metrics = new RedisMetrics(settings.meterRegistry);
     this.classifier = RedisErrorClassifier.of(settings.oomIsTemporary);
   }
@@ -187,6 +190,11 @@ final class LettuceConnector implements RedisConnector {
   @Override
   public ScriptRunner scripts(RetryPolicy policy) {
     return new EvalShaScriptRunner(commands, calls(policy), metrics);
+  }
+
+  @Override
+  public MeterRegistry meterRegistry() {
+    return meterRegistry;
   }
 
   @Override

@@ -58,6 +58,9 @@ public interface RedisConnector extends AutoCloseable {
   /** A script runner on this connection retrying under {@code policy}. */
   ScriptRunner scripts(RetryPolicy policy);
 
+  /** Where this connector's meters go; an index built on it registers its own there too. */
+  MeterRegistry meterRegistry();
+
   /** Closes the connection, the client, its resources and the scheduler. Idempotent. */
   @Override
   void close();

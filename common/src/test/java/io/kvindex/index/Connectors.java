@@ -3,6 +3,8 @@ package io.kvindex.index;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.testing.RedisTopology;
 import io.lettuce.core.RedisURI;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
 import java.util.stream.Collectors;
 
 /** Opens a {@link RedisConnector} on a test topology. */
@@ -10,11 +12,19 @@ final class Connectors {
   private Connectors() {}
 
   static RedisConnector connect(RedisTopology topology) {
+    return connect(topology, Metrics.globalRegistry);
+  }
+
+  /** As above, its meters (and those of indexes built on it) in {@code registry}. */
+  static RedisConnector connect(RedisTopology topology, MeterRegistry registry) {
     String hosts =
         topology.uris().stream()
             .map(RedisURI::toString)
             .map(u -> u.substring(u.indexOf("://") + 3))
             .collect(Collectors.joining(","));
-    return RedisConnector.connect((topology.isCluster() ? "redis-cluster://" : "redis://") + hosts);
+    return RedisConnector.builder()
+        .uri((topology.isCluster() ? "redis-cluster://" : "redis://") + hosts)
+        .meterRegistry(registry)
+        .build();
   }
 }

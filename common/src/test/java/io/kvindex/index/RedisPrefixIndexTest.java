@@ -15,6 +15,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,6 +33,7 @@ class RedisPrefixIndexTest {
   private StatefulRedisConnection<byte[], byte[]> connection;
   private RedisCommands<byte[], byte[]> redis;
   private RedisConnector connector;
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final List<PrefixIndex> opened = new ArrayList<>();
 
   @BeforeEach
@@ -39,7 +41,7 @@ class RedisPrefixIndexTest {
     client = RedisClient.create(server.uri());
     connection = client.connect(ByteArrayCodec.INSTANCE);
     redis = connection.sync();
-    connector = Connectors.connect(server);
+    connector = Connectors.connect(server, meters);
   }
 
   @AfterEach
@@ -366,8 +368,10 @@ class RedisPrefixIndexTest {
     assertThat(depth(router, 4, "p", "q")).isEqualTo(4);
     assertThat(depth(router, 4, "p", "q")).isEqualTo(4);
 
+    assertThat(counted(RedisLookups.REREADS)).isZero();
     assertThat(ingester.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
     assertThat(depth(router, 4, "p", "q")).isZero();
+    assertThat(counted(RedisLookups.REREADS)).isEqualTo(1);
     assertThat(depth(router, 4, "q", "p")).isEqualTo(3);
 
     ingester.apply(s, 0, t, batch(stored(hashes(1, 2), null, null)));
@@ -397,6 +401,7 @@ class RedisPrefixIndexTest {
       index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 8), null, null)));
     }
     assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
+    assertThat(counted(RedisLookups.RECORDS_READ)).isEqualTo(3);
     redis.configSet("slowlog-log-slower-than", "0");
     redis.slowlogReset();
     try {
@@ -414,9 +419,14 @@ class RedisPrefixIndexTest {
       assertThat(hmgets).hasSize(1);
       assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 2 + 8);
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
+      assertThat(counted(RedisLookups.RECORDS_READ)).isEqualTo(3);
     } finally {
       redis.configSet("slowlog-log-slower-than", "10000");
     }
+  }
+
+  private double counted(String meter) {
+    return meters.get(meter).tag("index", "t").counter().count();
   }
 
   private long mainThreadCpuMicros() {

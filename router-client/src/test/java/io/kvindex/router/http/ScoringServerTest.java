@@ -260,7 +260,11 @@ class ScoringServerTest {
     assertThat(metrics.body())
         .contains("kvindex_router_lookup_seconds_bucket")
         .contains("outcome=\"hit\"")
-        .contains("kvindex_router_unavailable_total");
+        .contains("kvindex_router_unavailable_total")
+        .contains("kvindex_index_lookup_rereads_total");
+    // Lookups read pod records: the index's meters reach the router's registry.
+    assertThat(metrics.body())
+        .containsPattern("kvindex_index_lookup_pod_records_total\\{index=\"[^\"]*\",?\\} [1-9]");
   }
 
   @Test

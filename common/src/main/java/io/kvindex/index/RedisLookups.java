@@ -113,13 +113,18 @@ final class RedisLookups {
       fields.add(KeySchema.blockField(prefix, key));
     }
     List<CompletableFuture<Map<String, PodMatch>>> parts = new ArrayList<>();
-    byGroup.forEach((g, pods) -> parts.add(lookupGroup(request.model(), g, pods, fields)));
+    byGroup.forEach((g, pods) -> parts.add(lookupGroup(request.model(), g, pods, fields, false)));
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
         .thenApply(x -> merge(request, parts.stream().map(CompletableFuture::join).toList()));
   }
 
+  /**
+   * One group's lookup; {@code allFresh} reads every candidate's record with the blocks, as the
+   * second read after the slots generation moved does, so a lookup takes at most two reads however
+   * often the generation moves.
+   */
   private CompletableFuture<Map<String, PodMatch>> lookupGroup(
-      String model, int g, List<String> pods, List<byte[]> fields) {
+      String model, int g, List<String> pods, List<byte[]> fields, boolean allFresh) {
     List<PodKeys> candidates = new ArrayList<>(pods.size());
     for (String pod : pods) {
       candidates.add(podKeys(model, pod));
@@ -128,7 +133,7 @@ final class RedisLookups {
       return scriptLookup(g, pods, candidates, fields);
     }
     CompletableFuture<Long> now = clock.nowMillis(g);
-    Records known = records.get(g);
+    Records known = allFresh ? null : records.get(g);
     // A candidate's cached record serves while the group's slots generation is unchanged and the
     // record's deadline (only ever moved later, except by changes that move the generation) has
     // not passed; the others are read with the blocks.
@@ -176,7 +181,7 @@ final class RedisLookups {
                 // every candidate's record read afresh.
                 rereads.increment();
                 records.set(g, new Records(read.generation()));
-                return lookupGroup(model, g, pods, fields);
+                return lookupGroup(model, g, pods, fields, true);
               }
               if (read.learned() != known) {
                 records.accumulateAndGet(g, read.learned(), Records::newer);

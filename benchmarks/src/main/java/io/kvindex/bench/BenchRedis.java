@@ -10,6 +10,9 @@ import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -27,6 +30,7 @@ final class BenchRedis implements AutoCloseable {
   private final RedisClient client;
   private final StatefulRedisConnection<String, String> admin;
   private final RedisConnector connector;
+  private final MeterRegistry meters = new SimpleMeterRegistry();
 
   private BenchRedis(LocalRedis local, String uri) {
     this.local = local;
@@ -36,7 +40,11 @@ final class BenchRedis implements AutoCloseable {
     this.client = RedisClient.create(redisUri);
     this.admin = client.connect();
     this.connector =
-        RedisConnector.builder().uri(uri).commandTimeout(Duration.ofSeconds(10)).build();
+        RedisConnector.builder()
+            .uri(uri)
+            .commandTimeout(Duration.ofSeconds(10))
+            .meterRegistry(meters)
+            .build();
   }
 
   /** A local server, or the user's one from the options (which must be standalone). */
@@ -74,6 +82,11 @@ final class BenchRedis implements AutoCloseable {
   /** A new binary connection, for pipelined baselines; the caller closes it. */
   StatefulRedisConnection<byte[], byte[]> binaryConnection() {
     return client.connect(ByteArrayCodec.INSTANCE);
+  }
+
+  /** The total of a counter of the index or of the connector, over all its tags; 0 if none. */
+  double counted(String meter) {
+    return meters.find(meter).counters().stream().mapToDouble(Counter::count).sum();
   }
 
   /** The connector the index runs on. */

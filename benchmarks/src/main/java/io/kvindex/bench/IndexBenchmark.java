@@ -249,6 +249,11 @@ final class IndexBenchmark {
     return key;
   }
 
+  /** The index's meters (RedisLookups), by name: the benchmark reads them, it does not own them. */
+  private static final String POD_RECORDS_READ = "kvindex.index.lookup.pod.records";
+
+  private static final String LOOKUP_REREADS = "kvindex.index.lookup.rereads";
+
   private LatencyRecorder measureLookups(
       PrefixIndex index,
       LookupFixture fixture,
@@ -263,7 +268,13 @@ final class IndexBenchmark {
     long checked = 0;
     long incomplete = 0;
     int total = sizes.lookupWarmup() + sizes.lookupIterations();
+    double recordsBefore = 0;
+    double rereadsBefore = 0;
     for (int i = 0; i < total; i++) {
+      if (i == sizes.lookupWarmup()) {
+        recordsBefore = redis.counted(POD_RECORDS_READ);
+        rereadsBefore = redis.counted(LOOKUP_REREADS);
+      }
       int p = i % requests.size();
       long begin = System.nanoTime();
       LookupResult result = index.lookup(requests.get(p));
@@ -282,6 +293,14 @@ final class IndexBenchmark {
         mismatches += mismatches(result, fixture, p);
       }
     }
+    detail.put(
+        "measured_pod_records_read", (long) (redis.counted(POD_RECORDS_READ) - recordsBefore));
+    detail.put("measured_rereads", (long) (redis.counted(LOOKUP_REREADS) - rereadsBefore));
+    detail.put(
+        "measured_pod_records_note",
+        "pod records the router read with the measured lookups (it caches them per group; each"
+            + " candidate's is read again about once per pod liveness period, 30 s), and lookups"
+            + " read twice because some pod's slots changed");
     detail.put("incomplete_lookups", incomplete);
     detail.put(
         "incomplete_note",

@@ -2,6 +2,7 @@ package io.kvindex.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.index.IndexMeters;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
@@ -249,11 +250,6 @@ final class IndexBenchmark {
     return key;
   }
 
-  /** The index's meters (RedisLookups), by name: the benchmark reads them, it does not own them. */
-  private static final String POD_RECORDS_READ = "kvindex.index.lookup.pod.records";
-
-  private static final String LOOKUP_REREADS = "kvindex.index.lookup.rereads";
-
   private LatencyRecorder measureLookups(
       PrefixIndex index,
       LookupFixture fixture,
@@ -272,8 +268,8 @@ final class IndexBenchmark {
     double rereadsBefore = 0;
     for (int i = 0; i < total; i++) {
       if (i == sizes.lookupWarmup()) {
-        recordsBefore = redis.counted(POD_RECORDS_READ);
-        rereadsBefore = redis.counted(LOOKUP_REREADS);
+        recordsBefore = redis.counted(IndexMeters.LOOKUP_POD_RECORDS);
+        rereadsBefore = redis.counted(IndexMeters.LOOKUP_REREADS);
       }
       int p = i % requests.size();
       long begin = System.nanoTime();
@@ -293,14 +289,17 @@ final class IndexBenchmark {
         mismatches += mismatches(result, fixture, p);
       }
     }
+    detail.put("warmup_pod_records_read", (long) recordsBefore);
     detail.put(
-        "measured_pod_records_read", (long) (redis.counted(POD_RECORDS_READ) - recordsBefore));
-    detail.put("measured_rereads", (long) (redis.counted(LOOKUP_REREADS) - rereadsBefore));
+        "measured_pod_records_read",
+        (long) (redis.counted(IndexMeters.LOOKUP_POD_RECORDS) - recordsBefore));
+    detail.put(
+        "measured_rereads", (long) (redis.counted(IndexMeters.LOOKUP_REREADS) - rereadsBefore));
     detail.put(
         "measured_pod_records_note",
-        "pod records the router read with the measured lookups (it caches them per group; each"
-            + " candidate's is read again about once per pod liveness period, 30 s), and lookups"
-            + " read twice because some pod's slots changed");
+        "pod records the router read with the measured lookups, after those of the warm-up (it"
+            + " caches them per group; each candidate's is read again about once per pod liveness"
+            + " period, 30 s), and lookups read twice because some pod's slots changed");
     detail.put("incomplete_lookups", incomplete);
     detail.put(
         "incomplete_note",

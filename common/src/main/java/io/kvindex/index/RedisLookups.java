@@ -39,9 +39,6 @@ final class RedisLookups {
 
   static final int MAX_CHUNK = 4096;
 
-  static final String RECORDS_READ = "kvindex.index.lookup.pod.records";
-  static final String REREADS = "kvindex.index.lookup.rereads";
-
   private final IndexConfig config;
   private final KeySchema keys;
   private final ScriptRunner reads;
@@ -78,13 +75,13 @@ final class RedisLookups {
     this.recordsRead =
         counter(
             registry,
-            RECORDS_READ,
+            IndexMeters.LOOKUP_POD_RECORDS,
             "Pod records read with lookups (a router reads each candidate's about once per"
                 + " liveness period, and again after a change to any pod's slots)");
     this.rereads =
         counter(
             registry,
-            REREADS,
+            IndexMeters.LOOKUP_REREADS,
             "Group lookups read a second time because a pod's slots changed since this router"
                 + " cached the records (a purge, a restart, a first store)");
   }

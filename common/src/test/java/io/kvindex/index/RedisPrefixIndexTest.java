@@ -368,10 +368,10 @@ class RedisPrefixIndexTest {
     assertThat(depth(router, 4, "p", "q")).isEqualTo(4);
     assertThat(depth(router, 4, "p", "q")).isEqualTo(4);
 
-    assertThat(counted(RedisLookups.REREADS)).isZero();
+    assertThat(counted(IndexMeters.LOOKUP_REREADS)).isZero();
     assertThat(ingester.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
     assertThat(depth(router, 4, "p", "q")).isZero();
-    assertThat(counted(RedisLookups.REREADS)).isEqualTo(1);
+    assertThat(counted(IndexMeters.LOOKUP_REREADS)).isEqualTo(1);
     assertThat(depth(router, 4, "q", "p")).isEqualTo(3);
 
     ingester.apply(s, 0, t, batch(stored(hashes(1, 2), null, null)));
@@ -401,7 +401,7 @@ class RedisPrefixIndexTest {
       index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 8), null, null)));
     }
     assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
-    assertThat(counted(RedisLookups.RECORDS_READ)).isEqualTo(3);
+    assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
     redis.configSet("slowlog-log-slower-than", "0");
     redis.slowlogReset();
     try {
@@ -419,7 +419,7 @@ class RedisPrefixIndexTest {
       assertThat(hmgets).hasSize(1);
       assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 2 + 8);
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
-      assertThat(counted(RedisLookups.RECORDS_READ)).isEqualTo(3);
+      assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
     } finally {
       redis.configSet("slowlog-log-slower-than", "10000");
     }

@@ -1,0 +1,21 @@
+package io.kvindex.index;
+
+/**
+ * Names of the meters a Redis-backed {@link PrefixIndex} registers in its connector's registry,
+ * each tagged with {@code index} (the index name).
+ */
+public final class IndexMeters {
+  /**
+   * Counter: candidates' pod records read with lookups. A router reads each candidate's record
+   * about once per pod liveness period, and again after a change to any pod's slots in its group.
+   */
+  public static final String LOOKUP_POD_RECORDS = "kvindex.index.lookup.pod.records";
+
+  /**
+   * Counter: group lookups read a second time because some pod's slots changed since the router
+   * cached the records (a purge, a restart, a first store).
+   */
+  public static final String LOOKUP_REREADS = "kvindex.index.lookup.rereads";
+
+  private IndexMeters() {}
+}

@@ -135,9 +135,11 @@ final class RedisLookups {
     // record's deadline (only ever moved later, except by changes that move the generation) has
     // not passed; the others are read with the blocks.
     long nowMs = now.isDone() ? now.join() : Long.MAX_VALUE;
+    List<PodName> names = new ArrayList<>(pods.size());
     List<Integer> fresh = new ArrayList<>();
     for (int i = 0; i < candidates.size(); i++) {
-      if (known == null || !known.usable(new PodName(model, pods.get(i)), nowMs)) {
+      names.add(new PodName(model, pods.get(i)));
+      if (known == null || !known.usable(names.get(i), nowMs)) {
         fresh.add(i);
       }
     }
@@ -160,8 +162,7 @@ final class RedisLookups {
         .toCompletableFuture()
         .thenCombine(
             now,
-            (outcome, ms) ->
-                outcome.isDone() ? headRead(outcome, model, pods, fresh, known, ms) : null)
+            (outcome, ms) -> outcome.isDone() ? headRead(outcome, names, fresh, known, ms) : null)
         .thenCompose(
             read -> {
               if (read == null) {
@@ -204,8 +205,7 @@ final class RedisLookups {
 
   private static HeadRead headRead(
       RedisOutcome<List<KeyValue<byte[], byte[]>>> outcome,
-      String model,
-      List<String> pods,
+      List<PodName> names,
       List<Integer> fresh,
       Records known,
       long nowMs) {
@@ -215,13 +215,13 @@ final class RedisLookups {
     boolean same = known != null && known.generation() == generation;
     Records learned = !same ? new Records(generation) : fresh.isEmpty() ? known : known.copy();
     for (int i = 0; i < fresh.size(); i++) {
-      learned.put(new PodName(model, pods.get(fresh.get(i))), value(reply.get(2 + i)));
+      learned.put(names.get(fresh.get(i)), value(reply.get(2 + i)));
     }
     List<byte[]> live = null;
-    if (same || fresh.size() == pods.size()) {
-      live = new ArrayList<>(pods.size());
-      for (String pod : pods) {
-        byte[] v = learned.get(new PodName(model, pod));
+    if (same || fresh.size() == names.size()) {
+      live = new ArrayList<>(names.size());
+      for (PodName name : names) {
+        byte[] v = learned.get(name);
         live.add(v != null && v.length >= 8 && deadline(v) >= nowMs ? v : null);
       }
     }

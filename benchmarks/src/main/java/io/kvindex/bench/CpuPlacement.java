@@ -67,17 +67,17 @@ final class CpuPlacement implements AutoCloseable {
       for (long thread : threadsOf(serverPid)) {
         taskset(thread == serverPid ? Integer.toString(server) : clients, thread);
       }
-      String priority = realTime(serverPid);
+      Priority priority = realTime(serverPid);
       return new CpuPlacement(
           "redis-server's main thread on CPU "
               + server
               + " "
-              + priority
+              + priority.description()
               + ", its helper threads and the benchmark's on CPU "
               + clients,
           serverPid,
           original,
-          priority.startsWith("at "));
+          priority.realTime());
     } catch (IOException e) {
       log.warn(
           "could not give redis-server a CPU of its own ({}); its commands may be stretched by the"
@@ -92,24 +92,27 @@ final class CpuPlacement implements AutoCloseable {
     return new CpuPlacement(why, -1, null, false);
   }
 
+  /** How the server's main thread runs: whether in the real-time class, and in words. */
+  private record Priority(boolean realTime, String description) {}
+
   /**
    * Gives the server's main thread (only it: {@code chrt -p} without {@code -a}) the real-time
    * class, and says how it runs.
    */
-  private static String realTime(long serverPid) {
+  private static Priority realTime(long serverPid) {
     if (CPU_ONLY.equals(System.getenv(DISABLE_ENV))) {
-      return "with its normal priority (" + DISABLE_ENV + "=" + CPU_ONLY + ")";
+      return new Priority(false, "with its normal priority (" + DISABLE_ENV + "=" + CPU_ONLY + ")");
     }
     try {
       run("chrt", "-f", "-p", "1", Long.toString(serverPid));
-      return "at real-time priority (SCHED_FIFO 1)";
+      return new Priority(true, "at real-time priority (SCHED_FIFO 1)");
     } catch (IOException e) {
       log.warn(
           "could not give redis-server real-time priority ({}); the kernel's own threads may still"
               + " take its CPU mid-command. Run the benchmark with the right to use chrt -f"
               + " (CAP_SYS_NICE) to prevent that.",
           e.getMessage());
-      return "with its normal priority (chrt failed: " + e.getMessage() + ")";
+      return new Priority(false, "with its normal priority (chrt failed: " + e.getMessage() + ")");
     }
   }
 

@@ -192,6 +192,14 @@ final class IndexBenchmark {
         CommandStats before = CommandStats.read(redis.admin());
         lookups = measureLookups(index, fixture, detail, connection, ping, floor, hmget);
         server = CommandStats.read(redis.admin()).since(before).getOrDefault("hmget", Map.of());
+        SegmentLayoutProbe.measure(
+            sizes.lookupWarmup() / 2,
+            sizes.lookupIterations() / 2,
+            connection,
+            blocksKey(name),
+            "kvindex:v1:{" + name + "/0}:segment-layout-probe",
+            fixture,
+            detail.putObject("segment_layout_probe"));
       }
       detail.put("hmget_server_mean_us", server.getOrDefault("mean_us", 0).doubleValue());
       detail.put(

@@ -22,11 +22,11 @@ import java.util.Map;
  * decision, not a layout the index has.
  *
  * <p>From the lookup benchmark's own index it copies, per prompt and segment, the segment's blocks
- * with their real holder entries (block key, entry count, entries) into one field of a separate
- * hash. It then reads, interleaved and with prompts in the lookups' rotation: a PING, the HMGET of
- * the 2 + 256 fields a lookup reads from the index, and the HMGET of 2 + 16 segment fields of the
- * copy. Neither read decodes its reply. The copy is written in bulk, so its memory is laid out
- * prompt by prompt, which favours it a little over an index built by ingestion.
+ * with their real holder entries (block key, one-byte entry count, entries) into one field of a
+ * separate hash. It then reads, interleaved and with prompts in the lookups' rotation: a PING, the
+ * HMGET of the 2 + 256 fields a lookup reads from the index, and the HMGET of 2 + 16 segment fields
+ * of the copy. Neither read decodes its reply. The copy is written in bulk, so its memory is laid
+ * out prompt by prompt, which favours it a little over an index built by ingestion.
  */
 final class SegmentLayoutProbe {
   static final int SEGMENT_BLOCKS = 16;
@@ -82,6 +82,10 @@ final class SegmentLayoutProbe {
             i < Math.min(prompt.length, (s + 1) * SEGMENT_BLOCKS);
             i++) {
           byte[] holders = entries.get(head.length + i).getValueOrElse(new byte[0]);
+          if (holders.length / 2 > 255) {
+            // The fixture's blocks have at most 32 holders; a real layout would need two bytes.
+            throw new IllegalStateException("more than 255 holders of block " + prompt[i]);
+          }
           value.writeBytes(ByteBuffer.allocate(8).putLong(prompt[i]).array());
           value.write(holders.length / 2);
           value.writeBytes(holders);

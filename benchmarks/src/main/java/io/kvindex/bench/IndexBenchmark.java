@@ -186,9 +186,10 @@ final class IndexBenchmark {
       LatencyRecorder lookups;
       Map<String, Number> server;
       try (StatefulRedisConnection<byte[], byte[]> connection = redis.binaryConnection()) {
+        String blocks = blocksKey(name);
         Baselines.FieldReads floor =
             Baselines.randomFieldReads(
-                connection, blocksKey(name), fixture.prompts.size(), readFields(fixture));
+                connection, blocks, fixture.prompts.size(), readFields(fixture));
         CommandStats before = CommandStats.read(redis.admin());
         lookups = measureLookups(index, fixture, detail, connection, ping, floor, hmget);
         server = CommandStats.read(redis.admin()).since(before).getOrDefault("hmget", Map.of());
@@ -196,8 +197,8 @@ final class IndexBenchmark {
             sizes.lookupWarmup() / 2,
             sizes.lookupIterations() / 2,
             connection,
-            blocksKey(name),
-            "kvindex:v1:{" + name + "/0}:segment-layout-probe",
+            blocks,
+            groupZeroKey(name, "segment-layout-probe"),
             fixture,
             detail.putObject("segment_layout_probe"));
       }
@@ -246,7 +247,7 @@ final class IndexBenchmark {
    * no percent-encoding); checked to exist.
    */
   private String blocksKey(String indexName) {
-    String key = "kvindex:v1:{" + indexName + "/0}:blocks";
+    String key = groupZeroKey(indexName, "blocks");
     if (redis.admin().exists(key) != 1) {
       throw new IllegalStateException(
           "the blocks hash of index "
@@ -256,6 +257,14 @@ final class IndexBenchmark {
               + "; the key layout changed");
     }
     return key;
+  }
+
+  /**
+   * A key of group 0 of an index, by the documented layout; dropped with the index (a user's server
+   * loses every key under the index's prefix).
+   */
+  private static String groupZeroKey(String indexName, String name) {
+    return "kvindex:v1:{" + indexName + "/0}:" + name;
   }
 
   private LatencyRecorder measureLookups(

@@ -14,7 +14,8 @@ import java.util.List;
  *
  * <pre>
  * 'C'                                     AllBlocksCleared
- * 'S'|'R' tier(1) group(2) hash(8)*n      engine-key store / remove
+ * 'S'     tier(1) group(2) hasParent(1) parent(8) hash(8)*n   engine-key store
+ * 'R'     tier(1) group(2) hash(8)*n      engine-key remove
  * 'Q'     tier(1) group(2) hash(8)*n      token-key remove (hashes resolved through the stream's map)
  * 'T'     tier(1) group(2) hasParent(1) parent(8) root(8) blockSize(4) n(4) hash(8)*n token(4)*n*bs
  * </pre>
@@ -74,7 +75,9 @@ final class EventPacker {
   }
 
   private static byte[] stored(BlockStored s) {
-    ByteBuffer buf = header('S', Tier.of(s.medium()), s.groupIdx(), 8 * s.blockHashes().size());
+    ByteBuffer buf = header('S', Tier.of(s.medium()), s.groupIdx(), 9 + 8 * s.blockHashes().size());
+    buf.put((byte) (s.parentBlockHash() == null ? 0 : 1));
+    buf.putLong(s.parentBlockHash() == null ? 0 : s.parentBlockHash());
     s.blockHashes().forEach(buf::putLong);
     return buf.array();
   }

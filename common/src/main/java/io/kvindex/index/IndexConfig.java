@@ -13,6 +13,7 @@ record IndexConfig(
     Map<Tier, Double> tierWeights,
     Duration podTtl,
     int gcBudget,
+    int segmentSlots,
     Duration departedRetention) {
 
   IndexConfig {

@@ -17,5 +17,11 @@ public final class IndexMeters {
    */
   public static final String LOOKUP_REREADS = "kvindex.index.lookup.rereads";
 
+  /**
+   * Counter: group lookups that read the prompt's block fields one by one instead of its segments,
+   * because the group holds blocks stored with an unknown parent, or a segment overflowed.
+   */
+  public static final String LOOKUP_BLOCK_READS = "kvindex.index.lookup.block.reads";
+
   private IndexMeters() {}
 }

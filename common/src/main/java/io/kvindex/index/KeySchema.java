@@ -32,6 +32,19 @@ final class KeySchema {
   static final byte[] SLOTS_GENERATION_FIELD =
       "kvindex/slots-generation".getBytes(StandardCharsets.US_ASCII);
 
+  /**
+   * The field of a group's blocks hash counting (decimal, HINCRBY) block fields whose chain
+   * position is unknown (stored with a parent the index did not know): lookups read segments only
+   * while it is 0. Not 18 or 20 bytes long, so never a block or segment field.
+   */
+  static final byte[] UNLOCATED_FIELD = "kvindex/unlocated".getBytes(StandardCharsets.US_ASCII);
+
+  /** Blocks one segment covers: a chain's blocks from a multiple of this, keyed by the first. */
+  static final int SEGMENT_BLOCKS = 16;
+
+  /** Bytes in a segment field: its head's block field, then {@code /s}. */
+  static final int SEGMENT_FIELD_BYTES = BLOCK_FIELD_BYTES + 2;
+
   /** The start of every holder-record field of a blocks hash (see {@link #holderField}). */
   static final byte[] HOLDER_PREFIX = "kvindex/holders/".getBytes(StandardCharsets.US_ASCII);
 
@@ -95,6 +108,11 @@ final class KeySchema {
 
   byte[] blocks(int group) {
     return key(group, "blocks");
+  }
+
+  /** Block field -> locator: its segment head's block key (8 bytes) and its offset (1 byte). */
+  byte[] locators(int group) {
+    return key(group, "locators");
   }
 
   byte[] free(int group) {
@@ -190,6 +208,16 @@ final class KeySchema {
 
   static byte[] blockField(byte[] prefix, long blockKey) {
     return ByteBuffer.allocate(BLOCK_FIELD_BYTES).put(prefix).putLong(blockKey).array();
+  }
+
+  /** The segment field of the chain segment whose first block is {@code headKey}. */
+  static byte[] segmentField(byte[] prefix, long headKey) {
+    return ByteBuffer.allocate(SEGMENT_FIELD_BYTES)
+        .put(prefix)
+        .putLong(headKey)
+        .put((byte) '/')
+        .put((byte) 's')
+        .array();
   }
 
   private static void lengthPrefixed(ByteArrayOutputStream out, String value) {

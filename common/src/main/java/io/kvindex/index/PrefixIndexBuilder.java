@@ -32,6 +32,15 @@ public final class PrefixIndexBuilder {
   public static final int DEFAULT_GC_BUDGET = 32;
 
   private int gcBudget = DEFAULT_GC_BUDGET;
+
+  /**
+   * Blocks one segment field may describe by default. A segment of a chain without branches holds
+   * 16; branches below a shared head add theirs, and a segment past the limit is marked overflowed
+   * for good (lookups then read its blocks one field each).
+   */
+  public static final int DEFAULT_SEGMENT_SLOTS = 64;
+
+  private int segmentSlots = DEFAULT_SEGMENT_SLOTS;
   private RetryPolicy writePolicy = RetryPolicy.defaults();
   private RetryPolicy lookupPolicy = RetryPolicy.router();
   private RedisConnector connector;
@@ -122,6 +131,19 @@ public final class PrefixIndexBuilder {
     return this;
   }
 
+  /**
+   * Blocks one segment field may describe before it is marked overflowed (see {@link
+   * #DEFAULT_SEGMENT_SLOTS}). Writers' setting; routers read whatever the index holds. Default
+   * {@value #DEFAULT_SEGMENT_SLOTS}.
+   */
+  public PrefixIndexBuilder segmentSlots(int slots) {
+    if (slots < 16 || slots > 4096) {
+      throw new IllegalArgumentException("segmentSlots must be in [16, 4096], got " + slots);
+    }
+    this.segmentSlots = slots;
+    return this;
+  }
+
   /** Retries of writes, leases and GC. Default {@link RetryPolicy#defaults()}. */
   public PrefixIndexBuilder writePolicy(RetryPolicy policy) {
     this.writePolicy = Names.notNull(policy, "policy");
@@ -180,6 +202,7 @@ public final class PrefixIndexBuilder {
         tierWeights,
         podTtl,
         gcBudget,
+        segmentSlots,
         departedRetention);
   }
 

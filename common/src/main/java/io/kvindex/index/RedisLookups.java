@@ -8,6 +8,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,6 +18,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -39,6 +41,12 @@ final class RedisLookups {
 
   static final int MAX_CHUNK = 4096;
 
+  /** Fields every group read starts with: the gate, the slots generation, the unlocated count. */
+  private static final int READ_HEADER = 3;
+
+  /** Overflowed segment fields remembered; the set starts afresh past this size. */
+  private static final int OVERFLOWED_LIMIT = 1 << 16;
+
   private final IndexConfig config;
   private final KeySchema keys;
   private final ScriptRunner reads;
@@ -59,6 +67,18 @@ final class RedisLookups {
   /** Group lookups read again because some pod's slots changed since the records were cached. */
   private final Counter rereads;
 
+  /** Group lookups that read block fields one by one (see {@link IndexMeters}). */
+  private final Counter blockReads;
+
+  /**
+   * Per group, 1 while its last read found unlocated blocks: lookups then read block fields until a
+   * read finds none.
+   */
+  private final AtomicIntegerArray unlocated;
+
+  /** Segment fields found overflowed: lookups read those segments' block fields instead. */
+  private final Map<ByteBuffer, Boolean> overflowed = new ConcurrentHashMap<>();
+
   RedisLookups(
       IndexConfig config,
       KeySchema keys,
@@ -72,6 +92,7 @@ final class RedisLookups {
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
     this.records = new AtomicReferenceArray<>(config.groups());
+    this.unlocated = new AtomicIntegerArray(config.groups());
     this.recordsRead =
         counter(
             registry,
@@ -84,6 +105,12 @@ final class RedisLookups {
             IndexMeters.LOOKUP_REREADS,
             "Group lookups read a second time because a pod's slots changed since this router"
                 + " cached the records (a purge, a restart, a first store)");
+    this.blockReads =
+        counter(
+            registry,
+            IndexMeters.LOOKUP_BLOCK_READS,
+            "Group lookups that read block fields one by one: the group holds blocks stored with"
+                + " a parent the index did not know, or one of the prompt's segments overflowed");
   }
 
   private Counter counter(MeterRegistry registry, String name, String description) {
@@ -104,13 +131,12 @@ final class RedisLookups {
     if (request.blockKeys().isEmpty() || byGroup.isEmpty()) {
       return CompletableFuture.completedFuture(merge(request, List.of()));
     }
-    byte[] prefix = fieldPrefix(request.keyMode(), request.model(), request.cacheGroup());
-    List<byte[]> fields = new ArrayList<>(request.blockKeys().size());
-    for (long key : request.blockKeys()) {
-      fields.add(KeySchema.blockField(prefix, key));
-    }
+    Prompt prompt =
+        new Prompt(
+            fieldPrefix(request.keyMode(), request.model(), request.cacheGroup()),
+            request.blockKeys());
     List<CompletableFuture<Map<String, PodMatch>>> parts = new ArrayList<>();
-    byGroup.forEach((g, pods) -> parts.add(lookupGroup(request.model(), g, pods, fields, false)));
+    byGroup.forEach((g, pods) -> parts.add(lookupGroup(request.model(), g, pods, prompt, false)));
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
         .thenApply(x -> merge(request, parts.stream().map(CompletableFuture::join).toList()));
   }
@@ -121,13 +147,13 @@ final class RedisLookups {
    * often the generation moves.
    */
   private CompletableFuture<Map<String, PodMatch>> lookupGroup(
-      String model, int g, List<String> pods, List<byte[]> fields, boolean allFresh) {
+      String model, int g, List<String> pods, Prompt prompt, boolean allFresh) {
     List<PodKeys> candidates = new ArrayList<>(pods.size());
     for (String pod : pods) {
       candidates.add(podKeys(model, pod));
     }
     if (speculationUntil.get(g) > System.currentTimeMillis()) {
-      return scriptLookup(g, pods, candidates, fields);
+      return scriptLookup(g, pods, candidates, prompt.blockFields());
     }
     CompletableFuture<Long> now = clock.nowMillis(g);
     Records known = allFresh ? null : records.get(g);
@@ -146,15 +172,22 @@ final class RedisLookups {
     if (!fresh.isEmpty()) {
       recordsRead.increment(fresh.size());
     }
-    int first = Math.min(fields.size(), FIRST_CHUNK);
-    byte[][] head = new byte[2 + fresh.size() + first][];
+    // Segments while the group's blocks are all located; else the first chunk of block fields.
+    boolean bySegment = unlocated.get(g) == 0;
+    List<byte[]> payload =
+        bySegment ? segmentPlan(prompt) : prompt.blockFields().subList(0, firstChunk(prompt));
+    if (!bySegment || payload.size() > prompt.segments()) {
+      blockReads.increment();
+    }
+    byte[][] head = new byte[READ_HEADER + fresh.size() + payload.size()][];
     head[0] = KeySchema.SPECULATION_FIELD;
     head[1] = KeySchema.SLOTS_GENERATION_FIELD;
+    head[2] = KeySchema.UNLOCATED_FIELD;
     for (int i = 0; i < fresh.size(); i++) {
-      head[2 + i] = candidates.get(fresh.get(i)).holder();
+      head[READ_HEADER + i] = candidates.get(fresh.get(i)).holder();
     }
-    for (int i = 0; i < first; i++) {
-      head[2 + fresh.size() + i] = fields.get(i);
+    for (int i = 0; i < payload.size(); i++) {
+      head[READ_HEADER + fresh.size() + i] = payload.get(i);
     }
     return reads
         .calls()
@@ -172,21 +205,43 @@ final class RedisLookups {
                 long localUntil =
                     System.currentTimeMillis() + read.speculationUntil() - read.now() + 1;
                 speculationUntil.accumulateAndGet(g, localUntil, Math::max);
-                return scriptLookup(g, pods, candidates, fields);
+                return scriptLookup(g, pods, candidates, prompt.blockFields());
               }
               if (read.records() == null) {
                 // Some pod's slots changed since the cached records were read: start over with
                 // every candidate's record read afresh.
                 rereads.increment();
                 records.set(g, new Records(read.generation()));
-                return lookupGroup(model, g, pods, fields, true);
+                return lookupGroup(model, g, pods, prompt, true);
               }
               if (read.learned() != known) {
                 records.accumulateAndGet(g, read.learned(), Records::newer);
               }
+              List<byte[]> values = read.values();
+              if (bySegment) {
+                values = read.unlocated() > 0 ? null : blockValues(prompt, payload, values);
+                if (values == null) {
+                  // Unlocated blocks, or a segment that overflowed since: read again by the
+                  // new plan (block fields, or those segments' block fields).
+                  unlocated.set(g, read.unlocated() > 0 ? 1 : 0);
+                  return lookupGroup(model, g, pods, prompt, false);
+                }
+              } else if (read.unlocated() == 0) {
+                unlocated.set(g, 0);
+              }
               LookupDecoder decoder = new LookupDecoder(pods, read.records(), config, false);
-              decoder.addValues(read.values());
-              return continueLookup(g, pods, candidates, read.generation(), fields, first, decoder);
+              decoder.addValues(values);
+              if (values.size() >= prompt.length()) {
+                return CompletableFuture.completedFuture(decoder.matches());
+              }
+              return continueLookup(
+                  g,
+                  pods,
+                  candidates,
+                  read.generation(),
+                  prompt.blockFields(),
+                  values.size(),
+                  decoder);
             });
   }
 
@@ -199,6 +254,7 @@ final class RedisLookups {
       long now,
       long speculationUntil,
       long generation,
+      long unlocated,
       List<byte[]> records,
       List<byte[]> values,
       Records learned) {}
@@ -212,10 +268,11 @@ final class RedisLookups {
     List<KeyValue<byte[], byte[]>> reply = outcome.orElseThrow();
     long speculation = decimal(value(reply.get(0)));
     long generation = decimal(value(reply.get(1)));
+    long unlocated = decimal(value(reply.get(2)));
     boolean same = known != null && known.generation() == generation;
     Records learned = !same ? new Records(generation) : fresh.isEmpty() ? known : known.copy();
     for (int i = 0; i < fresh.size(); i++) {
-      learned.put(names.get(fresh.get(i)), value(reply.get(2 + i)));
+      learned.put(names.get(fresh.get(i)), value(reply.get(READ_HEADER + i)));
     }
     List<byte[]> live = null;
     if (same || fresh.size() == names.size()) {
@@ -225,11 +282,11 @@ final class RedisLookups {
         live.add(v != null && v.length >= 8 && deadline(v) >= nowMs ? v : null);
       }
     }
-    List<byte[]> values = new ArrayList<>(reply.size() - 2 - fresh.size());
-    for (int i = 2 + fresh.size(); i < reply.size(); i++) {
+    List<byte[]> values = new ArrayList<>(reply.size() - READ_HEADER - fresh.size());
+    for (int i = READ_HEADER + fresh.size(); i < reply.size(); i++) {
       values.add(value(reply.get(i)));
     }
-    return new HeadRead(nowMs, speculation, generation, live, values, learned);
+    return new HeadRead(nowMs, speculation, generation, unlocated, live, values, learned);
   }
 
   private static long decimal(byte[] value) {
@@ -279,6 +336,54 @@ final class RedisLookups {
               decoder.addValues(values);
               return continueLookup(g, pods, candidates, generation, fields, to, decoder);
             });
+  }
+
+  private static int firstChunk(Prompt prompt) {
+    return Math.min(prompt.length(), FIRST_CHUNK);
+  }
+
+  /**
+   * The fields a segment read asks for: each segment's field, or its block fields if overflowed.
+   */
+  private List<byte[]> segmentPlan(Prompt prompt) {
+    List<byte[]> plan = new ArrayList<>(prompt.segments());
+    for (int k = 0; k < prompt.segments(); k++) {
+      byte[] segment = prompt.segmentField(k);
+      if (overflowed.containsKey(ByteBuffer.wrap(segment))) {
+        plan.addAll(prompt.blockFields().subList(prompt.segmentStart(k), prompt.segmentEnd(k)));
+      } else {
+        plan.add(segment);
+      }
+    }
+    return plan;
+  }
+
+  /**
+   * The prompt's block values from a read by {@link #segmentPlan}, or null if a segment read was
+   * found overflowed (remembered, so the next plan reads its block fields).
+   */
+  private List<byte[]> blockValues(Prompt prompt, List<byte[]> plan, List<byte[]> read) {
+    List<byte[]> values = new ArrayList<>(prompt.length());
+    int at = 0;
+    for (int k = 0; k < prompt.segments(); k++) {
+      int start = prompt.segmentStart(k);
+      int end = prompt.segmentEnd(k);
+      if (plan.get(at) != prompt.segmentField(k)) {
+        values.addAll(read.subList(at, at + end - start));
+        at += end - start;
+        continue;
+      }
+      byte[] segment = read.get(at++);
+      if (segment != null && segment.length == 1 && segment[0] == 'O') {
+        if (overflowed.size() >= OVERFLOWED_LIMIT) {
+          overflowed.clear();
+        }
+        overflowed.put(ByteBuffer.wrap(prompt.segmentField(k)), Boolean.TRUE);
+        return null;
+      }
+      values.addAll(SegmentCodec.values(segment, prompt.keys(), start, end));
+    }
+    return values;
   }
 
   private static byte[] value(KeyValue<byte[], byte[]> kv) {
@@ -368,6 +473,59 @@ final class RedisLookups {
     /** The later of two: the higher generation, else {@code b}, the one just read. */
     static Records newer(Records a, Records b) {
       return a != null && a.generation > b.generation ? a : b;
+    }
+  }
+
+  /** A looked-up prompt's keys, with its block and segment fields made once and shared. */
+  private static final class Prompt {
+    private final byte[] prefix;
+    private final long[] keys;
+    private final byte[][] segmentFields;
+    private List<byte[]> blockFields;
+
+    Prompt(byte[] prefix, List<Long> keys) {
+      this.prefix = prefix;
+      this.keys = keys.stream().mapToLong(Long::longValue).toArray();
+      this.segmentFields =
+          new byte[(this.keys.length + KeySchema.SEGMENT_BLOCKS - 1) / KeySchema.SEGMENT_BLOCKS][];
+    }
+
+    int length() {
+      return keys.length;
+    }
+
+    long[] keys() {
+      return keys;
+    }
+
+    int segments() {
+      return segmentFields.length;
+    }
+
+    int segmentStart(int k) {
+      return k * KeySchema.SEGMENT_BLOCKS;
+    }
+
+    int segmentEnd(int k) {
+      return Math.min(keys.length, (k + 1) * KeySchema.SEGMENT_BLOCKS);
+    }
+
+    synchronized byte[] segmentField(int k) {
+      if (segmentFields[k] == null) {
+        segmentFields[k] = KeySchema.segmentField(prefix, keys[segmentStart(k)]);
+      }
+      return segmentFields[k];
+    }
+
+    synchronized List<byte[]> blockFields() {
+      if (blockFields == null) {
+        List<byte[]> fields = new ArrayList<>(keys.length);
+        for (long key : keys) {
+          fields.add(KeySchema.blockField(prefix, key));
+        }
+        blockFields = fields;
+      }
+      return blockFields;
     }
   }
 

@@ -180,6 +180,7 @@ final class RedisPrefixIndex implements PrefixIndex {
     args.add(ascii(config.podTtl().toMillis()));
     args.add(KeySchema.scope(mode, stream.model()));
     args.add(KeySchema.holderField(podField));
+    args.add(ascii(config.segmentSlots()));
     args.addAll(packed.events());
     byte[][] k = {
       keys.meta(g),
@@ -189,7 +190,8 @@ final class RedisPrefixIndex implements PrefixIndex {
       keys.free(g),
       keys.dead(g),
       keys.lease(stream),
-      keys.tokenMap(stream)
+      keys.tokenMap(stream),
+      keys.locators(g)
     };
     return writes
         .<List<Object>>run(APPLY, ScriptOutputType.MULTI, k, args.toArray(byte[][]::new))
@@ -402,7 +404,9 @@ final class RedisPrefixIndex implements PrefixIndex {
   private CompletableFuture<RedisOutcome<List<Object>>> gcStep(int group, int budget) {
     checkGroup(group);
     Names.atLeast(budget, 1, "budget");
-    byte[][] k = {keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group)};
+    byte[][] k = {
+      keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group), keys.locators(group)
+    };
     return writes
         .<List<Object>>run(GC, ScriptOutputType.MULTI, k, ascii(budget))
         .toCompletableFuture();

@@ -1,10 +1,19 @@
 -- kvindex apply: one batch of one stream's events, atomically (see RedisPrefixIndex notes).
--- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap
+-- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap, 9 locators
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 fencing token, 6 pod ttl ms,
 --       7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
---       9.. events (packed, see EventPacker)
+--       9 segment slot limit, 10.. events (packed, see EventPacker)
+-- Besides each block's field, a block whose chain position is known (its locator: the key of the
+-- chain's block at the last multiple of 16 at or before it, and its offset from there) has its
+-- value mirrored, without dead slots' entries, into the segment field of that head block. Blocks
+-- stored with no locator are counted in the blocks hash's unlocated field; lookups read segments
+-- only while it is 0.
 local MAX_SLOT = 4095
 local CHUNK = 512
+local FIRST_EVENT = 10
+local SEGMENT = '/s'
+local UNLOCATED = 'kvindex/unlocated'
+local byte, sub, char, concat = string.byte, string.sub, string.char, table.concat
 
 local lease = redis.call('GET', KEYS[7])
 if not lease or string.match(lease, '^(%d+):') ~= ARGV[5] then
@@ -26,7 +35,7 @@ end
 
 -- Check capacity before the first write: a script that fails half-way keeps its writes.
 local needed, has = 0, slot ~= 0
-for i = 9, #ARGV do
+for i = FIRST_EVENT, #ARGV do
   local kind = string.sub(ARGV[i], 1, 1)
   if kind == 'C' then
     has = false
@@ -97,43 +106,198 @@ local function clearTier(v, tier)
   return nil, false
 end
 
-local function storeFields(fields, tier)
+-- Segment changes, applied once at the end: segment field -> {slot id (offset 1, key 8), value}*.
+local segments, segmentOrder = {}, {}
+local unlocated = 0
+
+local function mirror(prefix, loc, key, value)
+  local field = prefix .. sub(loc, 1, 8) .. SEGMENT
+  local list = segments[field]
+  if not list then
+    list = {}
+    segments[field] = list
+    segmentOrder[#segmentOrder + 1] = field
+  end
+  list[#list + 1] = sub(loc, 9, 9) .. key
+  list[#list + 1] = value
+end
+
+local function hmget(key, fields)
+  local out = {}
   for i = 1, #fields, CHUNK do
-    local j = math.min(i + CHUNK - 1, #fields)
-    local vals = redis.call('HMGET', KEYS[4], unpack(fields, i, j))
-    local out = {}
-    for k = 1, j - i + 1 do
-      local nv = addTier(vals[k] or nil, tier)
-      if nv then
-        out[#out + 1] = fields[i + k - 1]
-        out[#out + 1] = nv
-      end
-    end
-    if #out > 0 then redis.call('HSET', KEYS[4], unpack(out)) end
+    local part = redis.call('HMGET', key, unpack(fields, i, math.min(i + CHUNK - 1, #fields)))
+    for k = 1, #part do out[i + k - 1] = part[k] or nil end
+  end
+  return out
+end
+
+local function hset(key, pairs)
+  for i = 1, #pairs, CHUNK * 2 do
+    redis.call('HSET', key, unpack(pairs, i, math.min(i + CHUNK * 2 - 1, #pairs)))
   end
 end
 
--- Clears the tier of each field; returns the indexes of fields this holder no longer has.
-local function removeFields(fields, tier)
-  local gone = {}
+local function hdel(key, fields)
   for i = 1, #fields, CHUNK do
-    local j = math.min(i + CHUNK - 1, #fields)
-    local vals = redis.call('HMGET', KEYS[4], unpack(fields, i, j))
-    local out, del = {}, {}
-    for k = 1, j - i + 1 do
-      local nv, still = clearTier(vals[k] or nil, tier)
-      if nv == '' then
-        del[#del + 1] = fields[i + k - 1]
-      elseif nv then
-        out[#out + 1] = fields[i + k - 1]
+    redis.call('HDEL', key, unpack(fields, i, math.min(i + CHUNK - 1, #fields)))
+  end
+end
+
+-- Stores consecutive blocks of one chain. parent: the chain's block before keys[1] ('' for a chain
+-- that starts at block 0, nil when unknown). A block's locator is its stored one, else follows from
+-- the block before it.
+local function storeChain(prefix, keys, tier, parent)
+  local n = #keys
+  local fields = {}
+  for k = 1, n do fields[k] = prefix .. keys[k] end
+  local locs = hmget(KEYS[9], fields)
+  local vals = hmget(KEYS[4], fields)
+  local prev
+  if parent == '' then
+    prev = ''
+  elseif parent then
+    prev = redis.call('HGET', KEYS[9], prefix .. parent) or nil
+  end
+  local out, newLocs, seen = {}, {}, {}
+  for k = 1, n do
+    -- A key repeated in one call (never in a real chain) is stored once.
+    local first = seen[keys[k]] == nil
+    local loc = locs[k]
+    if not first then loc = seen[keys[k]] or nil end
+    local located = loc ~= nil
+    if not loc and prev then
+      if prev == '' or byte(prev, 9) == 15 then
+        loc = keys[k] .. '\0'
+      else
+        loc = sub(prev, 1, 8) .. char(byte(prev, 9) + 1)
+      end
+    end
+    prev = loc
+    if first then
+      seen[keys[k]] = loc or false
+      local old = vals[k]
+      local nv = addTier(old, tier)
+      if nv then
+        out[#out + 1] = fields[k]
         out[#out + 1] = nv
       end
-      if not still then gone[#gone + 1] = i + k - 1 end
+      if loc then
+        if not located then
+          newLocs[#newLocs + 1] = fields[k]
+          newLocs[#newLocs + 1] = loc
+          if old then unlocated = unlocated - 1 end
+          mirror(prefix, loc, keys[k], nv or old)
+        elseif nv then
+          mirror(prefix, loc, keys[k], nv)
+        end
+      elseif not old then
+        unlocated = unlocated + 1
+      end
     end
-    if #out > 0 then redis.call('HSET', KEYS[4], unpack(out)) end
-    if #del > 0 then redis.call('HDEL', KEYS[4], unpack(del)) end
   end
+  hset(KEYS[4], out)
+  hset(KEYS[9], newLocs)
+end
+
+-- Clears the tier of each block; returns the indexes of blocks this holder no longer has.
+local function removeKeys(prefix, keys, tier)
+  local n = #keys
+  local fields = {}
+  for k = 1, n do fields[k] = prefix .. keys[k] end
+  local locs = hmget(KEYS[9], fields)
+  local vals = hmget(KEYS[4], fields)
+  local gone, out, del, delLocs, seen = {}, {}, {}, {}, {}
+  for k = 1, n do
+    -- A key repeated in one call is cleared once; it is gone if its first occurrence was.
+    local gotten = seen[keys[k]]
+    if gotten == nil then
+      local nv, still = clearTier(vals[k], tier)
+      gotten = not still
+      seen[keys[k]] = gotten
+      if nv == '' then
+        del[#del + 1] = fields[k]
+        if locs[k] then
+          delLocs[#delLocs + 1] = fields[k]
+        else
+          unlocated = unlocated - 1
+        end
+      elseif nv then
+        out[#out + 1] = fields[k]
+        out[#out + 1] = nv
+      end
+      if nv and locs[k] then mirror(prefix, locs[k], keys[k], nv) end
+    end
+    if gotten then gone[#gone + 1] = k end
+  end
+  hset(KEYS[4], out)
+  hdel(KEYS[4], del)
+  hdel(KEYS[9], delLocs)
   return gone
+end
+
+-- A segment value: slots of offset (1), block key (8), value length (2), value; or 'O' once it
+-- would hold more than the limit (lookups then read that segment's block fields).
+local function flushSegments()
+  if #segmentOrder == 0 then return end
+  local dead, anyDead = {}, false
+  local deadList = redis.call('HKEYS', KEYS[6])
+  for k = 1, #deadList do
+    dead[tonumber(deadList[k])] = true
+    anyDead = true
+  end
+  local function live(v)
+    if not anyDead or v == '' then return v end
+    local keep, dropped = {}, false
+    for e = 1, #v - 1, 2 do
+      local b1, b2 = byte(v, e, e + 1)
+      if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
+        dropped = true
+      else
+        keep[#keep + 1] = sub(v, e, e + 1)
+      end
+    end
+    return dropped and concat(keep) or v
+  end
+  local limit = tonumber(ARGV[9])
+  local current = hmget(KEYS[4], segmentOrder)
+  local out, del = {}, {}
+  for s = 1, #segmentOrder do
+    local v = current[s]
+    if v ~= 'O' then
+      local ids, vals = {}, {}
+      local i = 1
+      while v and i + 10 <= #v do
+        local id = sub(v, i, i + 8)
+        local len = byte(v, i + 9) * 256 + byte(v, i + 10)
+        ids[#ids + 1] = id
+        vals[id] = sub(v, i + 11, i + 10 + len)
+        i = i + 11 + len
+      end
+      local list = segments[segmentOrder[s]]
+      for c = 1, #list, 2 do
+        if vals[list[c]] == nil then ids[#ids + 1] = list[c] end
+        vals[list[c]] = live(list[c + 1])
+      end
+      local parts = {}
+      for _, id in ipairs(ids) do
+        local val = vals[id]
+        if val ~= '' then
+          parts[#parts + 1] = id .. char(math.floor(#val / 256), #val % 256) .. val
+        end
+      end
+      out[#out + 1] = segmentOrder[s]
+      if #parts > limit then
+        out[#out + 1] = 'O'
+      elseif #parts > 0 then
+        out[#out + 1] = concat(parts)
+      else
+        out[#out] = nil
+        if v then del[#del + 1] = segmentOrder[s] end
+      end
+    end
+  end
+  hset(KEYS[4], out)
+  hdel(KEYS[4], del)
 end
 
 local function tokenKey(prev, tokens)
@@ -149,7 +313,7 @@ local function u32(s, at)
 end
 
 local scope = ARGV[7]
-for i = 9, #ARGV do
+for i = FIRST_EVENT, #ARGV do
   local ev = ARGV[i]
   local kind = string.sub(ev, 1, 1)
   if kind == 'C' then
@@ -157,9 +321,16 @@ for i = 9, #ARGV do
   else
     local tier = string.byte(ev, 2)
     local prefix = scope .. string.sub(ev, 3, 4)
-    if kind == 'S' or kind == 'R' or kind == 'Q' then
+    if kind == 'S' then
+      -- tier, cg, hasParent(1), parent(8), hashes(8n)
+      local keys = {}
+      for k = 1, (#ev - 13) / 8 do keys[k] = sub(ev, 14 + (k - 1) * 8, 13 + k * 8) end
+      ensureSlot()
+      storeChain(prefix, keys, tier, byte(ev, 5) == 1 and sub(ev, 6, 13) or '')
+      stored = stored + #keys
+    elseif kind == 'R' or kind == 'Q' then
       local n = (#ev - 4) / 8
-      local fields, hashes = {}, {}
+      local keys, hashes = {}, {}
       for k = 1, n do hashes[k] = string.sub(ev, 5 + (k - 1) * 8, 4 + k * 8) end
       if kind == 'Q' then
         local cg = string.sub(ev, 3, 4)
@@ -173,55 +344,50 @@ for i = 9, #ARGV do
         local known = {}
         for k = 1, n do
           if tks[k] then
-            fields[#fields + 1] = prefix .. tks[k]
+            keys[#keys + 1] = tks[k]
             known[#known + 1] = mapped[k]
           else
             dropped = dropped + 1
           end
         end
-        if #fields > 0 then
-          local gone = removeFields(fields, tier)
+        if #keys > 0 then
+          local gone = removeKeys(prefix, keys, tier)
           local unmap = {}
           for _, g in ipairs(gone) do unmap[#unmap + 1] = known[g] end
           for c = 1, #unmap, CHUNK do
             redis.call('HDEL', KEYS[8], unpack(unmap, c, math.min(c + CHUNK - 1, #unmap)))
           end
         end
-        removed = removed + #fields
+        removed = removed + #keys
       else
-        for k = 1, n do fields[k] = prefix .. hashes[k] end
-        if kind == 'S' then
-          ensureSlot()
-          storeFields(fields, tier)
-          stored = stored + n
-        else
-          removeFields(fields, tier)
-          removed = removed + n
-        end
+        removeKeys(prefix, hashes, tier)
+        removed = removed + n
       end
     elseif kind == 'T' then
       -- tier, cg, hasParent(1), parent(8), root(8), blockSize(4), n(4), hashes(8n), tokens(4*bs*n)
       local cg = string.sub(ev, 3, 4)
       local bs, n = u32(ev, 22), u32(ev, 26)
-      local prev
+      local prev, parent
       if string.byte(ev, 5) == 1 then
         prev = redis.call('HGET', KEYS[8], cg .. string.sub(ev, 6, 13))
+        parent = prev
       else
         prev = string.sub(ev, 14, 21)
+        parent = ''
       end
       if not prev then
         dropped = dropped + n
       else
         ensureSlot()
-        local fields, maps = {}, {}
+        local keys, maps = {}, {}
         local tokAt = 30 + 8 * n
         for k = 1, n do
           prev = tokenKey(prev, string.sub(ev, tokAt + (k - 1) * 4 * bs, tokAt + k * 4 * bs - 1))
-          fields[k] = prefix .. prev
+          keys[k] = prev
           maps[#maps + 1] = cg .. string.sub(ev, 30 + (k - 1) * 8, 29 + k * 8)
           maps[#maps + 1] = prev
         end
-        storeFields(fields, tier)
+        storeChain(prefix, keys, tier, parent)
         for k = 1, #maps, CHUNK * 2 do
           redis.call('HSET', KEYS[8], unpack(maps, k, math.min(k + CHUNK * 2 - 1, #maps)))
         end
@@ -232,6 +398,9 @@ for i = 9, #ARGV do
     end
   end
 end
+
+if unlocated ~= 0 then redis.call('HINCRBY', KEYS[4], UNLOCATED, unlocated) end
+flushSegments()
 
 -- Rewrite the pod record: deadline (8 bytes) then (slot, rank) pairs of 2 bytes each.
 local t = redis.call('TIME')

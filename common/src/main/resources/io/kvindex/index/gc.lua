@@ -1,15 +1,19 @@
 -- kvindex garbage collection step: HSCAN a few block fields, strip entries of dead slots, and
 -- free a dead slot once a whole pass that started after its death has completed.
--- KEYS: 1 meta, 2 blocks, 3 dead, 4 free
+-- KEYS: 1 meta, 2 blocks, 3 dead, 4 free, 5 locators
 -- ARGV: 1 HSCAN count
--- Returns {done (0|1), fields scanned, entries removed, slots freed}
--- Only block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries; a field of any
--- other length (a pod's holder record, the speculation gate) is never parsed and left untouched.
+-- Returns {done (0|1), fields scanned, block entries removed, slots freed}
+-- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries; a block field left
+-- with none is deleted with its locator (or, if it had none, the unlocated count drops). Segment
+-- fields (20 bytes: a head block's field and '/s') hold copies of entries: their dead ones are
+-- stripped too, so a slot is reused only once neither kind names it. A field of any other length
+-- (a pod's holder record, the speculation gate, the counters) is never parsed and left untouched.
 -- The loop is hot (about half of a call's time at 1M fields): library functions are locals and
 -- the slot is taken with plain arithmetic (no math.floor call), and a value is copied only when
 -- one of its entries is dead.
 local byte, sub, concat = string.byte, string.sub, table.concat
 local BLOCK_FIELD_LEN = 18
+local SEGMENT_FIELD_LEN = 20
 
 local deadList = redis.call('HGETALL', KEYS[3])
 if #deadList == 0 then return {1, 0, 0, 0} end
@@ -70,10 +74,60 @@ for k = 1, #items, 2 do
         end
       end
     end
+  elseif #field == SEGMENT_FIELD_LEN then
+    -- Slots of offset (1), key (8), value length (2), value; 'O' (overflowed) holds none.
+    local v = items[k + 1]
+    local parts, changed, i, n = {}, false, 1, #v
+    while i + 10 <= n do
+      local stop = i + 10 + byte(v, i + 9) * 256 + byte(v, i + 10)
+      local keep, nkeep, dropped = {}, 0, false
+      for e = i + 11, stop - 1, 2 do
+        local b1, b2 = byte(v, e, e + 1)
+        if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
+          dropped = true
+        else
+          nkeep = nkeep + 1
+          keep[nkeep] = sub(v, e, e + 1)
+        end
+      end
+      if dropped then
+        changed = true
+        if nkeep > 0 then
+          local val = concat(keep)
+          parts[#parts + 1] = sub(v, i, i + 8) .. string.char((#val - #val % 256) / 256, #val % 256)
+          parts[#parts + 1] = val
+        end
+      else
+        parts[#parts + 1] = sub(v, i, stop)
+      end
+      i = stop + 1
+    end
+    if changed then
+      if #parts == 0 then
+        ndel = ndel + 1
+        del[ndel] = field
+      else
+        out[nout + 1] = field
+        out[nout + 2] = concat(parts)
+        nout = nout + 2
+      end
+    end
   end
 end
 if nout > 0 then redis.call('HSET', KEYS[2], unpack(out)) end
-if ndel > 0 then redis.call('HDEL', KEYS[2], unpack(del)) end
+if ndel > 0 then
+  redis.call('HDEL', KEYS[2], unpack(del))
+  local blocks = {}
+  for k = 1, ndel do
+    if #del[k] == BLOCK_FIELD_LEN then blocks[#blocks + 1] = del[k] end
+  end
+  if #blocks > 0 then
+    local located = redis.call('HDEL', KEYS[5], unpack(blocks))
+    if located < #blocks then
+      redis.call('HINCRBY', KEYS[2], 'kvindex/unlocated', located - #blocks)
+    end
+  end
+end
 
 local freed = 0
 if res[1] == '0' then

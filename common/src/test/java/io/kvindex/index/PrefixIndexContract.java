@@ -7,9 +7,11 @@ import static io.kvindex.index.Events.removed;
 import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.event.KvEvent;
 import io.kvindex.hash.TokenKeys;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -541,6 +543,113 @@ abstract class PrefixIndexContract {
         index.collectAllGarbage();
       }
     }
+  }
+
+  /**
+   * Streams with no unknown parent: every block's chain position is known, so a Redis index reads
+   * segments, at the smallest segment limit so that branches overflow some.
+   */
+  @Test
+  void lookups_locatedStreams_matchModel() {
+    RandomFleet fleet = new RandomFleet(20261201L, false);
+    PrefixIndex index =
+        open(builder().groups(3).segmentSlots(16).keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
+    PrefixIndex model = fleetModel();
+    for (int round = 0; round < 20; round++) {
+      fleet.run(model, index, 25);
+      fleet.compareLookups(model, index, 8);
+      if (round % 10 == 9) {
+        index.collectAllGarbage();
+      }
+    }
+  }
+
+  /**
+   * Segment edges: chains stored in batches across segment boundaries, branches below one head past
+   * the segment limit, blocks stored under a parent no one holds (then the parent, then their
+   * removal), a purge and GC. Every lookup, of every prefix length that crosses an edge, matches
+   * the model.
+   */
+  @Test
+  void lookup_segmentEdges_matchModel() {
+    PrefixIndex index = open(builder().groups(3).segmentSlots(16));
+    PrefixIndex model = PrefixIndex.builder().groups(3).buildInMemory();
+    List<PrefixIndex> both = List.of(model, index);
+    Map<PrefixIndex, Map<String, Long>> leases = new HashMap<>();
+    List<Long> x = Events.hashes(1000, 40);
+    List<Long> w = Events.hashes(5000, 5);
+    List<List<Long>> prompts = new ArrayList<>();
+    prompts.add(x);
+    for (int z = 0; z < 3; z++) {
+      List<Long> branch = new ArrayList<>(x.subList(0, 20));
+      branch.addAll(Events.hashes(2000 + 100 * z, 10));
+      prompts.add(branch);
+    }
+    List<Long> extended = new ArrayList<>(x);
+    extended.add(4999L);
+    extended.addAll(w);
+    prompts.add(extended);
+    Map<String, Long> seqs = new HashMap<>();
+    java.util.function.BiConsumer<String, KvEvent[]> apply =
+        (pod, events) -> {
+          StreamId s = StreamId.of(MODEL, pod);
+          long seq = seqs.merge(pod, 1L, Long::sum);
+          for (PrefixIndex i : both) {
+            long token =
+                leases
+                    .computeIfAbsent(i, k -> new HashMap<>())
+                    .computeIfAbsent(pod, p -> lease(i, s));
+            assertThat(i.apply(s, seq, token, batch(events)).status())
+                .isEqualTo(ApplyStatus.APPLIED);
+          }
+        };
+    Runnable compare =
+        () -> {
+          for (List<Long> prompt : prompts) {
+            for (int length : new int[] {1, 15, 16, 17, 20, 21, 31, 32, 33, prompt.size()}) {
+              LookupRequest request =
+                  LookupRequest.of(
+                      MODEL,
+                      KeyMode.ENGINE,
+                      prompt.subList(0, Math.min(length, prompt.size())),
+                      List.of("a", "b", "c", "d", "ghost"));
+              RandomFleet.assertSameMatches(request, model.lookup(request), index.lookup(request));
+            }
+          }
+        };
+    apply.accept("a", new KvEvent[] {stored(x.subList(0, 10), null, null)});
+    apply.accept("a", new KvEvent[] {stored(x.subList(10, 20), x.get(9), "cpu")});
+    apply.accept("a", new KvEvent[] {stored(x.subList(20, 40), x.get(19), null)});
+    apply.accept("b", new KvEvent[] {stored(x.subList(0, 40), null, null)});
+    compare.run();
+    // Branches below the head at block 16 until its segment overflows, then one more.
+    apply.accept("c", new KvEvent[] {stored(x.subList(0, 20), null, null)});
+    apply.accept("c", new KvEvent[] {stored(prompts.get(1).subList(20, 30), x.get(19), null)});
+    compare.run();
+    apply.accept("d", new KvEvent[] {stored(prompts.get(2), null, "cpu")});
+    apply.accept("d", new KvEvent[] {stored(prompts.get(3).subList(20, 30), x.get(19), null)});
+    compare.run();
+    // Blocks under a parent no one holds yet: their positions are unknown.
+    apply.accept("b", new KvEvent[] {stored(w, 4999L, null)});
+    compare.run();
+    apply.accept("a", new KvEvent[] {stored(List.of(4999L), x.get(39), null)});
+    apply.accept("b", new KvEvent[] {stored(List.of(4999L), x.get(39), null)});
+    compare.run();
+    apply.accept("b", new KvEvent[] {removed(w, null), removed(x.subList(30, 35), null)});
+    compare.run();
+    for (PrefixIndex i : both) {
+      long token = leases.get(i).get("a");
+      assertThat(i.purge(StreamId.of(MODEL, "a"), token, PurgeMode.KEEP_WATERMARK))
+          .isEqualTo(PurgeStatus.PURGED);
+    }
+    compare.run();
+    index.collectAllGarbage();
+    compare.run();
+    apply.accept("c", new KvEvent[] {cleared(), stored(x.subList(0, 33), null, null)});
+    apply.accept("b", new KvEvent[] {stored(w, 4999L, "cpu")});
+    compare.run();
+    index.collectAllGarbage();
+    compare.run();
   }
 
   static org.assertj.core.data.Offset<Double> within() {

@@ -391,7 +391,8 @@ class RedisPrefixIndexTest {
 
   /**
    * Once a router has read its candidates' records, a lookup reads only the gate, the slots
-   * generation and the blocks: no holder record travels again while nothing changed.
+   * generation, the unlocated count and the prompt's segment (8 blocks, one segment field): no
+   * holder record travels again while nothing changed.
    */
   @Test
   void lookup_steadyState_readsNoHolderRecords() {
@@ -417,9 +418,11 @@ class RedisPrefixIndexTest {
         }
       }
       assertThat(hmgets).hasSize(1);
-      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 2 + 8);
+      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 3 + 1);
+      assertThat(hmgets.get(0).get(5)).endsWith("/s");
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
       assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
+      assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
     } finally {
       redis.configSet("slowlog-log-slower-than", "10000");
     }

@@ -110,11 +110,6 @@ final class KeySchema {
     return key(group, "blocks");
   }
 
-  /** Block field -> locator: its segment head's block key (8 bytes) and its offset (1 byte). */
-  byte[] locators(int group) {
-    return key(group, "locators");
-  }
-
   byte[] free(int group) {
     return key(group, "free");
   }

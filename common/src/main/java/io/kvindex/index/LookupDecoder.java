@@ -21,6 +21,9 @@ final class LookupDecoder {
   private static final int SLOTS = 4096;
   private static final byte[] NO_MARK = new byte[0];
 
+  /** Bytes of the locator that starts a located block's value (head key 8, offset 1). */
+  static final int LOCATOR_BYTES = 9;
+
   private final List<String> pods;
 
   /** Per stream: its rank ({@link #NO_RANK} for a candidate's speculative-only stream). */
@@ -172,13 +175,16 @@ final class LookupDecoder {
     return kept > 0;
   }
 
-  /** Adds block values in prompt order (no speculative marks), runs of equal values at a time. */
+  /**
+   * Adds block values in prompt order (no speculative marks), runs of equal entries at a time. A
+   * value of odd length starts with its block's 9-byte locator, which is skipped.
+   */
   boolean addValues(List<byte[]> values) {
     int i = 0;
     while (i < values.size()) {
-      byte[] value = values.get(i);
+      byte[] value = entries(values.get(i));
       int j = i + 1;
-      while (j < values.size() && Arrays.equals(values.get(j), value)) {
+      while (j < values.size() && Arrays.equals(entries(values.get(j)), value)) {
         j++;
       }
       if (!add(value, NO_MARK, j - i)) {
@@ -187,6 +193,12 @@ final class LookupDecoder {
       i = j;
     }
     return true;
+  }
+
+  private static byte[] entries(byte[] value) {
+    return value != null && value.length % 2 == 1
+        ? Arrays.copyOfRange(value, LOCATOR_BYTES, value.length)
+        : value;
   }
 
   /** Whether some candidate still matches every block added so far. */

@@ -190,8 +190,7 @@ final class RedisPrefixIndex implements PrefixIndex {
       keys.free(g),
       keys.dead(g),
       keys.lease(stream),
-      keys.tokenMap(stream),
-      keys.locators(g)
+      keys.tokenMap(stream)
     };
     return writes
         .<List<Object>>run(APPLY, ScriptOutputType.MULTI, k, args.toArray(byte[][]::new))
@@ -404,9 +403,7 @@ final class RedisPrefixIndex implements PrefixIndex {
   private CompletableFuture<RedisOutcome<List<Object>>> gcStep(int group, int budget) {
     checkGroup(group);
     Names.atLeast(budget, 1, "budget");
-    byte[][] k = {
-      keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group), keys.locators(group)
-    };
+    byte[][] k = {keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group)};
     return writes
         .<List<Object>>run(GC, ScriptOutputType.MULTI, k, ascii(budget))
         .toCompletableFuture();

@@ -1,13 +1,13 @@
 -- kvindex apply: one batch of one stream's events, atomically (see RedisPrefixIndex notes).
--- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap, 9 locators
+-- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 fencing token, 6 pod ttl ms,
 --       7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
 --       9 segment slot limit, 10.. events (packed, see EventPacker)
--- Besides each block's field, a block whose chain position is known (its locator: the key of the
--- chain's block at the last multiple of 16 at or before it, and its offset from there) has its
--- value mirrored, without dead slots' entries, into the segment field of that head block. Blocks
--- stored with no locator are counted in the blocks hash's unlocated field; lookups read segments
--- only while it is 0.
+-- A block's value is its locator when its chain position is known (9 bytes: the key of the chain's
+-- block at the last multiple of 16 at or before it, its head, then its offset from there), then its
+-- entries of 2 bytes: a value of odd length is located. A located block's entries are mirrored,
+-- without dead slots' entries, into its head's segment field. Blocks stored with no locator are
+-- counted in the blocks hash's unlocated field; lookups read segments only while it is 0.
 local MAX_SLOT = 4095
 local CHUNK = 512
 local FIRST_EVENT = 10
@@ -71,10 +71,14 @@ local function ensureSlot()
   end
 end
 
+local function firstEntry(v)
+  return #v % 2 == 1 and 10 or 1
+end
+
 local function addTier(v, tier)
   local hi, lo = math.floor(slot / 16), (slot % 16) * 16
   if v then
-    for k = 1, #v, 2 do
+    for k = firstEntry(v), #v, 2 do
       local b1, b2 = string.byte(v, k, k + 1)
       if b1 == hi and b2 - b2 % 16 == lo then
         local nb2 = bit.bor(b2, tier)
@@ -92,12 +96,14 @@ end
 local function clearTier(v, tier)
   if not v or slot == 0 then return nil, false end
   local hi, lo = math.floor(slot / 16), (slot % 16) * 16
-  for k = 1, #v, 2 do
+  local first = firstEntry(v)
+  for k = first, #v, 2 do
     local b1, b2 = string.byte(v, k, k + 1)
     if b1 == hi and b2 - b2 % 16 == lo then
       local nb2 = bit.band(b2, bit.bnot(tier))
       if nb2 == b2 then return nil, true end
       if nb2 % 16 == 0 then
+        if #v == first + 1 then return '', false end
         return string.sub(v, 1, k - 1) .. string.sub(v, k + 2), false
       end
       return string.sub(v, 1, k) .. string.char(nb2) .. string.sub(v, k + 2), true
@@ -150,20 +156,25 @@ local function storeChain(prefix, keys, tier, parent)
   local n = #keys
   local fields = {}
   for k = 1, n do fields[k] = prefix .. keys[k] end
-  local locs = hmget(KEYS[9], fields)
   local vals = hmget(KEYS[4], fields)
   local prev
   if parent == '' then
     prev = ''
   elseif parent then
-    prev = redis.call('HGET', KEYS[9], prefix .. parent) or nil
+    local pv = redis.call('HGET', KEYS[4], prefix .. parent)
+    if pv and #pv % 2 == 1 then prev = sub(pv, 1, 9) end
   end
-  local out, newLocs, seen = {}, {}, {}
+  local out, seen = {}, {}
   for k = 1, n do
     -- A key repeated in one call (never in a real chain) is stored once.
     local first = seen[keys[k]] == nil
-    local loc = locs[k]
-    if not first then loc = seen[keys[k]] or nil end
+    local old = vals[k]
+    local loc
+    if not first then
+      loc = seen[keys[k]] or nil
+    elseif old and #old % 2 == 1 then
+      loc = sub(old, 1, 9)
+    end
     local located = loc ~= nil
     if not loc and prev then
       if prev == '' or byte(prev, 9) == 15 then
@@ -175,28 +186,21 @@ local function storeChain(prefix, keys, tier, parent)
     prev = loc
     if first then
       seen[keys[k]] = loc or false
-      local old = vals[k]
       local nv = addTier(old, tier)
+      if loc and not located then
+        nv = loc .. (nv or old)
+        if old then unlocated = unlocated - 1 end
+      elseif not loc and not old then
+        unlocated = unlocated + 1
+      end
       if nv then
         out[#out + 1] = fields[k]
         out[#out + 1] = nv
-      end
-      if loc then
-        if not located then
-          newLocs[#newLocs + 1] = fields[k]
-          newLocs[#newLocs + 1] = loc
-          if old then unlocated = unlocated - 1 end
-          mirror(prefix, loc, keys[k], nv or old)
-        elseif nv then
-          mirror(prefix, loc, keys[k], nv)
-        end
-      elseif not old then
-        unlocated = unlocated + 1
+        if loc then mirror(prefix, loc, keys[k], sub(nv, 10)) end
       end
     end
   end
   hset(KEYS[4], out)
-  hset(KEYS[9], newLocs)
 end
 
 -- Clears the tier of each block; returns the indexes of blocks this holder no longer has.
@@ -204,34 +208,30 @@ local function removeKeys(prefix, keys, tier)
   local n = #keys
   local fields = {}
   for k = 1, n do fields[k] = prefix .. keys[k] end
-  local locs = hmget(KEYS[9], fields)
   local vals = hmget(KEYS[4], fields)
-  local gone, out, del, delLocs, seen = {}, {}, {}, {}, {}
+  local gone, out, del, seen = {}, {}, {}, {}
   for k = 1, n do
     -- A key repeated in one call is cleared once; it is gone if its first occurrence was.
     local gotten = seen[keys[k]]
     if gotten == nil then
-      local nv, still = clearTier(vals[k], tier)
+      local old = vals[k]
+      local nv, still = clearTier(old, tier)
       gotten = not still
       seen[keys[k]] = gotten
+      local located = old and #old % 2 == 1
       if nv == '' then
         del[#del + 1] = fields[k]
-        if locs[k] then
-          delLocs[#delLocs + 1] = fields[k]
-        else
-          unlocated = unlocated - 1
-        end
+        if not located then unlocated = unlocated - 1 end
       elseif nv then
         out[#out + 1] = fields[k]
         out[#out + 1] = nv
       end
-      if nv and locs[k] then mirror(prefix, locs[k], keys[k], nv) end
+      if nv and located then mirror(prefix, sub(old, 1, 9), keys[k], sub(nv, 10)) end
     end
     if gotten then gone[#gone + 1] = k end
   end
   hset(KEYS[4], out)
   hdel(KEYS[4], del)
-  hdel(KEYS[9], delLocs)
   return gone
 end
 

@@ -1,10 +1,11 @@
 -- kvindex garbage collection step: HSCAN a few block fields, strip entries of dead slots, and
 -- free a dead slot once a whole pass that started after its death has completed.
--- KEYS: 1 meta, 2 blocks, 3 dead, 4 free, 5 locators
+-- KEYS: 1 meta, 2 blocks, 3 dead, 4 free
 -- ARGV: 1 HSCAN count
 -- Returns {done (0|1), fields scanned, block entries removed, slots freed}
--- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries; a block field left
--- with none is deleted with its locator (or, if it had none, the unlocated count drops). Segment
+-- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries, after a 9-byte
+-- locator if the value's length is odd; a block field left with no entry is deleted (and the
+-- unlocated count drops if it had no locator). Segment
 -- fields (20 bytes: a head block's field and '/s') hold copies of entries: their dead ones are
 -- stripped too, so a slot is reused only once neither kind names it. A field of any other length
 -- (a pod's holder record, the speculation gate, the counters) is never parsed and left untouched.
@@ -31,28 +32,31 @@ end
 local res = redis.call('HSCAN', KEYS[2], cursor, 'COUNT', ARGV[1])
 local items = res[2]
 local removed = 0
-local out, del, nout, ndel = {}, {}, 0, 0
+local out, del, nout, ndel, unlocatedGone = {}, {}, 0, 0, 0
 for k = 1, #items, 2 do
   local field = items[k]
   if #field == BLOCK_FIELD_LEN then
     local v = items[k + 1]
     local n = #v
-    if n == 2 then
-      local b1, b2 = byte(v, 1, 2)
+    local first = n % 2 == 1 and 10 or 1
+    if n == first + 1 then
+      local b1, b2 = byte(v, first, n)
       if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
         ndel = ndel + 1
         del[ndel] = field
         removed = removed + 1
+        if first == 1 then unlocatedGone = unlocatedGone + 1 end
       end
     else
-      -- keep stays nil until the first dead entry; then it collects the live ones.
-      local keep, nkeep = nil, 0
-      for e = 1, n - 1, 2 do
+      -- keep stays nil until the first dead entry; then it collects the locator and live entries.
+      local keep, nkeep, live = nil, 0, 0
+      for e = first, n - 1, 2 do
         local b1, b2 = byte(v, e, e + 1)
         if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
           removed = removed + 1
           if not keep then
             keep = {}
+            live = (e - first) / 2
             if e > 1 then
               nkeep = 1
               keep[1] = sub(v, 1, e - 1)
@@ -61,12 +65,14 @@ for k = 1, #items, 2 do
         elseif keep then
           nkeep = nkeep + 1
           keep[nkeep] = sub(v, e, e + 1)
+          live = live + 1
         end
       end
       if keep then
-        if nkeep == 0 then
+        if live == 0 then
           ndel = ndel + 1
           del[ndel] = field
+          if first == 1 then unlocatedGone = unlocatedGone + 1 end
         else
           out[nout + 1] = field
           out[nout + 2] = concat(keep)
@@ -115,19 +121,8 @@ for k = 1, #items, 2 do
   end
 end
 if nout > 0 then redis.call('HSET', KEYS[2], unpack(out)) end
-if ndel > 0 then
-  redis.call('HDEL', KEYS[2], unpack(del))
-  local blocks = {}
-  for k = 1, ndel do
-    if #del[k] == BLOCK_FIELD_LEN then blocks[#blocks + 1] = del[k] end
-  end
-  if #blocks > 0 then
-    local located = redis.call('HDEL', KEYS[5], unpack(blocks))
-    if located < #blocks then
-      redis.call('HINCRBY', KEYS[2], 'kvindex/unlocated', located - #blocks)
-    end
-  end
-end
+if ndel > 0 then redis.call('HDEL', KEYS[2], unpack(del)) end
+if unlocatedGone > 0 then redis.call('HINCRBY', KEYS[2], 'kvindex/unlocated', -unlocatedGone) end
 
 local freed = 0
 if res[1] == '0' then

@@ -546,8 +546,8 @@ abstract class PrefixIndexContract {
   }
 
   /**
-   * Streams with no unknown parent: every block's chain position is known, so a Redis index reads
-   * segments, at the smallest segment limit so that branches overflow some.
+   * Streams that lose no event: every block's chain position is known, so a Redis index reads
+   * segments, here at the smallest segment limit so that branches overflow some.
    */
   @Test
   void lookups_locatedStreams_matchModel() {

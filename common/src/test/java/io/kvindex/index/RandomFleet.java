@@ -35,8 +35,12 @@ final class RandomFleet {
 
   private final Random random;
 
-  /** Whether some stores name a parent no one stored (as after lost events). */
-  private final boolean unknownParents;
+  /**
+   * Whether events go missing: sequence numbers skip (GAP) or repeat (DUPLICATE), one store in 20
+   * names a random parent, and cache groups change along a chain, so some blocks are stored under
+   * parents the index never saw.
+   */
+  private final boolean lossy;
 
   private final List<StreamId> streams = new ArrayList<>();
   private final Map<String, List<String>> podsByModel = new HashMap<>();
@@ -50,11 +54,10 @@ final class RandomFleet {
   }
 
   /**
-   * @param unknownParents whether one store in 20 names a random parent (blocks the index cannot
-   *     place in their chain)
+   * @param lossy whether events go missing (see {@link #lossy})
    */
-  RandomFleet(long seed, boolean unknownParents) {
-    this.unknownParents = unknownParents;
+  RandomFleet(long seed, boolean lossy) {
+    this.lossy = lossy;
     random = new Random(seed);
     for (int d = 0; d < DOCS; d++) {
       docTokens[d] = new int[BLOCKS * BLOCK_SIZE];
@@ -104,7 +107,11 @@ final class RandomFleet {
         continue;
       }
       long used =
-          roll < 7 ? next + 1 + random.nextInt(3) : roll < 10 ? next - 1 - random.nextInt(2) : next;
+          !lossy
+              ? next
+              : roll < 7
+                  ? next + 1 + random.nextInt(3)
+                  : roll < 10 ? next - 1 - random.nextInt(2) : next;
       KvEventBatch batch = batch(s);
       ApplyResult ra = a.apply(s, Math.max(0, used), t[0], batch);
       ApplyResult rb = b.apply(s, Math.max(0, used), t[1], batch);
@@ -135,7 +142,7 @@ final class RandomFleet {
         if (random.nextInt(10) == 0) {
           hashes.add(random.nextLong());
         }
-        events.add(new BlockRemoved(hashes, MEDIA[random.nextInt(MEDIA.length)], group()));
+        events.add(new BlockRemoved(hashes, MEDIA[random.nextInt(MEDIA.length)], group(d)));
         held[d] = Math.min(held[d], from);
       } else {
         int from = random.nextInt(held[d] + 1);
@@ -152,7 +159,7 @@ final class RandomFleet {
           }
         }
         Long parent = from == 0 ? null : engineHash(s, d, from - 1);
-        if (random.nextInt(20) == 0 && unknownParents) {
+        if (random.nextInt(20) == 0 && lossy) {
           parent = random.nextLong();
         }
         events.add(
@@ -165,7 +172,7 @@ final class RandomFleet {
                 MEDIA[random.nextInt(MEDIA.length)],
                 null,
                 null,
-                group(),
+                group(d),
                 null,
                 null));
         held[d] = Math.max(held[d], to);
@@ -174,7 +181,14 @@ final class RandomFleet {
     return KvEventBatch.of(0.0, events, s.dpRank());
   }
 
-  private Integer group() {
+  /**
+   * The cache group of an event about document d: random when lossy (a chain then also continues in
+   * another group, whose index never saw its parent), else fixed per document.
+   */
+  private Integer group(int d) {
+    if (!lossy) {
+      return d % 3 == 0 ? null : d % 3 - 1;
+    }
     int roll = random.nextInt(10);
     return roll < 6 ? null : roll < 9 ? 0 : 1;
   }

@@ -2,6 +2,7 @@ package io.kvindex.index;
 
 import static io.kvindex.index.Events.batch;
 import static io.kvindex.index.Events.hashes;
+import static io.kvindex.index.Events.removed;
 import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -122,12 +124,13 @@ class RedisPrefixIndexTest {
         index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, 3), List.of("a", "b")));
     assertThat(r.pods().get("a").depth()).isZero();
     assertThat(r.pods().get("b").depth()).isEqualTo(1);
-    // The field of block 1 still carries a's dead entry next to b's until GC strips it.
+    // The field of block 1 (its locator, then entries) still carries a's dead entry next to b's
+    // until GC strips it.
     byte[] field =
         KeySchema.blockField(KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0), 1);
-    assertThat(redis.hget(keys.blocks(0), field)).hasSize(4);
+    assertThat(redis.hget(keys.blocks(0), field)).hasSize(LookupDecoder.LOCATOR_BYTES + 4);
     index.collectAllGarbage();
-    assertThat(redis.hget(keys.blocks(0), field)).hasSize(2);
+    assertThat(redis.hget(keys.blocks(0), field)).hasSize(LookupDecoder.LOCATOR_BYTES + 2);
     assertThat(blockFields(keys.blocks(0))).isEqualTo(1);
     assertThat(redis.llen(keys.free(0))).isEqualTo(1);
     // a stores again: it takes the freed slot and sees only its new blocks.
@@ -139,9 +142,9 @@ class RedisPrefixIndexTest {
   }
 
   /**
-   * The blocks hash may also hold records that are not block fields (any length but 18 bytes, such
-   * as a pod's holder record): GC leaves them as they are even when their value looks like an entry
-   * of the dead slot.
+   * The blocks hash may also hold records that are not block or segment fields (any length but 18
+   * or 20 bytes, such as a pod's holder record): GC leaves them as they are even when their value
+   * looks like an entry of the dead slot.
    */
   @Test
   void gc_fieldsNotEighteenBytes_leftUntouched() {
@@ -155,8 +158,9 @@ class RedisPrefixIndexTest {
     byte[] blockOne =
         KeySchema.blockField(KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0), 1);
     byte[] shared = redis.hget(keys.blocks(0), blockOne);
-    assertThat(shared).as("a's entry, then b's").hasSize(4);
-    byte[] deadEntry = Arrays.copyOf(shared, 2);
+    assertThat(shared).as("locator, a's entry, then b's").hasSize(LookupDecoder.LOCATOR_BYTES + 4);
+    byte[] deadEntry =
+        Arrays.copyOfRange(shared, LookupDecoder.LOCATOR_BYTES, LookupDecoder.LOCATOR_BYTES + 2);
     byte[] record = "holder-record-of-25-bytes".getBytes(StandardCharsets.US_ASCII);
     byte[] shortRecord = "eight-by".getBytes(StandardCharsets.US_ASCII);
     byte[] longBlockLike = new byte[19];
@@ -172,7 +176,9 @@ class RedisPrefixIndexTest {
     index.collectAllGarbage();
 
     assertThat(redis.llen(keys.free(0))).as("a's slot freed").isEqualTo(1);
-    assertThat(redis.hget(keys.blocks(0), blockOne)).as("b's entry only").hasSize(2);
+    assertThat(redis.hget(keys.blocks(0), blockOne))
+        .as("b's entry only")
+        .hasSize(LookupDecoder.LOCATOR_BYTES + 2);
     assertThat(blockFields(keys.blocks(0))).as("only block 1 is left").isEqualTo(1);
     assertThat(redis.hget(keys.blocks(0), record)).isEqualTo(deadEntry);
     assertThat(redis.hget(keys.blocks(0), shortRecord)).isEqualTo(shared);
@@ -426,6 +432,140 @@ class RedisPrefixIndexTest {
     } finally {
       redis.configSet("slowlog-log-slower-than", "10000");
     }
+  }
+
+  /**
+   * Blocks stored under a parent the index never saw have no known chain position: while any is
+   * held, lookups of the group read block fields; once they are removed, or purged and collected,
+   * lookups read segments again.
+   */
+  @Test
+  void lookup_unlocatedBlocks_readBlockFieldsUntilGone() {
+    PrefixIndex index = open();
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    long ta = lease(index, a);
+    long tb = lease(index, b);
+    index.apply(a, 0, ta, batch(stored(hashes(1, 20), null, null)));
+    assertThat(depth(index, 20, "a")).isEqualTo(20);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+
+    // b stores blocks 21.. under block 100, which no one had stored: b holds them unplaced.
+    index.apply(b, 0, tb, batch(stored(hashes(21, 5), 100L, null)));
+    assertThat(unlocated()).isEqualTo(5);
+    index.apply(b, 1, tb, batch(stored(hashes(1, 20), null, null)));
+    assertThat(depth(index, 25, "b", "a")).isEqualTo(25);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isEqualTo(1);
+    index.apply(b, 2, tb, batch(removed(hashes(21, 5), null)));
+    assertThat(unlocated()).isZero();
+    assertThat(depth(index, 25, "b", "a")).isEqualTo(20);
+    assertThat(depth(index, 25, "b", "a")).isEqualTo(20);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS))
+        .as("one more read by block fields learns that none is left")
+        .isEqualTo(2);
+
+    // Purged, the unplaced blocks stay counted until GC deletes their fields.
+    index.apply(b, 3, tb, batch(stored(hashes(21, 5), 100L, null)));
+    index.apply(b, 4, tb, batch(stored(hashes(40, 3), 39L, null)));
+    index.apply(a, 1, ta, batch(stored(hashes(40, 1), 39L, null)));
+    assertThat(unlocated()).isEqualTo(8);
+    index.purge(b, tb, PurgeMode.KEEP_WATERMARK);
+    assertThat(unlocated()).isEqualTo(8);
+    index.collectAllGarbage();
+    assertThat(unlocated()).as("a still holds block 40").isEqualTo(1);
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    index.collectAllGarbage();
+    assertThat(unlocated()).isZero();
+  }
+
+  /**
+   * A segment copies its blocks' entries when they change. Blocks changed during a GC pass that
+   * already stripped their segment must not carry a dead slot's entries back into it: else the
+   * slot, once freed and handed to another pod, would show that pod holding them.
+   */
+  @Test
+  void gc_segmentsWrittenDuringAPass_neverKeepTheDeadSlot() {
+    PrefixIndex index = open();
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId c = StreamId.of(MODEL, "c");
+    long ta = lease(index, a);
+    long tc = lease(index, c);
+    index.apply(a, 0, ta, batch(stored(hashes(1, 200), null, null)));
+    index.apply(c, 0, tc, batch(stored(hashes(1, 200), null, null)));
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    // Over 128 fields: the hash is a hash table, which HSCAN walks a few fields at a time. Between
+    // GC calls c adds its CPU tier to the next two blocks, whose values then change once each.
+    long seq = 1;
+    GcResult step;
+    do {
+      step = index.collectGarbage(0, 2);
+      long next = 1 + 2 * (seq - 1) % 200;
+      index.apply(c, seq++, tc, batch(stored(hashes(next, 2), next == 1 ? null : next - 1, "cpu")));
+    } while (!step.done());
+    assertThat(redis.llen(keys.free(0))).as("a's slot freed").isEqualTo(1);
+    int freed =
+        Integer.parseInt(new String(redis.lindex(keys.free(0), 0), StandardCharsets.US_ASCII));
+    assertThat(entriesOfSlot(keys.blocks(0), freed)).isZero();
+    StreamId late = StreamId.of(MODEL, "late");
+    index.apply(late, 0, lease(index, late), batch(stored(hashes(500, 1), null, null)));
+    assertThat(redis.llen(keys.free(0))).as("late took a's old slot").isZero();
+    assertThat(depth(index, 200, "late", "c")).isZero();
+    assertThat(depth(index, 200, "c", "late")).isEqualTo(200);
+  }
+
+  /** Entries naming the slot in the hash's block and segment fields. */
+  private long entriesOfSlot(byte[] blocks, int slot) {
+    long found = 0;
+    for (Map.Entry<byte[], byte[]> e : redis.hgetall(blocks).entrySet()) {
+      byte[] v = e.getValue();
+      List<int[]> runs = new ArrayList<>();
+      if (e.getKey().length == KeySchema.BLOCK_FIELD_BYTES) {
+        runs.add(new int[] {v.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0, v.length});
+      } else if (e.getKey().length == KeySchema.SEGMENT_FIELD_BYTES) {
+        for (int i = 0; i + 11 <= v.length; ) {
+          int end = i + 11 + (((v[i + 9] & 0xff) << 8) | (v[i + 10] & 0xff));
+          runs.add(new int[] {i + 11, end});
+          i = end;
+        }
+      }
+      for (int[] run : runs) {
+        for (int k = run[0]; k + 1 < run[1]; k += 2) {
+          found += (((v[k] & 0xff) << 4) | ((v[k + 1] & 0xf0) >>> 4)) == slot ? 1 : 0;
+        }
+      }
+    }
+    return found;
+  }
+
+  /** Streams that lose no event: every parent is known, so lookups never read block fields. */
+  @Test
+  void lookups_locatedStreams_readOnlySegments() {
+    PrefixIndex index =
+        open(
+            PrefixIndex.builder()
+                .indexName("t")
+                .groups(3)
+                .segmentSlots(4096)
+                .keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
+    PrefixIndex model =
+        PrefixIndex.builder()
+            .groups(3)
+            .keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN)
+            .buildInMemory();
+    RandomFleet fleet = new RandomFleet(7L, false);
+    for (int round = 0; round < 10; round++) {
+      fleet.run(model, index, 30);
+      fleet.compareLookups(model, index, 10);
+    }
+    index.collectAllGarbage();
+    fleet.compareLookups(model, index, 20);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+  }
+
+  private long unlocated() {
+    byte[] v = redis.hget(new KeySchema("t", 1).blocks(0), KeySchema.UNLOCATED_FIELD);
+    return v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.US_ASCII));
   }
 
   private double counted(String meter) {

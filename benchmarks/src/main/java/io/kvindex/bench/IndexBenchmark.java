@@ -283,10 +283,12 @@ final class IndexBenchmark {
     int total = sizes.lookupWarmup() + sizes.lookupIterations();
     double recordsBefore = 0;
     double rereadsBefore = 0;
+    double blockReadsBefore = 0;
     for (int i = 0; i < total; i++) {
       if (i == sizes.lookupWarmup()) {
         recordsBefore = redis.counted(IndexMeters.LOOKUP_POD_RECORDS);
         rereadsBefore = redis.counted(IndexMeters.LOOKUP_REREADS);
+        blockReadsBefore = redis.counted(IndexMeters.LOOKUP_BLOCK_READS);
       }
       int p = i % requests.size();
       long begin = System.nanoTime();
@@ -312,6 +314,9 @@ final class IndexBenchmark {
         (long) (redis.counted(IndexMeters.LOOKUP_POD_RECORDS) - recordsBefore));
     detail.put(
         "measured_rereads", (long) (redis.counted(IndexMeters.LOOKUP_REREADS) - rereadsBefore));
+    detail.put(
+        "measured_block_reads",
+        (long) (redis.counted(IndexMeters.LOOKUP_BLOCK_READS) - blockReadsBefore));
     detail.put(
         "measured_pod_records_note",
         "pod records the router read with the measured lookups, after those of the warm-up (it"

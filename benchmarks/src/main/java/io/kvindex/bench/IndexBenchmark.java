@@ -193,27 +193,24 @@ final class IndexBenchmark {
         CommandStats before = CommandStats.read(redis.admin());
         lookups = measureLookups(index, fixture, detail, connection, ping, floor, hmget);
         server = CommandStats.read(redis.admin()).since(before).getOrDefault("hmget", Map.of());
-        SegmentLayoutProbe.measure(
-            sizes.lookupWarmup() / 2,
-            sizes.lookupIterations() / 2,
-            connection,
-            blocks,
-            groupZeroKey(name, "segment-layout-probe"),
-            fixture,
-            detail.putObject("segment_layout_probe"));
       }
       detail.put("hmget_server_mean_us", server.getOrDefault("mean_us", 0).doubleValue());
       detail.put(
           "hmget_server_note",
           "mean HMGET execution time inside Redis (INFO commandstats) over the lookups and the"
               + " plain-HMGET baseline, warm-up included: a lookup is one HMGET of "
+              + segmentReadFields()
+              + " fields (gate, slots generation, unlocated count, one segment field per 16"
+              + " blocks), the baseline one of "
               + readFields(fixture)
-              + " fields; the rest of lookup_p50_us is network, client and decoding");
+              + "; the rest of lookup_p50_us is network, client and decoding");
       detail.put(
           "baselines_note",
-          "PING and a plain HMGET of as many random fields of the same blocks hash (what a lookup"
-              + " reads, without decoding) are measured interleaved with the lookups, one of each"
-              + " per iteration on a second connection, so all three see the same machine load");
+          "PING and a plain HMGET of the gate, the slots generation and as many random block"
+              + " fields of the same blocks hash as the prompt has blocks (what a lookup read before"
+              + " segments, and still reads when it falls back to block fields) are measured"
+              + " interleaved with the lookups, one of each per iteration on a second connection,"
+              + " so all three see the same machine load");
       json.put("ping_p50_us", ping.micros(50));
       json.put("hmget_same_size_p50_us", hmget.micros(50));
       json.put("lookup_p50_us", lookups.micros(50));
@@ -235,11 +232,19 @@ final class IndexBenchmark {
   }
 
   /**
-   * Fields one lookup reads once the router has its candidates' pod records: the speculation gate,
-   * the slots generation, the blocks.
+   * Fields of the plain-HMGET baseline: the speculation gate, the slots generation and one block
+   * field per prompt block, as a lookup that falls back to block fields reads them.
    */
   private int readFields(LookupFixture fixture) {
     return 2 + sizes.promptBlocks();
+  }
+
+  /**
+   * Fields one lookup reads once the router has its candidates' pod records: the gate, the slots
+   * generation, the unlocated count and one segment field per 16 blocks.
+   */
+  private int segmentReadFields() {
+    return 3 + (sizes.promptBlocks() + 15) / 16;
   }
 
   /**

@@ -44,8 +44,10 @@ class BenchLauncherIT {
     JsonNode lookup = json.path("lookup");
     assertThat(lookup.path("prompts_verified").asInt()).as("prompts verified").isPositive();
     assertThat(lookup.path("depth_mismatches").asInt()).as("depth mismatches").isZero();
-    assertThat(lookup.path("segment_layout_probe").path("segment_fields_read").asInt())
-        .isEqualTo(18);
+    assertThat(lookup.path("measured_block_reads").isNumber()).isTrue();
+    assertThat(lookup.path("measured_block_reads").asLong())
+        .as("lookups that read block fields: every block the fixture stores has a known parent")
+        .isZero();
     for (String size : SIZES) {
       for (String figure :
           List.of("purge_max_command_us", "purge_cleanup_ms", "naive_purge_max_command_us")) {

@@ -29,7 +29,7 @@ public final class PrefixIndexBuilder {
    * instead of 8. Calls longer than that were stretched by the machine (descheduling, steal), not
    * by their work.
    */
-  public static final int DEFAULT_GC_BUDGET = 32;
+  public static final int DEFAULT_GC_BUDGET = 16;
 
   private int gcBudget = DEFAULT_GC_BUDGET;
 

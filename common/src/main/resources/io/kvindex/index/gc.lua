@@ -12,7 +12,7 @@
 -- The loop is hot (about half of a call's time at 1M fields): library functions are locals and
 -- the slot is taken with plain arithmetic (no math.floor call), and a value is copied only when
 -- one of its entries is dead.
-local byte, sub, concat = string.byte, string.sub, table.concat
+local byte, sub, char, concat = string.byte, string.sub, string.char, table.concat
 local BLOCK_FIELD_LEN = 18
 local SEGMENT_FIELD_LEN = 20
 
@@ -81,35 +81,52 @@ for k = 1, #items, 2 do
       end
     end
   elseif #field == SEGMENT_FIELD_LEN then
-    -- Slots of offset (1), key (8), value length (2), value; 'O' (overflowed) holds none.
+    -- Slots of offset (1), key (8), value length (2), value; 'O' (overflowed) holds none. As for
+    -- block fields, nothing is copied until the first dead entry: parts then collects the rest.
     local v = items[k + 1]
-    local parts, changed, i, n = {}, false, 1, #v
+    local n = #v
+    local parts, np, i = nil, 0, 1
     while i + 10 <= n do
-      local stop = i + 10 + byte(v, i + 9) * 256 + byte(v, i + 10)
-      local keep, nkeep, dropped = {}, 0, false
-      for e = i + 11, stop - 1, 2 do
+      local from = i + 11
+      local stop = from + byte(v, i + 9) * 256 + byte(v, i + 10)
+      local keep, nkeep = nil, 0
+      for e = from, stop - 1, 2 do
         local b1, b2 = byte(v, e, e + 1)
         if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
-          dropped = true
-        else
+          if not keep then
+            keep = {}
+            if e > from then
+              nkeep = 1
+              keep[1] = sub(v, from, e - 1)
+            end
+          end
+        elseif keep then
           nkeep = nkeep + 1
           keep[nkeep] = sub(v, e, e + 1)
         end
       end
-      if dropped then
-        changed = true
+      if keep then
+        if not parts then
+          parts = {}
+          if i > 1 then
+            np = 1
+            parts[1] = sub(v, 1, i - 1)
+          end
+        end
         if nkeep > 0 then
           local val = concat(keep)
-          parts[#parts + 1] = sub(v, i, i + 8) .. string.char((#val - #val % 256) / 256, #val % 256)
-          parts[#parts + 1] = val
+          local len = #val
+          np = np + 1
+          parts[np] = sub(v, i, i + 8) .. char((len - len % 256) / 256, len % 256) .. val
         end
-      else
-        parts[#parts + 1] = sub(v, i, stop)
+      elseif parts then
+        np = np + 1
+        parts[np] = sub(v, i, stop - 1)
       end
-      i = stop + 1
+      i = stop
     end
-    if changed then
-      if #parts == 0 then
+    if parts then
+      if np == 0 then
         ndel = ndel + 1
         del[ndel] = field
       else

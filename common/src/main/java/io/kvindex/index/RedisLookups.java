@@ -173,10 +173,10 @@ final class RedisLookups {
       recordsRead.increment(fresh.size());
     }
     // Segments while the group's blocks are all located; else the first chunk of block fields.
-    boolean bySegment = unlocated.get(g) == 0;
+    boolean bySegment = unlocated.get(g) == 0 && !prompt.byBlockFields();
     List<byte[]> payload =
         bySegment ? segmentPlan(prompt) : prompt.blockFields().subList(0, firstChunk(prompt));
-    if (!bySegment || payload.size() > prompt.segments()) {
+    if (!bySegment || payload.size() > 1 + prompt.segments()) {
       blockReads.increment();
     }
     byte[][] head = new byte[READ_HEADER + fresh.size() + payload.size()][];
@@ -218,6 +218,11 @@ final class RedisLookups {
                 records.accumulateAndGet(g, read.learned(), Records::newer);
               }
               List<byte[]> values = read.values();
+              if (bySegment && !startsAtHead(values.get(0))) {
+                // The keys start inside a segment (not at a chain's block 0): by block fields.
+                prompt.readByBlockFields();
+                return lookupGroup(model, g, pods, prompt, false);
+              }
               if (bySegment) {
                 values = read.unlocated() > 0 ? null : blockValues(prompt, payload, values);
                 if (values == null) {
@@ -343,10 +348,12 @@ final class RedisLookups {
   }
 
   /**
-   * The fields a segment read asks for: each segment's field, or its block fields if overflowed.
+   * The fields a segment read asks for: the first block's field (its locator shows whether the keys
+   * start at a segment head), then each segment's field, or its block fields if overflowed.
    */
   private List<byte[]> segmentPlan(Prompt prompt) {
-    List<byte[]> plan = new ArrayList<>(prompt.segments());
+    List<byte[]> plan = new ArrayList<>(1 + prompt.segments());
+    plan.add(prompt.blockFields().get(0));
     for (int k = 0; k < prompt.segments(); k++) {
       byte[] segment = prompt.segmentField(k);
       if (overflowed.containsKey(ByteBuffer.wrap(segment))) {
@@ -364,7 +371,7 @@ final class RedisLookups {
    */
   private List<byte[]> blockValues(Prompt prompt, List<byte[]> plan, List<byte[]> read) {
     List<byte[]> values = new ArrayList<>(prompt.length());
-    int at = 0;
+    int at = 1;
     for (int k = 0; k < prompt.segments(); k++) {
       int start = prompt.segmentStart(k);
       int end = prompt.segmentEnd(k);
@@ -384,6 +391,14 @@ final class RedisLookups {
       values.addAll(SegmentCodec.values(segment, prompt.keys(), start, end));
     }
     return values;
+  }
+
+  /**
+   * Whether a first block's value allows a segment read: absent (no one holds it), or located at
+   * offset 0 of its segment. A value of odd length starts with its locator: head key, offset.
+   */
+  private static boolean startsAtHead(byte[] first) {
+    return first == null || first.length % 2 == 0 || first[LookupDecoder.LOCATOR_BYTES - 1] == 0;
   }
 
   private static byte[] value(KeyValue<byte[], byte[]> kv) {
@@ -482,6 +497,7 @@ final class RedisLookups {
     private final long[] keys;
     private final byte[][] segmentFields;
     private List<byte[]> blockFields;
+    private volatile boolean byBlockFields;
 
     Prompt(byte[] prefix, List<Long> keys) {
       this.prefix = prefix;
@@ -492,6 +508,15 @@ final class RedisLookups {
 
     int length() {
       return keys.length;
+    }
+
+    /** Whether the keys were found to start inside a segment: they are read by block fields. */
+    boolean byBlockFields() {
+      return byBlockFields;
+    }
+
+    void readByBlockFields() {
+      byBlockFields = true;
     }
 
     long[] keys() {

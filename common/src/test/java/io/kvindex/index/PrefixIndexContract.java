@@ -589,6 +589,11 @@ abstract class PrefixIndexContract {
     extended.add(4999L);
     extended.addAll(w);
     prompts.add(extended);
+    // Key lists that start inside a chain: at a segment head (block 16), inside a segment, alone.
+    prompts.add(x.subList(16, 40));
+    prompts.add(x.subList(5, 40));
+    prompts.add(List.of(x.get(7)));
+    prompts.add(List.of(x.get(32)));
     Map<String, Long> seqs = new HashMap<>();
     java.util.function.BiConsumer<String, KvEvent[]> apply =
         (pod, events) -> {

@@ -397,8 +397,9 @@ class RedisPrefixIndexTest {
 
   /**
    * Once a router has read its candidates' records, a lookup reads only the gate, the slots
-   * generation, the unlocated count and the prompt's segment (8 blocks, one segment field): no
-   * holder record travels again while nothing changed.
+   * generation, the unlocated count, the first block's field (whose locator shows the keys start at
+   * a segment head) and the prompt's segment (8 blocks, one segment field): no holder record
+   * travels again while nothing changed.
    */
   @Test
   void lookup_steadyState_readsNoHolderRecords() {
@@ -424,8 +425,8 @@ class RedisPrefixIndexTest {
         }
       }
       assertThat(hmgets).hasSize(1);
-      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 3 + 1);
-      assertThat(hmgets.get(0).get(5)).endsWith("/s");
+      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 3 + 2);
+      assertThat(hmgets.get(0).get(6)).endsWith("/s");
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
       assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
       assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();

@@ -11,7 +11,9 @@ import java.util.Set;
  *
  * @param model the served model
  * @param keyMode how {@code blockKeys} were formed; must match the mode the model is indexed in
- * @param blockKeys the prompt's block keys in chain order (engine hashes or token keys)
+ * @param blockKeys the prompt's block keys in chain order (engine hashes or token keys): one chain,
+ *     each key the child of the one before it (a Redis index reads them 16 to a segment field, by
+ *     their offsets under the first key)
  * @param candidatePods the pods the router may choose from (at most {@value #MAX_CANDIDATES});
  *     duplicates are ignored
  * @param cacheGroup the KV-cache group (0 for models with one group), 0 to 65535

@@ -33,6 +33,18 @@ local res = redis.call('HSCAN', KEYS[2], cursor, 'COUNT', ARGV[1])
 local items = res[2]
 local removed = 0
 local out, del, nout, ndel, unlocatedGone = {}, {}, 0, 0, 0
+
+-- A changed field: deleted when it has no entry left (live = 0), else rewritten from its parts.
+local function settle(field, parts, live)
+  if live == 0 then
+    ndel = ndel + 1
+    del[ndel] = field
+  else
+    out[nout + 1] = field
+    out[nout + 2] = concat(parts)
+    nout = nout + 2
+  end
+end
 for k = 1, #items, 2 do
   local field = items[k]
   if #field == BLOCK_FIELD_LEN then
@@ -69,15 +81,8 @@ for k = 1, #items, 2 do
         end
       end
       if keep then
-        if live == 0 then
-          ndel = ndel + 1
-          del[ndel] = field
-          if first == 1 then unlocatedGone = unlocatedGone + 1 end
-        else
-          out[nout + 1] = field
-          out[nout + 2] = concat(keep)
-          nout = nout + 2
-        end
+        settle(field, keep, live)
+        if live == 0 and first == 1 then unlocatedGone = unlocatedGone + 1 end
       end
     end
   elseif #field == SEGMENT_FIELD_LEN then
@@ -125,16 +130,7 @@ for k = 1, #items, 2 do
       end
       i = stop
     end
-    if parts then
-      if np == 0 then
-        ndel = ndel + 1
-        del[ndel] = field
-      else
-        out[nout + 1] = field
-        out[nout + 2] = concat(parts)
-        nout = nout + 2
-      end
-    end
+    if parts then settle(field, parts, np) end
   end
 end
 if nout > 0 then redis.call('HSET', KEYS[2], unpack(out)) end

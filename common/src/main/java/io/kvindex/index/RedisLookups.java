@@ -70,6 +70,9 @@ final class RedisLookups {
   /** Group lookups that read block fields one by one (see {@link IndexMeters}). */
   private final Counter blockReads;
 
+  /** Group lookups that read some overflowed segment's block fields (see {@link IndexMeters}). */
+  private final Counter overflowReads;
+
   /**
    * Per group, 1 while its last read found unlocated blocks: lookups then read block fields until a
    * read finds none.
@@ -109,8 +112,15 @@ final class RedisLookups {
         counter(
             registry,
             IndexMeters.LOOKUP_BLOCK_READS,
-            "Group lookups that read block fields one by one: the group holds blocks stored with"
-                + " a parent the index did not know, or one of the prompt's segments overflowed");
+            "Group lookups that read every block field of the prompt: the group holds blocks"
+                + " stored with a parent the index did not know, or the keys do not start a"
+                + " segment");
+    this.overflowReads =
+        counter(
+            registry,
+            IndexMeters.LOOKUP_OVERFLOW_READS,
+            "Group lookups that read an overflowed segment (more branches than segmentSlots) as"
+                + " its 16 block fields, in the same HMGET as the other segments");
   }
 
   private Counter counter(MeterRegistry registry, String name, String description) {
@@ -176,8 +186,10 @@ final class RedisLookups {
     boolean bySegment = unlocated.get(g) == 0 && !prompt.byBlockFields();
     List<byte[]> payload =
         bySegment ? segmentPlan(prompt) : prompt.blockFields().subList(0, firstChunk(prompt));
-    if (!bySegment || payload.size() > 1 + prompt.segments()) {
+    if (!bySegment) {
       blockReads.increment();
+    } else if (payload.size() > 1 + prompt.segments()) {
+      overflowReads.increment();
     }
     byte[][] head = new byte[READ_HEADER + fresh.size() + payload.size()][];
     head[0] = KeySchema.SPECULATION_FIELD;

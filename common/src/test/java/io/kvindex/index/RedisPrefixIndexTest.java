@@ -539,6 +539,30 @@ class RedisPrefixIndexTest {
     return found;
   }
 
+  /**
+   * Branches below one head past the segment limit: the segment is marked overflowed, and lookups
+   * read its 16 block fields instead (after the first, which finds the mark, in the same HMGET).
+   */
+  @Test
+  void lookup_overflowedSegment_readsItsBlockFields() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("t").segmentSlots(16));
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    index.apply(a, 0, lease(index, a), batch(stored(hashes(1, 20), null, null)));
+    // Block 5 sits at offset 4: twelve more blocks below it join the first segment (16 + 11).
+    index.apply(b, 0, lease(index, b), batch(stored(hashes(100, 12), 5L, null)));
+    assertThat(depth(index, 20, "a", "b")).isEqualTo(20);
+    assertThat(depth(index, 20, "b", "a")).isZero();
+    List<Long> branch = new ArrayList<>(hashes(1, 5));
+    branch.addAll(hashes(100, 12));
+    LookupResult r =
+        index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, branch, List.of("a", "b")));
+    assertThat(r.pods().get("a").depth()).isEqualTo(5);
+    assertThat(r.pods().get("b").depth()).as("b holds the branch, not blocks 1-5").isZero();
+    assertThat(counted(IndexMeters.LOOKUP_OVERFLOW_READS)).isEqualTo(3);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+  }
+
   /** Streams that lose no event: every parent is known, so lookups never read block fields. */
   @Test
   void lookups_locatedStreams_readOnlySegments() {

@@ -123,7 +123,8 @@ public final class Demo {
     report
         .result(result)
         .routing(router.reasons(), router.failures(), router.lastFailure())
-        .scoreLatency(router.roundTripMillis(0.5), router.roundTripMillis(0.99));
+        .scoreLatency(router.roundTripMillis(0.5), router.roundTripMillis(0.99))
+        .indexReads(stack.indexReads());
   }
 
   /** The pod faults at the requests where the kvindex run had them. */

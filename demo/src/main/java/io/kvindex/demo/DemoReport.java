@@ -102,6 +102,15 @@ public final class DemoReport {
         "  router POST /score round trip (HTTP, JSON token ids): p50 %s, p99 %s",
         millis(b.scoreP50Millis),
         millis(b.scoreP99Millis));
+    if (b.indexReads != null) {
+      line(
+          s,
+          "  index lookups: %d; reading an overflowed segment as its 16 block fields: %d;"
+              + " reading every block field (unplaced blocks in the index): %d",
+          b.indexReads.lookups(),
+          b.indexReads.overflowReads(),
+          b.indexReads.blockReads());
+    }
     line(s, "");
     Auditor.Accuracy a = b.accuracy;
     line(s, "Index accuracy at quiescence, against the simulator's ground truth");
@@ -315,6 +324,7 @@ public final class DemoReport {
     private Duration elapsed = Duration.ZERO;
     private double scoreP50Millis = Double.NaN;
     private double scoreP99Millis = Double.NaN;
+    private Stack.IndexReads indexReads;
 
     private Builder(DemoConfig config) {
       this.config = config;
@@ -328,6 +338,11 @@ public final class DemoReport {
     Builder scoreLatency(double p50Millis, double p99Millis) {
       this.scoreP50Millis = p50Millis;
       this.scoreP99Millis = p99Millis;
+      return this;
+    }
+
+    Builder indexReads(Stack.IndexReads reads) {
+      this.indexReads = reads;
       return this;
     }
 

@@ -1,6 +1,7 @@
 package io.kvindex.demo;
 
 import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.IndexMeters;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
@@ -19,6 +20,8 @@ import io.kvindex.simulator.SimulatedPod;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -61,6 +64,7 @@ final class Stack implements AutoCloseable {
   private final Map<String, Ingester> ingesters = new LinkedHashMap<>();
   private final List<String> killed = new ArrayList<>();
   private final List<URI> routers = new ArrayList<>();
+  private final List<PrometheusMeterRegistry> routerRegistries = new ArrayList<>();
   private RedisConnector auditConnector;
   private PrefixIndex auditIndex;
 
@@ -140,6 +144,7 @@ final class Stack implements AutoCloseable {
 
   private void startRouter() {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    routerRegistries.add(registry);
     KvRouter router =
         KvRouter.builder()
             .redisUri(redisUri)
@@ -200,6 +205,37 @@ final class Stack implements AutoCloseable {
   List<URI> routers() {
     return List.copyOf(routers);
   }
+
+  /**
+   * Over every router so far: lookups made, group lookups that read every block field instead of
+   * segments, and those that read an overflowed segment's block fields (the demo's index has one
+   * group).
+   */
+  IndexReads indexReads() {
+    long lookups = 0;
+    for (PrometheusMeterRegistry r : routerRegistries) {
+      for (Timer t : r.find("kvindex.router.lookup").timers()) {
+        lookups += t.count();
+      }
+    }
+    return new IndexReads(
+        lookups,
+        counted(IndexMeters.LOOKUP_BLOCK_READS),
+        counted(IndexMeters.LOOKUP_OVERFLOW_READS));
+  }
+
+  private long counted(String meter) {
+    long n = 0;
+    for (PrometheusMeterRegistry r : routerRegistries) {
+      for (Counter c : r.find(meter).counters()) {
+        n += (long) c.count();
+      }
+    }
+    return n;
+  }
+
+  /** Router lookups and how they read the index (see {@link #indexReads}). */
+  record IndexReads(long lookups, long blockReads, long overflowReads) {}
 
   PrefixIndex auditIndex() {
     return auditIndex;

@@ -13,7 +13,7 @@ local CHUNK = 512
 local FIRST_EVENT = 10
 local SEGMENT = '/s'
 local UNLOCATED = 'kvindex/unlocated'
-local byte, sub, char, concat = string.byte, string.sub, string.char, table.concat
+local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
 
 local lease = redis.call('GET', KEYS[7])
 if not lease or string.match(lease, '^(%d+):') ~= ARGV[5] then
@@ -235,6 +235,50 @@ local function removeKeys(prefix, keys, tier)
   return gone
 end
 
+-- Applies changes ({slot id, entries}*, '' removing a slot) to a segment value; returns the new
+-- value and its slot count. A hot segment holds hundreds of slots, so nothing is copied slot by
+-- slot: one walk over the slot headers (numbers only) marks where slots start, each change's id
+-- is found with a plain find and counts only at a slot's start, and the runs of unchanged slots
+-- between changed ones are copied whole. Changed slots stay in place; new ones are appended.
+local function applyChanges(v, list, live)
+  local isStart, count, n, i = {}, 0, #v, 1
+  while i + 10 <= n do
+    count = count + 1
+    isStart[i] = true
+    i = i + 11 + byte(v, i + 9) * 256 + byte(v, i + 10)
+  end
+  local final, order = {}, {}
+  for c = 1, #list, 2 do
+    local id = list[c]
+    if final[id] == nil then order[#order + 1] = id end
+    local val = live(list[c + 1])
+    final[id] = val == '' and '' or id .. char((#val - #val % 256) / 256, #val % 256) .. val
+  end
+  local replace, starts, appended = {}, {}, {}
+  for _, id in ipairs(order) do
+    local at = find(v, id, 1, true)
+    while at and not isStart[at] do at = find(v, id, at + 1, true) end
+    if at then
+      replace[at] = final[id]
+      starts[#starts + 1] = at
+      if final[id] == '' then count = count - 1 end
+    elseif final[id] ~= '' then
+      appended[#appended + 1] = final[id]
+      count = count + 1
+    end
+  end
+  table.sort(starts)
+  local parts, from = {}, 1
+  for _, at in ipairs(starts) do
+    if at > from then parts[#parts + 1] = sub(v, from, at - 1) end
+    if replace[at] ~= '' then parts[#parts + 1] = replace[at] end
+    from = at + 11 + byte(v, at + 9) * 256 + byte(v, at + 10)
+  end
+  if from <= n then parts[#parts + 1] = sub(v, from) end
+  for k = 1, #appended do parts[#parts + 1] = appended[k] end
+  return concat(parts), count
+end
+
 -- A segment value: slots of offset (1), block key (8), value length (2), value; or 'O' once it
 -- would hold more than the limit (lookups then read that segment's block fields).
 local function flushSegments()
@@ -264,35 +308,15 @@ local function flushSegments()
   for s = 1, #segmentOrder do
     local v = current[s]
     if v ~= 'O' then
-      local ids, vals = {}, {}
-      local i = 1
-      while v and i + 10 <= #v do
-        local id = sub(v, i, i + 8)
-        local len = byte(v, i + 9) * 256 + byte(v, i + 10)
-        ids[#ids + 1] = id
-        vals[id] = sub(v, i + 11, i + 10 + len)
-        i = i + 11 + len
-      end
-      local list = segments[segmentOrder[s]]
-      for c = 1, #list, 2 do
-        if vals[list[c]] == nil then ids[#ids + 1] = list[c] end
-        vals[list[c]] = live(list[c + 1])
-      end
-      local parts = {}
-      for _, id in ipairs(ids) do
-        local val = vals[id]
-        if val ~= '' then
-          parts[#parts + 1] = id .. char(math.floor(#val / 256), #val % 256) .. val
-        end
-      end
-      out[#out + 1] = segmentOrder[s]
-      if #parts > limit then
+      local nv, count = applyChanges(v or '', segments[segmentOrder[s]], live)
+      if count > limit then
+        out[#out + 1] = segmentOrder[s]
         out[#out + 1] = 'O'
-      elseif #parts > 0 then
-        out[#out + 1] = concat(parts)
-      else
-        out[#out] = nil
-        if v then del[#del + 1] = segmentOrder[s] end
+      elseif count > 0 then
+        out[#out + 1] = segmentOrder[s]
+        out[#out + 1] = nv
+      elseif v then
+        del[#del + 1] = segmentOrder[s]
       end
     end
   end

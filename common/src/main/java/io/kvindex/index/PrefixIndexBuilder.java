@@ -38,7 +38,7 @@ public final class PrefixIndexBuilder {
    * 16; branches below a shared head add theirs, and a segment past the limit is marked overflowed
    * for good (lookups then read its 16 blocks one field each). In the demo's multi-tenant workload
    * (6 000 requests over 8 pods), a limit of 64 left 68 % of lookups reading an overflowed segment,
-   * 128 left 49 %, 256 left 5 %. Every write to a segment rewrites its value, and GC strips it
+   * 128 left 49 %, 256 left 3–6 %. Every write to a segment rewrites its value, and GC strips it
    * whole, so the limit also bounds that work.
    */
   public static final int DEFAULT_SEGMENT_SLOTS = 256;

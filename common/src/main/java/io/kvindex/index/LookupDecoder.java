@@ -180,11 +180,15 @@ final class LookupDecoder {
    * value of odd length starts with its block's 9-byte locator, which is skipped.
    */
   boolean addValues(List<byte[]> values) {
+    List<byte[]> entries = new ArrayList<>(values.size());
+    for (byte[] value : values) {
+      entries.add(entries(value));
+    }
     int i = 0;
-    while (i < values.size()) {
-      byte[] value = entries(values.get(i));
+    while (i < entries.size()) {
+      byte[] value = entries.get(i);
       int j = i + 1;
-      while (j < values.size() && Arrays.equals(entries(values.get(j)), value)) {
+      while (j < entries.size() && Arrays.equals(entries.get(j), value)) {
         j++;
       }
       if (!add(value, NO_MARK, j - i)) {

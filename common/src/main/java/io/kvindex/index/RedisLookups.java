@@ -365,7 +365,7 @@ final class RedisLookups {
    */
   private List<byte[]> segmentPlan(Prompt prompt) {
     List<byte[]> plan = new ArrayList<>(1 + prompt.segments());
-    plan.add(prompt.blockFields().get(0));
+    plan.add(prompt.firstBlockField());
     for (int k = 0; k < prompt.segments(); k++) {
       byte[] segment = prompt.segmentField(k);
       if (overflowed.containsKey(ByteBuffer.wrap(segment))) {
@@ -552,6 +552,11 @@ final class RedisLookups {
         segmentFields[k] = KeySchema.segmentField(prefix, keys[segmentStart(k)]);
       }
       return segmentFields[k];
+    }
+
+    /** The first key's block field, without making the others (a segment read needs only it). */
+    byte[] firstBlockField() {
+      return KeySchema.blockField(prefix, keys[0]);
     }
 
     synchronized List<byte[]> blockFields() {

@@ -5,10 +5,10 @@
 -- Returns {done (0|1), fields scanned, block entries removed, slots freed}
 -- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries, after a 9-byte
 -- locator if the value's length is odd; a block field left with no entry is deleted (and the
--- unlocated count drops if it had no locator). Segment
--- fields (20 bytes: a head block's field and '/s') hold copies of entries: their dead ones are
--- stripped too, so a slot is reused only once neither kind names it. A field of any other length
--- (a pod's holder record, the speculation gate, the counters) is never parsed and left untouched.
+-- unlocated count drops if it had no locator). Segment fields (20 bytes: a head block's field and
+-- '/s') hold copies of entries: their dead ones are stripped too, so a slot is reused only once
+-- neither kind names it. A field of any other length (a pod's holder record, the speculation gate,
+-- the counters) is never parsed and left untouched.
 -- The loop is hot (about half of a call's time at 1M fields): library functions are locals and
 -- the slot is taken with plain arithmetic (no math.floor call), and a value is copied only when
 -- one of its entries is dead.

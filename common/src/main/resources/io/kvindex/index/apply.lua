@@ -354,18 +354,14 @@ for i = FIRST_EVENT, #ARGV do
       stored = stored + #keys
     elseif kind == 'R' or kind == 'Q' then
       local n = (#ev - 4) / 8
-      local keys, hashes = {}, {}
+      local hashes = {}
       for k = 1, n do hashes[k] = string.sub(ev, 5 + (k - 1) * 8, 4 + k * 8) end
       if kind == 'Q' then
         local cg = string.sub(ev, 3, 4)
         local mapped = {}
         for k = 1, n do mapped[k] = cg .. hashes[k] end
-        local tks = {}
-        for c = 1, n, CHUNK do
-          local part = redis.call('HMGET', KEYS[8], unpack(mapped, c, math.min(c + CHUNK - 1, n)))
-          for k = 1, #part do tks[c + k - 1] = part[k] end
-        end
-        local known = {}
+        local tks = hmget(KEYS[8], mapped)
+        local keys, known = {}, {}
         for k = 1, n do
           if tks[k] then
             keys[#keys + 1] = tks[k]
@@ -378,9 +374,7 @@ for i = FIRST_EVENT, #ARGV do
           local gone = removeKeys(prefix, keys, tier)
           local unmap = {}
           for _, g in ipairs(gone) do unmap[#unmap + 1] = known[g] end
-          for c = 1, #unmap, CHUNK do
-            redis.call('HDEL', KEYS[8], unpack(unmap, c, math.min(c + CHUNK - 1, #unmap)))
-          end
+          hdel(KEYS[8], unmap)
         end
         removed = removed + #keys
       else
@@ -412,9 +406,7 @@ for i = FIRST_EVENT, #ARGV do
           maps[#maps + 1] = prev
         end
         storeChain(prefix, keys, tier, parent)
-        for k = 1, #maps, CHUNK * 2 do
-          redis.call('HSET', KEYS[8], unpack(maps, k, math.min(k + CHUNK * 2 - 1, #maps)))
-        end
+        hset(KEYS[8], maps)
         stored = stored + n
       end
     else

@@ -8,6 +8,7 @@ WORKDIR /src
 COPY pom.xml ./
 COPY local-redis/pom.xml local-redis/
 COPY common/pom.xml common/
+COPY service/pom.xml service/
 COPY simulator/pom.xml simulator/
 COPY ingester/pom.xml ingester/
 COPY router-client/pom.xml router-client/

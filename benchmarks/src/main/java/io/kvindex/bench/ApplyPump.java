@@ -3,6 +3,7 @@ package io.kvindex.bench;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.KeyMode;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import java.time.Duration;
@@ -22,7 +23,12 @@ final class ApplyPump {
   static final String OWNER = "kvindex-bench";
 
   /** One stream and the batches to apply to it. */
-  record Feed(StreamId stream, Iterator<KvEventBatch> batches) {}
+  record Feed(StreamId stream, Iterator<KvEventBatch> batches) {
+    /** The benchmarks index their fixtures with engine keys. */
+    KeyMode mode() {
+      return KeyMode.ENGINE;
+    }
+  }
 
   private ApplyPump() {}
 
@@ -54,7 +60,7 @@ final class ApplyPump {
       }
       KvEventBatch batch = feed.batches().next();
       index
-          .applyAsync(feed.stream(), seq, token, batch)
+          .applyAsync(feed.stream(), feed.mode(), seq, token, batch)
           .whenComplete((result, error) -> completed(seq, result, error));
     }
 

@@ -9,7 +9,9 @@ import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.redis.KeySchema;
 import io.lettuce.core.api.StatefulRedisConnection;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -89,7 +91,7 @@ final class IndexBenchmark {
     if (redis.owned()) {
       redis.flushIfOwned();
     } else {
-      redis.deleteKeys("kvindex:v1:{" + name + "/");
+      redis.deleteKeys(KeySchema.keyPrefix(name));
     }
   }
 
@@ -247,12 +249,9 @@ final class IndexBenchmark {
     return 3 + (sizes.promptBlocks() + 15) / 16;
   }
 
-  /**
-   * The index's blocks hash of group 0, by the documented key layout (the bench's index names need
-   * no percent-encoding); checked to exist.
-   */
+  /** The index's blocks hash of group 0, as the key schema names it; checked to exist. */
   private String blocksKey(String indexName) {
-    String key = groupZeroKey(indexName, "blocks");
+    String key = new String(new KeySchema(indexName, 1).blocksKey(0), StandardCharsets.UTF_8);
     if (redis.admin().exists(key) != 1) {
       throw new IllegalStateException(
           "the blocks hash of index "
@@ -262,14 +261,6 @@ final class IndexBenchmark {
               + "; the key layout changed");
     }
     return key;
-  }
-
-  /**
-   * A key of group 0 of an index, by the documented layout; dropped with the index (a user's server
-   * loses every key under the index's prefix).
-   */
-  private static String groupZeroKey(String indexName, String name) {
-    return "kvindex:v1:{" + indexName + "/0}:" + name;
   }
 
   private LatencyRecorder measureLookups(

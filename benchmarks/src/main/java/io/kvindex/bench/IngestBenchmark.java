@@ -3,7 +3,7 @@ package io.kvindex.bench;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
-import io.kvindex.ingester.PodSpec;
+import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.localredis.LocalRedis;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodConfig;

@@ -10,6 +10,7 @@ import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.redis.KeySchema;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -171,7 +172,7 @@ final class PurgeBenchmark {
       if (redis.owned()) {
         redis.flushIfOwned();
       } else {
-        redis.deleteKeys("kvindex:v1:{" + name + "/");
+        redis.deleteKeys(KeySchema.keyPrefix(name));
       }
     }
   }

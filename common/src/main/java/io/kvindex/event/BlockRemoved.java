@@ -21,4 +21,9 @@ public record BlockRemoved(List<Long> blockHashes, String medium, Integer groupI
   public String tier() {
     return Tiers.normalize(medium);
   }
+
+  /** The KV-cache group as the index keys it (see {@link KvEvent#cacheGroup}). */
+  public int cacheGroup() {
+    return KvEvent.cacheGroup(groupIdx);
+  }
 }

@@ -75,4 +75,16 @@ public record BlockStored(
   public String tier() {
     return Tiers.normalize(medium);
   }
+
+  /** The KV-cache group as the index keys it (see {@link KvEvent#cacheGroup}). */
+  public int cacheGroup() {
+    return KvEvent.cacheGroup(groupIdx);
+  }
+
+  /**
+   * Whether the store carries exactly {@code blockSize} token ids per block (token keys need it).
+   */
+  public boolean carriesEveryToken() {
+    return blockSize > 0 && tokenIds.size() == (long) blockHashes.size() * blockSize;
+  }
 }

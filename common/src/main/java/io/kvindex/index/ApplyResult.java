@@ -1,5 +1,7 @@
 package io.kvindex.index;
 
+import io.kvindex.common.Check;
+
 /**
  * The outcome of {@link PrefixIndex#apply}. Immutable and thread-safe.
  *
@@ -15,10 +17,11 @@ public record ApplyResult(
     ApplyStatus status, long watermark, int blocksStored, int blocksRemoved, int blocksDropped) {
 
   public ApplyResult {
-    Names.notNull(status, "status");
+    Check.notNull(status, "status");
   }
 
-  static ApplyResult of(ApplyStatus status, long watermark) {
+  /** A result with no block counts (anything but APPLIED). */
+  public static ApplyResult of(ApplyStatus status, long watermark) {
     return new ApplyResult(status, watermark, 0, 0, 0);
   }
 }

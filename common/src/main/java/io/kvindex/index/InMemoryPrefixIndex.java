@@ -1,11 +1,13 @@
 package io.kvindex.index;
 
+import io.kvindex.common.Check;
 import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.hash.TokenKeys;
+import io.kvindex.index.redis.KeySchema;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -23,7 +25,7 @@ import java.util.concurrent.CompletableFuture;
  * and as the reference the Redis index is checked against. Thread-safe.
  */
 final class InMemoryPrefixIndex implements PrefixIndex {
-  private record Block(int cacheGroup, long key) {}
+  private record Block(KeyMode mode, int cacheGroup, long key) {}
 
   private record Pod(String model, String pod) {}
 
@@ -44,6 +46,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<Pod, Long> deadlines = new HashMap<>();
   private final Map<Pod, Map<SpecBlock, Long>> speculative = new HashMap<>();
   private final Map<StreamId, Lease> leases = new HashMap<>();
+  private final Map<String, Long> replicas = new HashMap<>();
+  private final Map<Pod, String> incarnations = new HashMap<>();
   private long fence;
 
   InMemoryPrefixIndex(IndexConfig config, InstantSource clock) {
@@ -54,16 +58,17 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, long seq, long fencingToken, KvEventBatch batch) {
-    Names.notNull(stream, "stream");
-    Names.notNull(batch, "batch");
-    if (seq < 0 || seq > 1L << 53) {
-      throw new IllegalArgumentException("seq must be in [0, 2^53], got " + seq);
-    }
-    return CompletableFuture.completedFuture(applyNow(stream, seq, fencingToken, batch.events()));
+      StreamId stream, KeyMode mode, long seq, long fencingToken, KvEventBatch batch) {
+    Check.notNull(stream, "stream");
+    Check.notNull(mode, "mode");
+    Check.notNull(batch, "batch");
+    Check.between(seq, 0, 1L << 53, "seq");
+    return CompletableFuture.completedFuture(
+        applyNow(stream, mode, seq, fencingToken, batch.events()));
   }
 
-  private ApplyResult applyNow(StreamId id, long seq, long token, List<KvEvent> events) {
+  private ApplyResult applyNow(
+      StreamId id, KeyMode mode, long seq, long token, List<KvEvent> events) {
     if (!holds(id, token)) {
       return ApplyResult.of(ApplyStatus.FENCED, -1);
     }
@@ -74,7 +79,6 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     if (s.watermark != null && seq > s.watermark + 1) {
       return ApplyResult.of(ApplyStatus.GAP, s.watermark);
     }
-    KeyMode mode = config.keyMode(id.model());
     int[] counts = new int[3];
     for (KvEvent event : events) {
       if (event instanceof AllBlocksCleared) {
@@ -92,11 +96,11 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   private static void store(Stream s, KeyMode mode, String model, BlockStored e, int[] counts) {
-    int cg = EventPacker.cacheGroup(e.groupIdx());
+    int cg = e.cacheGroup();
     int bit = Tier.of(e.medium()).bit();
     int n = e.blockHashes().size();
     if (mode == KeyMode.ENGINE) {
-      e.blockHashes().forEach(h -> s.tiers.merge(new Block(cg, h), bit, (a, b) -> a | b));
+      e.blockHashes().forEach(h -> s.tiers.merge(new Block(mode, cg, h), bit, (a, b) -> a | b));
       counts[0] += n;
       return;
     }
@@ -106,8 +110,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     Long prev =
         e.parentBlockHash() == null
             ? Long.valueOf(TokenKeys.root(model, e.loraName()))
-            : s.tokenMap.get(new Block(cg, e.parentBlockHash()));
-    if (!EventPacker.tokensMatch(e) || prev == null) {
+            : s.tokenMap.get(new Block(mode, cg, e.parentBlockHash()));
+    if (!e.carriesEveryToken() || prev == null) {
       counts[2] += n;
       return;
     }
@@ -115,17 +119,17 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     long key = prev;
     for (int i = 0; i < n; i++) {
       key = TokenKeys.next(key, tokens, i * e.blockSize(), (i + 1) * e.blockSize());
-      s.tokenMap.put(new Block(cg, e.blockHashes().get(i)), key);
-      s.tiers.merge(new Block(cg, key), bit, (a, b) -> a | b);
+      s.tokenMap.put(new Block(mode, cg, e.blockHashes().get(i)), key);
+      s.tiers.merge(new Block(mode, cg, key), bit, (a, b) -> a | b);
     }
     counts[0] += n;
   }
 
   private static void remove(Stream s, KeyMode mode, BlockRemoved e, int[] counts) {
-    int cg = EventPacker.cacheGroup(e.groupIdx());
+    int cg = e.cacheGroup();
     int bit = Tier.of(e.medium()).bit();
     for (long hash : e.blockHashes()) {
-      Block engine = new Block(cg, hash);
+      Block engine = new Block(mode, cg, hash);
       Block block = engine;
       if (mode == KeyMode.TOKEN) {
         Long key = s.tokenMap.get(engine);
@@ -133,7 +137,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
           counts[2]++;
           continue;
         }
-        block = new Block(cg, key);
+        block = new Block(mode, cg, key);
       }
       counts[1]++;
       int left = s.tiers.getOrDefault(block, 0) & ~bit;
@@ -149,8 +153,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   @Override
   public synchronized CompletableFuture<PurgeStatus> purgeAsync(
       StreamId stream, long fencingToken, PurgeMode mode) {
-    Names.notNull(stream, "stream");
-    Names.notNull(mode, "mode");
+    Check.notNull(stream, "stream");
+    Check.notNull(mode, "mode");
     if (!holds(stream, fencingToken)) {
       return CompletableFuture.completedFuture(PurgeStatus.FENCED);
     }
@@ -167,7 +171,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<LookupResult> lookupAsync(LookupRequest request) {
-    Names.notNull(request, "request");
+    Check.notNull(request, "request");
     Map<String, PodMatch> out = new LinkedHashMap<>();
     for (String pod : request.candidatePods()) {
       out.put(pod, match(request, pod));
@@ -177,10 +181,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private PodMatch match(LookupRequest request, String pod) {
     Long deadline = deadlines.get(new Pod(request.model(), pod));
-    boolean live =
-        deadline != null
-            && deadline >= now()
-            && config.keyMode(request.model()) == request.keyMode();
+    boolean live = deadline != null && deadline >= now();
     int[] spec = speculativeTiers(request, pod);
     int depth = run(spec, 0xF);
     int confirmed = 0;
@@ -218,21 +219,22 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private int[] speculativeTiers(LookupRequest request, String pod) {
     Map<SpecBlock, Long> entries =
         speculative.getOrDefault(new Pod(request.model(), pod), Map.of());
-    int[] out = new int[request.blockKeys().size()];
+    int[] out = new int[request.length()];
     long now = now();
     for (int i = 0; i < out.length; i++) {
       Long until =
           entries.get(
-              new SpecBlock(request.keyMode(), request.cacheGroup(), request.blockKeys().get(i)));
+              new SpecBlock(request.keyMode(), request.cacheGroup(), request.blockKeys()[i]));
       out[i] = until != null && until >= now ? Tier.GPU.bit() : 0;
     }
     return out;
   }
 
   private static int[] tiers(Map<Block, Integer> tiers, LookupRequest request) {
-    int[] out = new int[request.blockKeys().size()];
+    int[] out = new int[request.length()];
     for (int i = 0; i < out.length; i++) {
-      out[i] = tiers.getOrDefault(new Block(request.cacheGroup(), request.blockKeys().get(i)), 0);
+      Block block = new Block(request.keyMode(), request.cacheGroup(), request.blockKeys()[i]);
+      out[i] = tiers.getOrDefault(block, 0);
     }
     return out;
   }
@@ -247,7 +249,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<Optional<List<String>>> livePods(String model) {
-    Names.check(model, "model");
+    Check.name(model, "model");
     long now = now();
     List<String> pods = new ArrayList<>();
     deadlines.forEach(
@@ -261,13 +263,11 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<Boolean> speculateAsync(
-      String model, KeyMode mode, String pod, List<Long> blockKeys, int cacheGroup, Duration ttl) {
-    Names.check(model, "model");
-    Names.check(pod, "pod");
-    Names.notNull(mode, "mode");
-    if (ttl == null || ttl.toMillis() < 1) {
-      throw new IllegalArgumentException("ttl must be at least 1 ms, got " + ttl);
-    }
+      String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl) {
+    Check.name(model, "model");
+    Check.name(pod, "pod");
+    Check.notNull(mode, "mode");
+    Check.atLeastOneMilli(ttl, "ttl");
     Map<SpecBlock, Long> entries =
         speculative.computeIfAbsent(new Pod(model, pod), x -> new HashMap<>());
     long until = now() + ttl.toMillis();
@@ -279,8 +279,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized OptionalLong acquireLease(StreamId stream, String owner, Duration ttl) {
-    Names.notNull(stream, "stream");
-    Names.check(owner, "owner");
+    Check.notNull(stream, "stream");
+    Check.name(owner, "owner");
     long now = now();
     Lease cur = live(stream);
     if (cur != null && !cur.owner().equals(owner)) {
@@ -324,7 +324,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   @Override
   public synchronized boolean heartbeat(String model, String pod, Duration ttl) {
     deadlines.put(
-        new Pod(Names.check(model, "model"), Names.check(pod, "pod")), now() + ttl.toMillis());
+        new Pod(Check.name(model, "model"), Check.name(pod, "pod")), now() + ttl.toMillis());
     return true;
   }
 
@@ -348,7 +348,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
       throw new IllegalArgumentException(
           "group must be in [0, " + config.groups() + "), got " + group);
     }
-    Names.atLeast(budget, 1, "budget");
+    Check.atLeast(budget, 1, "budget");
     long cutoff = now() - config.departedRetention().toMillis();
     int scanned = streams.size() + deadlines.size();
     int before = streams.size();
@@ -369,8 +369,31 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
+  public synchronized int registerReplica(String replica, Duration ttl) {
+    Check.name(replica, "replica");
+    long now = now();
+    replicas.values().removeIf(until -> until <= now);
+    replicas.put(replica, now + Check.atLeastOneMilli(ttl, "ttl").toMillis());
+    return replicas.size();
+  }
+
+  @Override
+  public synchronized void deregisterReplica(String replica) {
+    replicas.remove(Check.name(replica, "replica"));
+  }
+
+  @Override
+  public synchronized Optional<String> swapIncarnation(
+      String model, String pod, String incarnation, Duration ttl) {
+    Check.notBlank(incarnation, "incarnation");
+    Check.atLeastOneMilli(ttl, "ttl");
+    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
+    return Optional.ofNullable(incarnations.put(key, incarnation));
+  }
+
+  @Override
   public int groupOf(String model, String pod) {
-    return keys.groupOf(Names.check(model, "model"), Names.check(pod, "pod"));
+    return keys.groupOf(Check.name(model, "model"), Check.name(pod, "pod"));
   }
 
   @Override

@@ -1,13 +1,18 @@
 package io.kvindex.index;
 
-import java.util.ArrayList;
+import io.kvindex.common.Check;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
  * One routing question: how much of this prompt's block chain does each candidate pod hold?
- * Immutable and thread-safe.
+ * Immutable and thread-safe by convention: {@code blockKeys} is not copied (a router computes it
+ * once per request and hands it on), so nobody may change it after constructing the request.
  *
  * @param model the served model
  * @param keyMode how {@code blockKeys} were formed; must match the mode the model is indexed in
@@ -19,25 +24,21 @@ import java.util.Set;
  * @param cacheGroup the KV-cache group (0 for models with one group), 0 to 65535
  */
 public record LookupRequest(
-    String model,
-    KeyMode keyMode,
-    List<Long> blockKeys,
-    Set<String> candidatePods,
-    int cacheGroup) {
+    String model, KeyMode keyMode, long[] blockKeys, Set<String> candidatePods, int cacheGroup) {
 
   /** The most candidate pods one request may name. */
   public static final int MAX_CANDIDATES = 4096;
 
   public LookupRequest {
-    Names.check(model, "model");
-    Names.notNull(keyMode, "keyMode");
-    blockKeys = List.copyOf(Names.notNull(blockKeys, "blockKeys"));
-    Names.notNull(candidatePods, "candidatePods");
-    List<String> pods = new ArrayList<>(candidatePods.size());
+    Check.name(model, "model");
+    Check.notNull(keyMode, "keyMode");
+    Check.notNull(blockKeys, "blockKeys");
+    Check.notNull(candidatePods, "candidatePods");
+    Set<String> pods = new LinkedHashSet<>();
     for (String pod : candidatePods) {
-      pods.add(Names.check(pod, "candidate pod"));
+      pods.add(Check.name(pod, "candidate pod"));
     }
-    candidatePods = java.util.Collections.unmodifiableSet(new LinkedHashSet<>(pods));
+    candidatePods = Collections.unmodifiableSet(pods);
     if (candidatePods.size() > MAX_CANDIDATES) {
       throw new IllegalArgumentException(
           "candidatePods must name at most "
@@ -46,14 +47,56 @@ public record LookupRequest(
               + candidatePods.size()
               + "; split the request");
     }
-    if (cacheGroup < 0 || cacheGroup > 0xFFFF) {
-      throw new IllegalArgumentException("cacheGroup must be in [0, 65535], got " + cacheGroup);
-    }
+    Check.between(cacheGroup, 0, 0xFFFF, "cacheGroup");
   }
 
   /** A request for cache group 0. */
   public static LookupRequest of(
-      String model, KeyMode keyMode, List<Long> blockKeys, java.util.Collection<String> pods) {
+      String model, KeyMode keyMode, long[] blockKeys, Collection<String> pods) {
     return new LookupRequest(model, keyMode, blockKeys, new LinkedHashSet<>(pods), 0);
+  }
+
+  /** A request for cache group 0, its keys given as a list (copied into an array). */
+  public static LookupRequest of(
+      String model, KeyMode keyMode, List<Long> blockKeys, Collection<String> pods) {
+    long[] keys =
+        Check.notNull(blockKeys, "blockKeys").stream().mapToLong(Long::longValue).toArray();
+    return of(model, keyMode, keys, pods);
+  }
+
+  /** How many blocks the prompt has. */
+  public int length() {
+    return blockKeys.length;
+  }
+
+  /** Equal when every component is, the block keys compared by content. */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof LookupRequest r
+        && model.equals(r.model)
+        && keyMode == r.keyMode
+        && Arrays.equals(blockKeys, r.blockKeys)
+        && candidatePods.equals(r.candidatePods)
+        && cacheGroup == r.cacheGroup;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(model, keyMode, Arrays.hashCode(blockKeys), candidatePods, cacheGroup);
+  }
+
+  @Override
+  public String toString() {
+    return "LookupRequest[model="
+        + model
+        + ", keyMode="
+        + keyMode
+        + ", blocks="
+        + blockKeys.length
+        + ", candidates="
+        + candidatePods.size()
+        + ", cacheGroup="
+        + cacheGroup
+        + "]";
   }
 }

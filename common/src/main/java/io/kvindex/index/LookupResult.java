@@ -1,5 +1,6 @@
 package io.kvindex.index;
 
+import io.kvindex.common.Check;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -16,7 +17,7 @@ import java.util.Optional;
 public record LookupResult(Map<String, PodMatch> pods, boolean complete) {
 
   public LookupResult {
-    pods = Collections.unmodifiableMap(new LinkedHashMap<>(Names.notNull(pods, "pods")));
+    pods = Collections.unmodifiableMap(new LinkedHashMap<>(Check.notNull(pods, "pods")));
   }
 
   /** The pod with the greatest depth (ties: the higher score, then request order), if any. */

@@ -1,5 +1,6 @@
 package io.kvindex.index;
 
+import io.kvindex.common.Check;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -27,7 +28,7 @@ public record PodMatch(
     boolean speculative) {
 
   public PodMatch {
-    Names.notNull(pod, "pod");
+    Check.notNull(pod, "pod");
     rankDepths = java.util.Collections.unmodifiableMap(new TreeMap<>(rankDepths));
   }
 

@@ -1,5 +1,6 @@
 package io.kvindex.index;
 
+import io.kvindex.common.Await;
 import io.kvindex.event.KvEventBatch;
 import java.time.Duration;
 import java.util.List;
@@ -21,8 +22,12 @@ import java.util.concurrent.CompletableFuture;
  *       once; later events of the same batch start from an empty cache.
  *   <li>A pod is live until its liveness deadline (refreshed by every applied batch and by {@link
  *       #heartbeat}); entries of pods that are not live are invisible.
- *   <li>Temporary Redis errors are retried, then reported as SWALLOWED / incomplete, never thrown;
- *       real errors throw {@link io.kvindex.redis.RedisRealException} (or a subclass).
+ *   <li>Temporary Redis errors are retried, then reported as SWALLOWED / incomplete (or, where a
+ *       call cannot go on without the answer, as {@link
+ *       io.kvindex.redis.RedisUnavailableException}); real errors throw {@link
+ *       io.kvindex.redis.RedisRealException} (or a subclass).
+ *   <li>A model's blocks are keyed in one {@link KeyMode} fleet-wide: writers pass it with every
+ *       batch, readers with every lookup.
  * </ul>
  *
  * <p>Implementations are thread-safe.
@@ -37,16 +42,18 @@ public interface PrefixIndex extends AutoCloseable {
   /**
    * Applies one batch of a stream's events, atomically.
    *
+   * @param mode how the stream's model keys its blocks
    * @param seq the batch's sequence number, 0 to 2^53
    * @param fencingToken the stream's lease token from {@link #acquireLease}
    */
-  default ApplyResult apply(StreamId stream, long seq, long fencingToken, KvEventBatch batch) {
-    return Await.of(applyAsync(stream, seq, fencingToken, batch));
+  default ApplyResult apply(
+      StreamId stream, KeyMode mode, long seq, long fencingToken, KvEventBatch batch) {
+    return Await.of(applyAsync(stream, mode, seq, fencingToken, batch));
   }
 
   /** {@link #apply} without blocking; never completes on the caller's thread necessarily. */
   CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, long seq, long fencingToken, KvEventBatch batch);
+      StreamId stream, KeyMode mode, long seq, long fencingToken, KvEventBatch batch);
 
   /**
    * Makes every entry of the stream invisible at once (O(1)); the entries are removed later by
@@ -93,11 +100,12 @@ public interface PrefixIndex extends AutoCloseable {
    * speculative hash carries a PEXPIRE), so entries vanish even if every router dies. Confirmed
    * entries supersede them: a block the pod's engine reported is not speculative.
    *
+   * @param blockKeys the prompt's block keys (read, never kept)
    * @param ttl how long the entries count, at least 1 ms
    * @return true if recorded, false if Redis was unavailable (best effort; nothing to heal)
    */
   CompletableFuture<Boolean> speculateAsync(
-      String model, KeyMode mode, String pod, List<Long> blockKeys, int cacheGroup, Duration ttl);
+      String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl);
 
   /**
    * The pods of {@code model} that are live now (their liveness deadline has not passed), in no
@@ -140,6 +148,31 @@ public interface PrefixIndex extends AutoCloseable {
    * SweepResult#done()}; without it, every pod ever seen keeps a few records forever.
    */
   SweepResult sweepDeparted(int group, int budget);
+
+  /**
+   * Registers an ingester replica as alive until now + ttl and tells how many replicas are alive
+   * (itself included), so that replicas can share the streams fairly.
+   *
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  int registerReplica(String replica, Duration ttl);
+
+  /**
+   * Removes a replica from the live set at once (a graceful stop).
+   *
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  void deregisterReplica(String replica);
+
+  /**
+   * Records a pod's engine incarnation (its process start time, as its {@code /metrics} reports it)
+   * for {@code ttl}, and returns the one recorded before: a changed incarnation means the engine
+   * restarted and lost its cache, even when its sequence numbers do not show it.
+   *
+   * @return the incarnation recorded before, or empty if none
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  Optional<String> swapIncarnation(String model, String pod, String incarnation, Duration ttl);
 
   /** The index group a pod's streams live in. */
   int groupOf(String model, String pod);

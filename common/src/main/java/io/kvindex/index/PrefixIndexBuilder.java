@@ -1,11 +1,12 @@
 package io.kvindex.index;
 
+import io.kvindex.common.Check;
+import io.kvindex.index.redis.RedisPrefixIndex;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -15,8 +16,6 @@ import java.util.Map;
 public final class PrefixIndexBuilder {
   private String indexName = "default";
   private int groups = 1;
-  private KeyMode defaultKeyMode = KeyMode.ENGINE;
-  private final Map<String, KeyMode> keyModes = new HashMap<>();
   private final Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
   private Duration podTtl = Duration.ofSeconds(30);
   private Duration departedRetention = Duration.ofHours(1);
@@ -61,7 +60,7 @@ public final class PrefixIndexBuilder {
    * the key names. Default {@code default}.
    */
   public PrefixIndexBuilder indexName(String indexName) {
-    this.indexName = Names.check(indexName, "indexName");
+    this.indexName = Check.name(indexName, "indexName");
     return this;
   }
 
@@ -71,22 +70,7 @@ public final class PrefixIndexBuilder {
    * stored count fails {@link #build()}. Default 1.
    */
   public PrefixIndexBuilder groups(int groups) {
-    if (groups < 1 || groups > 65536) {
-      throw new IllegalArgumentException("groups must be in [1, 65536], got " + groups);
-    }
-    this.groups = groups;
-    return this;
-  }
-
-  /** The key mode of models without their own. Default {@link KeyMode#ENGINE}. */
-  public PrefixIndexBuilder defaultKeyMode(KeyMode mode) {
-    this.defaultKeyMode = Names.notNull(mode, "mode");
-    return this;
-  }
-
-  /** The key mode of one model (its engine hashes reproducible by the router, or not). */
-  public PrefixIndexBuilder keyMode(String model, KeyMode mode) {
-    keyModes.put(Names.check(model, "model"), Names.notNull(mode, "mode"));
+    this.groups = Check.between(groups, 1, 65536, "groups");
     return this;
   }
 
@@ -95,11 +79,7 @@ public final class PrefixIndexBuilder {
    * 0.5, OTHER 0.5.
    */
   public PrefixIndexBuilder tierWeight(Tier tier, double weight) {
-    Names.notNull(tier, "tier");
-    if (!(weight >= 0 && weight <= 1000)) {
-      throw new IllegalArgumentException("weight must be in [0, 1000], got " + weight);
-    }
-    tierWeights.put(tier, weight);
+    tierWeights.put(Check.notNull(tier, "tier"), Check.between(weight, 0, 1000, "weight"));
     return this;
   }
 
@@ -108,7 +88,7 @@ public final class PrefixIndexBuilder {
    * 30 s.
    */
   public PrefixIndexBuilder podTtl(Duration podTtl) {
-    this.podTtl = positiveMillis(podTtl, "podTtl");
+    this.podTtl = Check.atLeastOneMilli(podTtl, "podTtl");
     return this;
   }
 
@@ -118,7 +98,7 @@ public final class PrefixIndexBuilder {
    * that; one that comes back starts afresh, with no watermark. Default 1 h.
    */
   public PrefixIndexBuilder departedRetention(Duration retention) {
-    this.departedRetention = positiveMillis(retention, "departedRetention");
+    this.departedRetention = Check.atLeastOneMilli(retention, "departedRetention");
     return this;
   }
 
@@ -127,10 +107,7 @@ public final class PrefixIndexBuilder {
    * #DEFAULT_GC_BUDGET}.
    */
   public PrefixIndexBuilder gcBudget(int fields) {
-    if (fields < 1 || fields > 5000) {
-      throw new IllegalArgumentException("gcBudget must be in [1, 5000], got " + fields);
-    }
-    this.gcBudget = fields;
+    this.gcBudget = Check.between(fields, 1, 5000, "gcBudget");
     return this;
   }
 
@@ -140,22 +117,19 @@ public final class PrefixIndexBuilder {
    * {@value #DEFAULT_SEGMENT_SLOTS}.
    */
   public PrefixIndexBuilder segmentSlots(int slots) {
-    if (slots < 16 || slots > 4096) {
-      throw new IllegalArgumentException("segmentSlots must be in [16, 4096], got " + slots);
-    }
-    this.segmentSlots = slots;
+    this.segmentSlots = Check.between(slots, 16, 4096, "segmentSlots");
     return this;
   }
 
   /** Retries of writes, leases and GC. Default {@link RetryPolicy#defaults()}. */
   public PrefixIndexBuilder writePolicy(RetryPolicy policy) {
-    this.writePolicy = Names.notNull(policy, "policy");
+    this.writePolicy = Check.notNull(policy, "policy");
     return this;
   }
 
   /** Retries of lookups. Default {@link RetryPolicy#router()} (5 ms budget). */
   public PrefixIndexBuilder lookupPolicy(RetryPolicy policy) {
-    this.lookupPolicy = Names.notNull(policy, "policy");
+    this.lookupPolicy = Check.notNull(policy, "policy");
     return this;
   }
 
@@ -164,13 +138,13 @@ public final class PrefixIndexBuilder {
    * owns and closes it, after the index. Required by {@link #build()}.
    */
   public PrefixIndexBuilder redis(RedisConnector connector) {
-    this.connector = Names.notNull(connector, "connector");
+    this.connector = Check.notNull(connector, "connector");
     return this;
   }
 
   /** The clock of the in-memory model (Redis uses its own TIME). Default the system clock. */
   public PrefixIndexBuilder clock(InstantSource clock) {
-    this.clock = Names.notNull(clock, "clock");
+    this.clock = Check.notNull(clock, "clock");
     return this;
   }
 
@@ -183,12 +157,7 @@ public final class PrefixIndexBuilder {
     if (connector == null) {
       throw new IllegalStateException("redis(connector) is required to build a Redis index");
     }
-    return RedisPrefixIndex.open(
-        config(),
-        connector.scripts(writePolicy),
-        connector.scripts(lookupPolicy),
-        connector.commands(),
-        connector.meterRegistry());
+    return RedisPrefixIndex.open(config(), connector, writePolicy, lookupPolicy);
   }
 
   /** The in-memory model of the same semantics, for tests. */
@@ -198,22 +167,6 @@ public final class PrefixIndexBuilder {
 
   private IndexConfig config() {
     return new IndexConfig(
-        indexName,
-        groups,
-        defaultKeyMode,
-        keyModes,
-        tierWeights,
-        podTtl,
-        gcBudget,
-        segmentSlots,
-        departedRetention);
-  }
-
-  private static Duration positiveMillis(Duration value, String name) {
-    Names.notNull(value, name);
-    if (value.toMillis() < 1) {
-      throw new IllegalArgumentException(name + " must be at least 1 ms, got " + value);
-    }
-    return value;
+        indexName, groups, tierWeights, podTtl, gcBudget, segmentSlots, departedRetention);
   }
 }

@@ -1,5 +1,7 @@
 package io.kvindex.index;
 
+import io.kvindex.common.Check;
+
 /**
  * One engine core's event stream: the unit that holds a cache. Immutable and thread-safe.
  *
@@ -9,14 +11,17 @@ package io.kvindex.index;
  */
 public record StreamId(String model, String pod, int dpRank) {
   /** The longest model or pod name accepted, in UTF-8 bytes. */
-  public static final int MAX_NAME_BYTES = 1 << 16;
+  public static final int MAX_NAME_BYTES = Check.MAX_NAME_BYTES;
 
   public StreamId {
-    Names.check(model, "model");
-    Names.check(pod, "pod");
-    if (dpRank < 0 || dpRank > 0xFFFF) {
-      throw new IllegalArgumentException("dpRank must be in [0, 65535], got " + dpRank);
-    }
+    Check.name(model, "model");
+    Check.name(pod, "pod");
+    Check.between(dpRank, 0, 0xFFFF, "dpRank");
+  }
+
+  @Override
+  public String toString() {
+    return pod + "/dp" + dpRank;
   }
 
   /** Rank 0 of a pod. */

@@ -20,7 +20,7 @@ public enum Tier {
   }
 
   /** The tier's bit in a holder entry (1, 2, 4 or 8). */
-  int bit() {
+  public int bit() {
     return bit;
   }
 

@@ -1,5 +1,6 @@
 package io.kvindex.redis;
 
+import io.kvindex.common.Check;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.util.concurrent.CompletableFuture;
@@ -17,8 +18,8 @@ final class EvalShaScriptRunner implements ScriptRunner {
       RedisScriptingAsyncCommands<byte[], byte[]> commands,
       RedisCalls calls,
       RedisMetrics metrics) {
-    this.commands = Args.notNull(commands, "commands");
-    this.calls = Args.notNull(calls, "calls");
+    this.commands = Check.notNull(commands, "commands");
+    this.calls = Check.notNull(calls, "calls");
     this.metrics = metrics;
   }
 
@@ -45,9 +46,9 @@ final class EvalShaScriptRunner implements ScriptRunner {
 
   @Override
   public CompletionStage<RedisOutcome<Void>> preload(LuaScript... scripts) {
-    Args.notNull(scripts, "scripts");
+    Check.notNull(scripts, "scripts");
     for (LuaScript script : scripts) {
-      Args.notNull(script, "script");
+      Check.notNull(script, "script");
     }
     return calls.call("script_load", () -> loadAll(scripts));
   }
@@ -112,10 +113,10 @@ final class EvalShaScriptRunner implements ScriptRunner {
   }
 
   private static void check(LuaScript script, ScriptOutputType type, byte[][] keys, byte[][] args) {
-    Args.notNull(script, "script");
-    Args.notNull(type, "type");
-    Args.notNull(keys, "keys");
-    Args.notNull(args, "args");
+    Check.notNull(script, "script");
+    Check.notNull(type, "type");
+    Check.notNull(keys, "keys");
+    Check.notNull(args, "args");
     if (keys.length == 0) {
       throw new IllegalArgumentException(
           "keys must name every key script '" + script.name() + "' touches, got none");

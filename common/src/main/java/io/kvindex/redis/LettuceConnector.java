@@ -1,5 +1,6 @@
 package io.kvindex.redis;
 
+import io.kvindex.common.Check;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.MaintNotificationsConfig;
 import io.lettuce.core.RedisClient;
@@ -184,7 +185,7 @@ final class LettuceConnector implements RedisConnector {
 
   @Override
   public RedisCalls calls(RetryPolicy policy) {
-    return new ResilientRedisCalls(Args.notNull(policy, "policy"), scheduler, metrics, classifier);
+    return new ResilientRedisCalls(Check.notNull(policy, "policy"), scheduler, metrics, classifier);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.kvindex.redis;
 
+import io.kvindex.common.Check;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -20,8 +21,8 @@ public final class LuaScript {
   private final String sha1;
 
   private LuaScript(String name, String source) {
-    this.name = Args.notBlank(name, "name");
-    this.source = Args.notBlank(source, "source");
+    this.name = Check.notBlank(name, "name");
+    this.source = Check.notBlank(source, "source");
     this.sha1 = sha1Hex(source);
   }
 
@@ -41,8 +42,8 @@ public final class LuaScript {
    * @throws IllegalArgumentException if the resource does not exist
    */
   public static LuaScript fromResource(String name, Class<?> anchor, String resource) {
-    Args.notNull(anchor, "anchor");
-    Args.notBlank(resource, "resource");
+    Check.notNull(anchor, "anchor");
+    Check.notBlank(resource, "resource");
     try (InputStream in = anchor.getResourceAsStream(resource)) {
       if (in == null) {
         throw new IllegalArgumentException(

@@ -1,10 +1,11 @@
 package io.kvindex.redis;
 
+import io.kvindex.common.Check;
+import io.kvindex.common.Threads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.function.Supplier;
 
 /**
@@ -60,18 +61,7 @@ public interface RedisCalls {
    * after that fail with a {@link RedisRealException} (reason {@code closed}).
    */
   static ScheduledExecutorService newScheduler(String name) {
-    Args.notBlank(name, "name");
-    ScheduledThreadPoolExecutor executor =
-        new ScheduledThreadPoolExecutor(
-            1,
-            runnable -> {
-              Thread thread = new Thread(runnable, name);
-              thread.setDaemon(true);
-              return thread;
-            },
-            new ScheduledThreadPoolExecutor.AbortPolicy());
-    executor.setRemoveOnCancelPolicy(true);
-    return executor;
+    return Threads.scheduled(Check.notBlank(name, "name"), 1);
   }
 
   /** Builds {@link RedisCalls}. Not thread-safe. */
@@ -85,7 +75,7 @@ public interface RedisCalls {
 
     /** Default {@link RetryPolicy#defaults()}. */
     public Builder policy(RetryPolicy policy) {
-      this.policy = Args.notNull(policy, "policy");
+      this.policy = Check.notNull(policy, "policy");
       return this;
     }
 
@@ -93,24 +83,24 @@ public interface RedisCalls {
      * Runs retry waits and deadlines; required. Its tasks never block. See {@link #newScheduler}.
      */
     public Builder scheduler(ScheduledExecutorService scheduler) {
-      this.scheduler = Args.notNull(scheduler, "scheduler");
+      this.scheduler = Check.notNull(scheduler, "scheduler");
       return this;
     }
 
     /** Where the counters go. Default {@link Metrics#globalRegistry}. */
     public Builder meterRegistry(MeterRegistry meterRegistry) {
-      this.meterRegistry = Args.notNull(meterRegistry, "meterRegistry");
+      this.meterRegistry = Check.notNull(meterRegistry, "meterRegistry");
       return this;
     }
 
     /** Default {@link RedisErrorClassifier#standard()}. */
     public Builder classifier(RedisErrorClassifier classifier) {
-      this.classifier = Args.notNull(classifier, "classifier");
+      this.classifier = Check.notNull(classifier, "classifier");
       return this;
     }
 
     public RedisCalls build() {
-      Args.notNull(scheduler, "scheduler");
+      Check.notNull(scheduler, "scheduler");
       return new ResilientRedisCalls(
           policy, scheduler, new RedisMetrics(meterRegistry), classifier);
     }

@@ -1,5 +1,6 @@
 package io.kvindex.redis;
 
+import io.kvindex.common.Check;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
@@ -79,37 +80,38 @@ public interface RedisConnector extends AutoCloseable {
 
     /** Where Redis is; see {@link RedisConnector} for the forms. Required. */
     public Builder uri(String uri) {
-      this.uri = Args.notBlank(uri, "uri");
+      this.uri = Check.notBlank(uri, "uri");
       return this;
     }
 
     /** Command, connect and topology-refresh timeout. Default 2 s. */
     public Builder commandTimeout(Duration commandTimeout) {
-      this.commandTimeout = Args.atLeastOneMilli(commandTimeout, "commandTimeout");
+      this.commandTimeout = Check.atLeastOneMilli(commandTimeout, "commandTimeout");
       return this;
     }
 
     /** Commands queued per connection before new ones are rejected. Default 10 000. */
     public Builder requestQueueSize(int requestQueueSize) {
-      this.requestQueueSize = Args.atLeast(requestQueueSize, 1, "requestQueueSize");
+      this.requestQueueSize = Check.atLeast(requestQueueSize, 1, "requestQueueSize");
       return this;
     }
 
     /** Cluster only: how often the client re-reads the topology. Default 30 s. */
     public Builder topologyRefreshPeriod(Duration topologyRefreshPeriod) {
-      this.topologyRefreshPeriod = Args.positive(topologyRefreshPeriod, "topologyRefreshPeriod");
+      this.topologyRefreshPeriod = Check.positive(topologyRefreshPeriod, "topologyRefreshPeriod");
       return this;
     }
 
     /** Cluster only: least time between two refreshes triggered by MOVED etc. Default 1 s. */
     public Builder adaptiveRefreshTimeout(Duration adaptiveRefreshTimeout) {
-      this.adaptiveRefreshTimeout = Args.positive(adaptiveRefreshTimeout, "adaptiveRefreshTimeout");
+      this.adaptiveRefreshTimeout =
+          Check.positive(adaptiveRefreshTimeout, "adaptiveRefreshTimeout");
       return this;
     }
 
     /** Where the counters go. Default {@link Metrics#globalRegistry}. */
     public Builder meterRegistry(MeterRegistry meterRegistry) {
-      this.meterRegistry = Args.notNull(meterRegistry, "meterRegistry");
+      this.meterRegistry = Check.notNull(meterRegistry, "meterRegistry");
       return this;
     }
 
@@ -130,7 +132,7 @@ public interface RedisConnector extends AutoCloseable {
      * @throws RedisRealException if Redis refuses the connection (for example a wrong password)
      */
     public RedisConnector build() {
-      Args.notNull(uri, "uri");
+      Check.notNull(uri, "uri");
       return LettuceConnector.open(this);
     }
   }

@@ -1,5 +1,6 @@
 package io.kvindex.redis;
 
+import io.kvindex.common.Check;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +24,7 @@ record RedisEndpoints(boolean cluster, List<RedisURI> uris) {
   }
 
   static RedisEndpoints parse(String uri, Duration timeout) {
-    String text = Args.notBlank(uri, "uri").trim();
+    String text = Check.notBlank(uri, "uri").trim();
     int schemeEnd = text.indexOf("://");
     if (schemeEnd < 0) {
       throw invalid(text, "no scheme");

@@ -1,5 +1,6 @@
 package io.kvindex.redis;
 
+import io.kvindex.common.Check;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -17,7 +18,7 @@ final class RedisMetrics {
   private final MeterRegistry registry;
 
   RedisMetrics(MeterRegistry registry) {
-    this.registry = Args.notNull(registry, "meterRegistry");
+    this.registry = Check.notNull(registry, "meterRegistry");
   }
 
   void retry(String operation, String reason) {

@@ -4,6 +4,7 @@ import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.core.functions.Either;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
+import io.kvindex.common.Check;
 import io.lettuce.core.RedisException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -85,8 +86,8 @@ final class ResilientRedisCalls implements RedisCalls {
   @Override
   public <T> CompletionStage<RedisOutcome<T>> call(
       String operation, Supplier<? extends CompletionStage<T>> command) {
-    Args.notBlank(operation, "operation");
-    Args.notNull(command, "command");
+    Check.notBlank(operation, "operation");
+    Check.notNull(command, "command");
     Call call = new Call(operation, System.nanoTime(), policy.totalBudget());
     CompletableFuture<RedisOutcome<T>> outcome = new CompletableFuture<>();
     retry
@@ -148,7 +149,7 @@ final class ResilientRedisCalls implements RedisCalls {
     }
     CompletionStage<T> stage;
     try {
-      stage = Args.notNull(command.get(), "the stage returned by the command supplier");
+      stage = Check.notNull(command.get(), "the stage returned by the command supplier");
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }

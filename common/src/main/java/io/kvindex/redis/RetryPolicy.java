@@ -1,5 +1,6 @@
 package io.kvindex.redis;
 
+import io.kvindex.common.Check;
 import java.time.Duration;
 
 /**
@@ -124,37 +125,37 @@ public final class RetryPolicy {
 
     /** All calls including the first, at least 1. Default 5. */
     public Builder maxAttempts(int maxAttempts) {
-      this.maxAttempts = Args.atLeast(maxAttempts, 1, "maxAttempts");
+      this.maxAttempts = Check.atLeast(maxAttempts, 1, "maxAttempts");
       return this;
     }
 
     /** The first wait, at least 1 ms. Default 20 ms. */
     public Builder initialBackoff(Duration initialBackoff) {
-      this.initialBackoff = Args.atLeastOneMilli(initialBackoff, "initialBackoff");
+      this.initialBackoff = Check.atLeastOneMilli(initialBackoff, "initialBackoff");
       return this;
     }
 
     /** Growth factor of the wait, at least 1. Default 2. */
     public Builder backoffMultiplier(double backoffMultiplier) {
-      this.backoffMultiplier = Args.between(backoffMultiplier, 1.0, 100.0, "backoffMultiplier");
+      this.backoffMultiplier = Check.between(backoffMultiplier, 1.0, 100.0, "backoffMultiplier");
       return this;
     }
 
     /** Jitter factor in [0, 1). Default 0.5. */
     public Builder randomization(double randomization) {
-      this.randomization = Args.between(randomization, 0.0, 0.99, "randomization");
+      this.randomization = Check.between(randomization, 0.0, 0.99, "randomization");
       return this;
     }
 
     /** Hard cap on one wait, at least 1 ms. Default 1 s. */
     public Builder maxBackoff(Duration maxBackoff) {
-      this.maxBackoff = Args.atLeastOneMilli(maxBackoff, "maxBackoff");
+      this.maxBackoff = Check.atLeastOneMilli(maxBackoff, "maxBackoff");
       return this;
     }
 
     /** Time limit of a whole call, attempts and waits. Default 10 s. */
     public Builder totalBudget(Duration totalBudget) {
-      this.totalBudget = Args.positive(totalBudget, "totalBudget");
+      this.totalBudget = Check.positive(totalBudget, "totalBudget");
       return this;
     }
 

@@ -8,15 +8,15 @@ import io.micrometer.core.instrument.Metrics;
 import java.util.stream.Collectors;
 
 /** Opens a {@link RedisConnector} on a test topology. */
-final class Connectors {
+public final class Connectors {
   private Connectors() {}
 
-  static RedisConnector connect(RedisTopology topology) {
+  public static RedisConnector connect(RedisTopology topology) {
     return connect(topology, Metrics.globalRegistry);
   }
 
   /** As above, its meters (and those of indexes built on it) in {@code registry}. */
-  static RedisConnector connect(RedisTopology topology, MeterRegistry registry) {
+  public static RedisConnector connect(RedisTopology topology, MeterRegistry registry) {
     String hosts =
         topology.uris().stream()
             .map(RedisURI::toString)

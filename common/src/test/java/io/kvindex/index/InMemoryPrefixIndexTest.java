@@ -9,6 +9,6 @@ class InMemoryPrefixIndexTest extends PrefixIndexContract {
 
   @Override
   PrefixIndex open(PrefixIndexBuilder builder) {
-    return builder.keyMode(TOKEN_MODEL, KeyMode.TOKEN).buildInMemory();
+    return builder.buildInMemory();
   }
 }

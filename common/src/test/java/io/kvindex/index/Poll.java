@@ -4,14 +4,14 @@ import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
 /** Waits for a condition with a deadline (tests never sleep to wait). */
-final class Poll {
+public final class Poll {
   private Poll() {}
 
-  static void until(BooleanSupplier condition) {
+  public static void until(BooleanSupplier condition) {
     until(condition, Duration.ofSeconds(10));
   }
 
-  static void until(BooleanSupplier condition, Duration timeout) {
+  public static void until(BooleanSupplier condition, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * The semantics every {@link PrefixIndex} shares, run against the in-memory model, a standalone
  * Redis and a Redis Cluster. Subclasses open the index under test.
  */
-abstract class PrefixIndexContract {
+public abstract class PrefixIndexContract {
   static final String MODEL = "m";
   static final String TOKEN_MODEL = "tok";
   static final String OWNER = "ingester-1";
@@ -35,8 +35,7 @@ abstract class PrefixIndexContract {
   abstract PrefixIndexBuilder builder();
 
   PrefixIndex open(PrefixIndexBuilder builder) {
-    PrefixIndex index =
-        builder.keyMode(TOKEN_MODEL, KeyMode.TOKEN).indexName(getClass().getSimpleName()).build();
+    PrefixIndex index = builder.indexName(getClass().getSimpleName()).build();
     opened.add(index);
     return index;
   }
@@ -64,15 +63,18 @@ abstract class PrefixIndexContract {
     StreamId s = StreamId.of(MODEL, "p");
     long t = lease(index, s);
     assertThat(index.watermark(s)).isEmpty();
-    assertThat(index.apply(s, 7, t, batch()).status()).isEqualTo(ApplyStatus.APPLIED);
-    assertThat(index.apply(s, 8, t, batch()).status()).isEqualTo(ApplyStatus.APPLIED);
-    assertThat(index.apply(s, 8, t, batch(stored(hashes(1, 2), null, null))))
+    assertThat(index.apply(s, Events.mode(s), 7, t, batch()).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(index.apply(s, Events.mode(s), 8, t, batch()).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(index.apply(s, Events.mode(s), 8, t, batch(stored(hashes(1, 2), null, null))))
         .isEqualTo(ApplyResult.of(ApplyStatus.DUPLICATE, 8));
-    assertThat(index.apply(s, 3, t, batch()).status()).isEqualTo(ApplyStatus.DUPLICATE);
-    assertThat(index.apply(s, 10, t, batch(stored(hashes(1, 2), null, null))))
+    assertThat(index.apply(s, Events.mode(s), 3, t, batch()).status())
+        .isEqualTo(ApplyStatus.DUPLICATE);
+    assertThat(index.apply(s, Events.mode(s), 10, t, batch(stored(hashes(1, 2), null, null))))
         .isEqualTo(ApplyResult.of(ApplyStatus.GAP, 8));
     assertThat(lookup(index, hashes(1, 2), "p").pods().get("p").depth()).isZero();
-    assertThat(index.apply(s, 9, t, batch(stored(hashes(1, 2), null, null))))
+    assertThat(index.apply(s, Events.mode(s), 9, t, batch(stored(hashes(1, 2), null, null))))
         .isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 9, 2, 0, 0));
     assertThat(index.watermark(s)).hasValue(9);
   }
@@ -82,13 +84,15 @@ abstract class PrefixIndexContract {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
     long t = lease(index, s);
-    index.apply(s, 100, t, batch(stored(hashes(1, 3), null, null)));
+    index.apply(s, Events.mode(s), 100, t, batch(stored(hashes(1, 3), null, null)));
     assertThat(index.purge(s, t, PurgeMode.KEEP_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
     assertThat(index.watermark(s)).hasValue(100);
-    assertThat(index.apply(s, 5, t, batch()).status()).isEqualTo(ApplyStatus.DUPLICATE);
+    assertThat(index.apply(s, Events.mode(s), 5, t, batch()).status())
+        .isEqualTo(ApplyStatus.DUPLICATE);
     assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
     assertThat(index.watermark(s)).isEmpty();
-    assertThat(index.apply(s, 5, t, batch(stored(hashes(1, 1), null, null))).status())
+    assertThat(
+            index.apply(s, Events.mode(s), 5, t, batch(stored(hashes(1, 1), null, null))).status())
         .isEqualTo(ApplyStatus.APPLIED);
     assertThat(lookup(index, hashes(1, 3), "p").pods().get("p").depth()).isEqualTo(1);
   }
@@ -101,10 +105,12 @@ abstract class PrefixIndexContract {
     assertThat(index.releaseLease(s, OWNER, t)).isTrue();
     long t2 = index.acquireLease(s, "ingester-2", LONG).orElseThrow();
     assertThat(t2).isNotEqualTo(t);
-    assertThat(index.apply(s, 1, t, batch(stored(hashes(1, 1), null, null))).status())
+    assertThat(
+            index.apply(s, Events.mode(s), 1, t, batch(stored(hashes(1, 1), null, null))).status())
         .isEqualTo(ApplyStatus.FENCED);
     assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.FENCED);
-    assertThat(index.apply(s, 1, t2, batch(stored(hashes(1, 1), null, null))).status())
+    assertThat(
+            index.apply(s, Events.mode(s), 1, t2, batch(stored(hashes(1, 1), null, null))).status())
         .isEqualTo(ApplyStatus.APPLIED);
     assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.FENCED);
     assertThat(lookup(index, hashes(1, 1), "p").pods().get("p").depth()).isEqualTo(1);
@@ -114,7 +120,8 @@ abstract class PrefixIndexContract {
   void apply_withoutLease_fenced() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    assertThat(index.apply(s, 1, 1, batch()).status()).isEqualTo(ApplyStatus.FENCED);
+    assertThat(index.apply(s, Events.mode(s), 1, 1, batch()).status())
+        .isEqualTo(ApplyStatus.FENCED);
   }
 
   @Test
@@ -142,6 +149,7 @@ abstract class PrefixIndexContract {
     long t = lease(index, s);
     index.apply(
         s,
+        Events.mode(s),
         1,
         t,
         batch(
@@ -156,7 +164,8 @@ abstract class PrefixIndexContract {
     assertThat(m.gpuCpuDepth()).isEqualTo(4);
     assertThat(m.score()).isCloseTo(1 + 1 + 1 + 0.8 + 0.5 + 0.5, within());
     assertThat(m.rankDepths()).isEqualTo(Map.of(0, 6));
-    index.apply(s, 2, t, batch(removed(hashes(3, 1), "GPU"), removed(hashes(2, 1), null)));
+    index.apply(
+        s, Events.mode(s), 2, t, batch(removed(hashes(3, 1), "GPU"), removed(hashes(2, 1), null)));
     m = lookup(index, hashes(1, 8), "p").pods().get("p");
     assertThat(m.depth()).isEqualTo(1);
     assertThat(m.gpuDepth()).isEqualTo(1);
@@ -167,8 +176,8 @@ abstract class PrefixIndexContract {
     PrefixIndex index = open();
     StreamId r0 = new StreamId(MODEL, "p", 0);
     StreamId r3 = new StreamId(MODEL, "p", 3);
-    index.apply(r0, 0, lease(index, r0), batch(stored(hashes(1, 2), null, null)));
-    index.apply(r3, 0, lease(index, r3), batch(stored(hashes(1, 5), null, "CPU")));
+    index.apply(r0, Events.mode(r0), 0, lease(index, r0), batch(stored(hashes(1, 2), null, null)));
+    index.apply(r3, Events.mode(r3), 0, lease(index, r3), batch(stored(hashes(1, 5), null, "CPU")));
     PodMatch m = lookup(index, hashes(1, 6), "p").pods().get("p");
     assertThat(m.depth()).isEqualTo(5);
     assertThat(m.gpuDepth()).isEqualTo(2);
@@ -182,10 +191,10 @@ abstract class PrefixIndexContract {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
     long t = lease(index, s);
-    index.apply(s, 1, t, batch(stored(hashes(1, 4), null, null)));
-    index.apply(s, 2, t, batch(cleared(), stored(hashes(1, 2), null, null)));
+    index.apply(s, Events.mode(s), 1, t, batch(stored(hashes(1, 4), null, null)));
+    index.apply(s, Events.mode(s), 2, t, batch(cleared(), stored(hashes(1, 2), null, null)));
     assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isEqualTo(2);
-    index.apply(s, 3, t, batch(stored(hashes(10, 2), null, null), cleared()));
+    index.apply(s, Events.mode(s), 3, t, batch(stored(hashes(10, 2), null, null), cleared()));
     assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isZero();
     assertThat(lookup(index, hashes(10, 2), "p").pods().get("p").depth()).isZero();
   }
@@ -194,10 +203,10 @@ abstract class PrefixIndexContract {
   void lookup_otherModelOrCacheGroup_invisible() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    index.apply(s, 1, lease(index, s), batch(stored(hashes(1, 2), null, null)));
+    index.apply(s, Events.mode(s), 1, lease(index, s), batch(stored(hashes(1, 2), null, null)));
     assertThat(
             index
-                .lookup(new LookupRequest(MODEL, KeyMode.ENGINE, hashes(1, 2), Set.of("p"), 1))
+                .lookup(new LookupRequest(MODEL, KeyMode.ENGINE, Events.keys(1, 2), Set.of("p"), 1))
                 .pods()
                 .get("p")
                 .depth())
@@ -224,6 +233,7 @@ abstract class PrefixIndexContract {
     ApplyResult r =
         index.apply(
             s,
+            Events.mode(s),
             1,
             t,
             batch(
@@ -236,13 +246,17 @@ abstract class PrefixIndexContract {
             TokenKeys.root(TOKEN_MODEL, null), tokens.stream().mapToInt(i -> i).toArray(), 4);
     List<Long> chain = List.of(keys[0], keys[1], keys[2]);
     assertThat(tokenDepth(index, chain, "p")).isEqualTo(3);
-    r = index.apply(s, 2, t, batch(removed(List.of(502L, 777L), null)));
+    r = index.apply(s, Events.mode(s), 2, t, batch(removed(List.of(502L, 777L), null)));
     assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 2, 0, 1, 1));
     assertThat(tokenDepth(index, chain, "p")).isEqualTo(1);
     // 502 is gone from the map: a child of it is dropped, never re-rooted.
     r =
         index.apply(
-            s, 3, t, batch(stored(List.of(504L), 502L, tokens.subList(4, 8), 4, null, null, null)));
+            s,
+            Events.mode(s),
+            3,
+            t,
+            batch(stored(List.of(504L), 502L, tokens.subList(4, 8), 4, null, null, null)));
     assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 3, 0, 0, 1));
   }
 
@@ -255,6 +269,7 @@ abstract class PrefixIndexContract {
     ApplyResult r =
         index.apply(
             s,
+            Events.mode(s),
             1,
             t,
             batch(
@@ -279,7 +294,9 @@ abstract class PrefixIndexContract {
       tokens.add(i);
     }
     List<Long> engine = hashes(1, n);
-    ApplyResult r = index.apply(s, 0, t, batch(stored(engine, null, tokens, 2, null, null, null)));
+    ApplyResult r =
+        index.apply(
+            s, Events.mode(s), 0, t, batch(stored(engine, null, tokens, 2, null, null, null)));
     assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 0, n, 0, 0));
     long[] keys =
         TokenKeys.chain(
@@ -289,7 +306,7 @@ abstract class PrefixIndexContract {
       chain.add(key);
     }
     assertThat(tokenDepth(index, chain, "p")).isEqualTo(n);
-    r = index.apply(s, 1, t, batch(removed(engine.subList(100, n), null)));
+    r = index.apply(s, Events.mode(s), 1, t, batch(removed(engine.subList(100, n), null)));
     assertThat(r).isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 1, 0, n - 100, 0));
     assertThat(tokenDepth(index, chain, "p")).isEqualTo(100);
   }
@@ -298,7 +315,8 @@ abstract class PrefixIndexContract {
   void lookup_10000BlockPrompt_fullDepth() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 10_000), null, null)));
+    index.apply(
+        s, Events.mode(s), 0, lease(index, s), batch(stored(hashes(1, 10_000), null, null)));
     assertThat(lookup(index, hashes(1, 10_001), "p").pods().get("p").depth()).isEqualTo(10_000);
   }
 
@@ -309,7 +327,8 @@ abstract class PrefixIndexContract {
     depths.forEach(
         (pod, n) -> {
           StreamId s = StreamId.of(MODEL, pod);
-          index.apply(s, 0, lease(index, s), batch(stored(hashes(1, n), null, null)));
+          index.apply(
+              s, Events.mode(s), 0, lease(index, s), batch(stored(hashes(1, n), null, null)));
         });
     LookupResult r = lookup(index, hashes(1, 3000), "a", "b", "c", "d", "e", "none");
     depths.forEach((pod, n) -> assertThat(r.pods().get(pod).depth()).as(pod).isEqualTo(n));
@@ -353,7 +372,12 @@ abstract class PrefixIndexContract {
       StreamId s = StreamId.of(names.get(i)[0], names.get(i)[1]);
       assertThat(
               index
-                  .apply(s, 0, lease(index, s), batch(stored(hashes(1, i + 1), null, null)))
+                  .apply(
+                      s,
+                      Events.mode(s),
+                      0,
+                      lease(index, s),
+                      batch(stored(hashes(1, i + 1), null, null)))
                   .status())
           .isEqualTo(ApplyStatus.APPLIED);
     }
@@ -372,7 +396,7 @@ abstract class PrefixIndexContract {
   void lookup_expiredPod_invisibleUntilHeartbeat() {
     PrefixIndex index = open(builder().podTtl(Duration.ofMillis(150)));
     StreamId s = StreamId.of(MODEL, "p");
-    index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 2), null, null)));
+    index.apply(s, Events.mode(s), 0, lease(index, s), batch(stored(hashes(1, 2), null, null)));
     assertThat(lookup(index, hashes(1, 2), "p").pods().get("p").depth()).isEqualTo(2);
     Poll.until(() -> lookup(index, hashes(1, 2), "p").pods().get("p").depth() == 0);
     assertThat(index.heartbeat(MODEL, "p", LONG)).isTrue();
@@ -382,7 +406,7 @@ abstract class PrefixIndexContract {
   @Test
   void speculate_countsAsGpuUntilTheEngineConfirms() {
     PrefixIndex index = open();
-    assertThat(index.speculateAsync(MODEL, KeyMode.ENGINE, "p", hashes(1, 3), 0, LONG).join())
+    assertThat(index.speculateAsync(MODEL, KeyMode.ENGINE, "p", Events.keys(1, 3), 0, LONG).join())
         .isTrue();
     LookupResult r = lookup(index, hashes(1, 4), "p", "q");
     PodMatch spec = r.pods().get("p");
@@ -396,13 +420,13 @@ abstract class PrefixIndexContract {
 
     StreamId s = StreamId.of(MODEL, "p");
     long t = lease(index, s);
-    index.apply(s, 0, t, batch(stored(hashes(1, 2), null, "CPU")));
+    index.apply(s, Events.mode(s), 0, t, batch(stored(hashes(1, 2), null, "CPU")));
     PodMatch partly = lookup(index, hashes(1, 4), "p").pods().get("p");
     assertThat(partly.depth()).isEqualTo(3);
     assertThat(partly.speculative()).isTrue();
     assertThat(partly.rankDepths()).containsEntry(0, 3);
 
-    index.apply(s, 1, t, batch(stored(hashes(1, 4), null, "CPU")));
+    index.apply(s, Events.mode(s), 1, t, batch(stored(hashes(1, 4), null, "CPU")));
     PodMatch confirmed = lookup(index, hashes(1, 4), "p").pods().get("p");
     assertThat(confirmed.depth()).isEqualTo(4);
     assertThat(confirmed.gpuDepth()).isEqualTo(3);
@@ -412,10 +436,11 @@ abstract class PrefixIndexContract {
   @Test
   void speculate_shortAndLongPrompts_markTheRightCandidate() {
     PrefixIndex index = open();
-    assertThat(index.speculateAsync(MODEL, KeyMode.ENGINE, "p", hashes(1, 300), 0, LONG).join())
+    assertThat(
+            index.speculateAsync(MODEL, KeyMode.ENGINE, "p", Events.keys(1, 300), 0, LONG).join())
         .isTrue();
     StreamId q = StreamId.of(MODEL, "q");
-    index.apply(q, 0, lease(index, q), batch(stored(hashes(1, 100), null, null)));
+    index.apply(q, Events.mode(q), 0, lease(index, q), batch(stored(hashes(1, 100), null, null)));
     for (int blocks : List.of(200, 300)) {
       LookupResult r = lookup(index, hashes(1, blocks), "q", "none", "p");
       assertThat(r.pods().get("p").depth()).as("%d blocks", blocks).isEqualTo(blocks);
@@ -431,7 +456,7 @@ abstract class PrefixIndexContract {
   void speculate_expiresByItself() {
     PrefixIndex index = open();
     index
-        .speculateAsync(MODEL, KeyMode.ENGINE, "p", hashes(1, 2), 0, Duration.ofMillis(150))
+        .speculateAsync(MODEL, KeyMode.ENGINE, "p", Events.keys(1, 2), 0, Duration.ofMillis(150))
         .join();
     assertThat(lookup(index, hashes(1, 2), "p").pods().get("p").depth()).isEqualTo(2);
     Poll.until(() -> lookup(index, hashes(1, 2), "p").pods().get("p").depth() == 0);
@@ -448,8 +473,9 @@ abstract class PrefixIndexContract {
     StreamId gone = StreamId.of(MODEL, "gone");
     StreamId stays = StreamId.of(MODEL, "stays");
     long tg = lease(index, gone);
-    index.apply(gone, 5, tg, batch(stored(hashes(1, 3), null, null)));
-    index.apply(stays, 7, lease(index, stays), batch(stored(hashes(1, 3), null, null)));
+    index.apply(gone, Events.mode(gone), 5, tg, batch(stored(hashes(1, 3), null, null)));
+    index.apply(
+        stays, Events.mode(stays), 7, lease(index, stays), batch(stored(hashes(1, 3), null, null)));
     assertThat(index.heartbeat(MODEL, "stays", LONG)).isTrue();
     Poll.until(
         () -> {
@@ -461,12 +487,15 @@ abstract class PrefixIndexContract {
         .isEqualTo(3);
     assertThat(index.livePods(MODEL).join().orElseThrow()).containsExactly("stays");
     // It comes back: a fresh stream, so any sequence number applies, and only new blocks count.
-    assertThat(index.apply(gone, 0, tg, batch(stored(hashes(1, 2), null, null))).status())
+    assertThat(
+            index
+                .apply(gone, Events.mode(gone), 0, tg, batch(stored(hashes(1, 2), null, null)))
+                .status())
         .isEqualTo(ApplyStatus.APPLIED);
     assertThat(lookup(index, hashes(1, 3), "gone").pods().get("gone").depth()).isEqualTo(2);
   }
 
-  static void sweepAll(PrefixIndex index) {
+  public static void sweepAll(PrefixIndex index) {
     for (int g = 0; g < index.groups(); g++) {
       while (!index.sweepDeparted(g, 3).done()) {
         // bounded steps until the group's pass completes
@@ -479,10 +508,10 @@ abstract class PrefixIndexContract {
     PrefixIndex index = open(builder().groups(3).podTtl(Duration.ofMillis(300)));
     for (String pod : List.of("a", "b:{x}", "c")) {
       StreamId s = StreamId.of(MODEL, pod);
-      index.apply(s, 0, lease(index, s), batch(stored(hashes(1, 2), null, null)));
+      index.apply(s, Events.mode(s), 0, lease(index, s), batch(stored(hashes(1, 2), null, null)));
     }
     StreamId other = StreamId.of(TOKEN_MODEL, "t");
-    index.apply(other, 0, lease(index, other), batch());
+    index.apply(other, Events.mode(other), 0, lease(index, other), batch());
     assertThat(index.livePods(MODEL).join().orElseThrow())
         .containsExactlyInAnyOrder("a", "b:{x}", "c");
     assertThat(index.livePods("nobody").join().orElseThrow()).isEmpty();
@@ -502,16 +531,12 @@ abstract class PrefixIndexContract {
 
   /** The index under test, set up for {@link RandomFleet}'s models. */
   private PrefixIndex openFleetIndex() {
-    return open(builder().groups(3).keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
+    return open(builder().groups(3));
   }
 
   /** The in-memory model the fleet's index is compared with. */
   private static PrefixIndex fleetModel() {
-    return PrefixIndex.builder()
-        .groups(3)
-        .keyMode(TOKEN_MODEL, KeyMode.TOKEN)
-        .keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN)
-        .buildInMemory();
+    return PrefixIndex.builder().groups(3).buildInMemory();
   }
 
   @Test
@@ -552,8 +577,7 @@ abstract class PrefixIndexContract {
   @Test
   void lookups_locatedStreams_matchModel() {
     RandomFleet fleet = new RandomFleet(20261201L, false);
-    PrefixIndex index =
-        open(builder().groups(3).segmentSlots(16).keyMode(RandomFleet.TOKEN_MODEL, KeyMode.TOKEN));
+    PrefixIndex index = open(builder().groups(3).segmentSlots(16));
     PrefixIndex model = fleetModel();
     for (int round = 0; round < 20; round++) {
       fleet.run(model, index, 25);
@@ -604,7 +628,7 @@ abstract class PrefixIndexContract {
                 leases
                     .computeIfAbsent(i, k -> new HashMap<>())
                     .computeIfAbsent(pod, p -> lease(i, s));
-            assertThat(i.apply(s, seq, token, batch(events)).status())
+            assertThat(i.apply(s, Events.mode(s), seq, token, batch(events)).status())
                 .isEqualTo(ApplyStatus.APPLIED);
           }
         };

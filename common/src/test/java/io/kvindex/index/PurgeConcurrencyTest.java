@@ -83,7 +83,10 @@ class PurgeConcurrencyTest {
             });
     long seq = 0;
     for (int round = 0; round < 40; round++) {
-      assertThat(index.apply(p, seq++, t, batch(stored(hashes(1, CHAIN), null, null))).status())
+      assertThat(
+              index
+                  .apply(p, Events.mode(p), seq++, t, batch(stored(hashes(1, CHAIN), null, null)))
+                  .status())
           .isEqualTo(ApplyStatus.APPLIED);
       assertThat(index.purge(p, t, PurgeMode.KEEP_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
       assertThat(router.lookup(chain(1)).pods().get("p").depth())
@@ -104,13 +107,21 @@ class PurgeConcurrencyTest {
       index.purge(p, t, PurgeMode.RESET_WATERMARK);
       index.collectAllGarbage();
       long old = 1_000_000L * (round + 1);
-      assertThat(index.apply(p, 0, t, batch(stored(hashes(old, CHAIN), null, null))).status())
+      assertThat(
+              index
+                  .apply(p, Events.mode(p), 0, t, batch(stored(hashes(old, CHAIN), null, null)))
+                  .status())
           .isEqualTo(ApplyStatus.APPLIED);
       Future<?> writer =
           executor.submit(
               () -> {
                 for (int i = 1; i <= 30; i++) {
-                  index.apply(p, i, t, batch(stored(hashes(old + 500_000 + i, 1), null, null)));
+                  index.apply(
+                      p,
+                      Events.mode(p),
+                      i,
+                      t,
+                      batch(stored(hashes(old + 500_000 + i, 1), null, null)));
                 }
               });
       Future<PurgeStatus> purge =

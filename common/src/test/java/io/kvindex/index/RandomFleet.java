@@ -23,9 +23,9 @@ import java.util.Set;
  * repeating sequence numbers. Applies the same batches to two indexes and compares every reply and
  * every lookup.
  */
-final class RandomFleet {
-  static final String ENGINE_MODEL = "fleet-engine";
-  static final String TOKEN_MODEL = "fleet/token:{x}";
+public final class RandomFleet {
+  public static final String ENGINE_MODEL = "fleet-engine";
+  public static final String TOKEN_MODEL = "fleet/token:{x}";
   private static final int DOCS = 6;
   private static final int BLOCKS = 40;
   private static final int BLOCK_SIZE = 4;
@@ -49,14 +49,14 @@ final class RandomFleet {
   private final Map<StreamId, Long> seq = new HashMap<>();
   private final Map<StreamId, int[]> prefix = new HashMap<>();
 
-  RandomFleet(long seed) {
+  public RandomFleet(long seed) {
     this(seed, true);
   }
 
   /**
    * @param lossy whether events go missing (see {@link #lossy})
    */
-  RandomFleet(long seed, boolean lossy) {
+  public RandomFleet(long seed, boolean lossy) {
     this.lossy = lossy;
     random = new Random(seed);
     for (int d = 0; d < DOCS; d++) {
@@ -85,7 +85,7 @@ final class RandomFleet {
         root, java.util.Arrays.copyOf(docTokens[d], (i + 1) * BLOCK_SIZE), BLOCK_SIZE)[i];
   }
 
-  void run(PrefixIndex a, PrefixIndex b, int steps) {
+  public void run(PrefixIndex a, PrefixIndex b, int steps) {
     Map<StreamId, long[]> leases = new HashMap<>();
     for (StreamId s : streams) {
       long ta = a.acquireLease(s, "fleet", Duration.ofMinutes(5)).orElseThrow();
@@ -113,8 +113,8 @@ final class RandomFleet {
                   ? next + 1 + random.nextInt(3)
                   : roll < 10 ? next - 1 - random.nextInt(2) : next;
       KvEventBatch batch = batch(s);
-      ApplyResult ra = a.apply(s, Math.max(0, used), t[0], batch);
-      ApplyResult rb = b.apply(s, Math.max(0, used), t[1], batch);
+      ApplyResult ra = a.apply(s, Events.mode(s), Math.max(0, used), t[0], batch);
+      ApplyResult rb = b.apply(s, Events.mode(s), Math.max(0, used), t[1], batch);
       assertThat(rb).as("step %d %s", step, s).isEqualTo(ra);
       if (ra.status() == ApplyStatus.APPLIED) {
         seq.put(s, ra.watermark());
@@ -194,7 +194,7 @@ final class RandomFleet {
   }
 
   /** Asserts that {@code rb} (complete) gives every candidate of {@code ra} the same match. */
-  static void assertSameMatches(LookupRequest request, LookupResult ra, LookupResult rb) {
+  public static void assertSameMatches(LookupRequest request, LookupResult ra, LookupResult rb) {
     assertThat(rb.complete()).isTrue();
     assertThat(rb.pods().keySet()).containsExactlyElementsOf(ra.pods().keySet());
     for (String pod : ra.pods().keySet()) {
@@ -210,7 +210,7 @@ final class RandomFleet {
     }
   }
 
-  void compareLookups(PrefixIndex a, PrefixIndex b, int count) {
+  public void compareLookups(PrefixIndex a, PrefixIndex b, int count) {
     int found = 0;
     for (int q = 0; q < count; q++) {
       String model = random.nextBoolean() ? ENGINE_MODEL : TOKEN_MODEL;
@@ -236,7 +236,7 @@ final class RandomFleet {
       }
       candidates.add("ghost");
       int group = random.nextInt(10) == 0 ? 1 : 0;
-      LookupRequest request = new LookupRequest(model, mode, keys, candidates, group);
+      LookupRequest request = new LookupRequest(model, mode, Events.array(keys), candidates, group);
       LookupResult ra = a.lookup(request);
       LookupResult rb = b.lookup(request);
       assertSameMatches(request, ra, rb);

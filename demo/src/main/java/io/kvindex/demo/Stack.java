@@ -2,12 +2,12 @@ package io.kvindex.demo;
 
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.IndexMeters;
-import io.kvindex.index.KeyMode;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.redis.KeySchema;
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
-import io.kvindex.ingester.PodSpec;
+import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.localredis.LocalRedis;
 import io.kvindex.redis.RedisCalls;
 import io.kvindex.redis.RedisConnector;
@@ -115,7 +115,6 @@ final class Stack implements AutoCloseable {
     auditIndex =
         PrefixIndex.builder()
             .indexName(indexName)
-            .defaultKeyMode(KeyMode.ENGINE)
             .lookupPolicy(RetryPolicy.defaults())
             .redis(auditConnector)
             .build();
@@ -262,7 +261,7 @@ final class Stack implements AutoCloseable {
    * usual retries of temporary errors; says what to run by hand if Redis keeps failing.
    */
   private void deleteIndexKeys(RedisConnector connector) {
-    String match = "kvindex:v1:{" + indexName + "/*";
+    String match = KeySchema.keyPattern(indexName);
     byte[] pattern = match.getBytes(StandardCharsets.UTF_8);
     RedisCalls calls = connector.calls(RetryPolicy.defaults());
     ScanCursor cursor = ScanCursor.INITIAL;

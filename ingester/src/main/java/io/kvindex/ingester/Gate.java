@@ -7,21 +7,21 @@ import java.util.concurrent.CountDownLatch;
  * as a process stopped just before a write would be. Tests use it to pause a replica past its
  * lease. Thread-safe.
  */
-final class Gate {
+public final class Gate {
   private volatile CountDownLatch latch = new CountDownLatch(0);
 
-  void close() {
+  public void close() {
     if (latch.getCount() == 0) {
       latch = new CountDownLatch(1);
     }
   }
 
-  void open() {
+  public void open() {
     latch.countDown();
   }
 
   /** Waits while the gate is closed, keeping the interrupt flag if interrupted. */
-  void passUninterruptibly() {
+  public void passUninterruptibly() {
     try {
       pass();
     } catch (InterruptedException e) {
@@ -30,7 +30,7 @@ final class Gate {
   }
 
   /** Waits while the gate is closed. */
-  void pass() throws InterruptedException {
+  public void pass() throws InterruptedException {
     latch.await();
   }
 }

@@ -1,10 +1,24 @@
 package io.kvindex.ingester;
 
-import io.kvindex.wire.KvEventDecoder;
+import io.kvindex.common.Threads;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PrefixIndexBuilder;
+import io.kvindex.index.StreamId;
+import io.kvindex.ingester.discovery.PodDiscovery;
+import io.kvindex.ingester.lease.Coordinator;
+import io.kvindex.ingester.reconcile.Reconciler;
+import io.kvindex.ingester.stream.StreamStatus;
+import io.kvindex.ingester.stream.StreamWorker;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RedisUnavailableException;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.service.HttpService;
+import io.kvindex.service.HttpService.Probe;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -12,10 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.ZContext;
@@ -38,30 +49,37 @@ public final class Ingester implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Ingester.class);
 
   private final Shared shared;
+  private final RedisConnector connector;
   private final Coordinator coordinator;
   private final Reconciler reconciler;
   private final ScheduledThreadPoolExecutor scheduler;
   private final PrometheusMeterRegistry registry;
-  private final HttpEndpoints http;
+  private final HttpService http;
   private final CountDownLatch closed = new CountDownLatch(1);
   private volatile boolean running = true;
 
   private Ingester(
       IngesterConfig config,
-      IndexPort index,
-      BatchDecoder decoder,
+      RedisConnector connector,
       PodDiscovery discovery,
       PrometheusMeterRegistry registry) {
     this.registry = registry;
+    this.connector = connector;
     IngesterMetrics metrics = new IngesterMetrics(registry);
     this.shared =
         new Shared(
-            config, new ZContext(), index, decoder, metrics, new Gate(), InstantSource.system());
+            config,
+            new ZContext(),
+            index(config, connector),
+            metrics,
+            new Gate(),
+            InstantSource.system(),
+            System::nanoTime);
     this.coordinator = new Coordinator(shared, discovery);
     this.reconciler = new Reconciler(shared, coordinator);
     coordinator.podReachability(reconciler::reachable);
     metrics.failedStreamsFrom(this::failedStreams);
-    this.scheduler = scheduler();
+    this.scheduler = Threads.scheduled("kvindex-ingester-loop", 3);
     this.http = config.httpPort() < 0 ? null : http(config);
     schedule(coordinator::tick, config.coordinationInterval());
     schedule(reconciler::tick, config.reconcileInterval());
@@ -78,23 +96,38 @@ public final class Ingester implements AutoCloseable {
    * static list and discovery file.
    */
   public static Ingester start(IngesterConfig config) {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    IndexPort index = RedisIndexPort.connect(config, registry);
+    return start(config, discovery(config), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+  }
+
+  /** Starts an ingester with pods from {@code discovery}, its meters in {@code registry}. */
+  public static Ingester start(
+      IngesterConfig config, PodDiscovery discovery, PrometheusMeterRegistry registry) {
+    RedisConnector connector =
+        RedisConnector.builder()
+            .uri(config.redisUri())
+            .commandTimeout(config.redisTimeout())
+            .meterRegistry(registry)
+            .build();
     try {
-      return start(config, index, KvEventDecoder::decode, discovery(config), registry);
+      return new Ingester(config, connector, discovery, registry);
     } catch (RuntimeException e) {
-      index.close();
+      connector.close();
       throw e;
     }
   }
 
-  static Ingester start(
-      IngesterConfig config,
-      IndexPort index,
-      BatchDecoder decoder,
-      PodDiscovery discovery,
-      PrometheusMeterRegistry registry) {
-    return new Ingester(config, index, decoder, discovery, registry);
+  private static PrefixIndex index(IngesterConfig config, RedisConnector connector) {
+    return indexBuilder(config).redis(connector).build();
+  }
+
+  /** The index as this ingester writes it (tests read it the same way). */
+  static PrefixIndexBuilder indexBuilder(IngesterConfig config) {
+    return PrefixIndex.builder()
+        .indexName(config.indexName())
+        .groups(config.indexGroups())
+        .podTtl(config.podLivenessTtl())
+        .departedRetention(config.departedRetention())
+        .writePolicy(RetryPolicy.builder().totalBudget(config.redisRetryBudget()).build());
   }
 
   static PodDiscovery discovery(IngesterConfig config) {
@@ -108,7 +141,7 @@ public final class Ingester implements AutoCloseable {
 
   /** The HTTP port serving /metrics, or -1 when HTTP is off. */
   public int httpPort() {
-    return http == null ? -1 : http.port();
+    return http == null ? -1 : http.address().getPort();
   }
 
   /** The Prometheus registry this ingester writes to. */
@@ -153,46 +186,56 @@ public final class Ingester implements AutoCloseable {
     return shared.metrics();
   }
 
-  HttpEndpoints.Status readiness() {
+  Probe readiness() {
     List<String> failed =
         coordinator.workers().values().stream()
-            .filter(w -> w.state() == StreamWorker.State.FAILED)
-            .map(w -> w.id() + ": " + w.lastError())
+            .filter(w -> w.status().state() == StreamStatus.State.FAILED)
+            .map(w -> w.id() + ": " + w.status().lastError())
             .sorted()
-            .collect(Collectors.toList());
+            .toList();
     if (!running) {
-      return new HttpEndpoints.Status(false, "stopping\n");
+      return Probe.failing("stopping");
     }
     if (!coordinator.redisOk()) {
-      return new HttpEndpoints.Status(false, "redis: not reachable (registry heartbeat late)\n");
+      return Probe.failing("redis: not reachable (registry heartbeat late)");
     }
     if (!failed.isEmpty()) {
-      return new HttpEndpoints.Status(
-          false, "failed streams:\n" + String.join("\n", failed) + "\n");
+      return Probe.failing("failed streams:\n" + String.join("\n", failed));
     }
-    return new HttpEndpoints.Status(
-        true,
+    return Probe.ok(
         "ready: "
             + coordinator.workers().size()
             + " streams, "
             + coordinator.liveReplicas()
-            + " replicas\n");
+            + " replicas");
   }
 
   private int failedStreams() {
     return (int)
         coordinator.workers().values().stream()
-            .filter(w -> w.state() == StreamWorker.State.FAILED)
+            .filter(w -> w.status().state() == StreamStatus.State.FAILED)
             .count();
   }
 
+  /**
+   * One GC round: up to {@code gc-max-steps} bounded steps per group, then one step of forgetting
+   * departed pods.
+   */
   private void collectGarbage() {
     try {
       shared.gate().pass();
-      shared.index().collectGarbage(shared.config().gcMaxSteps());
+      PrefixIndex index = shared.index();
+      int budget = PrefixIndexBuilder.DEFAULT_GC_BUDGET;
+      for (int g = 0; g < index.groups(); g++) {
+        boolean done = false;
+        for (int i = 0; i < shared.config().gcMaxSteps() && !done; i++) {
+          done = index.collectGarbage(g, budget).done();
+        }
+        index.sweepDeparted(g, budget);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (IndexPort.UnavailableException e) {
+    } catch (RedisUnavailableException e) {
       shared.metrics().swallowed("gc");
     } catch (RuntimeException e) {
       shared.metrics().realError("gc");
@@ -219,44 +262,25 @@ public final class Ingester implements AutoCloseable {
     }
     shared.zmq().close();
     shared.index().close();
+    connector.close();
     closed.countDown();
     log.info(
         "replica={}: ingester stopped{}", shared.config().replicaId(), crash ? " (killed)" : "");
   }
 
-  private HttpEndpoints http(IngesterConfig config) {
+  private HttpService http(IngesterConfig config) {
     try {
-      return new HttpEndpoints(
-          config.httpHost(),
-          config.httpPort(),
-          registry::scrape,
-          () -> new HttpEndpoints.Status(running, running ? "ok\n" : "stopping\n"),
-          this::readiness);
+      return HttpService.builder("kvindex-ingester")
+          .address(new InetSocketAddress(config.httpHost(), config.httpPort()))
+          .threads(2)
+          .metrics(registry::scrape)
+          .health(() -> running ? Probe.ok("ok") : Probe.failing("stopping"))
+          .ready(this::readiness)
+          .start();
     } catch (IOException e) {
       throw new UncheckedIOException(
-          "cannot serve HTTP on "
-              + config.httpHost()
-              + ":"
-              + config.httpPort()
-              + "; choose another --http-port (0 picks a free one, -1 turns HTTP off)",
-          e);
+          e.getMessage() + " (--http-port: 0 picks a free one, -1 turns HTTP off)", e);
     }
-  }
-
-  /** Three named daemon threads for the three periodic loops; nothing else is ever queued. */
-  private static ScheduledThreadPoolExecutor scheduler() {
-    AtomicInteger n = new AtomicInteger();
-    ScheduledThreadPoolExecutor s =
-        new ScheduledThreadPoolExecutor(
-            3,
-            r -> {
-              Thread t = new Thread(r, "kvindex-ingester-loop-" + n.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            },
-            new ThreadPoolExecutor.AbortPolicy());
-    s.setRemoveOnCancelPolicy(true);
-    return s;
   }
 
   private void schedule(Runnable task, Duration every) {

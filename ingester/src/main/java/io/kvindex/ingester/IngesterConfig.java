@@ -1,5 +1,7 @@
 package io.kvindex.ingester;
 
+import io.kvindex.common.Check;
+import io.kvindex.ingester.discovery.PodSpec;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,8 +10,9 @@ import java.util.Objects;
 import java.util.UUID;
 
 /**
- * The ingester's settings; every default is listed in the README's configuration table. Immutable
- * and thread-safe; build with {@link #builder()}.
+ * The ingester's settings. Every default is declared once, in {@link IngesterSetting}, which the
+ * builder starts from (and the README's configuration table lists). Immutable and thread-safe;
+ * build with {@link #builder()}.
  */
 public final class IngesterConfig {
   private final String redisUri;
@@ -39,32 +42,31 @@ public final class IngesterConfig {
   private final List<PodSpec> pods;
 
   private IngesterConfig(Builder b) {
-    this.redisUri = Checks.notBlank(b.redisUri, "redisUri");
-    this.indexName = Checks.notBlank(b.indexName, "indexName");
-    this.indexGroups = Checks.atLeast(b.indexGroups, 1, "indexGroups");
-    this.redisTimeout = Checks.positive(b.redisTimeout, "redisTimeout");
-    this.redisRetryBudget = Checks.positive(b.redisRetryBudget, "redisRetryBudget");
-    this.replicaId = b.replicaId == null ? defaultReplicaId() : Checks.notBlank(b.replicaId, "id");
-    this.httpHost = Checks.notBlank(b.httpHost, "httpHost");
-    this.httpPort = Checks.atLeast(b.httpPort, -1, "httpPort");
-    this.leaseTtl = Checks.positive(b.leaseTtl, "leaseTtl");
-    if (leaseTtl.toMillis() < 300) {
-      throw new IllegalArgumentException("leaseTtl must be at least 300ms, got " + leaseTtl);
-    }
-    this.podLivenessTtl = Checks.positive(b.podLivenessTtl, "podLivenessTtl");
-    this.replayIdleTimeout = Checks.positive(b.replayIdleTimeout, "replayIdleTimeout");
-    this.idleCatchUp = Checks.positive(b.idleCatchUp, "idleCatchUp");
-    this.reconnectMin = Checks.positive(b.reconnectMin, "reconnectMin");
-    this.reconnectMax = Checks.positive(b.reconnectMax, "reconnectMax");
-    this.retryMin = Checks.positive(b.retryMin, "retryMin");
-    this.retryMax = Checks.positive(b.retryMax, "retryMax");
-    this.reconcileInterval = Checks.positive(b.reconcileInterval, "reconcileInterval");
-    this.unreachableAfter = Checks.positive(b.unreachableAfter, "unreachableAfter");
-    this.scrapeTimeout = Checks.positive(b.scrapeTimeout, "scrapeTimeout");
-    this.gcInterval = Checks.positive(b.gcInterval, "gcInterval");
-    this.departedRetention = Checks.positive(b.departedRetention, "departedRetention");
-    this.gcMaxSteps = Checks.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
-    this.maxPendingBatches = Checks.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
+    this.redisUri = Check.notBlank(b.redisUri, "redisUri");
+    this.indexName = Check.notBlank(b.indexName, "indexName");
+    this.indexGroups = Check.atLeast(b.indexGroups, 1, "indexGroups");
+    this.redisTimeout = Check.positive(b.redisTimeout, "redisTimeout");
+    this.redisRetryBudget = Check.positive(b.redisRetryBudget, "redisRetryBudget");
+    this.replicaId =
+        b.replicaId == null ? defaultReplicaId() : Check.notBlank(b.replicaId, "replicaId");
+    this.httpHost = Check.notBlank(b.httpHost, "httpHost");
+    this.httpPort = Check.atLeast(b.httpPort, -1, "httpPort");
+    this.leaseTtl = Check.positive(b.leaseTtl, "leaseTtl");
+    Check.atLeast(leaseTtl.toMillis(), 300, "leaseTtl in ms");
+    this.podLivenessTtl = Check.positive(b.podLivenessTtl, "podLivenessTtl");
+    this.replayIdleTimeout = Check.positive(b.replayIdleTimeout, "replayIdleTimeout");
+    this.idleCatchUp = Check.positive(b.idleCatchUp, "idleCatchUp");
+    this.reconnectMin = Check.positive(b.reconnectMin, "reconnectMin");
+    this.reconnectMax = Check.positive(b.reconnectMax, "reconnectMax");
+    this.retryMin = Check.positive(b.retryMin, "retryMin");
+    this.retryMax = Check.positive(b.retryMax, "retryMax");
+    this.reconcileInterval = Check.positive(b.reconcileInterval, "reconcileInterval");
+    this.unreachableAfter = Check.positive(b.unreachableAfter, "unreachableAfter");
+    this.scrapeTimeout = Check.positive(b.scrapeTimeout, "scrapeTimeout");
+    this.gcInterval = Check.positive(b.gcInterval, "gcInterval");
+    this.departedRetention = Check.positive(b.departedRetention, "departedRetention");
+    this.gcMaxSteps = Check.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
+    this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
     this.discoveryFile = b.discoveryFile;
     this.pods = List.copyOf(b.pods);
   }
@@ -198,35 +200,44 @@ public final class IngesterConfig {
     return pods;
   }
 
-  /** Builds an {@link IngesterConfig}; each setter checks its argument at build time. */
+  /**
+   * Builds an {@link IngesterConfig}, starting from the declared defaults; each argument is checked
+   * at build time.
+   */
   public static final class Builder {
-    private String redisUri = "redis://127.0.0.1:6379";
-    private String indexName = "default";
-    private int indexGroups = 1;
-    private Duration redisTimeout = Duration.ofSeconds(2);
-    private Duration redisRetryBudget = Duration.ofSeconds(10);
+    private String redisUri;
+    private String indexName;
+    private int indexGroups;
+    private Duration redisTimeout;
+    private Duration redisRetryBudget;
     private String replicaId;
-    private String httpHost = "0.0.0.0";
-    private int httpPort = 9400;
-    private Duration leaseTtl = Duration.ofSeconds(6);
-    private Duration podLivenessTtl = Duration.ofSeconds(30);
-    private Duration replayIdleTimeout = Duration.ofSeconds(2);
-    private Duration idleCatchUp = Duration.ofSeconds(10);
-    private Duration reconnectMin = Duration.ofMillis(100);
-    private Duration reconnectMax = Duration.ofSeconds(5);
-    private Duration retryMin = Duration.ofMillis(50);
-    private Duration retryMax = Duration.ofSeconds(2);
-    private Duration reconcileInterval = Duration.ofSeconds(2);
-    private Duration unreachableAfter = Duration.ofSeconds(30);
-    private Duration scrapeTimeout = Duration.ofSeconds(2);
-    private Duration gcInterval = Duration.ofSeconds(1);
-    private Duration departedRetention = Duration.ofHours(1);
-    private int gcMaxSteps = 100;
-    private int maxPendingBatches = 100_000;
+    private String httpHost;
+    private int httpPort;
+    private Duration leaseTtl;
+    private Duration podLivenessTtl;
+    private Duration replayIdleTimeout;
+    private Duration idleCatchUp;
+    private Duration reconnectMin;
+    private Duration reconnectMax;
+    private Duration retryMin;
+    private Duration retryMax;
+    private Duration reconcileInterval;
+    private Duration unreachableAfter;
+    private Duration scrapeTimeout;
+    private Duration gcInterval;
+    private Duration departedRetention;
+    private int gcMaxSteps;
+    private int maxPendingBatches;
     private Path discoveryFile;
     private final List<PodSpec> pods = new ArrayList<>();
 
-    private Builder() {}
+    private Builder() {
+      for (IngesterSetting s : IngesterSetting.values()) {
+        if (s.setting.defaultValue() != null) {
+          s.apply.accept(this, s.setting.defaultValue());
+        }
+      }
+    }
 
     public Builder redisUri(String v) {
       redisUri = v;

@@ -5,6 +5,7 @@ import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.StreamId;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -21,14 +22,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Counters are looked up once per distinct tag set and cached.
  */
-final class IngesterMetrics {
+public final class IngesterMetrics {
   private final MeterRegistry registry;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<StreamId, AtomicLong> watermarks = new ConcurrentHashMap<>();
   private final AtomicInteger leasesHeld = new AtomicInteger();
   private final Timer lag;
 
-  IngesterMetrics(MeterRegistry registry) {
+  public IngesterMetrics(MeterRegistry registry) {
     this.registry = registry;
     this.lag =
         Timer.builder("kvindex.ingester.lag")
@@ -42,12 +43,12 @@ final class IngesterMetrics {
         .register(registry);
   }
 
-  MeterRegistry registry() {
+  public MeterRegistry registry() {
     return registry;
   }
 
   /** Counts an applied batch's events and blocks, and its lag. */
-  void applied(KvEventBatch batch, long nowMillis) {
+  public void applied(KvEventBatch batch, long nowMillis) {
     for (KvEvent e : batch.events()) {
       if (e instanceof BlockStored s) {
         count("kvindex.ingester.events", "type", "BlockStored");
@@ -68,31 +69,31 @@ final class IngesterMetrics {
     }
   }
 
-  Timer lag() {
+  public Timer lag() {
     return lag;
   }
 
-  void batch(String outcome) {
+  public void batch(String outcome) {
     count("kvindex.ingester.batches", "outcome", outcome);
   }
 
-  void malformed() {
+  public void malformed() {
     count("kvindex.ingester.batches.malformed", null, null);
   }
 
-  void duplicateLive() {
+  public void duplicateLive() {
     count("kvindex.ingester.batches.duplicate.live", null, null);
   }
 
-  void gap() {
+  public void gap() {
     count("kvindex.ingester.gaps", null, null);
   }
 
-  void replay(String outcome) {
+  public void replay(String outcome) {
     count("kvindex.ingester.replays", "outcome", outcome);
   }
 
-  void purge(String reason, String outcome) {
+  public void purge(String reason, String outcome) {
     counters
         .computeIfAbsent(
             "purges|" + reason + "|" + outcome,
@@ -104,41 +105,41 @@ final class IngesterMetrics {
         .increment();
   }
 
-  void swallowed(String operation) {
+  public void swallowed(String operation) {
     count("kvindex.ingester.redis.swallowed", "operation", operation);
   }
 
-  void realError(String operation) {
+  public void realError(String operation) {
     count("kvindex.ingester.errors", "operation", operation);
   }
 
-  void restart() {
+  public void restart() {
     count("kvindex.ingester.engine.restarts", null, null);
   }
 
-  void reconnect() {
+  public void reconnect() {
     count("kvindex.ingester.reconnects", null, null);
   }
 
-  void fenced() {
+  public void fenced() {
     count("kvindex.ingester.fenced", null, null);
   }
 
-  void leaseMoved(String how) {
+  public void leaseMoved(String how) {
     count("kvindex.ingester.leases.moved", "how", how);
   }
 
-  void leasesHeld(int n) {
+  public void leasesHeld(int n) {
     leasesHeld.set(n);
   }
 
-  void failedStreamsFrom(java.util.function.Supplier<Number> count) {
+  public void failedStreamsFrom(java.util.function.Supplier<Number> count) {
     Gauge.builder("kvindex.ingester.streams.failed", count)
         .description("Streams whose last attempt met a real error")
         .register(registry);
   }
 
-  void watermark(StreamId s, long seq) {
+  public void watermark(StreamId s, long seq) {
     watermarks
         .computeIfAbsent(
             s,
@@ -155,7 +156,7 @@ final class IngesterMetrics {
   }
 
   /** Drops a stream's watermark gauge once this replica no longer owns the stream. */
-  void forget(StreamId s) {
+  public void forget(StreamId s) {
     AtomicLong v = watermarks.remove(s);
     if (v != null) {
       registry
@@ -167,12 +168,12 @@ final class IngesterMetrics {
   }
 
   /** The sum of a counter over all its tags, for tests and the benchmark. */
-  double total(String name) {
+  public double total(String name) {
     return registry.find(name).counters().stream().mapToDouble(Counter::count).sum();
   }
 
   /** A counter's value for one tag, for tests. */
-  double value(String name, String tagKey, String tagValue) {
+  public double value(String name, String tagKey, String tagValue) {
     return registry.find(name).tag(tagKey, tagValue).counters().stream()
         .mapToDouble(Counter::count)
         .sum();

@@ -1,24 +1,32 @@
 package io.kvindex.ingester;
 
+import io.kvindex.index.PrefixIndex;
 import java.time.InstantSource;
+import java.util.function.LongSupplier;
 import org.zeromq.ZContext;
 
 /**
- * What every stream worker of one ingester shares. Immutable holder of thread-safe parts.
+ * What every part of one ingester shares. Immutable holder of thread-safe parts.
  *
  * @param config the settings
  * @param zmq the ZeroMQ context (sockets made from it stay on their creating thread)
- * @param index the index port
- * @param decoder the payload decoder
+ * @param index the shared index
  * @param metrics the meters
  * @param gate the pause gate (tests freeze a replica with it)
  * @param clock wall time, for the lag metric
+ * @param ticker monotonic nanoseconds, for every timeout and backoff ({@link System#nanoTime})
  */
-record Shared(
+public record Shared(
     IngesterConfig config,
     ZContext zmq,
-    IndexPort index,
-    BatchDecoder decoder,
+    PrefixIndex index,
     IngesterMetrics metrics,
     Gate gate,
-    InstantSource clock) {}
+    InstantSource clock,
+    LongSupplier ticker) {
+
+  /** Now on the monotonic ticker. */
+  public long nanos() {
+    return ticker.getAsLong();
+  }
+}

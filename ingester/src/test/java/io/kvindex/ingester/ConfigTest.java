@@ -3,10 +3,12 @@ package io.kvindex.ingester;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.index.KeyMode;
+import io.kvindex.ingester.discovery.PodDiscovery;
+import io.kvindex.ingester.discovery.PodSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,7 +65,7 @@ class ConfigTest {
             .config(Map.of());
     assertThat(c.pods()).extracting(PodSpec::name).containsExactly("a", "b");
     assertThat(c.pods().get(1).bind()).isTrue();
-    assertThat(c.pods().get(1).keyMode()).isEqualTo("token");
+    assertThat(c.pods().get(1).keyMode()).isEqualTo(KeyMode.TOKEN);
   }
 
   @Test
@@ -84,7 +86,7 @@ class ConfigTest {
     Path file = dir.resolve("bad.yaml");
     Files.writeString(file, "redis-url: redis://x:1\n");
     assertThatThrownBy(() -> parse("--config", file.toString()).config(Map.of()))
-        .hasMessageContaining("unknown ingester setting 'redis-url'");
+        .hasMessageContaining("unknown setting 'redis-url'");
   }
 
   @Test
@@ -93,7 +95,7 @@ class ConfigTest {
     CommandLine cl = new CommandLine(new IngesterCommand());
     cl.setErr(new java.io.PrintWriter(err));
     assertThat(cl.execute("--lease-ttl", "soon")).isEqualTo(2);
-    assertThat(err.toString()).contains("lease-ttl").contains("use 250ms, 6s or 2m");
+    assertThat(err.toString()).contains("lease-ttl").contains("250ms, 6s");
 
     err.getBuffer().setLength(0);
     cl = new CommandLine(new IngesterCommand());
@@ -119,10 +121,19 @@ class ConfigTest {
   @Test
   void settings_everyOneHasAFlag() {
     CommandLine cl = new CommandLine(new IngesterCommand());
-    for (Setting s : Setting.values()) {
-      String flag = s == Setting.PODS ? "--pod" : "--" + s.key;
+    for (IngesterSetting s : IngesterSetting.values()) {
+      String flag = s == IngesterSetting.PODS ? "--pod" : "--" + s.setting.key();
       assertThat(cl.getCommandSpec().findOption(flag)).as(flag).isNotNull();
     }
+  }
+
+  @Test
+  void config_builderStartsFromTheDeclaredDefaults() {
+    IngesterConfig c = IngesterConfig.builder().build();
+    assertThat(c.idleCatchUp()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(c.departedRetention()).isEqualTo(Duration.ofHours(1));
+    assertThat(c.maxPendingBatches()).isEqualTo(100_000);
+    assertThat(c.discoveryFile()).isNull();
   }
 
   @Test
@@ -148,19 +159,9 @@ class ConfigTest {
 
   @Test
   void podSpec_rejectsUnknownKeyMode() {
+    assertThatThrownBy(() -> PodSpec.keyMode("sha")).hasMessageContaining("keyMode must be one of");
     assertThatThrownBy(
-            () -> new PodSpec("a", "m", "tcp://h:1", false, null, null, List.of(0), "sha", ""))
-        .hasMessageContaining("keyMode of pod a");
-  }
-
-  @Test
-  void backoff_growsJitteredUpToTheCap() {
-    Backoff b = new Backoff(Duration.ofMillis(10), Duration.ofMillis(100));
-    for (int i = 0; i < 20; i++) {
-      Duration d = b.next();
-      assertThat(d).isBetween(Duration.ofMillis(10), Duration.ofMillis(100));
-    }
-    b.reset();
-    assertThat(b.next()).isBetween(Duration.ofMillis(10), Duration.ofMillis(10));
+            () -> parse("--pod", "name=a,model=m,endpoint=tcp://h:1,key-mode=sha").config(Map.of()))
+        .hasMessageContaining("keyMode must be one of");
   }
 }

@@ -1,5 +1,6 @@
 package io.kvindex.ingester;
 
+import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodConfig;
 import io.kvindex.simulator.SimulatedPod;
@@ -16,8 +17,8 @@ import java.util.function.UnaryOperator;
  * hash any pod ever held (so tests can check the index holds nothing it should not). Not
  * thread-safe.
  */
-final class Fleet implements AutoCloseable {
-  static final String MODEL = "sim-model";
+public final class Fleet implements AutoCloseable {
+  public static final String MODEL = "sim-model";
   static final int BLOCK = 16;
 
   private final List<SimulatedPod> pods = new ArrayList<>();
@@ -34,7 +35,7 @@ final class Fleet implements AutoCloseable {
   }
 
   /** Starts {@code n} pods named {@code pod-0..}, each configured by {@code customize}. */
-  static Fleet start(int n, long seed, UnaryOperator<PodConfig.Builder> customize) {
+  public static Fleet start(int n, long seed, UnaryOperator<PodConfig.Builder> customize) {
     Fleet f = new Fleet(seed);
     try {
       for (int i = 0; i < n; i++) {
@@ -49,7 +50,7 @@ final class Fleet implements AutoCloseable {
     }
   }
 
-  static Fleet start(int n) {
+  public static Fleet start(int n) {
     return start(n, 42, b -> b);
   }
 
@@ -72,7 +73,7 @@ final class Fleet implements AutoCloseable {
     return pods;
   }
 
-  SimulatedPod pod(int i) {
+  public SimulatedPod pod(int i) {
     return pods.get(i);
   }
 
@@ -89,7 +90,7 @@ final class Fleet implements AutoCloseable {
         e.replay(),
         metrics,
         ranks,
-        keyMode,
+        PodSpec.keyMode(keyMode),
         e.topic());
   }
 
@@ -98,12 +99,12 @@ final class Fleet implements AutoCloseable {
   }
 
   /** Serves {@code n} requests on a pod's rank 0. */
-  void traffic(SimulatedPod pod, int n) {
+  public void traffic(SimulatedPod pod, int n) {
     traffic(pod, n, 0);
   }
 
   /** Serves {@code n} requests on a rank: a shared prefix, a random suffix, a short output. */
-  void traffic(SimulatedPod pod, int n, int rank) {
+  public void traffic(SimulatedPod pod, int n, int rank) {
     for (int i = 0; i < n; i++) {
       int[] prefix = prefixes[random.nextInt(prefixes.length)];
       int[] suffix = tokens(BLOCK * random.nextInt(3) + random.nextInt(BLOCK));
@@ -116,7 +117,7 @@ final class Fleet implements AutoCloseable {
   }
 
   /** Traffic on every pod. */
-  void traffic(int perPod) {
+  public void traffic(int perPod) {
     for (SimulatedPod p : pods) {
       traffic(p, perPod);
     }

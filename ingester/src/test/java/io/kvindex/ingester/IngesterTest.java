@@ -2,6 +2,9 @@ package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.KeyMode;
+import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.simulator.HashMode;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisStandalone;
@@ -48,7 +51,7 @@ class IngesterTest {
 
   private static long running(Ingester i) {
     return i.workers().values().stream()
-        .filter(w -> w.state() == StreamWorker.State.RUNNING)
+        .filter(w -> w.status().state() == StreamStatus.State.RUNNING)
         .count();
   }
 
@@ -169,8 +172,8 @@ class IngesterTest {
     Ingester first = startOwningAll();
     fleet.traffic(5);
     awaitEqual(fleet.pod(0));
-    Await.until(WAIT, "incarnation recorded", () -> rig.incarnationRecorded("pod-0"));
-    long watermark = first.workers().values().iterator().next().applied();
+    Await.until(WAIT, "incarnation recorded", () -> rig.incarnationRecorded());
+    long watermark = first.workers().values().iterator().next().status().applied();
     first.close();
 
     fleet.pod(0).restart(); // while nobody watches, and the new engine runs past the watermark
@@ -345,7 +348,7 @@ class IngesterTest {
             fleet.pod(0).endpoints().get(0).replay(),
             null,
             List.of(0),
-            "engine",
+            KeyMode.ENGINE,
             "");
     Ingester ingester = rig.start("r1", List.of(spec));
     Await.until(WAIT, "stream owned", () -> running(ingester) == 1);

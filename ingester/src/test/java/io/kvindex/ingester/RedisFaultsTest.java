@@ -2,6 +2,7 @@ package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.testing.Fresh;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
@@ -72,7 +73,7 @@ class RedisFaultsTest {
           () -> m.value("kvindex.ingester.purges", "outcome", "pending") >= 2);
       assertThat(m.value("kvindex.ingester.redis.swallowed", "operation", "apply")).isPositive();
       assertThat(m.value("kvindex.ingester.purges", "outcome", "done")).isZero();
-      assertThat(ingester.workers().values().iterator().next().applied())
+      assertThat(ingester.workers().values().iterator().next().status().applied())
           .as("the stream does not advance past the pending purge")
           .isLessThan(fleet.pod(0).nextSequence(0) - 1);
     } finally {
@@ -115,8 +116,8 @@ class RedisFaultsTest {
           "the stream marked failed",
           () -> {
             fleet.traffic(fleet.pod(0), 1);
-            return ingester.workers().values().iterator().next().state()
-                == StreamWorker.State.FAILED;
+            return ingester.workers().values().iterator().next().status().state()
+                == StreamStatus.State.FAILED;
           });
       HttpResponse<String> ready = get(ingester, "/readyz");
       assertThat(ready.statusCode()).isEqualTo(503);

@@ -2,6 +2,7 @@ package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
@@ -34,7 +35,9 @@ class ReplicasTest {
 
   private static int owned(Ingester i) {
     return (int)
-        i.workers().values().stream().filter(w -> w.state() == StreamWorker.State.RUNNING).count();
+        i.workers().values().stream()
+            .filter(w -> w.status().state() == StreamStatus.State.RUNNING)
+            .count();
   }
 
   private void awaitAllEqual() {

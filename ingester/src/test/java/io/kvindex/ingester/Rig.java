@@ -9,11 +9,18 @@ import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.discovery.PodDiscovery;
+import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.stream.Replay;
+import io.kvindex.ingester.stream.StreamWorker;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisTopology;
+import io.kvindex.wire.EventMessage;
 import io.kvindex.wire.KvEventDecoder;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -40,8 +47,7 @@ final class Rig implements AutoCloseable {
 
   private final String redisUri;
   private final RedisConnector connector;
-  private final PrefixIndex engineIndex;
-  private final PrefixIndex tokenIndex;
+  private final PrefixIndex index;
   private final List<Ingester> ingesters = new ArrayList<>();
   private final int groups;
 
@@ -55,17 +61,7 @@ final class Rig implements AutoCloseable {
     this.redisUri = redis.uris().stream().map(Rig::text).collect(Collectors.joining(","));
     this.connector =
         RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
-    this.engineIndex = index(KeyMode.ENGINE);
-    this.tokenIndex = index(KeyMode.TOKEN);
-  }
-
-  private PrefixIndex index(KeyMode mode) {
-    return PrefixIndex.builder()
-        .indexName(INDEX)
-        .groups(groups)
-        .defaultKeyMode(mode)
-        .redis(connector)
-        .build();
+    this.index = PrefixIndex.builder().indexName(INDEX).groups(groups).redis(connector).build();
   }
 
   private static String text(RedisURI uri) {
@@ -101,9 +97,7 @@ final class Rig implements AutoCloseable {
   Ingester start(String replica, List<PodSpec> pods, UnaryOperator<IngesterConfig.Builder> tweak) {
     IngesterConfig config = tweak.apply(config(replica)).build();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    IndexPort port = RedisIndexPort.connect(config, registry);
-    Ingester i =
-        Ingester.start(config, port, KvEventDecoder::decode, PodDiscovery.of(pods), registry);
+    Ingester i = Ingester.start(config, PodDiscovery.of(pods), registry);
     ingesters.add(i);
     return i;
   }
@@ -119,8 +113,7 @@ final class Rig implements AutoCloseable {
       UnaryOperator<IngesterConfig.Builder> tweak) {
     IngesterConfig config = tweak.apply(config(replica)).build();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    IndexPort port = RedisIndexPort.connect(config, registry);
-    Ingester i = Ingester.start(config, port, KvEventDecoder::decode, pods::get, registry);
+    Ingester i = Ingester.start(config, pods::get, registry);
     ingesters.add(i);
     return i;
   }
@@ -138,7 +131,7 @@ final class Rig implements AutoCloseable {
           fleet.traffic(pod, 1);
           return ingesters.stream()
               .flatMap(i -> i.workers().values().stream())
-              .anyMatch(w -> w.id().pod().equals(pod.name()) && w.liveReceived() > 0);
+              .anyMatch(w -> w.id().pod().equals(pod.name()) && w.status().liveReceived() > 0);
         });
   }
 
@@ -162,7 +155,7 @@ final class Rig implements AutoCloseable {
     for (Ingester i : ingesters) {
       for (StreamWorker w : i.workers().values()) {
         if (w.id().pod().equals(pod.name()) && w.id().dpRank() == rank) {
-          best = Math.max(best, w.applied());
+          best = Math.max(best, w.status().applied());
         }
       }
     }
@@ -201,7 +194,7 @@ final class Rig implements AutoCloseable {
   /** Which of these engine hashes the index lists for the pod (any rank). */
   /** A stream's watermark in the index, empty when it has none (or was forgotten). */
   OptionalLong watermark(String pod, int rank) {
-    return engineIndex.watermark(new StreamId(Fleet.MODEL, pod, rank));
+    return index.watermark(new StreamId(Fleet.MODEL, pod, rank));
   }
 
   Set<Long> held(String pod, Set<Long> hashes) {
@@ -212,7 +205,7 @@ final class Rig implements AutoCloseable {
   Set<Long> held(String pod, int rank, Set<Long> hashes) {
     Set<Long> out = new HashSet<>();
     for (long h : hashes) {
-      if (depth(engineIndex, KeyMode.ENGINE, pod, rank, List.of(h)) > 0) {
+      if (depth(index, KeyMode.ENGINE, pod, rank, List.of(h)) > 0) {
         out.add(h);
       }
     }
@@ -263,7 +256,7 @@ final class Rig implements AutoCloseable {
       } else if (key == null) {
         continue; // another pod's block
       }
-      boolean held = depth(tokenIndex, KeyMode.TOKEN, pod.name(), List.of(key)) > 0;
+      boolean held = depth(index, KeyMode.TOKEN, pod.name(), List.of(key)) > 0;
       if (truth.contains(h) && !held) {
         missing++;
       } else if (!truth.contains(h) && held) {
@@ -279,7 +272,7 @@ final class Rig implements AutoCloseable {
     try (ZContext ctx = new ZContext()) {
       Replay.Result r =
           Replay.fetch(ctx, pod.endpoints().get(0).replay(), 0, Duration.ofSeconds(2));
-      for (Replay.Frame f : r.batches()) {
+      for (EventMessage f : r.batches()) {
         for (KvEvent e : KvEventDecoder.decode(f.payload()).events()) {
           if (e instanceof BlockStored s && s.blockSize() > 0) {
             int[] tokens = s.tokenIds().stream().mapToInt(Integer::intValue).toArray();
@@ -296,20 +289,21 @@ final class Rig implements AutoCloseable {
     return out;
   }
 
-  /** Whether some ingester has recorded the pod's engine incarnation in Redis. */
-  boolean incarnationRecorded(String pod) {
-    return connector
-            .commands()
-            .exists(
-                ("kvindex:v1:{" + INDEX + "/ingesters}:incarnation:" + Fleet.MODEL + ":" + pod)
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8))
-            .toCompletableFuture()
-            .join()
-        > 0;
+  /** Whether some ingester has recorded an engine incarnation in Redis. */
+  boolean incarnationRecorded() {
+    return !connector
+        .commands()
+        .scan(
+            ScanCursor.INITIAL,
+            ScanArgs.Builder.matches("kvindex:v1:{" + INDEX + "/*}:incarnation:*").limit(10_000))
+        .toCompletableFuture()
+        .join()
+        .getKeys()
+        .isEmpty();
   }
 
-  PrefixIndex tokenIndex() {
-    return tokenIndex;
+  PrefixIndex index() {
+    return index;
   }
 
   @Override
@@ -317,8 +311,7 @@ final class Rig implements AutoCloseable {
     for (Ingester i : ingesters) {
       i.close();
     }
-    engineIndex.close();
-    tokenIndex.close();
+    index.close();
     connector.close();
   }
 }

@@ -1,5 +1,6 @@
 package io.kvindex.router;
 
+import io.kvindex.common.Check;
 import io.kvindex.index.Tier;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -8,17 +9,22 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * Configures a {@link KvRouter}. Each setter checks its argument at once. Not thread-safe; the
  * router it builds is.
  */
 public final class KvRouterBuilder {
-  static final Duration DEFAULT_LOOKUP_BUDGET = Duration.ofMillis(5);
-  static final String DEFAULT_INDEX_NAME = "default";
+  /** The default of {@link #lookupBudget}. */
+  public static final Duration DEFAULT_LOOKUP_BUDGET = Duration.ofMillis(5);
 
-  private String redisUri = "redis://127.0.0.1:6379";
+  /** The default of {@link #indexName}. */
+  public static final String DEFAULT_INDEX_NAME = "default";
+
+  /** The default of {@link #redisUri}. */
+  public static final String DEFAULT_REDIS_URI = "redis://127.0.0.1:6379";
+
+  private String redisUri = DEFAULT_REDIS_URI;
   private int groups = 1;
   private String indexName = DEFAULT_INDEX_NAME;
   private final Map<String, ModelKeys> models = new LinkedHashMap<>();
@@ -37,7 +43,7 @@ public final class KvRouterBuilder {
    * redis://127.0.0.1:6379}.
    */
   public KvRouterBuilder redisUri(String uri) {
-    this.redisUri = Checks.nonBlank(uri, "redisUri");
+    this.redisUri = Check.notBlank(uri, "redisUri");
     return this;
   }
 
@@ -46,11 +52,11 @@ public final class KvRouterBuilder {
    * rediss://}, each with the same user and password).
    */
   public KvRouterBuilder clusterSeeds(List<String> seedUris) {
-    List<String> copy = List.copyOf(Objects.requireNonNull(seedUris, "clusterSeeds"));
+    List<String> copy = List.copyOf(Check.notNull(seedUris, "clusterSeeds"));
     if (copy.isEmpty()) {
       throw new IllegalArgumentException("clusterSeeds must name at least one node URI");
     }
-    copy.forEach(uri -> Checks.nonBlank(uri, "cluster seed URI"));
+    copy.forEach(uri -> Check.notBlank(uri, "cluster seed URI"));
     // The connector reads a comma-separated list of URIs, or a redis-cluster:// URI, as a cluster.
     this.redisUri = copy.size() == 1 ? asCluster(copy.get(0)) : String.join(",", copy);
     return this;
@@ -70,25 +76,25 @@ public final class KvRouterBuilder {
    * is recorded in Redis and checked). Default 1.
    */
   public KvRouterBuilder groups(int groups) {
-    this.groups = Checks.positive(groups, "groups");
+    this.groups = Check.atLeast(groups, 1, "groups");
     return this;
   }
 
-  /** The index to read: every key lives under {@code kvindex:<name>:}. Default {@code default}. */
+  /** The index to read, as the ingesters name it. Default {@code default}. */
   public KvRouterBuilder indexName(String name) {
-    this.indexName = Checks.nonBlank(name, "indexName");
+    this.indexName = Check.notBlank(name, "indexName");
     return this;
   }
 
   /** How the block keys of {@code model} are computed; must match the ingesters. */
   public KvRouterBuilder model(String model, ModelKeys keys) {
-    models.put(Checks.nonBlank(model, "model"), Objects.requireNonNull(keys, "keys"));
+    models.put(Check.notBlank(model, "model"), Check.notNull(keys, "keys"));
     return this;
   }
 
   /** The key mode of models not configured by {@link #model}; default none (they are rejected). */
   public KvRouterBuilder defaultModelKeys(ModelKeys keys) {
-    this.defaultModelKeys = Objects.requireNonNull(keys, "defaultModelKeys");
+    this.defaultModelKeys = Check.notNull(keys, "defaultModelKeys");
     return this;
   }
 
@@ -97,36 +103,28 @@ public final class KvRouterBuilder {
    * unavailable". Default 5 ms.
    */
   public KvRouterBuilder lookupBudget(Duration budget) {
-    Objects.requireNonNull(budget, "lookupBudget");
-    if (budget.isNegative() || budget.isZero()) {
-      throw new IllegalArgumentException("lookupBudget must be positive, got " + budget);
-    }
-    this.lookupBudget = budget;
+    this.lookupBudget = Check.positive(budget, "lookupBudget");
     return this;
   }
 
   /** The policy of {@link KvRouter#pick}. Default {@link PickPolicy#standard()}. */
   public KvRouterBuilder pickPolicy(PickPolicy policy) {
-    this.pickPolicy = Objects.requireNonNull(policy, "pickPolicy");
+    this.pickPolicy = Check.notNull(policy, "pickPolicy");
     return this;
   }
 
   /**
-   * A tier's weight in {@link PodScore#score()}, in [0, 1000]. Defaults GPU 1.0, CPU 0.8, STORAGE
-   * 0.5, OTHER 0.5; a speculative block counts as GPU.
+   * A tier's weight in {@link io.kvindex.index.PodMatch#score()}, in [0, 1000]. Defaults GPU 1.0,
+   * CPU 0.8, STORAGE 0.5, OTHER 0.5; a speculative block counts as GPU.
    */
   public KvRouterBuilder tierWeight(Tier tier, double weight) {
-    Objects.requireNonNull(tier, "tier");
-    if (!(weight >= 0 && weight <= 1000)) {
-      throw new IllegalArgumentException("tier weight must be in [0, 1000], got " + weight);
-    }
-    tierWeights.put(tier, weight);
+    tierWeights.put(Check.notNull(tier, "tier"), Check.between(weight, 0, 1000, "tier weight"));
     return this;
   }
 
   /** Where the router's metrics go. Default a private registry nobody reads. */
   public KvRouterBuilder meterRegistry(MeterRegistry registry) {
-    this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+    this.meterRegistry = Check.notNull(registry, "meterRegistry");
     return this;
   }
 

@@ -1,8 +1,8 @@
 package io.kvindex.router;
 
+import io.kvindex.common.Check;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.KeyMode;
-import java.util.Objects;
 
 /**
  * How one model's block keys are computed; it must match how the ingesters index that model.
@@ -17,11 +17,11 @@ import java.util.Objects;
 public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, int blockSize) {
 
   public ModelKeys {
-    Objects.requireNonNull(mode, "mode");
-    Checks.positive(blockSize, "blockSize");
+    Check.notNull(mode, "mode");
+    Check.atLeast(blockSize, 1, "blockSize");
     if (mode == KeyMode.ENGINE) {
-      Objects.requireNonNull(hashAlgorithm, "hashAlgorithm");
-      Checks.nonBlank(seed, "seed (the fleet's PYTHONHASHSEED)");
+      Check.notNull(hashAlgorithm, "hashAlgorithm");
+      Check.notBlank(seed, "seed (the fleet's PYTHONHASHSEED)");
     } else if (hashAlgorithm != null || seed != null) {
       throw new IllegalArgumentException("token keys take neither a hash algorithm nor a seed");
     }
@@ -53,7 +53,7 @@ public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, 
    * @throws IllegalArgumentException with the expected form when {@code spec} is malformed
    */
   public static ModelKeys parse(String spec) {
-    String[] parts = Objects.requireNonNull(spec, "spec").split(":", -1);
+    String[] parts = Check.notNull(spec, "spec").split(":", -1);
     try {
       if (parts.length == 4 && parts[0].equals("engine")) {
         return engine(parts[1], parts[2], Integer.parseInt(parts[3]));

@@ -1,6 +1,6 @@
 package io.kvindex.router;
 
-import java.util.Objects;
+import io.kvindex.common.Check;
 
 /**
  * The pod a request should go to, and why. Immutable, so thread-safe.
@@ -25,8 +25,8 @@ public record Pick(String pod, Reason reason, int matchedBlocks, boolean specula
   }
 
   public Pick {
-    Objects.requireNonNull(pod, "pod");
-    Objects.requireNonNull(reason, "reason");
-    Checks.nonNegative(matchedBlocks, "matchedBlocks");
+    Check.notNull(pod, "pod");
+    Check.notNull(reason, "reason");
+    Check.atLeast(matchedBlocks, 0, "matchedBlocks");
   }
 }

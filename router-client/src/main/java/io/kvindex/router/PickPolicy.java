@@ -1,5 +1,6 @@
 package io.kvindex.router;
 
+import io.kvindex.common.Check;
 import java.util.Collection;
 
 /**
@@ -19,9 +20,15 @@ public interface PickPolicy {
    */
   Pick pick(Scores scores, Collection<String> candidates, LoadSignal load);
 
+  /** The default overload guard's load units above the least loaded pod. */
+  double DEFAULT_IMBALANCE_ABSOLUTE = 16.0;
+
+  /** The default overload guard's factor over the least loaded pod. */
+  double DEFAULT_IMBALANCE_RATIO = 1.5;
+
   /** The standard policy with the default guard: 16 load units and a ratio of 1.5. */
   static PickPolicy standard() {
-    return standard(StandardPickPolicy.DEFAULT_IMBALANCE_ABSOLUTE, 1.5);
+    return standard(DEFAULT_IMBALANCE_ABSOLUTE, DEFAULT_IMBALANCE_RATIO);
   }
 
   /**
@@ -46,7 +53,7 @@ public interface PickPolicy {
    */
   static PickPolicy standard(double imbalanceAbsolute, double imbalanceRatio) {
     return new StandardPickPolicy(
-        Checks.atLeast(imbalanceAbsolute, 0.0, "imbalanceAbsolute"),
-        Checks.atLeast(imbalanceRatio, 1.0, "imbalanceRatio"));
+        Check.atLeast(imbalanceAbsolute, 0.0, "imbalanceAbsolute"),
+        Check.atLeast(imbalanceRatio, 1.0, "imbalanceRatio"));
   }
 }

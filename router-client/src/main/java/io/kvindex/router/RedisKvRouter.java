@@ -1,5 +1,6 @@
 package io.kvindex.router;
 
+import io.kvindex.common.Check;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
@@ -14,7 +15,6 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,12 +25,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Implementation notes. A score is {@code keys -> lookup -> scores}: the block keys come from
  * the common hashers (engine or token keys, per model), so they equal the ingesters' by
- * construction; the lookup is the index's one-script-per-group read, run under a retry policy whose
- * total budget is the configured lookup budget (RetryPolicy deadline: an attempt still in flight
- * when the budget is spent is abandoned), so no call blocks past the bound. An incomplete lookup
- * (some group's retries exhausted) answers {@link Scores.Outcome#UNAVAILABLE}: a partial answer
- * would make the pods of the silent group look cold. Real errors propagate as the index's typed
- * exceptions.
+ * construction, and travel on in the scores (so recording a route never hashes the prompt again);
+ * the lookup is the index's one-HMGET-per-group read, run under a retry policy whose total budget
+ * is the configured lookup budget (RetryPolicy deadline: an attempt still in flight when the budget
+ * is spent is abandoned), so no call blocks past the bound. An incomplete lookup (some group's
+ * retries exhausted) answers {@link Scores.Outcome#UNAVAILABLE}: a partial answer would make the
+ * pods of the silent group look cold. Real errors propagate as the index's typed exceptions.
  *
  * <p>Speculative routes go to the index's speculate script without blocking (one PEXPIRE'd hash per
  * pod, in the pod's group slot); lookups read them in the same script call as the confirmed
@@ -66,11 +66,7 @@ final class RedisKvRouter implements KvRouter {
               .groups(config.groups())
               .lookupPolicy(lookupPolicy)
               .redis(connector);
-      config.models().forEach((model, keys) -> builder.keyMode(model, keys.mode()));
       config.tierWeights().forEach(builder::tierWeight);
-      if (config.defaultModelKeys() != null) {
-        builder.defaultKeyMode(config.defaultModelKeys().mode());
-      }
       RedisKvRouter router = new RedisKvRouter(config, connector, builder.build());
       router.warmUp();
       return router;
@@ -85,7 +81,8 @@ final class RedisKvRouter implements KvRouter {
    * before the first real request. Its answer is ignored.
    */
   private void warmUp() {
-    index.lookup(LookupRequest.of("kvindex-warm-up", KeyMode.ENGINE, List.of(0L), List.of("none")));
+    index.lookup(
+        LookupRequest.of("kvindex-warm-up", KeyMode.ENGINE, new long[] {0L}, List.of("none")));
   }
 
   /** A few quick attempts, all within {@code budget}. */
@@ -120,43 +117,29 @@ final class RedisKvRouter implements KvRouter {
     int blockSize = keys.blockSize();
     long affinity = blockKeys.length == 0 ? 0 : blockKeys[0];
     if (blockKeys.length == 0) {
-      List<PodScore> none = new ArrayList<>();
-      request.candidatePods().forEach(pod -> none.add(PodScore.miss(pod)));
-      return new Scores(request.model(), blockSize, 0, affinity, none, Scores.Outcome.MISS);
+      List<PodMatch> none = new ArrayList<>();
+      request.candidatePods().forEach(pod -> none.add(PodMatch.none(pod)));
+      return new Scores(request.model(), blockSize, blockKeys, 0, none, Scores.Outcome.MISS);
     }
     LookupResult result =
         index.lookup(
-            LookupRequest.of(
-                request.model(), keys.mode(), boxed(blockKeys), request.candidatePods()));
+            LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods()));
     if (!result.complete()) {
-      return Scores.unavailable(request.model(), blockSize, blockKeys.length, affinity);
+      return Scores.unavailable(request.model(), blockSize, blockKeys);
     }
-    List<PodScore> pods = new ArrayList<>(request.candidatePods().size());
+    List<PodMatch> pods = new ArrayList<>(request.candidatePods().size());
     for (String pod : request.candidatePods()) {
-      PodMatch match = result.pods().getOrDefault(pod, PodMatch.none(pod));
-      pods.add(podScore(match, blockSize));
+      pods.add(result.pods().getOrDefault(pod, PodMatch.none(pod)));
     }
-    pods.sort(Comparator.comparingDouble(PodScore::score).reversed());
-    boolean hit = pods.stream().anyMatch(p -> p.matchedBlocks() > 0);
+    pods.sort(Comparator.comparingDouble(PodMatch::score).reversed());
+    boolean hit = pods.stream().anyMatch(p -> p.depth() > 0);
     return new Scores(
         request.model(),
         blockSize,
-        blockKeys.length,
+        blockKeys,
         affinity,
         pods,
         hit ? Scores.Outcome.HIT : Scores.Outcome.MISS);
-  }
-
-  private static PodScore podScore(PodMatch m, int blockSize) {
-    return new PodScore(
-        m.pod(),
-        m.depth(),
-        m.depth() * blockSize,
-        m.gpuDepth(),
-        m.gpuCpuDepth(),
-        m.score(),
-        m.speculative(),
-        m.rankDepths());
   }
 
   private BlockKeyer keyer(String model) {
@@ -170,7 +153,7 @@ final class RedisKvRouter implements KvRouter {
 
   @Override
   public long[] blockKeys(String model, String lora, String cacheSalt, int[] tokenIds) {
-    Checks.nonBlank(model, "model");
+    Check.notBlank(model, "model");
     return keyer(model).keys(lora == null || lora.isEmpty() ? null : lora, cacheSalt, tokenIds);
   }
 
@@ -182,25 +165,17 @@ final class RedisKvRouter implements KvRouter {
   @Override
   public CompletableFuture<Boolean> recordRoute(
       String model, String pod, long[] blockKeys, Duration ttl) {
-    Checks.nonBlank(pod, "pod");
-    Objects.requireNonNull(blockKeys, "blockKeys");
+    Check.notBlank(pod, "pod");
+    Check.notNull(blockKeys, "blockKeys");
     ModelKeys keys = keyer(model).config();
     return index
-        .speculateAsync(model, keys.mode(), pod, boxed(blockKeys), 0, ttl)
+        .speculateAsync(model, keys.mode(), pod, blockKeys, 0, ttl)
         .whenComplete((recorded, error) -> metrics.speculative(error == null && recorded));
-  }
-
-  private static List<Long> boxed(long[] keys) {
-    List<Long> out = new ArrayList<>(keys.length);
-    for (long key : keys) {
-      out.add(key);
-    }
-    return out;
   }
 
   @Override
   public Optional<List<String>> livePods(String model) {
-    Checks.nonBlank(model, "model");
+    Check.notBlank(model, "model");
     return index.livePods(model).join();
   }
 

@@ -1,14 +1,15 @@
 package io.kvindex.router;
 
+import io.kvindex.common.Check;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * One prompt to score: either its token ids (the router computes the block keys with the model's
- * configured key mode) or block keys the caller computed. Immutable (arrays are copied in and must
- * not be changed by callers of the accessors), so thread-safe.
+ * configured key mode) or block keys the caller computed. Immutable by convention: the arrays are
+ * not copied (a gateway builds them once per request), so nobody may change them once given; then
+ * thread-safe.
  *
  * @param model the served model name, as the pods report it
  * @param lora the LoRA adapter name, or {@code null} for the base model
@@ -28,15 +29,13 @@ public record ScoreRequest(
     List<String> candidatePods) {
 
   public ScoreRequest {
-    Checks.nonBlank(model, "model");
+    Check.notBlank(model, "model");
     if ((tokenIds == null) == (blockKeys == null)) {
       throw new IllegalArgumentException("give exactly one of tokenIds and blockKeys");
     }
-    tokenIds = tokenIds == null ? null : tokenIds.clone();
-    blockKeys = blockKeys == null ? null : blockKeys.clone();
-    candidatePods = List.copyOf(new LinkedHashSet<>(Objects.requireNonNull(candidatePods, "pods")));
+    candidatePods = List.copyOf(new LinkedHashSet<>(Check.notNull(candidatePods, "pods")));
     for (String pod : candidatePods) {
-      Checks.nonBlank(pod, "candidate pod name");
+      Check.notBlank(pod, "candidate pod name");
     }
     if (lora != null && lora.isEmpty()) {
       lora = null;
@@ -46,13 +45,13 @@ public record ScoreRequest(
   /** A prompt given as token ids, for the base model, without a cache salt. */
   public static ScoreRequest ofTokens(String model, int[] tokenIds, Collection<String> pods) {
     return new ScoreRequest(
-        model, null, null, Objects.requireNonNull(tokenIds, "tokenIds"), null, List.copyOf(pods));
+        model, null, null, Check.notNull(tokenIds, "tokenIds"), null, List.copyOf(pods));
   }
 
   /** A prompt given as precomputed block keys. */
   public static ScoreRequest ofBlockKeys(String model, long[] blockKeys, Collection<String> pods) {
     return new ScoreRequest(
-        model, null, null, null, Objects.requireNonNull(blockKeys, "blockKeys"), List.copyOf(pods));
+        model, null, null, null, Check.notNull(blockKeys, "blockKeys"), List.copyOf(pods));
   }
 
   /** This request for a LoRA adapter ({@code null} for the base model). */

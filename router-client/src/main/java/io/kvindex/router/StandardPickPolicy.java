@@ -1,5 +1,6 @@
 package io.kvindex.router;
 
+import io.kvindex.index.PodMatch;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -10,8 +11,6 @@ import java.util.stream.Collectors;
 
 /** The documented default of {@link PickPolicy#standard}. Immutable, so thread-safe. */
 final class StandardPickPolicy implements PickPolicy {
-  static final double DEFAULT_IMBALANCE_ABSOLUTE = 16.0;
-
   private final double imbalanceAbsolute;
   private final double imbalanceRatio;
 
@@ -39,7 +38,7 @@ final class StandardPickPolicy implements PickPolicy {
   }
 
   private static Pick pick(Candidate c, Pick.Reason reason) {
-    return new Pick(c.pod, reason, c.score.matchedBlocks(), c.score.speculative());
+    return new Pick(c.pod, reason, c.score.depth(), c.score.speculative());
   }
 
   private static List<Candidate> candidates(
@@ -51,12 +50,12 @@ final class StandardPickPolicy implements PickPolicy {
     if (new HashSet<>(pods).size() != pods.size()) {
       throw new IllegalArgumentException("candidates must not repeat a pod, got " + pods);
     }
-    Map<String, PodScore> byPod =
-        scores.pods().stream().collect(Collectors.toMap(PodScore::pod, Function.identity()));
+    Map<String, PodMatch> byPod =
+        scores.pods().stream().collect(Collectors.toMap(PodMatch::pod, Function.identity()));
     List<Candidate> out = new ArrayList<>(pods.size());
     for (String pod : pods) {
       double l = load.load(pod);
-      out.add(new Candidate(pod, byPod.getOrDefault(pod, PodScore.miss(pod)), l > 0 ? l : 0.0));
+      out.add(new Candidate(pod, byPod.getOrDefault(pod, PodMatch.none(pod)), l > 0 ? l : 0.0));
     }
     return out;
   }
@@ -123,10 +122,10 @@ final class StandardPickPolicy implements PickPolicy {
 
   private static final class Candidate {
     final String pod;
-    final PodScore score;
+    final PodMatch score;
     final double load;
 
-    Candidate(String pod, PodScore score, double load) {
+    Candidate(String pod, PodMatch score, double load) {
       this.pod = pod;
       this.score = score;
       this.load = load;
@@ -134,7 +133,7 @@ final class StandardPickPolicy implements PickPolicy {
 
     boolean betterPrefixThan(Candidate other) {
       int byScore = Double.compare(score.score(), other.score.score());
-      return byScore != 0 ? byScore > 0 : score.matchedBlocks() > other.score.matchedBlocks();
+      return byScore != 0 ? byScore > 0 : score.depth() > other.score.depth();
     }
   }
 }

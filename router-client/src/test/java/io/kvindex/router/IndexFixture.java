@@ -23,6 +23,7 @@ import java.util.Map;
 final class IndexFixture implements AutoCloseable {
   private final RedisConnector connector;
   private final PrefixIndex index;
+  private final KeyMode mode;
   private final Map<StreamId, long[]> streams = new HashMap<>();
 
   IndexFixture(String redisUri, String indexName, String model, KeyMode mode) {
@@ -30,14 +31,9 @@ final class IndexFixture implements AutoCloseable {
   }
 
   IndexFixture(String redisUri, String indexName, String model, KeyMode mode, int groups) {
+    this.mode = mode;
     connector = RedisConnector.connect(redisUri);
-    index =
-        PrefixIndex.builder()
-            .indexName(indexName)
-            .groups(groups)
-            .keyMode(model, mode)
-            .redis(connector)
-            .build();
+    index = PrefixIndex.builder().indexName(indexName).groups(groups).redis(connector).build();
   }
 
   /** Stores {@code keys} (a chain from block 0) on {@code pod}'s rank 0 in {@code medium}. */
@@ -73,7 +69,7 @@ final class IndexFixture implements AutoCloseable {
   void apply(StreamId stream, List<KvEvent> events) {
     long[] state = lease(stream);
     ApplyStatus status =
-        index.apply(stream, state[1]++, state[0], KvEventBatch.of(0.0, events, 0)).status();
+        index.apply(stream, mode, state[1]++, state[0], KvEventBatch.of(0.0, events, 0)).status();
     if (status != ApplyStatus.APPLIED) {
       throw new IllegalStateException("apply returned " + status);
     }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
-import io.kvindex.ingester.PodSpec;
+import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.simulator.HashMode;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodConfig;
@@ -78,17 +78,17 @@ class KeyAgreementTest {
 
       assertThat(
               UnavailableIndexTest.eventually(
-                  () -> router.score(request).pod("sim-0").orElseThrow().matchedBlocks() == 7))
+                  () -> router.score(request).pod("sim-0").orElseThrow().depth() == 7))
           .as("the router finds the 7 full prompt blocks the ingester indexed")
           .isTrue();
-      assertThat(router.score(request).pod("sim-1").orElseThrow().matchedBlocks()).isZero();
+      assertThat(router.score(request).pod("sim-1").orElseThrow().depth()).isZero();
       if (mode == Mode.ENGINE) {
         long[] keys = router.blockKeys(MODEL, "adapter-x", "salt-y", prompt);
         assertThat(pod.cachedBlocks(0, "GPU"))
             .containsAll(Arrays.stream(keys).boxed().collect(Collectors.toList()));
       }
       ScoreRequest withoutLora = ScoreRequest.ofTokens(MODEL, prompt, List.of("sim-0"));
-      assertThat(router.score(withoutLora).pod("sim-0").orElseThrow().matchedBlocks())
+      assertThat(router.score(withoutLora).pod("sim-0").orElseThrow().depth())
           .as("another LoRA adapter's blocks are other blocks")
           .isZero();
     }
@@ -116,7 +116,7 @@ class KeyAgreementTest {
                 e.replay(),
                 null,
                 List.of(0),
-                mode.ingester,
+                PodSpec.keyMode(mode.ingester),
                 e.topic()))
         .build();
   }

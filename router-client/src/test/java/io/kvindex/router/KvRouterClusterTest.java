@@ -37,14 +37,12 @@ class KvRouterClusterTest {
 
       assertThat(a).isEqualTo(b);
       for (int i = 0; i < pods.size(); i++) {
-        assertThat(a.pod(pods.get(i)).orElseThrow().matchedBlocks()).isEqualTo(i % 5);
+        assertThat(a.pod(pods.get(i)).orElseThrow().depth()).isEqualTo(i % 5);
       }
       writer.purge(MODEL, "p4");
-      assertThat(
-              first.score(MODEL, "adapter", tokens, pods).pod("p4").orElseThrow().matchedBlocks())
+      assertThat(first.score(MODEL, "adapter", tokens, pods).pod("p4").orElseThrow().depth())
           .isZero();
-      assertThat(
-              second.score(MODEL, "adapter", tokens, pods).pod("p4").orElseThrow().matchedBlocks())
+      assertThat(second.score(MODEL, "adapter", tokens, pods).pod("p4").orElseThrow().depth())
           .isZero();
     }
   }

@@ -53,22 +53,22 @@ class KvRouterTest {
       assertThat(a).isEqualTo(b);
       assertThat(a.outcome()).isEqualTo(Scores.Outcome.HIT);
       assertThat(a.queriedBlocks()).isEqualTo(6);
-      assertThat(a.pod("pod-a").orElseThrow().matchedBlocks()).isEqualTo(4);
-      assertThat(a.pod("pod-a").orElseThrow().matchedTokens()).isEqualTo(64);
-      assertThat(a.pod("pod-a").orElseThrow().gpuBlocks()).isEqualTo(4);
-      assertThat(a.pod("pod-b").orElseThrow().matchedBlocks()).isEqualTo(2);
-      assertThat(a.pod("pod-b").orElseThrow().gpuBlocks()).isZero();
-      assertThat(a.pod("pod-b").orElseThrow().gpuCpuBlocks()).isEqualTo(2);
-      assertThat(a.pod("pod-c").orElseThrow().matchedBlocks()).isZero();
+      assertThat(a.pod("pod-a").orElseThrow().depth()).isEqualTo(4);
+      assertThat(a.matchedTokens(a.pod("pod-a").orElseThrow())).isEqualTo(64);
+      assertThat(a.pod("pod-a").orElseThrow().gpuDepth()).isEqualTo(4);
+      assertThat(a.pod("pod-b").orElseThrow().depth()).isEqualTo(2);
+      assertThat(a.pod("pod-b").orElseThrow().gpuDepth()).isZero();
+      assertThat(a.pod("pod-b").orElseThrow().gpuCpuDepth()).isEqualTo(2);
+      assertThat(a.pod("pod-c").orElseThrow().depth()).isZero();
       assertThat(a.pods().get(0).pod()).isEqualTo("pod-a");
 
       writer.purge(MODEL, "pod-a");
 
-      assertThat(first.score(MODEL, null, tokens, pods).pod("pod-a").orElseThrow().matchedBlocks())
+      assertThat(first.score(MODEL, null, tokens, pods).pod("pod-a").orElseThrow().depth())
           .isZero();
-      assertThat(second.score(MODEL, null, tokens, pods).pod("pod-a").orElseThrow().matchedBlocks())
+      assertThat(second.score(MODEL, null, tokens, pods).pod("pod-a").orElseThrow().depth())
           .isZero();
-      assertThat(second.score(MODEL, null, tokens, pods).pod("pod-b").orElseThrow().matchedBlocks())
+      assertThat(second.score(MODEL, null, tokens, pods).pod("pod-b").orElseThrow().depth())
           .isEqualTo(2);
     }
   }
@@ -103,7 +103,7 @@ class KvRouterTest {
       long[] keys = {-1L, 42L, 7L};
       writer.store(MODEL, "pod-a", keys, null);
       Scores scores = router.score(MODEL, keys, List.of("pod-a"));
-      assertThat(scores.pod("pod-a").orElseThrow().matchedBlocks()).isEqualTo(3);
+      assertThat(scores.pod("pod-a").orElseThrow().depth()).isEqualTo(3);
     }
   }
 
@@ -113,7 +113,7 @@ class KvRouterTest {
       Scores scores = router.score(MODEL, null, prompt(15, 0), List.of("pod-a"));
       assertThat(scores.outcome()).isEqualTo(Scores.Outcome.MISS);
       assertThat(scores.queriedBlocks()).isZero();
-      assertThat(scores.pod("pod-a").orElseThrow().matchedBlocks()).isZero();
+      assertThat(scores.pod("pod-a").orElseThrow().depth()).isZero();
     }
   }
 

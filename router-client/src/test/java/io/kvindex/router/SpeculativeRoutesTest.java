@@ -3,6 +3,7 @@ package io.kvindex.router;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.PodMatch;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import io.lettuce.core.RedisClient;
@@ -38,9 +39,9 @@ class SpeculativeRoutesTest {
     try (KvRouter reader = router(redis);
         RedisClient client = RedisClient.create(redis.uri());
         StatefulRedisConnection<String, String> raw = client.connect()) {
-      PodScore b = reader.score(MODEL, null, tokens, PODS).pod("pod-b").orElseThrow();
-      assertThat(b.matchedBlocks()).isEqualTo(4);
-      assertThat(b.gpuBlocks()).isEqualTo(4);
+      PodMatch b = reader.score(MODEL, null, tokens, PODS).pod("pod-b").orElseThrow();
+      assertThat(b.depth()).isEqualTo(4);
+      assertThat(b.gpuDepth()).isEqualTo(4);
       assertThat(b.speculative()).isTrue();
       assertThat(raw.sync().keys("*spec:*")).hasSize(1);
       assertThat(raw.sync().pttl(raw.sync().keys("*spec:*").get(0))).isBetween(1L, 500L);
@@ -53,7 +54,7 @@ class SpeculativeRoutesTest {
                                   .score(MODEL, null, tokens, PODS)
                                   .pod("pod-b")
                                   .orElseThrow()
-                                  .matchedBlocks()
+                                  .depth()
                               == 0))
           .isTrue();
     }
@@ -69,21 +70,21 @@ class SpeculativeRoutesTest {
       router.recordRoute(MODEL, "pod-a", Arrays.copyOf(keys, 4), Duration.ofMinutes(5)).join();
       engine.store(MODEL, "pod-a", Arrays.copyOf(keys, 2), null);
 
-      PodScore partly = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
-      assertThat(partly.matchedBlocks()).isEqualTo(4);
+      PodMatch partly = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
+      assertThat(partly.depth()).isEqualTo(4);
       assertThat(partly.speculative()).isTrue();
-      assertThat(partly.rankBlocks()).containsEntry(0, 4);
+      assertThat(partly.rankDepths()).containsEntry(0, 4);
 
       engine.store(MODEL, "pod-a", Arrays.copyOf(keys, 4), null);
-      PodScore confirmed = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
-      assertThat(confirmed.matchedBlocks()).isEqualTo(4);
+      PodMatch confirmed = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
+      assertThat(confirmed.depth()).isEqualTo(4);
       assertThat(confirmed.speculative()).isFalse();
 
       engine.store(MODEL, "pod-a", keys, "CPU");
-      PodScore longer = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
-      assertThat(longer.matchedBlocks()).isEqualTo(6);
+      PodMatch longer = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
+      assertThat(longer.depth()).isEqualTo(6);
       assertThat(longer.speculative()).isFalse();
-      assertThat(router.score(MODEL, null, tokens, PODS).pod("pod-b").orElseThrow().matchedBlocks())
+      assertThat(router.score(MODEL, null, tokens, PODS).pod("pod-b").orElseThrow().depth())
           .isZero();
     }
   }

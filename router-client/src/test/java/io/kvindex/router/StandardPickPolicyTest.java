@@ -3,6 +3,7 @@ package io.kvindex.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.index.PodMatch;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -13,12 +14,12 @@ class StandardPickPolicyTest {
   private static final List<String> PODS = List.of("a", "b", "c");
   private final PickPolicy policy = PickPolicy.standard(4, 1.5);
 
-  private static PodScore score(String pod, int blocks) {
-    return new PodScore(pod, blocks, blocks * 16, blocks, blocks, blocks, false, Map.of());
+  private static PodMatch score(String pod, int blocks) {
+    return new PodMatch(pod, blocks, blocks, blocks, blocks, Map.of(), false);
   }
 
-  private static Scores scores(long affinity, PodScore... pods) {
-    return new Scores("m", 16, 8, affinity, List.of(pods), Scores.Outcome.HIT);
+  private static Scores scores(long affinity, PodMatch... pods) {
+    return new Scores("m", 16, new long[8], affinity, List.of(pods), Scores.Outcome.HIT);
   }
 
   private static LoadSignal loads(double a, double b, double c) {
@@ -87,7 +88,9 @@ class StandardPickPolicyTest {
 
   @Test
   void pick_indexUnavailableFallsBackToLeastLoad() {
-    Scores unavailable = Scores.unavailable("m", 16, 8, 7);
+    long[] keys = new long[8];
+    keys[0] = 7;
+    Scores unavailable = Scores.unavailable("m", 16, keys);
     Pick pick = policy.pick(unavailable, PODS, loads(3, 2, 5));
     assertThat(pick.pod()).isEqualTo("b");
     assertThat(pick.reason()).isEqualTo(Pick.Reason.INDEX_UNAVAILABLE);
@@ -96,8 +99,8 @@ class StandardPickPolicyTest {
 
   @Test
   void pick_tierWeightedScoreBeatsRawDepth() {
-    PodScore onCpu = new PodScore("a", 6, 96, 0, 6, 3.0, false, Map.of());
-    PodScore onGpu = new PodScore("b", 4, 64, 4, 4, 4.0, false, Map.of());
+    PodMatch onCpu = new PodMatch("a", 6, 0, 6, 3.0, Map.of(), false);
+    PodMatch onGpu = new PodMatch("b", 4, 4, 4, 4.0, Map.of(), false);
     Pick pick = policy.pick(scores(1, onCpu, onGpu), List.of("a", "b"), LoadSignal.none());
     assertThat(pick.pod()).isEqualTo("b");
   }
@@ -117,7 +120,7 @@ class StandardPickPolicyTest {
 
   @Test
   void pick_speculativeFlagTravels() {
-    PodScore spec = new PodScore("a", 3, 48, 3, 3, 3, true, Map.of());
+    PodMatch spec = new PodMatch("a", 3, 3, 3, 3, Map.of(), true);
     Pick pick = policy.pick(scores(1, spec), List.of("a", "b"), LoadSignal.none());
     assertThat(pick.speculative()).isTrue();
   }

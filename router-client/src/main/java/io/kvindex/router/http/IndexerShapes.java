@@ -1,7 +1,7 @@
 package io.kvindex.router.http;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvindex.router.PodScore;
+import io.kvindex.index.PodMatch;
 import io.kvindex.router.Scores;
 
 /**
@@ -20,20 +20,19 @@ final class IndexerShapes {
     ObjectNode out = Json.MAPPER.createObjectNode();
     int bs = scores.blockSize();
     out.put(
-        "longest_matched",
-        scores.pods().stream().mapToInt(PodScore::matchedTokens).max().orElse(0));
+        "longest_matched", scores.pods().stream().mapToInt(scores::matchedTokens).max().orElse(0));
     ObjectNode legacy = out.putObject("scores");
     ObjectNode instances = out.putObject("instances");
-    for (PodScore p : scores.pods()) {
+    for (PodMatch p : scores.pods()) {
       ObjectNode ranks = legacy.putObject(p.pod());
-      p.rankBlocks().forEach((rank, blocks) -> ranks.put(String.valueOf(rank), blocks * bs));
+      p.rankDepths().forEach((rank, blocks) -> ranks.put(String.valueOf(rank), blocks * bs));
       ObjectNode instance = instances.putObject(p.pod());
-      instance.put("longest_matched", p.matchedTokens());
-      instance.put("gpu", p.gpuBlocks() * bs);
-      instance.put("cpu", p.gpuCpuBlocks() * bs);
-      instance.put("disk", p.matchedTokens());
+      instance.put("longest_matched", scores.matchedTokens(p));
+      instance.put("gpu", p.gpuDepth() * bs);
+      instance.put("cpu", p.gpuCpuDepth() * bs);
+      instance.put("disk", scores.matchedTokens(p));
       ObjectNode dp = instance.putObject("dp");
-      p.rankBlocks().forEach((rank, blocks) -> dp.put(String.valueOf(rank), blocks * bs));
+      p.rankDepths().forEach((rank, blocks) -> dp.put(String.valueOf(rank), blocks * bs));
     }
     return out;
   }
@@ -46,14 +45,14 @@ final class IndexerShapes {
     ObjectNode out = Json.MAPPER.createObjectNode();
     ObjectNode instances = out.putObject(tenant);
     int bs = scores.blockSize();
-    for (PodScore p : scores.pods()) {
+    for (PodMatch p : scores.pods()) {
       ObjectNode instance = instances.putObject(p.pod());
-      instance.put("longest_matched", p.matchedTokens());
-      instance.put("GPU", p.gpuBlocks() * bs);
-      instance.put("CPU", p.gpuCpuBlocks() * bs);
-      instance.put("DISK", p.matchedTokens());
+      instance.put("longest_matched", scores.matchedTokens(p));
+      instance.put("GPU", p.gpuDepth() * bs);
+      instance.put("CPU", p.gpuCpuDepth() * bs);
+      instance.put("DISK", scores.matchedTokens(p));
       ObjectNode dp = instance.putObject("DP");
-      p.rankBlocks().forEach((rank, blocks) -> dp.put(String.valueOf(rank), blocks * bs));
+      p.rankDepths().forEach((rank, blocks) -> dp.put(String.valueOf(rank), blocks * bs));
     }
     return out;
   }

@@ -5,34 +5,34 @@ import io.kvindex.router.KvRouter;
 import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.PickPolicy;
+import io.kvindex.service.Durations;
+import io.kvindex.service.SettingOptions;
+import io.kvindex.service.SettingValues;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.IModelTransformer;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code kvindex router}: the HTTP scoring service. Runs until the process is stopped. Not
- * thread-safe (picocli fills it once).
+ * {@code kvindex router}: the HTTP scoring service. Runs until the process is stopped. Its flags
+ * are the {@link RouterSetting}s, each read from its flag, else the environment, else the {@code
+ * --config} file, else its default. Not thread-safe (picocli fills it once).
  */
 @Command(
     name = "router",
     mixinStandardHelpOptions = true,
+    modelTransformer = RouterCommand.Options.class,
     description = {
       "Serves the shared KV-cache index to gateways over HTTP:",
       "POST /score, POST /query (Dynamo/Mooncake indexer style), GET /metrics, /healthz, /readyz.",
@@ -45,144 +45,80 @@ public final class RouterCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   /** Counted down to stop serving (by the shutdown hook, or a test). */
-  final CountDownLatch stop;
+  final CountDownLatch stop = new CountDownLatch(1);
 
-  /** Created by picocli. */
-  public RouterCommand() {
-    this(new CountDownLatch(1));
+  /** Adds the settings' flags to the command. */
+  static final class Options implements IModelTransformer {
+    @Override
+    public CommandSpec transform(CommandSpec commandSpec) {
+      return SettingOptions.addTo(commandSpec, RouterSetting.all());
+    }
   }
 
-  private RouterCommand(CountDownLatch stop) {
-    this.stop = stop;
-  }
-
-  @Option(
-      names = "--config",
-      paramLabel = "FILE",
-      description = "YAML or JSON file of settings, keyed by flag name without the dashes")
-  Path configFile;
-
-  @Option(
-      names = "--listen",
-      defaultValue = "127.0.0.1:8190",
-      description =
-          "Address to serve on, HOST:PORT (port 0 picks a free one). Default: ${DEFAULT-VALUE}")
-  String listen;
-
-  @Option(
-      names = "--redis-uri",
-      defaultValue = "redis://127.0.0.1:6379",
-      description =
-          "redis://[user:password@]host:port (rediss:// for TLS), or"
-              + " redis-cluster://host1:port1,host2:port2. Default: ${DEFAULT-VALUE}")
-  String redisUri;
-
-  @Option(
-      names = "--cluster-seed",
-      description = "A Redis Cluster seed node URI; repeat for more. Replaces --redis-uri.")
-  List<String> clusterSeeds = new ArrayList<>();
-
-  @Option(
-      names = {"--index-name", "--index"},
-      defaultValue = "default",
-      description = "Index name, as the ingesters use it. Default: ${DEFAULT-VALUE}")
-  String indexName;
-
-  @Option(
-      names = "--index-groups",
-      defaultValue = "1",
-      description = "Index groups, as the ingesters use them. Default: ${DEFAULT-VALUE}")
-  int indexGroups;
-
-  @Option(
-      names = "--model",
-      paramLabel = "NAME=KEYS",
-      description =
-          "A model's key mode, repeatable: NAME=engine:<algo>:<seed>:<blockSize> or NAME=token:<blockSize>")
-  List<String> models = new ArrayList<>();
-
-  @Option(
-      names = "--default-keys",
-      paramLabel = "KEYS",
-      description = "Key mode of models not named by --model (default: such models are rejected)")
-  String defaultKeys;
-
-  @Option(
-      names = "--lookup-budget",
-      defaultValue = "5ms",
-      converter = DurationConverter.class,
-      description =
-          "Longest time one lookup may take, retries included (e.g. 5ms, 1s). Default: ${DEFAULT-VALUE}")
-  Duration lookupBudget;
-
-  @Option(
-      names = "--threads",
-      defaultValue = "8",
-      description = "Request threads. Default: ${DEFAULT-VALUE}")
-  int threads;
-
-  @Option(
-      names = "--imbalance-absolute",
-      defaultValue = "16",
-      description = "Pick guard: load units above the least loaded pod. Default: ${DEFAULT-VALUE}")
-  double imbalanceAbsolute;
-
-  @Option(
-      names = "--imbalance-ratio",
-      defaultValue = "1.5",
-      description = "Pick guard: factor over the least loaded pod. Default: ${DEFAULT-VALUE}")
-  double imbalanceRatio;
+  /** What the settings resolve to: the router to build and where and how to serve it. */
+  record Service(KvRouterBuilder builder, InetSocketAddress address, int threads) {}
 
   @Override
   public Integer call() throws Exception {
-    List<String> fromSources;
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    Service service;
     try {
-      fromSources = SettingSources.args(spec, System.getenv(), configFile);
+      service = service(System.getenv(), registry);
     } catch (IllegalArgumentException | IOException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }
-    if (fromSources.isEmpty()) {
-      return run();
-    }
-    List<String> all = new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
-    all.addAll(fromSources);
-    RouterCommand resolved = new RouterCommand(stop);
-    CommandLine line = new CommandLine(resolved);
-    line.setOut(spec.commandLine().getOut()).setErr(spec.commandLine().getErr());
     try {
-      line.parseArgs(all.toArray(String[]::new));
-    } catch (ParameterException e) {
-      throw new ParameterException(
-          spec.commandLine(), "from the environment or --config: " + e.getMessage(), e);
-    }
-    return resolved.run();
-  }
-
-  private int run() throws Exception {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    KvRouterBuilder builder;
-    InetSocketAddress address;
-    try {
-      builder = builder(registry);
-      address = address(listen);
-    } catch (IllegalArgumentException e) {
-      throw new ParameterException(spec.commandLine(), e.getMessage(), e);
-    }
-    try {
-      return serve(builder, registry, address);
+      return serve(service, registry);
     } catch (KvIndexException | IOException e) {
       spec.commandLine().getErr().println("kvindex router: " + e.getMessage());
       return 1;
     }
   }
 
-  private int serve(
-      KvRouterBuilder builder, PrometheusMeterRegistry registry, InetSocketAddress address)
-      throws IOException {
+  /** The service this command line resolves to, given an environment. */
+  Service service(Map<String, String> env, PrometheusMeterRegistry registry) throws IOException {
+    SettingValues v = SettingOptions.values(spec, RouterSetting.all(), env);
+    KvRouterBuilder builder = KvRouter.builder().meterRegistry(registry);
+    v.apply(RouterSetting.INDEX_NAME.setting, builder::indexName);
+    v.apply(RouterSetting.INDEX_GROUPS.setting, g -> builder.groups(Integer.parseInt(g)));
+    v.apply(RouterSetting.LOOKUP_BUDGET.setting, b -> builder.lookupBudget(Durations.parse(b)));
+    double[] guard = new double[2];
+    v.apply(RouterSetting.IMBALANCE_ABSOLUTE.setting, a -> guard[0] = Double.parseDouble(a));
+    v.apply(RouterSetting.IMBALANCE_RATIO.setting, r -> guard[1] = Double.parseDouble(r));
+    builder.pickPolicy(PickPolicy.standard(guard[0], guard[1]));
+    List<String> seeds = v.values(RouterSetting.CLUSTER_SEED.setting);
+    if (seeds.isEmpty()) {
+      v.apply(RouterSetting.REDIS_URI.setting, builder::redisUri);
+    } else {
+      builder.clusterSeeds(seeds);
+    }
+    v.apply(RouterSetting.MODEL.setting, m -> model(builder, m));
+    v.apply(RouterSetting.DEFAULT_KEYS.setting, k -> builder.defaultModelKeys(ModelKeys.parse(k)));
+    InetSocketAddress[] address = new InetSocketAddress[1];
+    v.apply(RouterSetting.LISTEN.setting, l -> address[0] = address(l));
+    int[] threads = new int[1];
+    v.apply(RouterSetting.THREADS.setting, t -> threads[0] = Integer.parseInt(t));
+    return new Service(builder, address[0], threads[0]);
+  }
+
+  private static void model(KvRouterBuilder builder, String model) {
+    int eq = model.lastIndexOf('=');
+    if (eq <= 0) {
+      throw new IllegalArgumentException(
+          "'"
+              + model
+              + "' is malformed; expected NAME=engine:<algo>:<seed>:<blockSize>"
+              + " or NAME=token:<blockSize>");
+    }
+    builder.model(model.substring(0, eq), ModelKeys.parse(model.substring(eq + 1)));
+  }
+
+  private int serve(Service service, PrometheusMeterRegistry registry) throws IOException {
     CountDownLatch closed = new CountDownLatch(1);
     Thread hook = new Thread(() -> stopAndWait(closed), "kvindex-router-stop");
-    try (KvRouter router = builder.build();
-        ScoringServer server = ScoringServer.start(router, registry, address, threads)) {
+    try (KvRouter router = service.builder().build();
+        ScoringServer server =
+            ScoringServer.start(router, registry, service.address(), service.threads())) {
       PrintWriter out = spec.commandLine().getOut();
       InetSocketAddress bound = server.address();
       out.println(
@@ -217,72 +153,16 @@ public final class RouterCommand implements Callable<Integer> {
     }
   }
 
-  KvRouterBuilder builder(PrometheusMeterRegistry registry) {
-    KvRouterBuilder builder =
-        KvRouter.builder()
-            .indexName(indexName)
-            .groups(indexGroups)
-            .lookupBudget(lookupBudget)
-            .pickPolicy(PickPolicy.standard(imbalanceAbsolute, imbalanceRatio))
-            .meterRegistry(registry);
-    if (clusterSeeds.isEmpty()) {
-      builder.redisUri(redisUri);
-    } else {
-      builder.clusterSeeds(clusterSeeds);
-    }
-    for (String model : models) {
-      int eq = model.lastIndexOf('=');
-      if (eq <= 0) {
-        throw new IllegalArgumentException(
-            "--model '"
-                + model
-                + "' is malformed; expected NAME=engine:<algo>:<seed>:<blockSize>"
-                + " or NAME=token:<blockSize>");
-      }
-      builder.model(model.substring(0, eq), ModelKeys.parse(model.substring(eq + 1)));
-    }
-    if (defaultKeys != null) {
-      builder.defaultModelKeys(ModelKeys.parse(defaultKeys));
-    }
-    return builder;
-  }
-
   static InetSocketAddress address(String hostPort) {
     int colon = hostPort.lastIndexOf(':');
     if (colon <= 0) {
-      throw new IllegalArgumentException("--listen '" + hostPort + "' must be HOST:PORT");
+      throw new IllegalArgumentException("'" + hostPort + "' must be HOST:PORT");
     }
     try {
       return new InetSocketAddress(
           hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("--listen '" + hostPort + "' must be HOST:PORT", e);
-    }
-  }
-
-  /** Reads {@code 5ms}, {@code 250us}, {@code 2s} or ISO-8601 ({@code PT0.005S}). */
-  static final class DurationConverter implements ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      String v = value.trim().toLowerCase(Locale.ROOT);
-      try {
-        if (v.startsWith("pt")) {
-          return Duration.parse(value.trim());
-        }
-        if (v.endsWith("ms")) {
-          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-        }
-        if (v.endsWith("us")) {
-          return Duration.ofNanos(Long.parseLong(v.substring(0, v.length() - 2)) * 1000);
-        }
-        if (v.endsWith("s")) {
-          return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
-        }
-      } catch (RuntimeException e) {
-        // fall through to the message below
-      }
-      throw new IllegalArgumentException(
-          "'" + value + "' is not a duration; write for example 5ms, 250us or 2s");
+      throw new IllegalArgumentException("'" + hostPort + "' must be HOST:PORT", e);
     }
   }
 }

@@ -2,68 +2,56 @@ package io.kvindex.router.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.common.KvIndexException;
+import io.kvindex.index.PodMatch;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.LoadSignal;
 import io.kvindex.router.Pick;
-import io.kvindex.router.PodScore;
 import io.kvindex.router.ScoreRequest;
 import io.kvindex.router.Scores;
-import io.kvindex.router.http.ScoringServer.Response;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.net.URI;
+import io.kvindex.service.HttpService.Request;
+import io.kvindex.service.HttpService.Response;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Maps requests to the router and results to JSON. Thread-safe (the router is). */
 final class Routes {
+  private static final Logger log = LoggerFactory.getLogger(Routes.class);
+
   static final String UNAVAILABLE =
       "index unavailable: Redis did not answer within the lookup budget; route by load";
 
   private final KvRouter router;
-  private final PrometheusMeterRegistry registry;
 
-  Routes(KvRouter router, PrometheusMeterRegistry registry) {
+  Routes(KvRouter router) {
     this.router = router;
-    this.registry = registry;
   }
 
-  Response handle(String method, URI uri, byte[] body) {
+  /** Answers the routes of the scoring service; the service endpoint has the rest. */
+  Response handle(Request request) {
     try {
-      return route(method, uri, body);
-    } catch (UnavailableException e) {
-      return Response.error(503, e.getMessage());
-    }
-  }
-
-  private Response route(String method, URI uri, byte[] body) {
-    String path = uri.getPath();
-    switch (path) {
-      case "/score":
-        return post(method) ? score(Json.parseObject(body)) : notAllowed("POST");
-      case "/query":
-        return post(method) ? query(Json.parseObject(body), uri.getQuery()) : notAllowed("POST");
-      case "/metrics":
-        return get(method)
-            ? Response.text(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape())
-            : notAllowed("GET");
-      case "/healthz":
-        return get(method) ? status(200, "ok") : notAllowed("GET");
-      case "/readyz":
-        if (!get(method)) {
-          return notAllowed("GET");
-        }
-        return router.indexReachable()
-            ? status(200, "ready")
-            : Response.error(503, "not ready: Redis does not answer a ping within one second");
-      default:
-        return Response.error(
-            404,
-            "no route "
-                + path
-                + "; routes: POST /score, POST /query, GET /metrics,"
-                + " /healthz, /readyz");
+      return switch (request.path()) {
+        case "/score" ->
+            post(request.method()) ? score(Json.parseObject(request.body())) : notAllowed("POST");
+        case "/query" ->
+            post(request.method())
+                ? query(Json.parseObject(request.body()), request.uri().getQuery())
+                : notAllowed("POST");
+        default ->
+            Response.error(
+                404,
+                "no route "
+                    + request.path()
+                    + "; routes: POST /score, POST /query, GET /metrics, /healthz, /readyz");
+      };
+    } catch (KvIndexException e) {
+      log.warn("request {} {} failed", request.method(), request.uri(), e);
+      return Response.error(500, e.getMessage());
     }
   }
 
@@ -72,7 +60,11 @@ final class Routes {
    * is also recorded as a speculative route when the body asks for it ({@code record_ttl_ms}).
    */
   private Response score(ObjectNode body) {
-    ScoreRequest request = scoreRequest(body, "pods", "candidate_pods");
+    Optional<ScoreRequest> asked = scoreRequest(body, "pods", "candidate_pods");
+    if (asked.isEmpty()) {
+      return Response.error(503, UNAVAILABLE);
+    }
+    ScoreRequest request = asked.get();
     Integer recordTtlMs = Json.integer(body, "record_ttl_ms");
     if (recordTtlMs != null && recordTtlMs <= 0) {
       throw new BadRequestException("'record_ttl_ms' must be a positive number of milliseconds");
@@ -87,7 +79,7 @@ final class Routes {
       out.set("pick", pickJson(pick));
       if (recordTtlMs != null && scores.indexAvailable()) {
         router.recordRoute(
-            request.model(), pick.pod(), keys(request), Duration.ofMillis(recordTtlMs));
+            request.model(), pick.pod(), scores.blockKeys(), Duration.ofMillis(recordTtlMs));
       }
     }
     if (!scores.indexAvailable()) {
@@ -101,7 +93,11 @@ final class Routes {
    * {@code POST /query}: matched tokens per worker, Dynamo style or (on request) Mooncake style.
    */
   private Response query(ObjectNode body, String queryString) {
-    ScoreRequest request = scoreRequest(body, "instances", "pods");
+    Optional<ScoreRequest> asked = scoreRequest(body, "instances", "pods");
+    if (asked.isEmpty()) {
+      return Response.error(503, UNAVAILABLE);
+    }
+    ScoreRequest request = asked.get();
     Scores scores = router.score(request);
     if (!scores.indexAvailable()) {
       return Response.error(503, UNAVAILABLE);
@@ -143,41 +139,38 @@ final class Routes {
     throw new BadRequestException("'format' must be 'dynamo' or 'mooncake', got '" + format + "'");
   }
 
-  private ScoreRequest scoreRequest(ObjectNode body, String podsField, String podsAlias) {
+  /** The request the body asks, or empty when its candidates cannot be listed (Redis down). */
+  private Optional<ScoreRequest> scoreRequest(ObjectNode body, String podsField, String alias) {
     String model = Json.requiredText(body, "model", "model_name");
     JsonNode tokens = Json.field(body, "token_ids", "tokens");
     JsonNode keys = Json.field(body, "block_keys");
     if ((tokens == null) == (keys == null)) {
       throw new BadRequestException("give exactly one of 'token_ids' and 'block_keys'");
     }
-    List<String> pods = candidatePods(body, model, podsField, podsAlias);
-    ScoreRequest request =
-        tokens != null
-            ? ScoreRequest.ofTokens(model, Json.tokenIds(tokens, "token_ids"), pods)
-            : ScoreRequest.ofBlockKeys(model, Json.blockKeys(keys, "block_keys"), pods);
-    return request
-        .withLora(Json.text(body, "lora_name", "lora"))
-        .withCacheSalt(Json.text(body, "cache_salt"));
+    return candidatePods(body, model, podsField, alias)
+        .map(
+            pods ->
+                new ScoreRequest(
+                    model,
+                    Json.text(body, "lora_name", "lora"),
+                    Json.text(body, "cache_salt"),
+                    tokens == null ? null : Json.tokenIds(tokens, "token_ids"),
+                    keys == null ? null : Json.blockKeys(keys, "block_keys"),
+                    pods));
   }
 
   /** The pods named in the body, else every pod of the model the index considers live. */
-  private List<String> candidatePods(ObjectNode body, String model, String field, String alias) {
+  private Optional<List<String>> candidatePods(
+      ObjectNode body, String model, String field, String alias) {
     JsonNode pods = Json.field(body, field, alias);
     if (pods != null) {
-      return Json.strings(pods, field);
+      return Optional.of(Json.strings(pods, field));
     }
     JsonNode one = Json.field(body, "instance_id");
     if (one != null) {
-      return List.of(one.asText());
+      return Optional.of(List.of(one.asText()));
     }
-    return router.livePods(model).orElseThrow(() -> new UnavailableException(UNAVAILABLE));
-  }
-
-  private long[] keys(ScoreRequest request) {
-    return request.blockKeys() != null
-        ? request.blockKeys()
-        : router.blockKeys(
-            request.model(), request.lora(), request.cacheSalt(), request.tokenIds());
+    return router.livePods(model);
   }
 
   static ObjectNode scoresJson(Scores scores) {
@@ -188,16 +181,16 @@ final class Routes {
     out.put("outcome", scores.outcome().name().toLowerCase(Locale.ROOT));
     out.put("index_available", scores.indexAvailable());
     ObjectNode pods = out.putObject("pods");
-    for (PodScore p : scores.pods()) {
+    for (PodMatch p : scores.pods()) {
       ObjectNode pod = pods.putObject(p.pod());
-      pod.put("matched_blocks", p.matchedBlocks());
-      pod.put("matched_tokens", p.matchedTokens());
-      pod.put("gpu_blocks", p.gpuBlocks());
-      pod.put("gpu_cpu_blocks", p.gpuCpuBlocks());
+      pod.put("matched_blocks", p.depth());
+      pod.put("matched_tokens", scores.matchedTokens(p));
+      pod.put("gpu_blocks", p.gpuDepth());
+      pod.put("gpu_cpu_blocks", p.gpuCpuDepth());
       pod.put("score", p.score());
       pod.put("speculative", p.speculative());
       ObjectNode ranks = pod.putObject("rank_blocks");
-      p.rankBlocks().forEach((rank, blocks) -> ranks.put(String.valueOf(rank), blocks));
+      p.rankDepths().forEach((rank, blocks) -> ranks.put(String.valueOf(rank), blocks));
     }
     return out;
   }
@@ -215,26 +208,7 @@ final class Routes {
     return "POST".equals(method);
   }
 
-  private static boolean get(String method) {
-    return "GET".equals(method);
-  }
-
   private static Response notAllowed(String allowed) {
-    return Response.error(405, "method not allowed; use " + allowed);
-  }
-
-  /** The index did not answer within the lookup budget; answered with status 503. */
-  static final class UnavailableException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    UnavailableException(String message) {
-      super(message);
-    }
-  }
-
-  private static Response status(int code, String status) {
-    ObjectNode out = Json.MAPPER.createObjectNode();
-    out.put("status", status);
-    return Response.json(code, out);
+    return Response.notAllowed(allowed);
   }
 }

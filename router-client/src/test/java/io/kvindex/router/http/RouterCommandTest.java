@@ -3,8 +3,11 @@ package io.kvindex.router.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.router.BuilderProbe;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;
@@ -14,7 +17,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
@@ -59,27 +61,35 @@ class RouterCommandTest {
   }
 
   @Test
-  void args_flagBeatsEnvironmentBeatsFile(@TempDir Path dir) throws Exception {
+  void service_flagBeatsEnvironmentBeatsFile(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("router.yaml");
     Files.writeString(
-        file, "lookup-budget: 20ms\nmodel: [a=token:16, b=token:32]\nlisten: 0.0.0.0:9\n");
-    CommandLine line = new CommandLine(new RouterCommand());
-    line.parseArgs("--listen", "127.0.0.1:1");
+        file,
+        "lookup-budget: 20ms\nmodel: [a=token:16, b=token:32]\nlisten: 0.0.0.0:9\nthreads: 3\n");
+    RouterCommand command = new RouterCommand();
+    CommandLine line = new CommandLine(command);
+    line.parseArgs("--listen", "127.0.0.1:1", "--config", file.toString());
 
-    List<String> args =
-        SettingSources.args(
-            line.getCommandSpec(),
+    RouterCommand.Service service =
+        command.service(
             Map.of("KVINDEX_INDEX_NAME", "x", "KVINDEX_MODEL", "c=token:8, d=token:8"),
-            file);
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
 
-    assertThat(String.join(" ", args))
-        .contains("--index-name x")
-        .contains("--model c=token:8 --model d=token:8")
-        .contains("--lookup-budget 20ms")
-        .doesNotContain("--listen")
-        .doesNotContain("a=token:16");
+    assertThat(service.address().getPort()).as("the flag").isEqualTo(1);
+    assertThat(service.threads()).as("the file").isEqualTo(3);
+    assertThat(BuilderProbe.indexName(service.builder())).as("the environment").isEqualTo("x");
+    assertThat(BuilderProbe.lookupBudget(service.builder()))
+        .as("the file")
+        .isEqualTo(Duration.ofMillis(20));
+    assertThat(BuilderProbe.models(service.builder()))
+        .as("the environment beats the file")
+        .containsExactlyInAnyOrder("c", "d");
+
     Files.writeString(file, "lookup_budget: 20ms\n");
-    assertThatThrownBy(() -> SettingSources.args(line.getCommandSpec(), Map.of(), file))
+    RouterCommand again = new RouterCommand();
+    new CommandLine(again).parseArgs("--config", file.toString());
+    assertThatThrownBy(
+            () -> again.service(Map.of(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("unknown setting 'lookup_budget'");
   }

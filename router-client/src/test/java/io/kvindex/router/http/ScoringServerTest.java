@@ -61,12 +61,7 @@ class ScoringServerTest {
 
   private static void storeOnPodA(long[] keys) {
     try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString());
-        PrefixIndex index =
-            PrefixIndex.builder()
-                .indexName("http")
-                .keyMode(MODEL, KeyMode.ENGINE)
-                .redis(connector)
-                .build()) {
+        PrefixIndex index = PrefixIndex.builder().indexName("http").redis(connector).build()) {
       List<Long> hashes = new ArrayList<>();
       for (int i = 0; i < 2; i++) {
         hashes.add(keys[i]);
@@ -75,6 +70,7 @@ class ScoringServerTest {
       long token = index.acquireLease(stream, "test", Duration.ofMinutes(1)).orElseThrow();
       index.apply(
           stream,
+          KeyMode.ENGINE,
           1,
           token,
           KvEventBatch.of(0, List.of(BlockStored.of(hashes, null, List.of(), 16)), 0));
@@ -106,7 +102,7 @@ class ScoringServerTest {
   }
 
   @Test
-  void score_returnsThePerPodScoresAndAPick() throws Exception {
+  void score_returnsThePerPodMatchsAndAPick() throws Exception {
     HttpResponse<String> response =
         send(
             "POST",
@@ -297,7 +293,9 @@ class ScoringServerTest {
           send("POST", "/query", "{\"model\":\"" + MODEL + "\",\"token_ids\":[1]}"),
           503,
           "index unavailable");
-      assertError(send("GET", "/readyz", null), 503, "not ready");
+      HttpResponse<String> ready = send("GET", "/readyz", null);
+      assertThat(ready.statusCode()).isEqualTo(503);
+      assertThat(ready.body()).startsWith("not ready");
     } finally {
       redis.node().resume();
     }

@@ -1,0 +1,48 @@
+package io.kvindex.index.redis;
+
+import java.nio.charset.StandardCharsets;
+
+/** The encodings script arguments and replies use. Thread-safe (stateless). */
+final class Bytes {
+  private Bytes() {}
+
+  /** A number as decimal ASCII, as Lua's {@code tonumber} reads it. */
+  static byte[] ascii(long value) {
+    return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  static byte[] ascii(String value) {
+    return value.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  static byte[] utf8(String value) {
+    return value.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** A bulk reply as text. */
+  static String text(Object bytes) {
+    return new String((byte[]) bytes, StandardCharsets.UTF_8);
+  }
+
+  /** A decimal bulk reply (or null for 0), as the counters in a blocks hash hold them. */
+  static long decimal(byte[] value) {
+    return value == null ? 0 : Long.parseLong(new String(value, StandardCharsets.US_ASCII));
+  }
+
+  /** An integer reply, which a script may also send as a bulk string. */
+  static long number(Object value) {
+    if (value instanceof Long l) {
+      return l;
+    }
+    return Long.parseLong(new String((byte[]) value, StandardCharsets.US_ASCII));
+  }
+
+  /** The liveness deadline at the head of a pod record: ms, 8 bytes big-endian. */
+  static long deadline(byte[] record) {
+    long d = 0;
+    for (int i = 0; i < 8; i++) {
+      d = (d << 8) | (record[i] & 0xff);
+    }
+    return d;
+  }
+}

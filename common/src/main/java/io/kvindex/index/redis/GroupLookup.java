@@ -1,0 +1,328 @@
+package io.kvindex.index.redis;
+
+import io.kvindex.index.PodMatch;
+import io.kvindex.index.redis.PodRecords.PodName;
+import io.kvindex.index.redis.RedisLookups.PodKeys;
+import io.kvindex.redis.RedisOutcome;
+import io.lettuce.core.KeyValue;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One group's part of one lookup: a loop of turns, each choosing a read plan from what the router
+ * knows of the group and the prompt, making that one read, and either answering or learning what
+ * the next turn must read instead. Not thread-safe: its turns run one after another.
+ *
+ * <p>The plans:
+ *
+ * <ul>
+ *   <li><b>script</b>: lookup.lua, while the group's speculation gate is open, or when the slots
+ *       generation moved between two reads of one lookup (it reads everything in one call);
+ *   <li><b>head</b>: one HMGET of the gate, the slots generation, the unlocated count, the records
+ *       of the candidates whose cached record is not usable, and the prompt: its first block's
+ *       field and its segment fields (an overflowed segment's block fields in its place) while the
+ *       group holds no unlocated block and the keys start a segment, else its first {@value
+ *       #FIRST_CHUNK} block fields;
+ *   <li><b>chunk</b>: the prompt's next block fields (4 times the last read, at most {@value
+ *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
+ * </ul>
+ *
+ * A head read sends the next turn elsewhere when its answer demands it: the gate is open (script),
+ * the generation moved since the records were cached (head, every record read afresh), the keys do
+ * not start a segment (head by block fields), unlocated blocks appeared or a segment overflowed
+ * since (head by the new plan).
+ */
+final class GroupLookup {
+  /** Block fields of a first read by block fields: one round trip up to 4 096 tokens. */
+  static final int FIRST_CHUNK = 256;
+
+  static final int MAX_CHUNK = 4096;
+
+  /** Fields every head read starts with: the gate, the slots generation, the unlocated count. */
+  private static final int READ_HEADER = 3;
+
+  /** Turns after which a lookup reads everything with one script call (never reached in use). */
+  private static final int MAX_TURNS = 32;
+
+  /** A turn's result: the answer (null when Redis stayed unavailable), or another turn. */
+  private record Step(boolean done, Map<String, PodMatch> matches) {
+    static final Step AGAIN = new Step(false, null);
+
+    static Step answer(Map<String, PodMatch> matches) {
+      return new Step(true, matches);
+    }
+  }
+
+  private final RedisLookups ctx;
+  private final int g;
+  private final List<String> pods;
+  private final List<PodKeys> candidates;
+  private final List<PodName> names;
+  private final Prompt prompt;
+
+  /** The next head read reads every candidate's record (the generation moved since cached). */
+  private boolean allFresh;
+
+  /** The next turn runs lookup.lua. */
+  private boolean script;
+
+  private LookupDecoder decoder;
+  private long generation;
+  private int decodedBlocks;
+  private int turns;
+
+  GroupLookup(RedisLookups ctx, String model, int g, List<String> pods, Prompt prompt) {
+    this.ctx = ctx;
+    this.g = g;
+    this.pods = pods;
+    this.prompt = prompt;
+    this.candidates = new ArrayList<>(pods.size());
+    this.names = new ArrayList<>(pods.size());
+    for (String pod : pods) {
+      candidates.add(ctx.podKeys(model, pod));
+      names.add(new PodName(model, pod));
+    }
+  }
+
+  CompletableFuture<Map<String, PodMatch>> run() {
+    return turn();
+  }
+
+  private CompletableFuture<Map<String, PodMatch>> turn() {
+    CompletableFuture<Step> step;
+    if (script || ++turns > MAX_TURNS || ctx.speculationUntil.get(g) > System.currentTimeMillis()) {
+      step = ctx.scriptLookup(g, pods, candidates, prompt.blockFields()).thenApply(Step::answer);
+    } else if (decoder != null) {
+      step = readChunk();
+    } else {
+      step = readHead();
+    }
+    return step.thenCompose(
+        s -> s.done() ? CompletableFuture.completedFuture(s.matches()) : turn());
+  }
+
+  private CompletableFuture<Step> readHead() {
+    CompletableFuture<Long> now = ctx.clock.nowMillis(g);
+    PodRecords known = allFresh ? null : ctx.records.get(g);
+    // A candidate's cached record serves while the group's slots generation is unchanged and the
+    // record's deadline (only ever moved later, except by changes that move the generation) has
+    // not passed; the others are read with the blocks.
+    long nowMs = now.isDone() ? now.join() : Long.MAX_VALUE;
+    List<Integer> fresh = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      if (known == null || !known.usable(names.get(i), nowMs)) {
+        fresh.add(i);
+      }
+    }
+    if (!fresh.isEmpty()) {
+      ctx.recordsRead.increment(fresh.size());
+    }
+    boolean bySegment = ctx.unlocated.get(g) == 0 && !prompt.byBlockFields();
+    List<byte[]> payload =
+        bySegment
+            ? segmentPlan()
+            : prompt.blockFields().subList(0, Math.min(prompt.length(), FIRST_CHUNK));
+    if (!bySegment) {
+      ctx.blockReads.increment();
+    } else if (payload.size() > 1 + prompt.segments()) {
+      ctx.overflowReads.increment();
+    }
+    byte[][] fields = new byte[READ_HEADER + fresh.size() + payload.size()][];
+    fields[0] = KeySchema.SPECULATION_FIELD;
+    fields[1] = KeySchema.SLOTS_GENERATION_FIELD;
+    fields[2] = KeySchema.UNLOCATED_FIELD;
+    for (int i = 0; i < fresh.size(); i++) {
+      fields[READ_HEADER + i] = candidates.get(fresh.get(i)).holder();
+    }
+    for (int i = 0; i < payload.size(); i++) {
+      fields[READ_HEADER + fresh.size() + i] = payload.get(i);
+    }
+    return ctx.read(g, fields)
+        .thenCombine(
+            now,
+            (outcome, ms) ->
+                outcome.isDone()
+                    ? absorb(headRead(outcome, fresh, known, ms), known, bySegment, payload)
+                    : Step.answer(null));
+  }
+
+  /** What a head read says: the answer, or which plan the next turn takes. */
+  private Step absorb(HeadRead read, PodRecords known, boolean bySegment, List<byte[]> payload) {
+    if (read.speculationUntil() >= read.now()) {
+      long localUntil = System.currentTimeMillis() + read.speculationUntil() - read.now() + 1;
+      ctx.speculationUntil.accumulateAndGet(g, localUntil, Math::max);
+      script = true;
+      return Step.AGAIN;
+    }
+    if (read.records() == null) {
+      // Some pod's slots changed since the cached records were read: read every record afresh.
+      ctx.rereads.increment();
+      ctx.records.set(g, new PodRecords(read.generation()));
+      allFresh = true;
+      return Step.AGAIN;
+    }
+    allFresh = false;
+    if (read.learned() != known) {
+      ctx.records.accumulateAndGet(g, read.learned(), PodRecords::newer);
+    }
+    List<byte[]> values = read.values();
+    if (bySegment && !startsAtHead(values.get(0))) {
+      prompt.readByBlockFields(); // the keys start inside a segment, not at a chain's block 0
+      return Step.AGAIN;
+    }
+    if (bySegment) {
+      values = read.unlocated() > 0 ? null : blockValues(payload, values);
+      if (values == null) {
+        // Unlocated blocks, or a segment that overflowed since: the next plan reads around them.
+        ctx.unlocated.set(g, read.unlocated() > 0 ? 1 : 0);
+        return Step.AGAIN;
+      }
+    } else if (read.unlocated() == 0) {
+      ctx.unlocated.set(g, 0);
+    }
+    decoder = new LookupDecoder(pods, read.records(), ctx.config, false);
+    decoder.addValues(values);
+    generation = read.generation();
+    decodedBlocks = values.size();
+    return finished() ? Step.answer(decoder.matches()) : Step.AGAIN;
+  }
+
+  private boolean finished() {
+    return !decoder.open() || decodedBlocks >= prompt.length();
+  }
+
+  /**
+   * The prompt's next block fields with the slots generation, in one HMGET; if the generation moved
+   * since the head read (a purge, a restart, a first store), the next turn reads everything with
+   * one script call rather than mix two states of the index.
+   */
+  private CompletableFuture<Step> readChunk() {
+    int from = decodedBlocks;
+    int to = Math.min(prompt.length(), from + Math.min(from * 4, MAX_CHUNK));
+    List<byte[]> blockFields = prompt.blockFields();
+    byte[][] fields = new byte[1 + to - from][];
+    fields[0] = KeySchema.SLOTS_GENERATION_FIELD;
+    for (int i = from; i < to; i++) {
+      fields[1 + i - from] = blockFields.get(i);
+    }
+    return ctx.read(g, fields)
+        .thenApply(
+            outcome -> {
+              if (!outcome.isDone()) {
+                return Step.answer(null);
+              }
+              List<KeyValue<byte[], byte[]>> reply = outcome.orElseThrow();
+              if (Bytes.decimal(value(reply.get(0))) != generation) {
+                script = true;
+                return Step.AGAIN;
+              }
+              List<byte[]> values = new ArrayList<>(to - from);
+              for (int i = 1; i < reply.size(); i++) {
+                values.add(value(reply.get(i)));
+              }
+              decoder.addValues(values);
+              decodedBlocks = to;
+              return finished() ? Step.answer(decoder.matches()) : Step.AGAIN;
+            });
+  }
+
+  /**
+   * The fields a segment read asks for: the first block's field (its locator shows whether the keys
+   * start at a segment head), then each segment's field, or its block fields if overflowed.
+   */
+  private List<byte[]> segmentPlan() {
+    List<byte[]> plan = new ArrayList<>(1 + prompt.segments());
+    plan.add(prompt.firstBlockField());
+    for (int k = 0; k < prompt.segments(); k++) {
+      byte[] segment = prompt.segmentField(k);
+      if (ctx.overflowed(segment)) {
+        plan.addAll(prompt.blockFields().subList(prompt.segmentStart(k), prompt.segmentEnd(k)));
+      } else {
+        plan.add(segment);
+      }
+    }
+    return plan;
+  }
+
+  /**
+   * The prompt's block values from a read by {@link #segmentPlan}, or null if a segment read was
+   * found overflowed (remembered, so the next plan reads its block fields).
+   */
+  private List<byte[]> blockValues(List<byte[]> plan, List<byte[]> read) {
+    List<byte[]> values = new ArrayList<>(prompt.length());
+    int at = 1;
+    for (int k = 0; k < prompt.segments(); k++) {
+      int start = prompt.segmentStart(k);
+      int end = prompt.segmentEnd(k);
+      if (plan.get(at) != prompt.segmentField(k)) {
+        values.addAll(read.subList(at, at + end - start));
+        at += end - start;
+        continue;
+      }
+      byte[] segment = read.get(at++);
+      if (segment != null && segment.length == 1 && segment[0] == 'O') {
+        ctx.markOverflowed(prompt.segmentField(k));
+        return null;
+      }
+      values.addAll(SegmentCodec.values(segment, prompt.keys(), start, end));
+    }
+    return values;
+  }
+
+  /**
+   * Whether a first block's value allows a segment read: absent (no one holds it), or located at
+   * offset 0 of its segment. A value of odd length starts with its locator: head key, offset.
+   */
+  private static boolean startsAtHead(byte[] first) {
+    return first == null || first.length % 2 == 0 || first[LookupDecoder.LOCATOR_BYTES - 1] == 0;
+  }
+
+  /**
+   * A head read: the speculation deadline, the slots generation, the unlocated count, the
+   * candidates' records (null when the cached ones are stale and not all were read), the block
+   * values, and the records read, to cache.
+   */
+  private record HeadRead(
+      long now,
+      long speculationUntil,
+      long generation,
+      long unlocated,
+      List<byte[]> records,
+      List<byte[]> values,
+      PodRecords learned) {}
+
+  private HeadRead headRead(
+      RedisOutcome<List<KeyValue<byte[], byte[]>>> outcome,
+      List<Integer> fresh,
+      PodRecords known,
+      long nowMs) {
+    List<KeyValue<byte[], byte[]>> reply = outcome.orElseThrow();
+    long speculation = Bytes.decimal(value(reply.get(0)));
+    long gen = Bytes.decimal(value(reply.get(1)));
+    long unlocatedBlocks = Bytes.decimal(value(reply.get(2)));
+    boolean same = known != null && known.generation() == gen;
+    PodRecords learned = !same ? new PodRecords(gen) : fresh.isEmpty() ? known : known.copy();
+    for (int i = 0; i < fresh.size(); i++) {
+      learned.put(names.get(fresh.get(i)), value(reply.get(READ_HEADER + i)));
+    }
+    List<byte[]> live = null;
+    if (same || fresh.size() == names.size()) {
+      live = new ArrayList<>(names.size());
+      for (PodName name : names) {
+        byte[] v = learned.get(name);
+        live.add(v != null && v.length >= 8 && Bytes.deadline(v) >= nowMs ? v : null);
+      }
+    }
+    List<byte[]> values = new ArrayList<>(reply.size() - READ_HEADER - fresh.size());
+    for (int i = READ_HEADER + fresh.size(); i < reply.size(); i++) {
+      values.add(value(reply.get(i)));
+    }
+    return new HeadRead(nowMs, speculation, gen, unlocatedBlocks, live, values, learned);
+  }
+
+  private static byte[] value(KeyValue<byte[], byte[]> kv) {
+    return kv.hasValue() ? kv.getValue() : null;
+  }
+}

@@ -1,0 +1,270 @@
+package io.kvindex.index.redis;
+
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.StreamId;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * Key names and hash fields of one index: the only place that knows them. Every key is {@code
+ * kvindex:v1:{<index>/<tag>}:<name>} with the index name percent-encoded, where the tag is an index
+ * group's number (all keys of a group share one hash slot) or {@code ingesters} for the replica
+ * registry. External names only ever appear length-prefixed inside hash fields, or as a digest in
+ * key names. Immutable and thread-safe.
+ */
+public final class KeySchema {
+  /** The start of every key of every index: the layout's version is part of it. */
+  private static final String ROOT = "kvindex:v1:{";
+
+  /** Bytes in a block field: model scope (8), cache group (2), block key (8). */
+  static final int BLOCK_FIELD_BYTES = 18;
+
+  /**
+   * The field of a group's blocks hash holding the latest deadline (ms, decimal) of any speculative
+   * route recorded in the group. Not 18 bytes long, so never a block field.
+   */
+  static final byte[] SPECULATION_FIELD = "kvindex/speculation".getBytes(StandardCharsets.US_ASCII);
+
+  /**
+   * The field of a group's blocks hash counting (decimal, HINCRBY) the changes to which slots any
+   * pod record of the group lists: routers trust cached pod records while it stands still. Not 18
+   * bytes long, so never a block field.
+   */
+  static final byte[] SLOTS_GENERATION_FIELD =
+      "kvindex/slots-generation".getBytes(StandardCharsets.US_ASCII);
+
+  /**
+   * The field of a group's blocks hash counting (decimal, HINCRBY) block fields whose chain
+   * position is unknown (stored with a parent the index did not know): lookups read segments only
+   * while it is 0. Not 18 or 20 bytes long, so never a block or segment field.
+   */
+  static final byte[] UNLOCATED_FIELD = "kvindex/unlocated".getBytes(StandardCharsets.US_ASCII);
+
+  /** Blocks one segment covers: a chain's blocks from a multiple of this, keyed by the first. */
+  static final int SEGMENT_BLOCKS = 16;
+
+  /** Bytes in a segment field: its head's block field, then {@code /s}. */
+  static final int SEGMENT_FIELD_BYTES = BLOCK_FIELD_BYTES + 2;
+
+  /** The start of every holder-record field of a blocks hash (see {@link #holderField}). */
+  static final byte[] HOLDER_PREFIX = "kvindex/holders/".getBytes(StandardCharsets.US_ASCII);
+
+  private static final HexFormat HEX = HexFormat.of();
+
+  private final String encodedIndex;
+  private final int groups;
+
+  /** The keys of index {@code indexName} spread over {@code groups} index groups. */
+  public KeySchema(String indexName, int groups) {
+    this.encodedIndex = encode(indexName);
+    this.groups = groups;
+  }
+
+  int groups() {
+    return groups;
+  }
+
+  /**
+   * A SCAN {@code MATCH} pattern for every key of index {@code indexName} (its groups and its
+   * replica registry), for tools that delete an index.
+   */
+  public static String keyPattern(String indexName) {
+    return ROOT + encode(indexName) + "/*";
+  }
+
+  /** The start of every key of index {@code indexName}. */
+  public static String keyPrefix(String indexName) {
+    return ROOT + encode(indexName) + "/";
+  }
+
+  /** Keeps {@code [A-Za-z0-9._-]}; every other UTF-8 byte becomes {@code %XX}. */
+  static String encode(String name) {
+    StringBuilder out = new StringBuilder(name.length());
+    for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+      int c = b & 0xff;
+      if ((c >= 'A' && c <= 'Z')
+          || (c >= 'a' && c <= 'z')
+          || (c >= '0' && c <= '9')
+          || c == '.'
+          || c == '_'
+          || c == '-') {
+        out.append((char) c);
+      } else {
+        out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)));
+        out.append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+      }
+    }
+    return out.toString();
+  }
+
+  /** The group of a pod: SHA-256 of its field, first 4 bytes unsigned, modulo the group count. */
+  public int groupOf(String model, String pod) {
+    byte[] digest = sha256(podField(model, pod));
+    long value = ByteBuffer.wrap(digest, 0, 4).getInt() & 0xFFFFFFFFL;
+    return (int) (value % groups);
+  }
+
+  private byte[] key(String tag, String name) {
+    return (ROOT + encodedIndex + "/" + tag + "}:" + name).getBytes(StandardCharsets.UTF_8);
+  }
+
+  byte[] key(int group, String name) {
+    return key(Integer.toString(group), name);
+  }
+
+  /** The sorted set of live ingester replicas (member: replica, score: expiry ms). */
+  byte[] replicas() {
+    return key("ingesters", "replicas");
+  }
+
+  /** A pod's engine incarnation (its process start time) as its owners last saw it. */
+  byte[] incarnation(String model, String pod) {
+    byte[] digest = sha256(podField(model, pod));
+    return key(groupOf(model, pod), "incarnation:" + HEX.formatHex(digest, 0, 16));
+  }
+
+  byte[] meta(int group) {
+    return key(group, "meta");
+  }
+
+  byte[] streams(int group) {
+    return key(group, "streams");
+  }
+
+  byte[] pods(int group) {
+    return key(group, "pods");
+  }
+
+  byte[] blocks(int group) {
+    return key(group, "blocks");
+  }
+
+  byte[] free(int group) {
+    return key(group, "free");
+  }
+
+  byte[] dead(int group) {
+    return key(group, "dead");
+  }
+
+  byte[] lease(StreamId stream) {
+    return key(groupOf(stream.model(), stream.pod()), "lease:" + streamDigest(stream));
+  }
+
+  byte[] tokenMap(StreamId stream) {
+    return tokenMap(groupOf(stream.model(), stream.pod()), streamField(stream));
+  }
+
+  /** The token map of the stream whose field (as stored in the streams hash) is given. */
+  byte[] tokenMap(int group, byte[] streamField) {
+    return key(group, "tmap:" + HEX.formatHex(sha256(streamField), 0, 16));
+  }
+
+  /** The blocks hash of a group, for tools that measure it (see {@link #keyPattern}). */
+  public byte[] blocksKey(int group) {
+    return blocks(group);
+  }
+
+  /** The speculative routes recorded for a pod: block field -> deadline ms (decimal). */
+  byte[] speculative(String model, String pod) {
+    byte[] digest = sha256(podField(model, pod));
+    return key(groupOf(model, pod), "spec:" + HEX.formatHex(digest, 0, 16));
+  }
+
+  /** Hex of the first 16 bytes of SHA-256 of the stream field. */
+  static String streamDigest(StreamId stream) {
+    return HEX.formatHex(sha256(streamField(stream)), 0, 16);
+  }
+
+  /** {@code u32 len | model | u32 len | pod} in UTF-8. */
+  static byte[] podField(String model, String pod) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    lengthPrefixed(out, model);
+    lengthPrefixed(out, pod);
+    return out.toByteArray();
+  }
+
+  /**
+   * The field of a group's blocks hash holding a copy of a pod's record, so that one HMGET reads
+   * holders and blocks atomically. At least 26 bytes long, so never a block field.
+   */
+  static byte[] holderField(byte[] podField) {
+    byte[] out = Arrays.copyOf(HOLDER_PREFIX, HOLDER_PREFIX.length + podField.length);
+    System.arraycopy(podField, 0, out, HOLDER_PREFIX.length, podField.length);
+    return out;
+  }
+
+  /** The start of every pod field of {@code model}: {@code u32 len | model}. */
+  static byte[] modelPrefix(String model) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    lengthPrefixed(out, model);
+    return out.toByteArray();
+  }
+
+  /** The pod name of a pod field that starts with {@code modelPrefix}. */
+  static String podOf(byte[] podField, int modelPrefixLength) {
+    int at = modelPrefixLength + 4;
+    return new String(podField, at, podField.length - at, StandardCharsets.UTF_8);
+  }
+
+  /** The pod field followed by the rank as 4 bytes. */
+  static byte[] streamField(StreamId stream) {
+    byte[] pod = podField(stream.model(), stream.pod());
+    return ByteBuffer.allocate(pod.length + 4).put(pod).putInt(stream.dpRank()).array();
+  }
+
+  /** The rank as 2 bytes, as it appears in a pod record. */
+  static byte[] rank(int dpRank) {
+    return new byte[] {(byte) (dpRank >>> 8), (byte) dpRank};
+  }
+
+  /** 8 bytes: the first 8 of SHA-256 over a domain, the key mode and the model. */
+  static byte[] scope(KeyMode mode, String model) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.writeBytes("kvindex/scope/v1".getBytes(StandardCharsets.US_ASCII));
+    out.write(mode.ordinal());
+    lengthPrefixed(out, model);
+    byte[] digest = sha256(out.toByteArray());
+    byte[] scope = new byte[8];
+    System.arraycopy(digest, 0, scope, 0, 8);
+    return scope;
+  }
+
+  /** The 10-byte prefix of a block field: scope then cache group. */
+  static byte[] fieldPrefix(byte[] scope, int cacheGroup) {
+    return ByteBuffer.allocate(10).put(scope).putShort((short) cacheGroup).array();
+  }
+
+  static byte[] blockField(byte[] prefix, long blockKey) {
+    return ByteBuffer.allocate(BLOCK_FIELD_BYTES).put(prefix).putLong(blockKey).array();
+  }
+
+  /** The segment field of the chain segment whose first block is {@code headKey}. */
+  static byte[] segmentField(byte[] prefix, long headKey) {
+    return ByteBuffer.allocate(SEGMENT_FIELD_BYTES)
+        .put(prefix)
+        .putLong(headKey)
+        .put((byte) '/')
+        .put((byte) 's')
+        .array();
+  }
+
+  private static void lengthPrefixed(ByteArrayOutputStream out, String value) {
+    byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+    out.writeBytes(ByteBuffer.allocate(4).putInt(utf8.length).array());
+    out.writeBytes(utf8);
+  }
+
+  static byte[] sha256(byte[] input) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(input);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java runtime must provide SHA-256", e);
+    }
+  }
+}

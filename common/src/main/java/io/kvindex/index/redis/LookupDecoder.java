@@ -1,0 +1,244 @@
+package io.kvindex.index.redis;
+
+import io.kvindex.index.IndexConfig;
+import io.kvindex.index.PodMatch;
+import io.kvindex.index.Tier;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Turns one group's lookup reads into per-pod matches: the candidates' pod records (which slots
+ * each holds, for which rank), then block values in prompt order, one run of equal values at a
+ * time. A block a pod holds speculatively counts as held on the GPU by each of its streams, and by
+ * one extra rank-less stream for pods with no record yet. Depth counting stops at the first block
+ * no live candidate holds. Not thread-safe: one instance per lookup of one group.
+ */
+final class LookupDecoder {
+  private static final int GPU = Tier.GPU.bit();
+  private static final int GPU_CPU = Tier.GPU.bit() | Tier.CPU.bit();
+  private static final int NO_RANK = -1;
+  private static final int SLOTS = 4096;
+  private static final byte[] NO_MARK = new byte[0];
+
+  /** Bytes of the locator that starts a located block's value (head key 8, offset 1). */
+  static final int LOCATOR_BYTES = 9;
+
+  private final List<String> pods;
+
+  /** Per stream: its rank ({@link #NO_RANK} for a candidate's speculative-only stream). */
+  private final int[] streamRank;
+
+  private final int[][] streamsOfPod;
+
+  /** Stream index + 1 by slot; 0 for slots no live candidate holds. */
+  private final int[] streamOfSlot = new int[SLOTS];
+
+  private final int[] any;
+  private final int[] confirmed;
+  private final int[] gpu;
+  private final int[] gpuCpu;
+  private final double[] score;
+  private final double[] weight = new double[16];
+
+  /** Per stream: engine tiers and speculative GPU of the current run, valid when stamped. */
+  private final int[] tiers;
+
+  private final int[] tierStamp;
+  private final int[] markStamp;
+  private int run;
+
+  /** Streams whose depth still equals the block count: only they can grow. */
+  private final int[] active;
+
+  private int activeCount;
+  private int block;
+
+  /**
+   * @param records per candidate, its pod record (8-byte deadline, then (slot u16, rank u16)
+   *     pairs), or null when unknown or expired
+   * @param speculative whether runs may carry speculative marks: each candidate then also gets a
+   *     rank-less stream, which only marks can feed
+   */
+  LookupDecoder(List<String> pods, List<byte[]> records, IndexConfig config, boolean speculative) {
+    this.pods = pods;
+    int extra = speculative ? 1 : 0;
+    int streams = 0;
+    for (byte[] rec : records) {
+      streams += extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
+    }
+    streamRank = new int[streams];
+    streamsOfPod = new int[pods.size()][];
+    int next = 0;
+    for (int p = 0; p < pods.size(); p++) {
+      byte[] rec = records.get(p);
+      int own = extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
+      int[] mine = new int[own];
+      for (int k = 8, i = 0; rec != null && k + 3 < rec.length; k += 4, i++) {
+        int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
+        if (slot > 0 && slot < SLOTS) {
+          streamOfSlot[slot] = next + 1;
+        }
+        mine[i] = next;
+        streamRank[next++] = ((rec[k + 2] & 0xff) << 8) | (rec[k + 3] & 0xff);
+      }
+      if (speculative) {
+        mine[own - 1] = next;
+        streamRank[next++] = NO_RANK;
+      }
+      streamsOfPod[p] = mine;
+    }
+    any = new int[streams];
+    confirmed = new int[streams];
+    gpu = new int[streams];
+    gpuCpu = new int[streams];
+    score = new double[streams];
+    tiers = new int[streams];
+    tierStamp = new int[streams];
+    markStamp = new int[streams];
+    active = new int[streams];
+    for (int s = 0; s < streams; s++) {
+      active[s] = s;
+    }
+    activeCount = streams;
+    for (int mask = 0; mask < 16; mask++) {
+      weight[mask] = config.bestWeight(mask);
+    }
+  }
+
+  /** Decodes lookup.lua's reply: pod records, then (value, speculative mark, run) triples. */
+  static Map<String, PodMatch> decodeScriptReply(
+      List<String> pods, List<Object> reply, IndexConfig config) {
+    List<byte[]> records = new ArrayList<>(pods.size());
+    for (Object rec : (List<?>) reply.get(0)) {
+      records.add(rec instanceof byte[] bytes ? bytes : null);
+    }
+    LookupDecoder decoder = new LookupDecoder(pods, records, config, true);
+    for (int i = 1; i + 2 < reply.size(); i += 3) {
+      if (!decoder.add((byte[]) reply.get(i), (byte[]) reply.get(i + 1), (Long) reply.get(i + 2))) {
+        break;
+      }
+    }
+    return decoder.matches();
+  }
+
+  /**
+   * Adds the next {@code run} blocks, whose entries are {@code value} (null or empty when held by
+   * no engine entry) and whose speculative holders are {@code mark} (candidates' 1-based indexes,
+   * two bytes each, big-endian; empty for none). Returns false, counting nothing, when no live
+   * candidate still matching holds the blocks (no depth could grow past them): the match ends there
+   * and later calls are ignored.
+   */
+  boolean add(byte[] value, byte[] mark, long length) {
+    if (activeCount == 0) {
+      return false;
+    }
+    run++;
+    for (int e = 0; value != null && e + 1 < value.length; e += 2) {
+      int s = streamOfSlot[((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4)] - 1;
+      if (s >= 0) {
+        tiers[s] = value[e + 1] & 0x0f;
+        tierStamp[s] = run;
+      }
+    }
+    for (int m = 0; mark != null && m + 1 < mark.length; m += 2) {
+      int p = (((mark[m] & 0xff) << 8) | (mark[m + 1] & 0xff)) - 1;
+      for (int s : streamsOfPod[p]) {
+        markStamp[s] = run;
+      }
+    }
+    // Every block of the run has the same holders: each still-matching stream that holds it
+    // grows by the run's length; the others stop for good.
+    int kept = 0;
+    for (int a = 0; a < activeCount; a++) {
+      int s = active[a];
+      int engine = tierStamp[s] == run ? tiers[s] : 0;
+      int t = markStamp[s] == run ? engine | GPU : engine;
+      if (t == 0) {
+        continue;
+      }
+      active[kept++] = s;
+      any[s] += (int) length;
+      score[s] += weight[t] * length;
+      if (confirmed[s] == block && engine != 0) {
+        confirmed[s] += (int) length;
+      }
+      if (gpu[s] == block && (t & GPU) != 0) {
+        gpu[s] += (int) length;
+      }
+      if (gpuCpu[s] == block && (t & GPU_CPU) != 0) {
+        gpuCpu[s] += (int) length;
+      }
+    }
+    activeCount = kept;
+    block += (int) length;
+    return kept > 0;
+  }
+
+  /**
+   * Adds block values in prompt order (no speculative marks), runs of equal entries at a time. A
+   * value of odd length starts with its block's 9-byte locator, which is skipped.
+   */
+  boolean addValues(List<byte[]> values) {
+    List<byte[]> entries = new ArrayList<>(values.size());
+    for (byte[] value : values) {
+      entries.add(entries(value));
+    }
+    int i = 0;
+    while (i < entries.size()) {
+      byte[] value = entries.get(i);
+      int j = i + 1;
+      while (j < entries.size() && Arrays.equals(entries.get(j), value)) {
+        j++;
+      }
+      if (!add(value, NO_MARK, j - i)) {
+        return false;
+      }
+      i = j;
+    }
+    return true;
+  }
+
+  private static byte[] entries(byte[] value) {
+    return value != null && value.length % 2 == 1
+        ? Arrays.copyOfRange(value, LOCATOR_BYTES, value.length)
+        : value;
+  }
+
+  /** Whether some candidate still matches every block added so far. */
+  boolean open() {
+    return activeCount > 0;
+  }
+
+  /** The matches so far, in candidate order. */
+  Map<String, PodMatch> matches() {
+    Map<String, PodMatch> out = new LinkedHashMap<>();
+    for (int p = 0; p < pods.size(); p++) {
+      out.put(pods.get(p), match(pods.get(p), streamsOfPod[p]));
+    }
+    return out;
+  }
+
+  private PodMatch match(String pod, int[] own) {
+    int depth = 0;
+    int confirmedDepth = 0;
+    int gpuDepth = 0;
+    int gpuCpuDepth = 0;
+    double best = 0;
+    Map<Integer, Integer> ranks = new HashMap<>();
+    for (int s : own) {
+      depth = Math.max(depth, any[s]);
+      confirmedDepth = Math.max(confirmedDepth, confirmed[s]);
+      gpuDepth = Math.max(gpuDepth, gpu[s]);
+      gpuCpuDepth = Math.max(gpuCpuDepth, gpuCpu[s]);
+      best = Math.max(best, score[s]);
+      if (any[s] > 0 && streamRank[s] != NO_RANK) {
+        ranks.put(streamRank[s], any[s]);
+      }
+    }
+    return new PodMatch(pod, depth, gpuDepth, gpuCpuDepth, best, ranks, depth > confirmedDepth);
+  }
+}

@@ -1,0 +1,100 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.redis.Bytes.ascii;
+import static io.kvindex.index.redis.Bytes.text;
+import static io.kvindex.index.redis.Bytes.utf8;
+
+import io.kvindex.common.Await;
+import io.kvindex.common.Check;
+import io.kvindex.index.StreamId;
+import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.ScriptRunner;
+import io.lettuce.core.ScriptOutputType;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Who writes what: stream leases with fencing tokens (lease.lua), the ingester replica registry
+ * (registry.lua) and pods' engine incarnations (incarnation.lua). Thread-safe.
+ */
+final class RedisLeases {
+  private final KeySchema keys;
+  private final ScriptRunner writes;
+
+  RedisLeases(KeySchema keys, ScriptRunner writes) {
+    this.keys = keys;
+    this.writes = writes;
+  }
+
+  OptionalLong acquire(StreamId stream, String owner, Duration ttl) {
+    byte[] token = this.<byte[]>lease(stream, "acquire", owner, ttl, 0).orElse(null);
+    return token == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(text(token)));
+  }
+
+  boolean renew(StreamId stream, String owner, long token, Duration ttl) {
+    return Long.valueOf(1).equals(this.<Long>lease(stream, "renew", owner, ttl, token).orElse(0L));
+  }
+
+  boolean release(StreamId stream, String owner, long token) {
+    return Long.valueOf(1)
+        .equals(this.<Long>lease(stream, "release", owner, Duration.ofMillis(1), token).orElse(0L));
+  }
+
+  private <T> RedisOutcome<T> lease(
+      StreamId stream, String op, String owner, Duration ttl, long token) {
+    Check.notNull(stream, "stream");
+    Check.name(owner, "owner");
+    long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
+    ScriptOutputType type =
+        op.equals("acquire") ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
+    int group = keys.groupOf(stream.model(), stream.pod());
+    byte[][] k = {keys.meta(group), keys.lease(stream)};
+    return Await.of(
+        writes
+            .<T>run(Scripts.LEASE, type, k, utf8(op), utf8(owner), ascii(ttlMs), ascii(token))
+            .toCompletableFuture());
+  }
+
+  int registerReplica(String replica, Duration ttl) {
+    long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
+    return registry(Check.name(replica, "replica"), Math.max(1, ttlMs));
+  }
+
+  void deregisterReplica(String replica) {
+    registry(Check.name(replica, "replica"), -1);
+  }
+
+  private int registry(String replica, long ttlMillis) {
+    RedisOutcome<Long> out =
+        Await.of(
+            writes
+                .<Long>run(
+                    Scripts.REGISTRY,
+                    ScriptOutputType.INTEGER,
+                    new byte[][] {keys.replicas()},
+                    utf8(replica),
+                    ascii(ttlMillis))
+                .toCompletableFuture());
+    return out.orElseThrow().intValue();
+  }
+
+  Optional<String> swapIncarnation(String model, String pod, String incarnation, Duration ttl) {
+    Check.name(model, "model");
+    Check.name(pod, "pod");
+    Check.notBlank(incarnation, "incarnation");
+    long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
+    RedisOutcome<byte[]> out =
+        Await.of(
+            writes
+                .<byte[]>run(
+                    Scripts.INCARNATION,
+                    ScriptOutputType.VALUE,
+                    new byte[][] {keys.incarnation(model, pod)},
+                    utf8(incarnation),
+                    ascii(ttlMs))
+                .toCompletableFuture());
+    byte[] old = out.orElseThrow();
+    return old == null ? Optional.empty() : Optional.of(text(old));
+  }
+}

@@ -1,0 +1,251 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.redis.Bytes.ascii;
+
+import io.kvindex.index.IndexConfig;
+import io.kvindex.index.IndexMeters;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodMatch;
+import io.kvindex.index.redis.PodRecords.PodName;
+import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.ScriptRunner;
+import io.lettuce.core.KeyValue;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The read path of {@link RedisPrefixIndex}: splits a lookup by index group, runs one {@link
+ * GroupLookup} per group (all in flight at once) and merges their answers. Holds what this router
+ * learned about each group across lookups: the pod records last read and the slots generation they
+ * were read at, whether speculation is on, whether the group holds unlocated blocks, which segments
+ * overflowed; and the candidates' keys and the models' field prefixes, which cost a SHA-256 each.
+ * See the implementation notes of {@link RedisPrefixIndex}. Thread-safe.
+ */
+final class RedisLookups {
+  /** Overflowed segment fields remembered; the set starts afresh past this size. */
+  private static final int OVERFLOWED_LIMIT = 1 << 16;
+
+  /** Candidates' keys and models' prefixes cached; each cache starts afresh past this size. */
+  private static final int KEY_CACHE_LIMIT = 1 << 16;
+
+  final IndexConfig config;
+  final KeySchema keys;
+  final ServerClock clock;
+  private final ScriptRunner reads;
+  private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+
+  /** Per group, until when (System.currentTimeMillis) lookups take the speculative path. */
+  final AtomicLongArray speculationUntil;
+
+  /** Per group, the pod records last read and the slots generation they were read at. */
+  final AtomicReferenceArray<PodRecords> records;
+
+  /** Per group, 1 while its last read found unlocated blocks: lookups then read block fields. */
+  final AtomicIntegerArray unlocated;
+
+  /** Segment fields found overflowed: lookups read those segments' block fields instead. */
+  private final Map<ByteBuffer, Boolean> overflowed = new ConcurrentHashMap<>();
+
+  final Counter recordsRead;
+  final Counter rereads;
+  final Counter blockReads;
+  final Counter overflowReads;
+
+  /** A pod's group, field and holder and speculative key: lookups need them per candidate. */
+  record PodKeys(int group, byte[] field, byte[] holder, byte[] speculative) {}
+
+  private record Scope(KeyMode mode, String model, int cacheGroup) {}
+
+  private final Map<PodName, PodKeys> podCache = new ConcurrentHashMap<>();
+  private final Map<Scope, byte[]> prefixCache = new ConcurrentHashMap<>();
+
+  RedisLookups(
+      IndexConfig config,
+      KeySchema keys,
+      ScriptRunner reads,
+      RedisClusterAsyncCommands<byte[], byte[]> commands,
+      MeterRegistry registry) {
+    this.config = config;
+    this.keys = keys;
+    this.reads = reads;
+    this.commands = commands;
+    this.clock = new ServerClock(reads, keys);
+    this.speculationUntil = new AtomicLongArray(config.groups());
+    this.records = new AtomicReferenceArray<>(config.groups());
+    this.unlocated = new AtomicIntegerArray(config.groups());
+    this.recordsRead =
+        counter(
+            registry,
+            IndexMeters.LOOKUP_POD_RECORDS,
+            "Pod records read with lookups (a router reads each candidate's about once per"
+                + " liveness period, and again after a change to any pod's slots)");
+    this.rereads =
+        counter(
+            registry,
+            IndexMeters.LOOKUP_REREADS,
+            "Group lookups read a second time because a pod's slots changed since this router"
+                + " cached the records (a purge, a restart, a first store)");
+    this.blockReads =
+        counter(
+            registry,
+            IndexMeters.LOOKUP_BLOCK_READS,
+            "Group lookups that read every block field of the prompt: the group holds blocks"
+                + " stored with a parent the index did not know, or the keys do not start a"
+                + " segment");
+    this.overflowReads =
+        counter(
+            registry,
+            IndexMeters.LOOKUP_OVERFLOW_READS,
+            "Group lookups that read an overflowed segment (more branches than segmentSlots) as"
+                + " its 16 block fields, in the same HMGET as the other segments");
+  }
+
+  private Counter counter(MeterRegistry registry, String name, String description) {
+    return Counter.builder(name)
+        .description(description)
+        .tag("index", config.indexName())
+        .register(registry);
+  }
+
+  /** Looks up every group holding candidates, in parallel, and merges the answers. */
+  CompletableFuture<LookupResult> lookup(LookupRequest request) {
+    Map<Integer, List<String>> byGroup = new TreeMap<>();
+    for (String pod : request.candidatePods()) {
+      byGroup
+          .computeIfAbsent(podKeys(request.model(), pod).group(), x -> new ArrayList<>())
+          .add(pod);
+    }
+    if (request.length() == 0 || byGroup.isEmpty()) {
+      return CompletableFuture.completedFuture(merge(request, List.of()));
+    }
+    Prompt prompt =
+        new Prompt(
+            fieldPrefix(request.keyMode(), request.model(), request.cacheGroup()),
+            request.blockKeys());
+    List<CompletableFuture<Map<String, PodMatch>>> parts = new ArrayList<>(byGroup.size());
+    byGroup.forEach(
+        (g, pods) -> parts.add(new GroupLookup(this, request.model(), g, pods, prompt).run()));
+    if (parts.size() == 1) {
+      return parts.get(0).thenApply(part -> merge(request, Collections.singletonList(part)));
+    }
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+        .thenApply(x -> merge(request, parts.stream().map(CompletableFuture::join).toList()));
+  }
+
+  /** One plain HMGET of a group's blocks hash. */
+  CompletableFuture<RedisOutcome<List<KeyValue<byte[], byte[]>>>> read(int g, byte[][] fields) {
+    return reads
+        .calls()
+        .<List<KeyValue<byte[], byte[]>>>call(
+            "lookup", () -> commands.hmget(keys.blocks(g), fields))
+        .toCompletableFuture();
+  }
+
+  /** The lookup while the group's speculation gate is open: lookup.lua reads spec hashes too. */
+  CompletableFuture<Map<String, PodMatch>> scriptLookup(
+      int g, List<String> pods, List<PodKeys> candidates, List<byte[]> fields) {
+    byte[][] args = new byte[1 + pods.size() + fields.size()][];
+    byte[][] k = new byte[2 + pods.size()][];
+    k[0] = keys.pods(g);
+    k[1] = keys.blocks(g);
+    args[0] = ascii(pods.size());
+    for (int i = 0; i < pods.size(); i++) {
+      args[1 + i] = candidates.get(i).field();
+      k[2 + i] = candidates.get(i).speculative();
+    }
+    for (int i = 0; i < fields.size(); i++) {
+      args[1 + pods.size() + i] = fields.get(i);
+    }
+    return reads
+        .<List<Object>>run(Scripts.LOOKUP, ScriptOutputType.MULTI, k, args)
+        .thenApply(
+            outcome ->
+                outcome.isDone()
+                    ? LookupDecoder.decodeScriptReply(pods, outcome.orElseThrow(), config)
+                    : null)
+        .toCompletableFuture();
+  }
+
+  boolean overflowed(byte[] segmentField) {
+    return overflowed.containsKey(ByteBuffer.wrap(segmentField));
+  }
+
+  void markOverflowed(byte[] segmentField) {
+    if (overflowed.size() >= OVERFLOWED_LIMIT) {
+      overflowed.clear();
+    }
+    overflowed.put(ByteBuffer.wrap(segmentField), Boolean.TRUE);
+  }
+
+  /** The block-field prefix of a model, cached: computing it takes a SHA-256. */
+  private byte[] fieldPrefix(KeyMode mode, String model, int cacheGroup) {
+    Scope scope = new Scope(mode, model, cacheGroup);
+    byte[] cached = prefixCache.get(scope);
+    if (cached == null) {
+      if (prefixCache.size() >= KEY_CACHE_LIMIT) {
+        prefixCache.clear();
+      }
+      cached = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
+      prefixCache.put(scope, cached);
+    }
+    return cached;
+  }
+
+  /** A candidate's keys, cached: every lookup needs them. */
+  PodKeys podKeys(String model, String pod) {
+    PodName name = new PodName(model, pod);
+    PodKeys cached = podCache.get(name);
+    if (cached == null) {
+      if (podCache.size() >= KEY_CACHE_LIMIT) {
+        podCache.clear();
+      }
+      byte[] field = KeySchema.podField(model, pod);
+      cached =
+          new PodKeys(
+              keys.groupOf(model, pod),
+              field,
+              KeySchema.holderField(field),
+              keys.speculative(model, pod));
+      podCache.put(name, cached);
+    }
+    return cached;
+  }
+
+  private static LookupResult merge(LookupRequest request, List<Map<String, PodMatch>> parts) {
+    Map<String, PodMatch> all = new LinkedHashMap<>();
+    boolean complete = true;
+    for (Map<String, PodMatch> part : parts) {
+      if (part == null) {
+        complete = false;
+      } else {
+        all.putAll(part);
+      }
+    }
+    Map<String, PodMatch> ordered = new LinkedHashMap<>();
+    for (String pod : request.candidatePods()) {
+      PodMatch match = all.get(pod);
+      if (match != null) {
+        ordered.put(pod, match);
+      } else if (parts.isEmpty()) {
+        ordered.put(pod, PodMatch.none(pod));
+      }
+    }
+    return new LookupResult(ordered, complete);
+  }
+}

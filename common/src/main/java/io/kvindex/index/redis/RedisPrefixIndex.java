@@ -1,0 +1,446 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.redis.Bytes.ascii;
+import static io.kvindex.index.redis.Bytes.text;
+
+import io.kvindex.common.Await;
+import io.kvindex.common.Check;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.ApplyResult;
+import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.GcResult;
+import io.kvindex.index.IndexConfig;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PurgeMode;
+import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.StreamId;
+import io.kvindex.index.SweepResult;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.redis.ScriptRunner;
+import io.lettuce.core.ScriptOutputType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+
+/*
+ * Implementation notes.
+ *
+ * Key layout. Every key is kvindex:v1:{<index>/<group>}:<name>, <index> percent-encoded, so the
+ * hash tag is the index and group and every script touches exactly one slot (all keys in KEYS);
+ * the scripts run unchanged on Redis Cluster. A pod (model, pod) belongs to group
+ * SHA-256(podField)[0..4) mod groups; all its ranks' streams live in that group. Per group:
+ *   meta     HASH  groups (fixed at creation), next (last slot handed out), pass (GC passes
+ *                  started), cursor (HSCAN cursor of the pass in progress), fence (lease tokens)
+ *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
+ *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
+ *   blocks   HASH  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
+ *                  (9 bytes: its segment head's key, its offset; present once its chain position
+ *                  is known, so a located value has odd length), then entries of 2 bytes:
+ *                  slot (12 bits) | tiers (4 bits: GPU 1, CPU 2, STORAGE 4, OTHER 8);
+ *                  segment fields: a head's block field + "/s" (20 bytes) -> slots of offset(1)
+ *                  key(8) length(2) entries, one per located block of the 16-block segment the
+ *                  head starts (more where chains branch; "O" once past segmentSlots);
+ *                  plus fields of other lengths, which GC leaves alone:
+ *                  "kvindex/holders/" + podField -> a copy of the pod record (the scripts
+ *                  write both in the same call), so one HMGET reads holders and blocks at once;
+ *                  "kvindex/speculation" -> the latest deadline (ms, decimal) of any
+ *                  speculative route of the group (the speculation gate);
+ *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
+ *                  which slots a pod record lists moves in the same call;
+ *                  "kvindex/unlocated" -> how many block fields have no locator
+ *   free     LIST  slots ready for reuse
+ *   dead     HASH  retired slot -> the GC pass number at its death
+ *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
+ *   tmap:<d>  HASH  cacheGroup(2) engineHash(8) -> tokenKey(8) (token key mode only)
+ *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
+ *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
+ *                  as long as its longest-lived entry, so it vanishes with no process left
+ * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
+ * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.
+ *
+ * Holders. Each stream that holds blocks owns a slot (1..4095) of its group; block entries name
+ * slots, and the pod record maps the pod's live slots to ranks. A purge (or AllBlocksCleared)
+ * removes the slot from the pod record and marks it dead: O(1), atomic, and no lookup can see the
+ * old entries again because lookups only match slots listed in candidates' pod records. A slot is
+ * reused only after a GC pass that started after its death has completed, so every old entry is
+ * gone by then. GC is incremental: each call HSCANs about gcBudget fields and strips dead entries;
+ * no script ever iterates a pod's whole content.
+ *
+ * Scripts. Every script is loaded with lib.lua prepended (Scripts): the clock, the deadline codec,
+ * the lease check, the stream-record parse and the pod-record write (both copies, and the slots
+ * generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
+ * and the pods' engine incarnations (incarnation:<p>, in the pod's group) are written here too, so
+ * that every key of the index is named in KeySchema alone.
+ *
+ * Writes. apply.lua checks the lease token (FENCED), then the watermark (DUPLICATE / GAP change
+ * nothing), checks slot capacity before its first write (a failing script keeps its writes), then
+ * applies the events in order and stores the watermark and the pod's liveness deadline (Redis
+ * TIME) in the same atomic call. A stored block's locator follows from its parent's (a block with
+ * no parent is block 0); a located block's entries, less dead slots', are copied into its
+ * segment in the same call, and a block stored under a parent with no locator is counted as
+ * unlocated until its field goes. Every script is idempotent for a retried duplicate: a batch that
+ * ran but whose reply was lost comes back DUPLICATE.
+ *
+ * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash: the gate, the
+ * slots generation, the unlocated count, the holder records of the candidates the router has no
+ * usable copy of, the first block's field (its locator shows that the keys start a segment) and
+ * one segment field per 16 blocks of the prompt. While the group holds unlocated blocks, or when
+ * the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
+ * and an overflowed segment's 16 block fields in place of its segment field. One command reads one key atomically, so it sees a purge
+ * entirely or not at all, and works unchanged on a cluster. Each router keeps the records it read
+ * per group with the generation they were read at; a cached record stands for the current one while
+ * the generation read with the blocks is the same (no record's slots changed since) and its deadline
+ * has not passed (deadlines only move later, except with a slot change): in steady state a lookup
+ * reads only the gate, the generation and the blocks, and each candidate's record once per liveness
+ * period. If the generation moved, the lookup reads again with every candidate's record. Java drops
+ * expired records (by Redis's clock, estimated by ServerClock), matches entries to the live slots
+ * and computes depths, tier depths and scores, stopping at the first block no candidate still
+ * matching holds. Longer prompts continue in chunks of 4x while some candidate matches, each read
+ * taking the generation again; if it moved, the lookup is redone as one lookup.lua call. While the
+ * gate's deadline has not passed, lookups of the group run lookup.lua instead, which also reads the
+ * candidates' spec hashes (a speculative block counts as GPU; a confirmed entry supersedes it).
+ * The script moves every argument and value through Lua, which costs about twice the HMGET inside
+ * Redis (BENCHMARKS.md has the figures), so it only runs while speculation is on. Groups are looked
+ * up in parallel and merged.
+ * Lookups use the router retry profile and report an incomplete result rather than fail. All
+ * writers must move the generation: routers of this version must not share an index with
+ * ingesters of an earlier one.
+ */
+/** The Redis-backed {@link PrefixIndex}; see the implementation notes above. Thread-safe. */
+public final class RedisPrefixIndex implements PrefixIndex {
+  /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
+  static final int SPECULATIVE_FIELD_LIMIT = 100_000;
+
+  private static final long MAX_SEQ = 1L << 53;
+
+  private final IndexConfig config;
+  private final KeySchema keys;
+  private final ScriptRunner writes;
+  private final ScriptRunner reads;
+  private final RedisLookups lookups;
+  private final RedisLeases leases;
+  private final RedisMaintenance maintenance;
+
+  private RedisPrefixIndex(
+      IndexConfig config, RedisConnector connector, RetryPolicy writePolicy, RetryPolicy lookup) {
+    this.config = config;
+    this.keys = new KeySchema(config.indexName(), config.groups());
+    this.writes = connector.scripts(writePolicy);
+    this.reads = connector.scripts(lookup);
+    this.lookups =
+        new RedisLookups(config, keys, reads, connector.commands(), connector.meterRegistry());
+    this.leases = new RedisLeases(keys, writes);
+    this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
+  }
+
+  /**
+   * Opens the index on {@code connector} (which the caller owns and closes after the index) and
+   * checks the group count stored in Redis, recording it on first use. {@link
+   * io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half.
+   *
+   * @throws IllegalStateException if the index exists with another group count
+   */
+  public static RedisPrefixIndex open(
+      IndexConfig config, RedisConnector connector, RetryPolicy writes, RetryPolicy lookups) {
+    RedisPrefixIndex index =
+        new RedisPrefixIndex(
+            Check.notNull(config, "config"),
+            Check.notNull(connector, "connector"),
+            Check.notNull(writes, "writes"),
+            Check.notNull(lookups, "lookups"));
+    index.checkGroups();
+    return index;
+  }
+
+  private void checkGroups() {
+    byte[] count = ascii(config.groups());
+    for (int g = 0; g < config.groups(); g++) {
+      byte[] stored =
+          Await.of(
+                  writes
+                      .<byte[]>run(
+                          Scripts.INIT, ScriptOutputType.VALUE, new byte[][] {keys.meta(g)}, count)
+                      .toCompletableFuture())
+              .orElseThrow();
+      int storedGroups = Integer.parseInt(text(stored));
+      if (storedGroups != config.groups()) {
+        throw new IllegalStateException(
+            "index '"
+                + config.indexName()
+                + "' was created with "
+                + storedGroups
+                + " groups but this configuration says "
+                + config.groups()
+                + "; configure groups="
+                + storedGroups
+                + " or use another index name");
+      }
+    }
+  }
+
+  @Override
+  public CompletableFuture<ApplyResult> applyAsync(
+      StreamId stream, KeyMode mode, long seq, long fencingToken, KvEventBatch batch) {
+    Check.notNull(stream, "stream");
+    Check.notNull(mode, "mode");
+    Check.notNull(batch, "batch");
+    Check.between(seq, 0, MAX_SEQ, "seq");
+    EventPacker.Packed packed = EventPacker.pack(mode, stream.model(), batch.events());
+    int g = group(stream);
+    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+    List<byte[]> args = new ArrayList<>(9 + packed.events().size());
+    args.add(KeySchema.streamField(stream));
+    args.add(podField);
+    args.add(KeySchema.rank(stream.dpRank()));
+    args.add(ascii(seq));
+    args.add(ascii(fencingToken));
+    args.add(ascii(config.podTtl().toMillis()));
+    args.add(KeySchema.scope(mode, stream.model()));
+    args.add(KeySchema.holderField(podField));
+    args.add(ascii(config.segmentSlots()));
+    args.addAll(packed.events());
+    byte[][] k = {
+      keys.meta(g),
+      keys.streams(g),
+      keys.pods(g),
+      keys.blocks(g),
+      keys.free(g),
+      keys.dead(g),
+      keys.lease(stream),
+      keys.tokenMap(stream)
+    };
+    return writes
+        .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, k, args.toArray(byte[][]::new))
+        .thenApply(outcome -> applyResult(outcome, packed.dropped()))
+        .toCompletableFuture();
+  }
+
+  private static ApplyResult applyResult(RedisOutcome<List<Object>> outcome, int packDropped) {
+    if (!outcome.isDone()) {
+      return ApplyResult.of(ApplyStatus.SWALLOWED, -1);
+    }
+    List<Object> reply = outcome.orElseThrow();
+    ApplyStatus status = ApplyStatus.valueOf(text(reply.get(0)));
+    long wm = (Long) reply.get(1);
+    if (status != ApplyStatus.APPLIED) {
+      return ApplyResult.of(status, wm);
+    }
+    return new ApplyResult(
+        status,
+        wm,
+        ((Long) reply.get(2)).intValue(),
+        ((Long) reply.get(3)).intValue(),
+        ((Long) reply.get(4)).intValue() + packDropped);
+  }
+
+  @Override
+  public CompletableFuture<PurgeStatus> purgeAsync(
+      StreamId stream, long fencingToken, PurgeMode mode) {
+    Check.notNull(stream, "stream");
+    Check.notNull(mode, "mode");
+    int g = group(stream);
+    byte[][] k = {
+      keys.meta(g),
+      keys.streams(g),
+      keys.pods(g),
+      keys.dead(g),
+      keys.lease(stream),
+      keys.tokenMap(stream),
+      keys.blocks(g)
+    };
+    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+    return writes
+        .<byte[]>run(
+            Scripts.PURGE,
+            ScriptOutputType.VALUE,
+            k,
+            KeySchema.streamField(stream),
+            podField,
+            KeySchema.rank(stream.dpRank()),
+            ascii(fencingToken),
+            ascii(mode == PurgeMode.RESET_WATERMARK ? 1 : 0),
+            KeySchema.holderField(podField))
+        .thenApply(
+            outcome ->
+                outcome.isDone()
+                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
+                    : PurgeStatus.SWALLOWED)
+        .toCompletableFuture();
+  }
+
+  @Override
+  public CompletableFuture<LookupResult> lookupAsync(LookupRequest request) {
+    return lookups.lookup(Check.notNull(request, "request"));
+  }
+
+  @Override
+  public CompletableFuture<Optional<List<String>>> livePods(String model) {
+    Check.name(model, "model");
+    byte[] prefix = KeySchema.modelPrefix(model);
+    List<CompletableFuture<RedisOutcome<List<byte[]>>>> parts = new ArrayList<>();
+    for (int g = 0; g < config.groups(); g++) {
+      parts.add(
+          reads
+              .<List<byte[]>>run(
+                  Scripts.PODS, ScriptOutputType.MULTI, new byte[][] {keys.pods(g)}, prefix)
+              .toCompletableFuture());
+    }
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+        .thenApply(
+            x -> {
+              List<String> pods = new ArrayList<>();
+              for (CompletableFuture<RedisOutcome<List<byte[]>>> part : parts) {
+                RedisOutcome<List<byte[]>> outcome = part.join();
+                if (!outcome.isDone()) {
+                  return Optional.empty();
+                }
+                outcome.orElseThrow().forEach(f -> pods.add(KeySchema.podOf(f, prefix.length)));
+              }
+              return Optional.of(pods);
+            });
+  }
+
+  @Override
+  public CompletableFuture<Boolean> speculateAsync(
+      String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl) {
+    Check.name(model, "model");
+    Check.name(pod, "pod");
+    Check.notNull(mode, "mode");
+    Check.notNull(blockKeys, "blockKeys");
+    Check.atLeastOneMilli(ttl, "ttl");
+    if (blockKeys.length == 0) {
+      return CompletableFuture.completedFuture(true);
+    }
+    byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
+    byte[][] args = new byte[3 + blockKeys.length][];
+    args[0] = ascii(ttl.toMillis());
+    args[1] = ascii(SPECULATIVE_FIELD_LIMIT);
+    args[2] = KeySchema.SPECULATION_FIELD;
+    for (int i = 0; i < blockKeys.length; i++) {
+      args[3 + i] = KeySchema.blockField(prefix, blockKeys[i]);
+    }
+    return writes
+        .<Long>run(
+            Scripts.SPECULATE,
+            ScriptOutputType.INTEGER,
+            new byte[][] {keys.speculative(model, pod), keys.blocks(keys.groupOf(model, pod))},
+            args)
+        .thenApply(RedisOutcome::isDone)
+        .toCompletableFuture();
+  }
+
+  @Override
+  public OptionalLong acquireLease(StreamId stream, String owner, Duration ttl) {
+    return leases.acquire(stream, owner, ttl);
+  }
+
+  @Override
+  public boolean renewLease(StreamId stream, String owner, long token, Duration ttl) {
+    return leases.renew(stream, owner, token, ttl);
+  }
+
+  @Override
+  public boolean releaseLease(StreamId stream, String owner, long token) {
+    return leases.release(stream, owner, token);
+  }
+
+  @Override
+  public int registerReplica(String replica, Duration ttl) {
+    return leases.registerReplica(replica, ttl);
+  }
+
+  @Override
+  public void deregisterReplica(String replica) {
+    leases.deregisterReplica(replica);
+  }
+
+  @Override
+  public Optional<String> swapIncarnation(
+      String model, String pod, String incarnation, Duration ttl) {
+    return leases.swapIncarnation(model, pod, incarnation, ttl);
+  }
+
+  @Override
+  public boolean heartbeat(String model, String pod, Duration ttl) {
+    Check.name(model, "model");
+    Check.name(pod, "pod");
+    long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
+    int g = keys.groupOf(model, pod);
+    byte[] podField = KeySchema.podField(model, pod);
+    RedisOutcome<Long> outcome =
+        Await.of(
+            writes
+                .<Long>run(
+                    Scripts.HEARTBEAT,
+                    ScriptOutputType.INTEGER,
+                    new byte[][] {keys.pods(g), keys.blocks(g)},
+                    podField,
+                    ascii(ttlMs),
+                    KeySchema.holderField(podField))
+                .toCompletableFuture());
+    return outcome.isDone();
+  }
+
+  @Override
+  public OptionalLong watermark(StreamId stream) {
+    Check.notNull(stream, "stream");
+    byte[] rec =
+        Await.of(
+                writes
+                    .<byte[]>run(
+                        Scripts.READ,
+                        ScriptOutputType.VALUE,
+                        new byte[][] {keys.streams(group(stream))},
+                        KeySchema.streamField(stream))
+                    .toCompletableFuture())
+            .orElseThrow();
+    if (rec == null) {
+      return OptionalLong.empty();
+    }
+    String value = text(rec);
+    String wm = value.substring(value.indexOf('|') + 1);
+    return wm.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(wm));
+  }
+
+  @Override
+  public GcResult collectGarbage(int group, int budget) {
+    return maintenance.collectGarbage(group, budget);
+  }
+
+  @Override
+  public void collectAllGarbage() {
+    maintenance.collectAllGarbage();
+  }
+
+  @Override
+  public SweepResult sweepDeparted(int group, int budget) {
+    return maintenance.sweepDeparted(group, budget);
+  }
+
+  @Override
+  public int groupOf(String model, String pod) {
+    return keys.groupOf(Check.name(model, "model"), Check.name(pod, "pod"));
+  }
+
+  @Override
+  public int groups() {
+    return config.groups();
+  }
+
+  @Override
+  public void close() {
+    // Nothing of its own: the connector belongs to the caller.
+  }
+
+  private int group(StreamId stream) {
+    return keys.groupOf(stream.model(), stream.pod());
+  }
+}

@@ -1,0 +1,53 @@
+package io.kvindex.index.redis;
+
+import io.kvindex.redis.LuaScript;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The index's Lua scripts, each loaded from its resource with the script library ({@code lib.lua})
+ * prepended, so that the helpers every script shares exist once. A script's {@code #!lua} line
+ * stays its first. Thread-safe (constants).
+ */
+final class Scripts {
+  static final LuaScript APPLY = load("apply");
+  static final LuaScript PURGE = load("purge");
+  static final LuaScript GC = load("gc");
+  static final LuaScript LEASE = load("lease");
+  static final LuaScript HEARTBEAT = load("heartbeat");
+  static final LuaScript READ = load("read");
+  static final LuaScript SPECULATE = load("speculate");
+  static final LuaScript PODS = load("pods");
+  static final LuaScript SWEEP = load("sweep");
+  static final LuaScript INIT = load("init");
+  static final LuaScript LOOKUP = load("lookup");
+  static final LuaScript TIME = load("time");
+  static final LuaScript REGISTRY = load("registry");
+  static final LuaScript INCARNATION = load("incarnation");
+
+  private Scripts() {}
+
+  private static LuaScript load(String name) {
+    String library = text("lib.lua");
+    String body = text(name + ".lua");
+    if (body.startsWith("#!")) {
+      int eol = body.indexOf('\n') + 1;
+      return LuaScript.of(name, body.substring(0, eol) + library + body.substring(eol));
+    }
+    return LuaScript.of(name, library + body);
+  }
+
+  private static String text(String resource) {
+    try (InputStream in = Scripts.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException(
+            "the Lua resource " + resource + " is missing from the jar");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the Lua resource " + resource, e);
+    }
+  }
+}

@@ -1,0 +1,79 @@
+package io.kvindex.index.redis;
+
+import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.ScriptRunner;
+import io.lettuce.core.ScriptOutputType;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The clock of the Redis node serving each group, estimated from TIME so that lookups judge
+ * liveness and speculation deadlines (written with Redis's TIME by the scripts) by Redis's clock
+ * without asking it on every lookup. The offset to this host's clock is measured on first use and
+ * again at most once a second, in the background; the estimate is off by at most half the round
+ * trip of the measurement plus the two clocks' drift over a second. Thread-safe.
+ */
+final class ServerClock {
+  private static final long REFRESH_NANOS = 1_000_000_000L;
+
+  private final ScriptRunner reads;
+  private final KeySchema keys;
+
+  /** Per group: the last estimate, null before the first. */
+  private final AtomicReferenceArray<Estimate> estimates;
+
+  private final AtomicIntegerArray refreshing;
+
+  /** Redis ms minus local ms, measured at {@code at} (System.nanoTime). */
+  private record Estimate(long offsetMillis, long at) {}
+
+  ServerClock(ScriptRunner reads, KeySchema keys) {
+    this.reads = reads;
+    this.keys = keys;
+    this.estimates = new AtomicReferenceArray<>(keys.groups());
+    this.refreshing = new AtomicIntegerArray(keys.groups());
+  }
+
+  /**
+   * The group's Redis time in ms: at once from the last estimate (refreshing it in the background
+   * when older than a second), or after a first measurement. If the first measurement is swallowed
+   * (Redis unreachable within the lookup budget) this host's clock stands in.
+   */
+  CompletableFuture<Long> nowMillis(int group) {
+    Estimate estimate = estimates.get(group);
+    if (estimate == null) {
+      return measure(group).thenApply(x -> now(estimates.get(group)));
+    }
+    if (System.nanoTime() - estimate.at() > REFRESH_NANOS
+        && refreshing.compareAndSet(group, 0, 1)) {
+      measure(group).whenComplete((x, e) -> refreshing.set(group, 0));
+    }
+    return CompletableFuture.completedFuture(now(estimate));
+  }
+
+  private static long now(Estimate estimate) {
+    return System.currentTimeMillis() + (estimate == null ? 0 : estimate.offsetMillis());
+  }
+
+  private CompletableFuture<Void> measure(int group) {
+    long sent = System.currentTimeMillis();
+    return reads
+        .<List<Object>>run(Scripts.TIME, ScriptOutputType.MULTI, new byte[][] {keys.meta(group)})
+        .toCompletableFuture()
+        .handle(
+            (outcome, error) -> {
+              if (error == null && outcome.isDone()) {
+                record(group, outcome, sent, System.currentTimeMillis());
+              }
+              return null;
+            });
+  }
+
+  private void record(int group, RedisOutcome<List<Object>> outcome, long sent, long received) {
+    List<Object> time = outcome.orElseThrow();
+    long redisMillis = Bytes.number(time.get(0)) * 1000 + Bytes.number(time.get(1)) / 1000;
+    estimates.set(group, new Estimate(redisMillis - (sent + received) / 2, System.nanoTime()));
+  }
+}

@@ -1,0 +1,431 @@
+-- kvindex apply: one batch of one stream's events, atomically (see RedisPrefixIndex notes).
+-- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap
+-- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 fencing token, 6 pod ttl ms,
+--       7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
+--       9 segment slot limit, 10.. events (packed, see EventPacker)
+-- A block's value is its locator when its chain position is known (9 bytes: the key of the chain's
+-- block at the last multiple of 16 at or before it, its head, then its offset from there), then its
+-- entries of 2 bytes: a value of odd length is located. A located block's entries are mirrored,
+-- without dead slots' entries, into its head's segment field. Blocks stored with no locator are
+-- counted in the blocks hash's unlocated field; lookups read segments only while it is 0.
+local MAX_SLOT = 4095
+local CHUNK = 512
+local FIRST_EVENT = 10
+local SEGMENT = '/s'
+local UNLOCATED = 'kvindex/unlocated'
+local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
+
+if not holdsLease(KEYS[7], ARGV[5]) then return {'FENCED', -1, 0, 0, 0} end
+
+local slot, wm = parseStream(redis.call('HGET', KEYS[2], ARGV[1]))
+local seq = tonumber(ARGV[4])
+if wm then
+  if seq <= wm then return {'DUPLICATE', wm, 0, 0, 0} end
+  if seq > wm + 1 then return {'GAP', wm, 0, 0, 0} end
+end
+
+-- Check capacity before the first write: a script that fails half-way keeps its writes.
+local needed, has = 0, slot ~= 0
+for i = FIRST_EVENT, #ARGV do
+  local kind = string.sub(ARGV[i], 1, 1)
+  if kind == 'C' then
+    has = false
+  elseif (kind == 'S' or kind == 'T') and not has then
+    needed = needed + 1
+    has = true
+  end
+end
+if needed > 0 then
+  local nextSlot = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
+  if needed > redis.call('LLEN', KEYS[5]) + MAX_SLOT - nextSlot then
+    return redis.error_reply('KVINDEX_SLOTS_FULL all ' .. MAX_SLOT ..
+      ' holder slots of this index group are taken or await garbage collection;' ..
+      ' run collectGarbage or configure more index groups')
+  end
+end
+
+local pass = redis.call('HGET', KEYS[1], 'pass') or '0'
+local stored, removed, dropped = 0, 0, 0
+
+local function retire()
+  if slot ~= 0 then
+    redis.call('HSET', KEYS[6], slot, pass)
+    slot = 0
+  end
+  redis.call('UNLINK', KEYS[8])
+end
+
+local function ensureSlot()
+  if slot == 0 then
+    local s = redis.call('LPOP', KEYS[5])
+    if s then slot = tonumber(s) else slot = redis.call('HINCRBY', KEYS[1], 'next', 1) end
+  end
+end
+
+local function firstEntry(v)
+  return #v % 2 == 1 and 10 or 1
+end
+
+local function addTier(v, tier)
+  local hi, lo = math.floor(slot / 16), (slot % 16) * 16
+  if v then
+    for k = firstEntry(v), #v, 2 do
+      local b1, b2 = string.byte(v, k, k + 1)
+      if b1 == hi and b2 - b2 % 16 == lo then
+        local nb2 = bit.bor(b2, tier)
+        if nb2 == b2 then return nil end
+        return string.sub(v, 1, k) .. string.char(nb2) .. string.sub(v, k + 2)
+      end
+    end
+    return v .. string.char(hi, lo + tier)
+  end
+  return string.char(hi, lo + tier)
+end
+
+-- Returns the new value ('' when no entry is left) or nil when unchanged, and whether this
+-- holder still has an entry.
+local function clearTier(v, tier)
+  if not v or slot == 0 then return nil, false end
+  local hi, lo = math.floor(slot / 16), (slot % 16) * 16
+  local first = firstEntry(v)
+  for k = first, #v, 2 do
+    local b1, b2 = string.byte(v, k, k + 1)
+    if b1 == hi and b2 - b2 % 16 == lo then
+      local nb2 = bit.band(b2, bit.bnot(tier))
+      if nb2 == b2 then return nil, true end
+      if nb2 % 16 == 0 then
+        if #v == first + 1 then return '', false end
+        return string.sub(v, 1, k - 1) .. string.sub(v, k + 2), false
+      end
+      return string.sub(v, 1, k) .. string.char(nb2) .. string.sub(v, k + 2), true
+    end
+  end
+  return nil, false
+end
+
+-- Segment changes, applied once at the end: segment field -> {slot id (offset 1, key 8), value}*.
+local segments, segmentOrder = {}, {}
+local unlocated = 0
+
+local function mirror(prefix, loc, key, value)
+  local field = prefix .. sub(loc, 1, 8) .. SEGMENT
+  local list = segments[field]
+  if not list then
+    list = {}
+    segments[field] = list
+    segmentOrder[#segmentOrder + 1] = field
+  end
+  list[#list + 1] = sub(loc, 9, 9) .. key
+  list[#list + 1] = value
+end
+
+local function hmget(key, fields)
+  local out = {}
+  for i = 1, #fields, CHUNK do
+    local part = redis.call('HMGET', key, unpack(fields, i, math.min(i + CHUNK - 1, #fields)))
+    for k = 1, #part do out[i + k - 1] = part[k] or nil end
+  end
+  return out
+end
+
+local function hset(key, pairs)
+  for i = 1, #pairs, CHUNK * 2 do
+    redis.call('HSET', key, unpack(pairs, i, math.min(i + CHUNK * 2 - 1, #pairs)))
+  end
+end
+
+local function hdel(key, fields)
+  for i = 1, #fields, CHUNK do
+    redis.call('HDEL', key, unpack(fields, i, math.min(i + CHUNK - 1, #fields)))
+  end
+end
+
+-- Stores consecutive blocks of one chain. parent: the chain's block before keys[1] ('' for a chain
+-- that starts at block 0, nil when unknown). A block's locator is its stored one, else follows from
+-- the block before it.
+local function storeChain(prefix, keys, tier, parent)
+  local n = #keys
+  local fields = {}
+  for k = 1, n do fields[k] = prefix .. keys[k] end
+  local vals = hmget(KEYS[4], fields)
+  local prev
+  if parent == '' then
+    prev = ''
+  elseif parent then
+    local pv = redis.call('HGET', KEYS[4], prefix .. parent)
+    if pv and #pv % 2 == 1 then prev = sub(pv, 1, 9) end
+  end
+  local out, seen = {}, {}
+  for k = 1, n do
+    -- A key repeated in one call (never in a real chain) is stored once.
+    local first = seen[keys[k]] == nil
+    local old = vals[k]
+    local loc
+    if not first then
+      loc = seen[keys[k]] or nil
+    elseif old and #old % 2 == 1 then
+      loc = sub(old, 1, 9)
+    end
+    local located = loc ~= nil
+    if not loc and prev then
+      if prev == '' or byte(prev, 9) == 15 then
+        loc = keys[k] .. '\0'
+      else
+        loc = sub(prev, 1, 8) .. char(byte(prev, 9) + 1)
+      end
+    end
+    prev = loc
+    if first then
+      seen[keys[k]] = loc or false
+      local nv = addTier(old, tier)
+      if loc and not located then
+        nv = loc .. (nv or old)
+        if old then unlocated = unlocated - 1 end
+      elseif not loc and not old then
+        unlocated = unlocated + 1
+      end
+      if nv then
+        out[#out + 1] = fields[k]
+        out[#out + 1] = nv
+        if loc then mirror(prefix, loc, keys[k], sub(nv, 10)) end
+      end
+    end
+  end
+  hset(KEYS[4], out)
+end
+
+-- Clears the tier of each block; returns the indexes of blocks this holder no longer has.
+local function removeKeys(prefix, keys, tier)
+  local n = #keys
+  local fields = {}
+  for k = 1, n do fields[k] = prefix .. keys[k] end
+  local vals = hmget(KEYS[4], fields)
+  local gone, out, del, seen = {}, {}, {}, {}
+  for k = 1, n do
+    -- A key repeated in one call is cleared once; it is gone if its first occurrence was.
+    local gotten = seen[keys[k]]
+    if gotten == nil then
+      local old = vals[k]
+      local nv, still = clearTier(old, tier)
+      gotten = not still
+      seen[keys[k]] = gotten
+      local located = old and #old % 2 == 1
+      if nv == '' then
+        del[#del + 1] = fields[k]
+        if not located then unlocated = unlocated - 1 end
+      elseif nv then
+        out[#out + 1] = fields[k]
+        out[#out + 1] = nv
+      end
+      if nv and located then mirror(prefix, sub(old, 1, 9), keys[k], sub(nv, 10)) end
+    end
+    if gotten then gone[#gone + 1] = k end
+  end
+  hset(KEYS[4], out)
+  hdel(KEYS[4], del)
+  return gone
+end
+
+-- Applies changes ({slot id, entries}*, '' removing a slot) to a segment value; returns the new
+-- value and its slot count. A hot segment holds hundreds of slots, so nothing is copied slot by
+-- slot: one walk over the slot headers (numbers only) marks where slots start, each change's id
+-- is found with a plain find and counts only at a slot's start, and the runs of unchanged slots
+-- between changed ones are copied whole. Changed slots stay in place; new ones are appended.
+local function applyChanges(v, list, live)
+  local isStart, count, n, i = {}, 0, #v, 1
+  while i + 10 <= n do
+    count = count + 1
+    isStart[i] = true
+    i = i + 11 + byte(v, i + 9) * 256 + byte(v, i + 10)
+  end
+  local final, order = {}, {}
+  for c = 1, #list, 2 do
+    local id = list[c]
+    if final[id] == nil then order[#order + 1] = id end
+    local val = live(list[c + 1])
+    final[id] = val == '' and '' or id .. char((#val - #val % 256) / 256, #val % 256) .. val
+  end
+  local replace, starts, appended = {}, {}, {}
+  for _, id in ipairs(order) do
+    local at = find(v, id, 1, true)
+    while at and not isStart[at] do at = find(v, id, at + 1, true) end
+    if at then
+      replace[at] = final[id]
+      starts[#starts + 1] = at
+      if final[id] == '' then count = count - 1 end
+    elseif final[id] ~= '' then
+      appended[#appended + 1] = final[id]
+      count = count + 1
+    end
+  end
+  table.sort(starts)
+  local parts, from = {}, 1
+  for _, at in ipairs(starts) do
+    if at > from then parts[#parts + 1] = sub(v, from, at - 1) end
+    if replace[at] ~= '' then parts[#parts + 1] = replace[at] end
+    from = at + 11 + byte(v, at + 9) * 256 + byte(v, at + 10)
+  end
+  if from <= n then parts[#parts + 1] = sub(v, from) end
+  for k = 1, #appended do parts[#parts + 1] = appended[k] end
+  return concat(parts), count
+end
+
+-- A segment value: slots of offset (1), block key (8), value length (2), value; or 'O' once it
+-- would hold more than the limit (lookups then read that segment's block fields).
+local function flushSegments()
+  if #segmentOrder == 0 then return end
+  local dead, anyDead = {}, false
+  local deadList = redis.call('HKEYS', KEYS[6])
+  for k = 1, #deadList do
+    dead[tonumber(deadList[k])] = true
+    anyDead = true
+  end
+  local function live(v)
+    if not anyDead or v == '' then return v end
+    local keep, dropped = {}, false
+    for e = 1, #v - 1, 2 do
+      local b1, b2 = byte(v, e, e + 1)
+      if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
+        dropped = true
+      else
+        keep[#keep + 1] = sub(v, e, e + 1)
+      end
+    end
+    return dropped and concat(keep) or v
+  end
+  local limit = tonumber(ARGV[9])
+  local current = hmget(KEYS[4], segmentOrder)
+  local out, del = {}, {}
+  for s = 1, #segmentOrder do
+    local v = current[s]
+    if v ~= 'O' then
+      local nv, count = applyChanges(v or '', segments[segmentOrder[s]], live)
+      if count > limit then
+        out[#out + 1] = segmentOrder[s]
+        out[#out + 1] = 'O'
+      elseif count > 0 then
+        out[#out + 1] = segmentOrder[s]
+        out[#out + 1] = nv
+      elseif v then
+        del[#del + 1] = segmentOrder[s]
+      end
+    end
+  end
+  hset(KEYS[4], out)
+  hdel(KEYS[4], del)
+end
+
+local function tokenKey(prev, tokens)
+  local h = redis.sha1hex(prev .. tokens)
+  return (string.gsub(string.sub(h, 1, 16), '..', function(x)
+    return string.char(tonumber(x, 16))
+  end))
+end
+
+local function u32(s, at)
+  local a, b, c, d = string.byte(s, at, at + 3)
+  return ((a * 256 + b) * 256 + c) * 256 + d
+end
+
+-- The events, one function per packed kind (see EventPacker).
+local scope = ARGV[7]
+
+local function prefixOf(ev)
+  return scope .. sub(ev, 3, 4)
+end
+
+local function hashesOf(ev, from)
+  local hashes = {}
+  for k = 1, (#ev - from + 1) / 8 do hashes[k] = sub(ev, from + (k - 1) * 8, from - 1 + k * 8) end
+  return hashes
+end
+
+-- 'S' tier(1) cg(2) hasParent(1) parent(8) hashes(8n): an engine-key store.
+local function storeEngine(ev)
+  local keys = hashesOf(ev, 14)
+  ensureSlot()
+  storeChain(prefixOf(ev), keys, byte(ev, 2), byte(ev, 5) == 1 and sub(ev, 6, 13) or '')
+  stored = stored + #keys
+end
+
+-- 'R' tier(1) cg(2) hashes(8n): an engine-key remove.
+local function removeEngine(ev)
+  local hashes = hashesOf(ev, 5)
+  removeKeys(prefixOf(ev), hashes, byte(ev, 2))
+  removed = removed + #hashes
+end
+
+-- 'Q' tier(1) cg(2) hashes(8n): a token-key remove; engine hashes resolve through the stream's map.
+local function removeToken(ev)
+  local cg = sub(ev, 3, 4)
+  local mapped = {}
+  for k, h in ipairs(hashesOf(ev, 5)) do mapped[k] = cg .. h end
+  local tks = hmget(KEYS[8], mapped)
+  local keys, known = {}, {}
+  for k = 1, #mapped do
+    if tks[k] then
+      keys[#keys + 1] = tks[k]
+      known[#known + 1] = mapped[k]
+    else
+      dropped = dropped + 1
+    end
+  end
+  if #keys > 0 then
+    local gone = removeKeys(prefixOf(ev), keys, byte(ev, 2))
+    local unmap = {}
+    for _, g in ipairs(gone) do unmap[#unmap + 1] = known[g] end
+    hdel(KEYS[8], unmap)
+  end
+  removed = removed + #keys
+end
+
+-- 'T' tier(1) cg(2) hasParent(1) parent(8) root(8) blockSize(4) n(4) hashes(8n) tokens(4*bs*n):
+-- a token-key store; the chain continues from the parent's token key (or the root).
+local function storeToken(ev)
+  local cg = sub(ev, 3, 4)
+  local bs, n = u32(ev, 22), u32(ev, 26)
+  local prev, parent
+  if byte(ev, 5) == 1 then
+    prev = redis.call('HGET', KEYS[8], cg .. sub(ev, 6, 13))
+    parent = prev
+  else
+    prev = sub(ev, 14, 21)
+    parent = ''
+  end
+  if not prev then
+    dropped = dropped + n
+    return
+  end
+  ensureSlot()
+  local keys, maps = {}, {}
+  local tokAt = 30 + 8 * n
+  for k = 1, n do
+    prev = tokenKey(prev, sub(ev, tokAt + (k - 1) * 4 * bs, tokAt + k * 4 * bs - 1))
+    keys[k] = prev
+    maps[#maps + 1] = cg .. sub(ev, 30 + (k - 1) * 8, 29 + k * 8)
+    maps[#maps + 1] = prev
+  end
+  storeChain(prefixOf(ev), keys, byte(ev, 2), parent)
+  hset(KEYS[8], maps)
+  stored = stored + n
+end
+
+local apply = {C = retire, S = storeEngine, R = removeEngine, Q = removeToken, T = storeToken}
+for i = FIRST_EVENT, #ARGV do
+  local ev = ARGV[i]
+  local kind = sub(ev, 1, 1)
+  local f = apply[kind]
+  if not f then return redis.error_reply('KVINDEX_BAD_EVENT unknown event kind ' .. kind) end
+  f(ev)
+end
+
+if unlocated ~= 0 then redis.call('HINCRBY', KEYS[4], UNLOCATED, unlocated) end
+flushSegments()
+
+-- The pod record: a new deadline, this rank's pair replaced by its current slot (if any).
+local old = redis.call('HGET', KEYS[3], ARGV[2])
+local rec = encodeDeadline(nowMs() + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
+if slot ~= 0 then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
+writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[8], old, rec)
+redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq))
+return {'APPLIED', seq, stored, removed, dropped}

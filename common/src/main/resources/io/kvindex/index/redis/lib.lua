@@ -1,0 +1,67 @@
+-- kvindex script library, prepended to every index script when it is loaded (see Scripts), so
+-- each helper exists once. Pod records are a deadline (ms, 8 bytes big-endian) then (slot u16,
+-- rank u16) pairs; stream records are "<slot>|<watermark>"; leases are "token:owner".
+
+-- Redis's clock in ms.
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- A deadline (ms) as the 8 bytes a pod record starts with.
+local function encodeDeadline(ms)
+  local parts = {}
+  for k = 8, 1, -1 do
+    parts[k] = ms % 256
+    ms = math.floor(ms / 256)
+  end
+  return string.char(unpack(parts))
+end
+
+-- The deadline a pod record starts with, or nil for a missing or cut-short record.
+local function decodeDeadline(rec)
+  if not rec then return nil end
+  local a, b, c, d, e, f, g, h = string.byte(rec, 1, 8)
+  if not h then return nil end
+  return ((((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f) * 256 + g) * 256 + h
+end
+
+-- Whether the lease key holds the fencing token (a decimal string).
+local function holdsLease(leaseKey, token)
+  local lease = redis.call('GET', leaseKey)
+  return lease and string.match(lease, '^(%d+):') == token
+end
+
+-- A stream record's slot (0 for none), watermark (nil for none) and watermark as written ('').
+local function parseStream(rec)
+  if not rec then return 0, nil, '' end
+  local s, w = string.match(rec, '^(%d+)|(%d*)$')
+  return tonumber(s), tonumber(w), w
+end
+
+-- A pod record's (slot, rank) pairs without those of one rank (2 bytes).
+local function pairsWithout(rec, rank)
+  local kept = {}
+  if rec then
+    for k = 9, #rec, 4 do
+      if string.sub(rec, k + 2, k + 3) ~= rank then kept[#kept + 1] = string.sub(rec, k, k + 3) end
+    end
+  end
+  return table.concat(kept)
+end
+
+-- Writes a pod record and its copy in the blocks hash in one go. Routers cache pod records and
+-- trust them while the group's slots generation stands still, so a change to the slots a record
+-- lists moves it (see RedisLookups). old: the record before (nil for none); rec: nil deletes it.
+local function writePodRecord(podsKey, blocksKey, podField, holderField, old, rec)
+  if rec then
+    redis.call('HSET', podsKey, podField, rec)
+    redis.call('HSET', blocksKey, holderField, rec)
+  else
+    redis.call('HDEL', podsKey, podField)
+    redis.call('HDEL', blocksKey, holderField)
+  end
+  if string.sub(old or '', 9) ~= string.sub(rec or '', 9) then
+    redis.call('HINCRBY', blocksKey, 'kvindex/slots-generation', 1)
+  end
+end

@@ -1,0 +1,19 @@
+-- kvindex purge: retire a stream's holder slot in O(1); GC strips its entries later.
+-- KEYS: 1 meta, 2 streams, 3 pods, 4 dead, 5 lease, 6 tmap, 7 blocks
+-- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 fencing token, 5 reset watermark (0|1),
+--       6 the pod's holder field in blocks (its record's copy there)
+if not holdsLease(KEYS[5], ARGV[4]) then return 'FENCED' end
+local rec = redis.call('HGET', KEYS[2], ARGV[1])
+local slot, _, wm = parseStream(rec)
+if slot ~= 0 then
+  redis.call('HSET', KEYS[4], slot, redis.call('HGET', KEYS[1], 'pass') or '0')
+end
+redis.call('UNLINK', KEYS[6])
+if ARGV[5] == '1' then wm = '' end
+if rec then redis.call('HSET', KEYS[2], ARGV[1], '0|' .. wm) end
+local old = redis.call('HGET', KEYS[3], ARGV[2])
+if old then
+  writePodRecord(KEYS[3], KEYS[7], ARGV[2], ARGV[6], old,
+    string.sub(old, 1, 8) .. pairsWithout(old, ARGV[3]))
+end
+return 'PURGED'

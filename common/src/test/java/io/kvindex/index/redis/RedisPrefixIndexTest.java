@@ -1,0 +1,656 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.Events.batch;
+import static io.kvindex.index.Events.hashes;
+import static io.kvindex.index.Events.removed;
+import static io.kvindex.index.Events.stored;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.Connectors;
+import io.kvindex.index.Events;
+import io.kvindex.index.GcResult;
+import io.kvindex.index.IndexMeters;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.Poll;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PrefixIndexBuilder;
+import io.kvindex.index.PrefixIndexContract;
+import io.kvindex.index.PurgeMode;
+import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.RandomFleet;
+import io.kvindex.index.StreamId;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.redis.ScriptRejectedException;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Redis-specific properties: key layout, group count, slots and GC, per-call bound. */
+@UsesRedis
+class RedisPrefixIndexTest {
+  private static final String MODEL = "m";
+  private RedisClient client;
+  private StatefulRedisConnection<byte[], byte[]> connection;
+  private RedisCommands<byte[], byte[]> redis;
+  private RedisConnector connector;
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  private final List<PrefixIndex> opened = new ArrayList<>();
+
+  @BeforeEach
+  void connect(RedisStandalone server) {
+    client = RedisClient.create(server.uri());
+    connection = client.connect(ByteArrayCodec.INSTANCE);
+    redis = connection.sync();
+    connector = Connectors.connect(server, meters);
+  }
+
+  @AfterEach
+  void disconnect() {
+    opened.forEach(PrefixIndex::close);
+    connector.close();
+    connection.close();
+    client.shutdown();
+  }
+
+  private PrefixIndex open(PrefixIndexBuilder builder) {
+    PrefixIndex index = builder.redis(connector).lookupPolicy(RetryPolicy.defaults()).build();
+    opened.add(index);
+    return index;
+  }
+
+  /** Block fields of a blocks hash, leaving out holder records and the speculation gate. */
+  private long blockFields(byte[] blocks) {
+    return redis.hkeys(blocks).stream()
+        .filter(f -> f.length == KeySchema.BLOCK_FIELD_BYTES)
+        .count();
+  }
+
+  private PrefixIndex open() {
+    return open(PrefixIndex.builder().indexName("t"));
+  }
+
+  private static long lease(PrefixIndex index, StreamId s) {
+    return index.acquireLease(s, "owner", Duration.ofMinutes(5)).orElseThrow();
+  }
+
+  private List<String> keyNames() {
+    return redis.keys("*").stream()
+        .map(k -> new String(k, StandardCharsets.UTF_8))
+        .sorted()
+        .toList();
+  }
+
+  @Test
+  void keys_hostileIndexName_oneEncodedHashTagPerGroup() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("a{b}:c/d é").groups(2));
+    StreamId s = StreamId.of("{model}", "pod:/}{");
+    index.apply(s, Events.mode(s), 0, lease(index, s), batch(stored(hashes(1, 2), null, null)));
+    int g = index.groupOf("{model}", "pod:/}{");
+    assertThat(keyNames())
+        .allMatch(k -> k.startsWith("kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/"))
+        .contains(
+            "kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/" + g + "}:blocks",
+            "kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/" + g + "}:pods",
+            "kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/" + g + "}:streams")
+        .noneMatch(k -> k.contains("{model}") || k.contains("pod:"));
+  }
+
+  @Test
+  void build_otherGroupCount_refused() {
+    open(PrefixIndex.builder().indexName("g").groups(2));
+    assertThatThrownBy(() -> open(PrefixIndex.builder().indexName("g").groups(3)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("created with 2 groups")
+        .hasMessageContaining("groups=2");
+    assertThatThrownBy(() -> open(PrefixIndex.builder().indexName("g")))
+        .isInstanceOf(IllegalStateException.class);
+    open(PrefixIndex.builder().indexName("g").groups(2));
+  }
+
+  @Test
+  void purge_slotReusedOnlyAfterGc() {
+    PrefixIndex index = open();
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    long ta = lease(index, a);
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 3), null, null)));
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    assertThat(redis.llen(keys.free(0))).isZero();
+    index.apply(b, Events.mode(b), 0, lease(index, b), batch(stored(hashes(1, 1), null, null)));
+    LookupResult r =
+        index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, 3), List.of("a", "b")));
+    assertThat(r.pods().get("a").depth()).isZero();
+    assertThat(r.pods().get("b").depth()).isEqualTo(1);
+    // The field of block 1 (its locator, then entries) still carries a's dead entry next to b's
+    // until GC strips it.
+    byte[] field =
+        KeySchema.blockField(KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0), 1);
+    assertThat(redis.hget(keys.blocks(0), field)).hasSize(LookupDecoder.LOCATOR_BYTES + 4);
+    index.collectAllGarbage();
+    assertThat(redis.hget(keys.blocks(0), field)).hasSize(LookupDecoder.LOCATOR_BYTES + 2);
+    assertThat(blockFields(keys.blocks(0))).isEqualTo(1);
+    assertThat(redis.llen(keys.free(0))).isEqualTo(1);
+    // a stores again: it takes the freed slot and sees only its new blocks.
+    index.apply(a, Events.mode(a), 1, ta, batch(stored(hashes(2, 1), null, null)));
+    assertThat(redis.llen(keys.free(0))).isZero();
+    r = index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, 3), List.of("a", "b")));
+    assertThat(r.pods().get("a").depth()).isZero();
+    assertThat(r.pods().get("b").depth()).isEqualTo(1);
+  }
+
+  /**
+   * The blocks hash may also hold records that are not block or segment fields (any length but 18
+   * or 20 bytes, such as a pod's holder record): GC leaves them as they are even when their value
+   * looks like an entry of the dead slot.
+   */
+  @Test
+  void gc_fieldsNotEighteenBytes_leftUntouched() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("t").gcBudget(7));
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    long ta = lease(index, a);
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 40), null, null)));
+    index.apply(b, Events.mode(b), 0, lease(index, b), batch(stored(hashes(1, 1), null, null)));
+    byte[] blockOne =
+        KeySchema.blockField(KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0), 1);
+    byte[] shared = redis.hget(keys.blocks(0), blockOne);
+    assertThat(shared).as("locator, a's entry, then b's").hasSize(LookupDecoder.LOCATOR_BYTES + 4);
+    byte[] deadEntry =
+        Arrays.copyOfRange(shared, LookupDecoder.LOCATOR_BYTES, LookupDecoder.LOCATOR_BYTES + 2);
+    byte[] record = "holder-record-of-25-bytes".getBytes(StandardCharsets.US_ASCII);
+    byte[] shortRecord = "eight-by".getBytes(StandardCharsets.US_ASCII);
+    byte[] longBlockLike = new byte[19];
+    assertThat(record).hasSize(25);
+    redis.hset(keys.blocks(0), record, deadEntry);
+    redis.hset(keys.blocks(0), shortRecord, shared);
+    redis.hset(keys.blocks(0), longBlockLike, deadEntry);
+
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    byte[] holderOfB = KeySchema.holderField(KeySchema.podField(MODEL, "b"));
+    byte[] holderOfBValue = redis.hget(keys.blocks(0), holderOfB);
+    assertThat(holderOfBValue).as("b's holder record").isNotNull();
+    index.collectAllGarbage();
+
+    assertThat(redis.llen(keys.free(0))).as("a's slot freed").isEqualTo(1);
+    assertThat(redis.hget(keys.blocks(0), blockOne))
+        .as("b's entry only")
+        .hasSize(LookupDecoder.LOCATOR_BYTES + 2);
+    assertThat(blockFields(keys.blocks(0))).as("only block 1 is left").isEqualTo(1);
+    assertThat(redis.hget(keys.blocks(0), record)).isEqualTo(deadEntry);
+    assertThat(redis.hget(keys.blocks(0), shortRecord)).isEqualTo(shared);
+    assertThat(redis.hget(keys.blocks(0), longBlockLike)).isEqualTo(deadEntry);
+    assertThat(redis.hget(keys.blocks(0), holderOfB)).isEqualTo(holderOfBValue);
+  }
+
+  @Test
+  void gc_slotDiedDuringPass_freedOnlyAfterNextFullPass() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("t").gcBudget(10));
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    long ta = lease(index, a);
+    long tb = lease(index, b);
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 2000), null, null)));
+    index.apply(b, Events.mode(b), 0, tb, batch(stored(hashes(1, 2000), null, null)));
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    GcResult first = index.collectGarbage(0, 10);
+    assertThat(first.done()).isFalse();
+    index.purge(b, tb, PurgeMode.KEEP_WATERMARK);
+    int freed = 0;
+    GcResult step = first;
+    while (freed == 0) {
+      step = index.collectGarbage(0, 10);
+      freed += step.slotsFreed();
+    }
+    assertThat(freed).as("a's slot after the pass it died before").isEqualTo(1);
+    assertThat(step.done()).as("b died during that pass").isFalse();
+    index.collectAllGarbage();
+    assertThat(redis.llen(keys.free(0))).isEqualTo(2);
+    assertThat(blockFields(keys.blocks(0))).isZero();
+  }
+
+  @Test
+  void speculate_smallRoute_hashtableEncodedForLookups() {
+    PrefixIndex index = open();
+    assertThat(
+            index
+                .speculateAsync(
+                    MODEL, KeyMode.ENGINE, "p", Events.keys(1, 3), 0, Duration.ofMinutes(1))
+                .join())
+        .isTrue();
+    byte[] key = new KeySchema("t", 1).speculative(MODEL, "p");
+    // A listpack would answer a lookup's HMGET of hundreds of fields by a scan per field.
+    assertThat(redis.objectEncoding(key)).isEqualTo("hashtable");
+  }
+
+  @Test
+  void sweepDeparted_tokenMode_dropsRecordsMapAndRetiresSlot() {
+    PrefixIndex index =
+        open(
+            PrefixIndex.builder()
+                .indexName("t")
+                .podTtl(Duration.ofMillis(50))
+                .departedRetention(Duration.ofMillis(50)));
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId s = StreamId.of("tok", "gone");
+    List<Integer> tokens = List.of(1, 2, 3, 4, 5, 6, 7, 8);
+    index.apply(
+        s,
+        Events.mode(s),
+        0,
+        lease(index, s),
+        batch(Events.stored(List.of(11L, 12L), null, tokens, 4, null, null, null)));
+    byte[] holder = KeySchema.holderField(KeySchema.podField("tok", "gone"));
+    assertThat(redis.exists(keys.tokenMap(s))).isEqualTo(1);
+    assertThat(redis.hget(keys.blocks(0), holder)).isNotNull();
+    Poll.until(
+        () -> {
+          PrefixIndexContract.sweepAll(index);
+          return redis.hlen(keys.streams(0)) == 0;
+        });
+    assertThat(redis.exists(keys.tokenMap(s))).as("token map").isZero();
+    assertThat(redis.hlen(keys.pods(0))).as("pod records").isZero();
+    assertThat(redis.hget(keys.blocks(0), holder)).as("holder copy").isNull();
+    assertThat(redis.hlen(keys.dead(0))).as("its slot retired").isEqualTo(1);
+    index.collectAllGarbage();
+    assertThat(blockFields(keys.blocks(0))).as("its entries collected").isZero();
+    assertThat(redis.llen(keys.free(0))).as("its slot free again").isEqualTo(1);
+  }
+
+  @Test
+  void apply_slotsFull_typedErrorUntilGc() {
+    PrefixIndex index = open();
+    long[] tokens = new long[4096];
+    for (int p = 0; p < 4095; p++) {
+      StreamId s = StreamId.of(MODEL, "p" + p);
+      tokens[p] = lease(index, s);
+      index.apply(s, Events.mode(s), 0, tokens[p], batch(stored(hashes(p, 1), null, null)));
+    }
+    StreamId last = StreamId.of(MODEL, "last");
+    long t = lease(index, last);
+    assertThatThrownBy(
+            () ->
+                index.apply(last, Events.mode(last), 0, t, batch(stored(hashes(1, 1), null, null))))
+        .isInstanceOf(ScriptRejectedException.class)
+        .hasMessageContaining("KVINDEX_SLOTS_FULL");
+    assertThat(index.watermark(last)).as("a refused batch changes nothing").isEmpty();
+    index.purge(StreamId.of(MODEL, "p7"), tokens[7], PurgeMode.KEEP_WATERMARK);
+    assertThatThrownBy(
+            () ->
+                index.apply(last, Events.mode(last), 0, t, batch(stored(hashes(1, 1), null, null))))
+        .isInstanceOf(ScriptRejectedException.class);
+    index.collectAllGarbage();
+    assertThat(
+            index
+                .apply(last, Events.mode(last), 0, t, batch(stored(hashes(1, 1), null, null)))
+                .status())
+        .isEqualTo(ApplyStatus.APPLIED);
+  }
+
+  /**
+   * The per-call bound is a property of the work each script does: the purge is O(1) and each GC
+   * call examines about {@code budget} fields (the default here), so the test checks the fields
+   * each call scanned and that the calls together removed everything. Times are measured, not
+   * asserted (a shared machine stretches them; the benchmark reports them): the Redis main thread's
+   * CPU time around each call ({@code INFO cpu}, less the cost of the INFO itself) and the slow log
+   * are printed.
+   */
+  @Test
+  void purgeAndGc_100kBlockPod_boundedCallsRemoveEverything() {
+    PrefixIndex index = open();
+    StreamId other = StreamId.of(MODEL, "other");
+    index.apply(
+        other,
+        Events.mode(other),
+        0,
+        lease(index, other),
+        batch(stored(hashes(0, 1000), null, null)));
+    StreamId s = StreamId.of(MODEL, "big");
+    long t = lease(index, s);
+    for (int b = 0; b < 100; b++) {
+      index.apply(s, Events.mode(s), b, t, batch(stored(hashes(b * 1000L, 1000), null, null)));
+    }
+    redis.configSet("slowlog-log-slower-than", "1000");
+    redis.configSet("hz", "1");
+    redis.slowlogReset();
+    long infoCost = Long.MAX_VALUE;
+    for (int i = 0; i < 20; i++) {
+      long before = mainThreadCpuMicros();
+      infoCost = Math.min(infoCost, mainThreadCpuMicros() - before);
+    }
+    List<Long> cpu = new ArrayList<>();
+    int calls = 0;
+    try {
+      long before = mainThreadCpuMicros();
+      assertThat(index.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
+      cpu.add(mainThreadCpuMicros() - before - infoCost);
+      LookupRequest request =
+          LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(0, 256), List.of("big", "other"));
+      assertThat(index.lookup(request).pods().get("big").depth()).isZero();
+      GcResult step;
+      int removed = 0;
+      do {
+        before = mainThreadCpuMicros();
+        step = index.collectGarbage(0, PrefixIndexBuilder.DEFAULT_GC_BUDGET);
+        cpu.add(mainThreadCpuMicros() - before - infoCost);
+        calls++;
+        removed += step.entriesRemoved();
+        assertThat(step.fieldsScanned())
+            .isLessThanOrEqualTo(8 * PrefixIndexBuilder.DEFAULT_GC_BUDGET);
+      } while (!step.done());
+      assertThat(removed).isEqualTo(100_000);
+      cpu.sort(null);
+      System.out.printf(
+          "purge + GC of a 100k-block pod: %d GC calls; Redis CPU per call: median %d us,"
+              + " p99 %d us, max %d us; slow log (wall time, > 1 ms): %s%n",
+          calls,
+          cpu.get(cpu.size() / 2),
+          cpu.get(cpu.size() * 99 / 100),
+          cpu.get(cpu.size() - 1),
+          slowCommands());
+    } finally {
+      redis.configSet("slowlog-log-slower-than", "10000");
+      redis.configSet("hz", "10");
+    }
+    assertThat(blockFields(new KeySchema("t", 1).blocks(0))).isEqualTo(1000);
+  }
+
+  private static int depth(PrefixIndex index, int blocks, String pod, String... others) {
+    List<String> candidates = new ArrayList<>(List.of(others));
+    candidates.add(pod);
+    return index
+        .lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, blocks), candidates))
+        .pods()
+        .get(pod)
+        .depth();
+  }
+
+  /**
+   * A router trusts the pod records it cached only while no record's slots change: a second
+   * instance (the ingester, with a cache of its own) purges, clears and restores the pod, and every
+   * lookup right after sees the new state.
+   */
+  @Test
+  void lookup_cachedPodRecords_neverOutliveASlotChange() {
+    PrefixIndex router = open();
+    PrefixIndex ingester = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    StreamId neighbour = StreamId.of(MODEL, "q");
+    long t = lease(ingester, s);
+    ingester.apply(s, Events.mode(s), 0, t, batch(stored(hashes(1, 4), null, null)));
+    ingester.apply(
+        neighbour,
+        Events.mode(neighbour),
+        0,
+        lease(ingester, neighbour),
+        batch(stored(hashes(1, 3), null, null)));
+    assertThat(depth(router, 4, "p", "q")).isEqualTo(4);
+    assertThat(depth(router, 4, "p", "q")).isEqualTo(4);
+
+    assertThat(counted(IndexMeters.LOOKUP_REREADS)).isZero();
+    assertThat(ingester.purge(s, t, PurgeMode.RESET_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
+    assertThat(depth(router, 4, "p", "q")).isZero();
+    assertThat(counted(IndexMeters.LOOKUP_REREADS)).isEqualTo(1);
+    assertThat(depth(router, 4, "q", "p")).isEqualTo(3);
+
+    ingester.apply(s, Events.mode(s), 0, t, batch(stored(hashes(1, 2), null, null)));
+    assertThat(depth(router, 4, "p", "q")).isEqualTo(2);
+
+    ingester.apply(
+        s, Events.mode(s), 1, t, batch(Events.cleared(), stored(hashes(1, 1), null, null)));
+    assertThat(depth(router, 4, "p", "q")).isEqualTo(1);
+
+    // GC frees the old slots and hands one to a new pod: the old entries stay invisible to it.
+    ingester.collectAllGarbage();
+    ingester.collectAllGarbage();
+    StreamId late = StreamId.of(MODEL, "late");
+    ingester.apply(
+        late,
+        Events.mode(late),
+        0,
+        lease(ingester, late),
+        batch(stored(hashes(100, 1), null, null)));
+    assertThat(depth(router, 4, "late", "p", "q")).isZero();
+    assertThat(depth(router, 4, "p", "q", "late")).isEqualTo(1);
+  }
+
+  /**
+   * Once a router has read its candidates' records, a lookup reads only the gate, the slots
+   * generation, the unlocated count, the first block's field (whose locator shows the keys start at
+   * a segment head) and the prompt's segment (8 blocks, one segment field): no holder record
+   * travels again while nothing changed.
+   */
+  @Test
+  void lookup_steadyState_readsNoHolderRecords() {
+    PrefixIndex index = open();
+    for (String pod : List.of("a", "b", "c")) {
+      StreamId s = StreamId.of(MODEL, pod);
+      index.apply(s, Events.mode(s), 0, lease(index, s), batch(stored(hashes(1, 8), null, null)));
+    }
+    assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
+    assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
+    redis.configSet("slowlog-log-slower-than", "0");
+    redis.slowlogReset();
+    try {
+      assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
+      List<List<String>> hmgets = new ArrayList<>();
+      for (Object entry : redis.slowlogGet(100)) {
+        List<String> args = new ArrayList<>();
+        for (Object arg : (List<?>) ((List<?>) entry).get(3)) {
+          args.add(new String((byte[]) arg, StandardCharsets.ISO_8859_1));
+        }
+        if (args.get(0).equalsIgnoreCase("hmget")) {
+          hmgets.add(args);
+        }
+      }
+      assertThat(hmgets).hasSize(1);
+      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 3 + 2);
+      assertThat(hmgets.get(0).get(6)).endsWith("/s");
+      assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
+      assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
+      assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+    } finally {
+      redis.configSet("slowlog-log-slower-than", "10000");
+    }
+  }
+
+  /**
+   * Blocks stored under a parent the index never saw have no known chain position: while any is
+   * held, lookups of the group read block fields; once they are removed, or purged and collected,
+   * lookups read segments again.
+   */
+  @Test
+  void lookup_unlocatedBlocks_readBlockFieldsUntilGone() {
+    PrefixIndex index = open();
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    long ta = lease(index, a);
+    long tb = lease(index, b);
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 20), null, null)));
+    assertThat(depth(index, 20, "a")).isEqualTo(20);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+
+    // b stores blocks 21.. under block 100, which no one had stored: b holds them unplaced.
+    index.apply(b, Events.mode(b), 0, tb, batch(stored(hashes(21, 5), 100L, null)));
+    assertThat(unlocated()).isEqualTo(5);
+    index.apply(b, Events.mode(b), 1, tb, batch(stored(hashes(1, 20), null, null)));
+    assertThat(depth(index, 25, "b", "a")).isEqualTo(25);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isEqualTo(1);
+    index.apply(b, Events.mode(b), 2, tb, batch(removed(hashes(21, 5), null)));
+    assertThat(unlocated()).isZero();
+    assertThat(depth(index, 25, "b", "a")).isEqualTo(20);
+    assertThat(depth(index, 25, "b", "a")).isEqualTo(20);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS))
+        .as("one more read by block fields learns that none is left")
+        .isEqualTo(2);
+
+    // Purged, the unplaced blocks stay counted until GC deletes their fields.
+    index.apply(b, Events.mode(b), 3, tb, batch(stored(hashes(21, 5), 100L, null)));
+    index.apply(b, Events.mode(b), 4, tb, batch(stored(hashes(40, 3), 39L, null)));
+    index.apply(a, Events.mode(a), 1, ta, batch(stored(hashes(40, 1), 39L, null)));
+    assertThat(unlocated()).isEqualTo(8);
+    index.purge(b, tb, PurgeMode.KEEP_WATERMARK);
+    assertThat(unlocated()).isEqualTo(8);
+    index.collectAllGarbage();
+    assertThat(unlocated()).as("a still holds block 40").isEqualTo(1);
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    index.collectAllGarbage();
+    assertThat(unlocated()).isZero();
+  }
+
+  /**
+   * A segment copies its blocks' entries when they change. Blocks changed during a GC pass that
+   * already stripped their segment must not carry a dead slot's entries back into it: else the
+   * slot, once freed and handed to another pod, would show that pod holding them.
+   */
+  @Test
+  void gc_segmentsWrittenDuringAPass_neverKeepTheDeadSlot() {
+    PrefixIndex index = open();
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId c = StreamId.of(MODEL, "c");
+    long ta = lease(index, a);
+    long tc = lease(index, c);
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 200), null, null)));
+    index.apply(c, Events.mode(c), 0, tc, batch(stored(hashes(1, 200), null, null)));
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+    // Over 128 fields: the hash is a hash table, which HSCAN walks a few fields at a time. Between
+    // GC calls c adds its CPU tier to the next two blocks, whose values then change once each.
+    long seq = 1;
+    GcResult step;
+    do {
+      step = index.collectGarbage(0, 2);
+      long next = 1 + 2 * (seq - 1) % 200;
+      index.apply(
+          c,
+          Events.mode(c),
+          seq++,
+          tc,
+          batch(stored(hashes(next, 2), next == 1 ? null : next - 1, "cpu")));
+    } while (!step.done());
+    assertThat(redis.llen(keys.free(0))).as("a's slot freed").isEqualTo(1);
+    int freed =
+        Integer.parseInt(new String(redis.lindex(keys.free(0), 0), StandardCharsets.US_ASCII));
+    assertThat(entriesOfSlot(keys.blocks(0), freed)).isZero();
+    StreamId late = StreamId.of(MODEL, "late");
+    index.apply(
+        late, Events.mode(late), 0, lease(index, late), batch(stored(hashes(500, 1), null, null)));
+    assertThat(redis.llen(keys.free(0))).as("late took a's old slot").isZero();
+    assertThat(depth(index, 200, "late", "c")).isZero();
+    assertThat(depth(index, 200, "c", "late")).isEqualTo(200);
+  }
+
+  /** Entries naming the slot in the hash's block and segment fields. */
+  private long entriesOfSlot(byte[] blocks, int slot) {
+    long found = 0;
+    for (Map.Entry<byte[], byte[]> e : redis.hgetall(blocks).entrySet()) {
+      byte[] v = e.getValue();
+      List<int[]> runs = new ArrayList<>();
+      if (e.getKey().length == KeySchema.BLOCK_FIELD_BYTES) {
+        runs.add(new int[] {v.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0, v.length});
+      } else if (e.getKey().length == KeySchema.SEGMENT_FIELD_BYTES) {
+        for (int i = 0; i + 11 <= v.length; ) {
+          int end = i + 11 + (((v[i + 9] & 0xff) << 8) | (v[i + 10] & 0xff));
+          runs.add(new int[] {i + 11, end});
+          i = end;
+        }
+      }
+      for (int[] run : runs) {
+        for (int k = run[0]; k + 1 < run[1]; k += 2) {
+          found += (((v[k] & 0xff) << 4) | ((v[k + 1] & 0xf0) >>> 4)) == slot ? 1 : 0;
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Branches below one head past the segment limit: the segment is marked overflowed, and lookups
+   * read its 16 block fields instead (after the first, which finds the mark, in the same HMGET).
+   */
+  @Test
+  void lookup_overflowedSegment_readsItsBlockFields() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("t").segmentSlots(16));
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    index.apply(a, Events.mode(a), 0, lease(index, a), batch(stored(hashes(1, 20), null, null)));
+    // Block 5 sits at offset 4: twelve more blocks below it join the first segment (16 + 11).
+    index.apply(b, Events.mode(b), 0, lease(index, b), batch(stored(hashes(100, 12), 5L, null)));
+    assertThat(depth(index, 20, "a", "b")).isEqualTo(20);
+    assertThat(depth(index, 20, "b", "a")).isZero();
+    List<Long> branch = new ArrayList<>(hashes(1, 5));
+    branch.addAll(hashes(100, 12));
+    LookupResult r =
+        index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, branch, List.of("a", "b")));
+    assertThat(r.pods().get("a").depth()).isEqualTo(5);
+    assertThat(r.pods().get("b").depth()).as("b holds the branch, not blocks 1-5").isZero();
+    assertThat(counted(IndexMeters.LOOKUP_OVERFLOW_READS)).isEqualTo(3);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+  }
+
+  /** Streams that lose no event: every parent is known, so lookups never read block fields. */
+  @Test
+  void lookups_locatedStreams_readOnlySegments() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("t").groups(3).segmentSlots(4096));
+    PrefixIndex model = PrefixIndex.builder().groups(3).buildInMemory();
+    RandomFleet fleet = new RandomFleet(7L, false);
+    for (int round = 0; round < 10; round++) {
+      fleet.run(model, index, 30);
+      fleet.compareLookups(model, index, 10);
+    }
+    index.collectAllGarbage();
+    fleet.compareLookups(model, index, 20);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+  }
+
+  private long unlocated() {
+    byte[] v = redis.hget(new KeySchema("t", 1).blocks(0), KeySchema.UNLOCATED_FIELD);
+    return v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.US_ASCII));
+  }
+
+  private double counted(String meter) {
+    return meters.get(meter).tag("index", "t").counter().count();
+  }
+
+  private long mainThreadCpuMicros() {
+    String info = redis.info("cpu");
+    double seconds = 0;
+    for (String line : info.lines().toList()) {
+      if (line.startsWith("used_cpu_user_main_thread:")
+          || line.startsWith("used_cpu_sys_main_thread:")) {
+        seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    return Math.round(seconds * 1_000_000);
+  }
+
+  private List<String> slowCommands() {
+    List<String> slow = new ArrayList<>();
+    for (Object entry : redis.slowlogGet(1000)) {
+      List<?> e = (List<?>) entry;
+      String command = new String((byte[]) ((List<?>) e.get(3)).get(0), StandardCharsets.UTF_8);
+      slow.add(e.get(2) + " us " + command);
+    }
+    return slow;
+  }
+}

@@ -1,0 +1,181 @@
+package io.kvindex.ingester;
+
+import io.kvindex.ingester.discovery.StaticPods;
+import io.kvindex.service.Durations;
+import io.kvindex.service.Setting;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BiConsumer;
+
+/**
+ * Every ingester setting, declared once: its {@link Setting} (key, flag, environment variable, file
+ * key, default, description) and how its value reaches {@link IngesterConfig.Builder}. The builder
+ * starts from these defaults; {@link IngesterCommand} offers these flags.
+ */
+enum IngesterSetting {
+  REDIS_URI(
+      Setting.of(
+          "redis-uri",
+          "redis://127.0.0.1:6379",
+          "URI",
+          "Redis: redis://[user:pass@]host:port, rediss:// for TLS, redis-cluster://h1:p1,h2:p2 for"
+              + " a cluster from seed nodes"),
+      IngesterConfig.Builder::redisUri),
+  REDIS_TIMEOUT(
+      Setting.of("redis-timeout", "2s", "DURATION", "Redis command and connect timeout"),
+      (b, v) -> b.redisTimeout(Durations.parse(v))),
+  REDIS_RETRY_BUDGET(
+      Setting.of(
+          "redis-retry-budget",
+          "10s",
+          "DURATION",
+          "How long a write retries temporary Redis errors (jittered exponential backoff) before it"
+              + " is swallowed, counted and left pending"),
+      (b, v) -> b.redisRetryBudget(Durations.parse(v))),
+  INDEX_NAME(
+      Setting.of("index-name", "default", "NAME", "Index namespace in Redis"),
+      IngesterConfig.Builder::indexName),
+  INDEX_GROUPS(
+      Setting.of(
+          "index-groups",
+          "1",
+          "N",
+          "Index groups (hash slots) the index spreads pods over; must match the index"),
+      (b, v) -> b.indexGroups(Integer.parseInt(v))),
+  REPLICA_ID(
+      Setting.optional(
+          "replica-id",
+          "$HOSTNAME-<random>",
+          "ID",
+          "This replica's name in the registry and on its leases (unique per process)"),
+      IngesterConfig.Builder::replicaId),
+  HTTP_HOST(
+      Setting.of("http-host", "0.0.0.0", "HOST", "Address of /metrics, /healthz, /readyz"),
+      IngesterConfig.Builder::httpHost),
+  HTTP_PORT(
+      Setting.of(
+          "http-port",
+          "9400",
+          "PORT",
+          "Port of /metrics, /healthz, /readyz (0 picks a free one, -1 turns HTTP off)"),
+      (b, v) -> b.httpPort(Integer.parseInt(v))),
+  LEASE_TTL(
+      Setting.of(
+          "lease-ttl",
+          "6s",
+          "DURATION",
+          "Stream lease and replica registration lifetime; renewed every third; a dead replica's"
+              + " streams move within about 1.3x this"),
+      (b, v) -> b.leaseTtl(Durations.parse(v))),
+  POD_LIVENESS_TTL(
+      Setting.of(
+          "pod-liveness-ttl",
+          "30s",
+          "DURATION",
+          "How long readers trust a pod's entries after its owner last refreshed it"),
+      (b, v) -> b.podLivenessTtl(Durations.parse(v))),
+  REPLAY_IDLE_TIMEOUT(
+      Setting.of(
+          "replay-idle-timeout",
+          "2s",
+          "DURATION",
+          "Longest wait for the next replay message before the replay counts as silent"),
+      (b, v) -> b.replayIdleTimeout(Durations.parse(v))),
+  IDLE_CATCH_UP(
+      Setting.of(
+          "idle-catch-up",
+          "10s",
+          "DURATION",
+          "A stream quiet this long asks its replay socket for batches after its watermark"
+              + " (recovers a lost last batch, and what a new subscriber missed)"),
+      (b, v) -> b.idleCatchUp(Durations.parse(v))),
+  RECONNECT_MIN(
+      Setting.of("reconnect-min", "100ms", "DURATION", "First (jittered) reconnect delay"),
+      (b, v) -> b.reconnectMin(Durations.parse(v))),
+  RECONNECT_MAX(
+      Setting.of("reconnect-max", "5s", "DURATION", "Reconnect delay cap"),
+      (b, v) -> b.reconnectMax(Durations.parse(v))),
+  RETRY_MIN(
+      Setting.of(
+          "retry-min",
+          "50ms",
+          "DURATION",
+          "First (jittered) delay before work a temporary Redis error left pending is retried"),
+      (b, v) -> b.retryMin(Durations.parse(v))),
+  RETRY_MAX(
+      Setting.of(
+          "retry-max",
+          "2s",
+          "DURATION",
+          "Cap of that delay; also the retry interval of a failed stream"),
+      (b, v) -> b.retryMax(Durations.parse(v))),
+  RECONCILE_INTERVAL(
+      Setting.of(
+          "reconcile-interval",
+          "2s",
+          "DURATION",
+          "How often owned pods' /metrics are scraped for sleep, reachability and restarts"),
+      (b, v) -> b.reconcileInterval(Durations.parse(v))),
+  UNREACHABLE_AFTER(
+      Setting.of(
+          "unreachable-after", "30s", "DURATION", "A pod whose /metrics fails this long is purged"),
+      (b, v) -> b.unreachableAfter(Durations.parse(v))),
+  SCRAPE_TIMEOUT(
+      Setting.of("scrape-timeout", "2s", "DURATION", "Timeout of one /metrics scrape"),
+      (b, v) -> b.scrapeTimeout(Durations.parse(v))),
+  GC_INTERVAL(
+      Setting.of(
+          "gc-interval",
+          "1s",
+          "DURATION",
+          "How often purged entries are cleaned up (bounded steps)"),
+      (b, v) -> b.gcInterval(Durations.parse(v))),
+  GC_MAX_STEPS(
+      Setting.of("gc-max-steps", "100", "N", "Most cleanup steps per group per GC round"),
+      (b, v) -> b.gcMaxSteps(Integer.parseInt(v))),
+  DEPARTED_RETENTION(
+      Setting.of(
+          "departed-retention",
+          "1h",
+          "DURATION",
+          "How long a pod's records (watermarks, slots) outlive its liveness; then GC forgets them"),
+      (b, v) -> b.departedRetention(Durations.parse(v))),
+  MAX_PENDING_BATCHES(
+      Setting.of(
+          "max-pending-batches",
+          "100000",
+          "N",
+          "Live batches buffered per stream while waiting (replay, pending purge); also the SUB"
+              + " HWM"),
+      (b, v) -> b.maxPendingBatches(Integer.parseInt(v))),
+  DISCOVERY_FILE(
+      Setting.optional(
+          "discovery-file", "none", "FILE", "YAML or JSON pod list, reloaded when it changes"),
+      (b, v) -> b.discoveryFile(Path.of(v))),
+  PODS(
+      Setting.optional(
+              "pods",
+              "none",
+              "SPEC",
+              "A static pod (repeatable; the environment and the file take several, separated by"
+                  + " white space): name=..,model=..,endpoint=tcp://h:p[,replay=tcp://h:p]"
+                  + "[,metrics=http://h:p/metrics][,ranks=0;1][,key-mode=engine|token][,bind=true]"
+                  + "[,topic=..]")
+          .flags("--pod")
+          .repeatable("\\s+"),
+      (b, v) -> b.pods(StaticPods.parse(v)));
+
+  final Setting setting;
+  final BiConsumer<IngesterConfig.Builder, String> apply;
+
+  IngesterSetting(Setting setting, BiConsumer<IngesterConfig.Builder, String> apply) {
+    this.setting = setting;
+    this.apply = apply;
+  }
+
+  /** Every declaration, in order. */
+  static List<Setting> all() {
+    return Arrays.stream(values()).map(s -> s.setting).toList();
+  }
+}

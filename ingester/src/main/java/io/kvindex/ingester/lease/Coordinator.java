@@ -1,0 +1,310 @@
+package io.kvindex.ingester.lease;
+
+import io.kvindex.common.Threads;
+import io.kvindex.index.StreamId;
+import io.kvindex.ingester.Shared;
+import io.kvindex.ingester.discovery.PodDiscovery;
+import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.stream.StreamStatus;
+import io.kvindex.ingester.stream.StreamWorker;
+import io.kvindex.redis.RedisUnavailableException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides which streams this replica owns, by lease, and runs a worker for each. Driven by one
+ * scheduled thread ({@link #tick()}); the read methods may be called from any thread.
+ *
+ * <p>Implementation notes. Each tick registers the replica (a heartbeat that also counts the live
+ * replicas), renews every held lease, then levels the load: with S streams and N live replicas the
+ * fair share is ceil(S / N); a replica below it acquires free streams, a replica above it releases
+ * its least preferred ones. Preference is rendezvous hashing on (replica, stream), so replicas
+ * mostly reach for different streams and a returning replica gets much the same set back. A lease
+ * lost on renewal, or a write refused with a fencing error, stops that stream's worker at once.
+ * Streams of pods gone from discovery are purged by their owner before their lease is released; the
+ * purge is retried until it succeeds.
+ */
+public final class Coordinator implements StreamWorker.Listener {
+  private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
+
+  private static final int LEASE_THREADS = 4;
+
+  private final Shared shared;
+  private final ThreadPoolExecutor leaseCalls;
+  private final PodDiscovery discovery;
+  private final String replica;
+  private final Map<StreamId, StreamWorker> workers = new ConcurrentHashMap<>();
+  private final Set<StreamId> retiring = ConcurrentHashMap.newKeySet();
+  private final Map<StreamId, Thread> threads = new ConcurrentHashMap<>();
+  private final Set<StreamWorker> keepLease = ConcurrentHashMap.newKeySet();
+  private final Map<StreamWorker, Long> renewedAt = new HashMap<>();
+  private volatile Predicate<String> podReachable = pod -> true;
+  private volatile boolean releaseOnExit = true;
+  private volatile int liveReplicas = 1;
+  private volatile long lastRedisOkNanos;
+  private volatile boolean registered;
+
+  public Coordinator(Shared shared, PodDiscovery discovery) {
+    this.shared = shared;
+    this.discovery = discovery;
+    this.replica = shared.config().replicaId();
+    this.lastRedisOkNanos = shared.nanos();
+    // Renewals of many leases run in parallel; past the queue the coordinator renews them itself.
+    this.leaseCalls =
+        Threads.bounded(
+            "kvindex-ingester-lease",
+            LEASE_THREADS,
+            4096,
+            new ThreadPoolExecutor.CallerRunsPolicy());
+  }
+
+  /** Whether a pod's /metrics answers (the reconciler knows); idle pods are kept live while so. */
+  public void podReachability(Predicate<String> reachable) {
+    this.podReachable = reachable;
+  }
+
+  /** Held streams and their workers (a live view). */
+  public Map<StreamId, StreamWorker> workers() {
+    return workers;
+  }
+
+  /** Live replicas as the registry last said (this one included). */
+  public int liveReplicas() {
+    return liveReplicas;
+  }
+
+  /** True when the last registry call reached Redis within two coordination intervals. */
+  public boolean redisOk() {
+    return registered
+        && shared.nanos() - lastRedisOkNanos
+            < shared.config().coordinationInterval().multipliedBy(2).toNanos();
+  }
+
+  /** One coordination round; never throws. */
+  public void tick() {
+    try {
+      shared.gate().pass();
+      Map<StreamId, PodSpec> desired = desired();
+      Duration ttl = shared.config().leaseTtl();
+      liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
+      registered = true;
+      lastRedisOkNanos = shared.nanos();
+      renew(ttl);
+      retire(desired);
+      level(desired, ttl);
+      heartbeat();
+      shared.metrics().leasesHeld(workers.size());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RedisUnavailableException e) {
+      shared.metrics().swallowed("coordination");
+      log.warn("replica={}: coordination skipped, Redis unavailable: {}", replica, e.getMessage());
+    } catch (RuntimeException e) {
+      shared.metrics().realError("coordination");
+      log.error("replica={}: coordination failed", replica, e);
+    }
+  }
+
+  private Map<StreamId, PodSpec> desired() {
+    Map<StreamId, PodSpec> out = new HashMap<>();
+    for (PodSpec p : discovery.pods()) {
+      for (StreamId s : p.streams()) {
+        out.put(s, p);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Renews every lease. A failed renewal may be a Redis blip rather than a loss, and writes are
+   * fenced anyway, so a worker is only stopped once its lease has surely expired.
+   */
+  private void renew(Duration ttl) throws InterruptedException {
+    long now = shared.nanos();
+    List<StreamWorker> held = List.copyOf(workers.values());
+    List<Future<Boolean>> results = new ArrayList<>(held.size());
+    for (StreamWorker w : held) {
+      results.add(
+          leaseCalls.submit(() -> shared.index().renewLease(w.id(), replica, w.token(), ttl)));
+    }
+    for (int i = 0; i < held.size(); i++) {
+      StreamWorker w = held.get(i);
+      if (renewed(w, results.get(i))) {
+        renewedAt.put(w, now);
+      } else if (now - renewedAt.getOrDefault(w, now) >= ttl.toNanos()) {
+        log.warn("pod={} stream={}: lease lost; stopping its worker", w.id().pod(), w.id());
+        shared.metrics().leaseMoved("lost");
+        drop(w, false);
+      }
+    }
+    renewedAt.keySet().retainAll(Set.copyOf(workers.values()));
+  }
+
+  private boolean renewed(StreamWorker w, Future<Boolean> result) throws InterruptedException {
+    try {
+      return result.get();
+    } catch (ExecutionException e) {
+      shared.metrics().realError("lease");
+      log.error("pod={} stream={}: lease renewal failed", w.id().pod(), w.id(), e.getCause());
+      return false;
+    }
+  }
+
+  private void retire(Map<StreamId, PodSpec> desired) {
+    for (StreamWorker w : List.copyOf(workers.values())) {
+      PodSpec now = desired.get(w.id());
+      if (now == null && retiring.add(w.id())) {
+        log.info("pod={} stream={}: pod left discovery; purging", w.id().pod(), w.id());
+        w.status().requestPurge("pod_removed");
+      } else if (now == null && !w.status().purgePending()) {
+        drop(w, true);
+      } else if (now != null && !now.equals(w.pod())) {
+        log.info("pod={} stream={}: spec changed; restarting its worker", w.id().pod(), w.id());
+        drop(w, true);
+      }
+    }
+  }
+
+  private void level(Map<StreamId, PodSpec> desired, Duration ttl) {
+    int fair = (desired.size() + liveReplicas - 1) / liveReplicas;
+    List<StreamId> ranked = new ArrayList<>(desired.keySet());
+    ranked.sort(Comparator.comparingLong(this::preference).reversed());
+    int held = workers.size() - retiring.size();
+    if (held > fair) {
+      for (int i = ranked.size() - 1; i >= 0 && held > fair; i--) {
+        StreamWorker w = workers.get(ranked.get(i));
+        if (w != null && !retiring.contains(w.id())) {
+          log.info("pod={} stream={}: over fair share {}; releasing", w.id().pod(), w.id(), fair);
+          shared.metrics().leaseMoved("shed");
+          drop(w, true);
+          held--;
+        }
+      }
+    }
+    for (StreamId s : ranked) {
+      if (held >= fair) {
+        break;
+      }
+      if (!workers.containsKey(s) && !threads.containsKey(s)) {
+        OptionalLong token = shared.index().acquireLease(s, replica, ttl);
+        if (token.isPresent()) {
+          start(s, desired.get(s), token.getAsLong());
+          held++;
+        }
+      }
+    }
+  }
+
+  private long preference(StreamId s) {
+    long h = 1125899906842597L;
+    for (char c : (replica + "|" + s.model() + "|" + s.pod() + "|" + s.dpRank()).toCharArray()) {
+      h = 31 * h + c;
+    }
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    return h;
+  }
+
+  private void start(StreamId s, PodSpec pod, long token) {
+    shared.metrics().leaseMoved("acquired");
+    StreamWorker w = new StreamWorker(s, pod.keyMode(), pod, token, shared, this);
+    Thread t = Threads.daemon("kvindex-stream-" + s.pod() + "-dp" + s.dpRank(), w);
+    workers.put(s, w);
+    threads.put(s, t);
+    t.start();
+  }
+
+  /** Keeps idle owned pods live; a pod whose batches are being applied is refreshed by them. */
+  private void heartbeat() {
+    Set<List<String>> pods = new java.util.HashSet<>();
+    long idle = shared.config().podLivenessTtl().toNanos() / 3;
+    for (StreamWorker w : workers.values()) {
+      if (w.status().state() == StreamStatus.State.RUNNING
+          && shared.nanos() - w.status().lastAppliedNanos() > idle
+          && podReachable.test(w.id().pod())) {
+        pods.add(List.of(w.id().model(), w.id().pod()));
+      }
+    }
+    for (List<String> p : pods) {
+      if (!shared.index().heartbeat(p.get(0), p.get(1), shared.config().podLivenessTtl())) {
+        shared.metrics().swallowed("heartbeat");
+      }
+    }
+  }
+
+  /** Stops a worker; its lease is released when it has exited if {@code release}. */
+  private void drop(StreamWorker w, boolean release) {
+    workers.remove(w.id(), w);
+    retiring.remove(w.id());
+    if (!release) {
+      keepLease.add(w);
+    }
+    w.stop();
+  }
+
+  @Override
+  public void exited(StreamWorker w, StreamStatus.State finalState) {
+    threads.remove(w.id(), Thread.currentThread());
+    workers.remove(w.id(), w);
+    retiring.remove(w.id());
+    boolean keep = keepLease.remove(w);
+    if (!workers.containsKey(w.id())) {
+      shared.metrics().forget(w.id());
+    }
+    if (finalState == StreamStatus.State.FENCED) {
+      shared.metrics().leaseMoved("fenced");
+    } else if (!keep && releaseOnExit) {
+      try {
+        shared.index().releaseLease(w.id(), replica, w.token());
+        shared.metrics().leaseMoved("released");
+      } catch (RuntimeException e) {
+        log.warn("pod={} stream={}: lease not released ({}); it expires", w.id().pod(), w.id(), e);
+      }
+    }
+  }
+
+  /** Halts every worker (none writes again); leases are released unless {@code crash}. */
+  public void stopWorkers(boolean crash) {
+    releaseOnExit = !crash;
+    for (StreamWorker w : workers.values()) {
+      w.halt();
+    }
+  }
+
+  /** Stops every worker and waits for them; releases leases unless {@code crash}. */
+  public void stopAll(boolean crash, Duration wait) {
+    stopWorkers(crash);
+    long end = System.nanoTime() + wait.toNanos();
+    for (Thread t : List.copyOf(threads.values())) {
+      long left = Math.max(1, (end - System.nanoTime()) / 1_000_000);
+      try {
+        t.join(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    leaseCalls.shutdownNow();
+    if (!crash) {
+      try {
+        shared.index().deregisterReplica(replica);
+      } catch (RuntimeException e) {
+        log.warn("replica={}: not deregistered ({}); its entry expires", replica, e.toString());
+      }
+    }
+  }
+}

@@ -1,0 +1,78 @@
+package io.kvindex.ingester.reconcile;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads {@code vllm:engine_sleep_state} (and the engine's process start time, its incarnation) out
+ * of a Prometheus text page. Thread-safe (stateless).
+ *
+ * <p>An engine is asleep when {@code awake} is 0 and {@code weights_offloaded} or {@code
+ * discard_all} is 1 (sleep level 1 or 2; both clear the prefix cache). A scheduler pause (all three
+ * 0) is not a sleep.
+ */
+final class SleepState {
+  private static final Pattern LINE =
+      Pattern.compile("^vllm:engine_sleep_state\\{([^}]*)}\\s+(\\S+)", Pattern.MULTILINE);
+  private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+  private static final Pattern START =
+      Pattern.compile("^process_start_time_seconds(?:\\{[^}]*})?\\s+(\\S+)", Pattern.MULTILINE);
+
+  private SleepState() {}
+
+  /** The page's {@code process_start_time_seconds} as written, or {@code null} if absent. */
+  static String processStart(String page) {
+    Matcher m = START.matcher(page);
+    return m.find() ? m.group(1) : null;
+  }
+
+  /** Engine index → asleep, for every engine the page reports. */
+  static Map<Integer, Boolean> asleepByEngine(String page) {
+    Map<Integer, double[]> states = new HashMap<>();
+    Matcher m = LINE.matcher(page);
+    while (m.find()) {
+      String engine = "0";
+      String state = null;
+      Matcher l = LABEL.matcher(m.group(1));
+      while (l.find()) {
+        if (l.group(1).equals("engine")) {
+          engine = l.group(2);
+        } else if (l.group(1).equals("sleep_state")) {
+          state = l.group(2);
+        }
+      }
+      int slot = slot(state);
+      if (slot < 0) {
+        continue;
+      }
+      try {
+        double v = Double.parseDouble(m.group(2));
+        states.computeIfAbsent(Integer.parseInt(engine), k -> new double[] {1, 0, 0})[slot] = v;
+      } catch (NumberFormatException e) {
+        // a series we cannot read says nothing about sleep
+      }
+    }
+    Map<Integer, Boolean> out = new HashMap<>();
+    states.forEach((k, v) -> out.put(k, v[0] == 0 && (v[1] == 1 || v[2] == 1)));
+    return out;
+  }
+
+  private static int slot(String state) {
+    if (state == null) {
+      return -1;
+    }
+    switch (state) {
+      case "awake":
+        return 0;
+      case "weights_offloaded":
+        return 1;
+      case "discard_all":
+        return 2;
+      default:
+        return -1;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+package io.kvindex.ingester.stream;
+
+import io.kvindex.event.AllBlocksCleared;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.wire.EventMessage;
+import io.kvindex.wire.KvEventDecoder;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One batch of a stream as it arrived (live or replayed), decoded once: a retry applies the same
+ * decoded events. Immutable by convention (the payload array is shared, never changed); thread-safe
+ * when so used.
+ *
+ * @param seq the publisher's sequence number
+ * @param payloadHash a hash of the payload bytes, to tell a duplicate from a new batch
+ * @param events the decoded batch; empty when the payload is malformed
+ * @param malformed why the payload could not be decoded, or null
+ */
+public record Batch(long seq, int payloadHash, KvEventBatch events, String malformed) {
+
+  /** Decodes a message's payload; a malformed one becomes an empty batch that says why. */
+  public static Batch decode(EventMessage message) {
+    int hash = Arrays.hashCode(message.payload());
+    try {
+      return new Batch(message.seq(), hash, KvEventDecoder.decode(message.payload()), null);
+    } catch (RuntimeException e) {
+      return new Batch(message.seq(), hash, KvEventBatch.of(0, List.of(), null), e.getMessage());
+    }
+  }
+
+  /** A decoded batch, for tests. */
+  public static Batch of(long seq, KvEventBatch events) {
+    return new Batch(seq, events.hashCode(), events, null);
+  }
+
+  /** Whether the batch carries an AllBlocksCleared (it applies as a purge first). */
+  public boolean clears() {
+    return events.events().stream().anyMatch(e -> e instanceof AllBlocksCleared);
+  }
+}

@@ -1,0 +1,87 @@
+package io.kvindex.ingester.stream;
+
+import io.kvindex.ingester.Shared;
+import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.wire.EventMessage;
+import io.kvindex.wire.WireFormatException;
+import io.kvindex.wire.ZmqFrames;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import org.zeromq.SocketType;
+import org.zeromq.ZMQ;
+import org.zeromq.ZMQException;
+import org.zeromq.ZMsg;
+
+/**
+ * A stream's SUB socket: connected to the pod's publisher (or bound, for a publisher that connects
+ * out), subscribed to its topic, reconnecting with ZeroMQ's own jittered backoff. Not thread-safe:
+ * a socket stays on the thread that opened it.
+ */
+final class LiveSocket implements AutoCloseable {
+  /** How long one receive waits, so that the worker's loop sees its other work. */
+  static final int RECEIVE_TIMEOUT_MS = 50;
+
+  /** What one receive got. */
+  sealed interface Received permits Nothing, Message, Garbled {}
+
+  /** Nothing within the receive timeout. */
+  record Nothing() implements Received {}
+
+  /** A live batch. */
+  record Message(EventMessage message) implements Received {}
+
+  /** Frames that are not [topic, seq8, payload]. */
+  record Garbled(String why) implements Received {}
+
+  private final ZMQ.Socket socket;
+
+  private LiveSocket(ZMQ.Socket socket) {
+    this.socket = socket;
+  }
+
+  /**
+   * Opens the socket of one rank of a pod.
+   *
+   * @throws ZMQException or {@link IllegalArgumentException} if the endpoint cannot be used now
+   */
+  static LiveSocket open(Shared shared, PodSpec pod, int rank) {
+    ZMQ.Socket s = shared.zmq().createSocket(SocketType.SUB);
+    try {
+      s.setLinger(0);
+      s.setRcvHWM(shared.config().maxPendingBatches());
+      s.setReceiveTimeOut(RECEIVE_TIMEOUT_MS);
+      Duration min = shared.config().reconnectMin();
+      s.setReconnectIVL(min.toMillis() + ThreadLocalRandom.current().nextLong(min.toMillis() + 1));
+      s.setReconnectIVLMax(shared.config().reconnectMax().toMillis());
+      s.subscribe(pod.topic().getBytes(StandardCharsets.UTF_8));
+      if (pod.bind()) {
+        s.bind(pod.publisherEndpoint(rank));
+      } else {
+        s.connect(pod.publisherEndpoint(rank));
+      }
+      return new LiveSocket(s);
+    } catch (ZMQException | IllegalArgumentException e) {
+      s.close();
+      throw e;
+    }
+  }
+
+  /** The next live message, waiting at most {@value #RECEIVE_TIMEOUT_MS} ms. */
+  Received receive() {
+    ZMsg msg = ZMsg.recvMsg(socket);
+    if (msg == null) {
+      return new Nothing();
+    }
+    try {
+      return new Message(ZmqFrames.parseLive(Replay.frames(msg)));
+    } catch (WireFormatException e) {
+      return new Garbled(e.getMessage());
+    }
+  }
+
+  @Override
+  public void close() {
+    socket.close();
+  }
+}

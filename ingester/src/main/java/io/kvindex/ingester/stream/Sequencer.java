@@ -1,0 +1,288 @@
+package io.kvindex.ingester.stream;
+
+import io.kvindex.index.ApplyResult;
+import io.kvindex.index.PurgeMode;
+import io.kvindex.index.PurgeStatus;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The ordering rules of one stream, with no I/O and no clock: which batch is applied next, which
+ * live batch is a duplicate or an engine restart, when a gap needs a replay and what to do with the
+ * replay's answer, and which purge must run before anything else. The {@link StreamWorker} feeds it
+ * what arrives and what Redis answered, and carries out the {@link Action} it asks for. Not
+ * thread-safe: one worker thread drives it.
+ *
+ * <p>Implementation notes. Batches are applied strictly in sequence order: live batches wait in
+ * {@code pending} (ordered by sequence) until every earlier one is applied. A batch is in exactly
+ * one place: pending, or applied (its sequence is then below {@code expected}, the index's
+ * watermark + 1). A gap (the lowest pending sequence is above {@code expected}) is repaired by a
+ * replay from {@code expected}; when the replay cannot cover the gap the stream is purged and goes
+ * on from the oldest batch available (a stream that never applied anything just starts there). A
+ * live sequence below {@code expected} that is not a recent duplicate means the engine restarted:
+ * purge, forget the watermark, start over from sequence 0. A batch carrying AllBlocksCleared is
+ * applied by Redis as a purge followed by the events after the clear, so until it applies the
+ * stream does not advance: a temporary error keeps the purge pending instead of leaving a cleared
+ * pod looking warm. DUPLICATE and GAP answers carry the index's watermark, which is the truth.
+ */
+public final class Sequencer {
+  /** Live batches recognised as duplicates once applied: the most recent this many. */
+  static final int RECENT = 256;
+
+  /** The next thing the stream must do. */
+  public sealed interface Action permits Idle, RunPurge, Apply, RepairGap {}
+
+  /** Nothing to do until something arrives. */
+  public record Idle() implements Action {}
+
+  /** Purge the stream before anything else; report with {@link #purged}. */
+  public record RunPurge(Purge purge) implements Action {}
+
+  /** Apply this batch, the stream's next; report with {@link #applied}. */
+  public record Apply(Batch batch) implements Action {}
+
+  /**
+   * Ask the pod's replay socket for every batch from {@code from}: sequences up to {@code firstLive
+   * - 1} are missing. Report with {@link #replayed} (or {@link #noReplay}).
+   */
+  public record RepairGap(long from, long firstLive) implements Action {}
+
+  /**
+   * A purge to run before anything else is applied.
+   *
+   * @param reason the metric tag ({@code sleep}, {@code engine_restart}, ...)
+   * @param mode whether the index forgets the watermark
+   * @param continueFrom the sequence to go on from once done, or -1 to keep the current one
+   */
+  public record Purge(String reason, PurgeMode mode, long continueFrom) {}
+
+  /** What became of a live batch. */
+  public enum Live {
+    /** Waiting in order to be applied. */
+    QUEUED,
+    /** Already applied: the publisher sent it twice. */
+    DUPLICATE,
+    /** Below the watermark and new: the engine restarted; a purge now comes first. */
+    RESTART,
+    /** The pending buffer is full: dropped, and replayed later as a gap. */
+    DROPPED
+  }
+
+  /** What a replay did to a gap, as the replay metric tags it. */
+  public enum GapRepair {
+    /** The replay covered the gap and ended. */
+    COVERED,
+    /** The replay covered the gap but went silent before its end marker. */
+    PARTIAL,
+    /** The pod has no replay endpoint: purged (unless new) and went on from the live batch. */
+    ABSENT,
+    /** The replay ended without a batch. */
+    EMPTY,
+    /** The replay said nothing within the idle bound. */
+    SILENT,
+    /** The replay began after the gap's first batch: its ring no longer holds it. */
+    BEYOND_RING
+  }
+
+  private final int maxPending;
+  private final TreeMap<Long, Batch> pending = new TreeMap<>();
+  private final Map<Long, Integer> recent = new LinkedHashMap<>(RECENT * 2, 0.75f, false);
+  private long expected = -1;
+  private long applied = -1;
+  private Purge purge;
+  private int restarts;
+
+  /**
+   * @param maxPending live batches buffered at most while waiting
+   */
+  public Sequencer(int maxPending) {
+    this.maxPending = maxPending;
+  }
+
+  /** Whether the stream's watermark has been read from the index. */
+  public boolean started() {
+    return expected >= 0;
+  }
+
+  /** Starts the stream after the index's watermark ({@code -1} when it has none). */
+  public void start(long watermark) {
+    expected = watermark + 1;
+    applied = watermark;
+  }
+
+  /** The last applied sequence, or -1. */
+  public long applied() {
+    return applied;
+  }
+
+  /** Engine restarts seen so far. */
+  public int restarts() {
+    return restarts;
+  }
+
+  public boolean purgePending() {
+    return purge != null;
+  }
+
+  public int pendingBatches() {
+    return pending.size();
+  }
+
+  /** A live batch arrived. */
+  public Live live(Batch batch) {
+    long seq = batch.seq();
+    if (seq < expected) {
+      Integer seen = recent.get(seq);
+      if (seen != null && seen == batch.payloadHash()) {
+        return Live.DUPLICATE;
+      }
+      restart();
+      pending.put(seq, batch);
+      return Live.RESTART;
+    }
+    if (pending.size() >= maxPending) {
+      return Live.DROPPED;
+    }
+    pending.putIfAbsent(seq, batch);
+    return Live.QUEUED;
+  }
+
+  /**
+   * The engine restarted (a new incarnation, or a sequence below the watermark): whatever is
+   * pending belonged to the old engine; purge, forget the watermark, go on from sequence 0.
+   */
+  public void restart() {
+    restarts++;
+    pending.clear();
+    recent.clear();
+    purge = new Purge("engine_restart", PurgeMode.RESET_WATERMARK, 0);
+  }
+
+  /** Asks for a purge (a level-triggered caller may ask again; one pending purge is enough). */
+  public void requestPurge(String reason) {
+    if (purge == null) {
+      purge = new Purge(reason, PurgeMode.KEEP_WATERMARK, -1);
+    }
+  }
+
+  /** The next thing to do. */
+  public Action next() {
+    if (purge != null) {
+      return new RunPurge(purge);
+    }
+    while (!pending.isEmpty()) {
+      long first = pending.firstKey();
+      if (first < expected) {
+        pending.pollFirstEntry(); // applied meanwhile (a replay, or a lost reply)
+      } else if (first > expected) {
+        return new RepairGap(expected, first);
+      } else {
+        return new Apply(pending.firstEntry().getValue());
+      }
+    }
+    return new Idle();
+  }
+
+  /** Whether a quiet stream may ask its replay socket for batches after its watermark. */
+  public boolean mayCatchUp() {
+    return purge == null && pending.isEmpty() && started();
+  }
+
+  /** The sequence a catch-up asks for: everything after the watermark. */
+  public long catchUpFrom() {
+    return expected;
+  }
+
+  /** Batches a catch-up returned; they are applied in order like live ones. */
+  public void caughtUp(List<Batch> batches) {
+    for (Batch b : batches) {
+      if (b.seq() >= expected) {
+        pending.putIfAbsent(b.seq(), b);
+      }
+    }
+  }
+
+  /** What the purge asked for by {@link RunPurge} did; true when it is done. */
+  public boolean purged(PurgeStatus status) {
+    if (status != PurgeStatus.PURGED) {
+      return false;
+    }
+    if (purge.mode() == PurgeMode.RESET_WATERMARK) {
+      applied = -1;
+    }
+    if (purge.continueFrom() >= 0) {
+      expected = purge.continueFrom();
+    }
+    purge = null;
+    return true;
+  }
+
+  /**
+   * What the apply asked for by {@link Apply} did. APPLIED advances the stream; DUPLICATE and GAP
+   * take the index's watermark (the batch then waits, or is dropped if already applied); FENCED and
+   * SWALLOWED leave everything as it was.
+   */
+  public void applied(Batch batch, ApplyResult result) {
+    switch (result.status()) {
+      case APPLIED -> {
+        pending.remove(batch.seq());
+        expected = batch.seq() + 1;
+        applied = batch.seq();
+        recent.put(batch.seq(), batch.payloadHash());
+        if (recent.size() > RECENT) {
+          recent.remove(recent.keySet().iterator().next());
+        }
+      }
+      case DUPLICATE, GAP -> {
+        expected = result.watermark() + 1;
+        applied = result.watermark();
+      }
+      default -> {
+        // FENCED stops the worker; SWALLOWED is tried again after a backoff
+      }
+    }
+  }
+
+  /**
+   * The pod has no replay endpoint: what the gap lost cannot be recovered, so the stream is purged
+   * (unless it never applied anything) and goes on from the first live batch.
+   */
+  public GapRepair noReplay(RepairGap gap) {
+    goOnFrom(gap.firstLive(), "gap_no_replay");
+    return GapRepair.ABSENT;
+  }
+
+  /**
+   * What a replay from {@code gap.from()} returned.
+   *
+   * @param ended whether the end marker arrived
+   */
+  public GapRepair replayed(RepairGap gap, List<Batch> batches, boolean ended) {
+    if (batches.isEmpty()) {
+      goOnFrom(gap.firstLive(), "gap_replay_failed");
+      return ended ? GapRepair.EMPTY : GapRepair.SILENT;
+    }
+    caughtUp(batches);
+    long first = pending.firstKey();
+    if (first > expected) {
+      goOnFrom(first, "gap_beyond_ring");
+      return GapRepair.BEYOND_RING;
+    }
+    return ended ? GapRepair.COVERED : GapRepair.PARTIAL;
+  }
+
+  /** Whether a gap's repair purges: anything applied before it is now out of step. */
+  public boolean wouldPurge() {
+    return applied >= 0;
+  }
+
+  private void goOnFrom(long seq, String reason) {
+    if (applied < 0) {
+      expected = seq; // a new stream: nothing of it is in the index to be wrong
+    } else {
+      purge = new Purge(reason, PurgeMode.RESET_WATERMARK, seq);
+    }
+  }
+}

@@ -1,0 +1,109 @@
+package io.kvindex.ingester.stream;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * What other threads see of a running stream, and may ask of it: its state and progress for
+ * /readyz, the coordinator and the reconciler, and the purges and restarts they request, which the
+ * stream's worker takes up at its next step. Thread-safe.
+ */
+public final class StreamStatus {
+  /** A stream's health as /readyz reports it. */
+  public enum State {
+    STARTING,
+    RUNNING,
+    FAILED,
+    FENCED,
+    STOPPED
+  }
+
+  private final ConcurrentLinkedQueue<String> purgeRequests = new ConcurrentLinkedQueue<>();
+  private volatile boolean restartRequested;
+  private volatile State state = State.STARTING;
+  private volatile String lastError = "";
+  private volatile long applied = -1;
+  private volatile long liveReceived;
+  private volatile long lastAppliedNanos;
+  private volatile int restarts;
+  private volatile boolean purgePending;
+
+  StreamStatus(long nowNanos) {
+    this.lastAppliedNanos = nowNanos - Long.MAX_VALUE / 2;
+  }
+
+  public State state() {
+    return state;
+  }
+
+  /** The last real error, as text, while the state is FAILED. */
+  public String lastError() {
+    return lastError;
+  }
+
+  /** The last sequence applied, or -1. */
+  public long applied() {
+    return applied;
+  }
+
+  /** When a batch was last applied, on the ingester's ticker. */
+  public long lastAppliedNanos() {
+    return lastAppliedNanos;
+  }
+
+  /** Engine restarts handled so far. */
+  public int restarts() {
+    return restarts;
+  }
+
+  /** Live messages received so far. */
+  public long liveReceived() {
+    return liveReceived;
+  }
+
+  /** True while a purge is waiting (requested, or met a temporary error). */
+  public boolean purgePending() {
+    return purgePending || !purgeRequests.isEmpty();
+  }
+
+  /** Asks for a purge (level-triggered callers may ask again until it is done). */
+  public void requestPurge(String reason) {
+    purgeRequests.add(reason);
+  }
+
+  /**
+   * Says the engine restarted (a new incarnation seen on /metrics), for restarts the sequence
+   * numbers cannot show: the new engine may already have passed the old watermark.
+   */
+  public void requestRestart() {
+    restartRequested = true;
+  }
+
+  String takePurgeRequest() {
+    return purgeRequests.poll();
+  }
+
+  boolean takeRestartRequest() {
+    boolean asked = restartRequested;
+    restartRequested = false;
+    return asked;
+  }
+
+  void state(State state, String lastError) {
+    this.state = state;
+    this.lastError = lastError;
+  }
+
+  void progress(Sequencer sequencer) {
+    applied = sequencer.applied();
+    restarts = sequencer.restarts();
+    purgePending = sequencer.purgePending();
+  }
+
+  void appliedAt(long nanos) {
+    lastAppliedNanos = nanos;
+  }
+
+  void received() {
+    liveReceived++;
+  }
+}

@@ -1,0 +1,449 @@
+package io.kvindex.ingester.stream;
+
+import io.kvindex.index.ApplyResult;
+import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.StreamId;
+import io.kvindex.ingester.Shared;
+import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.stream.Sequencer.Action;
+import io.kvindex.ingester.stream.Sequencer.Apply;
+import io.kvindex.ingester.stream.Sequencer.GapRepair;
+import io.kvindex.ingester.stream.Sequencer.RepairGap;
+import io.kvindex.ingester.stream.Sequencer.RunPurge;
+import io.kvindex.ingester.stream.StreamStatus.State;
+import io.kvindex.redis.RedisUnavailableException;
+import io.kvindex.wire.EventMessage;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.ZMQException;
+
+/**
+ * Keeps one stream's entries in the index equal to what its engine holds: the shell around a {@link
+ * Sequencer} that owns the stream's SUB socket, its replay fetches, its Redis calls, its metrics
+ * and its logs. Runs on its own thread ({@link #run()}); the other methods may be called from any
+ * thread.
+ *
+ * <p>Implementation notes. Each step receives what arrived (decoded once into a {@link Batch}),
+ * hands it to the sequencer and carries out the sequencer's actions until it must wait. Temporary
+ * errors already retried by the index end here as SWALLOWED: the work stays with the sequencer and
+ * is tried again after a jittered backoff, measured on the injected ticker. Real errors mark the
+ * stream failed (visible on /readyz) and are retried at the backoff cap. A fenced write stops the
+ * worker at once. Purges asked for by other threads (the coordinator, the reconciler) queue up and
+ * reach the sequencer at the start of a step.
+ */
+public final class StreamWorker implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(StreamWorker.class);
+
+  /** Told when a worker ends. */
+  public interface Listener {
+    void exited(StreamWorker worker, StreamStatus.State finalState);
+  }
+
+  private final StreamId id;
+  private final KeyMode mode;
+  private final PodSpec pod;
+  private final long token;
+  private final Shared shared;
+  private final Listener listener;
+  private final Sequencer sequencer;
+  private final StreamStatus status;
+  private final Backoff retry;
+  private final Backoff reconnect;
+  private final String label;
+
+  private volatile boolean running = true;
+  private volatile boolean halted;
+  private State state = State.STARTING;
+  private LiveSocket sub;
+  private long retryAtNanos;
+  private long quietSinceNanos;
+
+  public StreamWorker(
+      StreamId id, KeyMode mode, PodSpec pod, long token, Shared shared, Listener listener) {
+    this.id = id;
+    this.mode = mode;
+    this.pod = pod;
+    this.token = token;
+    this.shared = shared;
+    this.listener = listener;
+    this.sequencer = new Sequencer(shared.config().maxPendingBatches());
+    this.retry = new Backoff(shared.config().retryMin(), shared.config().retryMax());
+    this.reconnect = new Backoff(shared.config().reconnectMin(), shared.config().reconnectMax());
+    this.label = "pod=" + id.pod() + " stream=" + id;
+    long now = shared.nanos();
+    this.status = new StreamStatus(now);
+    this.quietSinceNanos = now;
+    this.retryAtNanos = now;
+  }
+
+  public StreamId id() {
+    return id;
+  }
+
+  public PodSpec pod() {
+    return pod;
+  }
+
+  public long token() {
+    return token;
+  }
+
+  /** What other threads see of the stream, and may ask of it. */
+  public StreamStatus status() {
+    return status;
+  }
+
+  /** Asks the worker to stop after its current step (a write in flight still happens). */
+  public void stop() {
+    running = false;
+  }
+
+  /** Stops the worker without another write, even one it was about to make (shutdown). */
+  public void halt() {
+    halted = true;
+    running = false;
+  }
+
+  @Override
+  public void run() {
+    try {
+      while (running) {
+        try {
+          step();
+        } catch (FencedException e) {
+          fenced();
+          break;
+        } catch (RuntimeException e) {
+          failed(e);
+        }
+      }
+    } finally {
+      closeSocket();
+      if (state != State.FENCED) {
+        setState(State.STOPPED, status.lastError());
+      }
+      listener.exited(this, state);
+    }
+  }
+
+  private void step() {
+    if (sub == null && !openSocket()) {
+      return;
+    }
+    if (!sequencer.started() && !loadWatermark()) {
+      return;
+    }
+    takeRequests();
+    progressIfDue();
+    LiveSocket.Received received = sub.receive();
+    if (received instanceof LiveSocket.Message m) {
+      quietSinceNanos = shared.nanos();
+      status.received();
+      onLive(decoded(m.message()));
+    } else if (received instanceof LiveSocket.Garbled g) {
+      status.received();
+      shared.metrics().malformed();
+      log.warn("{}: skipped a live message that is not [topic, seq8, payload]: {}", label, g.why());
+    } else if (shared.nanos() - quietSinceNanos > shared.config().idleCatchUp().toNanos()) {
+      quietSinceNanos = shared.nanos();
+      catchUp();
+    }
+  }
+
+  private void takeRequests() {
+    if (status.takeRestartRequest()) {
+      engineRestarted("its process start time changed");
+    }
+    String reason;
+    while ((reason = status.takePurgeRequest()) != null) {
+      sequencer.requestPurge(reason);
+      retryAtNanos = shared.nanos();
+    }
+    status.progress(sequencer);
+  }
+
+  private void progressIfDue() {
+    if (shared.nanos() - retryAtNanos >= 0) {
+      progress();
+    }
+  }
+
+  private boolean openSocket() {
+    try {
+      sub = LiveSocket.open(shared, pod, id.dpRank());
+      reconnect.reset();
+      return true;
+    } catch (ZMQException | IllegalArgumentException e) {
+      shared.metrics().reconnect();
+      Duration wait = reconnect.next();
+      String endpoint = pod.publisherEndpoint(id.dpRank());
+      log.warn("{}: cannot open {} ({}), retrying in {} ms", label, endpoint, e, wait.toMillis());
+      park(wait);
+      return false;
+    }
+  }
+
+  private boolean loadWatermark() {
+    try {
+      sequencer.start(shared.index().watermark(id).orElse(-1));
+      status.progress(sequencer);
+      shared.metrics().watermark(id, sequencer.applied());
+      setState(State.RUNNING, "");
+      log.info(
+          "{}: owned with token {}, resuming after sequence {}", label, token, sequencer.applied());
+      return true;
+    } catch (RedisUnavailableException e) {
+      shared.metrics().swallowed("watermark");
+      park(retry.next());
+      return false;
+    }
+  }
+
+  private void onLive(Batch batch) {
+    switch (sequencer.live(batch)) {
+      case DUPLICATE -> shared.metrics().duplicateLive();
+      case RESTART ->
+          restarted(
+              "live sequence " + batch.seq() + " is below the watermark " + sequencer.applied());
+      case DROPPED -> {
+        return; // the gap this leaves is replayed later
+      }
+      case QUEUED -> {
+        // applied below, in order
+      }
+    }
+    progressIfDue();
+  }
+
+  private Batch decoded(EventMessage message) {
+    Batch batch = Batch.decode(message);
+    if (batch.malformed() != null) {
+      shared.metrics().malformed();
+      log.warn("{}: batch {} is malformed, skipped: {}", label, batch.seq(), batch.malformed());
+    }
+    return batch;
+  }
+
+  private List<Batch> decoded(List<EventMessage> messages) {
+    return messages.stream().map(this::decoded).toList();
+  }
+
+  private void engineRestarted(String evidence) {
+    sequencer.restart();
+    restarted(evidence);
+  }
+
+  private void restarted(String evidence) {
+    log.warn("{}: engine restarted ({}); purging", label, evidence);
+    status.progress(sequencer);
+    shared.metrics().restart();
+    retryAtNanos = shared.nanos();
+  }
+
+  /** A quiet stream asks for anything after its watermark that it may have missed. */
+  private void catchUp() {
+    String endpoint = pod.replayEndpoint(id.dpRank());
+    if (endpoint == null || !sequencer.mayCatchUp()) {
+      return;
+    }
+    Replay.Result r =
+        Replay.fetch(
+            shared.zmq(), endpoint, sequencer.catchUpFrom(), shared.config().replayIdleTimeout());
+    if (!r.batches().isEmpty()) {
+      log.info("{}: quiet stream caught up {} batches from replay", label, r.batches().size());
+      shared.metrics().replay("idle_catch_up");
+      sequencer.caughtUp(decoded(r.batches()));
+      progress();
+    }
+  }
+
+  /** Carries out the sequencer's actions until it has nothing to do or something must wait. */
+  private void progress() {
+    while (running) {
+      Action action = sequencer.next();
+      boolean goOn;
+      if (action instanceof RunPurge p) {
+        goOn = runPurge(p);
+      } else if (action instanceof Apply a) {
+        goOn = apply(a.batch());
+      } else if (action instanceof RepairGap g) {
+        goOn = repairGap(g);
+      } else {
+        goOn = false;
+      }
+      status.progress(sequencer);
+      if (!goOn) {
+        return;
+      }
+    }
+  }
+
+  private boolean runPurge(RunPurge action) {
+    shared.gate().passUninterruptibly();
+    if (halted) {
+      return false;
+    }
+    String reason = action.purge().reason();
+    PurgeStatus status = shared.index().purge(id, token, action.purge().mode());
+    if (status == PurgeStatus.FENCED) {
+      throw new FencedException();
+    }
+    if (sequencer.purged(status)) {
+      shared.metrics().purge(reason, "done");
+      log.info("{}: purged ({})", label, reason);
+      shared.metrics().watermark(id, sequencer.applied());
+      succeeded();
+      return true;
+    }
+    shared.metrics().purge(reason, "pending");
+    shared.metrics().swallowed("purge");
+    log.warn("{}: purge ({}) met a temporary error; it stays pending", label, reason);
+    backOff();
+    return false;
+  }
+
+  private boolean apply(Batch batch) {
+    shared.gate().passUninterruptibly();
+    if (halted) {
+      return false;
+    }
+    ApplyResult result = shared.index().apply(id, mode, batch.seq(), token, batch.events());
+    ApplyStatus outcome = result.status();
+    shared.metrics().batch(outcome.name().toLowerCase(Locale.ROOT));
+    if (outcome == ApplyStatus.FENCED) {
+      throw new FencedException();
+    }
+    long before = sequencer.applied();
+    sequencer.applied(batch, result);
+    long applied = sequencer.applied();
+    if (batch.clears()) {
+      countClear(batch.seq(), outcome);
+    }
+    switch (outcome) {
+      case APPLIED -> {
+        status.appliedAt(shared.nanos());
+        shared.metrics().watermark(id, applied);
+        shared.metrics().applied(batch.events(), shared.clock().millis());
+        succeeded();
+      }
+      case DUPLICATE, GAP ->
+          log.info("{}: watermark resynchronised from {} to {}", label, before, applied);
+      default -> {
+        shared.metrics().swallowed("apply");
+        backOff();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void countClear(long seq, ApplyStatus status) {
+    switch (status) {
+      case APPLIED -> {
+        shared.metrics().purge("all_blocks_cleared", "done");
+        log.info("{}: AllBlocksCleared in batch {}: purged", label, seq);
+      }
+      case DUPLICATE -> {
+        // applied already, by an attempt whose reply was lost (or by a former owner)
+        shared.metrics().purge("all_blocks_cleared", "done");
+        log.info("{}: AllBlocksCleared in batch {} was already applied", label, seq);
+      }
+      case SWALLOWED -> {
+        shared.metrics().purge("all_blocks_cleared", "pending");
+        log.warn("{}: AllBlocksCleared in batch {} met a temporary error; pending", label, seq);
+      }
+      default -> {
+        // a gap first: the clear is applied once the gap is repaired
+      }
+    }
+  }
+
+  private boolean repairGap(RepairGap gap) {
+    shared.metrics().gap();
+    String endpoint = pod.replayEndpoint(id.dpRank());
+    GapRepair repair;
+    if (endpoint == null) {
+      repair = sequencer.noReplay(gap);
+    } else {
+      log.info(
+          "{}: gap {}..{}, replaying from {}", label, gap.from(), gap.firstLive() - 1, gap.from());
+      Replay.Result r =
+          Replay.fetch(shared.zmq(), endpoint, gap.from(), shared.config().replayIdleTimeout());
+      repair = sequencer.replayed(gap, decoded(r.batches()), r.ended());
+    }
+    shared.metrics().replay(repair.name().toLowerCase(Locale.ROOT));
+    if (repair != GapRepair.COVERED && repair != GapRepair.PARTIAL) {
+      if (sequencer.purgePending()) {
+        log.warn(
+            "{}: replay {} cannot cover {}..{}; purging and going on from the oldest batch held",
+            label,
+            repair.name().toLowerCase(Locale.ROOT),
+            gap.from(),
+            gap.firstLive() - 1);
+      } else {
+        log.info("{}: new stream; starting after the gap ({})", label, repair);
+      }
+    }
+    return true;
+  }
+
+  private void succeeded() {
+    retry.reset();
+    if (state != State.RUNNING) {
+      setState(State.RUNNING, "");
+    }
+  }
+
+  private void setState(State state, String lastError) {
+    this.state = state;
+    status.state(state, lastError);
+  }
+
+  private void backOff() {
+    retryAtNanos = shared.nanos() + retry.next().toNanos();
+  }
+
+  private void failed(RuntimeException e) {
+    shared.metrics().realError("stream");
+    if (state != State.FAILED || !e.toString().equals(status.lastError())) {
+      log.error("{}: real error; the stream is marked failed and retried later", label, e);
+    } else {
+      log.debug("{}: still failing: {}", label, e.toString());
+    }
+    setState(State.FAILED, e.toString());
+    park(shared.config().retryMax());
+  }
+
+  private void fenced() {
+    setState(State.FENCED, "");
+    shared.metrics().fenced();
+    log.warn("{}: fenced: another replica owns this stream now; stopping", label);
+  }
+
+  private void closeSocket() {
+    if (sub != null) {
+      sub.close();
+      sub = null;
+    }
+  }
+
+  private void park(Duration d) {
+    long end = shared.nanos() + d.toNanos();
+    while (running && shared.nanos() - end < 0) {
+      LockSupport.parkNanos(Math.min(end - shared.nanos(), 50_000_000L));
+    }
+  }
+
+  /** A write was refused because a newer owner holds the lease. */
+  static final class FencedException extends RuntimeException {
+    FencedException() {
+      super("fenced", null, false, false);
+    }
+  }
+}

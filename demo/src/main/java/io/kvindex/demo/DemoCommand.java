@@ -1,18 +1,16 @@
 package io.kvindex.demo;
 
 import io.kvindex.common.KvIndexException;
+import io.kvindex.service.DurationConverter;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code kvindex demo}: the whole stack on this machine, with a live progress line and a summary.
@@ -77,32 +75,6 @@ public final class DemoCommand implements Callable<Integer> {
       defaultValue = "7",
       description = "Seed of the workload and the random baseline. Default: ${DEFAULT-VALUE}")
   long seed;
-
-  /** Reads {@code 40}, {@code 40s}, {@code 2m}, {@code 1500ms} or ISO-8601 ({@code PT40S}). */
-  static final class DurationConverter implements ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      String v = value.trim().toLowerCase(Locale.ROOT);
-      try {
-        if (v.startsWith("pt")) {
-          return Duration.parse(v.toUpperCase(Locale.ROOT));
-        }
-        if (v.endsWith("ms")) {
-          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-        }
-        if (v.endsWith("s")) {
-          return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
-        }
-        if (v.endsWith("m")) {
-          return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
-        }
-        return Duration.ofSeconds(Long.parseLong(v));
-      } catch (RuntimeException e) {
-        throw new TypeConversionException(
-            "'" + value + "' is not a duration; write for example 40s, 2m or 40");
-      }
-    }
-  }
 
   @Override
   public Integer call() throws InterruptedException {

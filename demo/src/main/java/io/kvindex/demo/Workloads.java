@@ -1,8 +1,8 @@
 package io.kvindex.demo;
 
 import io.kvindex.simulator.InferenceRequest;
-import io.kvindex.simulator.SyntheticWorkload;
-import io.kvindex.simulator.Workload;
+import io.kvindex.simulator.load.SyntheticWorkload;
+import io.kvindex.simulator.load.Workload;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;

@@ -1,5 +1,10 @@
 package io.kvindex.simulator;
 
+import io.kvindex.simulator.engine.ChainHasher;
+import io.kvindex.simulator.engine.ChainHashers;
+import io.kvindex.simulator.engine.Engine;
+import io.kvindex.simulator.http.PodHttpServer;
+import io.kvindex.simulator.wire.EventPublisher;
 import java.net.URI;
 import java.time.Instant;
 import java.util.ArrayList;

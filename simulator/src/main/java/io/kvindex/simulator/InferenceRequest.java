@@ -54,7 +54,7 @@ public record InferenceRequest(
   }
 
   /** Prompt followed by output, the sequence whose blocks the engine caches. */
-  int[] allTokens() {
+  public int[] allTokens() {
     int[] all = Arrays.copyOf(promptTokens, promptTokens.length + outputTokens.length);
     System.arraycopy(outputTokens, 0, all, promptTokens.length, outputTokens.length);
     return all;

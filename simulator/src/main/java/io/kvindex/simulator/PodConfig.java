@@ -169,7 +169,7 @@ public final class PodConfig {
   }
 
   /** The payload encoder for this pod's era and hash encoding. */
-  KvEventEncoder encoder() {
+  public KvEventEncoder encoder() {
     return KvEventEncoder.of(era, hashEncoding);
   }
 

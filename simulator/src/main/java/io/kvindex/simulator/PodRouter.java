@@ -1,5 +1,6 @@
 package io.kvindex.simulator;
 
+import io.kvindex.simulator.http.ScoringRouter;
 import java.net.URI;
 import java.util.List;
 import java.util.Random;

@@ -9,7 +9,7 @@ import io.kvindex.common.KvIndexException;
 public final class PodUnavailableException extends KvIndexException {
   private static final long serialVersionUID = 1L;
 
-  PodUnavailableException(String message) {
+  public PodUnavailableException(String message) {
     super(message);
   }
 }

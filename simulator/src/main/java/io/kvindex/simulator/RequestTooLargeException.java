@@ -9,7 +9,7 @@ import io.kvindex.common.KvIndexException;
 public final class RequestTooLargeException extends KvIndexException {
   private static final long serialVersionUID = 1L;
 
-  RequestTooLargeException(String message) {
+  public RequestTooLargeException(String message) {
     super(message);
   }
 }

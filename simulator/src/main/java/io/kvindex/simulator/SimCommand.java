@@ -1,6 +1,10 @@
 package io.kvindex.simulator;
 
 import io.kvindex.common.KvIndexException;
+import io.kvindex.service.DurationConverter;
+import io.kvindex.simulator.load.LoadRunner;
+import io.kvindex.simulator.load.SyntheticWorkload;
+import io.kvindex.simulator.load.Workload;
 import io.kvindex.wire.HashEncoding;
 import io.kvindex.wire.ReplayFraming;
 import io.kvindex.wire.WireEra;
@@ -10,7 +14,6 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -402,37 +405,6 @@ public final class SimCommand implements Callable<Integer> {
         // reported below
       }
       throw new TypeConversionException("'" + value + "' is not a positive number or max");
-    }
-  }
-
-  /** {@code 250ms}, {@code 90s}, {@code 5m}, {@code 1h}, or ISO-8601 such as {@code PT1M}. */
-  static final class DurationConverter implements ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      String v = value.trim().toLowerCase(Locale.ROOT);
-      try {
-        if (v.startsWith("pt")) {
-          return Duration.parse(value.trim().toUpperCase(Locale.ROOT));
-        }
-        if (v.endsWith("ms")) {
-          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-        }
-        long amount = Long.parseLong(v.substring(0, v.length() - 1));
-        switch (v.charAt(v.length() - 1)) {
-          case 's':
-            return Duration.ofSeconds(amount);
-          case 'm':
-            return Duration.ofMinutes(amount);
-          case 'h':
-            return Duration.ofHours(amount);
-          default:
-            break;
-        }
-      } catch (NumberFormatException | DateTimeParseException | StringIndexOutOfBoundsException e) {
-        // reported below
-      }
-      throw new TypeConversionException(
-          "'" + value + "' is not a duration like 250ms, 90s, 5m, 1h or PT1M");
     }
   }
 }

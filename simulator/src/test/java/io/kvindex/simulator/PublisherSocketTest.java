@@ -183,8 +183,9 @@ class PublisherSocketTest {
     dealer.setReceiveTimeOut(50);
     dealer.setHandshakeIvl(500);
     dealer.connect(endpoint);
-    dealer.sendMore(new byte[0]);
-    dealer.send(EventPublisher.longBytes(from));
+    byte[][] request = ZmqFrames.replayRequest(from);
+    dealer.sendMore(request[0]);
+    dealer.send(request[1]);
     List<ZMsg> replies = new ArrayList<>();
     while (true) {
       ZMsg msg = receive(dealer);

@@ -5,6 +5,7 @@ import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.simulator.engine.Engine;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -2,6 +2,8 @@ package io.kvindex.simulator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.service.DurationConverter;
+import io.kvindex.simulator.load.WorkloadTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
@@ -69,7 +71,7 @@ class SimCommandTest {
 
   @Test
   void durationConverter_acceptsShortAndIsoForms() {
-    SimCommand.DurationConverter c = new SimCommand.DurationConverter();
+    DurationConverter c = new DurationConverter();
     assertThat(c.convert("250ms").toMillis()).isEqualTo(250);
     assertThat(c.convert("90s").getSeconds()).isEqualTo(90);
     assertThat(c.convert("5m").toMinutes()).isEqualTo(5);

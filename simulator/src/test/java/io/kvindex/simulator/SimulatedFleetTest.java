@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.simulator.load.LoadRunner;
+import io.kvindex.simulator.load.SyntheticWorkload;
+import io.kvindex.simulator.load.Workload;
+import io.kvindex.simulator.load.WorkloadTest;
 import io.kvindex.wire.KvEventDecoder;
 import io.kvindex.wire.ReplayReply;
 import io.kvindex.wire.WireEra;

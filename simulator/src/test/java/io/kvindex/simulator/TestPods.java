@@ -3,10 +3,10 @@ package io.kvindex.simulator;
 import java.util.Random;
 
 /** Small helpers for simulator tests. */
-final class TestPods {
+public final class TestPods {
   private TestPods() {}
 
-  static PodConfig.Builder config() {
+  public static PodConfig.Builder config() {
     return PodConfig.builder().http(false);
   }
 
@@ -14,7 +14,7 @@ final class TestPods {
     return (DefaultSimulatedPod) SimulatedPod.start(config);
   }
 
-  static int[] tokens(long seed, int n) {
+  public static int[] tokens(long seed, int n) {
     Random r = new Random(seed);
     int[] out = new int[n];
     for (int i = 0; i < n; i++) {
@@ -23,7 +23,7 @@ final class TestPods {
     return out;
   }
 
-  static InferenceRequest request(long seed, int promptTokens, int outputTokens) {
+  public static InferenceRequest request(long seed, int promptTokens, int outputTokens) {
     return InferenceRequest.of(tokens(seed, promptTokens), tokens(~seed, outputTokens));
   }
 }

@@ -1,4 +1,4 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodConfig;
+import io.kvindex.simulator.PodRouter;
+import io.kvindex.simulator.SimulatedFleet;
+import io.kvindex.simulator.SimulatedPod;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;

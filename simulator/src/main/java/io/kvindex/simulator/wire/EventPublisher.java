@@ -1,5 +1,7 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.wire;
 
+import io.kvindex.simulator.FaultKnobs;
+import io.kvindex.simulator.PodConfig;
 import io.kvindex.wire.EventMessage;
 import io.kvindex.wire.MalformedFramesException;
 import io.kvindex.wire.ReplayFraming;
@@ -25,7 +27,7 @@ import org.zeromq.ZMsg;
  * seq8, payload]} and an optional replay ROUTER answering from a ring of recent batches. A single
  * named thread owns both sockets; {@link #publish} only queues. Thread-safe.
  */
-final class EventPublisher implements AutoCloseable {
+public final class EventPublisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EventPublisher.class);
   private static final long IDLE_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
@@ -67,7 +69,7 @@ final class EventPublisher implements AutoCloseable {
    * @param publish the PUB endpoint; bound when {@code bind}, else connected to
    * @param replayBind the ROUTER endpoint to bind, or {@code null} for no replay
    */
-  EventPublisher(
+  public EventPublisher(
       ZContext context,
       String stream,
       String publish,
@@ -126,17 +128,17 @@ final class EventPublisher implements AutoCloseable {
   }
 
   /** The PUB endpoint: the bound address (port resolved) or the one connected to. */
-  String publishEndpoint() {
+  public String publishEndpoint() {
     return publishEndpoint;
   }
 
   /** The bound replay endpoint, or {@code null}. */
-  String replayEndpoint() {
+  public String replayEndpoint() {
     return replayEndpoint;
   }
 
   /** Records the batch in the replay ring and queues it for sending. */
-  void publish(long seq, byte[] payload) {
+  public void publish(long seq, byte[] payload) {
     ring.add(seq, payload);
     int copies = copies();
     if (copies == 0) {
@@ -154,7 +156,7 @@ final class EventPublisher implements AutoCloseable {
   }
 
   /** A restarted engine: the ring and anything not yet sent are gone. */
-  void restart() {
+  public void restart() {
     queue.clear();
     ring.clear();
   }

@@ -1,4 +1,4 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.engine;
 
 import java.util.Arrays;
 import java.util.HashMap;

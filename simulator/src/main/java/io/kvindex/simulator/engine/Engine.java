@@ -1,4 +1,4 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.engine;
 
 import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.BlockRemoved;
@@ -7,6 +7,12 @@ import io.kvindex.event.ExtraKey;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.event.Tiers;
+import io.kvindex.simulator.Completion;
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodConfig;
+import io.kvindex.simulator.PodUnavailableException;
+import io.kvindex.simulator.RequestTooLargeException;
+import io.kvindex.simulator.wire.EventPublisher;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,7 +28,7 @@ import java.util.function.Supplier;
  * scheduler's per-step event batching and the publisher. Thread-safe: every operation holds the
  * engine's lock, so requests on one engine are served one after the other.
  */
-final class Engine {
+public final class Engine {
   /*
    * Implementation notes.
    *
@@ -62,11 +68,11 @@ final class Engine {
   private long cachedTokens;
 
   /** Sees every published batch, in order, on the engine's thread. */
-  interface BatchListener {
+  public interface BatchListener {
     void published(long seq, KvEventBatch batch, byte[] payload);
   }
 
-  Engine(
+  public Engine(
       String pod,
       int rank,
       PodConfig config,
@@ -90,19 +96,19 @@ final class Engine {
     startTime = config.clock().instant();
   }
 
-  int rank() {
+  public int rank() {
     return rank;
   }
 
-  EventPublisher publisher() {
+  public EventPublisher publisher() {
     return publisher;
   }
 
-  void addListener(BatchListener listener) {
+  public void addListener(BatchListener listener) {
     listeners.add(listener);
   }
 
-  synchronized Completion submit(InferenceRequest request) {
+  public synchronized Completion submit(InferenceRequest request) {
     if (sleepLevel != null) {
       throw new PodUnavailableException(
           "pod " + pod + " rank " + rank + " is asleep (level " + sleepLevel + "); wake it up");
@@ -112,7 +118,7 @@ final class Engine {
   }
 
   /** Resets the prefix cache (both tiers) and queues AllBlocksCleared for the next step. */
-  synchronized boolean resetPrefixCache() {
+  public synchronized boolean resetPrefixCache() {
     pool.clearHashes();
     if (cpu != null) {
       cpu.clear();
@@ -122,7 +128,7 @@ final class Engine {
   }
 
   /** Level 0 pauses; levels 1 and 2 also clear the cache, as vLLM's sleep does. */
-  synchronized void sleep(int level) {
+  public synchronized void sleep(int level) {
     if (level < 0 || level > 2) {
       throw new IllegalArgumentException("sleep level must be 0, 1 or 2, got " + level);
     }
@@ -132,31 +138,31 @@ final class Engine {
     sleepLevel = level;
   }
 
-  synchronized void wakeUp() {
+  public synchronized void wakeUp() {
     sleepLevel = null;
   }
 
   /** The sleep level, or {@code null} when awake. */
-  synchronized Integer sleepLevel() {
+  public synchronized Integer sleepLevel() {
     return sleepLevel;
   }
 
   /** A new engine process: empty cache, sequence from 0, no AllBlocksCleared. */
-  synchronized void restart() {
+  public synchronized void restart() {
     publisher.restart();
     startFresh();
   }
 
-  synchronized Instant startTime() {
+  public synchronized Instant startTime() {
     return startTime;
   }
 
-  synchronized long nextSeq() {
+  public synchronized long nextSeq() {
     return nextSeq;
   }
 
   /** The cached hashes per tier ({@code GPU}, and {@code CPU} when that tier exists). */
-  synchronized Map<String, Set<Long>> cachedBlocks() {
+  public synchronized Map<String, Set<Long>> cachedBlocks() {
     Map<String, Set<Long>> tiers = new TreeMap<>();
     tiers.put(Tiers.GPU, pool.hashes());
     if (cpu != null) {
@@ -165,11 +171,11 @@ final class Engine {
     return tiers;
   }
 
-  synchronized long promptTokens() {
+  public synchronized long promptTokens() {
     return promptTokens;
   }
 
-  synchronized long cachedTokens() {
+  public synchronized long cachedTokens() {
     return cachedTokens;
   }
 

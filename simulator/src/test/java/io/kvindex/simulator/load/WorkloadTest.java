@@ -1,8 +1,9 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.load;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.simulator.InferenceRequest;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -14,13 +15,13 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class WorkloadTest {
+public class WorkloadTest {
 
-  static Path miniTrace() throws URISyntaxException {
+  public static Path miniTrace() throws URISyntaxException {
     return Path.of(WorkloadTest.class.getResource("/mini-trace.jsonl").toURI());
   }
 
-  static List<TimedRequest> read(Workload w) {
+  public static List<TimedRequest> read(Workload w) {
     List<TimedRequest> out = new ArrayList<>();
     w.forEachRemaining(out::add);
     return out;

@@ -1,4 +1,4 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.engine;
 
 import io.kvindex.hash.BlockHashInputs;
 import io.kvindex.hash.BlockHasher;
@@ -6,14 +6,14 @@ import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.wire.WireEra;
 
 /** The engines' block hashers: the common {@link BlockHasher}, as vLLM hashes. */
-final class ChainHashers {
+public final class ChainHashers {
   private ChainHashers() {}
 
   /**
    * vLLM's {@code sha256_cbor} under {@code PYTHONHASHSEED=seed}. Engines of eras before v0.14 hash
    * a LoRA adapter's int id instead of its name.
    */
-  static ChainHasher engine(String seed, int blockSize, WireEra era) {
+  public static ChainHasher engine(String seed, int blockSize, WireEra era) {
     BlockHasher hasher = BlockHasher.create(HashAlgorithm.SHA256_CBOR, seed, blockSize);
     boolean loraById = era.compareTo(WireEra.V0_14) < 0;
     return (tokens, loraName, cacheSalt) -> {
@@ -31,7 +31,7 @@ final class ChainHashers {
    * Like vLLM started without {@code PYTHONHASHSEED}: {@code sha256_cbor} under a seed nobody else
    * knows, new for every engine process.
    */
-  static ChainHasher random(long seed, int blockSize, WireEra era) {
+  public static ChainHasher random(long seed, int blockSize, WireEra era) {
     return engine("sim-random-" + Long.toUnsignedString(seed), blockSize, era);
   }
 }

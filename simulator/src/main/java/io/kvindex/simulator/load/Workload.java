@@ -1,4 +1,4 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.load;
 
 import java.io.IOException;
 import java.nio.file.Path;

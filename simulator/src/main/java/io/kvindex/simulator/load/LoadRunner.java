@@ -1,6 +1,9 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.load;
 
 import io.kvindex.common.KvIndexException;
+import io.kvindex.simulator.FleetStats;
+import io.kvindex.simulator.PodRouter;
+import io.kvindex.simulator.SimulatedFleet;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Random;

@@ -1,4 +1,4 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.wire;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;

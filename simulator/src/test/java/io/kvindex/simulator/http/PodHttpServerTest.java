@@ -1,9 +1,11 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.simulator.TestPods;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -1,5 +1,6 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.load;
 
+import io.kvindex.simulator.InferenceRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,9 +1,12 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodRouter;
+import io.kvindex.simulator.SimulatedPod;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * requests each got among the last {@value #LOAD_WINDOW}); the request goes to the pod the router
  * picks. When no router answers, the least loaded candidate. Thread-safe (one decision at a time).
  */
-final class ScoringRouter implements PodRouter {
+public final class ScoringRouter implements PodRouter {
   private static final Logger log = LoggerFactory.getLogger(ScoringRouter.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   static final int LOAD_WINDOW = 64;
@@ -40,7 +43,7 @@ final class ScoringRouter implements PodRouter {
   private int next;
   private long failures;
 
-  ScoringRouter(List<URI> routers) {
+  public ScoringRouter(List<URI> routers) {
     if (routers.isEmpty()) {
       throw new IllegalArgumentException("name at least one router URL, e.g. http://router:8190");
     }

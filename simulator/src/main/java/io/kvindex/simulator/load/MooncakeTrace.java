@@ -1,7 +1,8 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.load;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvindex.simulator.InferenceRequest;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package io.kvindex.simulator;
+package io.kvindex.simulator.load;
 
 import io.kvindex.common.KvIndexException;
 

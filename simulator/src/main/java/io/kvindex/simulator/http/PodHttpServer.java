@@ -1,0 +1,160 @@
+package io.kvindex.simulator.http;
+
+import io.kvindex.service.HttpService;
+import io.kvindex.service.HttpService.Request;
+import io.kvindex.service.HttpService.Response;
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.simulator.StreamEndpoints;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A pod's HTTP endpoint on 127.0.0.1 (random port), on the shared service endpoint: vLLM's dev
+ * endpoints ({@code POST /reset_prefix_cache}, {@code POST /sleep?level=}, {@code POST /wake_up},
+ * {@code GET /is_sleeping}), {@code GET /metrics} with {@code vllm:engine_sleep_state} and {@code
+ * process_start_time_seconds} as vLLM exports them, and the simulator's own {@code GET /kv_blocks}
+ * (ground truth) and {@code POST /restart}. Thread-safe.
+ */
+public final class PodHttpServer implements AutoCloseable {
+  private static final String SLEEP_HELP =
+      "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake;"
+          + " weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.";
+
+  private final SimulatedPod pod;
+  private final HttpService http;
+
+  private PodHttpServer(SimulatedPod pod, HttpService http) {
+    this.pod = pod;
+    this.http = http;
+  }
+
+  /** Starts a pod's endpoint on a free loopback port. */
+  public static PodHttpServer start(SimulatedPod pod) {
+    PodHttpServer[] self = new PodHttpServer[1];
+    try {
+      HttpService http =
+          HttpService.builder("sim-" + pod.name())
+              .address(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+              .threads(1)
+              .queue(256)
+              .metrics(() -> metrics(pod))
+              .fallback(request -> self[0].handle(request))
+              .start();
+      self[0] = new PodHttpServer(pod, http);
+      return self[0];
+    } catch (IOException e) {
+      throw new UncheckedIOException("pod " + pod.name() + ": cannot start its HTTP endpoint", e);
+    }
+  }
+
+  public URI address() {
+    return http.uri();
+  }
+
+  private Response handle(Request request) {
+    String path = request.path();
+    String method = request.method();
+    return switch (method + " " + path) {
+      case "GET /is_sleeping" -> Response.json(200, Map.of("is_sleeping", pod.isSleeping()));
+      case "POST /reset_prefix_cache" ->
+          Response.json(200, Map.of("success", pod.resetPrefixCache()));
+      case "POST /sleep" -> sleep(request.query("level"));
+      case "POST /wake_up" -> {
+        pod.wakeUp();
+        yield Response.text(200, "text/plain", "");
+      }
+      case "POST /restart" -> {
+        pod.restart();
+        yield Response.text(200, "text/plain", "");
+      }
+      case "GET /kv_blocks" -> Response.json(200, kvBlocks(pod));
+      default -> Response.error(404, "no such endpoint: " + method + " " + path);
+    };
+  }
+
+  private Response sleep(String level) {
+    try {
+      pod.sleep(level == null ? 1 : Integer.parseInt(level));
+    } catch (IllegalArgumentException e) {
+      return Response.error(400, "level must be 0, 1 or 2, got " + level);
+    }
+    return Response.text(200, "text/plain", "");
+  }
+
+  /** The Prometheus text vLLM serves for the sleep gauge, plus the process start time. */
+  public static String metrics(SimulatedPod pod) {
+    StringBuilder out = new StringBuilder();
+    out.append("# HELP vllm:engine_sleep_state ").append(SLEEP_HELP).append('\n');
+    out.append("# TYPE vllm:engine_sleep_state gauge\n");
+    Integer level = pod.sleepLevel();
+    String[] states = {"awake", "weights_offloaded", "discard_all"};
+    double[] values = {
+      level == null ? 1 : 0,
+      level != null && level == 1 ? 1 : 0,
+      level != null && level == 2 ? 1 : 0
+    };
+    for (int engine = 0; engine < pod.endpoints().size(); engine++) {
+      for (int s = 0; s < states.length; s++) {
+        out.append("vllm:engine_sleep_state{model_name=\"")
+            .append(escape(pod.model()))
+            .append("\",engine=\"")
+            .append(engine)
+            .append("\",sleep_state=\"")
+            .append(states[s])
+            .append("\"} ")
+            .append(values[s] == 1 ? "1.0" : "0.0")
+            .append('\n');
+      }
+    }
+    out.append("# HELP process_start_time_seconds Start time of the process since unix epoch in")
+        .append(" seconds.\n");
+    out.append("# TYPE process_start_time_seconds gauge\n");
+    out.append("process_start_time_seconds ").append(seconds(pod.processStartTime())).append('\n');
+    return out.toString();
+  }
+
+  /** Python's repr of a float of Unix seconds, e.g. {@code 1732912345.67}. */
+  public static String seconds(Instant instant) {
+    double value = instant.getEpochSecond() + instant.getNano() / 1e9;
+    String plain = new BigDecimal(Double.toString(value)).toPlainString();
+    return plain.contains(".") ? plain : plain + ".0";
+  }
+
+  private static String escape(String label) {
+    return label.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+  }
+
+  public static Map<String, Object> kvBlocks(SimulatedPod pod) {
+    List<Map<String, Object>> ranks = new ArrayList<>();
+    for (StreamEndpoints e : pod.endpoints()) {
+      Map<String, Object> tiers = new LinkedHashMap<>();
+      for (Map.Entry<String, Set<Long>> tier : pod.cachedBlocks(e.rank()).entrySet()) {
+        tiers.put(tier.getKey(), tier.getValue().stream().map(Long::toUnsignedString).toList());
+      }
+      Map<String, Object> rank = new LinkedHashMap<>();
+      rank.put("rank", e.rank());
+      rank.put("tiers", tiers);
+      ranks.add(rank);
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("pod", pod.name());
+    out.put("model", pod.model());
+    out.put("ranks", ranks);
+    return out;
+  }
+
+  @Override
+  public void close() {
+    http.close();
+  }
+}

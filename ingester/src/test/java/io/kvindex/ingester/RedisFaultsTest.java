@@ -2,6 +2,7 @@ package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.redis.KeySchema;
 import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.testing.Fresh;
 import io.kvindex.testing.RedisStandalone;
@@ -107,7 +108,10 @@ class RedisFaultsTest {
 
     RedisClient client = RedisClient.create(redis.uri());
     try (StatefulRedisConnection<String, String> c = client.connect()) {
-      List<String> keys = c.sync().scan(ScanArgs.Builder.matches("kvindex:v1:*:streams")).getKeys();
+      List<String> keys =
+          c.sync()
+              .scan(ScanArgs.Builder.matches(KeySchema.keyPattern(Rig.INDEX) + ":streams"))
+              .getKeys();
       assertThat(keys).hasSize(1);
       c.sync().del(keys.get(0));
       c.sync().set(keys.get(0), "not a hash"); // every apply now fails with WRONGTYPE

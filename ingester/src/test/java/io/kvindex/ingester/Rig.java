@@ -9,6 +9,7 @@ import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.redis.KeySchema;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.ingester.stream.Replay;
@@ -295,7 +296,7 @@ final class Rig implements AutoCloseable {
         .commands()
         .scan(
             ScanCursor.INITIAL,
-            ScanArgs.Builder.matches("kvindex:v1:{" + INDEX + "/*}:incarnation:*").limit(10_000))
+            ScanArgs.Builder.matches(KeySchema.keyPattern(INDEX) + ":incarnation:*").limit(10_000))
         .toCompletableFuture()
         .join()
         .getKeys()

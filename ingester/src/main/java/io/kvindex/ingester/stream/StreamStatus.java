@@ -78,8 +78,12 @@ public final class StreamStatus {
     restartRequested = true;
   }
 
-  String takePurgeRequest() {
-    return purgeRequests.poll();
+  String nextPurgeRequest() {
+    return purgeRequests.peek();
+  }
+
+  void dropPurgeRequest() {
+    purgeRequests.poll();
   }
 
   boolean takeRestartRequest() {

@@ -161,8 +161,12 @@ public final class StreamWorker implements Runnable {
       engineRestarted("its process start time changed");
     }
     String reason;
-    while ((reason = status.takePurgeRequest()) != null) {
+    while ((reason = status.nextPurgeRequest()) != null) {
       sequencer.requestPurge(reason);
+      // The purge shows as pending before its request leaves the queue: the coordinator releases
+      // a departed pod's lease only once neither holds it.
+      status.progress(sequencer);
+      status.dropPurgeRequest();
       retryAtNanos = shared.nanos();
     }
     status.progress(sequencer);

@@ -1,0 +1,152 @@
+package io.kvindex.ingester.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import io.kvindex.ingester.Gate;
+import io.kvindex.ingester.IngesterConfig;
+import io.kvindex.ingester.IngesterMetrics;
+import io.kvindex.ingester.Shared;
+import io.kvindex.ingester.discovery.PodDiscovery;
+import io.kvindex.ingester.discovery.PodSpec;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.zeromq.ZContext;
+
+/**
+ * Lease decisions on the in-memory index with a hand-moved clock: fair shares, takeovers, shedding
+ * and retiring happen at exactly the ticks they should, with no wait on the wall clock. The workers
+ * it starts hold real (idle) sockets to endpoints nobody serves.
+ */
+class CoordinatorTest {
+  private static final Duration TTL = Duration.ofSeconds(6);
+
+  private final AtomicLong nowNanos = new AtomicLong(1_000_000_000L);
+  private final InstantSource clock = () -> Instant.ofEpochSecond(0, nowNanos.get());
+  private final PrefixIndex index = PrefixIndex.builder().clock(clock).buildInMemory();
+  private final ZContext zmq = new ZContext();
+  private final List<Coordinator> started = new ArrayList<>();
+  private final java.util.Map<String, IngesterMetrics> metrics = new java.util.HashMap<>();
+
+  @AfterEach
+  void stop() {
+    started.forEach(c -> c.stopAll(true, Duration.ofSeconds(5)));
+    zmq.close();
+  }
+
+  private void advance(Duration d) {
+    nowNanos.addAndGet(d.toNanos());
+  }
+
+  private Coordinator replica(String name, PodDiscovery discovery) {
+    IngesterConfig config =
+        IngesterConfig.builder().replicaId(name).leaseTtl(TTL).httpPort(-1).build();
+    Shared shared =
+        new Shared(
+            config,
+            zmq,
+            index,
+            metrics.computeIfAbsent(name, n -> new IngesterMetrics(new SimpleMeterRegistry())),
+            new Gate(),
+            clock,
+            nowNanos::get);
+    Coordinator c = new Coordinator(shared, discovery);
+    started.add(c);
+    return c;
+  }
+
+  private static List<PodSpec> pods(int n) {
+    List<PodSpec> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      // nobody listens there: the workers idle, as workers of quiet pods do
+      out.add(PodSpec.of("pod-" + i, "m", "tcp://127.0.0.1:" + (20_000 + i), null));
+    }
+    return out;
+  }
+
+  private static Set<String> owned(Coordinator c) {
+    return c.workers().keySet().stream().map(StreamId::pod).collect(Collectors.toSet());
+  }
+
+  @Test
+  void tick_twoReplicasShareFairly() {
+    PodDiscovery fleet = PodDiscovery.of(pods(8));
+    Coordinator a = replica("a", fleet);
+    Coordinator b = replica("b", fleet);
+    a.tick();
+    assertThat(owned(a)).as("alone, a takes everything").hasSize(8);
+    b.tick();
+    a.tick(); // sees b registered: over its fair share of 4, it sheds
+    assertThat(owned(a)).hasSize(4);
+    // a shed lease is released when its worker has stopped, which takes one step of the worker
+    until(
+        "b takes the shed streams",
+        () -> {
+          b.tick();
+          return owned(b).size() == 4;
+        });
+    assertThat(owned(b)).doesNotContainAnyElementsOf(owned(a));
+  }
+
+  @Test
+  void tick_aDeadReplicasLeasesMoveOnlyOnceExpired() {
+    PodDiscovery fleet = PodDiscovery.of(pods(4));
+    Coordinator a = replica("a", fleet);
+    Coordinator b = replica("b", fleet);
+    a.tick();
+    b.tick();
+    assertThat(owned(a)).hasSize(4);
+    assertThat(owned(b)).as("a holds every lease, b registered but over no stream").isEmpty();
+
+    // a dies: it ticks no more. Its leases hold for the TTL since its last renewal.
+    advance(TTL.minusMillis(1));
+    b.tick();
+    assertThat(owned(b)).as("1 ms before a's leases expire").isEmpty();
+    advance(Duration.ofMillis(2));
+    b.tick();
+    assertThat(owned(b)).as("once they have").hasSize(4);
+  }
+
+  @Test
+  void tick_podsLeavingDiscoveryAreReleasedOnceTheirPurgeIsDone() {
+    AtomicReference<List<PodSpec>> fleet = new AtomicReference<>(pods(2));
+    Coordinator a = replica("a", fleet::get);
+    a.tick();
+    assertThat(owned(a)).containsExactlyInAnyOrder("pod-0", "pod-1");
+    fleet.set(pods(1));
+    a.tick();
+    until(
+        "pod-1 purged, then released",
+        () -> {
+          a.tick();
+          return owned(a).equals(Set.of("pod-0"));
+        });
+    assertThat(metrics.get("a").value("kvindex.ingester.purges", "reason", "pod_removed"))
+        .isEqualTo(1.0);
+    until(
+        "its lease released for another replica",
+        () -> index.acquireLease(StreamId.of("m", "pod-1"), "c", TTL).isPresent());
+  }
+
+  /** Waits for a condition the workers' own threads bring about, with a deadline. */
+  private static void until(String what, java.util.function.BooleanSupplier condition) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("not within 10 s: " + what);
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
+    }
+  }
+}

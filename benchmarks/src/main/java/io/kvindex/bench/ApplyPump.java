@@ -4,6 +4,7 @@ import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import java.time.Duration;
@@ -37,7 +38,7 @@ final class ApplyPump {
     AtomicLong blocks = new AtomicLong();
     List<CompletableFuture<Void>> done = new ArrayList<>();
     for (Feed feed : feeds) {
-      long token =
+      Lease token =
           index
               .acquireLease(feed.stream(), OWNER, Duration.ofHours(2))
               .orElseThrow(
@@ -51,7 +52,7 @@ final class ApplyPump {
   }
 
   private record Stream(
-      PrefixIndex index, Feed feed, long token, AtomicLong blocks, CompletableFuture<Void> done) {
+      PrefixIndex index, Feed feed, Lease token, AtomicLong blocks, CompletableFuture<Void> done) {
 
     void next(long seq) {
       if (!feed.batches().hasNext()) {

@@ -3,6 +3,7 @@ package io.kvindex.bench;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PrefixIndex;
@@ -117,7 +118,7 @@ final class PurgeBenchmark {
           List.of(
               feed(target, ChainFeed.Span.prefix(chain, size)),
               feed(neighbour, ChainFeed.Span.prefix(chain, size / 2))));
-      long token = index.acquireLease(target, ApplyPump.OWNER, Duration.ofHours(2)).orElseThrow();
+      Lease token = index.acquireLease(target, ApplyPump.OWNER, Duration.ofHours(2)).orElseThrow();
       int group = index.groupOf(target.model(), target.pod());
       long gcCalls = 0;
       long entriesRemoved = 0;

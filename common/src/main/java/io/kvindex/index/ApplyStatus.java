@@ -8,8 +8,14 @@ public enum ApplyStatus {
   DUPLICATE,
   /** The sequence number skips past watermark + 1: nothing changed; replay from the watermark. */
   GAP,
-  /** The fencing token is not the stream's current lease token: nothing changed; stop writing. */
+  /** The lease is not the stream's current lease: nothing changed; stop writing. */
   FENCED,
+  /**
+   * The index's epoch is not the one this process last saw: Redis lost the index (a restart without
+   * persistence, a FLUSHALL). Nothing changed; the stream starts again from what its engine can
+   * replay (reset listeners hear of it).
+   */
+  RESET,
   /**
    * Redis kept failing with temporary errors until the retry budget ran out: the batch may or may
    * not have been applied. The next batch will tell (DUPLICATE or GAP); replay heals either way.

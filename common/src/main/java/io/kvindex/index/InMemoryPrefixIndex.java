@@ -31,7 +31,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private record SpecBlock(KeyMode mode, int cacheGroup, long key) {}
 
-  private record Lease(long token, String owner, long expiresAtMillis) {}
+  private record Held(Lease lease, long expiresAtMillis) {}
 
   private static final class Stream {
     Long watermark;
@@ -45,7 +45,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<StreamId, Stream> streams = new HashMap<>();
   private final Map<Pod, Long> deadlines = new HashMap<>();
   private final Map<Pod, Map<SpecBlock, Long>> speculative = new HashMap<>();
-  private final Map<StreamId, Lease> leases = new HashMap<>();
+  private final Map<StreamId, Held> leases = new HashMap<>();
   private final Map<String, Long> replicas = new HashMap<>();
   private final Map<Pod, String> incarnations = new HashMap<>();
   private long fence;
@@ -58,18 +58,18 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, long fencingToken, KvEventBatch batch) {
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch) {
     Check.notNull(stream, "stream");
     Check.notNull(mode, "mode");
+    Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
     Check.between(seq, 0, 1L << 53, "seq");
-    return CompletableFuture.completedFuture(
-        applyNow(stream, mode, seq, fencingToken, batch.events()));
+    return CompletableFuture.completedFuture(applyNow(stream, mode, seq, lease, batch.events()));
   }
 
   private ApplyResult applyNow(
-      StreamId id, KeyMode mode, long seq, long token, List<KvEvent> events) {
-    if (!holds(id, token)) {
+      StreamId id, KeyMode mode, long seq, Lease lease, List<KvEvent> events) {
+    if (!holds(id, lease)) {
       return ApplyResult.of(ApplyStatus.FENCED, -1);
     }
     Stream s = streams.computeIfAbsent(id, x -> new Stream());
@@ -152,10 +152,10 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<PurgeStatus> purgeAsync(
-      StreamId stream, long fencingToken, PurgeMode mode) {
+      StreamId stream, Lease lease, PurgeMode mode) {
     Check.notNull(stream, "stream");
     Check.notNull(mode, "mode");
-    if (!holds(stream, fencingToken)) {
+    if (!holds(stream, Check.notNull(lease, "lease"))) {
       return CompletableFuture.completedFuture(PurgeStatus.FENCED);
     }
     Stream s = streams.get(stream);
@@ -278,47 +278,55 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized OptionalLong acquireLease(StreamId stream, String owner, Duration ttl) {
+  public synchronized Optional<Lease> acquireLease(StreamId stream, String owner, Duration ttl) {
     Check.notNull(stream, "stream");
     Check.name(owner, "owner");
-    long now = now();
-    Lease cur = live(stream);
-    if (cur != null && !cur.owner().equals(owner)) {
-      return OptionalLong.empty();
+    Held cur = live(stream);
+    if (cur != null && !cur.lease().owner().equals(owner)) {
+      return Optional.empty();
     }
-    long token = cur != null ? cur.token() : ++fence;
-    leases.put(stream, new Lease(token, owner, now + ttl.toMillis()));
-    return OptionalLong.of(token);
+    Lease lease = cur != null ? cur.lease() : new Lease(++fence, owner);
+    leases.put(stream, new Held(lease, now() + ttl.toMillis()));
+    return Optional.of(lease);
   }
 
   @Override
-  public synchronized boolean renewLease(StreamId stream, String owner, long token, Duration ttl) {
-    Lease cur = live(stream);
-    if (cur == null || cur.token() != token || !cur.owner().equals(owner)) {
+  public synchronized boolean renewLease(StreamId stream, Lease lease, Duration ttl) {
+    if (!holds(stream, lease)) {
       return false;
     }
-    leases.put(stream, new Lease(token, owner, now() + ttl.toMillis()));
+    leases.put(stream, new Held(lease, now() + ttl.toMillis()));
     return true;
   }
 
   @Override
-  public synchronized boolean releaseLease(StreamId stream, String owner, long token) {
-    Lease cur = live(stream);
-    if (cur == null || cur.token() != token || !cur.owner().equals(owner)) {
+  public synchronized boolean releaseLease(StreamId stream, Lease lease) {
+    if (!holds(stream, lease)) {
       return false;
     }
     leases.remove(stream);
     return true;
   }
 
-  private Lease live(StreamId stream) {
-    Lease cur = leases.get(stream);
+  private Held live(StreamId stream) {
+    Held cur = leases.get(stream);
     return cur == null || cur.expiresAtMillis() <= now() ? null : cur;
   }
 
-  private boolean holds(StreamId stream, long token) {
-    Lease cur = live(stream);
-    return cur != null && cur.token() == token;
+  private boolean holds(StreamId stream, Lease lease) {
+    Held cur = live(stream);
+    return cur != null && cur.lease().equals(lease);
+  }
+
+  /** The model never loses data, so it is never reset. */
+  @Override
+  public boolean checkIdentity() {
+    return false;
+  }
+
+  @Override
+  public void addResetListener(ResetListener listener) {
+    Check.notNull(listener, "listener");
   }
 
   @Override

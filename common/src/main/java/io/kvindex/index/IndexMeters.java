@@ -30,5 +30,12 @@ public final class IndexMeters {
    */
   public static final String LOOKUP_OVERFLOW_READS = "kvindex.index.lookup.overflow.reads";
 
+  /**
+   * Counter: index groups found reset, tagged {@code what}: {@code epoch} when Redis lost the index
+   * (a restart without persistence, a FLUSHALL), {@code node} when it serves another node history
+   * (a failover, which may have lost the last writes). Each is logged once.
+   */
+  public static final String RESETS = "kvindex.index.resets";
+
   private IndexMeters() {}
 }

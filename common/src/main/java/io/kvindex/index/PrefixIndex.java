@@ -17,7 +17,13 @@ import java.util.concurrent.CompletableFuture;
  * <ul>
  *   <li>A stream's batches apply in sequence order: the first batch (or the first after a purge
  *       that reset the watermark) may have any sequence number; then only watermark + 1 applies.
- *   <li>Writes need the stream's current lease token (see {@link #acquireLease}).
+ *   <li>Writes need the stream's current {@link Lease} (see {@link #acquireLease}); the index
+ *       compares its token and its owner.
+ *   <li>The index has an epoch, created with it and again whenever Redis lost it (a restart without
+ *       persistence, a FLUSHALL): a write of a process that last saw another epoch is refused as
+ *       {@code RESET}, and {@link #addResetListener listeners} hear of it, as they do when Redis
+ *       changed the node history it serves (a failover): either way what the index holds may be
+ *       older than what its writers and readers remember.
  *   <li>A purge, and an {@code AllBlocksCleared} event, make all the stream's entries invisible at
  *       once; later events of the same batch start from an empty cache.
  *   <li>A pod is live until its liveness deadline (refreshed by every applied batch and by {@link
@@ -44,27 +50,27 @@ public interface PrefixIndex extends AutoCloseable {
    *
    * @param mode how the stream's model keys its blocks
    * @param seq the batch's sequence number, 0 to 2^53
-   * @param fencingToken the stream's lease token from {@link #acquireLease}
+   * @param lease the stream's lease from {@link #acquireLease}
    */
   default ApplyResult apply(
-      StreamId stream, KeyMode mode, long seq, long fencingToken, KvEventBatch batch) {
-    return Await.of(applyAsync(stream, mode, seq, fencingToken, batch));
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch) {
+    return Await.of(applyAsync(stream, mode, seq, lease, batch));
   }
 
   /** {@link #apply} without blocking; never completes on the caller's thread necessarily. */
   CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, long fencingToken, KvEventBatch batch);
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch);
 
   /**
    * Makes every entry of the stream invisible at once (O(1)); the entries are removed later by
    * {@link #collectGarbage}. Also forgets the stream's engine-to-token key map.
    */
-  default PurgeStatus purge(StreamId stream, long fencingToken, PurgeMode mode) {
-    return Await.of(purgeAsync(stream, fencingToken, mode));
+  default PurgeStatus purge(StreamId stream, Lease lease, PurgeMode mode) {
+    return Await.of(purgeAsync(stream, lease, mode));
   }
 
   /** {@link #purge} without blocking. */
-  CompletableFuture<PurgeStatus> purgeAsync(StreamId stream, long fencingToken, PurgeMode mode);
+  CompletableFuture<PurgeStatus> purgeAsync(StreamId stream, Lease lease, PurgeMode mode);
 
   /** How much of the prompt each candidate pod holds. */
   default LookupResult lookup(LookupRequest request) {
@@ -76,22 +82,22 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * Takes the stream's lease if it is free or already {@code owner}'s (then its expiry is moved to
-   * now + ttl and the same token returned).
+   * now + ttl and the same lease returned).
    *
    * @param owner a name unique to this process incarnation (a restarted process must not reuse it)
-   * @return the fencing token, or empty if another owner holds the lease or Redis was unavailable
+   * @return the lease, or empty if another owner holds it or Redis was unavailable
    */
-  OptionalLong acquireLease(StreamId stream, String owner, Duration ttl);
+  Optional<Lease> acquireLease(StreamId stream, String owner, Duration ttl);
 
   /**
-   * Moves the lease's expiry to now + ttl if {@code owner} still holds it with {@code token}.
+   * Moves the lease's expiry to now + ttl if it is still held as {@code lease}.
    *
    * @return false if the lease is lost (or Redis was unavailable: treat it as lost)
    */
-  boolean renewLease(StreamId stream, String owner, long token, Duration ttl);
+  boolean renewLease(StreamId stream, Lease lease, Duration ttl);
 
-  /** Gives the lease up if {@code owner} holds it with {@code token}; true if it did. */
-  boolean releaseLease(StreamId stream, String owner, long token);
+  /** Gives the lease up if it is still held as {@code lease}; true if it did. */
+  boolean releaseLease(StreamId stream, Lease lease);
 
   /**
    * Records that a request whose prompt has {@code blockKeys} was routed to {@code pod}: lookups
@@ -173,6 +179,34 @@ public interface PrefixIndex extends AutoCloseable {
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
   Optional<String> swapIncarnation(String model, String pod, String incarnation, Duration ttl);
+
+  /**
+   * Compares every group's epoch and node history with what this process last saw; a change means
+   * Redis lost data or failed over, and the {@link #addResetListener listeners} hear of it (once
+   * per change). Writers call it periodically: an idle stream would otherwise never notice.
+   *
+   * @return whether some group was reset
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  boolean checkIdentity();
+
+  /**
+   * Tells {@code listener} of every reset this process notices (in a write's answer, a lookup or
+   * {@link #checkIdentity}), with the group and what changed. Listeners run on the thread that
+   * noticed; they must be quick and must not block.
+   */
+  void addResetListener(ResetListener listener);
+
+  /** Hears of index resets; see {@link #addResetListener}. */
+  @FunctionalInterface
+  interface ResetListener {
+    /**
+     * @param group the index group
+     * @param what what changed: {@code epoch} (Redis lost the index) or {@code node} (Redis serves
+     *     another node history: a failover)
+     */
+    void reset(int group, String what);
+  }
 
   /** The index group a pod's streams live in. */
   int groupOf(String model, String pod);

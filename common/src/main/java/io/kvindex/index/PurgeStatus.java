@@ -4,8 +4,10 @@ package io.kvindex.index;
 public enum PurgeStatus {
   /** Every entry of the stream is invisible to lookups that start from now on. */
   PURGED,
-  /** The fencing token is not the stream's current lease token: nothing changed. */
+  /** The lease is not the stream's current lease: nothing changed. */
   FENCED,
+  /** The index's epoch changed under this process (see {@link ApplyStatus#RESET}). */
+  RESET,
   /** Temporary errors until the retry budget ran out: unknown whether it happened; retry it. */
   SWALLOWED
 }

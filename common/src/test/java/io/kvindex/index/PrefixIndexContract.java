@@ -14,7 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -49,7 +49,7 @@ public abstract class PrefixIndexContract {
     opened.forEach(PrefixIndex::close);
   }
 
-  static long lease(PrefixIndex index, StreamId stream) {
+  static Lease lease(PrefixIndex index, StreamId stream) {
     return index.acquireLease(stream, OWNER, LONG).orElseThrow();
   }
 
@@ -61,7 +61,7 @@ public abstract class PrefixIndexContract {
   void apply_watermarkCases() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     assertThat(index.watermark(s)).isEmpty();
     assertThat(index.apply(s, Events.mode(s), 7, t, batch()).status())
         .isEqualTo(ApplyStatus.APPLIED);
@@ -83,7 +83,7 @@ public abstract class PrefixIndexContract {
   void purge_resetWatermark_acceptsAnyNextSeq() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     index.apply(s, Events.mode(s), 100, t, batch(stored(hashes(1, 3), null, null)));
     assertThat(index.purge(s, t, PurgeMode.KEEP_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
     assertThat(index.watermark(s)).hasValue(100);
@@ -101,9 +101,9 @@ public abstract class PrefixIndexContract {
   void apply_staleToken_fenced() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    long t = lease(index, s);
-    assertThat(index.releaseLease(s, OWNER, t)).isTrue();
-    long t2 = index.acquireLease(s, "ingester-2", LONG).orElseThrow();
+    Lease t = lease(index, s);
+    assertThat(index.releaseLease(s, t)).isTrue();
+    Lease t2 = index.acquireLease(s, "ingester-2", LONG).orElseThrow();
     assertThat(t2).isNotEqualTo(t);
     assertThat(
             index.apply(s, Events.mode(s), 1, t, batch(stored(hashes(1, 1), null, null))).status())
@@ -120,7 +120,7 @@ public abstract class PrefixIndexContract {
   void apply_withoutLease_fenced() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    assertThat(index.apply(s, Events.mode(s), 1, 1, batch()).status())
+    assertThat(index.apply(s, Events.mode(s), 1, new Lease(1, OWNER), batch()).status())
         .isEqualTo(ApplyStatus.FENCED);
   }
 
@@ -128,25 +128,37 @@ public abstract class PrefixIndexContract {
   void acquireLease_cases() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     assertThat(index.acquireLease(s, OWNER, LONG)).hasValue(t);
     assertThat(index.acquireLease(s, "other", LONG)).isEmpty();
-    assertThat(index.renewLease(s, OWNER, t, LONG)).isTrue();
-    assertThat(index.renewLease(s, OWNER, t + 1, LONG)).isFalse();
-    assertThat(index.renewLease(s, "other", t, LONG)).isFalse();
-    assertThat(index.releaseLease(s, "other", t)).isFalse();
-    assertThat(index.releaseLease(s, OWNER, t)).isTrue();
-    assertThat(index.renewLease(s, OWNER, t, LONG)).isFalse();
-    OptionalLong next = index.acquireLease(s, "other", LONG);
+    assertThat(index.renewLease(s, t, LONG)).isTrue();
+    assertThat(index.renewLease(s, new Lease(t.token() + 1, OWNER), LONG)).isFalse();
+    assertThat(index.renewLease(s, new Lease(t.token(), "other"), LONG)).isFalse();
+    assertThat(index.releaseLease(s, new Lease(t.token(), "other"))).isFalse();
+    assertThat(index.releaseLease(s, t)).isTrue();
+    assertThat(index.renewLease(s, t, LONG)).isFalse();
+    Optional<Lease> next = index.acquireLease(s, "other", LONG);
     assertThat(next).isPresent();
-    assertThat(next.getAsLong()).isGreaterThan(t);
+    assertThat(next.get().token()).isGreaterThan(t.token());
+  }
+
+  @Test
+  void apply_sameTokenAnotherOwner_fenced() {
+    // What a flushed or failed-over index can do: hand the same token to a second owner.
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    Lease mine = lease(index, s);
+    Lease impostor = new Lease(mine.token(), "ingester-2");
+    assertThat(index.apply(s, Events.mode(s), 1, impostor, batch()).status())
+        .isEqualTo(ApplyStatus.FENCED);
+    assertThat(index.purge(s, impostor, PurgeMode.KEEP_WATERMARK)).isEqualTo(PurgeStatus.FENCED);
   }
 
   @Test
   void lookup_tiers_depthsAndScore() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     index.apply(
         s,
         Events.mode(s),
@@ -190,7 +202,7 @@ public abstract class PrefixIndexContract {
   void apply_allBlocksCleared_laterEventsStartFresh() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     index.apply(s, Events.mode(s), 1, t, batch(stored(hashes(1, 4), null, null)));
     index.apply(s, Events.mode(s), 2, t, batch(cleared(), stored(hashes(1, 2), null, null)));
     assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isEqualTo(2);
@@ -224,7 +236,7 @@ public abstract class PrefixIndexContract {
   void tokenMode_chainFromRoot_matchesTokenKeys() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(TOKEN_MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     List<Integer> tokens = new ArrayList<>();
     for (int i = 0; i < 12; i++) {
       tokens.add(1000 + i);
@@ -264,7 +276,7 @@ public abstract class PrefixIndexContract {
   void tokenMode_loraAndMismatchedTokens() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(TOKEN_MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     List<Integer> tokens = List.of(1, 2, 3, 4);
     ApplyResult r =
         index.apply(
@@ -287,7 +299,7 @@ public abstract class PrefixIndexContract {
   void tokenMode_9000BlockEvents_applyInChunks() {
     PrefixIndex index = open();
     StreamId s = StreamId.of(TOKEN_MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     int n = 9000;
     List<Integer> tokens = new ArrayList<>();
     for (int i = 0; i < n * 2; i++) {
@@ -419,7 +431,7 @@ public abstract class PrefixIndexContract {
         .satisfies(other -> assertThat(other.pods().get("p").depth()).isZero());
 
     StreamId s = StreamId.of(MODEL, "p");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     index.apply(s, Events.mode(s), 0, t, batch(stored(hashes(1, 2), null, "CPU")));
     PodMatch partly = lookup(index, hashes(1, 4), "p").pods().get("p");
     assertThat(partly.depth()).isEqualTo(3);
@@ -472,7 +484,7 @@ public abstract class PrefixIndexContract {
                 .departedRetention(Duration.ofMillis(100)));
     StreamId gone = StreamId.of(MODEL, "gone");
     StreamId stays = StreamId.of(MODEL, "stays");
-    long tg = lease(index, gone);
+    Lease tg = lease(index, gone);
     index.apply(gone, Events.mode(gone), 5, tg, batch(stored(hashes(1, 3), null, null)));
     index.apply(
         stays, Events.mode(stays), 7, lease(index, stays), batch(stored(hashes(1, 3), null, null)));
@@ -599,7 +611,7 @@ public abstract class PrefixIndexContract {
     PrefixIndex index = open(builder().groups(3).segmentSlots(16));
     PrefixIndex model = PrefixIndex.builder().groups(3).buildInMemory();
     List<PrefixIndex> both = List.of(model, index);
-    Map<PrefixIndex, Map<String, Long>> leases = new HashMap<>();
+    Map<PrefixIndex, Map<String, Lease>> leases = new HashMap<>();
     List<Long> x = Events.hashes(1000, 40);
     List<Long> w = Events.hashes(5000, 5);
     List<List<Long>> prompts = new ArrayList<>();
@@ -624,7 +636,7 @@ public abstract class PrefixIndexContract {
           StreamId s = StreamId.of(MODEL, pod);
           long seq = seqs.merge(pod, 1L, Long::sum);
           for (PrefixIndex i : both) {
-            long token =
+            Lease token =
                 leases
                     .computeIfAbsent(i, k -> new HashMap<>())
                     .computeIfAbsent(pod, p -> lease(i, s));
@@ -667,7 +679,7 @@ public abstract class PrefixIndexContract {
     apply.accept("b", new KvEvent[] {removed(w, null), removed(x.subList(30, 35), null)});
     compare.run();
     for (PrefixIndex i : both) {
-      long token = leases.get(i).get("a");
+      Lease token = leases.get(i).get("a");
       assertThat(i.purge(StreamId.of(MODEL, "a"), token, PurgeMode.KEEP_WATERMARK))
           .isEqualTo(PurgeStatus.PURGED);
     }

@@ -64,7 +64,7 @@ class PurgeConcurrencyTest {
   @Test
   void lookup_racingPurges_seesWholeCacheOrNothing() throws Exception {
     StreamId p = StreamId.of(MODEL, "p");
-    long t = index.acquireLease(p, "owner", Duration.ofMinutes(5)).orElseThrow();
+    Lease t = index.acquireLease(p, "owner", Duration.ofMinutes(5)).orElseThrow();
     AtomicBoolean stop = new AtomicBoolean();
     Set<Integer> seen = ConcurrentHashMap.newKeySet();
     Future<?> reader =
@@ -102,7 +102,7 @@ class PurgeConcurrencyTest {
   @Test
   void apply_racingPurge_neverResurrectsOldEntries() throws Exception {
     StreamId p = StreamId.of(MODEL, "p");
-    long t = index.acquireLease(p, "owner", Duration.ofMinutes(5)).orElseThrow();
+    Lease t = index.acquireLease(p, "owner", Duration.ofMinutes(5)).orElseThrow();
     for (int round = 0; round < 20; round++) {
       index.purge(p, t, PurgeMode.RESET_WATERMARK);
       index.collectAllGarbage();

@@ -86,15 +86,15 @@ public final class RandomFleet {
   }
 
   public void run(PrefixIndex a, PrefixIndex b, int steps) {
-    Map<StreamId, long[]> leases = new HashMap<>();
+    Map<StreamId, Lease[]> leases = new HashMap<>();
     for (StreamId s : streams) {
-      long ta = a.acquireLease(s, "fleet", Duration.ofMinutes(5)).orElseThrow();
-      long tb = b.acquireLease(s, "fleet", Duration.ofMinutes(5)).orElseThrow();
-      leases.put(s, new long[] {ta, tb});
+      Lease ta = a.acquireLease(s, "fleet", Duration.ofMinutes(5)).orElseThrow();
+      Lease tb = b.acquireLease(s, "fleet", Duration.ofMinutes(5)).orElseThrow();
+      leases.put(s, new Lease[] {ta, tb});
     }
     for (int step = 0; step < steps; step++) {
       StreamId s = streams.get(random.nextInt(streams.size()));
-      long[] t = leases.get(s);
+      Lease[] t = leases.get(s);
       int roll = random.nextInt(100);
       long next = seq.getOrDefault(s, (long) random.nextInt(1000)) + 1;
       if (roll < 4) {

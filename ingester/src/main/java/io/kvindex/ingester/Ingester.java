@@ -78,6 +78,14 @@ public final class Ingester implements AutoCloseable {
     this.coordinator = new Coordinator(shared, discovery);
     this.reconciler = new Reconciler(shared, coordinator);
     coordinator.podReachability(reconciler::reachable);
+    coordinator.engineSleepState(reconciler::asleep);
+    shared
+        .index()
+        .addResetListener(
+            (group, what) -> {
+              coordinator.indexReset(group);
+              reconciler.indexReset();
+            });
     metrics.failedStreamsFrom(this::failedStreams);
     this.scheduler = Threads.scheduled("kvindex-ingester-loop", 3);
     this.http = config.httpPort() < 0 ? null : http(config);

@@ -2,6 +2,7 @@ package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.simulator.SimulatedPod;
@@ -83,8 +84,8 @@ class ReplicasTest {
     a.close();
     // Released at once: another owner may take them now, long before their 6 s TTL.
     for (StreamId s : held) {
-      long token = rig.index().acquireLease(s, "probe", Duration.ofSeconds(1)).orElseThrow();
-      assertThat(rig.index().releaseLease(s, "probe", token)).isTrue();
+      Lease probe = rig.index().acquireLease(s, "probe", Duration.ofSeconds(1)).orElseThrow();
+      assertThat(rig.index().releaseLease(s, probe)).isTrue();
     }
     Await.until(WAIT, "b owns both", () -> owned(b) == 2);
     fleet.pods().forEach(p -> rig.warmUp(fleet, p));

@@ -5,6 +5,7 @@ import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
@@ -24,7 +25,7 @@ final class IndexFixture implements AutoCloseable {
   private final RedisConnector connector;
   private final PrefixIndex index;
   private final KeyMode mode;
-  private final Map<StreamId, long[]> streams = new HashMap<>();
+  private final Map<StreamId, Held> streams = new HashMap<>();
 
   IndexFixture(String redisUri, String indexName, String model, KeyMode mode) {
     this(redisUri, indexName, model, mode, 1);
@@ -67,9 +68,9 @@ final class IndexFixture implements AutoCloseable {
   }
 
   void apply(StreamId stream, List<KvEvent> events) {
-    long[] state = lease(stream);
+    Held held = lease(stream);
     ApplyStatus status =
-        index.apply(stream, mode, state[1]++, state[0], KvEventBatch.of(0.0, events, 0)).status();
+        index.apply(stream, mode, held.seq++, held.lease, KvEventBatch.of(0.0, events, 0)).status();
     if (status != ApplyStatus.APPLIED) {
       throw new IllegalStateException("apply returned " + status);
     }
@@ -77,19 +78,26 @@ final class IndexFixture implements AutoCloseable {
 
   void purge(String model, String pod) {
     StreamId stream = StreamId.of(model, pod);
-    PurgeStatus status = index.purge(stream, lease(stream)[0], PurgeMode.KEEP_WATERMARK);
+    PurgeStatus status = index.purge(stream, lease(stream).lease, PurgeMode.KEEP_WATERMARK);
     if (status != PurgeStatus.PURGED) {
       throw new IllegalStateException("purge returned " + status);
     }
   }
 
-  private long[] lease(StreamId stream) {
+  /** A stream's lease and its next sequence number. */
+  private static final class Held {
+    final Lease lease;
+    long seq = 1;
+
+    Held(Lease lease) {
+      this.lease = lease;
+    }
+  }
+
+  private Held lease(StreamId stream) {
     return streams.computeIfAbsent(
         stream,
-        s ->
-            new long[] {
-              index.acquireLease(s, "test-owner", Duration.ofMinutes(5)).orElseThrow(), 1
-            });
+        s -> new Held(index.acquireLease(s, "test-owner", Duration.ofMinutes(5)).orElseThrow()));
   }
 
   PrefixIndex index() {

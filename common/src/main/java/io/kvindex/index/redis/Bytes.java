@@ -24,6 +24,11 @@ final class Bytes {
     return new String((byte[]) bytes, StandardCharsets.UTF_8);
   }
 
+  /** A bulk value as text, or "" for none. */
+  static String textOrEmpty(byte[] value) {
+    return value == null ? "" : new String(value, StandardCharsets.UTF_8);
+  }
+
   /** A decimal bulk reply (or null for 0), as the counters in a blocks hash hold them. */
   static long decimal(byte[] value) {
     return value == null ? 0 : Long.parseLong(new String(value, StandardCharsets.US_ASCII));

@@ -40,8 +40,11 @@ final class GroupLookup {
 
   static final int MAX_CHUNK = 4096;
 
-  /** Fields every head read starts with: the gate, the slots generation, the unlocated count. */
-  private static final int READ_HEADER = 3;
+  /**
+   * Fields every head read starts with: the gate, the slots generation, the unlocated count, the
+   * epoch and the node history.
+   */
+  private static final int READ_HEADER = 5;
 
   /** Turns after which a lookup reads everything with one script call (never reached in use). */
   private static final int MAX_TURNS = 32;
@@ -133,6 +136,8 @@ final class GroupLookup {
     fields[0] = KeySchema.SPECULATION_FIELD;
     fields[1] = KeySchema.SLOTS_GENERATION_FIELD;
     fields[2] = KeySchema.UNLOCATED_FIELD;
+    fields[3] = KeySchema.EPOCH_FIELD;
+    fields[4] = KeySchema.NODE_FIELD;
     for (int i = 0; i < fresh.size(); i++) {
       fields[READ_HEADER + i] = candidates.get(fresh.get(i)).holder();
     }
@@ -150,6 +155,11 @@ final class GroupLookup {
 
   /** What a head read says: the answer, or which plan the next turn takes. */
   private Step absorb(HeadRead read, PodRecords known, boolean bySegment, List<byte[]> payload) {
+    if (ctx.identityIs(g, read.epoch(), read.node())) {
+      // Redis lost the group or failed over since the last read: nothing cached stands.
+      allFresh = true;
+      return Step.AGAIN;
+    }
     if (read.speculationUntil() >= read.now()) {
       long localUntil = System.currentTimeMillis() + read.speculationUntil() - read.now() + 1;
       ctx.speculationUntil.accumulateAndGet(g, localUntil, Math::max);
@@ -289,6 +299,8 @@ final class GroupLookup {
       long speculationUntil,
       long generation,
       long unlocated,
+      String epoch,
+      String node,
       List<byte[]> records,
       List<byte[]> values,
       PodRecords learned) {}
@@ -302,6 +314,8 @@ final class GroupLookup {
     long speculation = Bytes.decimal(value(reply.get(0)));
     long gen = Bytes.decimal(value(reply.get(1)));
     long unlocatedBlocks = Bytes.decimal(value(reply.get(2)));
+    String epoch = Bytes.textOrEmpty(value(reply.get(3)));
+    String node = Bytes.textOrEmpty(value(reply.get(4)));
     boolean same = known != null && known.generation() == gen;
     PodRecords learned = !same ? new PodRecords(gen) : fresh.isEmpty() ? known : known.copy();
     for (int i = 0; i < fresh.size(); i++) {
@@ -319,7 +333,8 @@ final class GroupLookup {
     for (int i = READ_HEADER + fresh.size(); i < reply.size(); i++) {
       values.add(value(reply.get(i)));
     }
-    return new HeadRead(nowMs, speculation, gen, unlocatedBlocks, live, values, learned);
+    return new HeadRead(
+        nowMs, speculation, gen, unlocatedBlocks, epoch, node, live, values, learned);
   }
 
   private static byte[] value(KeyValue<byte[], byte[]> kv) {

@@ -45,6 +45,19 @@ public final class KeySchema {
    */
   static final byte[] UNLOCATED_FIELD = "kvindex/unlocated".getBytes(StandardCharsets.US_ASCII);
 
+  /**
+   * The field of a group's blocks hash holding the group's epoch (a copy of meta's, made by
+   * init.lua): lookups read it with the blocks, and a change means Redis lost the index.
+   */
+  static final byte[] EPOCH_FIELD = "kvindex/epoch".getBytes(StandardCharsets.US_ASCII);
+
+  /**
+   * The field of a group's blocks hash holding the node history (replication id) on which the slots
+   * generation last moved: with the epoch and the generation it tells a router whether the pod
+   * records it cached still stand.
+   */
+  static final byte[] NODE_FIELD = "kvindex/node".getBytes(StandardCharsets.US_ASCII);
+
   /** Blocks one segment covers: a chain's blocks from a multiple of this, keyed by the first. */
   static final int SEGMENT_BLOCKS = 16;
 

@@ -6,13 +6,13 @@ import static io.kvindex.index.redis.Bytes.utf8;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
+import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.OptionalLong;
 
 /**
  * Who writes what: stream leases with fencing tokens (lease.lua), the ingester replica registry
@@ -27,18 +27,25 @@ final class RedisLeases {
     this.writes = writes;
   }
 
-  OptionalLong acquire(StreamId stream, String owner, Duration ttl) {
+  Optional<Lease> acquire(StreamId stream, String owner, Duration ttl) {
     byte[] token = this.<byte[]>lease(stream, "acquire", owner, ttl, 0).orElse(null);
-    return token == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(text(token)));
+    return token == null
+        ? Optional.empty()
+        : Optional.of(new Lease(Long.parseLong(text(token)), owner));
   }
 
-  boolean renew(StreamId stream, String owner, long token, Duration ttl) {
-    return Long.valueOf(1).equals(this.<Long>lease(stream, "renew", owner, ttl, token).orElse(0L));
-  }
-
-  boolean release(StreamId stream, String owner, long token) {
+  boolean renew(StreamId stream, Lease lease, Duration ttl) {
+    Check.notNull(lease, "lease");
     return Long.valueOf(1)
-        .equals(this.<Long>lease(stream, "release", owner, Duration.ofMillis(1), token).orElse(0L));
+        .equals(this.<Long>lease(stream, "renew", lease.owner(), ttl, lease.token()).orElse(0L));
+  }
+
+  boolean release(StreamId stream, Lease lease) {
+    Check.notNull(lease, "lease");
+    return Long.valueOf(1)
+        .equals(
+            this.<Long>lease(stream, "release", lease.owner(), Duration.ofMillis(1), lease.token())
+                .orElse(0L));
   }
 
   private <T> RedisOutcome<T> lease(

@@ -62,6 +62,12 @@ final class RedisLookups {
   /** Segment fields found overflowed: lookups read those segments' block fields instead. */
   private final Map<ByteBuffer, Boolean> overflowed = new ConcurrentHashMap<>();
 
+  /** Per group, the epoch and node fields the last head read found, to see a reset. */
+  private final AtomicReferenceArray<String> seenEpoch;
+
+  private final AtomicReferenceArray<String> seenNode;
+  private final IndexIdentity identity;
+
   final Counter recordsRead;
   final Counter rereads;
   final Counter blockReads;
@@ -80,11 +86,15 @@ final class RedisLookups {
       KeySchema keys,
       ScriptRunner reads,
       RedisClusterAsyncCommands<byte[], byte[]> commands,
-      MeterRegistry registry) {
+      MeterRegistry registry,
+      IndexIdentity identity) {
     this.config = config;
     this.keys = keys;
     this.reads = reads;
     this.commands = commands;
+    this.identity = identity;
+    this.seenEpoch = new AtomicReferenceArray<>(config.groups());
+    this.seenNode = new AtomicReferenceArray<>(config.groups());
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
     this.records = new AtomicReferenceArray<>(config.groups());
@@ -180,6 +190,39 @@ final class RedisLookups {
                     ? LookupDecoder.decodeScriptReply(pods, outcome.orElseThrow(), config)
                     : null)
         .toCompletableFuture();
+  }
+
+  /**
+   * The epoch and node fields a head read found. A change from the last read means Redis lost the
+   * group or failed over: everything this router learned of the group is dropped (the records, the
+   * unlocated and speculation flags, the overflowed segments), and the change is counted and told.
+   *
+   * @return whether the group was reset
+   */
+  boolean identityIs(int g, String epoch, String node) {
+    String epochBefore = seenEpoch.getAndSet(g, epoch);
+    String nodeBefore = seenNode.getAndSet(g, node);
+    // A field read empty before is a first sight (a new index, or one just found reset), not a
+    // change: only a value replaced by another (or by none) is.
+    boolean epochChanged = changed(epochBefore, epoch);
+    boolean nodeChanged = changed(nodeBefore, node);
+    if (!epochChanged && !nodeChanged) {
+      return false;
+    }
+    records.set(g, null);
+    unlocated.set(g, 0);
+    speculationUntil.set(g, 0);
+    overflowed.clear();
+    if (epochChanged) {
+      identity.reset(g, "epoch", epochBefore, epoch);
+    } else {
+      identity.reset(g, "node", nodeBefore, node);
+    }
+    return true;
+  }
+
+  private static boolean changed(String before, String now) {
+    return before != null && !before.isEmpty() && !before.equals(now);
   }
 
   boolean overflowed(byte[] segmentField) {

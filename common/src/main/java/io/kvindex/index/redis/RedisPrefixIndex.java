@@ -2,6 +2,7 @@ package io.kvindex.index.redis;
 
 import static io.kvindex.index.redis.Bytes.ascii;
 import static io.kvindex.index.redis.Bytes.text;
+import static io.kvindex.index.redis.Bytes.utf8;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
@@ -11,6 +12,7 @@ import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PrefixIndex;
@@ -128,6 +130,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisLookups lookups;
   private final RedisLeases leases;
   private final RedisMaintenance maintenance;
+  private final IndexIdentity identity;
 
   private RedisPrefixIndex(
       IndexConfig config, RedisConnector connector, RetryPolicy writePolicy, RetryPolicy lookup) {
@@ -135,8 +138,11 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.keys = new KeySchema(config.indexName(), config.groups());
     this.writes = connector.scripts(writePolicy);
     this.reads = connector.scripts(lookup);
+    this.identity =
+        new IndexIdentity(config.indexName(), config.groups(), connector.meterRegistry());
     this.lookups =
-        new RedisLookups(config, keys, reads, connector.commands(), connector.meterRegistry());
+        new RedisLookups(
+            config, keys, reads, connector.commands(), connector.meterRegistry(), identity);
     this.leases = new RedisLeases(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
   }
@@ -161,51 +167,94 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   private void checkGroups() {
-    byte[] count = ascii(config.groups());
     for (int g = 0; g < config.groups(); g++) {
-      byte[] stored =
+      identity.epochIs(g, init(g));
+    }
+  }
+
+  /**
+   * Records the group count and an epoch if the group has none, and returns the epoch it has.
+   *
+   * @throws IllegalStateException if the index exists with another group count
+   */
+  private String init(int g) {
+    return Await.of(initAsync(g));
+  }
+
+  private CompletableFuture<String> initAsync(int g) {
+    return writes
+        .<List<Object>>run(
+            Scripts.INIT,
+            ScriptOutputType.MULTI,
+            new byte[][] {keys.meta(g), keys.blocks(g)},
+            ascii(config.groups()),
+            ascii(IndexIdentity.newEpoch()))
+        .toCompletableFuture()
+        .thenApply(outcome -> checkedEpoch(outcome.orElseThrow()));
+  }
+
+  private String checkedEpoch(List<Object> reply) {
+    int storedGroups = Integer.parseInt(text(reply.get(0)));
+    if (storedGroups != config.groups()) {
+      throw new IllegalStateException(
+          "index '"
+              + config.indexName()
+              + "' was created with "
+              + storedGroups
+              + " groups but this configuration says "
+              + config.groups()
+              + "; configure groups="
+              + storedGroups
+              + " or use another index name");
+    }
+    return text(reply.get(1));
+  }
+
+  @Override
+  public boolean checkIdentity() {
+    boolean changed = false;
+    for (int g = 0; g < config.groups(); g++) {
+      List<Object> reply =
           Await.of(
-                  writes
-                      .<byte[]>run(
-                          Scripts.INIT, ScriptOutputType.VALUE, new byte[][] {keys.meta(g)}, count)
+                  reads
+                      .<List<Object>>run(
+                          Scripts.IDENTITY, ScriptOutputType.MULTI, new byte[][] {keys.meta(g)})
                       .toCompletableFuture())
               .orElseThrow();
-      int storedGroups = Integer.parseInt(text(stored));
-      if (storedGroups != config.groups()) {
-        throw new IllegalStateException(
-            "index '"
-                + config.indexName()
-                + "' was created with "
-                + storedGroups
-                + " groups but this configuration says "
-                + config.groups()
-                + "; configure groups="
-                + storedGroups
-                + " or use another index name");
-      }
+      String epoch = text(reply.get(0));
+      changed |= identity.epochIs(g, epoch.isEmpty() ? init(g) : epoch);
+      changed |= identity.nodeIs(g, text(reply.get(1)));
     }
+    return changed;
+  }
+
+  @Override
+  public void addResetListener(ResetListener listener) {
+    identity.addListener(Check.notNull(listener, "listener"));
   }
 
   @Override
   public CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, long fencingToken, KvEventBatch batch) {
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch) {
     Check.notNull(stream, "stream");
     Check.notNull(mode, "mode");
+    Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
     Check.between(seq, 0, MAX_SEQ, "seq");
     EventPacker.Packed packed = EventPacker.pack(mode, stream.model(), batch.events());
     int g = group(stream);
     byte[] podField = KeySchema.podField(stream.model(), stream.pod());
-    List<byte[]> args = new ArrayList<>(9 + packed.events().size());
+    List<byte[]> args = new ArrayList<>(10 + packed.events().size());
     args.add(KeySchema.streamField(stream));
     args.add(podField);
     args.add(KeySchema.rank(stream.dpRank()));
     args.add(ascii(seq));
-    args.add(ascii(fencingToken));
+    args.add(utf8(lease.toString()));
     args.add(ascii(config.podTtl().toMillis()));
     args.add(KeySchema.scope(mode, stream.model()));
     args.add(KeySchema.holderField(podField));
     args.add(ascii(config.segmentSlots()));
+    args.add(epochOf(g));
     args.addAll(packed.events());
     byte[][] k = {
       keys.meta(g),
@@ -220,7 +269,29 @@ public final class RedisPrefixIndex implements PrefixIndex {
     return writes
         .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, k, args.toArray(byte[][]::new))
         .thenApply(outcome -> applyResult(outcome, packed.dropped()))
-        .toCompletableFuture();
+        .toCompletableFuture()
+        .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
+  }
+
+  /**
+   * A write refused for an epoch this process did not know: learn (or make) the group's epoch
+   * without blocking, then answer. Listeners hear of the reset before the caller does.
+   */
+  private <T> CompletableFuture<T> afterWrite(int g, T result, boolean reset) {
+    if (!reset) {
+      return CompletableFuture.completedFuture(result);
+    }
+    return initAsync(g)
+        .thenApply(
+            epoch -> {
+              identity.epochIs(g, epoch);
+              return result;
+            });
+  }
+
+  private byte[] epochOf(int g) {
+    String epoch = identity.epoch(g);
+    return epoch == null ? new byte[0] : ascii(epoch);
   }
 
   private static ApplyResult applyResult(RedisOutcome<List<Object>> outcome, int packDropped) {
@@ -242,9 +313,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<PurgeStatus> purgeAsync(
-      StreamId stream, long fencingToken, PurgeMode mode) {
+  public CompletableFuture<PurgeStatus> purgeAsync(StreamId stream, Lease lease, PurgeMode mode) {
     Check.notNull(stream, "stream");
+    Check.notNull(lease, "lease");
     Check.notNull(mode, "mode");
     int g = group(stream);
     byte[][] k = {
@@ -265,15 +336,17 @@ public final class RedisPrefixIndex implements PrefixIndex {
             KeySchema.streamField(stream),
             podField,
             KeySchema.rank(stream.dpRank()),
-            ascii(fencingToken),
+            utf8(lease.toString()),
             ascii(mode == PurgeMode.RESET_WATERMARK ? 1 : 0),
-            KeySchema.holderField(podField))
+            KeySchema.holderField(podField),
+            epochOf(g))
         .thenApply(
             outcome ->
                 outcome.isDone()
                     ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
                     : PurgeStatus.SWALLOWED)
-        .toCompletableFuture();
+        .toCompletableFuture()
+        .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
   }
 
   @Override
@@ -338,18 +411,18 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public OptionalLong acquireLease(StreamId stream, String owner, Duration ttl) {
+  public Optional<Lease> acquireLease(StreamId stream, String owner, Duration ttl) {
     return leases.acquire(stream, owner, ttl);
   }
 
   @Override
-  public boolean renewLease(StreamId stream, String owner, long token, Duration ttl) {
-    return leases.renew(stream, owner, token, ttl);
+  public boolean renewLease(StreamId stream, Lease lease, Duration ttl) {
+    return leases.renew(stream, lease, ttl);
   }
 
   @Override
-  public boolean releaseLease(StreamId stream, String owner, long token) {
-    return leases.release(stream, owner, token);
+  public boolean releaseLease(StreamId stream, Lease lease) {
+    return leases.release(stream, lease);
   }
 
   @Override

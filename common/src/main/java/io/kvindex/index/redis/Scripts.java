@@ -26,6 +26,7 @@ final class Scripts {
   static final LuaScript TIME = load("time");
   static final LuaScript REGISTRY = load("registry");
   static final LuaScript INCARNATION = load("incarnation");
+  static final LuaScript IDENTITY = load("identity");
 
   private Scripts() {}
 

@@ -1,8 +1,8 @@
 -- kvindex apply: one batch of one stream's events, atomically (see RedisPrefixIndex notes).
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap
--- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 fencing token, 6 pod ttl ms,
---       7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
---       9 segment slot limit, 10.. events (packed, see EventPacker)
+-- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"), 6 pod ttl
+--       ms, 7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
+--       9 segment slot limit, 10 the epoch the caller knows, 11.. events (packed, see EventPacker)
 -- A block's value is its locator when its chain position is known (9 bytes: the key of the chain's
 -- block at the last multiple of 16 at or before it, its head, then its offset from there), then its
 -- entries of 2 bytes: a value of odd length is located. A located block's entries are mirrored,
@@ -10,12 +10,13 @@
 -- counted in the blocks hash's unlocated field; lookups read segments only while it is 0.
 local MAX_SLOT = 4095
 local CHUNK = 512
-local FIRST_EVENT = 10
+local FIRST_EVENT = 11
 local SEGMENT = '/s'
 local UNLOCATED = 'kvindex/unlocated'
 local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
 
 if not holdsLease(KEYS[7], ARGV[5]) then return {'FENCED', -1, 0, 0, 0} end
+if not sameEpoch(KEYS[1], ARGV[10]) then return {'RESET', -1, 0, 0, 0} end
 
 local slot, wm = parseStream(redis.call('HGET', KEYS[2], ARGV[1]))
 local seq = tonumber(ARGV[4])

@@ -21,8 +21,15 @@ if #deadList == 0 then return {1, 0, 0, 0} end
 local dead = {}
 for k = 1, #deadList, 2 do dead[tonumber(deadList[k])] = tonumber(deadList[k + 1]) end
 
+-- The cursor is stored with the process that issued it ("<run id>:<cursor>"): HSCAN's order
+-- depends on each process's hash seed, so after a restart from disk, a failover or a slot
+-- migration the old cursor means nothing, and a pass continued from it would "complete" without
+-- having seen every field and free slots whose entries are still there. On another process the
+-- pass starts again from 0, freeing nothing until it completes.
 local pass = tonumber(redis.call('HGET', KEYS[1], 'pass') or '0')
-local cursor = redis.call('HGET', KEYS[1], 'cursor')
+local me = processId()
+local saved = redis.call('HGET', KEYS[1], 'cursor')
+local cursor = saved and string.match(saved, '^' .. me .. ':(%d+)$')
 if not cursor then
   pass = pass + 1
   cursor = '0'
@@ -152,5 +159,5 @@ if res[1] == '0' then
   end
   return {remaining == 0 and 1 or 0, #items / 2, removed, freed}
 end
-redis.call('HSET', KEYS[1], 'cursor', res[1])
+redis.call('HSET', KEYS[1], 'cursor', me .. ':' .. res[1])
 return {0, #items / 2, removed, freed}

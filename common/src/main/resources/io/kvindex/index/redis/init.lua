@@ -1,5 +1,11 @@
--- kvindex init: record the index's group count once, and return the recorded one.
--- KEYS: 1 meta
--- ARGV: 1 group count
+-- kvindex init: record the index's group count and epoch once, copy the epoch into the blocks hash
+-- (lookups read it there, with everything else, in one HMGET), and return both as recorded.
+-- KEYS: 1 meta, 2 blocks
+-- ARGV: 1 group count, 2 a new epoch, used only if the group has none (a new or a lost index)
 redis.call('HSETNX', KEYS[1], 'groups', ARGV[1])
-return redis.call('HGET', KEYS[1], 'groups')
+redis.call('HSETNX', KEYS[1], 'epoch', ARGV[2])
+local epoch = redis.call('HGET', KEYS[1], 'epoch')
+if redis.call('HGET', KEYS[2], 'kvindex/epoch') ~= epoch then
+  redis.call('HSET', KEYS[2], 'kvindex/epoch', epoch)
+end
+return {redis.call('HGET', KEYS[1], 'groups'), epoch}

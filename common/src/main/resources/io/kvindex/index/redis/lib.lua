@@ -1,6 +1,7 @@
 -- kvindex script library, prepended to every index script when it is loaded (see Scripts), so
 -- each helper exists once. Pod records are a deadline (ms, 8 bytes big-endian) then (slot u16,
--- rank u16) pairs; stream records are "<slot>|<watermark>"; leases are "token:owner".
+-- rank u16) pairs; stream records are "<slot>|<watermark>"; leases are "token:owner". A local
+-- function costs nothing until called.
 
 -- Redis's clock in ms.
 local function nowMs()
@@ -26,10 +27,29 @@ local function decodeDeadline(rec)
   return ((((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f) * 256 + g) * 256 + h
 end
 
--- Whether the lease key holds the fencing token (a decimal string).
-local function holdsLease(leaseKey, token)
-  local lease = redis.call('GET', leaseKey)
-  return lease and string.match(lease, '^(%d+):') == token
+-- Whether the lease key holds exactly this lease ("token:owner"): token and owner both, so an old
+-- owner and a new one never both pass even if a lost index handed out the same token twice.
+local function holdsLease(leaseKey, lease)
+  return redis.call('GET', leaseKey) == lease
+end
+
+-- Whether the group's epoch (meta field 'epoch', created by init.lua) is the one the caller last
+-- saw: after a FLUSHALL or a restart without persistence it is gone or new.
+local function sameEpoch(metaKey, epoch)
+  return redis.call('HGET', metaKey, 'epoch') == epoch
+end
+
+-- The history of the data this node serves: its replication id, which a promoted replica
+-- changes. Read here, in the script, so that a failover between a caller's read and the script's
+-- run cannot go unseen.
+local function nodeHistory()
+  return string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)') or ''
+end
+
+-- This process: its run id, new for every redis-server process (a restart, a failover). HSCAN
+-- cursors only mean something to the process that issued them.
+local function processId()
+  return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
 end
 
 -- A stream record's slot (0 for none), watermark (nil for none) and watermark as written ('').
@@ -50,6 +70,14 @@ local function pairsWithout(rec, rank)
   return table.concat(kept)
 end
 
+-- Moves the group's slots generation, and records beside it the node history it moved on, so that
+-- a router that cached records at generation g on one node history never mistakes the same number
+-- reached again on another (a failover to a replica that missed some writes) for no change.
+local function moveSlotsGeneration(blocksKey)
+  redis.call('HINCRBY', blocksKey, 'kvindex/slots-generation', 1)
+  redis.call('HSET', blocksKey, 'kvindex/node', nodeHistory())
+end
+
 -- Writes a pod record and its copy in the blocks hash in one go. Routers cache pod records and
 -- trust them while the group's slots generation stands still, so a change to the slots a record
 -- lists moves it (see RedisLookups). old: the record before (nil for none); rec: nil deletes it.
@@ -62,6 +90,6 @@ local function writePodRecord(podsKey, blocksKey, podField, holderField, old, re
     redis.call('HDEL', blocksKey, holderField)
   end
   if string.sub(old or '', 9) ~= string.sub(rec or '', 9) then
-    redis.call('HINCRBY', blocksKey, 'kvindex/slots-generation', 1)
+    moveSlotsGeneration(blocksKey)
   end
 end

@@ -1,8 +1,10 @@
 -- kvindex purge: retire a stream's holder slot in O(1); GC strips its entries later.
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 dead, 5 lease, 6 tmap, 7 blocks
--- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 fencing token, 5 reset watermark (0|1),
---       6 the pod's holder field in blocks (its record's copy there)
+-- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 reset watermark
+--       (0|1), 6 the pod's holder field in blocks (its record's copy there), 7 the epoch the caller
+--       knows
 if not holdsLease(KEYS[5], ARGV[4]) then return 'FENCED' end
+if not sameEpoch(KEYS[1], ARGV[7]) then return 'RESET' end
 local rec = redis.call('HGET', KEYS[2], ARGV[1])
 local slot, _, wm = parseStream(rec)
 if slot ~= 0 then

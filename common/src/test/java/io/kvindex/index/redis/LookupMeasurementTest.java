@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PrefixIndex;
@@ -60,7 +61,7 @@ class LookupMeasurementTest {
         String pod = "pod-" + p;
         pods.add(pod);
         StreamId s = StreamId.of("m", pod);
-        long t = index.acquireLease(s, "bench", Duration.ofHours(1)).orElseThrow();
+        Lease t = index.acquireLease(s, "bench", Duration.ofHours(1)).orElseThrow();
         for (int i = 0; i < docsPerPod; i++) {
           int doc = i == 0 && p % 4 == 0 ? 0 : 1 + random.nextInt(DOCS - 1);
           int blocks = doc == 0 ? DOC_BLOCKS / 2 + p : DOC_BLOCKS;

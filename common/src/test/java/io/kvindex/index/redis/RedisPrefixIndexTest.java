@@ -13,6 +13,7 @@ import io.kvindex.index.Events;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexMeters;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.Poll;
@@ -87,7 +88,7 @@ class RedisPrefixIndexTest {
     return open(PrefixIndex.builder().indexName("t"));
   }
 
-  private static long lease(PrefixIndex index, StreamId s) {
+  private static Lease lease(PrefixIndex index, StreamId s) {
     return index.acquireLease(s, "owner", Duration.ofMinutes(5)).orElseThrow();
   }
 
@@ -131,7 +132,7 @@ class RedisPrefixIndexTest {
     KeySchema keys = new KeySchema("t", 1);
     StreamId a = StreamId.of(MODEL, "a");
     StreamId b = StreamId.of(MODEL, "b");
-    long ta = lease(index, a);
+    Lease ta = lease(index, a);
     index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 3), null, null)));
     index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
     assertThat(redis.llen(keys.free(0))).isZero();
@@ -168,7 +169,7 @@ class RedisPrefixIndexTest {
     KeySchema keys = new KeySchema("t", 1);
     StreamId a = StreamId.of(MODEL, "a");
     StreamId b = StreamId.of(MODEL, "b");
-    long ta = lease(index, a);
+    Lease ta = lease(index, a);
     index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 40), null, null)));
     index.apply(b, Events.mode(b), 0, lease(index, b), batch(stored(hashes(1, 1), null, null)));
     byte[] blockOne =
@@ -208,8 +209,8 @@ class RedisPrefixIndexTest {
     KeySchema keys = new KeySchema("t", 1);
     StreamId a = StreamId.of(MODEL, "a");
     StreamId b = StreamId.of(MODEL, "b");
-    long ta = lease(index, a);
-    long tb = lease(index, b);
+    Lease ta = lease(index, a);
+    Lease tb = lease(index, b);
     index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 2000), null, null)));
     index.apply(b, Events.mode(b), 0, tb, batch(stored(hashes(1, 2000), null, null)));
     index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
@@ -280,14 +281,14 @@ class RedisPrefixIndexTest {
   @Test
   void apply_slotsFull_typedErrorUntilGc() {
     PrefixIndex index = open();
-    long[] tokens = new long[4096];
+    Lease[] tokens = new Lease[4096];
     for (int p = 0; p < 4095; p++) {
       StreamId s = StreamId.of(MODEL, "p" + p);
       tokens[p] = lease(index, s);
       index.apply(s, Events.mode(s), 0, tokens[p], batch(stored(hashes(p, 1), null, null)));
     }
     StreamId last = StreamId.of(MODEL, "last");
-    long t = lease(index, last);
+    Lease t = lease(index, last);
     assertThatThrownBy(
             () ->
                 index.apply(last, Events.mode(last), 0, t, batch(stored(hashes(1, 1), null, null))))
@@ -326,7 +327,7 @@ class RedisPrefixIndexTest {
         lease(index, other),
         batch(stored(hashes(0, 1000), null, null)));
     StreamId s = StreamId.of(MODEL, "big");
-    long t = lease(index, s);
+    Lease t = lease(index, s);
     for (int b = 0; b < 100; b++) {
       index.apply(s, Events.mode(s), b, t, batch(stored(hashes(b * 1000L, 1000), null, null)));
     }
@@ -396,7 +397,7 @@ class RedisPrefixIndexTest {
     PrefixIndex ingester = open();
     StreamId s = StreamId.of(MODEL, "p");
     StreamId neighbour = StreamId.of(MODEL, "q");
-    long t = lease(ingester, s);
+    Lease t = lease(ingester, s);
     ingester.apply(s, Events.mode(s), 0, t, batch(stored(hashes(1, 4), null, null)));
     ingester.apply(
         neighbour,
@@ -436,9 +437,9 @@ class RedisPrefixIndexTest {
 
   /**
    * Once a router has read its candidates' records, a lookup reads only the gate, the slots
-   * generation, the unlocated count, the first block's field (whose locator shows the keys start at
-   * a segment head) and the prompt's segment (8 blocks, one segment field): no holder record
-   * travels again while nothing changed.
+   * generation, the unlocated count, the epoch and node history, the first block's field (whose
+   * locator shows the keys start at a segment head) and the prompt's segment (8 blocks, one segment
+   * field): no holder record travels again while nothing changed.
    */
   @Test
   void lookup_steadyState_readsNoHolderRecords() {
@@ -464,8 +465,8 @@ class RedisPrefixIndexTest {
         }
       }
       assertThat(hmgets).hasSize(1);
-      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 3 + 2);
-      assertThat(hmgets.get(0).get(6)).endsWith("/s");
+      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 5 + 2);
+      assertThat(hmgets.get(0).get(8)).endsWith("/s");
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
       assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
       assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
@@ -484,8 +485,8 @@ class RedisPrefixIndexTest {
     PrefixIndex index = open();
     StreamId a = StreamId.of(MODEL, "a");
     StreamId b = StreamId.of(MODEL, "b");
-    long ta = lease(index, a);
-    long tb = lease(index, b);
+    Lease ta = lease(index, a);
+    Lease tb = lease(index, b);
     index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 20), null, null)));
     assertThat(depth(index, 20, "a")).isEqualTo(20);
     assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
@@ -529,8 +530,8 @@ class RedisPrefixIndexTest {
     KeySchema keys = new KeySchema("t", 1);
     StreamId a = StreamId.of(MODEL, "a");
     StreamId c = StreamId.of(MODEL, "c");
-    long ta = lease(index, a);
-    long tc = lease(index, c);
+    Lease ta = lease(index, a);
+    Lease tc = lease(index, c);
     index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 200), null, null)));
     index.apply(c, Events.mode(c), 0, tc, batch(stored(hashes(1, 200), null, null)));
     index.purge(a, ta, PurgeMode.KEEP_WATERMARK);

@@ -1,6 +1,7 @@
 package io.kvindex.ingester.lease;
 
 import io.kvindex.common.Threads;
+import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodDiscovery;
@@ -14,7 +15,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -52,6 +53,7 @@ public final class Coordinator implements StreamWorker.Listener {
   private final Set<StreamWorker> keepLease = ConcurrentHashMap.newKeySet();
   private final Map<StreamWorker, Long> renewedAt = new HashMap<>();
   private volatile Predicate<String> podReachable = pod -> true;
+  private volatile Predicate<StreamId> engineAsleep = stream -> false;
   private volatile boolean releaseOnExit = true;
   private volatile int liveReplicas = 1;
   private volatile long lastRedisOkNanos;
@@ -69,6 +71,15 @@ public final class Coordinator implements StreamWorker.Listener {
             LEASE_THREADS,
             4096,
             new ThreadPoolExecutor.CallerRunsPolicy());
+  }
+
+  /**
+   * Whether a stream's engine said it sleeps at the last scrape (the reconciler knows): a worker
+   * started for it knows from its first step, before the next scrape, and applies nothing from
+   * before the sleep.
+   */
+  public void engineSleepState(Predicate<StreamId> asleep) {
+    this.engineAsleep = asleep;
   }
 
   /** Whether a pod's /metrics answers (the reconciler knows); idle pods are kept live while so. */
@@ -103,6 +114,7 @@ public final class Coordinator implements StreamWorker.Listener {
       registered = true;
       lastRedisOkNanos = shared.nanos();
       renew(ttl);
+      shared.index().checkIdentity(); // an idle stream would otherwise never see a lost index
       retire(desired);
       level(desired, ttl);
       heartbeat();
@@ -137,8 +149,7 @@ public final class Coordinator implements StreamWorker.Listener {
     List<StreamWorker> held = List.copyOf(workers.values());
     List<Future<Boolean>> results = new ArrayList<>(held.size());
     for (StreamWorker w : held) {
-      results.add(
-          leaseCalls.submit(() -> shared.index().renewLease(w.id(), replica, w.token(), ttl)));
+      results.add(leaseCalls.submit(() -> shared.index().renewLease(w.id(), w.lease(), ttl)));
     }
     for (int i = 0; i < held.size(); i++) {
       StreamWorker w = held.get(i);
@@ -199,9 +210,9 @@ public final class Coordinator implements StreamWorker.Listener {
         break;
       }
       if (!workers.containsKey(s) && !threads.containsKey(s)) {
-        OptionalLong token = shared.index().acquireLease(s, replica, ttl);
-        if (token.isPresent()) {
-          start(s, desired.get(s), token.getAsLong());
+        Optional<Lease> lease = shared.index().acquireLease(s, replica, ttl);
+        if (lease.isPresent()) {
+          start(s, desired.get(s), lease.get());
           held++;
         }
       }
@@ -219,9 +230,10 @@ public final class Coordinator implements StreamWorker.Listener {
     return h;
   }
 
-  private void start(StreamId s, PodSpec pod, long token) {
+  private void start(StreamId s, PodSpec pod, Lease lease) {
     shared.metrics().leaseMoved("acquired");
-    StreamWorker w = new StreamWorker(s, pod.keyMode(), pod, token, shared, this);
+    StreamWorker w = new StreamWorker(s, pod.keyMode(), pod, lease, shared, this);
+    w.status().engineAsleep(engineAsleep.test(s));
     Thread t = Threads.daemon("kvindex-stream-" + s.pod() + "-dp" + s.dpRank(), w);
     workers.put(s, w);
     threads.put(s, t);
@@ -269,10 +281,22 @@ public final class Coordinator implements StreamWorker.Listener {
       shared.metrics().leaseMoved("fenced");
     } else if (!keep && releaseOnExit) {
       try {
-        shared.index().releaseLease(w.id(), replica, w.token());
+        shared.index().releaseLease(w.id(), w.lease());
         shared.metrics().leaseMoved("released");
       } catch (RuntimeException e) {
         log.warn("pod={} stream={}: lease not released ({}); it expires", w.id().pod(), w.id(), e);
+      }
+    }
+  }
+
+  /**
+   * The index lost a group, or may have (its epoch or node history changed): every stream held in
+   * it starts again from what its engine can replay.
+   */
+  public void indexReset(int group) {
+    for (StreamWorker w : workers.values()) {
+      if (shared.index().groupOf(w.id().model(), w.id().pod()) == group) {
+        w.status().requestIndexReset();
       }
     }
   }

@@ -36,9 +36,10 @@ public final class Reconciler {
   private final Coordinator coordinator;
   private final HttpClient http;
   private final Map<String, Long> unreachableSince = new ConcurrentHashMap<>();
-  private final Map<StreamWorker, String> purgedFor = new HashMap<>();
+  private final Map<StreamWorker, String> purgedFor = new ConcurrentHashMap<>();
   private final Map<String, String> startTimes = new HashMap<>();
   private final Map<StreamWorker, Integer> restartsSeen = new HashMap<>();
+  private final Map<io.kvindex.index.StreamId, Boolean> asleep = new ConcurrentHashMap<>();
 
   public Reconciler(Shared shared, Coordinator coordinator) {
     this.shared = shared;
@@ -52,6 +53,19 @@ public final class Reconciler {
     return since == null || shared.nanos() - since < shared.config().unreachableAfter().toNanos();
   }
 
+  /**
+   * The index lost what it held, or may have: purges it had acknowledged (a sleeping pod's) may be
+   * gone, so every condition that still holds purges again at the next round.
+   */
+  public void indexReset() {
+    purgedFor.clear();
+  }
+
+  /** Whether a stream's engine said it sleeps at the last scrape of its pod. */
+  public boolean asleep(io.kvindex.index.StreamId stream) {
+    return asleep.getOrDefault(stream, false);
+  }
+
   /** One reconcile round; never throws. */
   public void tick() {
     try {
@@ -63,6 +77,7 @@ public final class Reconciler {
       restartsSeen.keySet().retainAll(live);
       byPod.forEach(this::reconcile);
       unreachableSince.keySet().retainAll(byPod.keySet());
+      asleep.keySet().removeIf(s -> !byPod.containsKey(s.pod()));
       startTimes.keySet().retainAll(byPod.keySet());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -90,13 +105,13 @@ public final class Reconciler {
     if (start != null) {
       checkIncarnation(pod, workers, start);
     }
-    Map<Integer, Boolean> asleep = SleepState.asleepByEngine(page);
+    Map<Integer, Boolean> sleeping = SleepState.asleepByEngine(page);
     for (StreamWorker w : workers) {
-      if (asleep.getOrDefault(w.id().dpRank(), false)) {
-        ensurePurged(w, "sleep");
-      } else {
-        purgedFor.remove(w);
-      }
+      // Level-triggered: the stream holds nothing while its engine says it sleeps.
+      boolean now = sleeping.getOrDefault(w.id().dpRank(), false);
+      asleep.put(w.id(), now);
+      w.status().engineAsleep(now);
+      purgedFor.remove(w);
     }
   }
 

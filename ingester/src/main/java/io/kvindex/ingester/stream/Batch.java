@@ -16,26 +16,35 @@ import java.util.List;
  * @param payloadHash a hash of the payload bytes, to tell a duplicate from a new batch
  * @param events the decoded batch; empty when the payload is malformed
  * @param malformed why the payload could not be decoded, or null
+ * @param live whether it came from the live stream (else from the replay ring: history)
  */
-public record Batch(long seq, int payloadHash, KvEventBatch events, String malformed) {
+public record Batch(
+    long seq, int payloadHash, KvEventBatch events, String malformed, boolean live) {
+
+  private static final KvEventBatch NOTHING = KvEventBatch.of(0, List.of(), null);
 
   /** Decodes a message's payload; a malformed one becomes an empty batch that says why. */
-  public static Batch decode(EventMessage message) {
+  public static Batch decode(EventMessage message, boolean live) {
     int hash = Arrays.hashCode(message.payload());
     try {
-      return new Batch(message.seq(), hash, KvEventDecoder.decode(message.payload()), null);
+      return new Batch(message.seq(), hash, KvEventDecoder.decode(message.payload()), null, live);
     } catch (RuntimeException e) {
-      return new Batch(message.seq(), hash, KvEventBatch.of(0, List.of(), null), e.getMessage());
+      return new Batch(message.seq(), hash, NOTHING, e.getMessage(), live);
     }
   }
 
-  /** A decoded batch, for tests. */
+  /** A decoded live batch, for tests. */
   public static Batch of(long seq, KvEventBatch events) {
-    return new Batch(seq, events.hashCode(), events, null);
+    return new Batch(seq, events.hashCode(), events, null, true);
   }
 
   /** Whether the batch carries an AllBlocksCleared (it applies as a purge first). */
   public boolean clears() {
     return events.events().stream().anyMatch(e -> e instanceof AllBlocksCleared);
+  }
+
+  /** The same batch without its events: applied, it moves the watermark and changes nothing. */
+  public Batch emptied() {
+    return new Batch(seq, payloadHash, NOTHING, malformed, live);
   }
 }

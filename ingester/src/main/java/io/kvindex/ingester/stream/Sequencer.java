@@ -26,6 +26,14 @@ import java.util.TreeMap;
  * applied by Redis as a purge followed by the events after the clear, so until it applies the
  * stream does not advance: a temporary error keeps the purge pending instead of leaving a cleared
  * pod looking warm. DUPLICATE and GAP answers carry the index's watermark, which is the truth.
+ *
+ * <p>A live stream only moves forward: a live sequence below the watermark but past the last live
+ * one is a late copy of a batch a replay already applied (a replay can overtake hundreds of queued
+ * live batches), not a restart. Sleep is level-triggered: while the engine says it sleeps, the
+ * index holds nothing of it whatever arrives; batches from before the sleep (buffered, replayed,
+ * caught up) are applied without their events, so the watermark moves and no block the engine
+ * dropped comes back. A live batch newer than everything seen before the sleep shows the engine
+ * awake again.
  */
 public final class Sequencer {
   /** Live batches recognised as duplicates once applied: the most recent this many. */
@@ -91,8 +99,11 @@ public final class Sequencer {
   private final Map<Long, Integer> recent = new LinkedHashMap<>(RECENT * 2, 0.75f, false);
   private long expected = -1;
   private long applied = -1;
+  private long lastLive = -1;
   private Purge purge;
   private int restarts;
+  private boolean asleep;
+  private long sleptAfter = -1;
 
   /**
    * @param maxPending live batches buffered at most while waiting
@@ -135,18 +146,40 @@ public final class Sequencer {
     long seq = batch.seq();
     if (seq < expected) {
       Integer seen = recent.get(seq);
-      if (seen != null && seen == batch.payloadHash()) {
+      boolean resent = seen != null && seen == batch.payloadHash();
+      boolean late = lastLive >= 0 && seq > lastLive;
+      if (resent || late) {
+        lastLive = Math.max(lastLive, seq);
         return Live.DUPLICATE;
       }
       restart();
+      lastLive = seq;
       pending.put(seq, batch);
       return Live.RESTART;
     }
+    lastLive = Math.max(lastLive, seq);
     if (pending.size() >= maxPending) {
       return Live.DROPPED;
     }
     pending.putIfAbsent(seq, batch);
     return Live.QUEUED;
+  }
+
+  /**
+   * The engine's sleep state, as its {@code /metrics} said at the last scrape. Falling asleep
+   * purges the stream; while asleep, nothing from before the sleep adds a block.
+   */
+  public void asleep(boolean nowAsleep) {
+    if (nowAsleep && !asleep) {
+      sleptAfter =
+          Math.max(Math.max(expected - 1, lastLive), pending.isEmpty() ? -1 : pending.lastKey());
+      requestPurge("sleep");
+    }
+    asleep = nowAsleep;
+  }
+
+  public boolean isAsleep() {
+    return asleep;
   }
 
   /**
@@ -158,6 +191,17 @@ public final class Sequencer {
     pending.clear();
     recent.clear();
     purge = new Purge("engine_restart", PurgeMode.RESET_WATERMARK, 0);
+  }
+
+  /**
+   * The index lost what it held of this stream, or may have (Redis restarted empty, a failover lost
+   * acknowledged writes, a FLUSHDB): start again as a new stream would, from what the engine can
+   * replay. Whatever the index still holds is purged first (an older state would say the pod holds
+   * blocks it has since removed); the batches waiting are the engine's and stay.
+   */
+  public void indexLost() {
+    recent.clear();
+    purge = new Purge("index_reset", PurgeMode.RESET_WATERMARK, 0);
   }
 
   /** Asks for a purge (a level-triggered caller may ask again; one pending purge is enough). */
@@ -179,10 +223,25 @@ public final class Sequencer {
       } else if (first > expected) {
         return new RepairGap(expected, first);
       } else {
-        return new Apply(pending.firstEntry().getValue());
+        return new Apply(whileAsleep(pending.firstEntry().getValue()));
       }
     }
     return new Idle();
+  }
+
+  /**
+   * A batch as it may be applied: while the engine sleeps, one from before the sleep (or from the
+   * replay ring) without its events; a live batch newer than the sleep shows the engine awake.
+   */
+  private Batch whileAsleep(Batch batch) {
+    if (!asleep) {
+      return batch;
+    }
+    if (batch.live() && batch.seq() > sleptAfter) {
+      asleep = false; // the engine publishes again: it is awake, whatever the last scrape said
+      return batch;
+    }
+    return batch.emptied();
   }
 
   /** Whether a quiet stream may ask its replay socket for batches after its watermark. */

@@ -19,6 +19,8 @@ public final class StreamStatus {
 
   private final ConcurrentLinkedQueue<String> purgeRequests = new ConcurrentLinkedQueue<>();
   private volatile boolean restartRequested;
+  private volatile boolean resetRequested;
+  private volatile boolean engineAsleep;
   private volatile State state = State.STARTING;
   private volatile String lastError = "";
   private volatile long applied = -1;
@@ -76,6 +78,26 @@ public final class StreamStatus {
    */
   public void requestRestart() {
     restartRequested = true;
+  }
+
+  /** The engine's sleep state as its {@code /metrics} said at the last scrape (level). */
+  public void engineAsleep(boolean asleep) {
+    engineAsleep = asleep;
+  }
+
+  boolean engineAsleep() {
+    return engineAsleep;
+  }
+
+  /** Says the index lost (or may have lost) what it held of the stream; see Sequencer#indexLost. */
+  public void requestIndexReset() {
+    resetRequested = true;
+  }
+
+  boolean takeIndexResetRequest() {
+    boolean asked = resetRequested;
+    resetRequested = false;
+    return asked;
   }
 
   String nextPurgeRequest() {

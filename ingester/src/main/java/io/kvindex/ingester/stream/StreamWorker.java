@@ -1,9 +1,7 @@
 package io.kvindex.ingester.stream;
 
-import io.kvindex.index.ApplyResult;
-import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.KeyMode;
-import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -48,10 +46,11 @@ public final class StreamWorker implements Runnable {
   private final StreamId id;
   private final KeyMode mode;
   private final PodSpec pod;
-  private final long token;
+  private final Lease lease;
   private final Shared shared;
   private final Listener listener;
   private final Sequencer sequencer;
+  private final IndexWrites writes;
   private final StreamStatus status;
   private final Backoff retry;
   private final Backoff reconnect;
@@ -61,21 +60,24 @@ public final class StreamWorker implements Runnable {
   private volatile boolean halted;
   private State state = State.STARTING;
   private LiveSocket sub;
+  private boolean lastReportedAsleep;
+  private long liveAtLastCatchUp = -1;
   private long retryAtNanos;
   private long quietSinceNanos;
 
   public StreamWorker(
-      StreamId id, KeyMode mode, PodSpec pod, long token, Shared shared, Listener listener) {
+      StreamId id, KeyMode mode, PodSpec pod, Lease lease, Shared shared, Listener listener) {
     this.id = id;
     this.mode = mode;
     this.pod = pod;
-    this.token = token;
+    this.lease = lease;
     this.shared = shared;
     this.listener = listener;
     this.sequencer = new Sequencer(shared.config().maxPendingBatches());
     this.retry = new Backoff(shared.config().retryMin(), shared.config().retryMax());
     this.reconnect = new Backoff(shared.config().reconnectMin(), shared.config().reconnectMax());
     this.label = "pod=" + id.pod() + " stream=" + id;
+    this.writes = new IndexWrites(shared, id, mode, lease, label);
     long now = shared.nanos();
     this.status = new StreamStatus(now);
     this.quietSinceNanos = now;
@@ -90,8 +92,8 @@ public final class StreamWorker implements Runnable {
     return pod;
   }
 
-  public long token() {
-    return token;
+  public Lease lease() {
+    return lease;
   }
 
   /** What other threads see of the stream, and may ask of it. */
@@ -116,7 +118,7 @@ public final class StreamWorker implements Runnable {
       while (running) {
         try {
           step();
-        } catch (FencedException e) {
+        } catch (IndexWrites.FencedException e) {
           fenced();
           break;
         } catch (RuntimeException e) {
@@ -145,7 +147,7 @@ public final class StreamWorker implements Runnable {
     if (received instanceof LiveSocket.Message m) {
       quietSinceNanos = shared.nanos();
       status.received();
-      onLive(decoded(m.message()));
+      onLive(decoded(m.message(), true));
     } else if (received instanceof LiveSocket.Garbled g) {
       status.received();
       shared.metrics().malformed();
@@ -159,6 +161,20 @@ public final class StreamWorker implements Runnable {
   private void takeRequests() {
     if (status.takeRestartRequest()) {
       engineRestarted("its process start time changed");
+    }
+    if (status.takeIndexResetRequest()) {
+      indexLost();
+    }
+    boolean reportedAsleep = status.engineAsleep();
+    if (reportedAsleep != lastReportedAsleep) {
+      // Edges of what the scrapes say: a live batch may show the engine awake before a scrape does.
+      lastReportedAsleep = reportedAsleep;
+      sequencer.asleep(reportedAsleep);
+      if (reportedAsleep) {
+        log.info(
+            "{}: the engine sleeps; purging, and nothing from before the sleep applies", label);
+        retryAtNanos = shared.nanos();
+      }
     }
     String reason;
     while ((reason = status.nextPurgeRequest()) != null) {
@@ -197,10 +213,15 @@ public final class StreamWorker implements Runnable {
     try {
       sequencer.start(shared.index().watermark(id).orElse(-1));
       status.progress(sequencer);
+      if (sequencer.applied() >= 0) {
+        // Taken over from another owner: what the engine published since, or removed while its
+        // stream was quiet, is in the replay ring; ask for it now, not after a quiet spell.
+        quietSinceNanos = shared.nanos() - shared.config().idleCatchUp().toNanos() - 1;
+      }
       shared.metrics().watermark(id, sequencer.applied());
       setState(State.RUNNING, "");
       log.info(
-          "{}: owned with token {}, resuming after sequence {}", label, token, sequencer.applied());
+          "{}: owned with lease {}, resuming after sequence {}", label, lease, sequencer.applied());
       return true;
     } catch (RedisUnavailableException e) {
       shared.metrics().swallowed("watermark");
@@ -225,8 +246,8 @@ public final class StreamWorker implements Runnable {
     progressIfDue();
   }
 
-  private Batch decoded(EventMessage message) {
-    Batch batch = Batch.decode(message);
+  private Batch decoded(EventMessage message, boolean live) {
+    Batch batch = Batch.decode(message, live);
     if (batch.malformed() != null) {
       shared.metrics().malformed();
       log.warn("{}: batch {} is malformed, skipped: {}", label, batch.seq(), batch.malformed());
@@ -234,8 +255,8 @@ public final class StreamWorker implements Runnable {
     return batch;
   }
 
-  private List<Batch> decoded(List<EventMessage> messages) {
-    return messages.stream().map(this::decoded).toList();
+  private List<Batch> replayed(List<EventMessage> messages) {
+    return messages.stream().map(m -> decoded(m, false)).toList();
   }
 
   private void engineRestarted(String evidence) {
@@ -247,6 +268,14 @@ public final class StreamWorker implements Runnable {
     log.warn("{}: engine restarted ({}); purging", label, evidence);
     status.progress(sequencer);
     shared.metrics().restart();
+    retryAtNanos = shared.nanos();
+  }
+
+  private void indexLost() {
+    log.warn(
+        "{}: the index lost what it held of this stream; starting again from the replay", label);
+    sequencer.indexLost();
+    status.progress(sequencer);
     retryAtNanos = shared.nanos();
   }
 
@@ -262,9 +291,27 @@ public final class StreamWorker implements Runnable {
     if (!r.batches().isEmpty()) {
       log.info("{}: quiet stream caught up {} batches from replay", label, r.batches().size());
       shared.metrics().replay("idle_catch_up");
-      sequencer.caughtUp(decoded(r.batches()));
+      sequencer.caughtUp(replayed(r.batches()));
       progress();
+      if (status.liveReceived() == liveAtLastCatchUp) {
+        reopenDeafSocket(r.batches().size());
+      }
     }
+    liveAtLastCatchUp = status.liveReceived();
+  }
+
+  /**
+   * The publisher published batches that never reached this SUB socket since the last catch-up: a
+   * connection can stay stuck in its handshake (seen with jeromq on loopback). A new socket
+   * subscribes afresh; the replay covers what the switch misses.
+   */
+  private void reopenDeafSocket(int published) {
+    log.warn(
+        "{}: {} batches published but none received live; reopening the SUB socket",
+        label,
+        published);
+    shared.metrics().reconnect();
+    closeSocket();
   }
 
   /** Carries out the sequencer's actions until it has nothing to do or something must wait. */
@@ -290,80 +337,28 @@ public final class StreamWorker implements Runnable {
 
   private boolean runPurge(RunPurge action) {
     shared.gate().passUninterruptibly();
-    if (halted) {
-      return false;
-    }
-    String reason = action.purge().reason();
-    PurgeStatus status = shared.index().purge(id, token, action.purge().mode());
-    if (status == PurgeStatus.FENCED) {
-      throw new FencedException();
-    }
-    if (sequencer.purged(status)) {
-      shared.metrics().purge(reason, "done");
-      log.info("{}: purged ({})", label, reason);
-      shared.metrics().watermark(id, sequencer.applied());
-      succeeded();
-      return true;
-    }
-    shared.metrics().purge(reason, "pending");
-    shared.metrics().swallowed("purge");
-    log.warn("{}: purge ({}) met a temporary error; it stays pending", label, reason);
-    backOff();
-    return false;
+    return !halted && carryOut(writes.purge(sequencer, action));
   }
 
   private boolean apply(Batch batch) {
     shared.gate().passUninterruptibly();
-    if (halted) {
-      return false;
-    }
-    ApplyResult result = shared.index().apply(id, mode, batch.seq(), token, batch.events());
-    ApplyStatus outcome = result.status();
-    shared.metrics().batch(outcome.name().toLowerCase(Locale.ROOT));
-    if (outcome == ApplyStatus.FENCED) {
-      throw new FencedException();
-    }
-    long before = sequencer.applied();
-    sequencer.applied(batch, result);
-    long applied = sequencer.applied();
-    if (batch.clears()) {
-      countClear(batch.seq(), outcome);
-    }
-    switch (outcome) {
-      case APPLIED -> {
-        status.appliedAt(shared.nanos());
-        shared.metrics().watermark(id, applied);
-        shared.metrics().applied(batch.events(), shared.clock().millis());
-        succeeded();
-      }
-      case DUPLICATE, GAP ->
-          log.info("{}: watermark resynchronised from {} to {}", label, before, applied);
-      default -> {
-        shared.metrics().swallowed("apply");
-        backOff();
-        return false;
-      }
-    }
-    return true;
+    return !halted && carryOut(writes.apply(sequencer, batch, status));
   }
 
-  private void countClear(long seq, ApplyStatus status) {
-    switch (status) {
-      case APPLIED -> {
-        shared.metrics().purge("all_blocks_cleared", "done");
-        log.info("{}: AllBlocksCleared in batch {}: purged", label, seq);
+  /** Whether the stream goes on after a write. */
+  private boolean carryOut(IndexWrites.Outcome outcome) {
+    switch (outcome) {
+      case DONE -> {
+        succeeded();
+        return true;
       }
-      case DUPLICATE -> {
-        // applied already, by an attempt whose reply was lost (or by a former owner)
-        shared.metrics().purge("all_blocks_cleared", "done");
-        log.info("{}: AllBlocksCleared in batch {} was already applied", label, seq);
-      }
-      case SWALLOWED -> {
-        shared.metrics().purge("all_blocks_cleared", "pending");
-        log.warn("{}: AllBlocksCleared in batch {} met a temporary error; pending", label, seq);
+      case LOST -> {
+        indexLost();
+        return true;
       }
       default -> {
-        // a gap first: the clear is applied once the gap is repaired
+        backOff();
+        return false;
       }
     }
   }
@@ -379,7 +374,7 @@ public final class StreamWorker implements Runnable {
           "{}: gap {}..{}, replaying from {}", label, gap.from(), gap.firstLive() - 1, gap.from());
       Replay.Result r =
           Replay.fetch(shared.zmq(), endpoint, gap.from(), shared.config().replayIdleTimeout());
-      repair = sequencer.replayed(gap, decoded(r.batches()), r.ended());
+      repair = sequencer.replayed(gap, replayed(r.batches()), r.ended());
     }
     shared.metrics().replay(repair.name().toLowerCase(Locale.ROOT));
     if (repair != GapRepair.COVERED && repair != GapRepair.PARTIAL) {
@@ -441,13 +436,6 @@ public final class StreamWorker implements Runnable {
     long end = shared.nanos() + d.toNanos();
     while (running && shared.nanos() - end < 0) {
       LockSupport.parkNanos(Math.min(end - shared.nanos(), 50_000_000L));
-    }
-  }
-
-  /** A write was refused because a newer owner holds the lease. */
-  static final class FencedException extends RuntimeException {
-    FencedException() {
-      super("fenced", null, false, false);
     }
   }
 }

@@ -121,7 +121,40 @@ class SequencerTest {
         row(
             "a catch-up ignores what is already applied",
             "start 4; catchup 3,4,5; next",
-            "apply 5"));
+            "apply 5"),
+        row(
+            "a late live copy of a replayed batch is no restart",
+            "start -1; live 0; next; applied APPLIED; live 3; next; replay 1,2,3,4 end; next;"
+                + " applied APPLIED; next; applied APPLIED; next; applied APPLIED; next;"
+                + " applied APPLIED; live 4",
+            "queued; apply 0; queued; repair 1..2; covered; apply 1; apply 2; apply 3; apply 4;"
+                + " duplicate"),
+        row(
+            "a sleeping engine is purged",
+            "start 4; sleep; next; purged PURGED; next",
+            "purge sleep keep; idle"),
+        row(
+            "while asleep, a catch-up adds nothing",
+            "start 4; sleep; next; purged PURGED; catchup 5,6; next; applied APPLIED; next",
+            "purge sleep keep; apply 5 without events; apply 6 without events"),
+        row(
+            "while asleep, batches buffered before the sleep add nothing",
+            "start 4; live 6; sleep; next; purged PURGED; next; replay 5 end; next; applied"
+                + " APPLIED; next",
+            "queued; purge sleep keep; repair 5..5; covered; apply 5 without events;"
+                + " apply 6 without events"),
+        row(
+            "a live batch newer than the sleep shows the engine awake",
+            "start 4; sleep; next; purged PURGED; live 5; next",
+            "purge sleep keep; queued; apply 5"),
+        row(
+            "once awake, batches apply again",
+            "start 4; sleep; next; purged PURGED; wake; catchup 5; next",
+            "purge sleep keep; apply 5"),
+        row(
+            "a lost index purges and replays from 0, keeping what waits",
+            "start 40; live 41; lost; next; purged PURGED; next",
+            "queued; purge index_reset reset from 0; repair 0..40"));
   }
 
   private static Arguments row(String name, String steps, String transcript) {
@@ -153,6 +186,29 @@ class SequencerTest {
   }
 
   @Test
+  void live_aReplayOvertakingHundredsOfQueuedLiveBatchesIsNoRestart() {
+    // 1..9 were dropped; while the replay from 1 runs, live 11..400 queue up in the SUB socket.
+    Drive d = new Drive(100_000);
+    d.run("start -1; live 0; next; applied APPLIED; live 10; next");
+    StringBuilder replay = new StringBuilder("replay 1");
+    StringBuilder applies = new StringBuilder("next; applied APPLIED");
+    for (int s = 2; s <= 400; s++) {
+      replay.append(',').append(s);
+      applies.append("; next; applied APPLIED");
+    }
+    d.run(replay + " end");
+    d.run(applies.toString());
+    // The replay applied everything up to 400; now the queued live copies arrive, in order.
+    StringBuilder late = new StringBuilder("live 11");
+    for (int s = 12; s <= 400; s++) {
+      late.append("; live ").append(s);
+    }
+    assertThat(d.run(late.toString())).doesNotContain("restart");
+    assertThat(d.s.restarts()).isZero();
+    assertThat(d.run("live 401; next")).isEqualTo("queued; apply 401");
+  }
+
+  @Test
   void catchUp_onlyWhenNothingWaits() {
     Sequencer s = new Sequencer(10);
     assertThat(s.mayCatchUp()).as("before the watermark is read").isFalse();
@@ -170,9 +226,12 @@ class SequencerTest {
     assertThat(Batch.of(2, KvEventBatch.of(0, List.of(), null)).clears()).isFalse();
   }
 
+  private static final KvEventBatch ONE_EVENT =
+      KvEventBatch.of(0, List.of(AllBlocksCleared.INSTANCE), null);
+
   /** Runs a script of steps against one sequencer and returns the transcript. */
   private static final class Drive {
-    private final Sequencer s;
+    final Sequencer s;
     private Action last;
 
     Drive(int maxPending) {
@@ -194,7 +253,7 @@ class SequencerTest {
       switch (w[0]) {
         case "start" -> s.start(Long.parseLong(w[1]));
         case "live" -> {
-          return s.live(batch(w[1])).name().toLowerCase(Locale.ROOT);
+          return s.live(batch(w[1], true)).name().toLowerCase(Locale.ROOT);
         }
         case "next" -> {
           last = s.next();
@@ -207,7 +266,7 @@ class SequencerTest {
         }
         case "purged" -> s.purged(PurgeStatus.valueOf(w[1]));
         case "replay" -> {
-          return s.replayed((RepairGap) last, batches(w[1]), w[2].equals("end"))
+          return s.replayed((RepairGap) last, batches(w[1], false), w[2].equals("end"))
               .name()
               .toLowerCase(Locale.ROOT);
         }
@@ -216,7 +275,10 @@ class SequencerTest {
         }
         case "request" -> s.requestPurge(w[1]);
         case "restart" -> s.restart();
-        case "catchup" -> s.caughtUp(batches(w[1]));
+        case "sleep" -> s.asleep(true);
+        case "wake" -> s.asleep(false);
+        case "lost" -> s.indexLost();
+        case "catchup" -> s.caughtUp(batches(w[1], false));
         default -> throw new IllegalArgumentException("unknown step " + w[0]);
       }
       return null;
@@ -224,7 +286,8 @@ class SequencerTest {
 
     private static String describe(Action a) {
       if (a instanceof Apply apply) {
-        return "apply " + apply.batch().seq();
+        boolean emptied = apply.batch().events().events().isEmpty();
+        return "apply " + apply.batch().seq() + (emptied ? " without events" : "");
       }
       if (a instanceof RepairGap gap) {
         return "repair " + gap.from() + ".." + (gap.firstLive() - 1);
@@ -239,22 +302,25 @@ class SequencerTest {
       return "idle";
     }
 
-    private static List<Batch> batches(String seqs) {
+    private static List<Batch> batches(String seqs, boolean live) {
       List<Batch> out = new ArrayList<>();
       if (!seqs.equals("none")) {
         for (String seq : seqs.split(",")) {
-          out.add(batch(seq));
+          out.add(batch(seq, live));
         }
       }
       return out;
     }
 
-    /** A batch {@code S}, or {@code S#H} with payload hash H (default: the sequence itself). */
-    private static Batch batch(String spec) {
+    /**
+     * A batch {@code S} holding one event (so that an applied batch shows whether it kept it), or
+     * {@code S#H} with payload hash H (default: the sequence itself).
+     */
+    private static Batch batch(String spec, boolean live) {
       String[] parts = spec.split("#");
       long seq = Long.parseLong(parts[0]);
       int hash = parts.length > 1 ? Integer.parseInt(parts[1]) : (int) seq;
-      return new Batch(seq, hash, KvEventBatch.of(0, List.of(), null), null);
+      return new Batch(seq, hash, ONE_EVENT, null, live);
     }
   }
 }

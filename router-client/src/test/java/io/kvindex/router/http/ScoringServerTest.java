@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisConnector;
@@ -67,7 +68,7 @@ class ScoringServerTest {
         hashes.add(keys[i]);
       }
       StreamId stream = StreamId.of(MODEL, "pod-a");
-      long token = index.acquireLease(stream, "test", Duration.ofMinutes(1)).orElseThrow();
+      Lease token = index.acquireLease(stream, "test", Duration.ofMinutes(1)).orElseThrow();
       index.apply(
           stream,
           KeyMode.ENGINE,

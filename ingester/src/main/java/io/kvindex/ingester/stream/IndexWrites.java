@@ -1,0 +1,129 @@
+package io.kvindex.ingester.stream;
+
+import io.kvindex.index.ApplyResult;
+import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
+import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.StreamId;
+import io.kvindex.ingester.Shared;
+import io.kvindex.ingester.stream.Sequencer.RunPurge;
+import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One stream's writes to the index under its lease: the purges and batches its sequencer asks for,
+ * with what each answer means counted and logged, and told to the sequencer. Not thread-safe: the
+ * stream's worker thread makes them.
+ */
+final class IndexWrites {
+  private static final Logger log = LoggerFactory.getLogger(StreamWorker.class);
+
+  /** What a write means for the worker. */
+  enum Outcome {
+    /** Done (or already done): go on. */
+    DONE,
+    /** A temporary error outlasted the retries: the work stays; try again after a backoff. */
+    WAIT,
+    /** The index lost what it held of the stream: start again from what the engine can replay. */
+    LOST
+  }
+
+  /** A write was refused because a newer owner holds the lease. */
+  static final class FencedException extends RuntimeException {
+    FencedException() {
+      super("fenced", null, false, false);
+    }
+  }
+
+  private final Shared shared;
+  private final StreamId id;
+  private final KeyMode mode;
+  private final Lease lease;
+  private final String label;
+
+  IndexWrites(Shared shared, StreamId id, KeyMode mode, Lease lease, String label) {
+    this.shared = shared;
+    this.id = id;
+    this.mode = mode;
+    this.lease = lease;
+    this.label = label;
+  }
+
+  /** Runs the purge the sequencer asked for. */
+  Outcome purge(Sequencer sequencer, RunPurge action) {
+    String reason = action.purge().reason();
+    PurgeStatus status = shared.index().purge(id, lease, action.purge().mode());
+    if (status == PurgeStatus.FENCED) {
+      throw new FencedException();
+    }
+    if (status == PurgeStatus.RESET) {
+      return Outcome.LOST;
+    }
+    if (sequencer.purged(status)) {
+      shared.metrics().purge(reason, "done");
+      log.info("{}: purged ({})", label, reason);
+      shared.metrics().watermark(id, sequencer.applied());
+      return Outcome.DONE;
+    }
+    shared.metrics().purge(reason, "pending");
+    shared.metrics().swallowed("purge");
+    log.warn("{}: purge ({}) met a temporary error; it stays pending", label, reason);
+    return Outcome.WAIT;
+  }
+
+  /** Applies the batch the sequencer asked for. */
+  Outcome apply(Sequencer sequencer, Batch batch, StreamStatus status) {
+    ApplyResult result = shared.index().apply(id, mode, batch.seq(), lease, batch.events());
+    ApplyStatus outcome = result.status();
+    shared.metrics().batch(outcome.name().toLowerCase(Locale.ROOT));
+    if (outcome == ApplyStatus.FENCED) {
+      throw new FencedException();
+    }
+    if (outcome == ApplyStatus.RESET) {
+      return Outcome.LOST;
+    }
+    long before = sequencer.applied();
+    sequencer.applied(batch, result);
+    if (batch.clears()) {
+      countClear(batch.seq(), outcome);
+    }
+    switch (outcome) {
+      case APPLIED -> {
+        status.appliedAt(shared.nanos());
+        shared.metrics().watermark(id, sequencer.applied());
+        shared.metrics().applied(batch.events(), shared.clock().millis());
+      }
+      case DUPLICATE, GAP ->
+          log.info(
+              "{}: watermark resynchronised from {} to {}", label, before, sequencer.applied());
+      default -> {
+        shared.metrics().swallowed("apply");
+        return Outcome.WAIT;
+      }
+    }
+    return Outcome.DONE;
+  }
+
+  private void countClear(long seq, ApplyStatus status) {
+    switch (status) {
+      case APPLIED -> {
+        shared.metrics().purge("all_blocks_cleared", "done");
+        log.info("{}: AllBlocksCleared in batch {}: purged", label, seq);
+      }
+      case DUPLICATE -> {
+        // applied already, by an attempt whose reply was lost (or by a former owner)
+        shared.metrics().purge("all_blocks_cleared", "done");
+        log.info("{}: AllBlocksCleared in batch {} was already applied", label, seq);
+      }
+      case SWALLOWED -> {
+        shared.metrics().purge("all_blocks_cleared", "pending");
+        log.warn("{}: AllBlocksCleared in batch {} met a temporary error; pending", label, seq);
+      }
+      default -> {
+        // a gap first: the clear is applied once the gap is repaired
+      }
+    }
+  }
+}

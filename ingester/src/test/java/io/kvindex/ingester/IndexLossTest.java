@@ -1,0 +1,114 @@
+package io.kvindex.ingester;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.testing.Fresh;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An ingester keeps the index exact when Redis loses it, when a pod sleeps through that, and when a
+ * stream moves to a new owner while its pod is quiet.
+ */
+@UsesRedis
+class IndexLossTest {
+  private static final Duration WAIT = Duration.ofSeconds(30);
+  private Rig rig;
+  private Fleet fleet;
+
+  @AfterEach
+  void tearDown() {
+    if (rig != null) {
+      rig.close();
+    }
+    if (fleet != null) {
+      fleet.close();
+    }
+  }
+
+  private static void flushAll(RedisStandalone redis) {
+    RedisClient client = RedisClient.create(redis.uri());
+    try (var c = client.connect()) {
+      c.sync().flushall();
+    } finally {
+      client.shutdown();
+    }
+  }
+
+  private static int running(Ingester i) {
+    return (int)
+        i.workers().values().stream()
+            .filter(
+                w -> w.status().state() == io.kvindex.ingester.stream.StreamStatus.State.RUNNING)
+            .count();
+  }
+
+  @Test
+  void flushAll_streamsStartAgainFromTheirRingsAndASleepingPodStaysEmpty(
+      @Fresh RedisStandalone redis) {
+    rig = new Rig(redis);
+    fleet = Fleet.start(2);
+    Ingester ingester = rig.start("r1", fleet.specs("engine"));
+    Await.until(WAIT, "both owned", () -> running(ingester) == 2);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(10);
+    for (SimulatedPod p : fleet.pods()) {
+      rig.awaitCaughtUp(p, WAIT);
+      rig.awaitEqual(p, fleet.everHeld(), WAIT);
+    }
+    Set<Long> slept = new HashSet<>(fleet.pod(1).cachedBlocks(0, "GPU"));
+    fleet.pod(1).sleep(1);
+    Await.until(WAIT, "the sleeping pod purged", () -> rig.held("pod-1", slept).isEmpty());
+
+    flushAll(
+        redis); // Redis loses the index; pod-1's ring still holds what it stored before sleeping
+
+    Await.until(
+        WAIT,
+        "the loss noticed",
+        () ->
+            ingester.meterRegistry().find("kvindex.index.resets").counters().stream()
+                    .mapToDouble(c -> c.count())
+                    .sum()
+                >= 1);
+    rig.awaitEqual(fleet.pod(0), fleet.everHeld(), WAIT);
+    fleet.traffic(fleet.pod(0), 3);
+    rig.awaitCaughtUp(fleet.pod(0), WAIT);
+    rig.awaitEqual(fleet.pod(0), fleet.everHeld(), WAIT);
+    assertThat(rig.held("pod-1", slept)).as("nothing of the sleeping pod came back").isEmpty();
+
+    fleet.pod(1).wakeUp();
+    fleet.traffic(fleet.pod(1), 5);
+    rig.awaitCaughtUp(fleet.pod(1), WAIT);
+    rig.awaitEqual(fleet.pod(1), fleet.everHeld(), WAIT);
+  }
+
+  @Test
+  void takeover_catchesUpAtOnceWithAQuietPod(RedisStandalone redis) {
+    rig = new Rig(redis);
+    fleet = Fleet.start(1);
+    Ingester a = rig.start("a", fleet.specs("engine"));
+    Await.until(WAIT, "a owns the stream", () -> running(a) == 1);
+    rig.warmUp(fleet, fleet.pod(0));
+    fleet.traffic(5);
+    rig.awaitCaughtUp(fleet.pod(0), WAIT);
+    rig.awaitEqual(fleet.pod(0), fleet.everHeld(), WAIT);
+
+    a.pause(); // frozen: it renews nothing and applies nothing
+    fleet.pod(0).resetPrefixCache();
+    fleet.traffic(fleet.pod(0), 1); // the clear and one request, then the pod goes quiet
+    // b would catch a quiet stream up only after a minute: only the takeover's catch-up can help.
+    Ingester b = rig.start("b", fleet.specs("engine"), c -> c.idleCatchUp(Duration.ofMinutes(1)));
+    Await.until(WAIT, "b took the stream over", () -> running(b) == 1);
+
+    rig.awaitEqual(fleet.pod(0), fleet.everHeld(), WAIT);
+    a.resume();
+  }
+}

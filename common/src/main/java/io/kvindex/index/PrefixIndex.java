@@ -139,6 +139,9 @@ public interface PrefixIndex extends AutoCloseable {
   /**
    * One bounded garbage-collection step in an index group (one script call that examines about
    * {@code budget} block fields). Call it in a loop until {@link GcResult#done()}.
+   *
+   * @param budget 1 to {@link PrefixIndexBuilder#MAX_GC_BUDGET}
+   * @throws IllegalArgumentException for a budget outside that range
    */
   GcResult collectGarbage(int group, int budget);
 

@@ -28,6 +28,12 @@ public final class PrefixIndexBuilder {
    */
   public static final int DEFAULT_GC_BUDGET = 16;
 
+  /**
+   * The largest GC budget: a call rewrites up to about that many fields in one script run (a few
+   * milliseconds at the cap, so only for draining a backlog quickly while nothing else waits).
+   */
+  public static final int MAX_GC_BUDGET = 3000;
+
   private int gcBudget = DEFAULT_GC_BUDGET;
 
   /**
@@ -101,11 +107,11 @@ public final class PrefixIndexBuilder {
   }
 
   /**
-   * Block fields one garbage-collection call examines (HSCAN COUNT). Default {@link
-   * #DEFAULT_GC_BUDGET}.
+   * Block fields one garbage-collection call examines (HSCAN COUNT), 1 to {@value #MAX_GC_BUDGET}.
+   * Default {@link #DEFAULT_GC_BUDGET}.
    */
   public PrefixIndexBuilder gcBudget(int fields) {
-    this.gcBudget = Check.between(fields, 1, 5000, "gcBudget");
+    this.gcBudget = Check.between(fields, 1, MAX_GC_BUDGET, "gcBudget");
     return this;
   }
 

@@ -6,6 +6,7 @@ import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexConfig;
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.SweepResult;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
@@ -59,7 +60,7 @@ final class RedisMaintenance {
 
   private CompletableFuture<RedisOutcome<List<Object>>> gcStep(int group, int budget) {
     checkGroup(group);
-    Check.atLeast(budget, 1, "budget");
+    Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
     byte[][] k = {keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group)};
     return writes
         .<List<Object>>run(Scripts.GC, ScriptOutputType.MULTI, k, ascii(budget))
@@ -68,7 +69,7 @@ final class RedisMaintenance {
 
   SweepResult sweepDeparted(int group, int budget) {
     checkGroup(group);
-    Check.atLeast(budget, 1, "budget");
+    Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
     byte[][] k = {
       keys.meta(group), keys.streams(group), keys.pods(group), keys.blocks(group), keys.dead(group)
     };

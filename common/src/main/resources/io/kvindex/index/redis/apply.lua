@@ -9,7 +9,6 @@
 -- without dead slots' entries, into its head's segment field. Blocks stored with no locator are
 -- counted in the blocks hash's unlocated field; lookups read segments only while it is 0.
 local MAX_SLOT = 4095
-local CHUNK = 512
 local FIRST_EVENT = 11
 local SEGMENT = '/s'
 local UNLOCATED = 'kvindex/unlocated'
@@ -118,27 +117,6 @@ local function mirror(prefix, loc, key, value)
   end
   list[#list + 1] = sub(loc, 9, 9) .. key
   list[#list + 1] = value
-end
-
-local function hmget(key, fields)
-  local out = {}
-  for i = 1, #fields, CHUNK do
-    local part = redis.call('HMGET', key, unpack(fields, i, math.min(i + CHUNK - 1, #fields)))
-    for k = 1, #part do out[i + k - 1] = part[k] or nil end
-  end
-  return out
-end
-
-local function hset(key, pairs)
-  for i = 1, #pairs, CHUNK * 2 do
-    redis.call('HSET', key, unpack(pairs, i, math.min(i + CHUNK * 2 - 1, #pairs)))
-  end
-end
-
-local function hdel(key, fields)
-  for i = 1, #fields, CHUNK do
-    redis.call('HDEL', key, unpack(fields, i, math.min(i + CHUNK - 1, #fields)))
-  end
 end
 
 -- Stores consecutive blocks of one chain. parent: the chain's block before keys[1] ('' for a chain

@@ -140,8 +140,8 @@ for k = 1, #items, 2 do
     if parts then settle(field, parts, np) end
   end
 end
-if nout > 0 then redis.call('HSET', KEYS[2], unpack(out)) end
-if ndel > 0 then redis.call('HDEL', KEYS[2], unpack(del)) end
+if nout > 0 then hset(KEYS[2], out) end
+if ndel > 0 then hdel(KEYS[2], del) end
 if unlocatedGone > 0 then redis.call('HINCRBY', KEYS[2], 'kvindex/unlocated', -unlocatedGone) end
 
 local freed = 0

@@ -93,3 +93,30 @@ local function writePodRecord(podsKey, blocksKey, podField, holderField, old, re
     moveSlotsGeneration(blocksKey)
   end
 end
+
+-- HMGET, HSET and HDEL of any number of fields, in chunks: Lua unpacks at most about 8000 values
+-- into one call, and a big batch or a GC step at its largest budget has more.
+local UNPACK_CHUNK = 512
+
+local function hmget(key, fields)
+  local out = {}
+  for i = 1, #fields, UNPACK_CHUNK do
+    local last = math.min(i + UNPACK_CHUNK - 1, #fields)
+    local part = redis.call('HMGET', key, unpack(fields, i, last))
+    for k = 1, #part do out[i + k - 1] = part[k] or nil end
+  end
+  return out
+end
+
+-- pairs: field, value, field, value...
+local function hset(key, pairs)
+  for i = 1, #pairs, UNPACK_CHUNK * 2 do
+    redis.call('HSET', key, unpack(pairs, i, math.min(i + UNPACK_CHUNK * 2 - 1, #pairs)))
+  end
+end
+
+local function hdel(key, fields)
+  for i = 1, #fields, UNPACK_CHUNK do
+    redis.call('HDEL', key, unpack(fields, i, math.min(i + UNPACK_CHUNK - 1, #fields)))
+  end
+end

@@ -230,6 +230,35 @@ class RedisPrefixIndexTest {
     assertThat(blockFields(keys.blocks(0))).isZero();
   }
 
+  /**
+   * A call at the largest budget rewrites every field it scans (each keeps a live entry after the
+   * dead one is stripped): two values per field must stay within what Lua can unpack.
+   */
+  @Test
+  void gc_atTheBudgetCap_rewritesEveryFieldItScans() {
+    int cap = PrefixIndexBuilder.MAX_GC_BUDGET;
+    PrefixIndex index = open(PrefixIndex.builder().indexName("t").gcBudget(cap));
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    Lease ta = lease(index, a);
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 2 * cap), null, null)));
+    index.apply(
+        b, Events.mode(b), 0, lease(index, b), batch(stored(hashes(1, 2 * cap), null, null)));
+    index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
+
+    GcResult step = index.collectGarbage(0, cap);
+    assertThat(step.fieldsScanned()).isGreaterThanOrEqualTo(cap);
+    index.collectAllGarbage();
+    assertThat(depth(index, 2 * cap, "b", "a")).isEqualTo(2 * cap);
+    assertThat(depth(index, 2 * cap, "a", "b")).isZero();
+    assertThatThrownBy(() -> index.collectGarbage(0, cap + 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("budget");
+    assertThatThrownBy(() -> PrefixIndex.builder().gcBudget(cap + 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("gcBudget");
+  }
+
   @Test
   void speculate_smallRoute_hashtableEncodedForLookups() {
     PrefixIndex index = open();

@@ -63,7 +63,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     Check.notNull(mode, "mode");
     Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
-    Check.between(seq, 0, 1L << 53, "seq");
+    BatchCheck.check(seq, batch.events());
     return CompletableFuture.completedFuture(applyNow(stream, mode, seq, lease, batch.events()));
   }
 

@@ -16,6 +16,7 @@ import java.util.Map;
  * @param gcBudget hash fields one garbage-collection call examines
  * @param segmentSlots blocks one segment field may describe before it overflows
  * @param departedRetention how long a departed pod's records are kept past its liveness deadline
+ * @param applyChunkBlocks blocks one apply call writes at most; a larger batch takes several
  */
 public record IndexConfig(
     String indexName,
@@ -24,7 +25,8 @@ public record IndexConfig(
     Duration podTtl,
     int gcBudget,
     int segmentSlots,
-    Duration departedRetention) {
+    Duration departedRetention,
+    int applyChunkBlocks) {
 
   public IndexConfig {
     Check.name(indexName, "indexName");

@@ -46,11 +46,15 @@ public interface PrefixIndex extends AutoCloseable {
   }
 
   /**
-   * Applies one batch of a stream's events, atomically.
+   * Applies one batch of a stream's events, in order and exactly once: a batch of more than the
+   * configured chunk of blocks is applied in several calls, each atomic and each changing nothing
+   * when retried; a lookup meanwhile sees the batch partly applied, as it would see the engine's
+   * steps. The watermark moves with the last chunk.
    *
    * @param mode how the stream's model keys its blocks
    * @param seq the batch's sequence number, 0 to 2^53
    * @param lease the stream's lease from {@link #acquireLease}
+   * @throws BatchRejectedException if the batch can never apply (nothing of it is written)
    */
   default ApplyResult apply(
       StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch) {

@@ -47,6 +47,16 @@ public final class PrefixIndexBuilder {
   public static final int DEFAULT_SEGMENT_SLOTS = 256;
 
   private int segmentSlots = DEFAULT_SEGMENT_SLOTS;
+
+  /**
+   * Blocks one apply call writes at most by default. A call's time inside Redis grows with the
+   * blocks it writes (and every other client waits meanwhile); a larger batch, such as one
+   * BlockStored of a long prompt's prefill, is applied in chunks of this many blocks, one call each
+   * (BENCHMARKS.md has the longest call measured at this size).
+   */
+  public static final int DEFAULT_APPLY_CHUNK_BLOCKS = 256;
+
+  private int applyChunkBlocks = DEFAULT_APPLY_CHUNK_BLOCKS;
   private RetryPolicy writePolicy = RetryPolicy.defaults();
   private RetryPolicy lookupPolicy = RetryPolicy.router();
   private RedisConnector connector;
@@ -125,6 +135,16 @@ public final class PrefixIndexBuilder {
     return this;
   }
 
+  /**
+   * Blocks one apply call writes at most, 16 to 8192 (see {@link #DEFAULT_APPLY_CHUNK_BLOCKS}); a
+   * larger batch is applied in chunks, each a call that changes nothing when retried. Default
+   * {@value #DEFAULT_APPLY_CHUNK_BLOCKS}.
+   */
+  public PrefixIndexBuilder applyChunkBlocks(int blocks) {
+    this.applyChunkBlocks = Check.between(blocks, 16, 8192, "applyChunkBlocks");
+    return this;
+  }
+
   /** Retries of writes, leases and GC. Default {@link RetryPolicy#defaults()}. */
   public PrefixIndexBuilder writePolicy(RetryPolicy policy) {
     this.writePolicy = Check.notNull(policy, "policy");
@@ -171,6 +191,13 @@ public final class PrefixIndexBuilder {
 
   private IndexConfig config() {
     return new IndexConfig(
-        indexName, groups, tierWeights, podTtl, gcBudget, segmentSlots, departedRetention);
+        indexName,
+        groups,
+        tierWeights,
+        podTtl,
+        gcBudget,
+        segmentSlots,
+        departedRetention,
+        applyChunkBlocks);
   }
 }

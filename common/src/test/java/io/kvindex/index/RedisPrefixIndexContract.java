@@ -31,6 +31,10 @@ abstract class RedisPrefixIndexContract extends PrefixIndexContract {
 
   @Override
   PrefixIndexBuilder builder() {
-    return PrefixIndex.builder().redis(connector).lookupPolicy(RetryPolicy.defaults());
+    // The smallest chunk: the random fleets' batches of up to ~36 blocks apply in several calls.
+    return PrefixIndex.builder()
+        .redis(connector)
+        .lookupPolicy(RetryPolicy.defaults())
+        .applyChunkBlocks(16);
   }
 }

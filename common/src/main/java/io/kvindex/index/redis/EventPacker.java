@@ -20,66 +20,139 @@ import java.util.List;
  * 'R'     tier(1) group(2) hash(8)*n      engine-key remove
  * 'Q'     tier(1) group(2) hash(8)*n      token-key remove (hashes resolved through the stream's map)
  * 'T'     tier(1) group(2) hasParent(1) parent(8) root(8) blockSize(4) n(4) hash(8)*n token(4)*n*bs
+ *         (hasParent 2: the rest of a store split at a chunk's end)
  * </pre>
  *
  * Events with no blocks are left out; token-mode stores whose token count is not blocks x block
- * size are left out and counted as dropped. Thread-safe (stateless).
+ * size are left out and counted as dropped. A batch is packed in chunks of at most a given number
+ * of blocks (an AllBlocksCleared counts one), one apply call each: a long event is split into
+ * consecutive pieces, each store's parent the previous piece's last block, so the chunks applied in
+ * order write exactly what the whole batch would. A batch always has at least one chunk (an empty
+ * one moves the watermark). Thread-safe (stateless).
  */
 final class EventPacker {
   private EventPacker() {}
 
-  /** The packed events and the blocks dropped while packing. */
-  record Packed(List<byte[]> events, int dropped) {}
+  /** The packed events of each chunk, in order, and the blocks dropped while packing. */
+  record Packed(List<List<byte[]>> chunks, int dropped) {
+    /** The packed events of a batch that fits in one chunk (tests). */
+    List<byte[]> events() {
+      return chunks.stream().flatMap(List::stream).toList();
+    }
+  }
 
-  static Packed pack(KeyMode mode, String model, List<KvEvent> events) {
-    List<byte[]> out = new ArrayList<>(events.size());
+  /**
+   * @throws IllegalArgumentException if an event holds what the index cannot store (a cache group
+   *     outside [0, 65535], a negative token id)
+   */
+  static Packed pack(KeyMode mode, String model, List<KvEvent> events, int chunkBlocks) {
+    Chunks out = new Chunks(chunkBlocks);
     int dropped = 0;
     for (KvEvent event : events) {
       if (event instanceof AllBlocksCleared) {
-        out.add(new byte[] {'C'});
+        out.add(new byte[] {'C'}, 1);
       } else if (event instanceof BlockRemoved r) {
-        if (!r.blockHashes().isEmpty()) {
-          out.add(
-              hashes(mode == KeyMode.TOKEN ? 'Q' : 'R', Tier.of(r.medium()), r.cacheGroup(), r));
+        char kind = mode == KeyMode.TOKEN ? 'Q' : 'R';
+        Tier tier = Tier.of(r.medium());
+        int group = r.cacheGroup();
+        List<Long> hashes = r.blockHashes();
+        for (int from = 0; from < hashes.size(); ) {
+          int to = from + Math.min(out.room(), hashes.size() - from);
+          out.add(removed(kind, tier, group, hashes.subList(from, to)), to - from);
+          from = to;
         }
       } else if (event instanceof BlockStored s && !s.blockHashes().isEmpty()) {
-        if (mode == KeyMode.ENGINE) {
-          out.add(stored(s));
-        } else if (s.carriesEveryToken()) {
-          out.add(tokenStored(model, s));
-        } else {
+        if (mode == KeyMode.TOKEN && !s.carriesEveryToken()) {
           dropped += s.blockHashes().size();
+          continue;
+        }
+        int group = s.cacheGroup();
+        List<Long> hashes = s.blockHashes();
+        for (int from = 0; from < hashes.size(); ) {
+          int to = from + Math.min(out.room(), hashes.size() - from);
+          Long parent = from == 0 ? s.parentBlockHash() : hashes.get(from - 1);
+          out.add(
+              mode == KeyMode.ENGINE
+                  ? stored(s, group, parent, hashes.subList(from, to))
+                  : tokenStored(model, s, group, parent, from > 0, from, to),
+              to - from);
+          from = to;
         }
       }
     }
-    return new Packed(out, dropped);
+    return new Packed(out.done(), dropped);
   }
 
-  private static byte[] hashes(char kind, Tier tier, int cacheGroup, BlockRemoved r) {
-    ByteBuffer buf = header(kind, tier, cacheGroup, 8 * r.blockHashes().size());
-    r.blockHashes().forEach(buf::putLong);
+  /** Chunks being filled, each with at most {@code limit} blocks. */
+  private static final class Chunks {
+    private final int limit;
+    private final List<List<byte[]>> chunks = new ArrayList<>();
+    private List<byte[]> current = new ArrayList<>();
+    private int used;
+
+    Chunks(int limit) {
+      this.limit = limit;
+    }
+
+    /** Blocks the current chunk still takes (a full one is closed first). */
+    int room() {
+      if (used >= limit) {
+        chunks.add(current);
+        current = new ArrayList<>();
+        used = 0;
+      }
+      return limit - used;
+    }
+
+    void add(byte[] event, int blocks) {
+      room();
+      current.add(event);
+      used += blocks;
+    }
+
+    List<List<byte[]>> done() {
+      if (!current.isEmpty() || chunks.isEmpty()) {
+        chunks.add(current);
+      }
+      return chunks;
+    }
+  }
+
+  private static byte[] removed(char kind, Tier tier, int cacheGroup, List<Long> hashes) {
+    ByteBuffer buf = header(kind, tier, cacheGroup, 8 * hashes.size());
+    hashes.forEach(buf::putLong);
     return buf.array();
   }
 
-  private static byte[] stored(BlockStored s) {
-    ByteBuffer buf =
-        header('S', Tier.of(s.medium()), s.cacheGroup(), 9 + 8 * s.blockHashes().size());
-    buf.put((byte) (s.parentBlockHash() == null ? 0 : 1));
-    buf.putLong(s.parentBlockHash() == null ? 0 : s.parentBlockHash());
-    s.blockHashes().forEach(buf::putLong);
+  private static byte[] stored(BlockStored s, int cacheGroup, Long parent, List<Long> hashes) {
+    ByteBuffer buf = header('S', Tier.of(s.medium()), cacheGroup, 9 + 8 * hashes.size());
+    buf.put((byte) (parent == null ? 0 : 1));
+    buf.putLong(parent == null ? 0 : parent);
+    hashes.forEach(buf::putLong);
     return buf.array();
   }
 
-  private static byte[] tokenStored(String model, BlockStored s) {
-    int n = s.blockHashes().size();
-    ByteBuffer buf =
-        header('T', Tier.of(s.medium()), s.cacheGroup(), 25 + 8 * n + 4 * n * s.blockSize());
-    buf.put((byte) (s.parentBlockHash() == null ? 0 : 1));
-    buf.putLong(s.parentBlockHash() == null ? 0 : s.parentBlockHash());
+  /**
+   * Blocks {@code from} to {@code to} (exclusive) of a token-mode store, with their tokens; a
+   * continuation (hasParent 2) is dropped by the script if the piece before it was.
+   */
+  private static byte[] tokenStored(
+      String model,
+      BlockStored s,
+      int cacheGroup,
+      Long parent,
+      boolean continuation,
+      int from,
+      int to) {
+    int n = to - from;
+    int bs = s.blockSize();
+    ByteBuffer buf = header('T', Tier.of(s.medium()), cacheGroup, 25 + 8 * n + 4 * n * bs);
+    buf.put((byte) (continuation ? 2 : parent == null ? 0 : 1));
+    buf.putLong(parent == null ? 0 : parent);
     buf.putLong(TokenKeys.root(model, s.loraName()));
-    buf.putInt(s.blockSize()).putInt(n);
-    s.blockHashes().forEach(buf::putLong);
-    for (int token : s.tokenIds()) {
+    buf.putInt(bs).putInt(n);
+    s.blockHashes().subList(from, to).forEach(buf::putLong);
+    for (int token : s.tokenIds().subList(from * bs, to * bs)) {
       if (token < 0) {
         throw new IllegalArgumentException("token ids must be >= 0, got " + token);
       }

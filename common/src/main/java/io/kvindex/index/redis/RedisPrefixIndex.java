@@ -9,6 +9,8 @@ import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.BatchCheck;
+import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.KeyMode;
@@ -23,14 +25,17 @@ import io.kvindex.index.SweepResult;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.RetryPolicy;
+import io.kvindex.redis.ScriptRejectedException;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /*
  * Implementation notes.
@@ -120,8 +125,6 @@ import java.util.concurrent.CompletableFuture;
 public final class RedisPrefixIndex implements PrefixIndex {
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;
-
-  private static final long MAX_SEQ = 1L << 53;
 
   private final IndexConfig config;
   private final KeySchema keys;
@@ -240,22 +243,25 @@ public final class RedisPrefixIndex implements PrefixIndex {
     Check.notNull(mode, "mode");
     Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
-    Check.between(seq, 0, MAX_SEQ, "seq");
-    EventPacker.Packed packed = EventPacker.pack(mode, stream.model(), batch.events());
+    BatchCheck.check(seq, batch.events());
+    EventPacker.Packed packed =
+        EventPacker.pack(mode, stream.model(), batch.events(), config.applyChunkBlocks());
     int g = group(stream);
     byte[] podField = KeySchema.podField(stream.model(), stream.pod());
-    List<byte[]> args = new ArrayList<>(10 + packed.events().size());
-    args.add(KeySchema.streamField(stream));
-    args.add(podField);
-    args.add(KeySchema.rank(stream.dpRank()));
-    args.add(ascii(seq));
-    args.add(utf8(lease.toString()));
-    args.add(ascii(config.podTtl().toMillis()));
-    args.add(KeySchema.scope(mode, stream.model()));
-    args.add(KeySchema.holderField(podField));
-    args.add(ascii(config.segmentSlots()));
-    args.add(epochOf(g));
-    args.addAll(packed.events());
+    byte[][] head = {
+      KeySchema.streamField(stream),
+      podField,
+      KeySchema.rank(stream.dpRank()),
+      ascii(seq),
+      utf8(lease.toString()),
+      ascii(config.podTtl().toMillis()),
+      KeySchema.scope(mode, stream.model()),
+      KeySchema.holderField(podField),
+      ascii(config.segmentSlots()),
+      null, // the epoch, read when each chunk is sent
+      null, // the chunk
+      ascii(packed.chunks().size())
+    };
     byte[][] k = {
       keys.meta(g),
       keys.streams(g),
@@ -266,11 +272,87 @@ public final class RedisPrefixIndex implements PrefixIndex {
       keys.lease(stream),
       keys.tokenMap(stream)
     };
-    return writes
-        .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, k, args.toArray(byte[][]::new))
-        .thenApply(outcome -> applyResult(outcome, packed.dropped()))
-        .toCompletableFuture()
+    return applyChunks(new ChunkedApply(g, k, head, packed), 0)
         .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
+  }
+
+  /** One batch on its way through its chunks, and what the applied chunks did. */
+  private static final class ChunkedApply {
+    final int group;
+    final byte[][] keys;
+    final byte[][] head;
+    final EventPacker.Packed packed;
+    int calls;
+    int stored;
+    int removed;
+    int dropped;
+
+    ChunkedApply(int group, byte[][] keys, byte[][] head, EventPacker.Packed packed) {
+      this.group = group;
+      this.keys = keys;
+      this.head = head;
+      this.packed = packed;
+      this.dropped = packed.dropped();
+    }
+
+    /** Enough calls for every chunk to be sent twice and skipped once: past it, a bug. */
+    boolean tooMany() {
+      return ++calls > 3 * packed.chunks().size() + 1;
+    }
+  }
+
+  private CompletableFuture<ApplyResult> applyChunks(ChunkedApply batch, int chunk) {
+    if (batch.tooMany()) {
+      return CompletableFuture.failedFuture(
+          new IllegalStateException(
+              "apply went round its chunks without finishing: a bug, please report it"));
+    }
+    List<byte[]> events = batch.packed.chunks().get(chunk);
+    byte[][] args = Arrays.copyOf(batch.head, batch.head.length + events.size());
+    args[9] = epochOf(batch.group);
+    args[10] = ascii(chunk);
+    for (int i = 0; i < events.size(); i++) {
+      args[batch.head.length + i] = events.get(i);
+    }
+    return writes
+        .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, batch.keys, args)
+        .toCompletableFuture()
+        .handle(
+            (outcome, failure) -> {
+              if (failure != null) {
+                throw slotsFull(failure);
+              }
+              return outcome;
+            })
+        .thenCompose(
+            outcome -> {
+              if (!outcome.isDone()) {
+                return CompletableFuture.completedFuture(ApplyResult.of(ApplyStatus.SWALLOWED, -1));
+              }
+              List<Object> reply = outcome.orElseThrow();
+              String status = text(reply.get(0));
+              long wm = (Long) reply.get(1);
+              batch.stored += ((Long) reply.get(2)).intValue();
+              batch.removed += ((Long) reply.get(3)).intValue();
+              batch.dropped += ((Long) reply.get(4)).intValue();
+              if (status.equals("CHUNK")) {
+                return applyChunks(batch, ((Long) reply.get(5)).intValue());
+              }
+              ApplyStatus applied = ApplyStatus.valueOf(status);
+              return CompletableFuture.completedFuture(
+                  applied == ApplyStatus.APPLIED
+                      ? new ApplyResult(applied, wm, batch.stored, batch.removed, batch.dropped)
+                      : ApplyResult.of(applied, wm));
+            });
+  }
+
+  /** Every holder slot of the group is taken: this batch can never apply as it is. */
+  private static RuntimeException slotsFull(Throwable failure) {
+    Throwable cause = failure instanceof CompletionException c ? c.getCause() : failure;
+    if (cause instanceof ScriptRejectedException r && r.code().equals("KVINDEX_SLOTS_FULL")) {
+      return new BatchRejectedException("slots_full", r.detail(), r);
+    }
+    return cause instanceof RuntimeException e ? e : new CompletionException(cause);
   }
 
   /**
@@ -292,24 +374,6 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private byte[] epochOf(int g) {
     String epoch = identity.epoch(g);
     return epoch == null ? new byte[0] : ascii(epoch);
-  }
-
-  private static ApplyResult applyResult(RedisOutcome<List<Object>> outcome, int packDropped) {
-    if (!outcome.isDone()) {
-      return ApplyResult.of(ApplyStatus.SWALLOWED, -1);
-    }
-    List<Object> reply = outcome.orElseThrow();
-    ApplyStatus status = ApplyStatus.valueOf(text(reply.get(0)));
-    long wm = (Long) reply.get(1);
-    if (status != ApplyStatus.APPLIED) {
-      return ApplyResult.of(status, wm);
-    }
-    return new ApplyResult(
-        status,
-        wm,
-        ((Long) reply.get(2)).intValue(),
-        ((Long) reply.get(3)).intValue(),
-        ((Long) reply.get(4)).intValue() + packDropped);
   }
 
   @Override
@@ -478,9 +542,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
     if (rec == null) {
       return OptionalLong.empty();
     }
-    String value = text(rec);
-    String wm = value.substring(value.indexOf('|') + 1);
-    return wm.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(wm));
+    String[] parts = text(rec).split("\\|", -1); // slot|watermark[|seq:chunks done]
+    return parts[1].isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(parts[1]));
   }
 
   @Override

@@ -1,28 +1,42 @@
--- kvindex apply: one batch of one stream's events, atomically (see RedisPrefixIndex notes).
+-- kvindex apply: one chunk of one batch of one stream's events, atomically (see RedisPrefixIndex
+-- notes). A batch of many blocks is applied in chunks, in order: the stream record keeps which
+-- chunks of the next batch are done ("<slot>|<watermark>|<seq>:<chunks done>[:x]", x when the last
+-- token store of the chunks done was dropped and the next chunk goes on with it), the watermark moves
+-- with the last chunk, and a chunk already done (or not next) changes nothing: the reply says which
+-- chunk is next.
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"), 6 pod ttl
 --       ms, 7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
---       9 segment slot limit, 10 the epoch the caller knows, 11.. events (packed, see EventPacker)
+--       9 segment slot limit, 10 the epoch the caller knows, 11 chunk index (from 0), 12 chunks in
+--       the batch, 13.. events (packed, see EventPacker)
+-- Replies {status, watermark, stored, removed, dropped, next chunk}: APPLIED (the batch is done),
+-- CHUNK (this chunk is done, or was not next: go on with the next chunk given), DUPLICATE, GAP,
+-- FENCED, RESET.
 -- A block's value is its locator when its chain position is known (9 bytes: the key of the chain's
 -- block at the last multiple of 16 at or before it, its head, then its offset from there), then its
 -- entries of 2 bytes: a value of odd length is located. A located block's entries are mirrored,
 -- without dead slots' entries, into its head's segment field. Blocks stored with no locator are
 -- counted in the blocks hash's unlocated field; lookups read segments only while it is 0.
 local MAX_SLOT = 4095
-local FIRST_EVENT = 11
+local FIRST_EVENT = 13
 local SEGMENT = '/s'
 local UNLOCATED = 'kvindex/unlocated'
 local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
 
-if not holdsLease(KEYS[7], ARGV[5]) then return {'FENCED', -1, 0, 0, 0} end
-if not sameEpoch(KEYS[1], ARGV[10]) then return {'RESET', -1, 0, 0, 0} end
+if not holdsLease(KEYS[7], ARGV[5]) then return {'FENCED', -1, 0, 0, 0, 0} end
+if not sameEpoch(KEYS[1], ARGV[10]) then return {'RESET', -1, 0, 0, 0, 0} end
 
-local slot, wm = parseStream(redis.call('HGET', KEYS[2], ARGV[1]))
+local slot, wm, wmText, partSeq, partDone, partTail =
+  parseStream(redis.call('HGET', KEYS[2], ARGV[1]))
 local seq = tonumber(ARGV[4])
 if wm then
-  if seq <= wm then return {'DUPLICATE', wm, 0, 0, 0} end
-  if seq > wm + 1 then return {'GAP', wm, 0, 0, 0} end
+  if seq <= wm then return {'DUPLICATE', wm, 0, 0, 0, 0} end
+  if seq > wm + 1 then return {'GAP', wm, 0, 0, 0, 0} end
 end
+local chunk, chunks = tonumber(ARGV[11]), tonumber(ARGV[12])
+local done = partSeq == seq and partDone or 0
+partTail = partSeq == seq and partTail
+if chunk ~= done then return {'CHUNK', wm or -1, 0, 0, 0, done} end
 
 -- Check capacity before the first write: a script that fails half-way keeps its writes.
 local needed, has = 0, slot ~= 0
@@ -359,12 +373,18 @@ local function removeToken(ev)
 end
 
 -- 'T' tier(1) cg(2) hasParent(1) parent(8) root(8) blockSize(4) n(4) hashes(8n) tokens(4*bs*n):
--- a token-key store; the chain continues from the parent's token key (or the root).
+-- a token-key store; the chain continues from the parent's token key (or the root). hasParent 2:
+-- the rest of a store the previous chunk began, dropped too if that chunk dropped its beginning
+-- (as the whole store would have been).
+local tailDropped = partTail
 local function storeToken(ev)
   local cg = sub(ev, 3, 4)
   local bs, n = u32(ev, 22), u32(ev, 26)
   local prev, parent
-  if byte(ev, 5) == 1 then
+  local hasParent = byte(ev, 5)
+  if hasParent == 2 and tailDropped then
+    prev = nil
+  elseif hasParent >= 1 then
     prev = redis.call('HGET', KEYS[8], cg .. sub(ev, 6, 13))
     parent = prev
   else
@@ -373,8 +393,10 @@ local function storeToken(ev)
   end
   if not prev then
     dropped = dropped + n
+    tailDropped = true
     return
   end
+  tailDropped = false
   ensureSlot()
   local keys, maps = {}, {}
   local tokAt = 30 + 8 * n
@@ -395,6 +417,7 @@ for i = FIRST_EVENT, #ARGV do
   local kind = sub(ev, 1, 1)
   local f = apply[kind]
   if not f then return redis.error_reply('KVINDEX_BAD_EVENT unknown event kind ' .. kind) end
+  if kind ~= 'T' then tailDropped = false end
   f(ev)
 end
 
@@ -406,5 +429,10 @@ local old = redis.call('HGET', KEYS[3], ARGV[2])
 local rec = encodeDeadline(nowMs() + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
 if slot ~= 0 then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
 writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[8], old, rec)
+if chunk + 1 < chunks then
+  redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. wmText .. '|' .. string.format('%d', seq) ..
+    ':' .. (chunk + 1) .. (tailDropped and ':x' or ''))
+  return {'CHUNK', wm or -1, stored, removed, dropped, chunk + 1}
+end
 redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq))
-return {'APPLIED', seq, stored, removed, dropped}
+return {'APPLIED', seq, stored, removed, dropped, chunks}

@@ -52,11 +52,14 @@ local function processId()
   return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
 end
 
--- A stream record's slot (0 for none), watermark (nil for none) and watermark as written ('').
+-- A stream record's slot (0 for none), watermark (nil for none), watermark as written (''), and
+-- the batch being applied in chunks, if any: its sequence, the chunks done, and whether they ended
+-- in a dropped token store (see apply.lua).
 local function parseStream(rec)
   if not rec then return 0, nil, '' end
-  local s, w = string.match(rec, '^(%d+)|(%d*)$')
-  return tonumber(s), tonumber(w), w
+  local s, w, rest = string.match(rec, '^(%d+)|(%d*)(.*)$')
+  local ps, pc, tail = string.match(rest, '^|(%d+):(%d+)(:?x?)$')
+  return tonumber(s), tonumber(w), w, tonumber(ps), tonumber(pc), tail == ':x'
 end
 
 -- A pod record's (slot, rank) pairs without those of one rank (2 bytes).

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
 import io.kvindex.index.GcResult;
@@ -231,6 +232,64 @@ class RedisPrefixIndexTest {
   }
 
   /**
+   * A batch of more blocks than a chunk is applied in chunks; the stream record names the chunks of
+   * the next batch already done, and an apply goes on from there: chunks done are not written
+   * again.
+   */
+  @Test
+  void apply_manyBlocks_goesOnFromTheChunkTheRecordNames() {
+    PrefixIndex index = open(PrefixIndex.builder().indexName("t").applyChunkBlocks(16));
+    KeySchema keys = new KeySchema("t", 1);
+    StreamId s = StreamId.of(MODEL, "a");
+    Lease lease = lease(index, s);
+    index.apply(s, Events.mode(s), 0, lease, batch(stored(hashes(1000, 1), null, null)));
+    byte[] field = KeySchema.streamField(s);
+    String record = new String(redis.hget(keys.streams(0), field), StandardCharsets.UTF_8);
+    assertThat(record).endsWith("|0");
+    String slot = record.substring(0, record.indexOf('|'));
+    // Chunks 0 and 1 of batch 1 "done" (by an attempt whose reply was lost, say).
+    redis.hset(keys.streams(0), field, (slot + "|0|1:2").getBytes(StandardCharsets.UTF_8));
+
+    var result = index.apply(s, Events.mode(s), 1, lease, batch(stored(hashes(1, 48), null, null)));
+
+    assertThat(result.status()).isEqualTo(ApplyStatus.APPLIED);
+    assertThat(result.blocksStored()).as("only the last chunk was written").isEqualTo(16);
+    assertThat(depth(index, 48, "a")).as("blocks 1..32 were not written again").isZero();
+    assertThat(
+            index
+                .lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(33, 16), List.of("a")))
+                .pods()
+                .get("a")
+                .depth())
+        .isEqualTo(16);
+    assertThat(new String(redis.hget(keys.streams(0), field), StandardCharsets.UTF_8))
+        .isEqualTo(slot + "|1");
+    assertThat(index.apply(s, Events.mode(s), 1, lease, batch()).status())
+        .isEqualTo(ApplyStatus.DUPLICATE);
+  }
+
+  /** A batch holding what the index cannot store is rejected whole, before anything is written. */
+  @Test
+  void apply_fieldsTheIndexCannotStore_rejectedWhole() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "a");
+    Lease lease = lease(index, s);
+    var good = stored(hashes(1, 4), null, null);
+    var group = Events.stored(hashes(10, 1), null, List.of(), 16, null, null, 70_000);
+    var token = Events.stored(hashes(20, 1), null, List.of(-1), 1, null, null, null);
+    for (var bad : List.of(batch(good, group), batch(good, token))) {
+      assertThatThrownBy(() -> index.apply(s, Events.mode(s), 0, lease, bad))
+          .isInstanceOfSatisfying(
+              BatchRejectedException.class, e -> assertThat(e.reason()).isEqualTo("invalid"));
+    }
+    assertThatThrownBy(() -> index.apply(s, Events.mode(s), (1L << 53) + 1, lease, batch(good)))
+        .isInstanceOf(BatchRejectedException.class)
+        .hasMessageContaining("2^53");
+    assertThat(index.watermark(s)).isEmpty();
+    assertThat(depth(index, 4, "a")).isZero();
+  }
+
+  /**
    * A call at the largest budget rewrites every field it scans (each keeps a live entry after the
    * dead one is stripped): two values per field must stay within what Lua can unpack.
    */
@@ -308,7 +367,7 @@ class RedisPrefixIndexTest {
   }
 
   @Test
-  void apply_slotsFull_typedErrorUntilGc() {
+  void apply_slotsFull_rejectedUntilGc() {
     PrefixIndex index = open();
     Lease[] tokens = new Lease[4096];
     for (int p = 0; p < 4095; p++) {
@@ -321,14 +380,16 @@ class RedisPrefixIndexTest {
     assertThatThrownBy(
             () ->
                 index.apply(last, Events.mode(last), 0, t, batch(stored(hashes(1, 1), null, null))))
-        .isInstanceOf(ScriptRejectedException.class)
-        .hasMessageContaining("KVINDEX_SLOTS_FULL");
+        .isInstanceOfSatisfying(
+            BatchRejectedException.class, e -> assertThat(e.reason()).isEqualTo("slots_full"))
+        .hasMessageContaining("holder slots")
+        .hasCauseInstanceOf(ScriptRejectedException.class);
     assertThat(index.watermark(last)).as("a refused batch changes nothing").isEmpty();
     index.purge(StreamId.of(MODEL, "p7"), tokens[7], PurgeMode.KEEP_WATERMARK);
     assertThatThrownBy(
             () ->
                 index.apply(last, Events.mode(last), 0, t, batch(stored(hashes(1, 1), null, null))))
-        .isInstanceOf(ScriptRejectedException.class);
+        .isInstanceOf(BatchRejectedException.class);
     index.collectAllGarbage();
     assertThat(
             index

@@ -33,7 +33,8 @@ import picocli.CommandLine.Spec;
       HelpCommand.class,
       BenchCommand.Index.class,
       BenchCommand.Router.class,
-      BenchCommand.Ingest.class
+      BenchCommand.Ingest.class,
+      BenchCommand.Compare.class
     })
 final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -149,6 +150,32 @@ final class BenchCommand implements Callable<Integer> {
           common.out,
           () -> Benchmarks.ingest(BenchOptions.local(common.quick)),
           List.of("blocks_per_s", "lag_p50_ms", "lag_p99_ms", "offered_blocks_per_s"));
+    }
+  }
+
+  @Command(
+      name = "compare",
+      mixinStandardHelpOptions = true,
+      sortOptions = false,
+      description = {
+        "kvindex, the llm-d Redis layout and an in-process index behind one driver, on one"
+            + " workload (64 pods, 256-block prompts, >= 1,000,000 entries) and one local Redis:"
+            + " lookup p50/p99 and lookups/s at 1 and 8 client threads, Redis CPU per lookup,"
+            + " memory per entry, apply blocks/s, the longest Redis command while a 10k/100k/1M-block"
+            + " pod is cleared and whether a concurrent lookup saw part of the clear; with"
+            + " kvindex / llm-d layout ratios."
+      })
+  static final class Compare implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin Common common;
+
+    @Override
+    public Integer call() {
+      return run(
+          spec,
+          common.out,
+          () -> Benchmarks.compare(BenchOptions.local(common.quick)),
+          List.of("figures", "ratios_kvindex_to_llmd_layout"));
     }
   }
 

@@ -60,6 +60,18 @@ public final class Benchmarks {
     return CompareBenchmark.run(options);
   }
 
+  /**
+   * Sweeps one axis at a time (prompt length, candidates, index size, index groups on a cluster,
+   * offered ingest load) and writes {@code scale.json} with a PNG chart per sweep into {@code dir};
+   * returns the JSON.
+   *
+   * @throws IllegalArgumentException if {@code options} name a Redis (this benchmark starts its
+   *     own)
+   */
+  public static JsonNode scale(BenchOptions options, Path dir) {
+    return ScaleBenchmark.run(options, dir);
+  }
+
   /** Writes a result as indented JSON, creating the parent directories. */
   public static void write(Path file, JsonNode result) {
     Reports.write(file, result);

@@ -24,6 +24,9 @@ record CurveFit(String shape, double intercept, double slope, double r2, double 
   /** Below this R² neither model explains the points: the curve is noise around a level. */
   static final double NOISE_R2 = 0.5;
 
+  /** Noise, as long as the curve stays within this factor of its smallest value. */
+  static final double NOISE_SPREAD = 2.0;
+
   static CurveFit of(double[] x, double[] y) {
     Check.atLeast(x.length, 2, "points");
     if (x.length != y.length) {
@@ -45,7 +48,7 @@ record CurveFit(String shape, double intercept, double slope, double r2, double 
     }
     double[] linear = line(x, y);
     double[] log = line(lnX, y);
-    if (Math.max(linear[2], log[2]) < NOISE_R2) {
+    if (Math.max(linear[2], log[2]) < NOISE_R2 && max / min <= NOISE_SPREAD) {
       return new CurveFit("flat", mean(y), 0, max / min, exponent);
     }
     return linear[2] >= log[2]

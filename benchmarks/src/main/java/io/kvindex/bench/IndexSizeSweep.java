@@ -45,6 +45,8 @@ final class IndexSizeSweep {
     json.put("used_memory_empty", base);
     int done = 0;
     double bytesPerEntry = 0;
+    long lastUsed = base;
+    long memAvailableAtEnd = -1;
     try (KvindexContender kvindex =
             new KvindexContender(redis.connector(), "bench-scale-size", IndexBenchmark.MODEL, 1);
         StatefulRedisConnection<byte[], byte[]> ping = redis.binaryConnection()) {
@@ -62,7 +64,9 @@ final class IndexSizeSweep {
         done = to;
         bytesPerEntry = (redis.usedMemory() - base) / (double) fixture.entries(0, to);
         point.put("memory_bytes_per_entry", LatencyRecorder.roundTenth(bytesPerEntry));
-        point.put("used_memory", redis.usedMemory());
+        lastUsed = redis.usedMemory();
+        memAvailableAtEnd = memAvailable();
+        point.put("used_memory", lastUsed);
         lookups(kvindex, fixture, to, sizes, ping, point);
         gcPass(redis, kvindex.index(), target, point);
       }
@@ -71,6 +75,18 @@ final class IndexSizeSweep {
     }
     if (!json.has("stopped_before")) {
       json.put("stopped_before", "none: every point ran");
+      long room = (long) ((REDIS_LIMIT_BYTES - lastUsed) / Math.max(bytesPerEntry, 1));
+      json.put(
+          "room_left_entries",
+          Math.min(
+              room, (long) ((memAvailableAtEnd - HEADROOM_BYTES) / Math.max(bytesPerEntry, 1))));
+      json.put(
+          "room_note",
+          "entries more the last point's bytes per entry would have fitted under the "
+              + (REDIS_LIMIT_BYTES >> 30)
+              + " GiB Redis limit and the machine's available memory less "
+              + (HEADROOM_BYTES >> 30)
+              + " GiB, at its end");
     }
     json.put(
         "how",

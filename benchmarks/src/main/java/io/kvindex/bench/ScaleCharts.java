@@ -15,7 +15,11 @@ final class ScaleCharts {
   private ScaleCharts() {}
 
   /** One curve to draw and fit: a field of the points against the sweep's x field. */
-  private record Curve(String label, String field, String unit) {}
+  private record Curve(String label, String field, String unit, boolean trackedOnly) {
+    Curve(String label, String field, String unit) {
+      this(label, field, unit, false);
+    }
+  }
 
   static void promptLength(ObjectNode json, Path png) {
     List<Curve> curves =
@@ -131,9 +135,13 @@ final class ScaleCharts {
     for (Group group : groups) {
       List<Charts.Series> series = new ArrayList<>();
       for (Curve curve : group.curves()) {
-        double[] x = column(points, xField, curve.field());
-        double[] y = column(points, curve.field(), curve.field());
-        series.add(new Charts.Series(curve.label(), x, y));
+        series.add(
+            new Charts.Series(
+                curve.label().replace(" up to the knee", ""),
+                column(points, xField, curve.field(), false),
+                column(points, curve.field(), curve.field(), false)));
+        double[] x = column(points, xField, curve.field(), curve.trackedOnly());
+        double[] y = column(points, curve.field(), curve.field(), curve.trackedOnly());
         if (x.length >= 2 && !curve.field().equals(xField)) {
           CurveFit fit = CurveFit.of(x, y);
           fit.writeTo(fits.putObject(curve.field()));
@@ -148,11 +156,16 @@ final class ScaleCharts {
     json.put("chart", png.getFileName().toString());
   }
 
-  /** The x (or y) values of the points that have both fields. */
-  private static double[] column(JsonNode points, String field, String required) {
+  /**
+   * The x (or y) values of the points that have both fields (and, if {@code trackedOnly}, whose
+   * offered load was tracked).
+   */
+  private static double[] column(
+      JsonNode points, String field, String required, boolean trackedOnly) {
     List<Double> values = new ArrayList<>();
     for (JsonNode point : points) {
-      if (point.path(field).isNumber() && point.path(required).isNumber()) {
+      boolean wanted = !trackedOnly || point.path("tracks").asBoolean();
+      if (wanted && point.path(field).isNumber() && point.path(required).isNumber()) {
         values.add(point.path(field).asDouble());
       }
     }

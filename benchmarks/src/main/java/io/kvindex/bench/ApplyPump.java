@@ -16,9 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Applies several streams' batches from one client as an ingester would: each stream in sequence
- * order with one batch in flight, all streams at once on the index's one connection. Any outcome
- * other than APPLIED fails the pump (a benchmark must not count work that did not happen). Not
- * thread-safe: one run at a time.
+ * order (after its watermark, if it has one) with one batch in flight, all streams at once on the
+ * index's one connection. Any outcome other than APPLIED fails the pump (a benchmark must not count
+ * work that did not happen). Not thread-safe: one run at a time.
  */
 final class ApplyPump {
   static final String OWNER = "kvindex-bench";
@@ -44,7 +44,9 @@ final class ApplyPump {
               .orElseThrow(
                   () -> new IllegalStateException("no lease for " + feed.stream() + " (taken?)"));
       CompletableFuture<Void> streamDone = new CompletableFuture<>();
-      new Stream(index, feed, token, blocks, streamDone).next(0);
+      // A stream fed before goes on after its watermark (the index refuses a replayed sequence).
+      long first = index.watermark(feed.stream()).orElse(-1) + 1;
+      new Stream(index, feed, token, blocks, streamDone).next(first);
       done.add(streamDone);
     }
     CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).join();

@@ -74,6 +74,11 @@ final class BenchRedis implements AutoCloseable {
     return local != null;
   }
 
+  /** The server's URI (database 0). */
+  String uri() {
+    return uri;
+  }
+
   /** String-codec commands with a long timeout, for setup and measurement. */
   RedisCommands<String, String> admin() {
     return admin.sync();

@@ -6,7 +6,8 @@ import java.nio.file.Path;
 /**
  * The end-to-end benchmarks, each measured (never asserted) against real redis-server processes and
  * returning one JSON object with its figures and the setup they were measured in. Run them through
- * {@code scripts/kvindex bench index|router|ingest [--quick] --out FILE}.
+ * {@code scripts/kvindex bench index|router|ingest|compare [--quick] --out FILE} and {@code
+ * scripts/kvindex bench scale [--quick] --out DIR}.
  *
  * <p>Thread-safe: each call owns everything it starts, and ends it before returning.
  */
@@ -44,6 +45,31 @@ public final class Benchmarks {
    */
   public static JsonNode ingest(BenchOptions options) {
     return IngestBenchmark.run(options);
+  }
+
+  /**
+   * kvindex, the llm-d layout and an in-process index behind one driver, on one workload and one
+   * local standalone Redis: lookup latency and throughput at 1 and 8 client threads, Redis CPU per
+   * lookup, memory per entry, apply blocks/s, the longest Redis command of a pod's clear and
+   * whether a concurrent lookup saw part of it; with kvindex / llm-d layout ratios.
+   *
+   * @throws IllegalArgumentException if {@code options} name a Redis (this benchmark starts its
+   *     own)
+   */
+  public static JsonNode compare(BenchOptions options) {
+    return CompareBenchmark.run(options);
+  }
+
+  /**
+   * Sweeps one axis at a time (prompt length, candidates, index size, index groups on a cluster,
+   * offered ingest load) and writes {@code scale.json} with a PNG chart per sweep into {@code dir};
+   * returns the JSON.
+   *
+   * @throws IllegalArgumentException if {@code options} name a Redis (this benchmark starts its
+   *     own)
+   */
+  public static JsonNode scale(BenchOptions options, Path dir) {
+    return ScaleBenchmark.run(options, dir);
   }
 
   /** Writes a result as indented JSON, creating the parent directories. */

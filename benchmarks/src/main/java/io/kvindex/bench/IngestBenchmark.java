@@ -242,7 +242,7 @@ final class IngestBenchmark {
    * for {@link #STALL} (longer than a lease TTL, so a stream that lost its lease and waits to take
    * it back is waited for); returns when the count last moved.
    */
-  private static long awaitApplied(MeterRegistry registry, double target) {
+  static long awaitApplied(MeterRegistry registry, double target) {
     long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
     double last = storedBlocks(registry);
     long lastChange = System.nanoTime();
@@ -260,7 +260,7 @@ final class IngestBenchmark {
     return lastChange;
   }
 
-  private static void awaitLeases(MeterRegistry registry, Duration timeout) {
+  static void awaitLeases(MeterRegistry registry, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (leases(registry) < PODS) {
       if (System.nanoTime() > deadline) {
@@ -276,13 +276,13 @@ final class IngestBenchmark {
     return gauge == null ? 0 : gauge.value();
   }
 
-  private static double storedBlocks(MeterRegistry registry) {
+  static double storedBlocks(MeterRegistry registry) {
     return registry.find("kvindex.ingester.blocks").tag("type", "stored").counters().stream()
         .mapToDouble(Counter::count)
         .sum();
   }
 
-  private static Timer lag(MeterRegistry registry) {
+  static Timer lag(MeterRegistry registry) {
     Timer timer = registry.find("kvindex.ingester.lag").timer();
     if (timer == null) {
       throw new IllegalStateException("the ingester has no kvindex.ingester.lag timer");

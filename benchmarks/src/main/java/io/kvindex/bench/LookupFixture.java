@@ -65,10 +65,15 @@ final class LookupFixture {
 
   /** Each pod's stream and the batches that store what it holds. */
   List<ApplyPump.Feed> feeds(String model, int batchBlocks) {
+    return feeds(model, batchBlocks, 0, prompts.size());
+  }
+
+  /** As {@link #feeds(String, int)}, for prompts {@code from} (inclusive) to {@code to}. */
+  List<ApplyPump.Feed> feeds(String model, int batchBlocks, int from, int to) {
     List<ApplyPump.Feed> feeds = new ArrayList<>();
     for (int p = 0; p < pods.size(); p++) {
       List<ChainFeed.Span> spans = new ArrayList<>();
-      for (int i = 0; i < prompts.size(); i++) {
+      for (int i = from; i < to; i++) {
         if (depths.get(i)[p] > 0) {
           spans.add(ChainFeed.Span.prefix(prompts.get(i), depths.get(i)[p]));
         }
@@ -92,6 +97,33 @@ final class LookupFixture {
             + " hold a prefix of uniformly random length in [1, blocks-1], the other "
             + (pods.size() - FULL_PODS - PARTIAL_PODS)
             + " hold none; every lookup walks all blocks (no early exit)");
+  }
+
+  /** The entries prompts {@code from} (inclusive) to {@code to} hold. */
+  long entries(int from, int to) {
+    long total = 0;
+    for (int i = from; i < to; i++) {
+      for (int depth : depths.get(i)) {
+        total += depth;
+      }
+    }
+    return total;
+  }
+
+  /**
+   * Prompt {@code prompt}'s pods, those holding the most of it first (ties in pod order), then the
+   * rest: a lookup naming the first N walks as far into the prompt as any N candidates can.
+   */
+  List<String> holdersFirst(int prompt) {
+    int[] depth = depths.get(prompt);
+    List<Integer> order = new ArrayList<>();
+    for (int p = 0; p < pods.size(); p++) {
+      order.add(p);
+    }
+    order.sort((a, b) -> Integer.compare(depth[b], depth[a]));
+    List<String> names = new ArrayList<>(order.size());
+    order.forEach(p -> names.add(pods.get(p)));
+    return names;
   }
 
   static List<String> podNames(String prefix, int count) {

@@ -49,6 +49,12 @@ final class Reports {
     return Math.round(count / (nanos / 1e9));
   }
 
+  /** The object under {@code name} in {@code parent}, added empty if absent. */
+  static ObjectNode child(ObjectNode parent, String name) {
+    JsonNode node = parent.get(name);
+    return node instanceof ObjectNode object ? object : parent.putObject(name);
+  }
+
   /** Writes the object as indented JSON, creating parent directories. */
   static void write(Path file, JsonNode json) {
     try {

@@ -33,7 +33,9 @@ import picocli.CommandLine.Spec;
       HelpCommand.class,
       BenchCommand.Index.class,
       BenchCommand.Router.class,
-      BenchCommand.Ingest.class
+      BenchCommand.Ingest.class,
+      BenchCommand.Compare.class,
+      BenchCommand.Scale.class
     })
 final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -149,6 +151,75 @@ final class BenchCommand implements Callable<Integer> {
           common.out,
           () -> Benchmarks.ingest(BenchOptions.local(common.quick)),
           List.of("blocks_per_s", "lag_p50_ms", "lag_p99_ms", "offered_blocks_per_s"));
+    }
+  }
+
+  @Command(
+      name = "compare",
+      mixinStandardHelpOptions = true,
+      sortOptions = false,
+      description = {
+        "kvindex, the llm-d Redis layout and an in-process index behind one driver, on one"
+            + " workload (64 pods, 256-block prompts, >= 1,000,000 entries) and one local Redis:"
+            + " lookup p50/p99 and lookups/s at 1 and 8 client threads, Redis CPU per lookup,"
+            + " memory per entry, apply blocks/s, the longest Redis command while a 10k/100k/1M-block"
+            + " pod is cleared and whether a concurrent lookup saw part of the clear; with"
+            + " kvindex / llm-d layout ratios."
+      })
+  static final class Compare implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin Common common;
+
+    @Override
+    public Integer call() {
+      return run(
+          spec,
+          common.out,
+          () -> Benchmarks.compare(BenchOptions.local(common.quick)),
+          List.of("figures", "ratios_kvindex_to_llmd_layout"));
+    }
+  }
+
+  @Command(
+      name = "scale",
+      mixinStandardHelpOptions = true,
+      sortOptions = false,
+      description = {
+        "Sweeps one axis at a time and writes scale.json and a PNG chart per sweep into DIR:"
+            + " prompt length 16..8192 blocks (kvindex and the llm-d layout, and the router's"
+            + " hashing), candidates 8..1024 pods, index size 1M..100M entries (as far as memory"
+            + " allows), index groups 1..16 on a 3-primary Redis Cluster, and offered ingest load"
+            + " up to the knee. Every curve is fitted (flat, logarithmic, linear)."
+      })
+  static final class Scale implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(
+        names = "--quick",
+        description = "Smaller sizes: finishes in under a minute (a check, not a result).")
+    boolean quick;
+
+    @Option(
+        names = "--out",
+        paramLabel = "DIR",
+        required = true,
+        description = "The directory to write scale.json and the charts into.")
+    Path out;
+
+    @Override
+    public Integer call() {
+      JsonNode result = guarded(() -> Benchmarks.scale(BenchOptions.local(quick), out));
+      PrintWriter stdout = spec.commandLine().getOut();
+      for (String sweep :
+          List.of("prompt_length", "candidates", "index_size", "cluster", "ingest")) {
+        for (JsonNode fit : result.path(sweep).path("fits")) {
+          stdout.println(fit.path("line").asText());
+        }
+      }
+      stdout.println("capacity_check: " + result.path("capacity_check"));
+      stdout.println("wrote " + out.resolve("scale.json"));
+      stdout.flush();
+      return 0;
     }
   }
 

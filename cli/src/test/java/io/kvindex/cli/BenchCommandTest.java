@@ -46,4 +46,22 @@ class BenchCommandTest {
     CliRun run = CliRun.of("bench", "router", "--redis", "redis://127.0.0.1:1", "--out", "x.json");
     assertThat(run.exitCode()).isEqualTo(2);
   }
+
+  @Test
+  void benchCompare_withRedis_exit2() {
+    CliRun run = CliRun.of("bench", "compare", "--redis", "redis://127.0.0.1:1", "--out", "x.json");
+    assertThat(run.exitCode()).isEqualTo(2);
+  }
+
+  @Test
+  void benchScale_withoutOut_exit2() {
+    CliRun run = CliRun.of("bench", "scale", "--quick");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).contains("--out");
+  }
+
+  @Test
+  void bench_noBenchmark_usageListsCompareAndScale() {
+    assertThat(CliRun.of("bench").err()).contains("compare", "scale");
+  }
 }

@@ -3,6 +3,7 @@ package io.kvindex.bench;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindex.index.GcResult;
+import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.StreamId;
@@ -186,7 +187,7 @@ final class IndexSizeSweep {
         List.of(
             new ApplyPump.Feed(
                 probe, new ChainFeed(List.of(ChainFeed.Span.prefix(chain, PROBE_BLOCKS)), 64))));
-    long token = index.acquireLease(probe, ApplyPump.OWNER, Duration.ofHours(2)).orElseThrow();
+    Lease token = index.acquireLease(probe, ApplyPump.OWNER, Duration.ofHours(2)).orElseThrow();
     index.purge(probe, token, PurgeMode.KEEP_WATERMARK);
     int group = index.groupOf(probe.model(), probe.pod());
     long cpuBefore = HostNoise.mainThreadCpuMicros(redis.admin());

@@ -3,6 +3,7 @@ package io.kvindex.bench;
 import io.kvindex.common.Check;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
@@ -74,7 +75,7 @@ final class KvindexContender implements ComparedIndex {
   @Override
   public void clear(String pod, Runnable step) {
     StreamId stream = StreamId.of(model, pod);
-    long token =
+    Lease token =
         index
             .acquireLease(stream, ApplyPump.OWNER, Duration.ofHours(2))
             .orElseThrow(() -> new IllegalStateException("no lease for " + stream));

@@ -8,6 +8,7 @@ import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.redis.KeySchema;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -55,6 +56,7 @@ final class IndexBenchmark {
       bench.describe(setup);
       bench.memory(json);
       bench.applyThroughput(json);
+      bench.largeEvents(json);
       bench.lookup(json);
       new PurgeBenchmark(redis, bench.sizes, bench.runId, bench::openIndex).run(json);
       bench.goals(json);
@@ -78,12 +80,27 @@ final class IndexBenchmark {
 
   /** A fresh index under a new name; the caller closes it, then {@link #dropIndex}. */
   PrefixIndex openIndex(String name) {
+    return openIndex(name, PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS);
+  }
+
+  private PrefixIndex openIndex(String name, int applyChunkBlocks) {
     return PrefixIndex.builder()
         .redis(redis.connector())
         .indexName(name)
         .podTtl(POD_TTL)
         .gcBudget(PurgeBenchmark.GC_BUDGET)
+        .applyChunkBlocks(applyChunkBlocks)
         .build();
+  }
+
+  private void largeEvents(ObjectNode json) {
+    String name = "bench-large-" + runId;
+    log.info("apply: single events of {} blocks", LargeEventBenchmark.SIZES);
+    try {
+      new LargeEventBenchmark(redis, runId, chunk -> openIndex(name, chunk)).run(json);
+    } finally {
+      dropIndex(name);
+    }
   }
 
   /** Removes an index's keys: FLUSHALL on a server we started, its own keys on a user's. */
@@ -418,6 +435,11 @@ final class IndexBenchmark {
       purge &= size.asDouble() <= 1000;
     }
     goals.put("purge_max_command_le_1000_us", purge);
+    boolean apply = true;
+    for (JsonNode size : json.path("apply_max_command_us")) {
+      apply &= size.asDouble() <= 1000;
+    }
+    goals.put("apply_max_command_le_1000_us", apply);
     goals.put("memory_bytes_per_entry_le_64", json.path("memory_bytes_per_entry").asDouble() <= 64);
     goals.put("note", "measured on this run; " + (options.quick() ? "quick sizes" : "full sizes"));
   }

@@ -108,7 +108,8 @@ public interface PrefixIndex extends AutoCloseable {
    * see those blocks on the pod (as GPU blocks, flagged {@link PodMatch#speculative()}) before the
    * engine reports them. Each entry lives {@code ttl}, enforced by Redis itself (the pod's
    * speculative hash carries a PEXPIRE), so entries vanish even if every router dies. Confirmed
-   * entries supersede them: a block the pod's engine reported is not speculative.
+   * entries supersede them: a block the pod's engine reported is not speculative. A route records
+   * its first 1 024 blocks at most (one call writes them all).
    *
    * @param blockKeys the prompt's block keys (read, never kept)
    * @param ttl how long the entries count, at least 1 ms
@@ -120,7 +121,8 @@ public interface PrefixIndex extends AutoCloseable {
   /**
    * The pods of {@code model} that are live now (their liveness deadline has not passed), in no
    * particular order: the candidates of a router that was not told its pods. One script per index
-   * group; cost grows with the number of pods in the group.
+   * group, whose cost grows with the number of pods in the group; the Redis index reuses what it
+   * read for a second, so a pod may join or leave the list up to a second late.
    *
    * @return the pod names, or empty if Redis stayed unavailable for some group within the lookup
    *     budget

@@ -54,7 +54,7 @@ public final class PrefixIndexBuilder {
    * BlockStored of a long prompt's prefill, is applied in chunks of this many blocks, one call each
    * (BENCHMARKS.md has the longest call measured at this size).
    */
-  public static final int DEFAULT_APPLY_CHUNK_BLOCKS = 256;
+  public static final int DEFAULT_APPLY_CHUNK_BLOCKS = 128;
 
   private int applyChunkBlocks = DEFAULT_APPLY_CHUNK_BLOCKS;
   private RetryPolicy writePolicy = RetryPolicy.defaults();

@@ -25,10 +25,10 @@ import java.util.List;
  *
  * Events with no blocks are left out; token-mode stores whose token count is not blocks x block
  * size are left out and counted as dropped. A batch is packed in chunks of at most a given number
- * of blocks (an AllBlocksCleared counts one), one apply call each: a long event is split into
- * consecutive pieces, each store's parent the previous piece's last block, so the chunks applied in
- * order write exactly what the whole batch would. A batch always has at least one chunk (an empty
- * one moves the watermark). Thread-safe (stateless).
+ * of blocks (an AllBlocksCleared counts one, a token-mode stored block two), one apply call each: a
+ * long event is split into consecutive pieces, each store's parent the previous piece's last block,
+ * so the chunks applied in order write exactly what the whole batch would. A batch always has at
+ * least one chunk (an empty one moves the watermark). Thread-safe (stateless).
  */
 final class EventPacker {
   private EventPacker() {}
@@ -68,14 +68,16 @@ final class EventPacker {
         }
         int group = s.cacheGroup();
         List<Long> hashes = s.blockHashes();
+        // The script hashes every token-mode block it stores: one costs about two engine blocks.
+        int weight = mode == KeyMode.ENGINE ? 1 : 2;
         for (int from = 0; from < hashes.size(); ) {
-          int to = from + Math.min(out.room(), hashes.size() - from);
+          int to = from + Math.min(Math.max(1, out.room() / weight), hashes.size() - from);
           Long parent = from == 0 ? s.parentBlockHash() : hashes.get(from - 1);
           out.add(
               mode == KeyMode.ENGINE
                   ? stored(s, group, parent, hashes.subList(from, to))
                   : tokenStored(model, s, group, parent, from > 0, from, to),
-              to - from);
+              weight * (to - from));
           from = to;
         }
       }

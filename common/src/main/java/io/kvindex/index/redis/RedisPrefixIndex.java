@@ -32,10 +32,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 
 /*
  * Implementation notes.
@@ -125,6 +127,23 @@ import java.util.concurrent.CompletionException;
 public final class RedisPrefixIndex implements PrefixIndex {
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;
+
+  /**
+   * Blocks one speculative route records at most: its first ones. A route is a hint for the moment
+   * until the engine's own events arrive, and one call writes every field it records.
+   */
+  static final int SPECULATIVE_BLOCKS_PER_ROUTE = 1024;
+
+  /** How long a model's live pods, read for a lookup without candidates, are reused. */
+  static final Duration LIVE_PODS_REUSE = Duration.ofSeconds(1);
+
+  /** Models whose live pods are kept at most; past it the kept lists are dropped. */
+  static final int LIVE_PODS_MODELS = 1024;
+
+  /** A model's live pods as read, and until when they are reused. */
+  private record LivePods(CompletableFuture<Optional<List<String>>> pods, long untilNanos) {}
+
+  private final Map<String, LivePods> livePods = new ConcurrentHashMap<>();
 
   private final IndexConfig config;
   private final KeySchema keys;
@@ -421,6 +440,23 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<Optional<List<String>>> livePods(String model) {
     Check.name(model, "model");
+    long now = System.nanoTime();
+    LivePods kept = livePods.get(model);
+    if (kept != null
+        && kept.untilNanos() - now > 0
+        && (!kept.pods().isDone() || kept.pods().getNow(Optional.empty()).isPresent())) {
+      return kept.pods();
+    }
+    if (livePods.size() >= LIVE_PODS_MODELS) {
+      livePods.clear();
+    }
+    CompletableFuture<Optional<List<String>>> read = readLivePods(model);
+    livePods.put(model, new LivePods(read, now + LIVE_PODS_REUSE.toNanos()));
+    return read;
+  }
+
+  /** Reads every group's pods hash (one HGETALL each): at most once a second per model. */
+  private CompletableFuture<Optional<List<String>>> readLivePods(String model) {
     byte[] prefix = KeySchema.modelPrefix(model);
     List<CompletableFuture<RedisOutcome<List<byte[]>>>> parts = new ArrayList<>();
     for (int g = 0; g < config.groups(); g++) {
@@ -456,12 +492,13 @@ public final class RedisPrefixIndex implements PrefixIndex {
     if (blockKeys.length == 0) {
       return CompletableFuture.completedFuture(true);
     }
+    int recorded = Math.min(blockKeys.length, SPECULATIVE_BLOCKS_PER_ROUTE);
     byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
-    byte[][] args = new byte[3 + blockKeys.length][];
+    byte[][] args = new byte[3 + recorded][];
     args[0] = ascii(ttl.toMillis());
     args[1] = ascii(SPECULATIVE_FIELD_LIMIT);
     args[2] = KeySchema.SPECULATION_FIELD;
-    for (int i = 0; i < blockKeys.length; i++) {
+    for (int i = 0; i < recorded; i++) {
       args[3 + i] = KeySchema.blockField(prefix, blockKeys[i]);
     }
     return writes

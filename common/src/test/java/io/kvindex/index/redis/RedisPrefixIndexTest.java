@@ -318,6 +318,48 @@ class RedisPrefixIndexTest {
         .hasMessageContaining("gcBudget");
   }
 
+  /** One route writes a bounded number of fields, whatever the prompt's length. */
+  @Test
+  void speculate_longRoute_recordsItsFirstBlocksOnly() {
+    PrefixIndex index = open();
+    int blocks = 5 * RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE;
+    assertThat(
+            index
+                .speculateAsync(
+                    MODEL, KeyMode.ENGINE, "p", Events.keys(1, blocks), 0, Duration.ofMinutes(1))
+                .join())
+        .isTrue();
+    byte[] key = new KeySchema("t", 1).speculative(MODEL, "p");
+    assertThat(redis.hlen(key))
+        .as("the first blocks, and the field that keeps the hash a hashtable")
+        .isEqualTo(RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE + 1);
+    assertThat(depth(index, blocks, "p")).isEqualTo(RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE);
+  }
+
+  /** Lookups without candidates read the pods hash (an HGETALL) about once a second per model. */
+  @Test
+  void livePods_readAgainOnlyAfterASecond() {
+    PrefixIndex index = open();
+    StreamId a = StreamId.of(MODEL, "a");
+    index.apply(a, Events.mode(a), 0, lease(index, a), batch(stored(hashes(1, 1), null, null)));
+    long before = hgetalls();
+    long start = System.nanoTime();
+    for (int i = 0; i < 200; i++) {
+      assertThat(index.livePods(MODEL).join()).contains(List.of("a"));
+    }
+    long seconds = (System.nanoTime() - start) / 1_000_000_000L;
+    assertThat(hgetalls() - before).isBetween(1L, seconds + 1);
+  }
+
+  private long hgetalls() {
+    for (String line : redis.info("commandstats").split("\r?\n")) {
+      if (line.startsWith("cmdstat_hgetall:")) {
+        return Long.parseLong(line.replaceAll("^cmdstat_hgetall:calls=(\\d+),.*", "$1"));
+      }
+    }
+    return 0;
+  }
+
   @Test
   void speculate_smallRoute_hashtableEncodedForLookups() {
     PrefixIndex index = open();

@@ -4,8 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kvindex.index.KeyMode;
 import io.kvindex.ingester.discovery.KubernetesOptions.PodName;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -162,6 +167,44 @@ class KubernetesPodTest {
     assertThat(problem(KubernetesPod.DP_RANKS, "0;one")).contains("like 0;1");
     assertThat(problem(KubernetesPod.KEY_MODE, "sha")).contains("keyMode must be one of");
     assertThat(problem(KubernetesPod.CONTAINER, "engine")).contains("[vllm, sidecar]");
+  }
+
+  @Test
+  void read_theDeployExamplesPodIsTheStreamItsFlagsOpen() throws IOException {
+    Path dir = Path.of("").toAbsolutePath();
+    while (!Files.isDirectory(dir.resolve("deploy/kubernetes"))) {
+      dir = dir.getParent();
+    }
+    Deployment example =
+        Serialization.unmarshal(
+            Files.readString(dir.resolve("deploy/kubernetes/examples/vllm.yaml")),
+            Deployment.class);
+    Pod pod =
+        new PodBuilder()
+            .withMetadata(example.getSpec().getTemplate().getMetadata())
+            .editMetadata()
+            .withName("vllm-abc12")
+            .withNamespace(example.getMetadata().getNamespace())
+            .withUid("uid-9")
+            .endMetadata()
+            .withSpec(example.getSpec().getTemplate().getSpec())
+            .withNewStatus()
+            .withPhase("Running")
+            .withPodIP("10.3.0.9")
+            .addNewCondition()
+            .withType("Ready")
+            .withStatus("True")
+            .endCondition()
+            .endStatus()
+            .build();
+    KubernetesPod p = read(pod);
+    assertThat(p.problem()).isNull();
+    assertThat(p.ready()).isTrue();
+    assertThat(p.spec().model()).isEqualTo("Qwen/Qwen3-0.6B");
+    assertThat(p.spec().publisherEndpoint()).isEqualTo("tcp://10.3.0.9:5557");
+    assertThat(p.spec().replayEndpoint()).isEqualTo("tcp://10.3.0.9:5600");
+    assertThat(p.spec().metricsUrl()).isEqualTo("http://10.3.0.9:8000/metrics");
+    assertThat(p.spec().keyMode()).isEqualTo(KeyMode.ENGINE);
   }
 
   private static String problem(String key, String value) {

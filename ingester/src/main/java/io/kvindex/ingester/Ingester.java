@@ -14,6 +14,7 @@ import io.kvindex.redis.RedisUnavailableException;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.HttpService.Probe;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -24,6 +25,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -50,6 +52,7 @@ public final class Ingester implements AutoCloseable {
 
   private final Shared shared;
   private final RedisConnector connector;
+  private final PodDiscovery discovery;
   private final Coordinator coordinator;
   private final Reconciler reconciler;
   private final ScheduledThreadPoolExecutor scheduler;
@@ -65,6 +68,7 @@ public final class Ingester implements AutoCloseable {
       PrometheusMeterRegistry registry) {
     this.registry = registry;
     this.connector = connector;
+    this.discovery = discovery;
     IngesterMetrics metrics = new IngesterMetrics(registry);
     this.shared =
         new Shared(
@@ -101,25 +105,37 @@ public final class Ingester implements AutoCloseable {
 
   /**
    * Starts an ingester on Redis at {@link IngesterConfig#redisUri()} with pods from the config's
-   * static list and discovery file.
+   * static list and discovery file, and from Kubernetes when {@link IngesterConfig#discovery()}
+   * says so.
    */
   public static Ingester start(IngesterConfig config) {
-    return start(config, discovery(config), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    return start(config, discovery(config, registry), registry);
   }
 
-  /** Starts an ingester with pods from {@code discovery}, its meters in {@code registry}. */
+  /**
+   * Starts an ingester with pods from {@code discovery}, its meters in {@code registry}. The
+   * ingester closes {@code discovery} when it stops (or fails to start).
+   */
   public static Ingester start(
       IngesterConfig config, PodDiscovery discovery, PrometheusMeterRegistry registry) {
-    RedisConnector connector =
-        RedisConnector.builder()
-            .uri(config.redisUri())
-            .commandTimeout(config.redisTimeout())
-            .meterRegistry(registry)
-            .build();
+    RedisConnector connector;
+    try {
+      connector =
+          RedisConnector.builder()
+              .uri(config.redisUri())
+              .commandTimeout(config.redisTimeout())
+              .meterRegistry(registry)
+              .build();
+    } catch (RuntimeException e) {
+      discovery.close();
+      throw e;
+    }
     try {
       return new Ingester(config, connector, discovery, registry);
     } catch (RuntimeException e) {
       connector.close();
+      discovery.close();
       throw e;
     }
   }
@@ -138,11 +154,15 @@ public final class Ingester implements AutoCloseable {
         .writePolicy(RetryPolicy.builder().totalBudget(config.redisRetryBudget()).build());
   }
 
-  static PodDiscovery discovery(IngesterConfig config) {
+  /** The static pods, then the discovery file's, then the Kubernetes pods if asked for. */
+  static PodDiscovery discovery(IngesterConfig config, MeterRegistry registry) {
     List<PodDiscovery> sources = new ArrayList<>();
     sources.add(PodDiscovery.of(config.pods()));
     if (config.discoveryFile() != null) {
       sources.add(PodDiscovery.file(config.discoveryFile()));
+    }
+    if (config.discovery() == IngesterConfig.Discovery.KUBERNETES) {
+      sources.add(PodDiscovery.kubernetes(config.kubernetes(), registry));
     }
     return PodDiscovery.union(sources);
   }
@@ -206,6 +226,10 @@ public final class Ingester implements AutoCloseable {
     }
     if (!coordinator.redisOk()) {
       return Probe.failing("redis: not reachable (registry heartbeat late)");
+    }
+    Optional<String> stale = discovery.problem();
+    if (stale.isPresent()) {
+      return Probe.failing("discovery: " + stale.get());
     }
     if (!failed.isEmpty()) {
       return Probe.failing("failed streams:\n" + String.join("\n", failed));
@@ -271,6 +295,7 @@ public final class Ingester implements AutoCloseable {
     shared.zmq().close();
     shared.index().close();
     connector.close();
+    discovery.close();
     closed.countDown();
     log.info(
         "replica={}: ingester stopped{}", shared.config().replicaId(), crash ? " (killed)" : "");

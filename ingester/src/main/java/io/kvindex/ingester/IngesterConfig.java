@@ -1,6 +1,7 @@
 package io.kvindex.ingester;
 
 import io.kvindex.common.Check;
+import io.kvindex.ingester.discovery.KubernetesOptions;
 import io.kvindex.ingester.discovery.PodSpec;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,6 +16,29 @@ import java.util.UUID;
  * build with {@link #builder()}.
  */
 public final class IngesterConfig {
+  /** Where pods come from. */
+  public enum Discovery {
+    /** The pods given by flags and the discovery file. */
+    STATIC,
+    /** The pods a label selector picks in Kubernetes, and the static ones. */
+    KUBERNETES;
+
+    /**
+     * {@code static} or {@code kubernetes}, any case.
+     *
+     * @throws IllegalArgumentException naming the accepted values
+     */
+    public static Discovery parse(String text) {
+      for (Discovery d : values()) {
+        if (d.name().equalsIgnoreCase(text.trim())) {
+          return d;
+        }
+      }
+      throw new IllegalArgumentException(
+          "discovery must be 'static' (flags and file) or 'kubernetes', got '" + text + "'");
+    }
+  }
+
   private final String redisUri;
   private final String indexName;
   private final int indexGroups;
@@ -40,6 +64,8 @@ public final class IngesterConfig {
   private final int maxPendingBatches;
   private final Path discoveryFile;
   private final List<PodSpec> pods;
+  private final Discovery discovery;
+  private final KubernetesOptions kubernetes;
 
   private IngesterConfig(Builder b) {
     this.redisUri = Check.notBlank(b.redisUri, "redisUri");
@@ -69,6 +95,13 @@ public final class IngesterConfig {
     this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
     this.discoveryFile = b.discoveryFile;
     this.pods = List.copyOf(b.pods);
+    this.discovery = Check.notNull(b.discovery, "discovery");
+    this.kubernetes =
+        new KubernetesOptions(
+            b.kubernetesNamespaces,
+            b.kubernetesLabelSelector,
+            b.kubernetesNotReadyAfter,
+            b.kubernetesPodName);
   }
 
   public static Builder builder() {
@@ -200,6 +233,16 @@ public final class IngesterConfig {
     return pods;
   }
 
+  /** Where pods come from besides the static ones. */
+  public Discovery discovery() {
+    return discovery;
+  }
+
+  /** What Kubernetes discovery watches, when {@link #discovery()} is {@code KUBERNETES}. */
+  public KubernetesOptions kubernetes() {
+    return kubernetes;
+  }
+
   /**
    * Builds an {@link IngesterConfig}, starting from the declared defaults; each argument is checked
    * at build time.
@@ -230,6 +273,11 @@ public final class IngesterConfig {
     private int maxPendingBatches;
     private Path discoveryFile;
     private final List<PodSpec> pods = new ArrayList<>();
+    private Discovery discovery;
+    private List<String> kubernetesNamespaces = List.of();
+    private String kubernetesLabelSelector;
+    private Duration kubernetesNotReadyAfter;
+    private KubernetesOptions.PodName kubernetesPodName;
 
     private Builder() {
       for (IngesterSetting s : IngesterSetting.values()) {
@@ -366,6 +414,32 @@ public final class IngesterConfig {
 
     public Builder pods(List<PodSpec> specs) {
       specs.forEach(this::pod);
+      return this;
+    }
+
+    public Builder discovery(Discovery v) {
+      discovery = v;
+      return this;
+    }
+
+    /** Namespaces watched; none means the ingester's own. */
+    public Builder kubernetesNamespaces(List<String> v) {
+      kubernetesNamespaces = List.copyOf(v);
+      return this;
+    }
+
+    public Builder kubernetesLabelSelector(String v) {
+      kubernetesLabelSelector = v;
+      return this;
+    }
+
+    public Builder kubernetesNotReadyAfter(Duration v) {
+      kubernetesNotReadyAfter = v;
+      return this;
+    }
+
+    public Builder kubernetesPodName(KubernetesOptions.PodName v) {
+      kubernetesPodName = v;
       return this;
     }
 

@@ -117,6 +117,11 @@ public final class IngesterMetrics {
     count("kvindex.ingester.engine.restarts", null, null);
   }
 
+  /** Discovery reported a new incarnation of a stream's engine (it restarted, or was replaced). */
+  public void podReplaced() {
+    count("kvindex.ingester.pods.replaced", null, null);
+  }
+
   public void reconnect() {
     count("kvindex.ingester.reconnects", null, null);
   }

@@ -1,5 +1,6 @@
 package io.kvindex.ingester;
 
+import io.kvindex.ingester.discovery.KubernetesOptions;
 import io.kvindex.ingester.discovery.StaticPods;
 import io.kvindex.service.Durations;
 import io.kvindex.service.Setting;
@@ -149,6 +150,45 @@ enum IngesterSetting {
           "Live batches buffered per stream while waiting (replay, pending purge); also the SUB"
               + " HWM"),
       (b, v) -> b.maxPendingBatches(Integer.parseInt(v))),
+  DISCOVERY(
+      Setting.of(
+          "discovery",
+          "static",
+          "MODE",
+          "Where pods come from: static (--pod and --discovery-file) or kubernetes (the pods"
+              + " --kubernetes-label-selector picks, watched through the API server, besides the"
+              + " static ones)"),
+      (b, v) -> b.discovery(IngesterConfig.Discovery.parse(v))),
+  KUBERNETES_NAMESPACES(
+      Setting.optional(
+          "kubernetes-namespaces",
+          "the ingester's own namespace",
+          "NS[,NS...]",
+          "Namespaces whose pods kubernetes discovery watches, separated by commas"),
+      (b, v) -> b.kubernetesNamespaces(KubernetesOptions.namespaces(v))),
+  KUBERNETES_LABEL_SELECTOR(
+      Setting.of(
+          "kubernetes-label-selector",
+          "kvindex.io/enabled=true",
+          "SELECTOR",
+          "The pods kubernetes discovery watches, as a label selector"),
+      IngesterConfig.Builder::kubernetesLabelSelector),
+  KUBERNETES_NOT_READY_AFTER(
+      Setting.of(
+          "kubernetes-not-ready-after",
+          "30s",
+          "DURATION",
+          "How long a watched pod may stay not ready before it stops being a stream and is"
+              + " purged"),
+      (b, v) -> b.kubernetesNotReadyAfter(Durations.parse(v))),
+  KUBERNETES_POD_NAME(
+      Setting.of(
+          "kubernetes-pod-name",
+          "name",
+          "name|ip",
+          "What names a watched pod in the index (the key gateways route by): its name or its IP"
+              + " address"),
+      (b, v) -> b.kubernetesPodName(KubernetesOptions.PodName.parse(v))),
   DISCOVERY_FILE(
       Setting.optional(
           "discovery-file", "none", "FILE", "YAML or JSON pod list, reloaded when it changes"),

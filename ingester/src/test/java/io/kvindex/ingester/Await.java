@@ -5,14 +5,14 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /** Polls a condition until a deadline; tests never sleep to wait. Thread-safe (stateless). */
-final class Await {
+public final class Await {
   private Await() {}
 
-  static void until(Duration timeout, String what, BooleanSupplier condition) {
+  public static void until(Duration timeout, String what, BooleanSupplier condition) {
     until(timeout, () -> what, condition);
   }
 
-  static void until(Duration timeout, Supplier<String> what, BooleanSupplier condition) {
+  public static void until(Duration timeout, Supplier<String> what, BooleanSupplier condition) {
     long end = System.nanoTime() + timeout.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - end > 0) {

@@ -35,6 +35,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.zeromq.ZContext;
@@ -115,6 +116,15 @@ final class Rig implements AutoCloseable {
     IngesterConfig config = tweak.apply(config(replica)).build();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     Ingester i = Ingester.start(config, pods::get, registry);
+    ingesters.add(i);
+    return i;
+  }
+
+  /** Starts an ingester whose discovery is made for its meter registry. */
+  Ingester start(String replica, Function<PrometheusMeterRegistry, PodDiscovery> discovery) {
+    IngesterConfig config = config(replica).build();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    Ingester i = Ingester.start(config, discovery.apply(registry), registry);
     ingesters.add(i);
     return i;
   }

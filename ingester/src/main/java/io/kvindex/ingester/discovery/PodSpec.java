@@ -19,6 +19,9 @@ import java.util.Locale;
  * @param dpRanks the data-parallel ranks the pod runs (rank r uses port + r, as vLLM does)
  * @param keyMode how the index keys this model's blocks (default {@link KeyMode#ENGINE})
  * @param topic the ZMQ topic to subscribe to ({@code ""} for all)
+ * @param incarnation what tells this pod's engine from an earlier one under the same name (for
+ *     Kubernetes: the pod's UID and its engine container's ID and restart count), {@code ""} when
+ *     the source cannot tell; a change means the engine lost its cache
  */
 public record PodSpec(
     String name,
@@ -29,7 +32,8 @@ public record PodSpec(
     String metricsUrl,
     List<Integer> dpRanks,
     KeyMode keyMode,
-    String topic) {
+    String topic,
+    String incarnation) {
 
   /** The key modes a pod spec may name, as written in discovery files and flags. */
   public static final List<String> KEY_MODES = List.of("engine", "token");
@@ -44,9 +48,34 @@ public record PodSpec(
     }
     keyMode = keyMode == null ? KeyMode.ENGINE : keyMode;
     topic = topic == null ? "" : topic;
+    incarnation = incarnation == null ? "" : incarnation;
     if (dpRanks.size() > 1 || dpRanks.get(0) != 0) {
       offset(publisherEndpoint, dpRanks.get(dpRanks.size() - 1));
     }
+  }
+
+  /** A spec whose source cannot tell one incarnation of the pod's engine from the next. */
+  public PodSpec(
+      String name,
+      String model,
+      String publisherEndpoint,
+      boolean bind,
+      String replayEndpoint,
+      String metricsUrl,
+      List<Integer> dpRanks,
+      KeyMode keyMode,
+      String topic) {
+    this(
+        name,
+        model,
+        publisherEndpoint,
+        bind,
+        replayEndpoint,
+        metricsUrl,
+        dpRanks,
+        keyMode,
+        topic,
+        "");
   }
 
   /** A single-rank, engine-keyed pod that binds its publisher, with the given endpoints. */
@@ -67,7 +96,16 @@ public record PodSpec(
   /** This spec with another metrics URL. */
   public PodSpec withMetricsUrl(String url) {
     return new PodSpec(
-        name, model, publisherEndpoint, bind, replayEndpoint, url, dpRanks, keyMode, topic);
+        name,
+        model,
+        publisherEndpoint,
+        bind,
+        replayEndpoint,
+        url,
+        dpRanks,
+        keyMode,
+        topic,
+        incarnation);
   }
 
   /**
@@ -90,13 +128,46 @@ public record PodSpec(
   /** This spec with another key mode. */
   public PodSpec withKeyMode(KeyMode mode) {
     return new PodSpec(
-        name, model, publisherEndpoint, bind, replayEndpoint, metricsUrl, dpRanks, mode, topic);
+        name,
+        model,
+        publisherEndpoint,
+        bind,
+        replayEndpoint,
+        metricsUrl,
+        dpRanks,
+        mode,
+        topic,
+        incarnation);
   }
 
   /** This spec with other data-parallel ranks. */
   public PodSpec withDpRanks(List<Integer> ranks) {
     return new PodSpec(
-        name, model, publisherEndpoint, bind, replayEndpoint, metricsUrl, ranks, keyMode, topic);
+        name,
+        model,
+        publisherEndpoint,
+        bind,
+        replayEndpoint,
+        metricsUrl,
+        ranks,
+        keyMode,
+        topic,
+        incarnation);
+  }
+
+  /** This spec with another incarnation. */
+  public PodSpec withIncarnation(String incarnation) {
+    return new PodSpec(
+        name,
+        model,
+        publisherEndpoint,
+        bind,
+        replayEndpoint,
+        metricsUrl,
+        dpRanks,
+        keyMode,
+        topic,
+        incarnation);
   }
 
   /** The publisher endpoint of a rank (vLLM adds the rank to a TCP port). */

@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * mostly reach for different streams and a returning replica gets much the same set back. A lease
  * lost on renewal, or a write refused with a fencing error, stops that stream's worker at once.
  * Streams of pods gone from discovery are purged by their owner before their lease is released; the
- * purge is retried until it succeeds.
+ * purge is retried until it succeeds. A pod back as a new incarnation of its engine (restarted, or
+ * a new pod behind the old name) has its streams restarted as the sequence numbers would show.
  */
 public final class Coordinator implements StreamWorker.Listener {
   private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
@@ -49,6 +50,7 @@ public final class Coordinator implements StreamWorker.Listener {
   private final String replica;
   private final Map<StreamId, StreamWorker> workers = new ConcurrentHashMap<>();
   private final Set<StreamId> retiring = ConcurrentHashMap.newKeySet();
+  private final Map<StreamWorker, Integer> replacing = new ConcurrentHashMap<>();
   private final Map<StreamId, Thread> threads = new ConcurrentHashMap<>();
   private final Set<StreamWorker> keepLease = ConcurrentHashMap.newKeySet();
   private final Map<StreamWorker, Long> renewedAt = new HashMap<>();
@@ -174,18 +176,54 @@ public final class Coordinator implements StreamWorker.Listener {
     }
   }
 
+  /**
+   * Purges, then drops, the workers of pods gone from discovery (a retiring worker is dropped once
+   * its purge is done, even if its pod came back meanwhile); restarts the streams of pods whose
+   * engine is a new incarnation, then gives them a fresh worker; restarts the worker on any other
+   * spec change.
+   */
   private void retire(Map<StreamId, PodSpec> desired) {
     for (StreamWorker w : List.copyOf(workers.values())) {
       PodSpec now = desired.get(w.id());
-      if (now == null && retiring.add(w.id())) {
+      if (retiring.contains(w.id())) {
+        if (!w.status().purgePending()) {
+          drop(w, true);
+        }
+      } else if (now == null) {
         log.info("pod={} stream={}: pod left discovery; purging", w.id().pod(), w.id());
+        retiring.add(w.id());
         w.status().requestPurge("pod_removed");
-      } else if (now == null && !w.status().purgePending()) {
-        drop(w, true);
-      } else if (now != null && !now.equals(w.pod())) {
+      } else if (!now.incarnation().equals(w.pod().incarnation())) {
+        replaced(w, now);
+      } else if (!now.equals(w.pod())) {
         log.info("pod={} stream={}: spec changed; restarting its worker", w.id().pod(), w.id());
         drop(w, true);
       }
+    }
+  }
+
+  /**
+   * A new incarnation of the pod's engine lost the old one's cache, and its sequence numbers start
+   * again at 0. Whether or not the worker has already seen that in the sequence numbers, it is told
+   * the engine restarted: it purges, forgets the watermark and replays the new engine's stream from
+   * 0, so nothing is lost whichever came first. Once that purge is done, a fresh worker takes the
+   * new spec.
+   */
+  private void replaced(StreamWorker w, PodSpec now) {
+    Integer restartsBefore = replacing.get(w);
+    if (restartsBefore == null) {
+      log.info(
+          "pod={} stream={}: new incarnation {} (was {}): its engine restarted; purging and"
+              + " replaying from 0",
+          w.id().pod(),
+          w.id(),
+          now.incarnation(),
+          w.pod().incarnation());
+      replacing.put(w, w.status().restarts());
+      shared.metrics().podReplaced();
+      w.status().requestRestart();
+    } else if (w.status().restarts() > restartsBefore && !w.status().purgePending()) {
+      drop(w, true);
     }
   }
 
@@ -273,6 +311,7 @@ public final class Coordinator implements StreamWorker.Listener {
     threads.remove(w.id(), Thread.currentThread());
     workers.remove(w.id(), w);
     retiring.remove(w.id());
+    replacing.remove(w);
     boolean keep = keepLease.remove(w);
     if (!workers.containsKey(w.id())) {
       shared.metrics().forget(w.id());

@@ -10,6 +10,7 @@ import io.kvindex.ingester.IngesterMetrics;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.stream.StreamWorker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -137,6 +138,50 @@ class CoordinatorTest {
     until(
         "its lease released for another replica",
         () -> index.acquireLease(StreamId.of("m", "pod-1"), "c", TTL).isPresent());
+  }
+
+  @Test
+  void tick_aNewIncarnationRestartsTheStreamThenAFreshWorkerOwnsIt() {
+    StreamId id = StreamId.of("m", "pod-0");
+    PodSpec first = pods(1).get(0).withIncarnation("uid-1/0/c1");
+    AtomicReference<List<PodSpec>> fleet = new AtomicReference<>(List.of(first));
+    Coordinator a = replica("a", fleet::get);
+    a.tick();
+    StreamWorker before = a.workers().get(id);
+    assertThat(before).isNotNull();
+
+    fleet.set(List.of(first.withIncarnation("uid-1/1/c2"))); // same name and endpoint
+    until(
+        "restarted, then a fresh worker on the new incarnation",
+        () -> {
+          a.tick();
+          StreamWorker w = a.workers().get(id);
+          return w != null && w != before && w.pod().incarnation().equals("uid-1/1/c2");
+        });
+    assertThat(before.status().restarts()).as("the old worker restarted the stream").isEqualTo(1);
+    IngesterMetrics m = metrics.get("a");
+    assertThat(m.total("kvindex.ingester.pods.replaced")).isEqualTo(1.0);
+    assertThat(m.value("kvindex.ingester.purges", "reason", "engine_restart")).isEqualTo(1.0);
+  }
+
+  @Test
+  void tick_anotherSpecChangeRestartsTheWorkerWithoutAPurge() {
+    StreamId id = StreamId.of("m", "pod-0");
+    PodSpec first = pods(1).get(0);
+    AtomicReference<List<PodSpec>> fleet = new AtomicReference<>(List.of(first));
+    Coordinator a = replica("a", fleet::get);
+    a.tick();
+    StreamWorker before = a.workers().get(id);
+
+    fleet.set(List.of(first.withMetricsUrl("http://127.0.0.1:1/metrics")));
+    until(
+        "a fresh worker on the new spec",
+        () -> {
+          a.tick();
+          StreamWorker w = a.workers().get(id);
+          return w != null && w != before && w.pod().metricsUrl() != null;
+        });
+    assertThat(metrics.get("a").total("kvindex.ingester.purges")).isZero();
   }
 
   /** Waits for a condition the workers' own threads bring about, with a deadline. */

@@ -62,7 +62,7 @@ class PurgeConcurrencyTest {
   }
 
   @Test
-  void lookup_racingPurges_seesWholeCacheOrNothing() throws Exception {
+  void lookup_racingPurges_seesWholeChunksOrNothing() throws Exception {
     StreamId p = StreamId.of(MODEL, "p");
     Lease t = index.acquireLease(p, "owner", Duration.ofMinutes(5)).orElseThrow();
     AtomicBoolean stop = new AtomicBoolean();
@@ -96,7 +96,13 @@ class PurgeConcurrencyTest {
     stop.set(true);
     reader.get(10, TimeUnit.SECONDS);
     collector.get(10, TimeUnit.SECONDS);
-    assertThat(seen).as("depths seen while racing").isSubsetOf(0, CHAIN).contains(0);
+    // A 300-block batch applies in chunks: a lookup may see whole chunks of it before the last
+    // one lands, but never part of a purge.
+    int chunk = PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS;
+    assertThat(seen)
+        .as("depths seen while racing")
+        .allSatisfy(d -> assertThat(d == CHAIN || d % chunk == 0).as("depth %d", d).isTrue())
+        .contains(0);
   }
 
   @Test

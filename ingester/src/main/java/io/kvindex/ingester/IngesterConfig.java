@@ -62,6 +62,7 @@ public final class IngesterConfig {
   private final Duration departedRetention;
   private final int gcMaxSteps;
   private final int maxPendingBatches;
+  private final MemoryBounds memoryBounds;
   private final Path discoveryFile;
   private final List<PodSpec> pods;
   private final Discovery discovery;
@@ -93,6 +94,11 @@ public final class IngesterConfig {
     this.departedRetention = Check.positive(b.departedRetention, "departedRetention");
     this.gcMaxSteps = Check.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
     this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
+    this.memoryBounds =
+        new MemoryBounds(
+            Check.atLeast(b.maxPendingBytes, 1 << 16, "maxPendingBytes"),
+            Check.atLeast(b.maxReplayBytes, 1 << 16, "maxReplayBytes"),
+            Check.atLeast(b.maxMessageBytes, 1 << 10, "maxMessageBytes"));
     this.discoveryFile = b.discoveryFile;
     this.pods = List.copyOf(b.pods);
     this.discovery = Check.notNull(b.discovery, "discovery");
@@ -223,6 +229,11 @@ public final class IngesterConfig {
     return maxPendingBatches;
   }
 
+  /** What one stream may hold in memory. */
+  public MemoryBounds memoryBounds() {
+    return memoryBounds;
+  }
+
   /** The watched discovery file, or {@code null}. */
   public Path discoveryFile() {
     return discoveryFile;
@@ -271,6 +282,9 @@ public final class IngesterConfig {
     private Duration departedRetention;
     private int gcMaxSteps;
     private int maxPendingBatches;
+    private long maxPendingBytes;
+    private long maxReplayBytes;
+    private long maxMessageBytes;
     private Path discoveryFile;
     private final List<PodSpec> pods = new ArrayList<>();
     private Discovery discovery;
@@ -399,6 +413,21 @@ public final class IngesterConfig {
 
     public Builder maxPendingBatches(int v) {
       maxPendingBatches = v;
+      return this;
+    }
+
+    public Builder maxPendingBytes(long v) {
+      maxPendingBytes = v;
+      return this;
+    }
+
+    public Builder maxReplayBytes(long v) {
+      maxReplayBytes = v;
+      return this;
+    }
+
+    public Builder maxMessageBytes(long v) {
+      maxMessageBytes = v;
       return this;
     }
 

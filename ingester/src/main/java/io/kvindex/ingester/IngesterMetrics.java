@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,6 +44,13 @@ public final class IngesterMetrics {
         .register(registry);
   }
 
+  /** Distinct unknown event tags counted under their own label; the rest count as "other". */
+  static final int UNKNOWN_TAG_LABELS = 16;
+
+  static final int TAG_LABEL_CHARS = 32;
+
+  private final Set<String> unknownTags = ConcurrentHashMap.newKeySet();
+
   public MeterRegistry registry() {
     return registry;
   }
@@ -61,12 +69,31 @@ public final class IngesterMetrics {
       }
     }
     for (String tag : batch.skippedTags()) {
-      count("kvindex.ingester.events.unknown", "tag", tag);
+      count("kvindex.ingester.events.unknown", "tag", unknownTagLabel(tag));
     }
     long lagMillis = nowMillis - (long) (batch.timestamp() * 1000.0);
     if (batch.timestamp() > 0 && lagMillis >= 0) {
       lag.record(lagMillis, TimeUnit.MILLISECONDS);
     }
+  }
+
+  /**
+   * The label an unknown event tag is counted under: the tag itself (clipped to {@value
+   * #TAG_LABEL_CHARS} characters) for the first {@value #UNKNOWN_TAG_LABELS} distinct ones, then
+   * {@code other}, so a publisher sending garbage tags cannot grow the metrics without bound.
+   */
+  String unknownTagLabel(String tag) {
+    String label = tag.length() > TAG_LABEL_CHARS ? tag.substring(0, TAG_LABEL_CHARS) : tag;
+    if (unknownTags.contains(label)) {
+      return label;
+    }
+    synchronized (unknownTags) {
+      if (unknownTags.size() < UNKNOWN_TAG_LABELS) {
+        unknownTags.add(label);
+        return label;
+      }
+    }
+    return "other";
   }
 
   public Timer lag() {

@@ -2,6 +2,7 @@ package io.kvindex.ingester;
 
 import io.kvindex.ingester.discovery.KubernetesOptions;
 import io.kvindex.ingester.discovery.StaticPods;
+import io.kvindex.service.ByteSizes;
 import io.kvindex.service.Durations;
 import io.kvindex.service.Setting;
 import java.nio.file.Path;
@@ -150,6 +151,30 @@ enum IngesterSetting {
           "Live batches buffered per stream while waiting (replay, pending purge); also the SUB"
               + " HWM"),
       (b, v) -> b.maxPendingBatches(Integer.parseInt(v))),
+  MAX_PENDING_BYTES(
+      Setting.of(
+          "max-pending-bytes",
+          "64MiB",
+          "SIZE",
+          "Payload bytes of live batches buffered per stream while waiting; past it batches are"
+              + " dropped and replayed later as a gap"),
+      (b, v) -> b.maxPendingBytes(ByteSizes.parse(v))),
+  MAX_REPLAY_BYTES(
+      Setting.of(
+          "max-replay-bytes",
+          "256MiB",
+          "SIZE",
+          "Payload bytes one replay may return; a larger one is dropped and the stream purged, going"
+              + " on from live"),
+      (b, v) -> b.maxReplayBytes(ByteSizes.parse(v))),
+  MAX_MESSAGE_BYTES(
+      Setting.of(
+          "max-message-bytes",
+          "64MiB",
+          "SIZE",
+          "Largest ZeroMQ message accepted from a pod (live or replay); a larger one closes that"
+              + " connection, and what it carried is replayed or purged"),
+      (b, v) -> b.maxMessageBytes(ByteSizes.parse(v))),
   DISCOVERY(
       Setting.of(
           "discovery",

@@ -186,6 +186,16 @@ final class Rig implements AutoCloseable {
         () -> diff(pod, rank, everHeld).isEmpty());
   }
 
+  /** The hashes the index lists for the pod's rank 0 that its engine does not hold. */
+  Set<Long> falsePositives(SimulatedPod pod, Set<Long> everHeld) {
+    Set<Long> universe = new HashSet<>(everHeld);
+    Set<Long> truth = pod.cachedBlocks(0, "GPU");
+    universe.addAll(truth);
+    Set<Long> extra = new TreeSet<>(held(pod.name(), 0, universe));
+    extra.removeAll(truth);
+    return extra;
+  }
+
   /** The hashes on which the index and the rank's ground truth disagree (engine keys). */
   String diff(SimulatedPod pod, int rank, Set<Long> everHeld) {
     Set<Long> truth = new HashSet<>(pod.cachedBlocks(rank, "GPU"));

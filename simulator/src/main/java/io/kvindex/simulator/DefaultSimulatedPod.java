@@ -157,6 +157,11 @@ final class DefaultSimulatedPod implements SimulatedPod {
   }
 
   @Override
+  public long inject(int rank, byte[] payload) {
+    return engine(rank).inject(payload);
+  }
+
+  @Override
   public Map<String, java.util.Set<Long>> cachedBlocks(int rank) {
     return engine(rank).cachedBlocks();
   }

@@ -13,6 +13,8 @@ public final class FaultKnobs {
   private volatile double duplicateFraction;
   private volatile Duration delay = Duration.ZERO;
   private volatile boolean silenced;
+  private volatile double garbleFraction;
+  private volatile double reorderFraction;
 
   FaultKnobs() {}
 
@@ -25,6 +27,24 @@ public final class FaultKnobs {
   /** Sends this fraction (0 to 1) of live messages twice. Default 0. */
   public FaultKnobs duplicateFraction(double fraction) {
     this.duplicateFraction = checkFraction(fraction, "duplicateFraction");
+    return this;
+  }
+
+  /**
+   * Damages this fraction (0 to 1) of live messages' payloads (cut to half their length), as a
+   * corrupting network or a publisher bug would; the replay ring keeps the intact copy. Default 0.
+   */
+  public FaultKnobs garbleFraction(double fraction) {
+    this.garbleFraction = checkFraction(fraction, "garbleFraction");
+    return this;
+  }
+
+  /**
+   * Sends this fraction (0 to 1) of live messages after the one queued behind them (when one is).
+   * Default 0.
+   */
+  public FaultKnobs reorderFraction(double fraction) {
+    this.reorderFraction = checkFraction(fraction, "reorderFraction");
     return this;
   }
 
@@ -50,6 +70,8 @@ public final class FaultKnobs {
     duplicateFraction = 0;
     delay = Duration.ZERO;
     silenced = false;
+    garbleFraction = 0;
+    reorderFraction = 0;
     return this;
   }
 
@@ -63,6 +85,14 @@ public final class FaultKnobs {
 
   public Duration delay() {
     return delay;
+  }
+
+  public double garbleFraction() {
+    return garbleFraction;
+  }
+
+  public double reorderFraction() {
+    return reorderFraction;
   }
 
   public boolean silenced() {

@@ -85,6 +85,14 @@ public interface SimulatedPod extends AutoCloseable {
    */
   void restart();
 
+  /**
+   * Publishes a payload the engine did not produce as the rank's next batch, live and in its replay
+   * ring (hostile or malformed input); what the engine caches is unchanged.
+   *
+   * @return the batch's sequence number
+   */
+  long inject(int rank, byte[] payload);
+
   /** The live-stream faults, shared by all ranks. */
   FaultKnobs faults();
 

@@ -17,25 +17,28 @@ import java.util.List;
  * @param events the decoded batch; empty when the payload is malformed
  * @param malformed why the payload could not be decoded, or null
  * @param live whether it came from the live stream (else from the replay ring: history)
+ * @param bytes the payload's size, which the stream's memory bounds count
  */
 public record Batch(
-    long seq, int payloadHash, KvEventBatch events, String malformed, boolean live) {
+    long seq, int payloadHash, KvEventBatch events, String malformed, boolean live, int bytes) {
 
   private static final KvEventBatch NOTHING = KvEventBatch.of(0, List.of(), null);
 
   /** Decodes a message's payload; a malformed one becomes an empty batch that says why. */
   public static Batch decode(EventMessage message, boolean live) {
-    int hash = Arrays.hashCode(message.payload());
+    byte[] payload = message.payload();
+    int hash = Arrays.hashCode(payload);
     try {
-      return new Batch(message.seq(), hash, KvEventDecoder.decode(message.payload()), null, live);
+      return new Batch(
+          message.seq(), hash, KvEventDecoder.decode(payload), null, live, payload.length);
     } catch (RuntimeException e) {
-      return new Batch(message.seq(), hash, NOTHING, e.getMessage(), live);
+      return new Batch(message.seq(), hash, NOTHING, e.getMessage(), live, payload.length);
     }
   }
 
   /** A decoded live batch, for tests. */
   public static Batch of(long seq, KvEventBatch events) {
-    return new Batch(seq, events.hashCode(), events, null, true);
+    return new Batch(seq, events.hashCode(), events, null, true, 0);
   }
 
   /** Whether the batch carries an AllBlocksCleared (it applies as a purge first). */
@@ -45,6 +48,6 @@ public record Batch(
 
   /** The same batch without its events: applied, it moves the watermark and changes nothing. */
   public Batch emptied() {
-    return new Batch(seq, payloadHash, NOTHING, malformed, live);
+    return new Batch(seq, payloadHash, NOTHING, malformed, live, bytes);
   }
 }

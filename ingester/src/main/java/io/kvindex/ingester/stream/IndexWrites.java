@@ -2,6 +2,7 @@ package io.kvindex.ingester.stream;
 
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PurgeStatus;
@@ -42,6 +43,10 @@ final class IndexWrites {
   private final KeyMode mode;
   private final Lease lease;
   private final String label;
+  private static final long REJECT_LOG_INTERVAL_NANOS = 10_000_000_000L;
+  private boolean loggedReject;
+  private long lastRejectLogNanos;
+  private long rejectedSinceLog;
 
   IndexWrites(Shared shared, StreamId id, KeyMode mode, Lease lease, String label) {
     this.shared = shared;
@@ -75,7 +80,13 @@ final class IndexWrites {
 
   /** Applies the batch the sequencer asked for. */
   Outcome apply(Sequencer sequencer, Batch batch, StreamStatus status) {
-    ApplyResult result = shared.index().apply(id, mode, batch.seq(), lease, batch.events());
+    ApplyResult result;
+    try {
+      result = shared.index().apply(id, mode, batch.seq(), lease, batch.events());
+    } catch (BatchRejectedException e) {
+      reject(sequencer, batch, e);
+      return Outcome.DONE;
+    }
     ApplyStatus outcome = result.status();
     shared.metrics().batch(outcome.name().toLowerCase(Locale.ROOT));
     if (outcome == ApplyStatus.FENCED) {
@@ -104,6 +115,26 @@ final class IndexWrites {
       }
     }
     return Outcome.DONE;
+  }
+
+  /** A batch the index can never apply: counted, logged (at most every few seconds), gone past. */
+  private void reject(Sequencer sequencer, Batch batch, BatchRejectedException e) {
+    shared.metrics().batch("rejected");
+    sequencer.rejected(batch);
+    rejectedSinceLog++;
+    long now = shared.nanos();
+    if (!loggedReject || now - lastRejectLogNanos > REJECT_LOG_INTERVAL_NANOS) {
+      loggedReject = true;
+      log.warn(
+          "{}: batch {} can never apply ({}: {}); the stream is purged and goes on after it{}",
+          label,
+          batch.seq(),
+          e.reason(),
+          e.getMessage(),
+          rejectedSinceLog > 1 ? " (" + rejectedSinceLog + " rejected since the last line)" : "");
+      lastRejectLogNanos = now;
+      rejectedSinceLog = 0;
+    }
   }
 
   private void countClear(long seq, ApplyStatus status) {

@@ -50,6 +50,7 @@ final class LiveSocket implements AutoCloseable {
     try {
       s.setLinger(0);
       s.setRcvHWM(shared.config().maxPendingBatches());
+      s.setMaxMsgSize(shared.config().memoryBounds().messageBytes());
       s.setReceiveTimeOut(RECEIVE_TIMEOUT_MS);
       Duration min = shared.config().reconnectMin();
       s.setReconnectIVL(min.toMillis() + ThreadLocalRandom.current().nextLong(min.toMillis() + 1));

@@ -26,10 +26,15 @@ public final class Replay {
   /**
    * What a replay returned.
    *
-   * @param batches the batches, in the order received
+   * @param batches the batches, in the order received (none when too large)
    * @param ended true when the end marker arrived before the idle bound
+   * @param tooLarge true when the replay sent more than the bound: what it sent was dropped
    */
-  public record Result(List<EventMessage> batches, boolean ended) {
+  public record Result(List<EventMessage> batches, boolean ended, boolean tooLarge) {
+    Result(List<EventMessage> batches, boolean ended) {
+      this(batches, ended, false);
+    }
+
     public long firstSeq() {
       return batches.isEmpty() ? -1 : batches.get(0).seq();
     }
@@ -47,12 +52,29 @@ public final class Replay {
    * a late answer on an abandoned connection is discarded with its socket.
    */
   public static Result fetch(ZContext ctx, String endpoint, long fromSeq, Duration idle) {
+    return fetch(ctx, endpoint, fromSeq, idle, Long.MAX_VALUE, -1);
+  }
+
+  /**
+   * {@link #fetch(ZContext, String, long, Duration)} within memory bounds: at most {@code maxBytes}
+   * of payloads in all (past it the replay is dropped, {@link Result#tooLarge}), and no ZeroMQ
+   * message over {@code maxMessageBytes} ({@code -1}: no limit; a larger one closes the connection,
+   * so the replay goes silent).
+   */
+  public static Result fetch(
+      ZContext ctx,
+      String endpoint,
+      long fromSeq,
+      Duration idle,
+      long maxBytes,
+      long maxMessageBytes) {
     long end = System.nanoTime() + idle.toNanos();
     do {
       ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
       try {
         dealer.setLinger(0);
         dealer.setRcvHWM(0);
+        dealer.setMaxMsgSize(maxMessageBytes);
         dealer.setReceiveTimeOut(ASK_AGAIN_MS);
         dealer.connect(endpoint);
         byte[][] request = ZmqFrames.replayRequest(fromSeq);
@@ -61,7 +83,7 @@ public final class Replay {
         ZMsg first = ZMsg.recvMsg(dealer);
         if (first != null) {
           dealer.setReceiveTimeOut((int) Math.max(1, idle.toMillis()));
-          return read(dealer, first, endpoint);
+          return read(dealer, first, endpoint, maxBytes);
         }
       } finally {
         dealer.close();
@@ -70,8 +92,9 @@ public final class Replay {
     return new Result(List.of(), false);
   }
 
-  private static Result read(ZMQ.Socket dealer, ZMsg first, String endpoint) {
+  private static Result read(ZMQ.Socket dealer, ZMsg first, String endpoint, long maxBytes) {
     List<EventMessage> out = new ArrayList<>();
+    long bytes = 0;
     for (ZMsg msg = first; msg != null; msg = ZMsg.recvMsg(dealer)) {
       ReplayReply reply;
       try {
@@ -83,6 +106,17 @@ public final class Replay {
       }
       if (!(reply instanceof ReplayReply.Batch b)) {
         return new Result(out, true);
+      }
+      bytes += b.message().payload().length;
+      if (bytes > maxBytes) {
+        LoggerFactory.getLogger(Replay.class)
+            .warn(
+                "replay from {} sent more than {} bytes of batches from {}; dropped (raise"
+                    + " --max-replay-bytes if its ring is really that large)",
+                endpoint,
+                maxBytes,
+                out.isEmpty() ? b.message().seq() : out.get(0).seq());
+        return new Result(List.of(), false, true);
       }
       out.add(b.message());
     }

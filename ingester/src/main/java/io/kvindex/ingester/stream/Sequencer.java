@@ -27,6 +27,12 @@ import java.util.TreeMap;
  * stream does not advance: a temporary error keeps the purge pending instead of leaving a cleared
  * pod looking warm. DUPLICATE and GAP answers carry the index's watermark, which is the truth.
  *
+ * <p>A live batch that cannot be read is asked for again from the replay ring (the live copy may be
+ * damaged where the ring's is not); if that copy cannot be read either, or there is none, what the
+ * batch changed is lost: the stream is purged and goes on after it, as after a gap the replay
+ * cannot cover. A batch the index refuses as one it can never apply is {@link #rejected} the same
+ * way.
+ *
  * <p>A live stream only moves forward: a live sequence below the watermark but past the last live
  * one is a late copy of a batch a replay already applied (a replay can overtake hundreds of queued
  * live batches), not a restart. Sleep is level-triggered: while the engine says it sleeps, the
@@ -53,9 +59,10 @@ public final class Sequencer {
 
   /**
    * Ask the pod's replay socket for every batch from {@code from}: sequences up to {@code firstLive
-   * - 1} are missing. Report with {@link #replayed} (or {@link #noReplay}).
+   * - 1} are missing, or (when {@code malformed}) batch {@code from} arrived live but could not be
+   * read, and the ring's copy may be intact. Report with {@link #replayed} (or {@link #noReplay}).
    */
-  public record RepairGap(long from, long firstLive) implements Action {}
+  public record RepairGap(long from, long firstLive, boolean malformed) implements Action {}
 
   /**
    * A purge to run before anything else is applied.
@@ -91,11 +98,15 @@ public final class Sequencer {
     /** The replay said nothing within the idle bound. */
     SILENT,
     /** The replay began after the gap's first batch: its ring no longer holds it. */
-    BEYOND_RING
+    BEYOND_RING,
+    /** The replay sent more than the stream may hold: dropped, purged, went on from live. */
+    TOO_LARGE
   }
 
   private final int maxPending;
+  private final long maxPendingBytes;
   private final TreeMap<Long, Batch> pending = new TreeMap<>();
+  private long pendingBytes;
   private final Map<Long, Integer> recent = new LinkedHashMap<>(RECENT * 2, 0.75f, false);
   private long expected = -1;
   private long applied = -1;
@@ -104,12 +115,42 @@ public final class Sequencer {
   private int restarts;
   private boolean asleep;
   private long sleptAfter = -1;
+  private long refetched = -1;
 
   /**
    * @param maxPending live batches buffered at most while waiting
+   * @param maxPendingBytes their payload bytes at most
    */
-  public Sequencer(int maxPending) {
+  public Sequencer(int maxPending, long maxPendingBytes) {
     this.maxPending = maxPending;
+    this.maxPendingBytes = maxPendingBytes;
+  }
+
+  /** A sequencer bounded by batch count only. */
+  public Sequencer(int maxPending) {
+    this(maxPending, Long.MAX_VALUE);
+  }
+
+  /** Payload bytes of the batches waiting. */
+  public long pendingBytes() {
+    return pendingBytes;
+  }
+
+  private void hold(Batch batch) {
+    Batch before = pending.put(batch.seq(), batch);
+    pendingBytes += batch.bytes() - (before == null ? 0 : before.bytes());
+  }
+
+  private void release(long seq) {
+    Batch gone = pending.remove(seq);
+    if (gone != null) {
+      pendingBytes -= gone.bytes();
+    }
+  }
+
+  private void releaseAll() {
+    pending.clear();
+    pendingBytes = 0;
   }
 
   /** Whether the stream's watermark has been read from the index. */
@@ -154,14 +195,16 @@ public final class Sequencer {
       }
       restart();
       lastLive = seq;
-      pending.put(seq, batch);
+      hold(batch);
       return Live.RESTART;
     }
     lastLive = Math.max(lastLive, seq);
-    if (pending.size() >= maxPending) {
+    if (pending.size() >= maxPending || pendingBytes + batch.bytes() > maxPendingBytes) {
       return Live.DROPPED;
     }
-    pending.putIfAbsent(seq, batch);
+    if (!pending.containsKey(seq)) {
+      hold(batch);
+    }
     return Live.QUEUED;
   }
 
@@ -188,7 +231,7 @@ public final class Sequencer {
    */
   public void restart() {
     restarts++;
-    pending.clear();
+    releaseAll();
     recent.clear();
     purge = new Purge("engine_restart", PurgeMode.RESET_WATERMARK, 0);
   }
@@ -219,11 +262,23 @@ public final class Sequencer {
     while (!pending.isEmpty()) {
       long first = pending.firstKey();
       if (first < expected) {
-        pending.pollFirstEntry(); // applied meanwhile (a replay, or a lost reply)
+        release(first); // applied meanwhile (a replay, or a lost reply)
       } else if (first > expected) {
-        return new RepairGap(expected, first);
+        return new RepairGap(expected, first, false);
       } else {
-        return new Apply(whileAsleep(pending.firstEntry().getValue()));
+        Batch batch = pending.firstEntry().getValue();
+        Batch toApply = whileAsleep(batch);
+        if (toApply == batch && batch.malformed() != null) {
+          if (batch.live() && refetched != first) {
+            refetched = first;
+            return new RepairGap(first, first + 1, true);
+          }
+          // Neither the live copy nor the ring's could be read: what it changed is lost.
+          release(first);
+          goOnFrom(first + 1, "malformed_batch");
+          return next();
+        }
+        return new Apply(toApply);
       }
     }
     return new Idle();
@@ -254,13 +309,27 @@ public final class Sequencer {
     return expected;
   }
 
-  /** Batches a catch-up returned; they are applied in order like live ones. */
+  /**
+   * Batches a catch-up returned; they are applied in order like live ones. A ring's readable copy
+   * replaces a live one that could not be read.
+   */
   public void caughtUp(List<Batch> batches) {
     for (Batch b : batches) {
-      if (b.seq() >= expected) {
-        pending.putIfAbsent(b.seq(), b);
+      Batch held = pending.get(b.seq());
+      if (b.seq() >= expected
+          && (held == null || held.malformed() != null && b.malformed() == null)) {
+        hold(b);
       }
     }
+  }
+
+  /**
+   * The index refused the batch the sequencer asked to apply as one it can never apply: the stream
+   * goes on after it, purged first (what the index holds of it can no longer be trusted).
+   */
+  public void rejected(Batch batch) {
+    release(batch.seq());
+    goOnFrom(batch.seq() + 1, "batch_rejected");
   }
 
   /** What the purge asked for by {@link RunPurge} did; true when it is done. */
@@ -286,7 +355,7 @@ public final class Sequencer {
   public void applied(Batch batch, ApplyResult result) {
     switch (result.status()) {
       case APPLIED -> {
-        pending.remove(batch.seq());
+        release(batch.seq());
         expected = batch.seq() + 1;
         applied = batch.seq();
         recent.put(batch.seq(), batch.payloadHash());
@@ -309,7 +378,7 @@ public final class Sequencer {
    * (unless it never applied anything) and goes on from the first live batch.
    */
   public GapRepair noReplay(RepairGap gap) {
-    goOnFrom(gap.firstLive(), "gap_no_replay");
+    goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "gap_no_replay");
     return GapRepair.ABSENT;
   }
 
@@ -320,7 +389,7 @@ public final class Sequencer {
    */
   public GapRepair replayed(RepairGap gap, List<Batch> batches, boolean ended) {
     if (batches.isEmpty()) {
-      goOnFrom(gap.firstLive(), "gap_replay_failed");
+      goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "gap_replay_failed");
       return ended ? GapRepair.EMPTY : GapRepair.SILENT;
     }
     caughtUp(batches);
@@ -330,6 +399,12 @@ public final class Sequencer {
       return GapRepair.BEYOND_RING;
     }
     return ended ? GapRepair.COVERED : GapRepair.PARTIAL;
+  }
+
+  /** The replay sent more than the stream may hold: what it covered is lost. */
+  public GapRepair replayTooLarge(RepairGap gap) {
+    goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "replay_too_large");
+    return GapRepair.TOO_LARGE;
   }
 
   /** Whether a gap's repair purges: anything applied before it is now out of step. */

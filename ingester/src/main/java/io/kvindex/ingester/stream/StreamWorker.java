@@ -3,6 +3,7 @@ package io.kvindex.ingester.stream;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.MemoryBounds;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.ingester.stream.Sequencer.Action;
@@ -73,7 +74,9 @@ public final class StreamWorker implements Runnable {
     this.lease = lease;
     this.shared = shared;
     this.listener = listener;
-    this.sequencer = new Sequencer(shared.config().maxPendingBatches());
+    this.sequencer =
+        new Sequencer(
+            shared.config().maxPendingBatches(), shared.config().memoryBounds().pendingBytes());
     this.retry = new Backoff(shared.config().retryMin(), shared.config().retryMax());
     this.reconnect = new Backoff(shared.config().reconnectMin(), shared.config().reconnectMax());
     this.label = "pod=" + id.pod() + " stream=" + id;
@@ -250,7 +253,12 @@ public final class StreamWorker implements Runnable {
     Batch batch = Batch.decode(message, live);
     if (batch.malformed() != null) {
       shared.metrics().malformed();
-      log.warn("{}: batch {} is malformed, skipped: {}", label, batch.seq(), batch.malformed());
+      log.warn(
+          "{}: batch {} ({}) cannot be read: {}",
+          label,
+          batch.seq(),
+          live ? "live; its replay copy is tried next" : "replayed",
+          batch.malformed());
     }
     return batch;
   }
@@ -285,10 +293,10 @@ public final class StreamWorker implements Runnable {
     if (endpoint == null || !sequencer.mayCatchUp()) {
       return;
     }
-    Replay.Result r =
-        Replay.fetch(
-            shared.zmq(), endpoint, sequencer.catchUpFrom(), shared.config().replayIdleTimeout());
-    if (!r.batches().isEmpty()) {
+    Replay.Result r = fetchReplay(endpoint, sequencer.catchUpFrom());
+    if (r.tooLarge()) {
+      shared.metrics().replay("too_large");
+    } else if (!r.batches().isEmpty()) {
       log.info("{}: quiet stream caught up {} batches from replay", label, r.batches().size());
       shared.metrics().replay("idle_catch_up");
       sequencer.caughtUp(replayed(r.batches()));
@@ -298,6 +306,17 @@ public final class StreamWorker implements Runnable {
       }
     }
     liveAtLastCatchUp = status.liveReceived();
+  }
+
+  private Replay.Result fetchReplay(String endpoint, long from) {
+    MemoryBounds bounds = shared.config().memoryBounds();
+    return Replay.fetch(
+        shared.zmq(),
+        endpoint,
+        from,
+        shared.config().replayIdleTimeout(),
+        bounds.replayBytes(),
+        bounds.messageBytes());
   }
 
   /**
@@ -364,17 +383,26 @@ public final class StreamWorker implements Runnable {
   }
 
   private boolean repairGap(RepairGap gap) {
-    shared.metrics().gap();
+    if (!gap.malformed()) {
+      shared.metrics().gap();
+    }
     String endpoint = pod.replayEndpoint(id.dpRank());
     GapRepair repair;
     if (endpoint == null) {
       repair = sequencer.noReplay(gap);
     } else {
       log.info(
-          "{}: gap {}..{}, replaying from {}", label, gap.from(), gap.firstLive() - 1, gap.from());
-      Replay.Result r =
-          Replay.fetch(shared.zmq(), endpoint, gap.from(), shared.config().replayIdleTimeout());
-      repair = sequencer.replayed(gap, replayed(r.batches()), r.ended());
+          "{}: {} {}..{}, replaying from {}",
+          label,
+          gap.malformed() ? "unreadable batch" : "gap",
+          gap.from(),
+          gap.firstLive() - 1,
+          gap.from());
+      Replay.Result r = fetchReplay(endpoint, gap.from());
+      repair =
+          r.tooLarge()
+              ? sequencer.replayTooLarge(gap)
+              : sequencer.replayed(gap, replayed(r.batches()), r.ended());
     }
     shared.metrics().replay(repair.name().toLowerCase(Locale.ROOT));
     if (repair != GapRepair.COVERED && repair != GapRepair.PARTIAL) {

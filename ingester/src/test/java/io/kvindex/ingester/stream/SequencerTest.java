@@ -75,6 +75,38 @@ class SequencerTest {
             "start -1; live 9; next; noreplay; next",
             "queued; repair 0..8; absent; apply 9"),
         row(
+            "an unreadable live batch is asked for again; the ring's copy applies",
+            "start 4; live 5!; next; replay 5,6 end; next",
+            "queued; refetch 5; covered; apply 5"),
+        row(
+            "unreadable in the ring too: purged, going on after it",
+            "start 4; live 5!; live 6; next; replay 5!,6 end; next; purged PURGED; next",
+            "queued; queued; refetch 5; covered; purge malformed_batch reset from 6; apply 6"),
+        row(
+            "an unreadable batch and no replay endpoint: purged, going on after it",
+            "start 4; live 5!; next; noreplay; next",
+            "queued; refetch 5; absent; purge malformed_batch reset from 6"),
+        row(
+            "an unreadable first batch of a new stream is just passed",
+            "start -1; live 0!; next; noreplay; next",
+            "queued; refetch 0; absent; idle"),
+        row(
+            "an unreadable replayed batch is not asked for again",
+            "start 4; live 7; next; replay 5!,6 end; next",
+            "queued; repair 5..6; covered; purge malformed_batch reset from 6"),
+        row(
+            "a replay too large to hold: purged, going on from live",
+            "start 4; live 7; next; toolarge; next",
+            "queued; repair 5..6; too_large; purge replay_too_large reset from 7"),
+        row(
+            "a batch the index can never apply: purged, going on after it",
+            "start 4; live 5; live 6; next; rejected; next; purged PURGED; next",
+            "queued; queued; apply 5; purge batch_rejected reset from 6; apply 6"),
+        row(
+            "an unreadable batch while asleep changes nothing anyway",
+            "start 4; live 5; sleep; next; purged PURGED; catchup 5!; next",
+            "queued; purge sleep keep; apply 5 without events"),
+        row(
             "a batch sent twice is a duplicate",
             "start 4; live 5; next; applied APPLIED; live 5; next",
             "queued; apply 5; duplicate; idle"),
@@ -209,6 +241,22 @@ class SequencerTest {
   }
 
   @Test
+  void live_pastThePendingBytes_dropped() {
+    Sequencer s = new Sequencer(100, 100);
+    s.start(-1);
+    s.live(new Batch(5, 5, ONE_EVENT, null, true, 60)); // waits: 0..4 are missing
+    assertThat(s.live(new Batch(6, 6, ONE_EVENT, null, true, 40))).isEqualTo(Sequencer.Live.QUEUED);
+    assertThat(s.live(new Batch(7, 7, ONE_EVENT, null, true, 1))).isEqualTo(Sequencer.Live.DROPPED);
+    assertThat(s.pendingBytes()).isEqualTo(100);
+    s.caughtUp(List.of(new Batch(0, 0, ONE_EVENT, null, false, 10)));
+    Apply first = (Apply) s.next();
+    s.applied(first.batch(), ApplyResult.of(ApplyStatus.APPLIED, 0));
+    assertThat(s.pendingBytes()).as("what is applied is released").isEqualTo(100);
+    s.restart();
+    assertThat(s.pendingBytes()).isZero();
+  }
+
+  @Test
   void catchUp_onlyWhenNothingWaits() {
     Sequencer s = new Sequencer(10);
     assertThat(s.mayCatchUp()).as("before the watermark is read").isFalse();
@@ -273,6 +321,10 @@ class SequencerTest {
         case "noreplay" -> {
           return s.noReplay((RepairGap) last).name().toLowerCase(Locale.ROOT);
         }
+        case "toolarge" -> {
+          return s.replayTooLarge((RepairGap) last).name().toLowerCase(Locale.ROOT);
+        }
+        case "rejected" -> s.rejected(((Apply) last).batch());
         case "request" -> s.requestPurge(w[1]);
         case "restart" -> s.restart();
         case "sleep" -> s.asleep(true);
@@ -290,7 +342,9 @@ class SequencerTest {
         return "apply " + apply.batch().seq() + (emptied ? " without events" : "");
       }
       if (a instanceof RepairGap gap) {
-        return "repair " + gap.from() + ".." + (gap.firstLive() - 1);
+        return gap.malformed()
+            ? "refetch " + gap.from()
+            : "repair " + gap.from() + ".." + (gap.firstLive() - 1);
       }
       if (a instanceof RunPurge p) {
         boolean reset = p.purge().mode() == PurgeMode.RESET_WATERMARK;
@@ -314,13 +368,16 @@ class SequencerTest {
 
     /**
      * A batch {@code S} holding one event (so that an applied batch shows whether it kept it), or
-     * {@code S#H} with payload hash H (default: the sequence itself).
+     * {@code S#H} with payload hash H (default: the sequence itself); {@code S!} cannot be read.
      */
     private static Batch batch(String spec, boolean live) {
-      String[] parts = spec.split("#");
+      boolean unreadable = spec.endsWith("!");
+      String[] parts = (unreadable ? spec.substring(0, spec.length() - 1) : spec).split("#");
       long seq = Long.parseLong(parts[0]);
       int hash = parts.length > 1 ? Integer.parseInt(parts[1]) : (int) seq;
-      return new Batch(seq, hash, ONE_EVENT, null, live);
+      return unreadable
+          ? new Batch(seq, hash, KvEventBatch.of(0, List.of(), null), "truncated", live, 0)
+          : new Batch(seq, hash, ONE_EVENT, null, live, 0);
     }
   }
 }

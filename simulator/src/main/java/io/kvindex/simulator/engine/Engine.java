@@ -157,6 +157,18 @@ public final class Engine {
     return startTime;
   }
 
+  /**
+   * Publishes a payload the engine did not produce as its next batch (live and in the replay ring),
+   * for tests of hostile input: the engine's cache, and so the ground truth, is unchanged.
+   *
+   * @return the batch's sequence number
+   */
+  public synchronized long inject(byte[] payload) {
+    long seq = nextSeq++;
+    publisher.publish(seq, payload);
+    return seq;
+  }
+
   public synchronized long nextSeq() {
     return nextSeq;
   }

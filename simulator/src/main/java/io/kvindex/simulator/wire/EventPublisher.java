@@ -9,6 +9,7 @@ import io.kvindex.wire.ReplayRequest;
 import io.kvindex.wire.ZmqFrames;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingDeque;
@@ -144,7 +145,15 @@ public final class EventPublisher implements AutoCloseable {
     if (copies == 0) {
       return;
     }
-    queue.addLast(new Outgoing(seq, payload, System.nanoTime(), copies));
+    queue.addLast(new Outgoing(seq, livePayload(payload), System.nanoTime(), copies));
+  }
+
+  /** The payload as the live stream carries it: intact, or cut short by the garble fault. */
+  private synchronized byte[] livePayload(byte[] payload) {
+    if (faults.garbleFraction() > 0 && random.nextDouble() < faults.garbleFraction()) {
+      return Arrays.copyOf(payload, payload.length / 2);
+    }
+    return payload;
   }
 
   /** The fault decision is taken when the batch is published: 0 (lost), 1, or 2 sends. */
@@ -153,6 +162,10 @@ public final class EventPublisher implements AutoCloseable {
       return 0;
     }
     return random.nextDouble() < faults.duplicateFraction() ? 2 : 1;
+  }
+
+  private synchronized boolean reorder() {
+    return random.nextDouble() < faults.reorderFraction();
   }
 
   /** A restarted engine: the ring and anything not yet sent are gone. */
@@ -210,6 +223,10 @@ public final class EventPublisher implements AutoCloseable {
       if (waitNanos > 0) {
         queue.addFirst(next);
         TimeUnit.NANOSECONDS.sleep(Math.min(waitNanos, IDLE_WAIT_NANOS));
+      } else if (faults.reorderFraction() > 0 && reorder() && !queue.isEmpty()) {
+        Outgoing second = queue.pollFirst();
+        sendLive(second);
+        sendLive(next);
       } else {
         sendLive(next);
       }

@@ -286,6 +286,8 @@ public final class Ingester implements AutoCloseable {
       return HttpService.builder("kvindex-ingester")
           .address(new InetSocketAddress(config.httpHost(), config.httpPort()))
           .threads(2)
+          .readTimeout(config.httpReadTimeout())
+          .idleTimeout(config.httpIdleTimeout())
           .metrics(registry::scrape)
           .health(() -> running ? Probe.ok("ok") : Probe.failing("stopping"))
           .ready(this::readiness)

@@ -157,6 +157,24 @@ public final class HttpService implements AutoCloseable {
     return BearerAuth.read(file);
   }
 
+  /**
+   * A read or idle timeout as the JDK's HTTP server can take it: a whole number of seconds, at
+   * least 1, for configs that check their values before a server starts.
+   *
+   * @throws IllegalArgumentException naming {@code name} otherwise
+   */
+  public static Duration checkTimeout(Duration timeout, String name) {
+    Check.notNull(timeout, name);
+    if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.toNanos() % 1_000_000_000L != 0) {
+      throw new IllegalArgumentException(
+          name
+              + " must be a whole number of seconds, at least 1s (the JDK's HTTP server counts in"
+              + " seconds), got "
+              + Durations.format(timeout));
+    }
+    return timeout;
+  }
+
   /** The bound address (with the real port when 0 was asked for). */
   public InetSocketAddress address() {
     return server.getAddress();
@@ -255,7 +273,7 @@ public final class HttpService implements AutoCloseable {
      * Process-wide: every server of the process must ask the same. Default 10 s.
      */
     public Builder readTimeout(Duration timeout) {
-      this.readTimeout = wholeSeconds(timeout, "readTimeout");
+      this.readTimeout = checkTimeout(timeout, "readTimeout");
       return this;
     }
 
@@ -265,20 +283,8 @@ public final class HttpService implements AutoCloseable {
      * Process-wide. Default 30 s.
      */
     public Builder idleTimeout(Duration timeout) {
-      this.idleTimeout = wholeSeconds(timeout, "idleTimeout");
+      this.idleTimeout = checkTimeout(timeout, "idleTimeout");
       return this;
-    }
-
-    private static Duration wholeSeconds(Duration timeout, String name) {
-      Check.notNull(timeout, name);
-      if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.toNanos() % 1_000_000_000L != 0) {
-        throw new IllegalArgumentException(
-            name
-                + " must be a whole number of seconds, at least 1s (the JDK's HTTP server counts"
-                + " in seconds), got "
-                + Durations.format(timeout));
-      }
-      return timeout;
     }
 
     /** {@code GET /metrics}: the Prometheus text. Default none (the route answers 404). */

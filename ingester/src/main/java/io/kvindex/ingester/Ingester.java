@@ -214,25 +214,30 @@ public final class Ingester implements AutoCloseable {
     return shared.metrics();
   }
 
+  /**
+   * Ready, or the failing part by name ("redis unreachable", "stream pod-3/dp0 failed"), never an
+   * exception's text: that may hold a URI with its password or other internals, and /readyz is
+   * often open to more than the operators. The error itself is in the log.
+   */
   Probe readiness() {
     List<String> failed =
         coordinator.workers().values().stream()
             .filter(w -> w.status().state() == StreamStatus.State.FAILED)
-            .map(w -> w.id() + ": " + w.status().lastError())
+            .map(w -> "stream " + w.id() + " failed")
             .sorted()
             .toList();
     if (!running) {
       return Probe.failing("stopping");
     }
     if (!coordinator.redisOk()) {
-      return Probe.failing("redis: not reachable (registry heartbeat late)");
+      return Probe.failing("redis unreachable (registry heartbeat late)");
     }
     Optional<String> stale = discovery.problem();
     if (stale.isPresent()) {
       return Probe.failing("discovery: " + stale.get());
     }
     if (!failed.isEmpty()) {
-      return Probe.failing("failed streams:\n" + String.join("\n", failed));
+      return Probe.failing(String.join("; ", failed) + " (the errors are in the log)");
     }
     return Probe.ok(
         "ready: "
@@ -306,6 +311,8 @@ public final class Ingester implements AutoCloseable {
       return HttpService.builder("kvindex-ingester")
           .address(new InetSocketAddress(config.httpHost(), config.httpPort()))
           .threads(2)
+          .readTimeout(config.httpReadTimeout())
+          .idleTimeout(config.httpIdleTimeout())
           .metrics(registry::scrape)
           .health(() -> running ? Probe.ok("ok") : Probe.failing("stopping"))
           .ready(this::readiness)

@@ -3,6 +3,7 @@ package io.kvindex.ingester;
 import io.kvindex.common.Check;
 import io.kvindex.ingester.discovery.KubernetesOptions;
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.service.HttpService;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,6 +48,8 @@ public final class IngesterConfig {
   private final String replicaId;
   private final String httpHost;
   private final int httpPort;
+  private final Duration httpReadTimeout;
+  private final Duration httpIdleTimeout;
   private final Duration leaseTtl;
   private final Duration podLivenessTtl;
   private final Duration replayIdleTimeout;
@@ -78,6 +81,8 @@ public final class IngesterConfig {
         b.replicaId == null ? defaultReplicaId() : Check.notBlank(b.replicaId, "replicaId");
     this.httpHost = Check.notBlank(b.httpHost, "httpHost");
     this.httpPort = Check.atLeast(b.httpPort, -1, "httpPort");
+    this.httpReadTimeout = HttpService.checkTimeout(b.httpReadTimeout, "httpReadTimeout");
+    this.httpIdleTimeout = HttpService.checkTimeout(b.httpIdleTimeout, "httpIdleTimeout");
     this.leaseTtl = Check.positive(b.leaseTtl, "leaseTtl");
     Check.atLeast(leaseTtl.toMillis(), 300, "leaseTtl in ms");
     this.podLivenessTtl = Check.positive(b.podLivenessTtl, "podLivenessTtl");
@@ -156,6 +161,16 @@ public final class IngesterConfig {
   /** The HTTP port for /metrics, /healthz, /readyz; 0 picks a free one, -1 turns HTTP off. */
   public int httpPort() {
     return httpPort;
+  }
+
+  /** How long an HTTP client may take to send a request or take in its answer (process-wide). */
+  public Duration httpReadTimeout() {
+    return httpReadTimeout;
+  }
+
+  /** How long a kept-alive HTTP connection may stay idle (process-wide). */
+  public Duration httpIdleTimeout() {
+    return httpIdleTimeout;
   }
 
   /** Stream lease and replica registration lifetime; renewed every third of it. */
@@ -267,6 +282,8 @@ public final class IngesterConfig {
     private String replicaId;
     private String httpHost;
     private int httpPort;
+    private Duration httpReadTimeout;
+    private Duration httpIdleTimeout;
     private Duration leaseTtl;
     private Duration podLivenessTtl;
     private Duration replayIdleTimeout;
@@ -338,6 +355,16 @@ public final class IngesterConfig {
 
     public Builder httpPort(int v) {
       httpPort = v;
+      return this;
+    }
+
+    public Builder httpReadTimeout(Duration v) {
+      httpReadTimeout = v;
+      return this;
+    }
+
+    public Builder httpIdleTimeout(Duration v) {
+      httpIdleTimeout = v;
       return this;
     }
 

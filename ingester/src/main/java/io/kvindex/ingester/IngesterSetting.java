@@ -4,6 +4,7 @@ import io.kvindex.ingester.discovery.KubernetesOptions;
 import io.kvindex.ingester.discovery.StaticPods;
 import io.kvindex.service.ByteSizes;
 import io.kvindex.service.Durations;
+import io.kvindex.service.HttpService;
 import io.kvindex.service.Setting;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -62,6 +63,22 @@ enum IngesterSetting {
           "PORT",
           "Port of /metrics, /healthz, /readyz (0 picks a free one, -1 turns HTTP off)"),
       (b, v) -> b.httpPort(Integer.parseInt(v))),
+  HTTP_READ_TIMEOUT(
+      Setting.of(
+          "http-read-timeout",
+          Durations.format(HttpService.DEFAULT_READ_TIMEOUT),
+          "DURATION",
+          "Longest an HTTP client may take to send its whole request, or to take in the answer;"
+              + " then the connection is closed. Whole seconds; process-wide"),
+      (b, v) -> b.httpReadTimeout(HttpService.checkTimeout(Durations.parse(v), "the timeout"))),
+  HTTP_IDLE_TIMEOUT(
+      Setting.of(
+          "http-idle-timeout",
+          Durations.format(HttpService.DEFAULT_IDLE_TIMEOUT),
+          "DURATION",
+          "An idle kept-alive HTTP connection is closed after this. Whole seconds;"
+              + " process-wide"),
+      (b, v) -> b.httpIdleTimeout(HttpService.checkTimeout(Durations.parse(v), "the timeout"))),
   LEASE_TTL(
       Setting.of(
           "lease-ttl",

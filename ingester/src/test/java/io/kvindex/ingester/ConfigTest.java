@@ -30,7 +30,21 @@ class ConfigTest {
     assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(6));
     assertThat(c.coordinationInterval()).isEqualTo(Duration.ofSeconds(2));
     assertThat(c.httpPort()).isEqualTo(9400);
+    assertThat(c.httpReadTimeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(c.httpIdleTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(c.pods()).isEmpty();
+  }
+
+  @Test
+  void config_httpTimeoutsAreWholeSeconds() throws Exception {
+    IngesterConfig c =
+        parse("--http-read-timeout", "3s").config(Map.of("KVINDEX_HTTP_IDLE_TIMEOUT", "PT1M"));
+    assertThat(c.httpReadTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.httpIdleTimeout()).isEqualTo(Duration.ofMinutes(1));
+    assertThatThrownBy(() -> parse("--http-read-timeout", "1500ms").config(Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("http-read-timeout (--http-read-timeout, KVINDEX_HTTP_READ_TIMEOUT)")
+        .hasMessageContaining("whole number of seconds");
   }
 
   @Test

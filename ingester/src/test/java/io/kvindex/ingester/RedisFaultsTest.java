@@ -125,7 +125,14 @@ class RedisFaultsTest {
           });
       HttpResponse<String> ready = get(ingester, "/readyz");
       assertThat(ready.statusCode()).isEqualTo(503);
-      assertThat(ready.body()).contains("pod-0").contains("WRONGTYPE");
+      String error = ingester.workers().values().iterator().next().status().lastError();
+      assertThat(error).as("what the stream knows of its failure").contains("WRONGTYPE");
+      assertThat(ready.body())
+          .as("/readyz names the part, never the exception's text")
+          .contains("stream pod-0/dp0 failed")
+          .doesNotContain(error)
+          .doesNotContain("WRONGTYPE")
+          .doesNotContain("Exception");
       assertThat(ingester.metrics().total("kvindex.ingester.errors")).isPositive();
       assertThat(get(ingester, "/metrics").body()).contains("kvindex_ingester_streams_failed 1.0");
       assertThat(get(ingester, "/healthz").statusCode()).isEqualTo(200);

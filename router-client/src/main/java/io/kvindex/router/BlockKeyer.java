@@ -6,16 +6,15 @@ import io.kvindex.hash.TokenKeys;
 import io.kvindex.index.KeyMode;
 
 /**
- * Computes one model's block keys with the shared common code, so they equal the ingesters' by
- * construction. Thread-safe (the hashers are).
+ * Computes block keys in one key mode with the shared common code, so they equal the ingesters' by
+ * construction. Holds nothing per model (token keys take the model at each call), so one instance
+ * serves every model of that mode. Thread-safe (the hashers are).
  */
 final class BlockKeyer {
-  private final String model;
   private final ModelKeys keys;
   private final BlockHasher engine;
 
-  BlockKeyer(String model, ModelKeys keys) {
-    this.model = model;
+  BlockKeyer(ModelKeys keys) {
     this.keys = keys;
     this.engine =
         keys.mode() == KeyMode.ENGINE
@@ -28,10 +27,10 @@ final class BlockKeyer {
   }
 
   /**
-   * One key per full block of {@code tokenIds}. Token keys ignore the cache salt: the ingesters
-   * never see it, so it cannot enter their chain.
+   * One key per full block of {@code tokenIds} of {@code model}. Token keys ignore the cache salt:
+   * the ingesters never see it, so it cannot enter their chain.
    */
-  long[] keys(String lora, String cacheSalt, int[] tokenIds) {
+  long[] keys(String model, String lora, String cacheSalt, int[] tokenIds) {
     if (engine != null) {
       return engine.blockHashes(
           tokenIds, BlockHashInputs.builder().loraName(lora).cacheSalt(cacheSalt).build());

@@ -166,18 +166,14 @@ public final class KvRouterBuilder {
       models = Map.copyOf(models);
     }
 
-    /** The key mode of {@code model}. */
-    ModelKeys keysOf(String model) {
-      ModelKeys keys = models.getOrDefault(model, defaultModelKeys);
-      if (keys == null) {
-        throw new IllegalArgumentException(
-            "model '"
-                + model
-                + "' has no key mode configured; configure it (engine or token keys) or set a"
-                + " default key mode. Configured models: "
-                + models.keySet());
-      }
-      return keys;
+    /** The refusal of a model that has no key mode (none configured, no default). */
+    IllegalArgumentException unconfigured(String model) {
+      return new IllegalArgumentException(
+          "model '"
+              + model
+              + "' has no key mode configured; configure it (engine or token keys) or set a"
+              + " default key mode. Configured models: "
+              + models.keySet());
     }
   }
 }

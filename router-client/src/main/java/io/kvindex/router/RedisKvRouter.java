@@ -13,11 +13,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -43,13 +43,27 @@ final class RedisKvRouter implements KvRouter {
   private final RedisConnector connector;
   private final PrefixIndex index;
   private final RouterMetrics metrics;
-  private final Map<String, BlockKeyer> keyers = new ConcurrentHashMap<>();
+
+  /** The configured models' hashers, built once; other models share {@link #defaultKeyer}. */
+  private final Map<String, BlockKeyer> keyers;
+
+  /** The hasher of models not configured, or null when they are refused. */
+  private final BlockKeyer defaultKeyer;
 
   private RedisKvRouter(RouterConfig config, RedisConnector connector, PrefixIndex index) {
     this.config = config;
     this.connector = connector;
     this.index = index;
     this.metrics = new RouterMetrics(config.meterRegistry());
+    Map<ModelKeys, BlockKeyer> byMode = new HashMap<>();
+    Map<String, BlockKeyer> configured = new HashMap<>();
+    config
+        .models()
+        .forEach(
+            (model, keys) -> configured.put(model, byMode.computeIfAbsent(keys, BlockKeyer::new)));
+    this.keyers = Map.copyOf(configured);
+    ModelKeys defaults = config.defaultModelKeys();
+    this.defaultKeyer = defaults == null ? null : byMode.computeIfAbsent(defaults, BlockKeyer::new);
   }
 
   static RedisKvRouter create(RouterConfig config) {
@@ -103,7 +117,8 @@ final class RedisKvRouter implements KvRouter {
       long[] keys =
           request.blockKeys() != null
               ? request.blockKeys()
-              : keyer.keys(request.lora(), request.cacheSalt(), request.tokenIds());
+              : keyer.keys(
+                  request.model(), request.lora(), request.cacheSalt(), request.tokenIds());
       Scores scores = lookup(request, keyer.config(), keys);
       metrics.lookup(scores.outcome(), System.nanoTime() - start);
       return scores;
@@ -142,19 +157,28 @@ final class RedisKvRouter implements KvRouter {
         hit ? Scores.Outcome.HIT : Scores.Outcome.MISS);
   }
 
+  /**
+   * The model's hasher: nothing is created per request, so any number of distinct model names (with
+   * default keys) leaves the router's memory as it was.
+   */
   private BlockKeyer keyer(String model) {
-    BlockKeyer keyer = keyers.get(model);
+    BlockKeyer keyer = keyers.getOrDefault(model, defaultKeyer);
     if (keyer == null) {
-      ModelKeys keys = config.keysOf(model);
-      keyer = keyers.computeIfAbsent(model, m -> new BlockKeyer(m, keys));
+      throw config.unconfigured(model);
     }
     return keyer;
+  }
+
+  /** Hashers by model this router holds: one per configured model, one for all others; tests. */
+  int keyers() {
+    return keyers.size() + (defaultKeyer == null ? 0 : 1);
   }
 
   @Override
   public long[] blockKeys(String model, String lora, String cacheSalt, int[] tokenIds) {
     Check.notBlank(model, "model");
-    return keyer(model).keys(lora == null || lora.isEmpty() ? null : lora, cacheSalt, tokenIds);
+    return keyer(model)
+        .keys(model, lora == null || lora.isEmpty() ? null : lora, cacheSalt, tokenIds);
   }
 
   @Override

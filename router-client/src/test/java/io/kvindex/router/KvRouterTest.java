@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 @UsesRedis
 class KvRouterTest {
@@ -139,6 +141,45 @@ class KvRouterTest {
       assertThatThrownBy(() -> router.score("other", null, prompt(32, 0), List.of("pod-a")))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("model 'other' has no key mode configured");
+    }
+  }
+
+  /**
+   * With default keys any model name is accepted, so a client sending a million distinct names must
+   * not make the router keep something per name.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"token:16", "engine:sha256_cbor:42:16"})
+  void blockKeys_distinctModelsUnderDefaultKeysKeepNothingPerModel(
+      String defaultKeys, RedisStandalone redis) {
+    ModelKeys keys = ModelKeys.parse(defaultKeys);
+    int[] tokens = prompt(16 * 3, 4);
+    try (KvRouter router =
+            KvRouter.builder()
+                .redisUri(uri(redis))
+                .indexName("many-models")
+                .model(MODEL, KEYS)
+                .defaultModelKeys(keys)
+                .build();
+        KvRouter configured =
+            KvRouter.builder()
+                .redisUri(uri(redis))
+                .indexName("many-models")
+                .model("client-7", keys)
+                .build()) {
+      for (int i = 0; i < 20_000; i++) {
+        router.blockKeys("client-" + i, null, null, tokens);
+      }
+      router.score("client-x", null, tokens, List.of("pod-a"));
+
+      assertThat(((RedisKvRouter) router).keyers())
+          .as("the configured model and the default")
+          .isEqualTo(2);
+      assertThat(router.blockKeys("client-7", "lora", null, tokens))
+          .as("the default keys, as if the model were configured with them")
+          .isEqualTo(configured.blockKeys("client-7", "lora", null, tokens));
+      assertThat(router.blockKeys("client-7", null, null, tokens))
+          .isEqualTo(configured.blockKeys("client-7", null, null, tokens));
     }
   }
 

@@ -2,21 +2,20 @@ package io.kvindex.service;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.kvindex.common.Check;
 import io.kvindex.common.Threads;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP endpoint of every kvindex process (ingester, router, simulated pod) on the JDK's HTTP
@@ -26,15 +25,32 @@ import org.slf4j.LoggerFactory;
  * accepting thread runs the request itself, which slows accepting down instead of dropping work.
  * Thread-safe.
  *
- * <p>Errors are {@code {"error": "..."}}: 413 for a body over the limit, 400 for a handler's {@link
- * IllegalArgumentException}, 404 for an unknown route, 405 for a wrong method, 500 otherwise.
+ * <p>With a {@linkplain Builder#authToken token}, every request but {@code /healthz}, {@code
+ * /readyz} and (unless {@linkplain Builder#authMetrics asked}) {@code /metrics} must carry {@code
+ * Authorization: Bearer <token>}, or is answered 401 with a {@code WWW-Authenticate: Bearer}
+ * challenge before its body is read.
+ *
+ * <p>Slow clients: the JDK server reads a request's line and headers on a request thread, so a
+ * client that sends half a request holds that thread until the {@linkplain Builder#readTimeout read
+ * timeout} closes its connection; kept-alive connections close after the {@linkplain
+ * Builder#idleTimeout idle timeout}. Both are process-wide: the JDK server takes them from system
+ * properties, read once per process, which the first {@code start()} sets.
+ *
+ * <p>Errors are {@code {"error": "..."}}: 401 without the token, 413 for a body over the limit, 400
+ * for a handler's {@link IllegalArgumentException}, 404 for an unknown route, 405 for a wrong
+ * method, 500 otherwise.
  */
 public final class HttpService implements AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(HttpService.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** The content type of Prometheus's text format. */
   public static final String PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8";
+
+  /** The default of {@link Builder#readTimeout}. */
+  public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(10);
+
+  /** The default of {@link Builder#idleTimeout}. */
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
 
   /** A probe's answer: healthy or not, and a line saying why. */
   public record Probe(boolean ok, String text) {
@@ -71,8 +87,23 @@ public final class HttpService implements AutoCloseable {
     }
   }
 
-  /** One answer. */
-  public record Response(int status, String contentType, byte[] body) {
+  /** One answer; {@code headers} are set on top of the content type. */
+  public record Response(int status, String contentType, byte[] body, Map<String, String> headers) {
+    public Response {
+      headers = Map.copyOf(headers);
+    }
+
+    public Response(int status, String contentType, byte[] body) {
+      this(status, contentType, body, Map.of());
+    }
+
+    /** This answer with one more header. */
+    public Response withHeader(String name, String value) {
+      Map<String, String> more = new LinkedHashMap<>(headers);
+      more.put(Check.notBlank(name, "header name"), Check.notNull(value, "header value"));
+      return new Response(status, contentType, body, more);
+    }
+
     public static Response text(int status, String contentType, String text) {
       return new Response(status, contentType, text.getBytes(StandardCharsets.UTF_8));
     }
@@ -116,6 +147,34 @@ public final class HttpService implements AutoCloseable {
     return new Builder(name);
   }
 
+  /**
+   * The shared secret in {@code file}, trimmed: for {@link Builder#authToken}, so that the token
+   * never appears on a command line.
+   *
+   * @throws IllegalArgumentException if the file cannot be read or holds only white space
+   */
+  public static String readAuthToken(Path file) {
+    return BearerAuth.read(file);
+  }
+
+  /**
+   * A read or idle timeout as the JDK's HTTP server can take it: a whole number of seconds, at
+   * least 1, for configs that check their values before a server starts.
+   *
+   * @throws IllegalArgumentException naming {@code name} otherwise
+   */
+  public static Duration checkTimeout(Duration timeout, String name) {
+    Check.notNull(timeout, name);
+    if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.toNanos() % 1_000_000_000L != 0) {
+      throw new IllegalArgumentException(
+          name
+              + " must be a whole number of seconds, at least 1s (the JDK's HTTP server counts in"
+              + " seconds), got "
+              + Durations.format(timeout));
+    }
+    return timeout;
+  }
+
   /** The bound address (with the real port when 0 was asked for). */
   public InetSocketAddress address() {
     return server.getAddress();
@@ -147,7 +206,12 @@ public final class HttpService implements AutoCloseable {
     private int threads = 2;
     private int queue = 64;
     private int maxBodyBytes = 1 << 20;
+    private String bodyLimit = "the limit of this server";
     private int backlog = 128;
+    private String authToken;
+    private boolean authMetrics;
+    private Duration readTimeout = DEFAULT_READ_TIMEOUT;
+    private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
     private Supplier<String> metrics;
     private Supplier<Probe> health = () -> Probe.ok("ok");
     private Supplier<Probe> ready = () -> Probe.ok("ready");
@@ -181,6 +245,48 @@ public final class HttpService implements AutoCloseable {
       return this;
     }
 
+    /** The largest request body accepted, the 413 naming {@code setting} as the limit. */
+    public Builder maxBodyBytes(int bytes, Setting setting) {
+      maxBodyBytes(bytes);
+      this.bodyLimit = "the limit set by " + Check.notNull(setting, "setting").describe();
+      return this;
+    }
+
+    /**
+     * The shared secret every request but the probes (and by default {@code /metrics}) must carry
+     * as {@code Authorization: Bearer <token>}; compared in constant time. Default none: open.
+     */
+    public Builder authToken(String token) {
+      this.authToken = Check.notBlank(token, "authToken");
+      return this;
+    }
+
+    /** Whether {@code /metrics} needs the {@link #authToken} too. Default false. */
+    public Builder authMetrics(boolean required) {
+      this.authMetrics = required;
+      return this;
+    }
+
+    /**
+     * How long a client may take to send a whole request (from its first byte to its body's last)
+     * or to take in its answer; past it the connection is closed. Whole seconds, at least 1.
+     * Process-wide: every server of the process must ask the same. Default 10 s.
+     */
+    public Builder readTimeout(Duration timeout) {
+      this.readTimeout = checkTimeout(timeout, "readTimeout");
+      return this;
+    }
+
+    /**
+     * How long a kept-alive connection may stay idle before it is closed (a new connection that
+     * sends nothing: the shorter of this and the read timeout). Whole seconds, at least 1.
+     * Process-wide. Default 30 s.
+     */
+    public Builder idleTimeout(Duration timeout) {
+      this.idleTimeout = checkTimeout(timeout, "idleTimeout");
+      return this;
+    }
+
     /** {@code GET /metrics}: the Prometheus text. Default none (the route answers 404). */
     public Builder metrics(Supplier<String> metrics) {
       this.metrics = Check.notNull(metrics, "metrics");
@@ -209,8 +315,10 @@ public final class HttpService implements AutoCloseable {
      * Binds and starts serving.
      *
      * @throws IOException if the address cannot be bound
+     * @throws IllegalStateException if an earlier server of this process runs with other timeouts
      */
     public HttpService start() throws IOException {
+      ServerTimeouts.install(readTimeout, idleTimeout);
       ThreadPoolExecutor executor =
           Threads.bounded(
               name + "-http", threads, queue, new ThreadPoolExecutor.CallerRunsPolicy());
@@ -224,98 +332,19 @@ public final class HttpService implements AutoCloseable {
             e);
       }
       server.setExecutor(executor);
-      Routes routes = new Routes(name, metrics, health, ready, fallback, maxBodyBytes);
+      Routes routes =
+          new Routes(
+              name,
+              metrics,
+              health,
+              ready,
+              fallback,
+              maxBodyBytes,
+              bodyLimit,
+              BearerAuth.of(authToken, authMetrics));
       server.createContext("/", routes::serve);
       server.start();
       return new HttpService(server, executor);
-    }
-  }
-
-  /** The built-in routes, then the fallback. */
-  private record Routes(
-      String name,
-      Supplier<String> metrics,
-      Supplier<Probe> health,
-      Supplier<Probe> ready,
-      Handler fallback,
-      int maxBodyBytes) {
-
-    void serve(HttpExchange exchange) {
-      try (exchange) {
-        send(exchange, answer(exchange));
-      } catch (IOException e) {
-        log.debug(
-            "{}: could not answer {} {}: {}",
-            name,
-            exchange.getRequestMethod(),
-            exchange.getRequestURI(),
-            e.toString());
-      }
-    }
-
-    private Response answer(HttpExchange exchange) throws IOException {
-      String method = exchange.getRequestMethod();
-      String path = exchange.getRequestURI().getPath();
-      try {
-        Response builtIn = builtIn(method, path);
-        if (builtIn != null) {
-          return builtIn;
-        }
-        byte[] body = body(exchange);
-        if (body == null) {
-          return Response.error(
-              413, "the body is larger than " + maxBodyBytes + " bytes, the limit of this server");
-        }
-        String auth = exchange.getRequestHeaders().getFirst("Authorization");
-        return fallback.handle(new Request(method, exchange.getRequestURI(), auth, body));
-      } catch (IllegalArgumentException e) {
-        return Response.error(400, e.getMessage());
-      } catch (RuntimeException e) {
-        log.error("{}: request {} {} failed", name, method, exchange.getRequestURI(), e);
-        return Response.error(500, "internal error: " + e);
-      }
-    }
-
-    private Response builtIn(String method, String path) {
-      Supplier<Probe> probe =
-          switch (path) {
-            case "/healthz" -> health;
-            case "/readyz" -> ready;
-            default -> null;
-          };
-      if (probe == null && !(path.equals("/metrics") && metrics != null)) {
-        return null;
-      }
-      if (!method.equals("GET") && !method.equals("HEAD")) {
-        return Response.notAllowed("GET");
-      }
-      if (probe == null) {
-        return Response.text(200, PROMETHEUS, metrics.get());
-      }
-      Probe p = probe.get();
-      String text = p.text().endsWith("\n") ? p.text() : p.text() + "\n";
-      return Response.text(p.ok() ? 200 : 503, "text/plain; charset=utf-8", text);
-    }
-
-    /** The body, or null when it is over the limit. */
-    private byte[] body(HttpExchange exchange) throws IOException {
-      try (InputStream in = exchange.getRequestBody()) {
-        byte[] body = in.readNBytes(maxBodyBytes + 1);
-        return body.length > maxBodyBytes ? null : body;
-      }
-    }
-
-    private static void send(HttpExchange exchange, Response response) throws IOException {
-      byte[] bytes = response.body();
-      exchange.getResponseHeaders().set("Content-Type", response.contentType());
-      boolean head = exchange.getRequestMethod().equals("HEAD");
-      exchange.sendResponseHeaders(
-          response.status(), bytes.length == 0 || head ? -1 : bytes.length);
-      if (bytes.length > 0 && !head) {
-        try (OutputStream out = exchange.getResponseBody()) {
-          out.write(bytes);
-        }
-      }
     }
   }
 }

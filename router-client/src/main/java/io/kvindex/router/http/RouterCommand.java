@@ -6,6 +6,7 @@ import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.PickPolicy;
 import io.kvindex.service.Durations;
+import io.kvindex.service.HttpService;
 import io.kvindex.service.SettingOptions;
 import io.kvindex.service.SettingValues;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -13,7 +14,9 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -36,6 +39,7 @@ import picocli.CommandLine.Spec;
     description = {
       "Serves the shared KV-cache index to gateways over HTTP:",
       "POST /score, POST /query (Dynamo/Mooncake indexer style), GET /metrics, /healthz, /readyz.",
+      "The auth token is read from --auth-token-file, never from the command line.",
       "Each flag can also be set as the environment variable KVINDEX_<FLAG> (upper case, '-' as"
           + " '_'; comma-separated for repeatable flags) or as a key in the --config file; a flag"
           + " wins over the environment, which wins over the file."
@@ -55,8 +59,8 @@ public final class RouterCommand implements Callable<Integer> {
     }
   }
 
-  /** What the settings resolve to: the router to build and where and how to serve it. */
-  record Service(KvRouterBuilder builder, InetSocketAddress address, int threads) {}
+  /** What the settings resolve to: the router to build, and where and how to serve it. */
+  record Service(KvRouterBuilder builder, ScoringServer.Builder server) {}
 
   @Override
   public Integer call() throws Exception {
@@ -94,11 +98,44 @@ public final class RouterCommand implements Callable<Integer> {
     }
     v.apply(RouterSetting.MODEL.setting, m -> model(builder, m));
     v.apply(RouterSetting.DEFAULT_KEYS.setting, k -> builder.defaultModelKeys(ModelKeys.parse(k)));
-    InetSocketAddress[] address = new InetSocketAddress[1];
-    v.apply(RouterSetting.LISTEN.setting, l -> address[0] = address(l));
-    int[] threads = new int[1];
-    v.apply(RouterSetting.THREADS.setting, t -> threads[0] = Integer.parseInt(t));
-    return new Service(builder, address[0], threads[0]);
+    return new Service(builder, server(v));
+  }
+
+  /** How and where to serve: address, threads, limits, auth, timeouts. */
+  private static ScoringServer.Builder server(SettingValues v) {
+    ScoringServer.Builder server = ScoringServer.builder();
+    v.apply(RouterSetting.LISTEN.setting, l -> server.address(address(l)));
+    v.apply(RouterSetting.THREADS.setting, t -> server.threads(Integer.parseInt(t)));
+    v.apply(RouterSetting.MAX_BODY_BYTES.setting, b -> server.maxBodyBytes(Integer.parseInt(b)));
+    v.apply(RouterSetting.MAX_TOKENS.setting, t -> server.maxTokens(Integer.parseInt(t)));
+    v.apply(RouterSetting.MAX_BLOCK_KEYS.setting, k -> server.maxBlockKeys(Integer.parseInt(k)));
+    v.apply(RouterSetting.MAX_CANDIDATES.setting, c -> server.maxCandidates(Integer.parseInt(c)));
+    v.apply(RouterSetting.MAX_NAME_BYTES.setting, n -> server.maxNameBytes(Integer.parseInt(n)));
+    v.apply(RouterSetting.MAX_RECORD_TTL.setting, t -> server.maxRecordTtl(Durations.parse(t)));
+    v.apply(RouterSetting.READ_TIMEOUT.setting, t -> server.readTimeout(Durations.parse(t)));
+    v.apply(RouterSetting.IDLE_TIMEOUT.setting, t -> server.idleTimeout(Durations.parse(t)));
+    v.apply(
+        RouterSetting.AUTH_TOKEN_FILE.setting,
+        f -> server.authToken(HttpService.readAuthToken(Path.of(f))));
+    boolean[] authMetrics = new boolean[1];
+    v.apply(RouterSetting.AUTH_METRICS.setting, m -> authMetrics[0] = bool(m));
+    if (authMetrics[0] && v.value(RouterSetting.AUTH_TOKEN_FILE.setting) == null) {
+      throw new IllegalArgumentException(
+          "setting "
+              + RouterSetting.AUTH_METRICS.setting.describe()
+              + " is true, but there is no token: set "
+              + RouterSetting.AUTH_TOKEN_FILE.setting.describe());
+    }
+    server.authMetrics(authMetrics[0]);
+    return server;
+  }
+
+  private static boolean bool(String value) {
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException("'" + value + "' is neither true nor false");
+    };
   }
 
   private static void model(KvRouterBuilder builder, String model) {
@@ -117,8 +154,7 @@ public final class RouterCommand implements Callable<Integer> {
     CountDownLatch closed = new CountDownLatch(1);
     Thread hook = new Thread(() -> stopAndWait(closed), "kvindex-router-stop");
     try (KvRouter router = service.builder().build();
-        ScoringServer server =
-            ScoringServer.start(router, registry, service.address(), service.threads())) {
+        ScoringServer server = service.server().start(router, registry)) {
       PrintWriter out = spec.commandLine().getOut();
       InetSocketAddress bound = server.address();
       out.println(

@@ -1,8 +1,10 @@
 package io.kvindex.router.http;
 
+import io.kvindex.index.LookupRequest;
 import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.PickPolicy;
 import io.kvindex.service.Durations;
+import io.kvindex.service.HttpService;
 import io.kvindex.service.Setting;
 import java.util.Arrays;
 import java.util.List;
@@ -15,7 +17,9 @@ enum RouterSetting {
   LISTEN(
       Setting.of(
           "listen",
-          "127.0.0.1:8190",
+          ScoringServer.DEFAULT_ADDRESS.getHostString()
+              + ":"
+              + ScoringServer.DEFAULT_ADDRESS.getPort(),
           "HOST:PORT",
           "Address to serve on (port 0 picks a free one)")),
   REDIS_URI(
@@ -65,9 +69,74 @@ enum RouterSetting {
   THREADS(
       Setting.of(
           "threads",
-          "8",
+          Integer.toString(ScoringServer.DEFAULT_THREADS),
           "N",
           "Request threads (queue 1024 each; past it the accepting thread serves the request)")),
+  MAX_BODY_BYTES(
+      Setting.of(
+          "max-body-bytes",
+          Integer.toString(ScoringServer.DEFAULT_MAX_BODY_BYTES),
+          "BYTES",
+          "Largest request body; a larger one is answered 413")),
+  MAX_TOKENS(
+      Setting.of(
+          "max-tokens",
+          Integer.toString(ScoringServer.DEFAULT_MAX_TOKENS),
+          "N",
+          "Most token ids one request may carry; more are answered 413")),
+  MAX_BLOCK_KEYS(
+      Setting.of(
+          "max-block-keys",
+          Integer.toString(ScoringServer.DEFAULT_MAX_BLOCK_KEYS),
+          "N",
+          "Most block keys one request may carry (more: 413), and most blocks one /score records"
+              + " as a speculative route (the prompt's first)")),
+  MAX_CANDIDATES(
+      Setting.of(
+          "max-candidates",
+          Integer.toString(ScoringServer.DEFAULT_MAX_CANDIDATES),
+          "N",
+          "Most candidate pods one request may name, at most "
+              + LookupRequest.MAX_CANDIDATES
+              + "; more are answered 413")),
+  MAX_NAME_BYTES(
+      Setting.of(
+          "max-name-bytes",
+          Integer.toString(ScoringServer.DEFAULT_MAX_NAME_BYTES),
+          "BYTES",
+          "Longest model, LoRA or pod name in a request (UTF-8); a longer one is answered 400")),
+  MAX_RECORD_TTL(
+      Setting.of(
+          "max-record-ttl",
+          Durations.format(ScoringServer.DEFAULT_MAX_RECORD_TTL),
+          "DURATION",
+          "Longest record_ttl_ms a /score may ask; a longer one is answered 400")),
+  READ_TIMEOUT(
+      Setting.of(
+          "read-timeout",
+          Durations.format(HttpService.DEFAULT_READ_TIMEOUT),
+          "DURATION",
+          "Longest a client may take to send its whole request, or to take in the answer; then"
+              + " the connection is closed. Whole seconds; process-wide")),
+  IDLE_TIMEOUT(
+      Setting.of(
+          "idle-timeout",
+          Durations.format(HttpService.DEFAULT_IDLE_TIMEOUT),
+          "DURATION",
+          "An idle kept-alive connection is closed after this. Whole seconds; process-wide")),
+  AUTH_TOKEN_FILE(
+      Setting.optional(
+          "auth-token-file",
+          "none: no authentication",
+          "FILE",
+          "File holding a shared secret (trimmed); every route but /healthz and /readyz then"
+              + " needs 'Authorization: Bearer <secret>', else 401")),
+  AUTH_METRICS(
+      Setting.of(
+          "auth-metrics",
+          "false",
+          "true|false",
+          "Whether /metrics needs the --auth-token-file secret too")),
   IMBALANCE_ABSOLUTE(
       Setting.of(
           "imbalance-absolute",

@@ -27,9 +27,11 @@ final class Routes {
       "index unavailable: Redis did not answer within the lookup budget; route by load";
 
   private final KvRouter router;
+  private final Limits limits;
 
-  Routes(KvRouter router) {
+  Routes(KvRouter router, Limits limits) {
     this.router = router;
+    this.limits = limits;
   }
 
   /** Answers the routes of the scoring service; the service endpoint has the rest. */
@@ -49,6 +51,8 @@ final class Routes {
                     + request.path()
                     + "; routes: POST /score, POST /query, GET /metrics, /healthz, /readyz");
       };
+    } catch (Limits.TooLargeException e) {
+      return Response.error(413, e.getMessage());
     } catch (KvIndexException e) {
       log.warn("request {} {} failed", request.method(), request.uri(), e);
       return Response.error(500, e.getMessage());
@@ -57,18 +61,17 @@ final class Routes {
 
   /**
    * {@code POST /score}: the library's scores, plus a pick when the body carries pod loads, which
-   * is also recorded as a speculative route when the body asks for it ({@code record_ttl_ms}).
+   * is also recorded as a speculative route when the body asks for it ({@code record_ttl_ms}): the
+   * prompt's first blocks, up to the block-key limit, so one call writes a bounded number.
    */
   private Response score(ObjectNode body) {
+    Integer recordTtlMs = Json.integer(body, "record_ttl_ms");
+    Duration recordTtl = recordTtlMs == null ? null : limits.recordTtl(recordTtlMs);
     Optional<ScoreRequest> asked = scoreRequest(body, "pods", "candidate_pods");
     if (asked.isEmpty()) {
       return Response.error(503, UNAVAILABLE);
     }
     ScoreRequest request = asked.get();
-    Integer recordTtlMs = Json.integer(body, "record_ttl_ms");
-    if (recordTtlMs != null && recordTtlMs <= 0) {
-      throw new BadRequestException("'record_ttl_ms' must be a positive number of milliseconds");
-    }
     Scores scores = router.score(request);
     ObjectNode out = scoresJson(scores);
     JsonNode loads = Json.field(body, "load", "loads");
@@ -77,9 +80,9 @@ final class Routes {
       LoadSignal signal = pod -> byPod.getOrDefault(pod, 0.0);
       Pick pick = router.pick(scores, request.candidatePods(), signal);
       out.set("pick", pickJson(pick));
-      if (recordTtlMs != null && scores.indexAvailable()) {
+      if (recordTtl != null && scores.indexAvailable()) {
         router.recordRoute(
-            request.model(), pick.pod(), scores.blockKeys(), Duration.ofMillis(recordTtlMs));
+            request.model(), pick.pod(), limits.recorded(scores.blockKeys()), recordTtl);
       }
     }
     if (!scores.indexAvailable()) {
@@ -141,18 +144,21 @@ final class Routes {
 
   /** The request the body asks, or empty when its candidates cannot be listed (Redis down). */
   private Optional<ScoreRequest> scoreRequest(ObjectNode body, String podsField, String alias) {
-    String model = Json.requiredText(body, "model", "model_name");
+    String model = limits.name(Json.requiredText(body, "model", "model_name"), "model");
+    String lora = limits.name(Json.text(body, "lora_name", "lora"), "lora_name");
     JsonNode tokens = Json.field(body, "token_ids", "tokens");
     JsonNode keys = Json.field(body, "block_keys");
     if ((tokens == null) == (keys == null)) {
       throw new BadRequestException("give exactly one of 'token_ids' and 'block_keys'");
     }
+    limits.tokens(tokens, "token_ids");
+    limits.blockKeys(keys, "block_keys");
     return candidatePods(body, model, podsField, alias)
         .map(
             pods ->
                 new ScoreRequest(
                     model,
-                    Json.text(body, "lora_name", "lora"),
+                    lora,
                     Json.text(body, "cache_salt"),
                     tokens == null ? null : Json.tokenIds(tokens, "token_ids"),
                     keys == null ? null : Json.blockKeys(keys, "block_keys"),
@@ -164,11 +170,16 @@ final class Routes {
       ObjectNode body, String model, String field, String alias) {
     JsonNode pods = Json.field(body, field, alias);
     if (pods != null) {
-      return Optional.of(Json.strings(pods, field));
+      limits.candidates(pods, field);
+      List<String> named = Json.strings(pods, field);
+      for (int i = 0; i < named.size(); i++) {
+        limits.name(named.get(i), field + "[" + i + "]");
+      }
+      return Optional.of(named);
     }
     JsonNode one = Json.field(body, "instance_id");
     if (one != null) {
-      return Optional.of(List.of(one.asText()));
+      return Optional.of(List.of(limits.name(one.asText(), "instance_id")));
     }
     return router.livePods(model);
   }

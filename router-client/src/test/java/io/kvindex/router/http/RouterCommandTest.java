@@ -75,8 +75,8 @@ class RouterCommandTest {
             Map.of("KVINDEX_INDEX_NAME", "x", "KVINDEX_MODEL", "c=token:8, d=token:8"),
             new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
 
-    assertThat(service.address().getPort()).as("the flag").isEqualTo(1);
-    assertThat(service.threads()).as("the file").isEqualTo(3);
+    assertThat(service.server().config().address().getPort()).as("the flag").isEqualTo(1);
+    assertThat(service.server().config().threads()).as("the file").isEqualTo(3);
     assertThat(BuilderProbe.indexName(service.builder())).as("the environment").isEqualTo("x");
     assertThat(BuilderProbe.lookupBudget(service.builder()))
         .as("the file")
@@ -92,6 +92,87 @@ class RouterCommandTest {
             () -> again.service(Map.of(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("unknown setting 'lookup_budget'");
+  }
+
+  @Test
+  void service_limitsAuthAndTimeoutsComeFromTheSettings(@TempDir Path dir) throws Exception {
+    Path token = dir.resolve("token");
+    Files.writeString(token, "  s3cret\n");
+    RouterCommand command = new RouterCommand();
+    new CommandLine(command)
+        .parseArgs(
+            "--max-body-bytes", "1000",
+            "--max-tokens", "10",
+            "--max-block-keys", "5",
+            "--max-candidates", "7",
+            "--max-name-bytes", "9",
+            "--max-record-ttl", "1500ms",
+            "--auth-token-file", token.toString(),
+            "--read-timeout", "3s");
+
+    ScoringServer.Config c =
+        command
+            .service(
+                Map.of("KVINDEX_AUTH_METRICS", "TRUE", "KVINDEX_IDLE_TIMEOUT", "1m"),
+                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+            .server()
+            .config();
+
+    assertThat(c.maxBodyBytes()).isEqualTo(1000);
+    assertThat(c.limits()).isEqualTo(new Limits(10, 5, 7, 9, Duration.ofMillis(1500)));
+    assertThat(c.authToken()).as("read from the file, trimmed").isEqualTo("s3cret");
+    assertThat(c.toString()).doesNotContain("s3cret");
+    assertThat(c.authMetrics()).isTrue();
+    assertThat(c.readTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.idleTimeout()).isEqualTo(Duration.ofMinutes(1));
+  }
+
+  @Test
+  void service_defaultsAreTheServersConstants() throws Exception {
+    RouterCommand command = new RouterCommand();
+    new CommandLine(command).parseArgs();
+    ScoringServer.Config c =
+        command
+            .service(Map.of(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+            .server()
+            .config();
+    assertThat(c.maxBodyBytes()).isEqualTo(ScoringServer.DEFAULT_MAX_BODY_BYTES);
+    assertThat(c.limits())
+        .isEqualTo(
+            new Limits(
+                ScoringServer.DEFAULT_MAX_TOKENS,
+                ScoringServer.DEFAULT_MAX_BLOCK_KEYS,
+                ScoringServer.DEFAULT_MAX_CANDIDATES,
+                ScoringServer.DEFAULT_MAX_NAME_BYTES,
+                ScoringServer.DEFAULT_MAX_RECORD_TTL));
+    assertThat(c.address()).isEqualTo(ScoringServer.DEFAULT_ADDRESS);
+    assertThat(c.authToken()).isNull();
+    assertThat(c.authMetrics()).isFalse();
+  }
+
+  @Test
+  void service_badLimitsAndAuthNameTheSetting(@TempDir Path dir) {
+    assertRefused(dir, "max-candidates (--max-candidates", "--max-candidates", "5000");
+    assertRefused(dir, "must be in [1, 4096]", "--max-candidates", "5000");
+    assertRefused(dir, "max-tokens (--max-tokens", "--max-tokens", "0");
+    assertRefused(dir, "whole number of seconds", "--read-timeout", "500ms");
+    assertRefused(dir, "neither true nor false", "--auth-metrics", "yes");
+    assertRefused(dir, "there is no token: set auth-token-file", "--auth-metrics", "true");
+    assertRefused(
+        dir,
+        "auth-token-file (--auth-token-file, KVINDEX_AUTH_TOKEN_FILE)",
+        "--auth-token-file",
+        dir.resolve("missing").toString());
+  }
+
+  private static void assertRefused(Path dir, String message, String... args) {
+    RouterCommand command = new RouterCommand();
+    new CommandLine(command).parseArgs(args);
+    assertThatThrownBy(
+            () -> command.service(Map.of(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)))
+        .as(String.join(" ", args))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(message);
   }
 
   @Test

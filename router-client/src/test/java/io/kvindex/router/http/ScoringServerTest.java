@@ -136,7 +136,7 @@ class ScoringServerTest {
             + tokens()
             + ",\"pods\":[\"pod-s1\",\"pod-s2\"]";
     HttpResponse<String> routed =
-        send("POST", "/score", body + ",\"load\":{\"pod-s2\":5},\"record_ttl_ms\":60000}");
+        send("POST", "/score", body + ",\"load\":{\"pod-s2\":5},\"record_ttl_ms\":30000}");
     assertThat(JSON.readTree(routed.body()).get("pick").get("pod").asText()).isEqualTo("pod-s1");
 
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();

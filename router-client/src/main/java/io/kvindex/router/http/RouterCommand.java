@@ -5,6 +5,7 @@ import io.kvindex.router.KvRouter;
 import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.PickPolicy;
+import io.kvindex.service.ByteSizes;
 import io.kvindex.service.Durations;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.SettingOptions;
@@ -106,7 +107,9 @@ public final class RouterCommand implements Callable<Integer> {
     ScoringServer.Builder server = ScoringServer.builder();
     v.apply(RouterSetting.LISTEN.setting, l -> server.address(address(l)));
     v.apply(RouterSetting.THREADS.setting, t -> server.threads(Integer.parseInt(t)));
-    v.apply(RouterSetting.MAX_BODY_BYTES.setting, b -> server.maxBodyBytes(Integer.parseInt(b)));
+    v.apply(
+        RouterSetting.MAX_BODY_BYTES.setting,
+        b -> server.maxBodyBytes(Math.toIntExact(ByteSizes.parse(b))));
     v.apply(RouterSetting.MAX_TOKENS.setting, t -> server.maxTokens(Integer.parseInt(t)));
     v.apply(RouterSetting.MAX_BLOCK_KEYS.setting, k -> server.maxBlockKeys(Integer.parseInt(k)));
     v.apply(RouterSetting.MAX_CANDIDATES.setting, c -> server.maxCandidates(Integer.parseInt(c)));

@@ -74,10 +74,7 @@ enum RouterSetting {
           "Request threads (queue 1024 each; past it the accepting thread serves the request)")),
   MAX_BODY_BYTES(
       Setting.of(
-          "max-body-bytes",
-          Integer.toString(ScoringServer.DEFAULT_MAX_BODY_BYTES),
-          "BYTES",
-          "Largest request body; a larger one is answered 413")),
+          "max-body-bytes", "8MiB", "SIZE", "Largest request body; a larger one is answered 413")),
   MAX_TOKENS(
       Setting.of(
           "max-tokens",

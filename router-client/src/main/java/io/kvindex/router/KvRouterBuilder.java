@@ -2,6 +2,7 @@ package io.kvindex.router;
 
 import io.kvindex.common.Check;
 import io.kvindex.index.Tier;
+import io.kvindex.redis.RedisConnector;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -164,6 +165,28 @@ public final class KvRouterBuilder {
     RouterConfig {
       tierWeights = Map.copyOf(tierWeights);
       models = Map.copyOf(models);
+    }
+
+    /** Every field, the Redis URI with its password masked. */
+    @Override
+    public String toString() {
+      return "RouterConfig[redisUri="
+          + RedisConnector.masked(redisUri)
+          + ", groups="
+          + groups
+          + ", indexName="
+          + indexName
+          + ", models="
+          + models
+          + ", defaultModelKeys="
+          + defaultModelKeys
+          + ", lookupBudget="
+          + lookupBudget
+          + ", pickPolicy="
+          + pickPolicy
+          + ", tierWeights="
+          + tierWeights
+          + "]";
     }
 
     /** The key mode of {@code model}. */

@@ -80,7 +80,10 @@ public final class IngesterConfig {
     return host + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
-  /** Redis URI: {@code redis://}, {@code rediss://} (TLS), user:password, or comma-separated. */
+  /**
+   * Redis URI: {@code redis://}, {@code rediss://} (TLS), {@code redis-cluster://}, {@code
+   * redis-sentinel://}, user:password, or comma-separated.
+   */
   public String redisUri() {
     return redisUri;
   }

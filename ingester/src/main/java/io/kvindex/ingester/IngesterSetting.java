@@ -20,7 +20,8 @@ enum IngesterSetting {
           "redis://127.0.0.1:6379",
           "URI",
           "Redis: redis://[user:pass@]host:port, rediss:// for TLS, redis-cluster://h1:p1,h2:p2 for"
-              + " a cluster from seed nodes"),
+              + " a cluster from seed nodes, redis-sentinel://[pass@]s1:p1,s2:p2#master for the"
+              + " primary Sentinel names"),
       IngesterConfig.Builder::redisUri),
   REDIS_TIMEOUT(
       Setting.of("redis-timeout", "2s", "DURATION", "Redis command and connect timeout"),

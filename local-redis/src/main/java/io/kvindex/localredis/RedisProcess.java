@@ -88,6 +88,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
   }
 
   private Process spawn() {
+    writeSentinelFile();
     ProcessBuilder builder =
         new ProcessBuilder(config.command(port, dir))
             .directory(dir.toFile())
@@ -112,6 +113,19 @@ final class RedisProcess implements LocalRedis, ClusterNode {
             + RedisBinary.ENV
             + " to a working redis-server binary",
         last);
+  }
+
+  /** A Sentinel's file, written once: on a restart it keeps what the Sentinel wrote since. */
+  private void writeSentinelFile() {
+    Path file = ServerConfig.sentinelFile(dir);
+    if (!config.sentinel() || Files.exists(file)) {
+      return;
+    }
+    try {
+      Files.write(file, config.sentinelConfig(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new LocalRedisException("cannot write " + file + "; free disk space", e);
+    }
   }
 
   private void awaitReady() {

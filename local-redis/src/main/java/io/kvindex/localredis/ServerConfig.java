@@ -12,10 +12,17 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Immutable settings of one redis-server process: the binary, the startup timeout and the extra
- * configuration directives. Thread-safe.
+ * Immutable settings of one redis-server process: the binary, the startup timeout, the extra
+ * configuration directives and, for a Sentinel, the lines of its configuration file (a Sentinel
+ * needs a file it can rewrite). Thread-safe.
+ *
+ * @param sentinelConfig the Sentinel's {@code sentinel ...} lines, or empty for a data node
  */
-record ServerConfig(Path binary, Duration startupTimeout, Map<String, String> settings) {
+record ServerConfig(
+    Path binary,
+    Duration startupTimeout,
+    Map<String, String> settings,
+    List<String> sentinelConfig) {
   static final Duration DEFAULT_STARTUP_TIMEOUT = Duration.ofSeconds(15);
 
   private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9-]*");
@@ -26,6 +33,22 @@ record ServerConfig(Path binary, Duration startupTimeout, Map<String, String> se
     Objects.requireNonNull(binary, "binary");
     Objects.requireNonNull(startupTimeout, "startupTimeout");
     settings = Collections.unmodifiableMap(new LinkedHashMap<>(settings));
+    sentinelConfig = List.copyOf(sentinelConfig);
+  }
+
+  /** A data node's settings. */
+  ServerConfig(Path binary, Duration startupTimeout, Map<String, String> settings) {
+    this(binary, startupTimeout, settings, List.of());
+  }
+
+  /** Whether the process runs as a Sentinel ({@code redis-server <file> --sentinel}). */
+  boolean sentinel() {
+    return !sentinelConfig.isEmpty();
+  }
+
+  /** The file a Sentinel reads its monitors from and rewrites, in its directory. */
+  static Path sentinelFile(Path dir) {
+    return dir.resolve("sentinel.conf");
   }
 
   /** Checks a directive name and value given by a caller; returns the name. */
@@ -57,13 +80,19 @@ record ServerConfig(Path binary, Duration startupTimeout, Map<String, String> se
     all.put("port", Integer.toString(port));
     all.put("bind", "127.0.0.1");
     all.put("daemonize", "no");
-    all.put("save", "");
-    all.put("appendonly", "no");
     all.put("dir", dir.toString());
-    all.put("enable-debug-command", "local");
+    if (!sentinel()) {
+      all.put("save", "");
+      all.put("appendonly", "no");
+      all.put("enable-debug-command", "local");
+    }
     all.putAll(settings);
     List<String> command = new ArrayList<>();
     command.add(binary.toString());
+    if (sentinel()) {
+      command.add(sentinelFile(dir).toString());
+      command.add("--sentinel");
+    }
     all.forEach(
         (name, value) -> {
           command.add("--" + name);

@@ -39,9 +39,10 @@ public final class KvRouterBuilder {
 
   /**
    * Where Redis is: {@code redis://[user:password@]host:port[/db]} for one server ({@code
-   * rediss://} for TLS), or {@code redis-cluster://[user:password@]host1:port1,host2:port2} for a
-   * cluster from seed nodes ({@code rediss-cluster://} for TLS). Default {@code
-   * redis://127.0.0.1:6379}.
+   * rediss://} for TLS), {@code redis-cluster://[user:password@]host1:port1,host2:port2} for a
+   * cluster from seed nodes ({@code rediss-cluster://} for TLS), or {@code
+   * redis-sentinel://[password@]s1:p1,s2:p2#master} for the primary a set of Sentinels names.
+   * Default {@code redis://127.0.0.1:6379}.
    */
   public KvRouterBuilder redisUri(String uri) {
     this.redisUri = Check.notBlank(uri, "redisUri");

@@ -23,8 +23,9 @@ enum RouterSetting {
           "redis-uri",
           KvRouterBuilder.DEFAULT_REDIS_URI,
           "URI",
-          "redis://[user:password@]host:port (rediss:// for TLS), or"
-              + " redis-cluster://host1:port1,host2:port2")),
+          "redis://[user:password@]host:port (rediss:// for TLS),"
+              + " redis-cluster://host1:port1,host2:port2, or"
+              + " redis-sentinel://[password@]s1:p1,s2:p2#master")),
   CLUSTER_SEED(
       Setting.optional(
               "cluster-seed",

@@ -4,6 +4,8 @@ import io.kvindex.common.Check;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -92,6 +94,7 @@ public interface RedisConnector extends AutoCloseable {
     Duration adaptiveRefreshTimeout = Duration.ofSeconds(1);
     MeterRegistry meterRegistry = Metrics.globalRegistry;
     boolean oomIsTemporary;
+    Path tlsCaFile;
 
     private Builder() {}
 
@@ -123,6 +126,23 @@ public interface RedisConnector extends AutoCloseable {
     public Builder adaptiveRefreshTimeout(Duration adaptiveRefreshTimeout) {
       this.adaptiveRefreshTimeout =
           Check.positive(adaptiveRefreshTimeout, "adaptiveRefreshTimeout");
+      return this;
+    }
+
+    /**
+     * For {@code rediss} URIs: trust the CA certificates (PEM) in this file instead of the JVM's
+     * default trust store ({@code javax.net.ssl.trustStore}). Default none. Checked to be a
+     * readable file here; its content is read when connecting.
+     */
+    public Builder tlsCaFile(Path tlsCaFile) {
+      Check.notNull(tlsCaFile, "tlsCaFile");
+      if (!Files.isRegularFile(tlsCaFile) || !Files.isReadable(tlsCaFile)) {
+        throw new IllegalArgumentException(
+            "tlsCaFile "
+                + tlsCaFile
+                + " is not a readable file; give a PEM file of CA certificates");
+      }
+      this.tlsCaFile = tlsCaFile;
       return this;
     }
 

@@ -110,12 +110,15 @@ public final class Ingester implements AutoCloseable {
   /** Starts an ingester with pods from {@code discovery}, its meters in {@code registry}. */
   public static Ingester start(
       IngesterConfig config, PodDiscovery discovery, PrometheusMeterRegistry registry) {
-    RedisConnector connector =
+    RedisConnector.Builder redis =
         RedisConnector.builder()
             .uri(config.redisUri())
             .commandTimeout(config.redisTimeout())
-            .meterRegistry(registry)
-            .build();
+            .meterRegistry(registry);
+    if (config.redisTlsCaFile() != null) {
+      redis.tlsCaFile(config.redisTlsCaFile());
+    }
+    RedisConnector connector = redis.build();
     try {
       return new Ingester(config, connector, discovery, registry);
     } catch (RuntimeException e) {

@@ -5,6 +5,7 @@ import io.kvindex.index.Tier;
 import io.kvindex.redis.RedisConnector;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -26,6 +27,7 @@ public final class KvRouterBuilder {
   public static final String DEFAULT_REDIS_URI = "redis://127.0.0.1:6379";
 
   private String redisUri = DEFAULT_REDIS_URI;
+  private Path redisTlsCaFile;
   private int groups = 1;
   private String indexName = DEFAULT_INDEX_NAME;
   private final Map<String, ModelKeys> models = new LinkedHashMap<>();
@@ -46,6 +48,15 @@ public final class KvRouterBuilder {
    */
   public KvRouterBuilder redisUri(String uri) {
     this.redisUri = Check.notBlank(uri, "redisUri");
+    return this;
+  }
+
+  /**
+   * For {@code rediss} URIs: the PEM file of the CA certificates the server's certificate is
+   * checked against, instead of the JVM's trust store. Default none.
+   */
+  public KvRouterBuilder redisTlsCaFile(Path caFile) {
+    this.redisTlsCaFile = Check.notNull(caFile, "redisTlsCaFile");
     return this;
   }
 
@@ -142,6 +153,7 @@ public final class KvRouterBuilder {
   RouterConfig config() {
     return new RouterConfig(
         redisUri,
+        redisTlsCaFile,
         groups,
         indexName,
         models,
@@ -155,6 +167,7 @@ public final class KvRouterBuilder {
   /** The immutable result of a builder. */
   record RouterConfig(
       String redisUri,
+      Path redisTlsCaFile,
       int groups,
       String indexName,
       Map<String, ModelKeys> models,
@@ -173,6 +186,8 @@ public final class KvRouterBuilder {
     public String toString() {
       return "RouterConfig[redisUri="
           + RedisConnector.masked(redisUri)
+          + ", redisTlsCaFile="
+          + redisTlsCaFile
           + ", groups="
           + groups
           + ", indexName="

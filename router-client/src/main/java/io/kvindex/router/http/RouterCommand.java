@@ -13,6 +13,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -92,6 +93,7 @@ public final class RouterCommand implements Callable<Integer> {
     } else {
       builder.clusterSeeds(seeds);
     }
+    v.apply(RouterSetting.REDIS_TLS_CA_FILE.setting, f -> builder.redisTlsCaFile(Path.of(f)));
     v.apply(RouterSetting.MODEL.setting, m -> model(builder, m));
     v.apply(RouterSetting.DEFAULT_KEYS.setting, k -> builder.defaultModelKeys(ModelKeys.parse(k)));
     InetSocketAddress[] address = new InetSocketAddress[1];

@@ -1,5 +1,6 @@
 package io.kvindex.bench;
 
+import io.kvindex.redis.RedisConnector;
 import java.util.Optional;
 
 /**
@@ -22,6 +23,16 @@ public record BenchOptions(boolean quick, Optional<String> redisUri) {
             throw new IllegalArgumentException("redisUri must not be blank");
           }
         });
+  }
+
+  /** The options, the user's Redis URI with its password masked. */
+  @Override
+  public String toString() {
+    return "BenchOptions[quick="
+        + quick
+        + ", redisUri="
+        + redisUri.map(RedisConnector::masked).orElse("local")
+        + "]";
   }
 
   /** Local redis-server, full or quick sizes. */

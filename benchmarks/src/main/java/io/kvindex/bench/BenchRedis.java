@@ -55,7 +55,7 @@ final class BenchRedis implements AutoCloseable {
       if (!(lower.startsWith("redis://") || lower.startsWith("rediss://")) || uri.contains(",")) {
         throw new IllegalArgumentException(
             "--redis must be one standalone server, redis://host:port or rediss://host:port; got '"
-                + uri.replaceAll("(//[^:/@]*):[^@/]*@", "$1:***@")
+                + RedisConnector.masked(uri)
                 + "'");
       }
       return new BenchRedis(null, uri);

@@ -7,7 +7,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 
-/** EVALSHA first, EVAL once on NOSCRIPT. Thread-safe: lettuce connections are. */
+/**
+ * EVALSHA first, EVAL once on NOSCRIPT; EVALSHA_RO and EVAL_RO for {@linkplain LuaScript#readOnly()
+ * read-only} scripts. Thread-safe: lettuce connections are.
+ */
 final class EvalShaScriptRunner implements ScriptRunner {
 
   private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
@@ -34,7 +37,12 @@ final class EvalShaScriptRunner implements ScriptRunner {
   public <T> CompletionStage<T> attempt(
       LuaScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
     check(script, type, keys, args);
-    CompletionStage<T> evalsha = send(() -> commands.evalsha(script.sha1(), type, keys, args));
+    CompletionStage<T> evalsha =
+        send(
+            () ->
+                script.readOnly()
+                    ? commands.evalshaReadOnly(script.sha1(), type, keys, args)
+                    : commands.evalsha(script.sha1(), type, keys, args));
     return evalsha
         .<CompletionStage<T>>handle(
             (value, error) ->
@@ -83,7 +91,12 @@ final class EvalShaScriptRunner implements ScriptRunner {
       return CompletableFuture.failedFuture(error);
     }
     metrics.reload(script.name());
-    CompletionStage<T> eval = send(() -> commands.eval(script.source(), type, keys, args));
+    CompletionStage<T> eval =
+        send(
+            () ->
+                script.readOnly()
+                    ? commands.evalReadOnly(script.source(), type, keys, args)
+                    : commands.eval(script.source(), type, keys, args));
     return eval.<CompletionStage<T>>handle(
             (value, again) ->
                 again == null

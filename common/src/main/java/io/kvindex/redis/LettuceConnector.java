@@ -6,6 +6,7 @@ import io.lettuce.core.MaintNotificationsConfig;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -80,14 +81,17 @@ final class LettuceConnector implements RedisConnector {
       ClientResources resources,
       ScheduledExecutorService scheduler) {
     RedisClient client = RedisClient.create(resources);
-    client.setOptions(
+    ClientOptions.Builder options =
         ClientOptions.builder()
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .requestQueueSize(settings.requestQueueSize)
             .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout))
             .socketOptions(socketOptions(settings))
-            .maintNotificationsConfig(MaintNotificationsConfig.disabled())
-            .build());
+            .maintNotificationsConfig(MaintNotificationsConfig.disabled());
+    if (settings.tlsCaFile != null) {
+      options.sslOptions(sslOptions(settings));
+    }
+    client.setOptions(options.build());
     try {
       StatefulRedisConnection<byte[], byte[]> connection =
           client.connect(ByteArrayCodec.INSTANCE, endpoints.uris().get(0));
@@ -123,6 +127,9 @@ final class LettuceConnector implements RedisConnector {
                     .adaptiveRefreshTriggersTimeout(settings.adaptiveRefreshTimeout)
                     .build());
     options.maintNotificationsConfig(MaintNotificationsConfig.disabled());
+    if (settings.tlsCaFile != null) {
+      options.sslOptions(sslOptions(settings));
+    }
     client.setOptions(options.build());
     try {
       StatefulRedisClusterConnection<byte[], byte[]> connection =
@@ -146,6 +153,11 @@ final class LettuceConnector implements RedisConnector {
         .keepAlive(true)
         .tcpNoDelay(true)
         .build();
+  }
+
+  /** Trusts the configured CA file instead of the JVM's default trust store. */
+  private static SslOptions sslOptions(RedisConnector.Builder settings) {
+    return SslOptions.builder().jdkSslProvider().trustManager(settings.tlsCaFile.toFile()).build();
   }
 
   private static Runnable closer(StatefulConnection<?, ?> connection, Runnable shutdownClient) {

@@ -8,22 +8,45 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * A Lua script with a constant text and its SHA1, computed locally (the same digest SCRIPT LOAD
  * returns), so EVALSHA needs no round trip to learn it. Scripts are constants: generating script
- * text at run time would fill the server's script cache. Immutable, thread-safe.
+ * text at run time would fill the server's script cache.
+ *
+ * <p>A script whose first line is {@code #!lua flags=no-writes} (among other flags) is {@linkplain
+ * #readOnly() read-only} and runs with EVALSHA_RO / EVAL_RO, which declare its keys read-only: a
+ * Redis user with read access to them ({@code %R~}) may run it, where EVALSHA counts every key as
+ * read and written. Immutable, thread-safe.
  */
 public final class LuaScript {
 
   private final String name;
   private final String source;
   private final String sha1;
+  private final boolean readOnly;
 
   private LuaScript(String name, String source) {
     this.name = Check.notBlank(name, "name");
     this.source = Check.notBlank(source, "source");
     this.sha1 = sha1Hex(source);
+    this.readOnly = declaresNoWrites(source);
+  }
+
+  private static boolean declaresNoWrites(String source) {
+    if (!source.startsWith("#!lua")) {
+      return false;
+    }
+    int eol = source.indexOf('\n');
+    String shebang = eol < 0 ? source : source.substring(0, eol);
+    for (String word : shebang.trim().split("\\s+")) {
+      if (word.startsWith("flags=")
+          && List.of(word.substring(6).split(",")).contains("no-writes")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -63,6 +86,11 @@ public final class LuaScript {
   /** The Lua text. */
   public String source() {
     return source;
+  }
+
+  /** Whether the script declares {@code flags=no-writes} and so runs with EVALSHA_RO. */
+  public boolean readOnly() {
+    return readOnly;
   }
 
   /** The lower-case hex SHA1 of the UTF-8 text, as EVALSHA wants it. */

@@ -4,6 +4,8 @@ import io.kvindex.common.Check;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -15,11 +17,19 @@ import java.time.Duration;
  * <p>URI forms:
  *
  * <ul>
- *   <li>{@code redis://[user:password@]host:port[/db]}: one server; {@code rediss://} for TLS.
- *   <li>{@code redis-cluster://[user:password@]host1:port1,host2:port2}: a cluster from seed nodes
- *       (any subset of its nodes); {@code rediss-cluster://} for TLS. A comma-separated list of
- *       {@code redis://} URIs means the same.
+ *   <li>{@code redis://[[user:]password@]host:port[/db]}: one server; {@code rediss://} for TLS.
+ *   <li>{@code redis-cluster://[[user:]password@]host1:port1,host2:port2}: a cluster from seed
+ *       nodes (any subset of its nodes); {@code rediss-cluster://} for TLS. A comma-separated list
+ *       of {@code redis://} URIs means the same.
+ *   <li>{@code redis-sentinel://[[user:]password@]host1:port1[,host2:port2][/db]#master} (or {@code
+ *       ?sentinelMasterId=master}): the primary a set of Sentinels names, asked again on every
+ *       reconnect, so a promoted replica is found after a failover; {@code rediss-sentinel://} for
+ *       TLS. The password is the data nodes'; {@code ?sentinelPassword=...} (percent-encoded) is
+ *       the sentinels' own, if they need one.
  * </ul>
+ *
+ * <p>Passwords in user info are percent-encoded where they contain {@code /}, {@code @}, {@code :}
+ * or {@code ,}. No message or log line of this package shows a password: see {@link #masked}.
  *
  * <p>Client settings: the command timeout (default 2 s) also bounds connecting and cluster topology
  * refreshes; commands are rejected at once while disconnected (so {@link RedisCalls} retries them
@@ -35,6 +45,15 @@ public interface RedisConnector extends AutoCloseable {
   /** Connects with default settings; see {@link Builder}. */
   static RedisConnector connect(String uri) {
     return builder().uri(uri).build();
+  }
+
+  /**
+   * {@code text} with the password of every Redis URI in it replaced by {@code ***} (user info up
+   * to its last {@code @}, and {@code ...password=} query parameters), for messages, logs and
+   * {@code toString}. Null stays null.
+   */
+  static String masked(String text) {
+    return RedisEndpoints.masked(text);
   }
 
   /** A builder; {@link Builder#uri} is required. */
@@ -75,6 +94,7 @@ public interface RedisConnector extends AutoCloseable {
     Duration adaptiveRefreshTimeout = Duration.ofSeconds(1);
     MeterRegistry meterRegistry = Metrics.globalRegistry;
     boolean oomIsTemporary;
+    Path tlsCaFile;
 
     private Builder() {}
 
@@ -109,6 +129,23 @@ public interface RedisConnector extends AutoCloseable {
       return this;
     }
 
+    /**
+     * For {@code rediss} URIs: trust the CA certificates (PEM) in this file instead of the JVM's
+     * default trust store ({@code javax.net.ssl.trustStore}). Default none. Checked to be a
+     * readable file here; its content is read when connecting.
+     */
+    public Builder tlsCaFile(Path tlsCaFile) {
+      Check.notNull(tlsCaFile, "tlsCaFile");
+      if (!Files.isRegularFile(tlsCaFile) || !Files.isReadable(tlsCaFile)) {
+        throw new IllegalArgumentException(
+            "tlsCaFile "
+                + tlsCaFile
+                + " is not a readable file; give a PEM file of CA certificates");
+      }
+      this.tlsCaFile = tlsCaFile;
+      return this;
+    }
+
     /** Where the counters go. Default {@link Metrics#globalRegistry}. */
     public Builder meterRegistry(MeterRegistry meterRegistry) {
       this.meterRegistry = Check.notNull(meterRegistry, "meterRegistry");
@@ -127,7 +164,7 @@ public interface RedisConnector extends AutoCloseable {
     /**
      * Connects.
      *
-     * @throws IllegalArgumentException if the URI is malformed
+     * @throws IllegalArgumentException if the URI is malformed (the message masks its password)
      * @throws RedisUnavailableException if Redis cannot be reached
      * @throws RedisRealException if Redis refuses the connection (for example a wrong password)
      */

@@ -18,8 +18,9 @@ import org.junit.platform.commons.support.AnnotationSupport;
 import org.junit.platform.commons.support.HierarchyTraversalMode;
 
 /**
- * Gives tests real Redis servers as parameters of type {@link RedisStandalone} or {@link
- * RedisCluster} (in test, {@code @BeforeEach} or {@code @BeforeAll} methods).
+ * Gives tests real Redis servers as parameters of type {@link RedisStandalone}, {@link
+ * RedisCluster} or {@link RedisSentinel} (in test, {@code @BeforeEach} or {@code @BeforeAll}
+ * methods).
  *
  * <pre>{@code
  * @UsesRedis
@@ -45,7 +46,8 @@ import org.junit.platform.commons.support.HierarchyTraversalMode;
  * cluster-node-timeout} 5 s) are shared by the whole test run; each test that receives one gets it
  * flushed ({@code FLUSHALL}) once, before its first use. A parameter marked {@link Fresh} gets a
  * private instance, ended after the test. A {@link RedisCluster} parameter needs the {@code
- * cluster} tag: use {@link UsesRedisCluster}.
+ * cluster} tag: use {@link UsesRedisCluster}. A {@link RedisSentinel} parameter is always private
+ * to its test: a primary, a replica and a Sentinel, only ever of local processes.
  *
  * <p>Thread-safe: shared instances are created once through the root store.
  */
@@ -64,11 +66,23 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
     Class<?> type = parameter.getParameter().getType();
     return type == RedisStandalone.class
         || type == RedisCluster.class
-        || type == RedisTopology.class;
+        || type == RedisTopology.class
+        || type == RedisSentinel.class;
   }
 
   @Override
   public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+    if (parameter.getParameter().getType() == RedisSentinel.class) {
+      try {
+        return context
+            .getStore(NAMESPACE)
+            .getOrComputeIfAbsent(
+                "sentinel-" + context.getUniqueId(), k -> Servers.sentinel(), SentinelHandle.class);
+      } catch (RuntimeException e) {
+        throw new ParameterResolutionException(
+            "cannot provide a Redis Sentinel set: " + e.getMessage(), e);
+      }
+    }
     boolean cluster = wantsCluster(parameter.getParameter().getType(), context);
     if (cluster && !context.getTags().contains(CLUSTER_TAG)) {
       throw new ParameterResolutionException(
@@ -135,6 +149,14 @@ public final class RedisExtension implements ParameterResolver, ExecutionConditi
     }
     for (Parameter parameter : parameters(context)) {
       Class<?> type = parameter.getType();
+      if (type == RedisSentinel.class && Servers.source(false) != Servers.Source.LOCAL) {
+        if (Servers.source(false) == Servers.Source.NONE && Servers.required()) {
+          continue; // resolving the parameter fails, saying why
+        }
+        return ConditionEvaluationResult.disabled(
+            "a RedisSentinel needs local redis-server processes, but the servers here are "
+                + Servers.source(false));
+      }
       if (type != RedisStandalone.class
           && type != RedisCluster.class
           && type != RedisTopology.class) {

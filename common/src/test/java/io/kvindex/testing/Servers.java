@@ -2,6 +2,7 @@ package io.kvindex.testing;
 
 import io.kvindex.localredis.LocalRedis;
 import io.kvindex.localredis.LocalRedisCluster;
+import io.kvindex.localredis.LocalRedisSentinel;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -108,6 +109,14 @@ final class Servers {
       default:
         throw new IllegalStateException(missing(true));
     }
+  }
+
+  /** A primary, a replica and a Sentinel of local processes. */
+  static SentinelHandle sentinel() {
+    if (source(false) != Source.LOCAL) {
+      throw new IllegalStateException(missing(false) + " (a Sentinel set needs local processes)");
+    }
+    return new SentinelHandle(LocalRedisSentinel.start());
   }
 
   private static List<String[]> settings(Fresh fresh) {

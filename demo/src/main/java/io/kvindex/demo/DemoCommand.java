@@ -37,8 +37,9 @@ public final class DemoCommand implements Callable<Integer> {
       names = "--redis",
       paramLabel = "URI",
       description =
-          "An existing Redis (redis://host:port, rediss:// for TLS) or Redis Cluster"
-              + " (redis-cluster://host1:port1,host2:port2); default: start the embedded Redis")
+          "An existing Redis (redis://host:port, rediss:// for TLS), Redis Cluster"
+              + " (redis-cluster://host1:port1,host2:port2) or Sentinel-monitored primary"
+              + " (redis-sentinel://s1:p1,s2:p2#master); default: start the embedded Redis")
   String redis;
 
   @Option(

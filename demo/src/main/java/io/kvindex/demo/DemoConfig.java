@@ -85,7 +85,8 @@ public final class DemoConfig {
     private Builder() {}
 
     /**
-     * {@code redis://host:port}, {@code rediss://...}, or a cluster's seed URIs. Default embedded.
+     * {@code redis://host:port}, {@code rediss://...}, a cluster's seed URIs or a {@code
+     * redis-sentinel://} URI. Default embedded.
      */
     public Builder redisUri(String uri) {
       if (uri != null && uri.isBlank()) {

@@ -1,5 +1,6 @@
 package io.kvindex.demo;
 
+import io.kvindex.redis.RedisConnector;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,7 +85,9 @@ public final class DemoReport {
         b.config.pods(),
         result("kvindex").routed(),
         b.config.trace() == null ? "built-in multi-tenant workload" : "trace " + b.config.trace(),
-        b.config.redisUri() == null ? "embedded Redis" : "Redis " + b.config.redisUri(),
+        b.config.redisUri() == null
+            ? "embedded Redis"
+            : "Redis " + RedisConnector.masked(b.config.redisUri()),
         b.elapsed.toMillis() / 1000.0);
   }
 

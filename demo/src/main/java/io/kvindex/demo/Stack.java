@@ -182,8 +182,9 @@ final class Stack implements AutoCloseable {
     return specs;
   }
 
+  /** Where Redis is, its password masked: for messages. */
   String redisUri() {
-    return embeddedRedis ? redisUri + " (embedded)" : redisUri;
+    return embeddedRedis ? redisUri + " (embedded)" : RedisConnector.masked(redisUri);
   }
 
   String indexName() {

@@ -3,6 +3,9 @@ package io.kvindex.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.localredis.LocalRedis;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -33,6 +36,31 @@ class DemoTest {
         .contains("killed ingester-2")
         .doesNotContain("NOT handled");
     assertThat(progress.toString()).contains("kvindex: routed");
+  }
+
+  /** A Redis with a password: neither the progress lines nor the summary show it. */
+  @Test
+  void run_passwordProtectedRedis_neverPrintsPassword() throws Exception {
+    try (LocalRedis redis =
+        LocalRedis.builder().setting("maxmemory-policy", "noeviction").start()) {
+      RedisClient client = RedisClient.create(redis.uri().toString());
+      try (StatefulRedisConnection<String, String> admin = client.connect()) {
+        admin.sync().configSet("requirepass", "Pa55/w0rd");
+      } finally {
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      }
+      StringWriter progress = new StringWriter();
+      String uri = "redis://Pa55%2Fw0rd@" + redis.host() + ":" + redis.port();
+      DemoReport report =
+          Demo.run(
+              DemoConfig.builder().redisUri(uri).pods(4).duration(Duration.ofSeconds(1)).build(),
+              new PrintWriter(progress, true));
+
+      assertThat(progress.toString())
+          .contains("kvindex demo: Redis")
+          .doesNotContain("Pa55", "w0rd");
+      assertThat(report.render()).contains("Redis redis://***@").doesNotContain("Pa55", "w0rd");
+    }
   }
 
   @Test

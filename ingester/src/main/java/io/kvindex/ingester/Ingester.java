@@ -121,12 +121,15 @@ public final class Ingester implements AutoCloseable {
       IngesterConfig config, PodDiscovery discovery, PrometheusMeterRegistry registry) {
     RedisConnector connector;
     try {
-      connector =
+      RedisConnector.Builder redis =
           RedisConnector.builder()
               .uri(config.redisUri())
               .commandTimeout(config.redisTimeout())
-              .meterRegistry(registry)
-              .build();
+              .meterRegistry(registry);
+      if (config.redisTlsCaFile() != null) {
+        redis.tlsCaFile(config.redisTlsCaFile());
+      }
+      connector = redis.build();
     } catch (RuntimeException e) {
       discovery.close();
       throw e;

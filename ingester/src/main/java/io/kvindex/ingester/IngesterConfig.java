@@ -41,6 +41,7 @@ public final class IngesterConfig {
   }
 
   private final String redisUri;
+  private final Path redisTlsCaFile;
   private final String indexName;
   private final int indexGroups;
   private final Duration redisTimeout;
@@ -73,6 +74,7 @@ public final class IngesterConfig {
 
   private IngesterConfig(Builder b) {
     this.redisUri = Check.notBlank(b.redisUri, "redisUri");
+    this.redisTlsCaFile = b.redisTlsCaFile;
     this.indexName = Check.notBlank(b.indexName, "indexName");
     this.indexGroups = Check.atLeast(b.indexGroups, 1, "indexGroups");
     this.redisTimeout = Check.positive(b.redisTimeout, "redisTimeout");
@@ -124,9 +126,17 @@ public final class IngesterConfig {
     return host + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
-  /** Redis URI: {@code redis://}, {@code rediss://} (TLS), user:password, or comma-separated. */
+  /**
+   * Redis URI: {@code redis://}, {@code rediss://} (TLS), {@code redis-cluster://}, {@code
+   * redis-sentinel://}, user:password, or comma-separated.
+   */
   public String redisUri() {
     return redisUri;
+  }
+
+  /** The CA certificates (PEM) of a {@code rediss} server, or null for the JVM's trust store. */
+  public Path redisTlsCaFile() {
+    return redisTlsCaFile;
   }
 
   /** The index namespace in Redis. */
@@ -275,6 +285,7 @@ public final class IngesterConfig {
    */
   public static final class Builder {
     private String redisUri;
+    private Path redisTlsCaFile;
     private String indexName;
     private int indexGroups;
     private Duration redisTimeout;
@@ -316,6 +327,11 @@ public final class IngesterConfig {
           s.apply.accept(this, s.setting.defaultValue());
         }
       }
+    }
+
+    public Builder redisTlsCaFile(Path v) {
+      redisTlsCaFile = v;
+      return this;
     }
 
     public Builder redisUri(String v) {

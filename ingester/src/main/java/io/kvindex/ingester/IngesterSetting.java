@@ -23,8 +23,16 @@ enum IngesterSetting {
           "redis://127.0.0.1:6379",
           "URI",
           "Redis: redis://[user:pass@]host:port, rediss:// for TLS, redis-cluster://h1:p1,h2:p2 for"
-              + " a cluster from seed nodes"),
+              + " a cluster from seed nodes, redis-sentinel://[pass@]s1:p1,s2:p2#master for the"
+              + " primary Sentinel names"),
       IngesterConfig.Builder::redisUri),
+  REDIS_TLS_CA_FILE(
+      Setting.optional(
+          "redis-tls-ca-file",
+          "none: the JVM's trust store",
+          "FILE",
+          "PEM file of the CA certificates a rediss:// server's certificate is checked against"),
+      (b, v) -> b.redisTlsCaFile(Path.of(v))),
   REDIS_TIMEOUT(
       Setting.of("redis-timeout", "2s", "DURATION", "Redis command and connect timeout"),
       (b, v) -> b.redisTimeout(Durations.parse(v))),

@@ -71,6 +71,13 @@ class ConfigTest {
   }
 
   @Test
+  void config_toStringNeverShowsPassword() throws Exception {
+    IngesterConfig c = parse("--redis-uri", "redis-sentinel://kv:Pa55/w0rd@h:1#m").config(Map.of());
+
+    assertThat(c.toString()).doesNotContain("Pa55", "w0rd");
+  }
+
+  @Test
   void config_repeatedPodFlags() throws Exception {
     IngesterConfig c =
         parse(

@@ -1,10 +1,21 @@
 package io.kvindex.localredis;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import javax.net.SocketFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * A standalone redis-server process on a free 127.0.0.1 port, started by this JVM and ended by
@@ -50,11 +61,44 @@ public interface LocalRedis extends RedisNode, AutoCloseable {
   @Override
   void close();
 
+  /**
+   * PEM files of a TLS server: its certificate (chain), its private key and the CA certificates
+   * clients check it against. Immutable.
+   */
+  record TlsFiles(Path certificate, Path key, Path caCertificates) {
+    public TlsFiles {
+      Objects.requireNonNull(certificate, "certificate");
+      Objects.requireNonNull(key, "key");
+      Objects.requireNonNull(caCertificates, "caCertificates");
+    }
+
+    /** Sockets that trust {@link #caCertificates()}, for this library's control commands. */
+    SocketFactory sockets() {
+      try (InputStream in = Files.newInputStream(caCertificates)) {
+        KeyStore trusted = KeyStore.getInstance("PKCS12");
+        trusted.load(null, null);
+        int i = 0;
+        for (Certificate ca : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+          trusted.setCertificateEntry("ca-" + i++, ca);
+        }
+        TrustManagerFactory trust =
+            TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        trust.init(trusted);
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, trust.getTrustManagers(), null);
+        return context.getSocketFactory();
+      } catch (IOException | GeneralSecurityException e) {
+        throw new LocalRedisException("cannot read the CA certificates " + caCertificates, e);
+      }
+    }
+  }
+
   /** Settings of a {@link LocalRedis}. Not thread-safe; build on one thread. */
   final class Builder {
     private final Map<String, String> settings = new LinkedHashMap<>();
     private Duration startupTimeout = ServerConfig.DEFAULT_STARTUP_TIMEOUT;
     private Path redisServer;
+    private TlsFiles tls;
 
     Builder() {}
 
@@ -80,10 +124,20 @@ public interface LocalRedis extends RedisNode, AutoCloseable {
       return this;
     }
 
+    /**
+     * Serves TLS only ({@code port 0}, {@code tls-port} on the free port, {@code tls-auth-clients
+     * no}); {@link #uri()} is then {@code rediss://}. The binary must be built with TLS: the
+     * embedded one and Debian's are.
+     */
+    public Builder tls(TlsFiles files) {
+      this.tls = Objects.requireNonNull(files, "files");
+      return this;
+    }
+
     /** Starts the server and returns once it answers PING. */
     public LocalRedis start() {
       Path binary = redisServer != null ? redisServer : RedisBinary.locate();
-      return RedisProcess.start(new ServerConfig(binary, startupTimeout, settings));
+      return RedisProcess.start(new ServerConfig(binary, startupTimeout, settings, List.of(), tls));
     }
   }
 }

@@ -88,6 +88,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
   }
 
   private Process spawn() {
+    writeSentinelFile();
     ProcessBuilder builder =
         new ProcessBuilder(config.command(port, dir))
             .directory(dir.toFile())
@@ -112,6 +113,19 @@ final class RedisProcess implements LocalRedis, ClusterNode {
             + RedisBinary.ENV
             + " to a working redis-server binary",
         last);
+  }
+
+  /** A Sentinel's file, written once: on a restart it keeps what the Sentinel wrote since. */
+  private void writeSentinelFile() {
+    Path file = ServerConfig.sentinelFile(dir);
+    if (!config.sentinel() || Files.exists(file)) {
+      return;
+    }
+    try {
+      Files.write(file, config.sentinelConfig(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new LocalRedisException("cannot write " + file + "; free disk space", e);
+    }
   }
 
   private void awaitReady() {
@@ -140,7 +154,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
   /** True once the server on our port answers and reports our pid (never another server). */
   private boolean answersAsItself(long pid) {
     try {
-      String info = Resp.text(port, Duration.ofMillis(500), "INFO", "server");
+      String info = Resp.text(config.sockets(), port, Duration.ofMillis(500), "INFO", "server");
       return Long.toString(pid).equals(Resp.field(info, "process_id"));
     } catch (IOException e) {
       return false;
@@ -184,7 +198,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
 
   @Override
   public URI uri() {
-    return URI.create("redis://" + HOST + ":" + port);
+    return URI.create((config.tls() != null ? "rediss://" : "redis://") + HOST + ":" + port);
   }
 
   @Override
@@ -212,7 +226,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
       resume();
     }
     try {
-      Resp.call(port, CONTROL_TIMEOUT, "SHUTDOWN", "NOSAVE");
+      Resp.call(config.sockets(), port, CONTROL_TIMEOUT, "SHUTDOWN", "NOSAVE");
     } catch (IOException e) {
       // The server closes the connection without a reply when it shuts down.
     }
@@ -317,7 +331,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
   /** Runs a control command on this node; failures become {@link LocalRedisException}. */
   Object command(String... args) {
     try {
-      return Resp.call(port, CONTROL_TIMEOUT, args);
+      return Resp.call(config.sockets(), port, CONTROL_TIMEOUT, args);
     } catch (IOException e) {
       throw new LocalRedisException(
           String.join(" ", args) + " on " + HOST + ":" + port + " failed: " + e.getMessage(), e);
@@ -327,7 +341,7 @@ final class RedisProcess implements LocalRedis, ClusterNode {
   /** Like {@link #command} but returns {@code null} instead of throwing, for polling. */
   Object tryCommand(String... args) {
     try {
-      return Resp.call(port, Duration.ofMillis(500), args);
+      return Resp.call(config.sockets(), port, Duration.ofMillis(500), args);
     } catch (IOException e) {
       return null;
     }

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.SocketFactory;
 
 /**
  * A minimal RESP2 client for control commands (PING, INFO, CLUSTER ...): one short-lived loopback
@@ -33,8 +34,14 @@ final class Resp {
 
   /** Sends one command to 127.0.0.1:{@code port} and returns its reply. */
   static Object call(int port, Duration timeout, String... args) throws IOException {
+    return call(SocketFactory.getDefault(), port, timeout, args);
+  }
+
+  /** As {@link #call(int, Duration, String...)} over sockets from {@code sockets} (TLS ones). */
+  static Object call(SocketFactory sockets, int port, Duration timeout, String... args)
+      throws IOException {
     int millis = (int) Math.max(1, timeout.toMillis());
-    try (Socket socket = new Socket()) {
+    try (Socket socket = sockets.createSocket()) {
       socket.setTcpNoDelay(true);
       socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), millis);
       socket.setSoTimeout(millis);
@@ -46,8 +53,9 @@ final class Resp {
   }
 
   /** Like {@link #call} for commands whose reply is text (status or bulk string). */
-  static String text(int port, Duration timeout, String... args) throws IOException {
-    Object reply = call(port, timeout, args);
+  static String text(SocketFactory sockets, int port, Duration timeout, String... args)
+      throws IOException {
+    Object reply = call(sockets, port, timeout, args);
     if (reply instanceof String s) {
       return s;
     }

@@ -2,8 +2,10 @@ package io.kvindex.router;
 
 import io.kvindex.common.Check;
 import io.kvindex.index.Tier;
+import io.kvindex.redis.RedisConnector;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -25,6 +27,7 @@ public final class KvRouterBuilder {
   public static final String DEFAULT_REDIS_URI = "redis://127.0.0.1:6379";
 
   private String redisUri = DEFAULT_REDIS_URI;
+  private Path redisTlsCaFile;
   private int groups = 1;
   private String indexName = DEFAULT_INDEX_NAME;
   private final Map<String, ModelKeys> models = new LinkedHashMap<>();
@@ -38,12 +41,22 @@ public final class KvRouterBuilder {
 
   /**
    * Where Redis is: {@code redis://[user:password@]host:port[/db]} for one server ({@code
-   * rediss://} for TLS), or {@code redis-cluster://[user:password@]host1:port1,host2:port2} for a
-   * cluster from seed nodes ({@code rediss-cluster://} for TLS). Default {@code
-   * redis://127.0.0.1:6379}.
+   * rediss://} for TLS), {@code redis-cluster://[user:password@]host1:port1,host2:port2} for a
+   * cluster from seed nodes ({@code rediss-cluster://} for TLS), or {@code
+   * redis-sentinel://[password@]s1:p1,s2:p2#master} for the primary a set of Sentinels names.
+   * Default {@code redis://127.0.0.1:6379}.
    */
   public KvRouterBuilder redisUri(String uri) {
     this.redisUri = Check.notBlank(uri, "redisUri");
+    return this;
+  }
+
+  /**
+   * For {@code rediss} URIs: the PEM file of the CA certificates the server's certificate is
+   * checked against, instead of the JVM's trust store. Default none.
+   */
+  public KvRouterBuilder redisTlsCaFile(Path caFile) {
+    this.redisTlsCaFile = Check.notNull(caFile, "redisTlsCaFile");
     return this;
   }
 
@@ -140,6 +153,7 @@ public final class KvRouterBuilder {
   RouterConfig config() {
     return new RouterConfig(
         redisUri,
+        redisTlsCaFile,
         groups,
         indexName,
         models,
@@ -153,6 +167,7 @@ public final class KvRouterBuilder {
   /** The immutable result of a builder. */
   record RouterConfig(
       String redisUri,
+      Path redisTlsCaFile,
       int groups,
       String indexName,
       Map<String, ModelKeys> models,
@@ -164,6 +179,30 @@ public final class KvRouterBuilder {
     RouterConfig {
       tierWeights = Map.copyOf(tierWeights);
       models = Map.copyOf(models);
+    }
+
+    /** Every field, the Redis URI with its password masked. */
+    @Override
+    public String toString() {
+      return "RouterConfig[redisUri="
+          + RedisConnector.masked(redisUri)
+          + ", redisTlsCaFile="
+          + redisTlsCaFile
+          + ", groups="
+          + groups
+          + ", indexName="
+          + indexName
+          + ", models="
+          + models
+          + ", defaultModelKeys="
+          + defaultModelKeys
+          + ", lookupBudget="
+          + lookupBudget
+          + ", pickPolicy="
+          + pickPolicy
+          + ", tierWeights="
+          + tierWeights
+          + "]";
     }
 
     /** The refusal of a model that has no key mode (none configured, no default). */

@@ -67,11 +67,12 @@ final class RedisKvRouter implements KvRouter {
   }
 
   static RedisKvRouter create(RouterConfig config) {
-    RedisConnector connector =
-        RedisConnector.builder()
-            .uri(config.redisUri())
-            .meterRegistry(config.meterRegistry())
-            .build();
+    RedisConnector.Builder redis =
+        RedisConnector.builder().uri(config.redisUri()).meterRegistry(config.meterRegistry());
+    if (config.redisTlsCaFile() != null) {
+      redis.tlsCaFile(config.redisTlsCaFile());
+    }
+    RedisConnector connector = redis.build();
     try {
       RetryPolicy lookupPolicy = lookupPolicy(config.lookupBudget());
       var builder =

@@ -20,11 +20,11 @@ import java.util.concurrent.CompletableFuture;
  * <ul>
  *   <li><b>script</b>: lookup.lua, while the group's speculation gate is open, or when the slots
  *       generation moved between two reads of one lookup (it reads everything in one call);
- *   <li><b>head</b>: one HMGET of the gate, the slots generation, the unlocated count, the records
- *       of the candidates whose cached record is not usable, and the prompt: its first block's
- *       field and its segment fields (an overflowed segment's block fields in its place) while the
- *       group holds no unlocated block and the keys start a segment, else its first {@value
- *       #FIRST_CHUNK} block fields;
+ *   <li><b>head</b>: a GET of the gate key beside one HMGET of the slots generation, the unlocated
+ *       count, the records of the candidates whose cached record is not usable, and the prompt: its
+ *       first block's field and its segment fields (an overflowed segment's block fields in its
+ *       place) while the group holds no unlocated block and the keys start a segment, else its
+ *       first {@value #FIRST_CHUNK} block fields;
  *   <li><b>chunk</b>: the prompt's next block fields (4 times the last read, at most {@value
  *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
  * </ul>
@@ -41,10 +41,10 @@ final class GroupLookup {
   static final int MAX_CHUNK = 4096;
 
   /**
-   * Fields every head read starts with: the gate, the slots generation, the unlocated count, the
-   * epoch and the node history.
+   * Fields every head read starts with: the slots generation, the unlocated count, the epoch and
+   * the node history.
    */
-  private static final int READ_HEADER = 5;
+  private static final int READ_HEADER = 4;
 
   /** Turns after which a lookup reads everything with one script call (never reached in use). */
   private static final int MAX_TURNS = 32;
@@ -133,23 +133,24 @@ final class GroupLookup {
       ctx.overflowReads.increment();
     }
     byte[][] fields = new byte[READ_HEADER + fresh.size() + payload.size()][];
-    fields[0] = KeySchema.SPECULATION_FIELD;
-    fields[1] = KeySchema.SLOTS_GENERATION_FIELD;
-    fields[2] = KeySchema.UNLOCATED_FIELD;
-    fields[3] = KeySchema.EPOCH_FIELD;
-    fields[4] = KeySchema.NODE_FIELD;
+    fields[0] = KeySchema.SLOTS_GENERATION_FIELD;
+    fields[1] = KeySchema.UNLOCATED_FIELD;
+    fields[2] = KeySchema.EPOCH_FIELD;
+    fields[3] = KeySchema.NODE_FIELD;
     for (int i = 0; i < fresh.size(); i++) {
       fields[READ_HEADER + i] = candidates.get(fresh.get(i)).holder();
     }
     for (int i = 0; i < payload.size(); i++) {
       fields[READ_HEADER + fresh.size() + i] = payload.get(i);
     }
+    CompletableFuture<RedisOutcome<byte[]>> gate = ctx.readGate(g);
     return ctx.read(g, fields)
+        .thenCombine(gate, HeadReply::new)
         .thenCombine(
             now,
-            (outcome, ms) ->
-                outcome.isDone()
-                    ? absorb(headRead(outcome, fresh, known, ms), known, bySegment, payload)
+            (reply, ms) ->
+                reply.blocks().isDone() && reply.gate().isDone()
+                    ? absorb(headRead(reply, fresh, known, ms), known, bySegment, payload)
                     : Step.answer(null));
   }
 
@@ -305,17 +306,17 @@ final class GroupLookup {
       List<byte[]> values,
       PodRecords learned) {}
 
-  private HeadRead headRead(
-      RedisOutcome<List<KeyValue<byte[], byte[]>>> outcome,
-      List<Integer> fresh,
-      PodRecords known,
-      long nowMs) {
-    List<KeyValue<byte[], byte[]>> reply = outcome.orElseThrow();
-    long speculation = Bytes.decimal(value(reply.get(0)));
-    long gen = Bytes.decimal(value(reply.get(1)));
-    long unlocatedBlocks = Bytes.decimal(value(reply.get(2)));
-    String epoch = Bytes.textOrEmpty(value(reply.get(3)));
-    String node = Bytes.textOrEmpty(value(reply.get(4)));
+  /** The two commands of a head read: the blocks hash's fields and the speculation gate. */
+  private record HeadReply(
+      RedisOutcome<List<KeyValue<byte[], byte[]>>> blocks, RedisOutcome<byte[]> gate) {}
+
+  private HeadRead headRead(HeadReply outcome, List<Integer> fresh, PodRecords known, long nowMs) {
+    List<KeyValue<byte[], byte[]>> reply = outcome.blocks().orElseThrow();
+    long speculation = Bytes.decimal(outcome.gate().orElseThrow());
+    long gen = Bytes.decimal(value(reply.get(0)));
+    long unlocatedBlocks = Bytes.decimal(value(reply.get(1)));
+    String epoch = Bytes.textOrEmpty(value(reply.get(2)));
+    String node = Bytes.textOrEmpty(value(reply.get(3)));
     boolean same = known != null && known.generation() == gen;
     PodRecords learned = !same ? new PodRecords(gen) : fresh.isEmpty() ? known : known.copy();
     for (int i = 0; i < fresh.size(); i++) {

@@ -25,12 +25,6 @@ public final class KeySchema {
   static final int BLOCK_FIELD_BYTES = 18;
 
   /**
-   * The field of a group's blocks hash holding the latest deadline (ms, decimal) of any speculative
-   * route recorded in the group. Not 18 bytes long, so never a block field.
-   */
-  static final byte[] SPECULATION_FIELD = "kvindex/speculation".getBytes(StandardCharsets.US_ASCII);
-
-  /**
    * The field of a group's blocks hash counting (decimal, HINCRBY) the changes to which slots any
    * pod record of the group lists: routers trust cached pod records while it stands still. Not 18
    * bytes long, so never a block field.
@@ -187,6 +181,15 @@ public final class KeySchema {
   byte[] speculative(String model, String pod) {
     byte[] digest = sha256(podField(model, pod));
     return key(groupOf(model, pod), "spec:" + HEX.formatHex(digest, 0, 16));
+  }
+
+  /**
+   * The speculation gate of a group: the latest deadline (ms, decimal) of any speculative route
+   * recorded in the group, with PX as long. A key of its own, named like the speculative hashes, so
+   * that routers write only {@code spec:} keys and never the blocks hash.
+   */
+  byte[] speculationGate(int group) {
+    return key(group, "spec:gate");
   }
 
   /** Hex of the first 16 bytes of SHA-256 of the stream field. */

@@ -167,6 +167,18 @@ final class RedisLookups {
         .toCompletableFuture();
   }
 
+  /**
+   * The group's speculation gate, read beside the head read's HMGET (a separate key: routers may
+   * not write the blocks hash). Not atomic with it: a route recorded in between is as if recorded
+   * just after the lookup.
+   */
+  CompletableFuture<RedisOutcome<byte[]>> readGate(int g) {
+    return reads
+        .calls()
+        .<byte[]>call("lookup", () -> commands.get(keys.speculationGate(g)))
+        .toCompletableFuture();
+  }
+
   /** The lookup while the group's speculation gate is open: lookup.lua reads spec hashes too. */
   CompletableFuture<Map<String, PodMatch>> scriptLookup(
       int g, List<String> pods, List<PodKeys> candidates, List<byte[]> fields) {

@@ -27,7 +27,9 @@ import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.redis.ScriptRejectedException;
 import io.kvindex.redis.ScriptRunner;
+import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -60,9 +62,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *                  plus fields of other lengths, which GC leaves alone:
  *                  "kvindex/holders/" + podField -> a copy of the pod record (the scripts
  *                  write both in the same call), so one HMGET reads holders and blocks at once;
- *                  "kvindex/speculation" -> the latest deadline (ms, decimal) of any
- *                  speculative route of the group (the speculation gate);
- *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
+ * *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
  *                  which slots a pod record lists moves in the same call;
  *                  "kvindex/unlocated" -> how many block fields have no locator
  *   free     LIST  slots ready for reuse
@@ -72,6 +72,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
  *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
  *                  as long as its longest-lived entry, so it vanishes with no process left
+ *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
+ *                  speculation gate), with PX as long; a key of its own, so that routers write
+ *                  only spec: keys (their ACL user may write nothing else)
  * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
  * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.
  *
@@ -98,8 +101,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * unlocated until its field goes. Every script is idempotent for a retried duplicate: a batch that
  * ran but whose reply was lost comes back DUPLICATE.
  *
- * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash: the gate, the
- * slots generation, the unlocated count, the holder records of the candidates the router has no
+ * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with a GET of the
+ * gate key beside it, on the same connection): the slots generation, the unlocated count, the holder records of the candidates the router has no
  * usable copy of, the first block's field (its locator shows that the keys start a segment) and
  * one segment field per 16 blocks of the prompt. While the group holds unlocated blocks, or when
  * the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
@@ -153,6 +156,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisLeases leases;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
+  private final RedisClusterAsyncCommands<byte[], byte[]> commands;
 
   private RedisPrefixIndex(
       IndexConfig config, RedisConnector connector, RetryPolicy writePolicy, RetryPolicy lookup) {
@@ -160,6 +164,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.keys = new KeySchema(config.indexName(), config.groups());
     this.writes = connector.scripts(writePolicy);
     this.reads = connector.scripts(lookup);
+    this.commands = connector.commands();
     this.identity =
         new IndexIdentity(config.indexName(), config.groups(), connector.meterRegistry());
     this.lookups =
@@ -190,8 +195,36 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   private void checkGroups() {
     for (int g = 0; g < config.groups(); g++) {
-      identity.epochIs(g, init(g));
+      Optional<String> recorded = recorded(g);
+      identity.epochIs(g, recorded.isPresent() ? recorded.get() : init(g));
     }
+  }
+
+  /**
+   * The group's epoch, its group count checked, if init.lua would change nothing (meta records both
+   * and the blocks hash has the epoch): then opening writes nothing, and a reader whose Redis user
+   * may not write the index (a router's) opens it. Empty when the group needs init. Read under the
+   * write policy, as init is: a cluster's node connections may still be coming up.
+   */
+  private Optional<String> recorded(int g) {
+    CompletableFuture<RedisOutcome<List<KeyValue<byte[], byte[]>>>> meta =
+        writes
+            .calls()
+            .<List<KeyValue<byte[], byte[]>>>call(
+                "open", () -> commands.hmget(keys.meta(g), ascii("groups"), ascii("epoch")))
+            .toCompletableFuture();
+    CompletableFuture<RedisOutcome<byte[]>> copy =
+        writes
+            .calls()
+            .<byte[]>call("open", () -> commands.hget(keys.blocks(g), KeySchema.EPOCH_FIELD))
+            .toCompletableFuture();
+    List<KeyValue<byte[], byte[]>> recorded = Await.of(meta).orElseThrow();
+    byte[] blocksEpoch = Await.of(copy).orElseThrow();
+    if (!recorded.get(0).hasValue() || !recorded.get(1).hasValue() || blocksEpoch == null) {
+      return Optional.empty();
+    }
+    String epoch = checkedEpoch(List.of(recorded.get(0).getValue(), recorded.get(1).getValue()));
+    return epoch.equals(text(blocksEpoch)) ? Optional.of(epoch) : Optional.empty();
   }
 
   /**
@@ -494,18 +527,19 @@ public final class RedisPrefixIndex implements PrefixIndex {
     }
     int recorded = Math.min(blockKeys.length, SPECULATIVE_BLOCKS_PER_ROUTE);
     byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
-    byte[][] args = new byte[3 + recorded][];
+    byte[][] args = new byte[2 + recorded][];
     args[0] = ascii(ttl.toMillis());
     args[1] = ascii(SPECULATIVE_FIELD_LIMIT);
-    args[2] = KeySchema.SPECULATION_FIELD;
     for (int i = 0; i < recorded; i++) {
-      args[3 + i] = KeySchema.blockField(prefix, blockKeys[i]);
+      args[2 + i] = KeySchema.blockField(prefix, blockKeys[i]);
     }
     return writes
         .<Long>run(
             Scripts.SPECULATE,
             ScriptOutputType.INTEGER,
-            new byte[][] {keys.speculative(model, pod), keys.blocks(keys.groupOf(model, pod))},
+            new byte[][] {
+              keys.speculative(model, pod), keys.speculationGate(keys.groupOf(model, pod))
+            },
             args)
         .thenApply(RedisOutcome::isDone)
         .toCompletableFuture();

@@ -147,7 +147,7 @@ class LookupMeasurementTest {
   /** The fields a lookup of {@code keys} over {@code pods} reads: holder records, then blocks. */
   private static byte[][] sameFields(List<String> pods, List<Long> keys) {
     List<byte[]> fields = new ArrayList<>();
-    fields.add(KeySchema.SPECULATION_FIELD);
+    fields.add(KeySchema.SLOTS_GENERATION_FIELD);
     pods.forEach(p -> fields.add(KeySchema.holderField(KeySchema.podField("m", p))));
     byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, "m"), 0);
     keys.forEach(k -> fields.add(KeySchema.blockField(prefix, k)));

@@ -568,10 +568,10 @@ class RedisPrefixIndexTest {
   }
 
   /**
-   * Once a router has read its candidates' records, a lookup reads only the gate, the slots
-   * generation, the unlocated count, the epoch and node history, the first block's field (whose
-   * locator shows the keys start at a segment head) and the prompt's segment (8 blocks, one segment
-   * field): no holder record travels again while nothing changed.
+   * Once a router has read its candidates' records, a lookup reads only the gate (its own key), the
+   * slots generation, the unlocated count, the epoch and node history, the first block's field
+   * (whose locator shows the keys start at a segment head) and the prompt's segment (8 blocks, one
+   * segment field): no holder record travels again while nothing changed.
    */
   @Test
   void lookup_steadyState_readsNoHolderRecords() {
@@ -587,6 +587,7 @@ class RedisPrefixIndexTest {
     try {
       assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
       List<List<String>> hmgets = new ArrayList<>();
+      List<List<String>> gets = new ArrayList<>();
       for (Object entry : redis.slowlogGet(100)) {
         List<String> args = new ArrayList<>();
         for (Object arg : (List<?>) ((List<?>) entry).get(3)) {
@@ -594,11 +595,14 @@ class RedisPrefixIndexTest {
         }
         if (args.get(0).equalsIgnoreCase("hmget")) {
           hmgets.add(args);
+        } else if (args.get(0).equalsIgnoreCase("get")) {
+          gets.add(args);
         }
       }
       assertThat(hmgets).hasSize(1);
-      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 5 + 2);
-      assertThat(hmgets.get(0).get(8)).endsWith("/s");
+      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 4 + 2);
+      assertThat(hmgets.get(0).get(7)).endsWith("/s");
+      assertThat(gets).containsExactly(List.of("GET", "kvindex:v1:{t/0}:spec:gate"));
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
       assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
       assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();

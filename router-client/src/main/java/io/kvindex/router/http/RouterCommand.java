@@ -97,6 +97,7 @@ public final class RouterCommand implements Callable<Integer> {
     } else {
       builder.clusterSeeds(seeds);
     }
+    v.apply(RouterSetting.REDIS_TLS_CA_FILE.setting, f -> builder.redisTlsCaFile(Path.of(f)));
     v.apply(RouterSetting.MODEL.setting, m -> model(builder, m));
     v.apply(RouterSetting.DEFAULT_KEYS.setting, k -> builder.defaultModelKeys(ModelKeys.parse(k)));
     return new Service(builder, server(v));

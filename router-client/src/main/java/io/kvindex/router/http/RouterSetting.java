@@ -27,8 +27,15 @@ enum RouterSetting {
           "redis-uri",
           KvRouterBuilder.DEFAULT_REDIS_URI,
           "URI",
-          "redis://[user:password@]host:port (rediss:// for TLS), or"
-              + " redis-cluster://host1:port1,host2:port2")),
+          "redis://[user:password@]host:port (rediss:// for TLS),"
+              + " redis-cluster://host1:port1,host2:port2, or"
+              + " redis-sentinel://[password@]s1:p1,s2:p2#master")),
+  REDIS_TLS_CA_FILE(
+      Setting.optional(
+          "redis-tls-ca-file",
+          "none: the JVM's trust store",
+          "FILE",
+          "PEM file of the CA certificates a rediss:// server's certificate is checked against")),
   CLUSTER_SEED(
       Setting.optional(
               "cluster-seed",

@@ -1,0 +1,262 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.Events.batch;
+import static io.kvindex.index.Events.cleared;
+import static io.kvindex.index.Events.hashes;
+import static io.kvindex.index.Events.stored;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PurgeMode;
+import io.kvindex.index.StreamId;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RedisRealException;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.testing.Fresh;
+import io.kvindex.testing.RedisCluster;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.kvindex.testing.UsesRedisCluster;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's least-privilege ACL users, applied as written there: the ingester's user runs every
+ * index operation an ingester makes, the router's runs opening, lookups and speculative routes, and
+ * neither is refused anything on the way ({@code ACL LOG} stays empty); the router's user cannot
+ * change an indexed entry, directly or through a script.
+ */
+class AclUsersTest {
+  private static final String MODEL = "m";
+  private static final StreamId STREAM = StreamId.of(MODEL, "pod-a");
+  private static final String INDEX = "acl";
+  private static final Path README = Path.of("..", "README.md");
+
+  private final List<AutoCloseable> opened = new ArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (int i = opened.size() - 1; i >= 0; i--) {
+      opened.get(i).close();
+    }
+  }
+
+  /** The README's {@code ACL SETUSER} lines, in order: the ingester's, then the router's. */
+  static List<String> aclLines() throws IOException {
+    List<String> lines =
+        Files.readAllLines(README).stream()
+            .filter(l -> l.startsWith("ACL SETUSER kvindex-"))
+            .toList();
+    assertThat(lines).as("ACL SETUSER lines in %s", README).hasSize(2);
+    return lines;
+  }
+
+  /** Runs the README's lines on one node, as its default user. */
+  private void createUsers(RedisURI node) throws IOException {
+    RedisClient client = RedisClient.create(node);
+    opened.add(client::shutdown);
+    try (StatefulRedisConnection<String, String> admin = client.connect()) {
+      for (String line : aclLines()) {
+        List<String> words = Arrays.asList(line.trim().split("\\s+"));
+        CommandArgs<String, String> args =
+            new CommandArgs<>(StringCodec.UTF8).addValues(words.subList(1, words.size()));
+        admin.sync().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8), args);
+      }
+      admin.sync().aclLogReset();
+    }
+  }
+
+  private static String withUser(String uri, String user) {
+    int scheme = uri.indexOf("://") + 3;
+    return uri.substring(0, scheme)
+        + user
+        + ":"
+        + user.substring(8)
+        + "-password@"
+        + uri.substring(scheme);
+  }
+
+  private RedisConnector connect(String uri) {
+    RedisConnector connector =
+        RedisConnector.builder().uri(uri).meterRegistry(new SimpleMeterRegistry()).build();
+    opened.add(connector);
+    return connector;
+  }
+
+  private PrefixIndex open(RedisConnector connector) {
+    PrefixIndex index =
+        PrefixIndex.builder()
+            .indexName(INDEX)
+            .redis(connector)
+            .lookupPolicy(RetryPolicy.defaults())
+            .build();
+    opened.add(index);
+    return index;
+  }
+
+  /** Every kind of call an ingester makes, each succeeding. */
+  private static void ingest(PrefixIndex index) {
+    List<Long> blocks = hashes(500, 20);
+    assertThat(index.registerReplica("replica-1", Duration.ofMinutes(1))).isPositive();
+    Lease lease = index.acquireLease(STREAM, "replica-1", Duration.ofMinutes(1)).orElseThrow();
+    assertThat(index.renewLease(STREAM, lease, Duration.ofMinutes(1))).isTrue();
+    assertThat(apply(index, lease, 0, batch(stored(blocks, null, null))))
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(index.heartbeat(MODEL, STREAM.pod(), Duration.ofSeconds(30))).isTrue();
+    index.swapIncarnation(MODEL, STREAM.pod(), "1", Duration.ofMinutes(1));
+    assertThat(index.watermark(STREAM)).hasValue(0);
+    index.checkIdentity();
+    assertThat(depth(index, blocks)).isEqualTo(20);
+    assertThat(index.livePods(MODEL).join()).hasValue(List.of(STREAM.pod()));
+    assertThat(apply(index, lease, 1, batch(cleared()))).isEqualTo(ApplyStatus.APPLIED);
+    assertThat(apply(index, lease, 2, batch(stored(blocks, null, null))))
+        .isEqualTo(ApplyStatus.APPLIED);
+    index.purgeAsync(STREAM, lease, PurgeMode.RESET_WATERMARK).join();
+    index.collectAllGarbage();
+    for (int g = 0; g < index.groups(); g++) {
+      index.sweepDeparted(g, 100);
+    }
+    assertThat(index.releaseLease(STREAM, lease)).isTrue();
+    index.deregisterReplica("replica-1");
+    Lease again = index.acquireLease(STREAM, "replica-1", Duration.ofMinutes(1)).orElseThrow();
+    assertThat(apply(index, again, 0, batch(stored(blocks, null, null))))
+        .isEqualTo(ApplyStatus.APPLIED);
+  }
+
+  /** What a router does: open, look up, record a speculative route, look up again. */
+  private static void route(PrefixIndex index) {
+    List<Long> blocks = hashes(500, 20);
+    assertThat(depth(index, blocks)).isEqualTo(20);
+    List<Long> longer = new ArrayList<>(blocks);
+    longer.addAll(hashes(900, 4));
+    long[] keys = longer.stream().mapToLong(Long::longValue).toArray();
+    assertThat(
+            index
+                .speculateAsync(MODEL, KeyMode.ENGINE, STREAM.pod(), keys, 0, Duration.ofMinutes(1))
+                .join())
+        .isTrue();
+    assertThat(depth(index, longer)).isEqualTo(24);
+    assertThat(index.livePods(MODEL).join()).hasValue(List.of(STREAM.pod()));
+  }
+
+  /** The router's user may not write the blocks hash, nor run a writing script on it. */
+  private void refusedToRouter(RedisURI node, PrefixIndex routerIndex) {
+    RedisURI asRouter = RedisURI.create(node.toURI().toString());
+    asRouter.setAuthentication("kvindex-router", "router-password");
+    RedisClient client = RedisClient.create(asRouter);
+    opened.add(client::shutdown);
+    KeySchema keys = new KeySchema(INDEX, 1);
+    byte[] blocks = keys.blocks(0);
+    try (StatefulRedisConnection<String, String> router = client.connect()) {
+      RedisCommands<String, String> sync = router.sync();
+      assertThatThrownBy(() -> sync.hset(new String(blocks), "field", "forged"))
+          .isInstanceOf(RedisCommandExecutionException.class)
+          .hasMessageStartingWith("NOPERM");
+      assertThatThrownBy(() -> sync.del(new String(keys.meta(0)))).hasMessageStartingWith("NOPERM");
+    }
+    Lease stolen = new Lease(1, "thief");
+    assertThatThrownBy(() -> apply(routerIndex, stolen, 9, batch(stored(hashes(1, 2), null, null))))
+        .isInstanceOf(CompletionException.class)
+        .cause()
+        .isInstanceOf(RedisRealException.class)
+        .hasMessageContaining("NOPERM");
+  }
+
+  private static ApplyStatus apply(
+      PrefixIndex index, Lease lease, long seq, io.kvindex.event.KvEventBatch batch) {
+    return index.applyAsync(STREAM, KeyMode.ENGINE, seq, lease, batch).join().status();
+  }
+
+  private static int depth(PrefixIndex index, List<Long> keys) {
+    return index
+        .lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, keys, List.of(STREAM.pod())))
+        .pods()
+        .get(STREAM.pod())
+        .depth();
+  }
+
+  private static String aclLog(RedisURI node) {
+    RedisClient client = RedisClient.create(node);
+    try (StatefulRedisConnection<String, String> admin = client.connect()) {
+      return admin.sync().aclLog().stream().map(Object::toString).collect(Collectors.joining("\n"));
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    }
+  }
+
+  @Nested
+  @UsesRedis
+  class Standalone {
+    @Test
+    void users_ingesterRunsEverythingRouterOnlyReadsAndSpeculates(@Fresh RedisStandalone redis)
+        throws IOException {
+      createUsers(redis.uri());
+      String uri = "redis://" + redis.uri().getHost() + ":" + redis.uri().getPort();
+
+      ingest(open(connect(withUser(uri, "kvindex-ingester"))));
+      PrefixIndex router = open(connect(withUser(uri, "kvindex-router")));
+      route(router);
+
+      assertThat(aclLog(redis.uri())).as("ACL LOG").isEmpty();
+      refusedToRouter(redis.uri(), router);
+    }
+  }
+
+  @Nested
+  @UsesRedisCluster
+  class Cluster {
+    @Test
+    void users_onEveryNode_ingesterWritesRouterReadsAndSpeculates(
+        @Fresh(replicasPerPrimary = 0) RedisCluster redis) throws IOException {
+      for (RedisURI node : redis.uris()) {
+        createUsers(node);
+      }
+      String seeds =
+          redis.uris().stream()
+              .map(u -> u.getHost() + ":" + u.getPort())
+              .collect(Collectors.joining(","));
+
+      ingest(open(connect(withUser("redis-cluster://" + seeds, "kvindex-ingester"))));
+      PrefixIndex router = open(connect(withUser("redis-cluster://" + seeds, "kvindex-router")));
+      route(router);
+
+      for (RedisURI node : redis.uris()) {
+        assertThat(aclLog(node)).as("ACL LOG of %s", node).isEmpty();
+      }
+      RedisURI owner = ownerOfGroup0(redis);
+      refusedToRouter(owner, router);
+    }
+
+    private RedisURI ownerOfGroup0(RedisCluster redis) {
+      KeySchema keys = new KeySchema(INDEX, 1);
+      int slot = io.lettuce.core.cluster.SlotHash.getSlot(keys.blocks(0));
+      var node = redis.cluster().ownerOf(slot);
+      return RedisURI.create(node.uri().toString());
+    }
+  }
+}

@@ -1,0 +1,34 @@
+package io.kvindex.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class RouterConfigTest {
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "redis://Pa55w0rd@h:1",
+        "redis://kv:Pa55w0rd@h:1",
+        "redis://kv:Pa55/w0rd@x@h:1",
+        "rediss://kv:Pa55%2Fw0rd%40x@h:1",
+        "rediss-cluster://kv:Pa55w0rd@h1:1,h2:2",
+        "redis-sentinel://kv:Pa55w0rd@h1:1,h2:2/0?sentinelPassword=Pa55w0rd#m"
+      })
+  void toString_neverShowsPassword(String uri) {
+    KvRouterBuilder builder = KvRouter.builder().redisUri(uri);
+
+    assertThat(builder.config().toString()).contains("redisUri=").doesNotContain("Pa55", "w0rd");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"redis://kv:Pa55w0rd@h1:1", "rediss://Pa55/w0rd@h1:1"})
+  void toString_clusterSeeds_neverShowsPassword(String seed) {
+    KvRouterBuilder builder = KvRouter.builder().clusterSeeds(List.of(seed, seed));
+
+    assertThat(builder.config().toString()).doesNotContain("Pa55", "w0rd");
+  }
+}

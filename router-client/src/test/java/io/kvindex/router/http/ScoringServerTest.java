@@ -290,8 +290,9 @@ class ScoringServerTest {
                   + ",\"instance_id\":\"pod-a\"}"),
           503,
           "index unavailable");
+      // Without pods: the live pods (possibly reused from a second ago), then the lookup.
       assertError(
-          send("POST", "/query", "{\"model\":\"" + MODEL + "\",\"token_ids\":[1]}"),
+          send("POST", "/query", "{\"model\":\"" + MODEL + "\",\"token_ids\":" + tokens() + "}"),
           503,
           "index unavailable");
       HttpResponse<String> ready = send("GET", "/readyz", null);

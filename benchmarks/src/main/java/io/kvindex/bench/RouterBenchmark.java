@@ -1,5 +1,6 @@
 package io.kvindex.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.localredis.LocalRedis;
@@ -18,9 +19,11 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code kvindex bench router}: {@link KvRouter#score} as a gateway calls it (token ids in: block
  * hashing, one HMGET per index group, decoding), with 1 and 8 client threads sharing one router,
- * against a standalone server and a 3-primary cluster (local redis-server processes on loopback).
- * The index is filled through {@link PrefixIndex#apply} with the {@link LookupFixture}
- * distribution, keyed by the router's own block keys.
+ * against a standalone server and a 3-primary cluster (local redis-server processes on loopback);
+ * the same from precomputed block keys; and, in the same run, its ceiling: the reads the router
+ * sent for each prompt, captured from Redis ({@link CapturedReads}) and replayed raw from as many
+ * threads. Block hashing is measured apart. The index is filled through {@link PrefixIndex#apply}
+ * with the {@link LookupFixture} distribution, keyed by the router's own block keys.
  *
  * <p>Run: {@code scripts/kvindex bench router [--quick] --out FILE}. Not thread-safe.
  */
@@ -37,6 +40,9 @@ final class RouterBenchmark {
 
   private final BenchOptions options;
 
+  /** Mean µs to hash one prompt, once measured. */
+  private double hashMicros;
+
   private RouterBenchmark(BenchOptions options) {
     this.options = options;
   }
@@ -52,13 +58,11 @@ final class RouterBenchmark {
     bench.describe(json.putObject("setup"));
     try (LocalRedis redis = LocalRedis.start()) {
       ((ObjectNode) json.get("setup")).put("redis_version", version(redis.uri().toString()));
-      bench.topology(
-          json.putObject("standalone"), List.of(redis.uri().toString()), STANDALONE_GROUPS);
+      bench.topology(json.putObject("standalone"), List.of(redis.uri()), STANDALONE_GROUPS);
     }
     try (LocalRedisCluster cluster =
         LocalRedisCluster.builder().primaries(3).replicasPerPrimary(0).start()) {
-      List<String> seeds = cluster.seedUris().stream().map(URI::toString).toList();
-      bench.topology(json.putObject("cluster"), seeds, CLUSTER_GROUPS);
+      bench.topology(json.putObject("cluster"), cluster.seedUris(), CLUSTER_GROUPS);
     }
     Reports.finish(json, start);
     return json;
@@ -77,7 +81,23 @@ final class RouterBenchmark {
   }
 
   private void describe(ObjectNode setup) {
-    setup.put("lookup_path", "KvRouter.score(model, lora, tokenIds, pods)");
+    setup.put("lookup_path", "KvRouter.score(model, lora, tokenIds, pods): threads_1, threads_8");
+    setup.put(
+        "prehashed",
+        "KvRouter.score(model, blockKeys, pods), the keys hashed before the run: the library's"
+            + " lookup without hashing");
+    setup.put(
+        "raw",
+        "the ceiling: the HMGETs and GETs the router sent for each prompt, captured with MONITOR"
+            + " (same keys, same fields, same nodes), replayed through one lettuce connection per"
+            + " node, all of a prompt's reads in flight at once; no hashing, no retry wrapper, no"
+            + " decoding");
+    setup.put(
+        "ratios", "lookups_per_s of the router (from tokens) and prehashed over raw, same run");
+    setup.put(
+        "hashing",
+        "KvRouter.blockKeys on one thread, measured apart (standalone.hashing); cores = mean µs"
+            + " x scores/s");
     setup.put("prompt_blocks", PROMPT_BLOCKS);
     setup.put("prompt_tokens", PROMPT_BLOCKS * BLOCK_SIZE);
     setup.put("key_mode", "engine " + HASH + ", block size " + BLOCK_SIZE);
@@ -102,10 +122,11 @@ final class RouterBenchmark {
     setup.put("measured_s", measured().toSeconds());
   }
 
-  private void topology(ObjectNode json, List<String> uris, int groups) {
-    String joined = String.join(",", uris);
+  private void topology(ObjectNode json, List<URI> nodes, int groups) {
+    List<String> uris = nodes.stream().map(URI::toString).toList();
     try (KvRouter router = router(uris, groups)) {
       List<int[]> prompts = new ArrayList<>();
+      List<long[]> keys = new ArrayList<>();
       LookupFixture fixture =
           LookupFixture.generate(
               7,
@@ -114,28 +135,132 @@ final class RouterBenchmark {
               random -> {
                 int[] tokens = randomTokens(random);
                 prompts.add(tokens);
-                return router.blockKeys(IndexBenchmark.MODEL, null, null, tokens);
+                keys.add(router.blockKeys(IndexBenchmark.MODEL, null, null, tokens));
+                return keys.get(keys.size() - 1);
               });
-      fill(joined, groups, fixture);
+      fill(String.join(",", uris), groups, fixture);
       json.put("entries", fixture.entries);
       json.put("prompts", prompts.size());
       json.put("groups", groups);
-      for (int threads : List.of(1, 8)) {
-        log.info("router: {} client thread(s), {} group(s)", threads, groups);
-        LoadRun.measure(
-            (thread, i) -> score(router, prompts, fixture.pods, thread, i),
-            threads,
-            warmup(),
-            measured(),
-            json.putObject("threads_" + threads));
+      if (hashMicros == 0) {
+        hashing(json.putObject("hashing"), router, prompts);
+      }
+      for (int[] prompt : prompts) {
+        router.score(IndexBenchmark.MODEL, null, prompt, fixture.pods); // records cached
+      }
+      try (CapturedReads raw =
+          CapturedReads.capture(
+              nodes,
+              prompts.size(),
+              i -> router.score(IndexBenchmark.MODEL, null, prompts.get(i), fixture.pods))) {
+        describe(json.putObject("captured"), raw);
+        measure(json, router, prompts, keys, fixture.pods, raw);
       }
     }
   }
 
-  private static boolean score(
-      KvRouter router, List<int[]> prompts, List<String> pods, int thread, long iteration) {
-    int[] prompt = prompts.get((int) ((iteration * 8 + thread) % prompts.size()));
-    return router.score(IndexBenchmark.MODEL, null, prompt, pods).indexAvailable();
+  /** Raw replay, router from token ids, router from block keys: at 1, then 8 client threads. */
+  private void measure(
+      ObjectNode json,
+      KvRouter router,
+      List<int[]> prompts,
+      List<long[]> keys,
+      List<String> pods,
+      CapturedReads raw) {
+    ObjectNode prehashed = json.putObject("prehashed");
+    ObjectNode rawJson = json.putObject("raw");
+    ObjectNode ratios = json.putObject("ratios");
+    for (int threads : List.of(1, 8)) {
+      String name = "threads_" + threads;
+      log.info("router: {} client thread(s), {} group(s)", threads, json.path("groups"));
+      load((thread, i) -> raw.replay(pick(thread, i)), threads, rawJson.putObject(name));
+      load(
+          (thread, i) ->
+              router
+                  .score(
+                      IndexBenchmark.MODEL,
+                      null,
+                      prompts.get(pick(thread, i) % prompts.size()),
+                      pods)
+                  .indexAvailable(),
+          threads,
+          json.putObject(name));
+      load(
+          (thread, i) ->
+              router
+                  .score(IndexBenchmark.MODEL, keys.get(pick(thread, i) % keys.size()), pods)
+                  .indexAvailable(),
+          threads,
+          prehashed.putObject(name));
+      double ceiling = rawJson.path(name).path("lookups_per_s").asDouble();
+      ratios.put("router_to_raw_" + name, ratio(json.path(name), ceiling));
+      ratios.put("prehashed_to_raw_" + name, ratio(prehashed.path(name), ceiling));
+    }
+    json.put(
+        "hash_cores_at_router_threads_8_rate",
+        cores(json.path("threads_8").path("lookups_per_s").asDouble()));
+  }
+
+  private void load(LoadRun.Operation operation, int threads, ObjectNode json) {
+    LoadRun.measure(operation, threads, warmup(), measured(), json);
+  }
+
+  private static int pick(int thread, long iteration) {
+    return (int) ((iteration * 8 + thread) & Integer.MAX_VALUE);
+  }
+
+  private static double ratio(JsonNode run, double ceiling) {
+    return Math.round(run.path("lookups_per_s").asDouble() / ceiling * 1000) / 1000.0;
+  }
+
+  /** What the router sent per prompt, as captured: the raw driver sends exactly this. */
+  private static void describe(ObjectNode json, CapturedReads raw) {
+    long hmgets = 0;
+    long gets = 0;
+    long fields = 0;
+    for (List<CapturedReads.Read> reads : raw.reads()) {
+      for (CapturedReads.Read read : reads) {
+        if (read.fields() == null) {
+          gets++;
+        } else {
+          hmgets++;
+          fields += read.fields().length;
+        }
+      }
+    }
+    json.put(
+        "how", "MONITOR on every node while the router scored each prompt once, after a warm pass");
+    json.put("prompts", raw.prompts());
+    json.put("hmgets_per_prompt", (double) hmgets / raw.prompts());
+    json.put("gets_per_prompt", (double) gets / raw.prompts());
+    json.put("fields_per_hmget", hmgets == 0 ? 0 : Math.round(10.0 * fields / hmgets) / 10.0);
+  }
+
+  /**
+   * Block hashing alone ({@link KvRouter#blockKeys}, sha256_cbor over a 4 096-token prompt) on one
+   * thread, and the cores it takes at a given rate of scores.
+   */
+  private void hashing(ObjectNode json, KvRouter router, List<int[]> prompts) {
+    LatencyRecorder recorder = new LatencyRecorder();
+    long deadline = System.nanoTime() + warmup().plus(measured()).toNanos() / 2;
+    for (int i = 0; System.nanoTime() < deadline; i++) {
+      long begin = System.nanoTime();
+      router.blockKeys(IndexBenchmark.MODEL, null, null, prompts.get(i % prompts.size()));
+      recorder.recordNanos(System.nanoTime() - begin);
+    }
+    json.put("threads", 1);
+    json.put("prompt_tokens", PROMPT_BLOCKS * BLOCK_SIZE);
+    json.put("hashes", recorder.count());
+    json.put("mean_us", recorder.meanMicros());
+    json.put("p50_us", recorder.micros(50));
+    json.put("p99_us", recorder.micros(99));
+    hashMicros = recorder.meanMicros();
+    json.put("cores_per_10k_scores_per_s", cores(10_000));
+  }
+
+  /** The cores block hashing alone takes at {@code scoresPerSecond} (mean µs × rate). */
+  private double cores(double scoresPerSecond) {
+    return Math.round(hashMicros * scoresPerSecond / 1e4) / 100.0;
   }
 
   private static KvRouter router(List<String> uris, int groups) {

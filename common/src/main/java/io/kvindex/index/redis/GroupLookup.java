@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * One group's part of one lookup: a loop of turns, each choosing a read plan from what the router
@@ -65,6 +66,9 @@ final class GroupLookup {
   private final List<PodName> names;
   private final Prompt prompt;
 
+  /** Where the replies' continuations run. */
+  private final Executor decode;
+
   /** The next head read reads every candidate's record (the generation moved since cached). */
   private boolean allFresh;
 
@@ -76,8 +80,10 @@ final class GroupLookup {
   private int decodedBlocks;
   private int turns;
 
-  GroupLookup(RedisLookups ctx, String model, int g, List<String> pods, Prompt prompt) {
+  GroupLookup(
+      RedisLookups ctx, String model, int g, List<String> pods, Prompt prompt, Executor decode) {
     this.ctx = ctx;
+    this.decode = decode;
     this.g = g;
     this.pods = pods;
     this.prompt = prompt;
@@ -96,7 +102,9 @@ final class GroupLookup {
   private CompletableFuture<Map<String, PodMatch>> turn() {
     CompletableFuture<Step> step;
     if (script || ++turns > MAX_TURNS || ctx.speculationUntil.get(g) > System.currentTimeMillis()) {
-      step = ctx.scriptLookup(g, pods, candidates, prompt.blockFields()).thenApply(Step::answer);
+      step =
+          ctx.scriptLookup(g, pods, candidates, prompt.blockFields(), decode)
+              .thenApply(Step::answer);
     } else if (decoder != null) {
       step = readChunk();
     } else {
@@ -146,12 +154,13 @@ final class GroupLookup {
     CompletableFuture<RedisOutcome<byte[]>> gate = ctx.readGate(g);
     return ctx.read(g, fields)
         .thenCombine(gate, HeadReply::new)
-        .thenCombine(
+        .thenCombineAsync(
             now,
             (reply, ms) ->
                 reply.blocks().isDone() && reply.gate().isDone()
                     ? absorb(headRead(reply, fresh, known, ms), known, bySegment, payload)
-                    : Step.answer(null));
+                    : Step.answer(null),
+            decode);
   }
 
   /** What a head read says: the answer, or which plan the next turn takes. */
@@ -219,7 +228,7 @@ final class GroupLookup {
       fields[1 + i - from] = blockFields.get(i);
     }
     return ctx.read(g, fields)
-        .thenApply(
+        .thenApplyAsync(
             outcome -> {
               if (!outcome.isDone()) {
                 return Step.answer(null);
@@ -236,7 +245,8 @@ final class GroupLookup {
               decoder.addValues(values);
               decodedBlocks = to;
               return finished() ? Step.answer(decoder.matches()) : Step.AGAIN;
-            });
+            },
+            decode);
   }
 
   /**

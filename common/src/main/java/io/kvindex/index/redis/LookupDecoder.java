@@ -34,8 +34,11 @@ final class LookupDecoder {
 
   private final int[][] streamsOfPod;
 
-  /** Stream index + 1 by slot; 0 for slots no live candidate holds. */
-  private final int[] streamOfSlot = new int[SLOTS];
+  /**
+   * Stream index + 1 by slot, up to the highest slot a candidate holds; 0 for slots no live
+   * candidate holds.
+   */
+  private final int[] streamOfSlot;
 
   private final int[] any;
   private final int[] confirmed;
@@ -72,6 +75,7 @@ final class LookupDecoder {
     }
     streamRank = new int[streams];
     streamsOfPod = new int[pods.size()][];
+    streamOfSlot = new int[highestSlot(records) + 1];
     int next = 0;
     for (int p = 0; p < pods.size(); p++) {
       byte[] rec = records.get(p);
@@ -109,6 +113,20 @@ final class LookupDecoder {
     }
   }
 
+  /** The highest valid slot the records list, 0 for none. */
+  private static int highestSlot(List<byte[]> records) {
+    int highest = 0;
+    for (byte[] rec : records) {
+      for (int k = 8; rec != null && k + 3 < rec.length; k += 4) {
+        int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
+        if (slot < SLOTS) {
+          highest = Math.max(highest, slot);
+        }
+      }
+    }
+    return highest;
+  }
+
   /** Decodes lookup.lua's reply: pod records, then (value, speculative mark, run) triples. */
   static Map<String, PodMatch> decodeScriptReply(
       List<String> pods, List<Object> reply, IndexConfig config) {
@@ -138,7 +156,8 @@ final class LookupDecoder {
     }
     run++;
     for (int e = 0; value != null && e + 1 < value.length; e += 2) {
-      int s = streamOfSlot[((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4)] - 1;
+      int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
+      int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
       if (s >= 0) {
         tiers[s] = value[e + 1] & 0x0f;
         tierStamp[s] = run;
@@ -228,7 +247,7 @@ final class LookupDecoder {
     int gpuDepth = 0;
     int gpuCpuDepth = 0;
     double best = 0;
-    Map<Integer, Integer> ranks = new HashMap<>();
+    Map<Integer, Integer> ranks = own.length == 0 ? Map.of() : new HashMap<>();
     for (int s : own) {
       depth = Math.max(depth, any[s]);
       confirmedDepth = Math.max(confirmedDepth, confirmed[s]);

@@ -19,12 +19,14 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -133,8 +135,12 @@ final class RedisLookups {
         .register(registry);
   }
 
-  /** Looks up every group holding candidates, in parallel, and merges the answers. */
-  CompletableFuture<LookupResult> lookup(LookupRequest request) {
+  /**
+   * Looks up every group holding candidates, in parallel, and merges the answers.
+   *
+   * @param decode where the replies are decoded (the I/O thread when {@code Runnable::run})
+   */
+  CompletableFuture<LookupResult> lookup(LookupRequest request, Executor decode) {
     Map<Integer, List<String>> byGroup = new TreeMap<>();
     for (String pod : request.candidatePods()) {
       byGroup
@@ -150,7 +156,8 @@ final class RedisLookups {
             request.blockKeys());
     List<CompletableFuture<Map<String, PodMatch>>> parts = new ArrayList<>(byGroup.size());
     byGroup.forEach(
-        (g, pods) -> parts.add(new GroupLookup(this, request.model(), g, pods, prompt).run()));
+        (g, pods) ->
+            parts.add(new GroupLookup(this, request.model(), g, pods, prompt, decode).run()));
     if (parts.size() == 1) {
       return parts.get(0).thenApply(part -> merge(request, Collections.singletonList(part)));
     }
@@ -181,7 +188,7 @@ final class RedisLookups {
 
   /** The lookup while the group's speculation gate is open: lookup.lua reads spec hashes too. */
   CompletableFuture<Map<String, PodMatch>> scriptLookup(
-      int g, List<String> pods, List<PodKeys> candidates, List<byte[]> fields) {
+      int g, List<String> pods, List<PodKeys> candidates, List<byte[]> fields, Executor decode) {
     byte[][] args = new byte[1 + pods.size() + fields.size()][];
     byte[][] k = new byte[2 + pods.size()][];
     k[0] = keys.pods(g);
@@ -196,11 +203,12 @@ final class RedisLookups {
     }
     return reads
         .<List<Object>>run(Scripts.LOOKUP, ScriptOutputType.MULTI, k, args)
-        .thenApply(
+        .thenApplyAsync(
             outcome ->
                 outcome.isDone()
                     ? LookupDecoder.decodeScriptReply(pods, outcome.orElseThrow(), config)
-                    : null)
+                    : null,
+            decode)
         .toCompletableFuture();
   }
 
@@ -283,13 +291,14 @@ final class RedisLookups {
   }
 
   private static LookupResult merge(LookupRequest request, List<Map<String, PodMatch>> parts) {
-    Map<String, PodMatch> all = new LinkedHashMap<>();
-    boolean complete = true;
-    for (Map<String, PodMatch> part : parts) {
-      if (part == null) {
-        complete = false;
-      } else {
-        all.putAll(part);
+    Map<String, PodMatch> all = parts.size() == 1 && parts.get(0) != null ? parts.get(0) : null;
+    boolean complete = parts.stream().allMatch(part -> part != null);
+    if (all == null) {
+      all = new HashMap<>();
+      for (Map<String, PodMatch> part : parts) {
+        if (part != null) {
+          all.putAll(part);
+        }
       }
     }
     Map<String, PodMatch> ordered = new LinkedHashMap<>();

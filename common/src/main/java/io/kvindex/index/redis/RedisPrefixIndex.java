@@ -513,9 +513,16 @@ public final class RedisPrefixIndex implements PrefixIndex {
         .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
   }
 
+  /** Decodes the replies on the calling thread, not on lettuce's I/O thread. */
+  @Override
+  public LookupResult lookup(LookupRequest request) {
+    WaitingThreadExecutor caller = new WaitingThreadExecutor();
+    return caller.await(lookups.lookup(Check.notNull(request, "request"), caller));
+  }
+
   @Override
   public CompletableFuture<LookupResult> lookupAsync(LookupRequest request) {
-    return lookups.lookup(Check.notNull(request, "request"));
+    return lookups.lookup(Check.notNull(request, "request"), Runnable::run);
   }
 
   @Override

@@ -40,6 +40,7 @@ import picocli.CommandLine.Spec;
       BenchCommand.class,
       io.kvindex.simulator.SimCommand.class,
       io.kvindex.demo.DemoCommand.class,
+      io.kvindex.demo.ChaosCommand.class,
     })
 public final class Main implements Callable<Integer> {
 

@@ -159,6 +159,15 @@ public final class KeySchema {
     return key(group, "dead");
   }
 
+  /**
+   * The block counts of a group's holder slots, kept by every script that adds or strips an entry:
+   * {@code <slot>:blocks} (entries, any tier) and {@code <slot>:gpu|cpu|storage|other} (entries
+   * holding that tier), decimal, so that inspecting a stream never scans the blocks hash.
+   */
+  byte[] counts(int group) {
+    return key(group, "counts");
+  }
+
   byte[] lease(StreamId stream) {
     return key(groupOf(stream.model(), stream.pod()), "lease:" + streamDigest(stream));
   }

@@ -72,6 +72,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
  *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
  *                  as long as its longest-lived entry, so it vanishes with no process left
+ *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
+ *                  all and per tier (decimal): apply changes them with the entries, GC counts
+ *                  the entries it strips out, so inspecting a stream never scans blocks
  *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
  *                  speculation gate), with PX as long; a key of its own, so that routers write
  *                  only spec: keys (their ACL user may write nothing else)
@@ -322,7 +325,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
       keys.free(g),
       keys.dead(g),
       keys.lease(stream),
-      keys.tokenMap(stream)
+      keys.tokenMap(stream),
+      keys.counts(g)
     };
     return applyChunks(new ChunkedApply(g, k, head, packed), 0)
         .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));

@@ -277,6 +277,16 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     return CompletableFuture.completedFuture(true);
   }
 
+  /** The model keeps no notes: there is nothing to inspect. */
+  @Override
+  public CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys) {
+    if (model != null) {
+      Check.name(model, "model");
+    }
+    Check.notBlank(modelKeys, "modelKeys");
+    return CompletableFuture.completedFuture(true);
+  }
+
   @Override
   public synchronized Optional<Lease> acquireLease(StreamId stream, String owner, Duration ttl) {
     Check.notNull(stream, "stream");

@@ -84,6 +84,7 @@ final class RedisKvRouter implements KvRouter {
       config.tierWeights().forEach(builder::tierWeight);
       RedisKvRouter router = new RedisKvRouter(config, connector, builder.build());
       router.warmUp();
+      router.noteModels();
       return router;
     } catch (RuntimeException e) {
       connector.close();
@@ -98,6 +99,17 @@ final class RedisKvRouter implements KvRouter {
   private void warmUp() {
     index.lookup(
         LookupRequest.of("kvindex-warm-up", KeyMode.ENGINE, new long[] {0L}, List.of("none")));
+  }
+
+  /**
+   * Notes in the index how this router keys each model, for {@code kvindex inspect}: one small
+   * write, whose failure changes nothing for routing (it is not awaited).
+   */
+  private void noteModels() {
+    config.models().forEach((model, keys) -> index.noteReaderKeys(model, keys.spec()));
+    if (config.defaultModelKeys() != null) {
+      index.noteReaderKeys(null, config.defaultModelKeys().spec());
+    }
   }
 
   /** A few quick attempts, all within {@code budget}. */

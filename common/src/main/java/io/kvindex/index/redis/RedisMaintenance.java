@@ -73,7 +73,12 @@ final class RedisMaintenance {
     checkGroup(group);
     Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
     byte[][] k = {
-      keys.meta(group), keys.streams(group), keys.pods(group), keys.blocks(group), keys.dead(group)
+      keys.meta(group),
+      keys.streams(group),
+      keys.pods(group),
+      keys.blocks(group),
+      keys.dead(group),
+      keys.activity(group)
     };
     RedisOutcome<List<Object>> outcome =
         Await.of(

@@ -48,8 +48,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * hash tag is the index and group and every script touches exactly one slot (all keys in KEYS);
  * the scripts run unchanged on Redis Cluster. A pod (model, pod) belongs to group
  * SHA-256(podField)[0..4) mod groups; all its ranks' streams live in that group. Per group:
- *   meta     HASH  groups (fixed at creation), next (last slot handed out), pass (GC passes
- *                  started), cursor (HSCAN cursor of the pass in progress), fence (lease tokens)
+ *   meta     HASH  groups (fixed at creation), epoch, version (the stored format, recorded
+ *                  when init creates the group), next (last slot handed out), pass (GC passes
+ *                  started), cursor (HSCAN cursor of the pass in progress), fence (lease tokens),
+ *                  and notes for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
+ *                  "note:segment-slots:<n>" -> the time a writer last noted them
  *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
  *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
  *   blocks   HASH  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
@@ -74,7 +77,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *                  as long as its longest-lived entry, so it vanishes with no process left
  *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
  *                  all and per tier (decimal): apply changes them with the entries, GC counts
- *                  the entries it strips out, so inspecting a stream never scans blocks
+ *                  the entries it strips out, so inspecting a stream never scans blocks;
+ *                  "overflowed-segments" -> the segments apply marked "O"
+ *   activity HASH  'a' + streamField -> ms of the last applied chunk; 'p' + streamField ->
+ *                  "<ms>|<slot retired>" of the last purge; swept with the stream
+ *   spec:models HASH (group 0) routers' notes "note:keys:" + lp(keys) + lp(model) -> ms
  *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
  *                  speculation gate), with PX as long; a key of its own, so that routers write
  *                  only spec: keys (their ACL user may write nothing else)
@@ -159,6 +166,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisLeases leases;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
+  private final RedisNotes notes;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
 
   private RedisPrefixIndex(
@@ -175,6 +183,13 @@ public final class RedisPrefixIndex implements PrefixIndex {
             config, keys, reads, connector.commands(), connector.meterRegistry(), identity);
     this.leases = new RedisLeases(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
+    this.notes = new RedisNotes(config, keys, writes);
+    identity.addListener(
+        (group, what) -> {
+          if (what.equals("epoch")) {
+            notes.forget();
+          }
+        });
   }
 
   /**
@@ -246,7 +261,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
             ScriptOutputType.MULTI,
             new byte[][] {keys.meta(g), keys.blocks(g)},
             ascii(config.groups()),
-            ascii(IndexIdentity.newEpoch()))
+            ascii(IndexIdentity.newEpoch()),
+            ascii(KeySchema.STORED_VERSION))
         .toCompletableFuture()
         .thenApply(outcome -> checkedEpoch(outcome.orElseThrow()));
   }
@@ -326,8 +342,10 @@ public final class RedisPrefixIndex implements PrefixIndex {
       keys.dead(g),
       keys.lease(stream),
       keys.tokenMap(stream),
-      keys.counts(g)
+      keys.counts(g),
+      keys.activity(g)
     };
+    notes.writer(g, stream.model(), mode);
     return applyChunks(new ChunkedApply(g, k, head, packed), 0)
         .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
   }
@@ -445,7 +463,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
       keys.dead(g),
       keys.lease(stream),
       keys.tokenMap(stream),
-      keys.blocks(g)
+      keys.blocks(g),
+      keys.activity(g)
     };
     byte[] podField = KeySchema.podField(stream.model(), stream.pod());
     return writes
@@ -547,6 +566,14 @@ public final class RedisPrefixIndex implements PrefixIndex {
             args)
         .thenApply(RedisOutcome::isDone)
         .toCompletableFuture();
+  }
+
+  @Override
+  public CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys) {
+    if (model != null) {
+      Check.name(model, "model");
+    }
+    return notes.reader(model, Check.notBlank(modelKeys, "modelKeys"));
   }
 
   @Override

@@ -4,7 +4,8 @@
 -- token store of the chunks done was dropped and the next chunk goes on with it), the watermark moves
 -- with the last chunk, and a chunk already done (or not next) changes nothing: the reply says which
 -- chunk is next.
--- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap, 9 counts
+-- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap, 9 counts,
+--       10 activity
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"), 6 pod ttl
 --       ms, 7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
 --       9 segment slot limit, 10 the epoch the caller knows, 11 chunk index (from 0), 12 chunks in
@@ -20,6 +21,9 @@
 -- The counts hash keeps, per holder slot, its entries ("<slot>:blocks") and those holding each
 -- tier ("<slot>:gpu" ...): summed over the call and written at its end, so they change exactly
 -- when entries do (a chunk not next, a duplicate or a store of what the slot holds changes none).
+-- The activity hash keeps each stream's last applied chunk ('a' + stream field -> ms) and last
+-- purge ('p' + stream field -> "<ms>|<slot retired>"); the counts hash also counts the segments
+-- that overflowed ("overflowed-segments").
 local MAX_SLOT = 4095
 local FIRST_EVENT = 13
 local SEGMENT = '/s'
@@ -63,8 +67,10 @@ end
 
 local pass = redis.call('HGET', KEYS[1], 'pass') or '0'
 local stored, removed, dropped = 0, 0, 0
+local retired
 
 local function retire()
+  retired = slot
   if slot ~= 0 then
     redis.call('HSET', KEYS[6], slot, pass)
     slot = 0
@@ -327,7 +333,7 @@ local function flushSegments()
   end
   local limit = tonumber(ARGV[9])
   local current = hmget(KEYS[4], segmentOrder)
-  local out, del = {}, {}
+  local out, del, overflowed = {}, {}, 0
   for s = 1, #segmentOrder do
     local v = current[s]
     if v ~= 'O' then
@@ -335,6 +341,7 @@ local function flushSegments()
       if count > limit then
         out[#out + 1] = segmentOrder[s]
         out[#out + 1] = 'O'
+        overflowed = overflowed + 1
       elseif count > 0 then
         out[#out + 1] = segmentOrder[s]
         out[#out + 1] = nv
@@ -345,6 +352,7 @@ local function flushSegments()
   end
   hset(KEYS[4], out)
   hdel(KEYS[4], del)
+  if overflowed > 0 then redis.call('HINCRBY', KEYS[9], 'overflowed-segments', overflowed) end
 end
 
 local function tokenKey(prev, tokens)
@@ -464,9 +472,13 @@ if unlocated ~= 0 then redis.call('HINCRBY', KEYS[4], UNLOCATED, unlocated) end
 writeCounts()
 flushSegments()
 
+local now = nowMs()
+redis.call('HSET', KEYS[10], 'a' .. ARGV[1], now)
+if retired then redis.call('HSET', KEYS[10], 'p' .. ARGV[1], now .. '|' .. retired) end
+
 -- The pod record: a new deadline, this rank's pair replaced by its current slot (if any).
 local old = redis.call('HGET', KEYS[3], ARGV[2])
-local rec = encodeDeadline(nowMs() + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
+local rec = encodeDeadline(now + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
 if slot ~= 0 then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
 writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[8], old, rec)
 if chunk + 1 < chunks then

@@ -148,8 +148,9 @@ class AclUsersTest {
         .isEqualTo(ApplyStatus.APPLIED);
   }
 
-  /** What a router does: open, look up, record a speculative route, look up again. */
+  /** What a router does: open, note its models, look up, record a speculative route, look up. */
   private static void route(PrefixIndex index) {
+    assertThat(index.noteReaderKeys(MODEL, "engine:sha256_cbor:42:16").join()).isTrue();
     List<Long> blocks = hashes(500, 20);
     assertThat(depth(index, blocks)).isEqualTo(20);
     List<Long> longer = new ArrayList<>(blocks);

@@ -93,6 +93,8 @@ public record IndexReport(
    *
    * @param rank the data-parallel rank
    * @param slot its holder slot (0: none, it holds nothing)
+   * @param staged whether a rebuild is replaying into the slot: the pod record does not list it
+   *     yet, so routers do not see its blocks until the rebuild is published
    * @param watermark the last batch sequence applied, or null for none (it starts afresh)
    * @param batchInProgress the sequence and chunks done of a batch applied in chunks, or null
    * @param leaseOwner the ingester replica whose lease covers it, or null for none
@@ -104,6 +106,7 @@ public record IndexReport(
   public record Rank(
       int rank,
       int slot,
+      boolean staged,
       Long watermark,
       String batchInProgress,
       String leaseOwner,

@@ -234,7 +234,7 @@ public final class RedisInspector {
       List<CompletableFuture<Rank>> ranks = new ArrayList<>();
       streams.sort(Map.Entry.comparingByKey());
       for (Map.Entry<Integer, byte[]> s : streams) {
-        ranks.add(rank(name, podField, s.getKey(), utf8(s.getValue()), activity));
+        ranks.add(rank(name, podField, record, s.getKey(), utf8(s.getValue()), activity));
       }
       Long deadline = record != null && record.length >= 8 ? Bytes.deadline(record) : null;
       long routes = Math.max(0, await(spec) - 1); // less the field that keeps it a hashtable
@@ -245,7 +245,12 @@ public final class RedisInspector {
     }
 
     private CompletableFuture<Rank> rank(
-        String[] name, byte[] podField, int rank, String stream, Map<String, byte[]> activity) {
+        String[] name,
+        byte[] podField,
+        byte[] record,
+        int rank,
+        String stream,
+        Map<String, byte[]> activity) {
       byte[] streamField =
           ByteBuffer.allocate(podField.length + 4).put(podField).putInt(rank).array();
       String[] parts = stream.split("\\|", 3);
@@ -269,6 +274,7 @@ public final class RedisInspector {
                 return new Rank(
                     rank,
                     slot,
+                    slot != 0 && !lists(record, slot, rank),
                     watermark,
                     inProgress,
                     owner,
@@ -277,6 +283,18 @@ public final class RedisInspector {
                     applied,
                     purge);
               });
+    }
+
+    /** Whether a pod record lists (slot, rank): lookups see the slot's entries only then. */
+    private static boolean lists(byte[] record, int slot, int rank) {
+      for (int k = 8; record != null && k + 4 <= record.length; k += 4) {
+        int s = ((record[k] & 0xff) << 8) | (record[k + 1] & 0xff);
+        int r = ((record[k + 2] & 0xff) << 8) | (record[k + 3] & 0xff);
+        if (s == slot && r == rank) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private CompletableFuture<Blocks> blocks(int slot) {

@@ -107,6 +107,7 @@ class RedisInspectorTest {
     Rank rank0 = pod.ranks().get(0);
     assertThat(rank0.rank()).isZero();
     assertThat(rank0.slot()).isPositive();
+    assertThat(rank0.staged()).isFalse();
     assertThat(rank0.watermark()).isEqualTo(2);
     assertThat(rank0.leaseOwner()).isEqualTo("replica-1");
     assertThat(rank0.leaseTtlMs()).isBetween(1L, Duration.ofMinutes(5).toMillis());
@@ -149,6 +150,21 @@ class RedisInspectorTest {
     assertThat(collected.pods().get(0).ranks().get(0).lastPurge().cleanupPending()).isFalse();
     assertThat(collected.groupReports().get(0).deadSlots()).isEmpty();
     assertThat(collected.groupReports().get(0).freeSlots()).isEqualTo(1);
+  }
+
+  @Test
+  void read_rebuildReplaying_showsTheStreamStagedUntilPublished() {
+    PrefixIndex index = open(1);
+    StreamId s = StreamId.of(MODEL, "pod-a");
+    Lease lease = lease(index, s, "r");
+    index.apply(s, Events.mode(s), 0, lease, batch(stored(hashes(1, 4), null, null)), true);
+
+    Rank staged = inspect(null, null).pods().get(0).ranks().get(0);
+    assertThat(staged.staged()).isTrue();
+    assertThat(staged.blocks().all()).isEqualTo(4);
+
+    index.publish(s, lease);
+    assertThat(inspect(null, null).pods().get(0).ranks().get(0).staged()).isFalse();
   }
 
   @Test

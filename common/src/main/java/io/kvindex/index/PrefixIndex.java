@@ -169,6 +169,14 @@ public interface PrefixIndex extends AutoCloseable {
   CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys);
 
   /**
+   * The pod records of {@code pods} as the index holds them now, for explaining a lookup: whether
+   * each pod has one and whether it is live. One read per index group; not for the request path.
+   *
+   * @return per pod, in the order given; empty if Redis did not answer
+   */
+  CompletableFuture<Optional<List<PodLiveness>>> liveness(String model, List<String> pods);
+
+  /**
    * The pods of {@code model} that are live now (their liveness deadline has not passed), in no
    * particular order: the candidates of a router that was not told its pods. One script per index
    * group, whose cost grows with the number of pods in the group; the Redis index reuses what it

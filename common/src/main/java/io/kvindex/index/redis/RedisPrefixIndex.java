@@ -17,6 +17,7 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
@@ -539,6 +540,27 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<LookupResult> lookupAsync(LookupRequest request) {
     return lookups.lookup(Check.notNull(request, "request"));
+  }
+
+  /** One HMGET of the pods hash per group, beside the group's clock estimate. */
+  @Override
+  public CompletableFuture<Optional<List<PodLiveness>>> liveness(String model, List<String> pods) {
+    Check.name(model, "model");
+    List<CompletableFuture<PodLiveness>> each = new ArrayList<>(pods.size());
+    for (String pod : pods) {
+      int g = keys.groupOf(model, Check.name(pod, "pod"));
+      CompletableFuture<byte[]> record =
+          commands.hget(keys.pods(g), KeySchema.podField(model, pod)).toCompletableFuture();
+      each.add(
+          record.thenCombine(
+              lookups.clock.nowMillis(g),
+              (rec, now) ->
+                  new PodLiveness(
+                      pod, rec != null && rec.length >= 8 ? Bytes.deadline(rec) : null, now)));
+    }
+    return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
+        .thenApply(done -> Optional.of(each.stream().map(CompletableFuture::join).toList()))
+        .exceptionally(failure -> Optional.empty());
   }
 
   @Override

@@ -35,6 +35,7 @@ import picocli.CommandLine.Spec;
       HelpCommand.class,
       HashCommand.class,
       DecodeCommand.class,
+      InspectCommand.class,
       io.kvindex.router.http.RouterCommand.class,
       io.kvindex.ingester.IngesterCommand.class,
       BenchCommand.class,

@@ -319,7 +319,9 @@ public final class Sequencer {
         return new Apply(toApply, rebuilding);
       }
     }
-    if (rebuilding && stagedAny && !catchUpOwed) {
+    // Shown only once caught up with every live batch seen: one dropped for want of room is
+    // still missing (the next live batch's gap, or a quiet stream's catch-up, brings it).
+    if (rebuilding && stagedAny && !catchUpOwed && applied >= lastLive) {
       return new Publish();
     }
     return new Idle();

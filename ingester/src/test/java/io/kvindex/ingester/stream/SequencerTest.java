@@ -127,6 +127,13 @@ class SequencerTest {
                 + " published PURGED; next",
             "idle; apply 5 staged; apply 6 staged; publish; idle"),
         row(
+            "a rebuild is not shown while live batches it had no room for are still missing",
+            "start -1; catchup 0; live 1; live 2; live 3; live 4; next; applied APPLIED; next;"
+                + " applied APPLIED; next; applied APPLIED; next; applied APPLIED; next; catchup 4;"
+                + " next; applied APPLIED; next",
+            "queued; queued; queued; dropped; apply 0 staged; apply 1 staged; apply 2 staged;"
+                + " apply 3 staged; idle; apply 4 staged; publish"),
+        row(
             "a rebuild taken over whose replay has nothing newer publishes",
             "start 4 staged; next; catchup none; next",
             "idle; publish"),

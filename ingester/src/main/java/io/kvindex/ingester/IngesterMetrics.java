@@ -31,6 +31,7 @@ public final class IngesterMetrics {
   public enum Operation {
     APPLY,
     PURGE,
+    PUBLISH,
     WATERMARK,
     GC,
     STREAM,

@@ -150,6 +150,10 @@ class OpenApiContractTest {
             "/score",
             scored
                 + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":1},\"record_ttl_ms\":500}"),
+        Call.post(
+            "/score",
+            scored + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":30},\"explain\":true}"),
+        Call.post("/score", scored + ",\"pods\":[\"pod-a\"],\"explain\":\"yes\"}"),
         Call.post("/score", "{\"model_name\":\"" + MODEL + "\",\"block_keys\":" + asStrings + "}"),
         Call.post("/score", "{\"model\":\"" + MODEL + "\",\"token_ids\":[1,2"),
         Call.post("/score", scored + ",\"block_keys\":[1]}"),
@@ -180,6 +184,7 @@ class OpenApiContractTest {
     String scored = "{\"model\":\"" + MODEL + "\",\"token_ids\":" + ints(prompt);
     return List.of(
         Call.post("/score", scored + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-b\":2}}"),
+        Call.post("/score", scored + ",\"pods\":[\"pod-a\"],\"explain\":true}"),
         Call.post("/score", scored + "}"),
         Call.post("/query", scored + ",\"instances\":[\"pod-a\"]}"),
         Call.get("/readyz"));

@@ -173,9 +173,10 @@ public final class PrefixIndexBuilder {
   }
 
   /**
-   * A Redis-backed index. Checks the group count stored in Redis (records it on first use).
+   * A Redis-backed index. Checks the group count and the index format stored in Redis (records them
+   * on first use).
    *
-   * @throws IllegalStateException if the index exists with another group count
+   * @throws IndexMismatchException if the index exists with another group count or index format
    */
   public PrefixIndex build() {
     if (connector == null) {

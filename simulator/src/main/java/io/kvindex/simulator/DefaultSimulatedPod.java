@@ -48,7 +48,7 @@ final class DefaultSimulatedPod implements SimulatedPod {
               config.topic()));
     }
     this.endpoints = List.copyOf(list);
-    this.http = config.http() ? PodHttpServer.start(this) : null;
+    this.http = config.http() ? PodHttpServer.start(this, config.httpBind()) : null;
   }
 
   static SimulatedPod start(PodConfig config) {

@@ -11,6 +11,7 @@ import io.kvindex.wire.WireEra;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -201,7 +202,8 @@ public final class SimCommand implements Callable<Integer> {
       paramLabel = "HOST",
       defaultValue = "127.0.0.1",
       description =
-          "Host the PUB and replay sockets bind on, e.g. 0.0.0.0 (default: ${DEFAULT-VALUE}).")
+          "Host the PUB, replay and HTTP sockets bind on, e.g. 0.0.0.0 (default:"
+              + " ${DEFAULT-VALUE}).")
   String bindHost;
 
   @Option(
@@ -221,6 +223,15 @@ public final class SimCommand implements Callable<Integer> {
           "First replay ROUTER port, numbered like --publish-port; 0 = free ports (default:"
               + " ${DEFAULT-VALUE}).")
   int replayPort;
+
+  @Option(
+      names = "--http-port",
+      paramLabel = "PORT",
+      defaultValue = "0",
+      description =
+          "First HTTP port (/metrics, the dev endpoints): pod i binds PORT + i; 0 = free ports"
+              + " (default: ${DEFAULT-VALUE}).")
+  int httpPort;
 
   @Option(
       names = "--report-every",
@@ -289,6 +300,7 @@ public final class SimCommand implements Callable<Integer> {
             .replayBufferSteps(replayBuffer)
             .publishBind("tcp://" + bindHost + ":" + publishPort)
             .replayBind("tcp://" + bindHost + ":" + replayPort)
+            .httpBind(new InetSocketAddress(bindHost, httpPort))
             .build();
     return SimulatedFleet.builder()
         .pods(pods)

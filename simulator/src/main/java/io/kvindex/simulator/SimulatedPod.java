@@ -41,7 +41,10 @@ public interface SimulatedPod extends AutoCloseable {
   /** One entry per data-parallel rank, in rank order. */
   List<StreamEndpoints> endpoints();
 
-  /** The HTTP endpoint's base address ({@code http://127.0.0.1:port}), or {@code null} if off. */
+  /**
+   * The HTTP endpoint's base address ({@code http://host:port}, 127.0.0.1 unless {@link
+   * PodConfig.Builder#httpBind} says otherwise), or {@code null} if off.
+   */
   URI httpAddress();
 
   /**

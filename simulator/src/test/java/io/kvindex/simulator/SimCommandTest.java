@@ -47,6 +47,17 @@ class SimCommandTest {
   }
 
   @Test
+  void call_bindHost_podsServeHttpThereToo() {
+    Run run =
+        run("--pods", "2", "--bind-host", "127.0.0.2", "--speed", "max", "--max-requests", "1");
+
+    assertThat(run.exit()).as(run.err()).isZero();
+    assertThat(run.out())
+        .containsPattern("pod-0 rank=0 model=sim-model pub=tcp://127\\.0\\.0\\.2:\\d+ ")
+        .containsPattern("pod-1 .* http=http://127\\.0\\.0\\.2:\\d+ ");
+  }
+
+  @Test
   void call_syntheticRunStopsAtMaxRequests() {
     Run run = run("--pods", "1", "--speed", "max", "--max-requests", "20", "--era", "V0_10_2");
 

@@ -3,6 +3,7 @@ package io.kvindex.ingester.lease;
 import io.kvindex.common.Threads;
 import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -111,6 +112,7 @@ public final class Coordinator implements StreamWorker.Listener {
     try {
       shared.gate().pass();
       Map<StreamId, PodSpec> desired = desired();
+      shared.metrics().streamsDiscovered(desired.size());
       Duration ttl = shared.config().leaseTtl();
       liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
       registered = true;
@@ -124,10 +126,10 @@ public final class Coordinator implements StreamWorker.Listener {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RedisUnavailableException e) {
-      shared.metrics().swallowed("coordination");
+      shared.metrics().swallowed(Operation.COORDINATION);
       log.warn("replica={}: coordination skipped, Redis unavailable: {}", replica, e.getMessage());
     } catch (RuntimeException e) {
-      shared.metrics().realError("coordination");
+      shared.metrics().realError(Operation.COORDINATION);
       log.error("replica={}: coordination failed", replica, e);
     }
   }
@@ -170,7 +172,7 @@ public final class Coordinator implements StreamWorker.Listener {
     try {
       return result.get();
     } catch (ExecutionException e) {
-      shared.metrics().realError("lease");
+      shared.metrics().realError(Operation.LEASE);
       log.error("pod={} stream={}: lease renewal failed", w.id().pod(), w.id(), e.getCause());
       return false;
     }
@@ -291,7 +293,7 @@ public final class Coordinator implements StreamWorker.Listener {
     }
     for (List<String> p : pods) {
       if (!shared.index().heartbeat(p.get(0), p.get(1), shared.config().podLivenessTtl())) {
-        shared.metrics().swallowed("heartbeat");
+        shared.metrics().swallowed(Operation.HEARTBEAT);
       }
     }
   }

@@ -3,6 +3,7 @@ package io.kvindex.ingester.stream;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.MemoryBounds;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -229,7 +230,7 @@ public final class StreamWorker implements Runnable {
           "{}: owned with lease {}, resuming after sequence {}", label, lease, sequencer.applied());
       return true;
     } catch (RedisUnavailableException e) {
-      shared.metrics().swallowed("watermark");
+      shared.metrics().swallowed(Operation.WATERMARK);
       park(retry.next());
       return false;
     }
@@ -444,7 +445,7 @@ public final class StreamWorker implements Runnable {
   }
 
   private void failed(RuntimeException e) {
-    shared.metrics().realError("stream");
+    shared.metrics().realError(Operation.STREAM);
     if (state != State.FAILED || !e.toString().equals(status.lastError())) {
       log.error("{}: real error; the stream is marked failed and retried later", label, e);
     } else {

@@ -33,6 +33,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private record Held(Lease lease, long expiresAtMillis) {}
 
+  private record Resync(String note, boolean taken, long untilMillis) {}
+
   private static final class Stream {
     Long watermark;
     final Map<Block, Integer> tiers = new HashMap<>();
@@ -48,6 +50,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<StreamId, Held> leases = new HashMap<>();
   private final Map<String, Long> replicas = new HashMap<>();
   private final Map<Pod, String> incarnations = new HashMap<>();
+  private final Map<Pod, Resync> resyncs = new HashMap<>();
   private long fence;
 
   InMemoryPrefixIndex(IndexConfig config, InstantSource clock) {
@@ -398,6 +401,32 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     Check.atLeastOneMilli(ttl, "ttl");
     Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
     return Optional.ofNullable(incarnations.put(key, incarnation));
+  }
+
+  @Override
+  public synchronized CompletableFuture<ResyncStatus> requestResyncAsync(
+      String model, String pod, String note, Duration interval) {
+    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
+    String checked = Check.notNull(note, "note");
+    Check.between(checked.length(), 0, MAX_RESYNC_NOTE, "note length");
+    long until = now() + Check.atLeastOneMilli(interval, "interval").toMillis();
+    Resync standing = resyncs.get(key);
+    if (standing != null && standing.untilMillis() > now()) {
+      return CompletableFuture.completedFuture(ResyncStatus.STANDING);
+    }
+    resyncs.put(key, new Resync(checked, false, until));
+    return CompletableFuture.completedFuture(ResyncStatus.REQUESTED);
+  }
+
+  @Override
+  public synchronized Optional<String> takeResync(String model, String pod) {
+    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
+    Resync standing = resyncs.get(key);
+    if (standing == null || standing.taken() || standing.untilMillis() <= now()) {
+      return Optional.empty();
+    }
+    resyncs.put(key, new Resync(standing.note(), true, standing.untilMillis()));
+    return Optional.of(standing.note());
   }
 
   @Override

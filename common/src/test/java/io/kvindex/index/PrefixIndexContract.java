@@ -6,6 +6,7 @@ import static io.kvindex.index.Events.hashes;
 import static io.kvindex.index.Events.removed;
 import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.event.KvEvent;
 import io.kvindex.hash.TokenKeys;
@@ -513,6 +514,38 @@ public abstract class PrefixIndexContract {
         // bounded steps until the group's pass completes
       }
     }
+  }
+
+  @Test
+  void requestResync_onePerPodPerInterval_takenOnce() {
+    PrefixIndex index = open();
+    Duration interval = Duration.ofMillis(300);
+    assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-a: 20/32", interval).join())
+        .isEqualTo(ResyncStatus.REQUESTED);
+    assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
+        .as("another router within the interval")
+        .isEqualTo(ResyncStatus.STANDING);
+    assertThat(index.takeResync(MODEL, "other")).isEmpty();
+    assertThat(index.takeResync(TOKEN_MODEL, "p:{x}")).isEmpty();
+    assertThat(index.takeResync(MODEL, "p:{x}")).contains("router-a: 20/32");
+    assertThat(index.takeResync(MODEL, "p:{x}")).as("taken once").isEmpty();
+    assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
+        .as("taken, it still stands until its interval ends")
+        .isEqualTo(ResyncStatus.STANDING);
+    Poll.until(
+        () ->
+            index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join()
+                == ResyncStatus.REQUESTED);
+    assertThat(index.takeResync(MODEL, "p:{x}")).contains("router-b");
+  }
+
+  @Test
+  void requestResync_longNote_refused() {
+    PrefixIndex index = open();
+    String note = "x".repeat(PrefixIndex.MAX_RESYNC_NOTE + 1);
+    assertThatThrownBy(() -> index.requestResyncAsync(MODEL, "p", note, LONG))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("note length");
   }
 
   @Test

@@ -20,6 +20,7 @@ import io.kvindex.index.LookupResult;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.ResyncStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.SweepResult;
 import io.kvindex.redis.RedisConnector;
@@ -72,6 +73,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
  *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
  *                  as long as its longest-lived entry, so it vanishes with no process left
+ *   resync:<p> STRING a pod's resync request, "R" + note until its owner takes it, then "T" + note,
+ *                  with PX the request's interval (resync.lua; RedisResyncs)
  *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
  *                  speculation gate), with PX as long; a key of its own, so that routers write
  *                  only spec: keys (their ACL user may write nothing else)
@@ -154,6 +157,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final ScriptRunner reads;
   private final RedisLookups lookups;
   private final RedisLeases leases;
+  private final RedisResyncs resyncs;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
@@ -171,6 +175,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
         new RedisLookups(
             config, keys, reads, connector.commands(), connector.meterRegistry(), identity);
     this.leases = new RedisLeases(keys, writes);
+    this.resyncs = new RedisResyncs(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
   }
 
@@ -595,6 +600,17 @@ public final class RedisPrefixIndex implements PrefixIndex {
                     KeySchema.holderField(podField))
                 .toCompletableFuture());
     return outcome.isDone();
+  }
+
+  @Override
+  public CompletableFuture<ResyncStatus> requestResyncAsync(
+      String model, String pod, String note, Duration interval) {
+    return resyncs.request(model, pod, note, interval);
+  }
+
+  @Override
+  public Optional<String> takeResync(String model, String pod) {
+    return resyncs.take(model, pod);
   }
 
   @Override

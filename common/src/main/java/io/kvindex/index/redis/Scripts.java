@@ -27,6 +27,7 @@ final class Scripts {
   static final LuaScript REGISTRY = load("registry");
   static final LuaScript INCARNATION = load("incarnation");
   static final LuaScript IDENTITY = load("identity");
+  static final LuaScript RESYNC = load("resync");
 
   private Scripts() {}
 

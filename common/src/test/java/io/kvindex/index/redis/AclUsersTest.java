@@ -13,6 +13,7 @@ import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
+import io.kvindex.index.ResyncStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisRealException;
@@ -47,9 +48,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The README's least-privilege ACL users, applied as written there: the ingester's user runs every
- * index operation an ingester makes, the router's runs opening, lookups and speculative routes, and
- * neither is refused anything on the way ({@code ACL LOG} stays empty); the router's user cannot
- * change an indexed entry, directly or through a script.
+ * index operation an ingester makes, the router's runs opening, lookups, speculative routes and
+ * resync requests, and neither is refused anything on the way ({@code ACL LOG} stays empty); the
+ * router's user cannot change an indexed entry, directly or through a script.
  */
 class AclUsersTest {
   private static final String MODEL = "m";
@@ -148,7 +149,10 @@ class AclUsersTest {
         .isEqualTo(ApplyStatus.APPLIED);
   }
 
-  /** What a router does: open, look up, record a speculative route, look up again. */
+  /**
+   * What a router does: open, look up, record a speculative route, look up again, ask for a pod's
+   * resync.
+   */
   private static void route(PrefixIndex index) {
     List<Long> blocks = hashes(500, 20);
     assertThat(depth(index, blocks)).isEqualTo(20);
@@ -162,6 +166,11 @@ class AclUsersTest {
         .isTrue();
     assertThat(depth(index, longer)).isEqualTo(24);
     assertThat(index.livePods(MODEL).join()).hasValue(List.of(STREAM.pod()));
+    assertThat(
+            index
+                .requestResyncAsync(MODEL, STREAM.pod(), "router: drift", Duration.ofMinutes(1))
+                .join())
+        .isEqualTo(ResyncStatus.REQUESTED);
   }
 
   /** The router's user may not write the blocks hash, nor run a writing script on it. */
@@ -218,9 +227,11 @@ class AclUsersTest {
       createUsers(redis.uri());
       String uri = "redis://" + redis.uri().getHost() + ":" + redis.uri().getPort();
 
-      ingest(open(connect(withUser(uri, "kvindex-ingester"))));
+      PrefixIndex ingester = open(connect(withUser(uri, "kvindex-ingester")));
+      ingest(ingester);
       PrefixIndex router = open(connect(withUser(uri, "kvindex-router")));
       route(router);
+      assertThat(ingester.takeResync(MODEL, STREAM.pod())).contains("router: drift");
 
       assertThat(aclLog(redis.uri())).as("ACL LOG").isEmpty();
       refusedToRouter(redis.uri(), router);
@@ -241,9 +252,12 @@ class AclUsersTest {
               .map(u -> u.getHost() + ":" + u.getPort())
               .collect(Collectors.joining(","));
 
-      ingest(open(connect(withUser("redis-cluster://" + seeds, "kvindex-ingester"))));
+      PrefixIndex ingester =
+          open(connect(withUser("redis-cluster://" + seeds, "kvindex-ingester")));
+      ingest(ingester);
       PrefixIndex router = open(connect(withUser("redis-cluster://" + seeds, "kvindex-router")));
       route(router);
+      assertThat(ingester.takeResync(MODEL, STREAM.pod())).contains("router: drift");
 
       for (RedisURI node : redis.uris()) {
         assertThat(aclLog(node)).as("ACL LOG of %s", node).isEmpty();

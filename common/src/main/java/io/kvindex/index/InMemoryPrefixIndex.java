@@ -12,11 +12,13 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -33,7 +35,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private record Held(Lease lease, long expiresAtMillis) {}
 
-  private record Resync(String note, boolean taken, long untilMillis) {}
+  private record Resync(String note, Set<Integer> takenByRank, long untilMillis) {}
 
   private static final class Stream {
     Long watermark;
@@ -414,18 +416,19 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     if (standing != null && standing.untilMillis() > now()) {
       return CompletableFuture.completedFuture(ResyncStatus.STANDING);
     }
-    resyncs.put(key, new Resync(checked, false, until));
+    resyncs.put(key, new Resync(checked, new HashSet<>(), until));
     return CompletableFuture.completedFuture(ResyncStatus.REQUESTED);
   }
 
   @Override
-  public synchronized Optional<String> takeResync(String model, String pod) {
-    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
-    Resync standing = resyncs.get(key);
-    if (standing == null || standing.taken() || standing.untilMillis() <= now()) {
+  public synchronized Optional<String> takeResync(StreamId stream) {
+    Check.notNull(stream, "stream");
+    Resync standing = resyncs.get(new Pod(stream.model(), stream.pod()));
+    if (standing == null
+        || standing.untilMillis() <= now()
+        || !standing.takenByRank().add(stream.dpRank())) {
       return Optional.empty();
     }
-    resyncs.put(key, new Resync(standing.note(), true, standing.untilMillis()));
     return Optional.of(standing.note());
   }
 

@@ -208,13 +208,14 @@ public interface PrefixIndex extends AutoCloseable {
       String model, String pod, String note, Duration interval);
 
   /**
-   * Takes the pod's standing resync request, once: the owner of its streams calls this, then
-   * resyncs them. The request keeps standing, taken, until its interval ends.
+   * Takes the standing resync request of the stream's pod, once per stream: the owner of the stream
+   * calls this, then resyncs it (each rank of the pod takes it once, whichever replica owns that
+   * rank). The request keeps standing, taken, until its interval ends.
    *
-   * @return the request's note, or empty if none stands or it was taken already
+   * @return the request's note, or empty if none stands or this stream took it already
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
-  Optional<String> takeResync(String model, String pod);
+  Optional<String> takeResync(StreamId stream);
 
   /**
    * Compares every group's epoch and node history with what this process last saw; a change means

@@ -517,18 +517,21 @@ public abstract class PrefixIndexContract {
   }
 
   @Test
-  void requestResync_onePerPodPerInterval_takenOnce() {
+  void requestResync_onePerPodPerInterval_takenOncePerRank() {
     PrefixIndex index = open();
     Duration interval = Duration.ofMillis(300);
+    StreamId rank0 = new StreamId(MODEL, "p:{x}", 0);
+    StreamId rank1 = new StreamId(MODEL, "p:{x}", 1);
     assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-a: 20/32", interval).join())
         .isEqualTo(ResyncStatus.REQUESTED);
     assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
         .as("another router within the interval")
         .isEqualTo(ResyncStatus.STANDING);
-    assertThat(index.takeResync(MODEL, "other")).isEmpty();
-    assertThat(index.takeResync(TOKEN_MODEL, "p:{x}")).isEmpty();
-    assertThat(index.takeResync(MODEL, "p:{x}")).contains("router-a: 20/32");
-    assertThat(index.takeResync(MODEL, "p:{x}")).as("taken once").isEmpty();
+    assertThat(index.takeResync(new StreamId(MODEL, "other", 0))).isEmpty();
+    assertThat(index.takeResync(new StreamId(TOKEN_MODEL, "p:{x}", 0))).isEmpty();
+    assertThat(index.takeResync(rank0)).contains("router-a: 20/32");
+    assertThat(index.takeResync(rank0)).as("taken once").isEmpty();
+    assertThat(index.takeResync(rank1)).as("each rank once").contains("router-a: 20/32");
     assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
         .as("taken, it still stands until its interval ends")
         .isEqualTo(ResyncStatus.STANDING);
@@ -536,7 +539,7 @@ public abstract class PrefixIndexContract {
         () ->
             index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join()
                 == ResyncStatus.REQUESTED);
-    assertThat(index.takeResync(MODEL, "p:{x}")).contains("router-b");
+    assertThat(index.takeResync(rank0)).contains("router-b");
   }
 
   @Test

@@ -193,8 +193,8 @@ public final class KeySchema {
   }
 
   /**
-   * A pod's resync request (resync.lua): {@code R<note>} until the owner of its streams takes it,
-   * then {@code T<note>}, with PX the request's interval, so one stands per pod per interval.
+   * A pod's resync request (resync.lua): a hash of its note and the ranks whose owners took it,
+   * expiring with the request's interval, so one stands per pod per interval.
    */
   byte[] resync(String model, String pod) {
     byte[] digest = sha256(podField(model, pod));

@@ -73,8 +73,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
  *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
  *                  as long as its longest-lived entry, so it vanishes with no process left
- *   resync:<p> STRING a pod's resync request, "R" + note until its owner takes it, then "T" + note,
- *                  with PX the request's interval (resync.lua; RedisResyncs)
+ *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
+ *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
  *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
  *                  speculation gate), with PX as long; a key of its own, so that routers write
  *                  only spec: keys (their ACL user may write nothing else)
@@ -609,8 +609,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public Optional<String> takeResync(String model, String pod) {
-    return resyncs.take(model, pod);
+  public Optional<String> takeResync(StreamId stream) {
+    return resyncs.take(stream);
   }
 
   @Override

@@ -8,6 +8,7 @@ import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.ResyncStatus;
+import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
@@ -16,8 +17,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Resync requests (resync.lua, one key per pod in its group): made by routers, taken by the owner
- * of the pod's streams. Thread-safe.
+ * Resync requests (resync.lua, one key per pod in its group): made by routers, taken once per rank
+ * by the owner of each of the pod's streams. Thread-safe.
  */
 final class RedisResyncs {
   private final KeySchema keys;
@@ -50,13 +51,18 @@ final class RedisResyncs {
             });
   }
 
-  Optional<String> take(String model, String pod) {
-    byte[] key = keys.resync(Check.name(model, "model"), Check.name(pod, "pod"));
+  Optional<String> take(StreamId stream) {
+    Check.notNull(stream, "stream");
+    byte[] key = keys.resync(stream.model(), stream.pod());
     RedisOutcome<byte[]> out =
         Await.of(
             writes
                 .<byte[]>run(
-                    Scripts.RESYNC, ScriptOutputType.VALUE, new byte[][] {key}, ascii("take"))
+                    Scripts.RESYNC,
+                    ScriptOutputType.VALUE,
+                    new byte[][] {key},
+                    ascii("take"),
+                    ascii(stream.dpRank()))
                 .toCompletableFuture());
     byte[] note = out.orElseThrow();
     return note == null ? Optional.empty() : Optional.of(text(note));

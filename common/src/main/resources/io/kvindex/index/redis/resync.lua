@@ -1,17 +1,19 @@
--- kvindex resync: a request that the owner of a pod's streams purge them and replay what the
--- engine's ring covers. One stands per pod per interval, whoever asks: 'R' .. note until the owner
--- takes it, then 'T' .. note, with the request's PX kept either way.
+-- kvindex resync: a request that the owners of a pod's streams purge them and replay what the
+-- engine's ring covers. One stands per pod per interval, whoever asks: a hash with the note in
+-- field 'n' and, once a stream's owner took it, a field 't<rank>' per rank, with the request's
+-- PEXPIRE kept throughout. Each rank takes it once, whichever replica owns that rank.
 -- KEYS: 1 the pod's resync key
--- ARGV: 1 'request' or 'take'; request: 2 note, 3 interval ms
+-- ARGV: 1 'request' or 'take'; request: 2 note, 3 interval ms; take: 2 dp rank
 if ARGV[1] == 'request' then
-  if redis.call('SET', KEYS[1], 'R' .. ARGV[2], 'NX', 'PX', ARGV[3]) then
-    return 1
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return 0
   end
-  return 0
+  redis.call('HSET', KEYS[1], 'n', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return 1
 end
-local v = redis.call('GET', KEYS[1])
-if v and string.sub(v, 1, 1) == 'R' then
-  redis.call('SET', KEYS[1], 'T' .. string.sub(v, 2), 'XX', 'KEEPTTL')
-  return string.sub(v, 2)
+local note = redis.call('HGET', KEYS[1], 'n')
+if note and redis.call('HSETNX', KEYS[1], 't' .. ARGV[2], '1') == 1 then
+  return note
 end
 return false

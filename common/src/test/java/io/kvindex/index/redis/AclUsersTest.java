@@ -231,7 +231,7 @@ class AclUsersTest {
       ingest(ingester);
       PrefixIndex router = open(connect(withUser(uri, "kvindex-router")));
       route(router);
-      assertThat(ingester.takeResync(MODEL, STREAM.pod())).contains("router: drift");
+      assertThat(ingester.takeResync(STREAM)).contains("router: drift");
 
       assertThat(aclLog(redis.uri())).as("ACL LOG").isEmpty();
       refusedToRouter(redis.uri(), router);
@@ -257,7 +257,7 @@ class AclUsersTest {
       ingest(ingester);
       PrefixIndex router = open(connect(withUser("redis-cluster://" + seeds, "kvindex-router")));
       route(router);
-      assertThat(ingester.takeResync(MODEL, STREAM.pod())).contains("router: drift");
+      assertThat(ingester.takeResync(STREAM)).contains("router: drift");
 
       for (RedisURI node : redis.uris()) {
         assertThat(aclLog(node)).as("ACL LOG of %s", node).isEmpty();

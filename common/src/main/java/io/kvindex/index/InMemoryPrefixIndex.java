@@ -39,6 +39,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private static final class Stream {
     Long watermark;
+    boolean staged;
     final Map<Block, Integer> tiers = new HashMap<>();
     final Map<Block, Long> tokenMap = new HashMap<>();
   }
@@ -63,17 +64,37 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch) {
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
     Check.notNull(stream, "stream");
     Check.notNull(mode, "mode");
     Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
     BatchCheck.check(seq, batch.events());
-    return CompletableFuture.completedFuture(applyNow(stream, mode, seq, lease, batch.events()));
+    return CompletableFuture.completedFuture(
+        applyNow(stream, mode, seq, lease, batch.events(), staged));
+  }
+
+  @Override
+  public synchronized CompletableFuture<PurgeStatus> publishAsync(StreamId stream, Lease lease) {
+    Check.notNull(stream, "stream");
+    if (!holds(stream, Check.notNull(lease, "lease"))) {
+      return CompletableFuture.completedFuture(PurgeStatus.FENCED);
+    }
+    Stream s = streams.get(stream);
+    if (s != null) {
+      s.staged = false;
+    }
+    return CompletableFuture.completedFuture(PurgeStatus.PURGED);
+  }
+
+  @Override
+  public synchronized boolean staged(StreamId stream) {
+    Stream s = streams.get(stream);
+    return s != null && s.staged;
   }
 
   private ApplyResult applyNow(
-      StreamId id, KeyMode mode, long seq, Lease lease, List<KvEvent> events) {
+      StreamId id, KeyMode mode, long seq, Lease lease, List<KvEvent> events, boolean staged) {
     if (!holds(id, lease)) {
       return ApplyResult.of(ApplyStatus.FENCED, -1);
     }
@@ -96,6 +117,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
       }
     }
     s.watermark = seq;
+    s.staged = staged;
     deadlines.put(new Pod(id.model(), id.pod()), now() + config.podTtl().toMillis());
     return new ApplyResult(ApplyStatus.APPLIED, seq, counts[0], counts[1], counts[2]);
   }
@@ -196,7 +218,10 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     Map<Integer, Integer> ranks = new HashMap<>();
     for (Map.Entry<StreamId, Stream> e : streams.entrySet()) {
       StreamId id = e.getKey();
-      if (!live || !id.model().equals(request.model()) || !id.pod().equals(pod)) {
+      if (!live
+          || e.getValue().staged
+          || !id.model().equals(request.model())
+          || !id.pod().equals(pod)) {
         continue;
       }
       int[] own = tiers(e.getValue().tiers, request);

@@ -65,8 +65,46 @@ public interface PrefixIndex extends AutoCloseable {
   }
 
   /** {@link #apply} without blocking; never completes on the caller's thread necessarily. */
+  default CompletableFuture<ApplyResult> applyAsync(
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch) {
+    return applyAsync(stream, mode, seq, lease, batch, false);
+  }
+
+  /**
+   * {@link #apply} that, when {@code staged}, leaves the stream's entries invisible to lookups (its
+   * pod lists no holder slot for it) until {@link #publish} or the next batch applied unstaged. A
+   * writer rebuilding a stream from its engine's replay ring stages the replayed history, so that
+   * no lookup sees a past state of the cache (blocks stored and later removed) while the rebuild
+   * runs: the pod looks cold, then is shown whole.
+   */
   CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch);
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged);
+
+  /** {@link #applyAsync(StreamId, KeyMode, long, Lease, KvEventBatch, boolean)}, waiting. */
+  default ApplyResult apply(
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
+    return Await.of(applyAsync(stream, mode, seq, lease, batch, staged));
+  }
+
+  /**
+   * Makes what a stream's staged batches wrote visible to lookups, atomically.
+   *
+   * @return PURGED when done (the status shared with purges), FENCED, RESET or SWALLOWED
+   */
+  default PurgeStatus publish(StreamId stream, Lease lease) {
+    return Await.of(publishAsync(stream, lease));
+  }
+
+  /**
+   * Whether the stream's entries are staged: applied by a rebuild and not yet published. A new
+   * owner of such a stream goes on rebuilding it.
+   *
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  boolean staged(StreamId stream);
+
+  /** {@link #publish} without blocking. */
+  CompletableFuture<PurgeStatus> publishAsync(StreamId stream, Lease lease);
 
   /**
    * Makes every entry of the stream invisible at once (O(1)); the entries are removed later by

@@ -155,6 +155,52 @@ public abstract class PrefixIndexContract {
     assertThat(index.purge(s, impostor, PurgeMode.KEEP_WATERMARK)).isEqualTo(PurgeStatus.FENCED);
   }
 
+  /** A rebuild's staged history is invisible until published, then shown whole. */
+  @Test
+  void applyStaged_invisibleUntilPublished() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    StreamId other = new StreamId(MODEL, "p", 1);
+    Lease t = lease(index, s);
+    index.apply(
+        other,
+        Events.mode(other),
+        0,
+        lease(index, other),
+        batch(stored(hashes(50, 2), null, null)));
+    assertThat(
+            index
+                .apply(s, Events.mode(s), 0, t, batch(stored(hashes(1, 3), null, null)), true)
+                .status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(
+            index.apply(s, Events.mode(s), 1, t, batch(removed(hashes(3, 1), null)), true).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(lookup(index, hashes(1, 3), "p").pods().get("p").depth())
+        .as("staged: not seen")
+        .isZero();
+    assertThat(index.staged(s)).isTrue();
+    assertThat(index.staged(other)).isFalse();
+    assertThat(lookup(index, hashes(50, 2), "p").pods().get("p").depth())
+        .as("the pod's other rank still is")
+        .isEqualTo(2);
+    assertThat(index.publish(s, new Lease(t.token(), "someone-else")))
+        .isEqualTo(PurgeStatus.FENCED);
+    assertThat(index.publish(s, t)).isEqualTo(PurgeStatus.PURGED);
+    assertThat(lookup(index, hashes(1, 3), "p").pods().get("p").depth()).isEqualTo(2);
+    assertThat(index.watermark(s)).hasValue(1);
+    assertThat(index.staged(s)).isFalse();
+
+    index.apply(s, Events.mode(s), 2, t, batch(stored(hashes(10, 1), null, null)), true);
+    assertThat(lookup(index, hashes(1, 3), "p").pods().get("p").depth())
+        .as("staged again: hidden again")
+        .isZero();
+    index.apply(s, Events.mode(s), 3, t, batch());
+    assertThat(lookup(index, hashes(1, 3), "p").pods().get("p").depth())
+        .as("an unstaged batch shows the stream")
+        .isEqualTo(2);
+  }
+
   @Test
   void lookup_tiers_depthsAndScore() {
     PrefixIndex index = open();

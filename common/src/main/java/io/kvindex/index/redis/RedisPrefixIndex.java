@@ -295,7 +295,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch) {
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
     Check.notNull(stream, "stream");
     Check.notNull(mode, "mode");
     Check.notNull(lease, "lease");
@@ -317,7 +317,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
       ascii(config.segmentSlots()),
       null, // the epoch, read when each chunk is sent
       null, // the chunk
-      ascii(packed.chunks().size())
+      ascii(packed.chunks().size()),
+      ascii(staged ? 1 : 0)
     };
     byte[][] k = {
       keys.meta(g),
@@ -431,6 +432,53 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private byte[] epochOf(int g) {
     String epoch = identity.epoch(g);
     return epoch == null ? new byte[0] : ascii(epoch);
+  }
+
+  @Override
+  public boolean staged(StreamId stream) {
+    Check.notNull(stream, "stream");
+    int g = group(stream);
+    RedisOutcome<Long> outcome =
+        Await.of(
+            writes
+                .<Long>run(
+                    Scripts.STAGED,
+                    ScriptOutputType.INTEGER,
+                    new byte[][] {keys.streams(g), keys.pods(g)},
+                    KeySchema.streamField(stream),
+                    KeySchema.podField(stream.model(), stream.pod()),
+                    KeySchema.rank(stream.dpRank()))
+                .toCompletableFuture());
+    return outcome.orElseThrow() == 1;
+  }
+
+  @Override
+  public CompletableFuture<PurgeStatus> publishAsync(StreamId stream, Lease lease) {
+    Check.notNull(stream, "stream");
+    Check.notNull(lease, "lease");
+    int g = group(stream);
+    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+    return writes
+        .<byte[]>run(
+            Scripts.PUBLISH,
+            ScriptOutputType.VALUE,
+            new byte[][] {
+              keys.meta(g), keys.streams(g), keys.pods(g), keys.blocks(g), keys.lease(stream)
+            },
+            KeySchema.streamField(stream),
+            podField,
+            KeySchema.rank(stream.dpRank()),
+            utf8(lease.toString()),
+            KeySchema.holderField(podField),
+            epochOf(g),
+            ascii(config.podTtl().toMillis()))
+        .thenApply(
+            outcome ->
+                outcome.isDone()
+                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
+                    : PurgeStatus.SWALLOWED)
+        .toCompletableFuture()
+        .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
   }
 
   @Override

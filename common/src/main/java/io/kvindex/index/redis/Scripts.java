@@ -14,6 +14,8 @@ import java.nio.charset.StandardCharsets;
 final class Scripts {
   static final LuaScript APPLY = load("apply");
   static final LuaScript PURGE = load("purge");
+  static final LuaScript PUBLISH = load("publish");
+  static final LuaScript STAGED = load("staged");
   static final LuaScript GC = load("gc");
   static final LuaScript LEASE = load("lease");
   static final LuaScript HEARTBEAT = load("heartbeat");

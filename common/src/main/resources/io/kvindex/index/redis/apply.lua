@@ -8,7 +8,8 @@
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"), 6 pod ttl
 --       ms, 7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
 --       9 segment slot limit, 10 the epoch the caller knows, 11 chunk index (from 0), 12 chunks in
---       the batch, 13.. events (packed, see EventPacker)
+--       the batch, 13 staged (1: the pod record does not list the stream's slot, so lookups do not
+--       see its entries until publish.lua or an unstaged apply), 14.. events (packed, see EventPacker)
 -- Replies {status, watermark, stored, removed, dropped, next chunk}: APPLIED (the batch is done),
 -- CHUNK (this chunk is done, or was not next: go on with the next chunk given), DUPLICATE, GAP,
 -- FENCED, RESET.
@@ -18,7 +19,7 @@
 -- without dead slots' entries, into its head's segment field. Blocks stored with no locator are
 -- counted in the blocks hash's unlocated field; lookups read segments only while it is 0.
 local MAX_SLOT = 4095
-local FIRST_EVENT = 13
+local FIRST_EVENT = 14
 local SEGMENT = '/s'
 local UNLOCATED = 'kvindex/unlocated'
 local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
@@ -427,7 +428,7 @@ flushSegments()
 -- The pod record: a new deadline, this rank's pair replaced by its current slot (if any).
 local old = redis.call('HGET', KEYS[3], ARGV[2])
 local rec = encodeDeadline(nowMs() + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
-if slot ~= 0 then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
+if slot ~= 0 and ARGV[13] ~= '1' then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
 writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[8], old, rec)
 if chunk + 1 < chunks then
   redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. wmText .. '|' .. string.format('%d', seq) ..

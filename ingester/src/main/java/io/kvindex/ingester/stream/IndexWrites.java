@@ -78,11 +78,28 @@ final class IndexWrites {
     return Outcome.WAIT;
   }
 
+  /** Shows lookups what the stream's rebuild applied staged. */
+  Outcome publish(Sequencer sequencer) {
+    PurgeStatus status = shared.index().publish(id, lease);
+    if (status == PurgeStatus.FENCED) {
+      throw new FencedException();
+    }
+    if (status == PurgeStatus.RESET) {
+      return Outcome.LOST;
+    }
+    if (sequencer.published(status)) {
+      log.info("{}: rebuilt from the engine's replay; shown to lookups", label);
+      return Outcome.DONE;
+    }
+    shared.metrics().swallowed("publish");
+    return Outcome.WAIT;
+  }
+
   /** Applies the batch the sequencer asked for. */
-  Outcome apply(Sequencer sequencer, Batch batch, StreamStatus status) {
+  Outcome apply(Sequencer sequencer, Batch batch, boolean staged, StreamStatus status) {
     ApplyResult result;
     try {
-      result = shared.index().apply(id, mode, batch.seq(), lease, batch.events());
+      result = shared.index().apply(id, mode, batch.seq(), lease, batch.events(), staged);
     } catch (BatchRejectedException e) {
       reject(sequencer, batch, e);
       return Outcome.DONE;

@@ -49,7 +49,7 @@ public final class Sequencer {
   static final int RECENT = 256;
 
   /** The next thing the stream must do. */
-  public sealed interface Action permits Idle, RunPurge, Apply, RepairGap {}
+  public sealed interface Action permits Idle, RunPurge, Apply, RepairGap, Publish {}
 
   /** Nothing to do until something arrives. */
   public record Idle() implements Action {}
@@ -57,8 +57,17 @@ public final class Sequencer {
   /** Purge the stream before anything else; report with {@link #purged}. */
   public record RunPurge(Purge purge) implements Action {}
 
-  /** Apply this batch, the stream's next; report with {@link #applied}. */
-  public record Apply(Batch batch) implements Action {}
+  /**
+   * Apply this batch, the stream's next; report with {@link #applied}. {@code staged}: history
+   * replayed while the stream is rebuilt, kept from lookups until {@link Publish}.
+   */
+  public record Apply(Batch batch, boolean staged) implements Action {}
+
+  /**
+   * The replayed history is applied: show it to lookups (the pod looked cold while it was rebuilt).
+   * Report with {@link #published}.
+   */
+  public record Publish() implements Action {}
 
   /**
    * Ask the pod's replay socket for every batch from {@code from}: sequences up to {@code firstLive
@@ -119,6 +128,8 @@ public final class Sequencer {
   private boolean asleep;
   private long sleptAfter = -1;
   private long refetched = -1;
+  private boolean rebuilding;
+  private boolean stagedAny;
 
   /**
    * @param maxPending live batches buffered at most while waiting
@@ -163,8 +174,28 @@ public final class Sequencer {
 
   /** Starts the stream after the index's watermark ({@code -1} when it has none). */
   public void start(long watermark) {
+    start(watermark, false);
+  }
+
+  /**
+   * Starts the stream after the index's watermark; {@code staged}: a former owner was rebuilding it
+   * (its entries are not yet shown), so this owner goes on rebuilding and publishes.
+   */
+  public void start(long watermark, boolean staged) {
     expected = watermark + 1;
     applied = watermark;
+    rebuilding = watermark < 0 || staged; // a new stream starts from what its engine can replay
+    stagedAny = staged;
+  }
+
+  /**
+   * Whether the stream is being rebuilt from its engine's history (new, restarted, the index lost,
+   * or purged to go on from the oldest batch held): replayed batches are applied staged, invisible
+   * to lookups, until the history is applied and published, so that no past state of the cache
+   * (blocks stored and removed later in the history) is ever looked up.
+   */
+  public boolean rebuilding() {
+    return rebuilding;
   }
 
   /** The last applied sequence, or -1. */
@@ -295,10 +326,23 @@ public final class Sequencer {
           goOnFrom(first + 1, "malformed_batch");
           return next();
         }
-        return new Apply(toApply);
+        return new Apply(toApply, rebuilding && !toApply.live());
       }
     }
+    if (rebuilding && stagedAny) {
+      return new Publish();
+    }
     return new Idle();
+  }
+
+  /** What the publish asked for by {@link Publish} did; true when it is done. */
+  public boolean published(PurgeStatus status) {
+    if (status != PurgeStatus.PURGED) {
+      return false;
+    }
+    rebuilding = false;
+    stagedAny = false;
+    return true;
   }
 
   /**
@@ -356,6 +400,8 @@ public final class Sequencer {
     }
     if (purge.mode() == PurgeMode.RESET_WATERMARK) {
       applied = -1;
+      rebuilding = true;
+      stagedAny = false;
     }
     if (purge.continueFrom() >= 0) {
       expected = purge.continueFrom();
@@ -372,6 +418,12 @@ public final class Sequencer {
   public void applied(Batch batch, ApplyResult result) {
     switch (result.status()) {
       case APPLIED -> {
+        if (rebuilding && batch.live()) {
+          rebuilding = false; // applied unstaged: the pod record lists the slot again
+          stagedAny = false;
+        } else if (rebuilding) {
+          stagedAny = true;
+        }
         release(batch.seq());
         expected = batch.seq() + 1;
         applied = batch.seq();

@@ -9,6 +9,7 @@ import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.ingester.stream.Sequencer.Action;
 import io.kvindex.ingester.stream.Sequencer.Apply;
 import io.kvindex.ingester.stream.Sequencer.GapRepair;
+import io.kvindex.ingester.stream.Sequencer.Publish;
 import io.kvindex.ingester.stream.Sequencer.RepairGap;
 import io.kvindex.ingester.stream.Sequencer.RunPurge;
 import io.kvindex.ingester.stream.StreamStatus.State;
@@ -218,7 +219,8 @@ public final class StreamWorker implements Runnable {
 
   private boolean loadWatermark() {
     try {
-      sequencer.start(shared.index().watermark(id).orElse(-1));
+      long watermark = shared.index().watermark(id).orElse(-1);
+      sequencer.start(watermark, watermark >= 0 && shared.index().staged(id));
       status.progress(sequencer);
       if (sequencer.applied() >= 0) {
         // Taken over from another owner: what the engine published since, or removed while its
@@ -357,7 +359,10 @@ public final class StreamWorker implements Runnable {
       if (action instanceof RunPurge p) {
         goOn = runPurge(p);
       } else if (action instanceof Apply a) {
-        goOn = apply(a.batch());
+        goOn = apply(a.batch(), a.staged());
+      } else if (action instanceof Publish) {
+        shared.gate().passUninterruptibly();
+        goOn = !halted && carryOut(writes.publish(sequencer));
       } else if (action instanceof RepairGap g) {
         goOn = repairGap(g);
       } else {
@@ -375,9 +380,9 @@ public final class StreamWorker implements Runnable {
     return !halted && carryOut(writes.purge(sequencer, action));
   }
 
-  private boolean apply(Batch batch) {
+  private boolean apply(Batch batch, boolean staged) {
     shared.gate().passUninterruptibly();
-    return !halted && carryOut(writes.apply(sequencer, batch, status));
+    return !halted && carryOut(writes.apply(sequencer, batch, staged, status));
   }
 
   /** Whether the stream goes on after a write. */

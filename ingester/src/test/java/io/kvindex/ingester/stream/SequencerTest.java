@@ -62,7 +62,7 @@ class SequencerTest {
         row(
             "a replay beyond its ring purges and goes on from the oldest it holds",
             "start 4; live 9; next; replay 6,7,8 end; next; purged PURGED; next",
-            "queued; repair 5..8; beyond_ring; purge gap_beyond_ring reset from 6; apply 6"),
+            "queued; repair 5..8; beyond_ring; purge gap_beyond_ring reset from 6; apply 6 staged"),
         row(
             "no replay endpoint purges and goes on from the live batch",
             "start 4; live 7; next; noreplay; next",
@@ -70,7 +70,7 @@ class SequencerTest {
         row(
             "a new stream whose ring lost its start just begins later",
             "start -1; live 9; next; replay 6,7,8 end; next",
-            "queued; repair 0..8; beyond_ring; apply 6"),
+            "queued; repair 0..8; beyond_ring; apply 6 staged"),
         row(
             "a new stream without replay begins at the live batch",
             "start -1; live 9; next; noreplay; next",
@@ -107,6 +107,23 @@ class SequencerTest {
             "an unreadable batch while asleep changes nothing anyway",
             "start 4; live 5; sleep; next; purged PURGED; catchup 5!; next",
             "queued; purge sleep keep; apply 5 without events"),
+        row(
+            "a new stream's replayed history is staged; its first live batch shows it",
+            "start -1; live 3; next; replay 0,1,2 end; next; applied APPLIED; next;"
+                + " applied APPLIED; next; applied APPLIED; next; applied APPLIED; next",
+            "queued; repair 0..2; covered; apply 0 staged; apply 1 staged; apply 2 staged;"
+                + " apply 3; idle"),
+        row(
+            "a quiet pod's rebuilt history is published once applied",
+            "start -1; catchup 0,1; next; applied APPLIED; next; applied APPLIED; next;"
+                + " published PURGED; next",
+            "apply 0 staged; apply 1 staged; publish; idle"),
+        row(
+            "after the index is lost, the history replayed is staged",
+            "start 4; lost; next; purged PURGED; catchup 0,1; next; applied APPLIED; next;"
+                + " applied APPLIED; next; published SWALLOWED; next; published PURGED; next",
+            "purge index_reset reset from 0; apply 0 staged; apply 1 staged; publish; publish;"
+                + " idle"),
         row(
             "a batch sent twice is a duplicate",
             "start 4; live 5; next; applied APPLIED; live 5; next",
@@ -335,6 +352,7 @@ class SequencerTest {
           s.applied(a.batch(), ApplyResult.of(ApplyStatus.valueOf(w[1]), wm));
         }
         case "purged" -> s.purged(PurgeStatus.valueOf(w[1]));
+        case "published" -> s.published(PurgeStatus.valueOf(w[1]));
         case "replay" -> {
           return s.replayed((RepairGap) last, batches(w[1], false), w[2].equals("end"))
               .name()
@@ -362,7 +380,13 @@ class SequencerTest {
     private static String describe(Action a) {
       if (a instanceof Apply apply) {
         boolean emptied = apply.batch().events().events().isEmpty();
-        return "apply " + apply.batch().seq() + (emptied ? " without events" : "");
+        return "apply "
+            + apply.batch().seq()
+            + (emptied ? " without events" : "")
+            + (apply.staged() ? " staged" : "");
+      }
+      if (a instanceof Sequencer.Publish) {
+        return "publish";
       }
       if (a instanceof RepairGap gap) {
         return gap.malformed()

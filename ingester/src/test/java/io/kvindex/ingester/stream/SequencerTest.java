@@ -208,12 +208,12 @@ class SequencerTest {
         row(
             "a drift resync purges and applies again what the ring still covers",
             "start 40; live 41; drift; next; purged PURGED; next; replay 30,31 end; next",
-            "queued; purge drift reset from 0; repair 0..40; beyond_ring; apply 30"),
+            "queued; purge drift reset from 0; repair 0..40; beyond_ring; apply 30 staged"),
         row(
             "a quiet stream's resync catches up from the ring's oldest batch",
             "start 40; drift; next; purged PURGED; next; catchup 35,36; next; replay 35,36 end;"
                 + " next",
-            "purge drift reset from 0; idle; repair 0..34; beyond_ring; apply 35"),
+            "purge drift reset from 0; idle; repair 0..34; beyond_ring; apply 35 staged"),
         row(
             "a resync during an engine restart's purge changes nothing",
             "start 4; live 5; next; applied APPLIED; live 0#99; drift; next",

@@ -85,6 +85,7 @@ final class LoopMetrics {
                       "Prediction error per observed request, in blocks: predicted minus what the"
                           + " engine reported (positive: the index thought the pod warmer)")
                   .classicOnly()
+                  .withoutExemplars()
                   .classicUpperBounds(BOUNDS)
                   .register(r));
     }

@@ -21,8 +21,8 @@ public final class TraceWriter {
   public static final int BLOCK_TOKENS = 512;
 
   private static final int SYSTEM_PROMPTS = 8;
-  private static final int SYSTEM_IDS = 4;
-  private static final int FIRST_TURN_IDS = 6;
+  private static final int SYSTEM_IDS = 6;
+  private static final int FIRST_TURN_IDS = 14;
   private static final int TURN_IDS = 3;
   private static final int MAX_TURNS = 10;
   private static final int ACTIVE_SESSIONS = 256;
@@ -93,7 +93,7 @@ public final class TraceWriter {
     }
 
     List<Long> nextTurn(SplittableRandom random, long[] nextId) {
-      int added = turns == 0 ? FIRST_TURN_IDS + random.nextInt(4) : TURN_IDS + random.nextInt(2);
+      int added = turns == 0 ? FIRST_TURN_IDS + random.nextInt(4) : TURN_IDS + random.nextInt(3);
       for (int i = 0; i < added; i++) {
         history.add(nextId[0]++);
       }

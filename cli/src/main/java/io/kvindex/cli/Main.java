@@ -35,11 +35,13 @@ import picocli.CommandLine.Spec;
       HelpCommand.class,
       HashCommand.class,
       DecodeCommand.class,
+      InspectCommand.class,
       io.kvindex.router.http.RouterCommand.class,
       io.kvindex.ingester.IngesterCommand.class,
       BenchCommand.class,
       io.kvindex.simulator.SimCommand.class,
       io.kvindex.demo.DemoCommand.class,
+      io.kvindex.demo.ChaosCommand.class,
     })
 public final class Main implements Callable<Integer> {
 

@@ -278,6 +278,18 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
+  public synchronized CompletableFuture<Optional<List<PodLiveness>>> liveness(
+      String model, List<String> pods) {
+    Check.name(model, "model");
+    long now = now();
+    List<PodLiveness> out = new ArrayList<>(pods.size());
+    for (String pod : pods) {
+      out.add(new PodLiveness(pod, deadlines.get(new Pod(model, Check.name(pod, "pod"))), now));
+    }
+    return CompletableFuture.completedFuture(Optional.of(out));
+  }
+
+  @Override
   public synchronized CompletableFuture<Optional<List<String>>> livePods(String model) {
     Check.name(model, "model");
     long now = now();
@@ -304,6 +316,16 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     for (long key : blockKeys) {
       entries.put(new SpecBlock(mode, cacheGroup, key), until);
     }
+    return CompletableFuture.completedFuture(true);
+  }
+
+  /** The model keeps no notes: there is nothing to inspect. */
+  @Override
+  public CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys) {
+    if (model != null) {
+      Check.name(model, "model");
+    }
+    Check.notBlank(modelKeys, "modelKeys");
     return CompletableFuture.completedFuture(true);
   }
 

@@ -160,6 +160,26 @@ public interface PrefixIndex extends AutoCloseable {
       String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl);
 
   /**
+   * Notes in the index, for {@code kvindex inspect}, how this reader keys a model's prompts.
+   * Writers note their key modes themselves, as they apply; a router notes its models when it
+   * starts. Best effort: one small write, to a key a router's Redis user may write.
+   *
+   * @param model the model, or null for every model the reader has no keys of its own for
+   * @param modelKeys the keys in the command line's form: {@code engine:<algorithm>:<seed>:<block
+   *     size>} or {@code token:<block size>}
+   * @return true once noted, false if Redis was unavailable
+   */
+  CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys);
+
+  /**
+   * The pod records of {@code pods} as the index holds them now, for explaining a lookup: whether
+   * each pod has one and whether it is live. One read per index group; not for the request path.
+   *
+   * @return per pod, in the order given; empty if Redis did not answer
+   */
+  CompletableFuture<Optional<List<PodLiveness>>> liveness(String model, List<String> pods);
+
+  /**
    * The pods of {@code model} that are live now (their liveness deadline has not passed), in no
    * particular order: the candidates of a router that was not told its pods. One script per index
    * group, whose cost grows with the number of pods in the group; the Redis index reuses what it

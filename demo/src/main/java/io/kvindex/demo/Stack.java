@@ -267,6 +267,13 @@ final class Stack implements AutoCloseable {
     return out;
   }
 
+  /** Every router's and ingester's meter registry (fault drills sum counters over them). */
+  List<io.micrometer.core.instrument.MeterRegistry> registries() {
+    List<io.micrometer.core.instrument.MeterRegistry> all = new ArrayList<>(routerRegistries);
+    ingesters.values().forEach(i -> all.add(i.meterRegistry()));
+    return all;
+  }
+
   /** Router lookups and how they read the index (see {@link #indexReads}). */
   record IndexReads(long lookups, long blockReads, long overflowReads) {}
 

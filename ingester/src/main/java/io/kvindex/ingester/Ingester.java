@@ -199,13 +199,16 @@ public final class Ingester implements AutoCloseable {
     shutdown(true);
   }
 
-  /** Freezes every loop of this replica in place, as a stopped process. For tests. */
-  void pause() {
+  /**
+   * Freezes every loop of this replica in place, as a stopped process would be (SIGSTOP): it renews
+   * nothing and writes nothing until {@link #resume()}. For tests and fault drills.
+   */
+  public void pause() {
     shared.gate().close();
   }
 
   /** Lets a paused replica run again. */
-  void resume() {
+  public void resume() {
     shared.gate().open();
   }
 

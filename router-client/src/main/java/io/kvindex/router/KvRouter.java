@@ -70,6 +70,14 @@ public interface KvRouter extends AutoCloseable {
   Pick pick(Scores scores, Collection<String> candidates, LoadSignal load);
 
   /**
+   * Explains the {@link #pick} of the same arguments: per candidate, each tier's depth, the load
+   * seen, the policy's verdict, and the liveness of the pod record the lookup used. Costs one more
+   * read per index group (the candidates' pod records), within the lookup budget: for debugging a
+   * routing decision, not for every request.
+   */
+  Explanation explain(Scores scores, Collection<String> candidates, LoadSignal load);
+
+  /**
    * Records that a request was routed to {@code pod}, so that the next lookups see its prompt
    * blocks there (flagged speculative) before the engine reports them. The entries expire by
    * themselves after {@code ttl}, in Redis, even if this process dies; an entry the engine confirms

@@ -47,6 +47,16 @@ public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, 
   }
 
   /**
+   * The form {@link #parse} reads: {@code engine:<algorithm>:<seed>:<blockSize>} or {@code
+   * token:<blockSize>}.
+   */
+  public String spec() {
+    return mode == KeyMode.ENGINE
+        ? "engine:" + hashAlgorithm.vllmName() + ":" + seed + ":" + blockSize
+        : "token:" + blockSize;
+  }
+
+  /**
    * Parses {@code engine:<algorithm>:<seed>:<blockSize>} or {@code token:<blockSize>}, the form the
    * command line takes.
    *

@@ -24,6 +24,22 @@ public record Pick(String pod, Reason reason, int matchedBlocks, boolean specula
     INDEX_UNAVAILABLE
   }
 
+  /** What the pick policy made of one candidate. */
+  public enum Verdict {
+    /** Chosen, for the {@link Pick#reason}. */
+    CHOSEN,
+    /** Left out by the load-imbalance guard: its load was too far above the least loaded pod's. */
+    OVERLOADED,
+    /** A pod not overloaded held a longer (tier-weighted) prefix. */
+    SHORTER_PREFIX,
+    /** Tied on prefix, but a tied pod carried less load. */
+    MORE_LOAD,
+    /** Tied on prefix and load; the deterministic tie-break chose another. */
+    LOST_TIE_BREAK,
+    /** Not chosen, by a policy that does not say why. */
+    NOT_CHOSEN
+  }
+
   public Pick {
     Check.notNull(pod, "pod");
     Check.notNull(reason, "reason");

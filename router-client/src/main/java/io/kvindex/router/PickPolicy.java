@@ -2,6 +2,8 @@ package io.kvindex.router;
 
 import io.kvindex.common.Check;
 import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * Chooses one pod for a request from its {@link Scores} and the pods' current load. Implementations
@@ -19,6 +21,23 @@ public interface PickPolicy {
    * @throws IllegalArgumentException if {@code candidates} is empty or repeats a pod
    */
   Pick pick(Scores scores, Collection<String> candidates, LoadSignal load);
+
+  /**
+   * What this policy makes of each candidate for a {@link #pick} with the same arguments: the
+   * chosen pod is {@link Pick.Verdict#CHOSEN}, the others say which step passed them over. The
+   * default says only which pod was chosen ({@link Pick.Verdict#NOT_CHOSEN} for the rest).
+   *
+   * @return per candidate, in candidate order
+   */
+  default Map<String, Pick.Verdict> verdicts(
+      Scores scores, Collection<String> candidates, LoadSignal load) {
+    Pick pick = pick(scores, candidates, load);
+    Map<String, Pick.Verdict> out = new LinkedHashMap<>();
+    for (String pod : candidates) {
+      out.put(pod, pod.equals(pick.pod()) ? Pick.Verdict.CHOSEN : Pick.Verdict.NOT_CHOSEN);
+    }
+    return out;
+  }
 
   /** The default overload guard's load units above the least loaded pod. */
   double DEFAULT_IMBALANCE_ABSOLUTE = 16.0;

@@ -4,6 +4,7 @@ import io.kvindex.common.Check;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.redis.RedisConnector;
@@ -93,6 +94,7 @@ final class RedisKvRouter implements KvRouter {
       config.tierWeights().forEach(builder::tierWeight);
       RedisKvRouter router = new RedisKvRouter(config, connector, builder.build());
       router.warmUp();
+      router.noteModels();
       return router;
     } catch (RuntimeException e) {
       connector.close();
@@ -107,6 +109,17 @@ final class RedisKvRouter implements KvRouter {
   private void warmUp() {
     index.lookup(
         LookupRequest.of("kvindex-warm-up", KeyMode.ENGINE, new long[] {0L}, List.of("none")));
+  }
+
+  /**
+   * Notes in the index how this router keys each model, for {@code kvindex inspect}: one small
+   * write, whose failure changes nothing for routing (it is not awaited).
+   */
+  private void noteModels() {
+    config.models().forEach((model, keys) -> index.noteReaderKeys(model, keys.spec()));
+    if (config.defaultModelKeys() != null) {
+      index.noteReaderKeys(null, config.defaultModelKeys().spec());
+    }
   }
 
   /** A few quick attempts, all within {@code budget}. */
@@ -194,6 +207,33 @@ final class RedisKvRouter implements KvRouter {
   @Override
   public Pick pick(Scores scores, Collection<String> candidates, LoadSignal load) {
     return config.pickPolicy().pick(scores, candidates, load);
+  }
+
+  @Override
+  public Explanation explain(Scores scores, Collection<String> candidates, LoadSignal load) {
+    Pick pick = pick(scores, candidates, load);
+    Map<String, Pick.Verdict> verdicts = config.pickPolicy().verdicts(scores, candidates, load);
+    List<String> pods = List.copyOf(candidates);
+    List<PodLiveness> liveness =
+        index
+            .liveness(scores.model(), pods)
+            .completeOnTimeout(
+                Optional.empty(), config.lookupBudget().toMillis(), TimeUnit.MILLISECONDS)
+            .join()
+            .orElse(null);
+    List<Explanation.Candidate> out = new ArrayList<>(pods.size());
+    for (int i = 0; i < pods.size(); i++) {
+      String pod = pods.get(i);
+      double l = load.load(pod);
+      out.add(
+          new Explanation.Candidate(
+              pod,
+              scores.pod(pod).orElse(PodMatch.none(pod)),
+              l > 0 ? l : 0.0,
+              verdicts.getOrDefault(pod, Pick.Verdict.NOT_CHOSEN),
+              liveness == null ? null : liveness.get(i)));
+    }
+    return new Explanation(pick, out);
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.kvindex.index.PodMatch;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -21,20 +22,68 @@ final class StandardPickPolicy implements PickPolicy {
 
   @Override
   public Pick pick(Scores scores, Collection<String> candidates, LoadSignal load) {
+    return decide(scores, candidates, load, null);
+  }
+
+  @Override
+  public Map<String, Pick.Verdict> verdicts(
+      Scores scores, Collection<String> candidates, LoadSignal load) {
+    Map<String, Pick.Verdict> out = new LinkedHashMap<>();
+    candidates.forEach(pod -> out.put(pod, null));
+    decide(scores, candidates, load, out);
+    return out;
+  }
+
+  /**
+   * The policy's steps; each candidate a step leaves out gets that step's verdict in {@code
+   * verdicts}, when given.
+   */
+  private Pick decide(
+      Scores scores,
+      Collection<String> candidates,
+      LoadSignal load,
+      Map<String, Pick.Verdict> verdicts) {
     List<Candidate> all = candidates(scores, candidates, load);
+    Step step = new Step(verdicts);
     if (!scores.indexAvailable()) {
-      Candidate best = leastLoadThenTieBreak(all, scores.affinityKey());
-      return new Pick(best.pod, Pick.Reason.INDEX_UNAVAILABLE, 0, false);
+      List<Candidate> leastLoaded = step.keep(all, leastLoaded(all), Pick.Verdict.MORE_LOAD);
+      Candidate best = tieBreak(leastLoaded, scores.affinityKey());
+      step.keep(leastLoaded, List.of(best), Pick.Verdict.LOST_TIE_BREAK);
+      return step.chosen(new Pick(best.pod, Pick.Reason.INDEX_UNAVAILABLE, 0, false));
     }
-    List<Candidate> tied = longestPrefix(withoutOverloaded(all));
+    List<Candidate> guarded = step.keep(all, withoutOverloaded(all), Pick.Verdict.OVERLOADED);
+    List<Candidate> tied = step.keep(guarded, longestPrefix(guarded), Pick.Verdict.SHORTER_PREFIX);
     if (tied.size() == 1) {
-      return pick(tied.get(0), Pick.Reason.LONGEST_PREFIX);
+      return step.chosen(pick(tied.get(0), Pick.Reason.LONGEST_PREFIX));
     }
-    List<Candidate> leastLoaded = leastLoaded(tied);
+    List<Candidate> leastLoaded = step.keep(tied, leastLoaded(tied), Pick.Verdict.MORE_LOAD);
     if (leastLoaded.size() == 1) {
-      return pick(leastLoaded.get(0), Pick.Reason.LEAST_LOAD);
+      return step.chosen(pick(leastLoaded.get(0), Pick.Reason.LEAST_LOAD));
     }
-    return pick(tieBreak(leastLoaded, scores.affinityKey()), Pick.Reason.TIE_BREAK);
+    Candidate best = tieBreak(leastLoaded, scores.affinityKey());
+    step.keep(leastLoaded, List.of(best), Pick.Verdict.LOST_TIE_BREAK);
+    return step.chosen(pick(best, Pick.Reason.TIE_BREAK));
+  }
+
+  /** Records, when asked, the verdict of each candidate a step leaves out. */
+  private record Step(Map<String, Pick.Verdict> verdicts) {
+    List<Candidate> keep(List<Candidate> before, List<Candidate> after, Pick.Verdict left) {
+      if (verdicts != null) {
+        for (Candidate c : before) {
+          if (!after.contains(c)) {
+            verdicts.put(c.pod, left);
+          }
+        }
+      }
+      return after;
+    }
+
+    Pick chosen(Pick pick) {
+      if (verdicts != null) {
+        verdicts.put(pick.pod(), Pick.Verdict.CHOSEN);
+      }
+      return pick;
+    }
   }
 
   private static Pick pick(Candidate c, Pick.Reason reason) {
@@ -91,10 +140,6 @@ final class StandardPickPolicy implements PickPolicy {
   private static List<Candidate> leastLoaded(List<Candidate> pods) {
     double min = pods.stream().mapToDouble(c -> c.load).min().orElse(0.0);
     return pods.stream().filter(c -> c.load == min).collect(Collectors.toList());
-  }
-
-  private static Candidate leastLoadThenTieBreak(List<Candidate> pods, long affinity) {
-    return tieBreak(leastLoaded(pods), affinity);
   }
 
   /** Rendezvous (highest random weight) hashing of the prompt's affinity key and the pod name. */

@@ -9,6 +9,12 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RouterConfigTest {
 
   @ParameterizedTest
+  @ValueSource(strings = {"engine:sha256_cbor:42:16", "engine:xxhash_cbor:0:32", "token:16"})
+  void modelKeysSpec_isTheFormParseReads(String spec) {
+    assertThat(ModelKeys.parse(spec).spec()).isEqualTo(spec);
+  }
+
+  @ParameterizedTest
   @ValueSource(
       strings = {
         "redis://Pa55w0rd@h:1",

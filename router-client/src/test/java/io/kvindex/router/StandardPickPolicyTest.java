@@ -28,6 +28,52 @@ class StandardPickPolicyTest {
   }
 
   @Test
+  void verdicts_eachCandidateSaysWhichStepLeftItOut() {
+    List<String> pods = List.of("a", "b", "c", "d");
+    Scores s = scores(1, score("a", 5), score("b", 3), score("c", 3), score("d", 1));
+    Map<String, Double> load = Map.of("a", 20.0, "b", 2.0, "c", 1.0, "d", 0.0);
+
+    Map<String, Pick.Verdict> verdicts = policy.verdicts(s, pods, load::get);
+
+    assertThat(verdicts)
+        .containsExactly(
+            Map.entry("a", Pick.Verdict.OVERLOADED),
+            Map.entry("b", Pick.Verdict.MORE_LOAD),
+            Map.entry("c", Pick.Verdict.CHOSEN),
+            Map.entry("d", Pick.Verdict.SHORTER_PREFIX));
+    assertThat(policy.pick(s, pods, load::get).pod()).isEqualTo("c");
+  }
+
+  @Test
+  void verdicts_tieBrokenAndIndexUnavailable_agreeWithPick() {
+    Scores tied = scores(7, score("a", 2), score("b", 2), score("c", 2));
+    Pick pick = policy.pick(tied, PODS, loads(0, 0, 0));
+    Map<String, Pick.Verdict> verdicts = policy.verdicts(tied, PODS, loads(0, 0, 0));
+    assertThat(verdicts.get(pick.pod())).isEqualTo(Pick.Verdict.CHOSEN);
+    assertThat(verdicts.values())
+        .containsOnly(Pick.Verdict.CHOSEN, Pick.Verdict.LOST_TIE_BREAK)
+        .hasSize(3);
+
+    Scores down = Scores.unavailable("m", 16, new long[8]);
+    assertThat(policy.verdicts(down, PODS, loads(1, 0, 2)))
+        .containsExactly(
+            Map.entry("a", Pick.Verdict.MORE_LOAD),
+            Map.entry("b", Pick.Verdict.CHOSEN),
+            Map.entry("c", Pick.Verdict.MORE_LOAD));
+  }
+
+  @Test
+  void verdicts_policyThatDoesNotExplain_namesOnlyTheChosen() {
+    PickPolicy first =
+        (s, pods, load) -> new Pick(pods.iterator().next(), Pick.Reason.TIE_BREAK, 0, false);
+    assertThat(first.verdicts(scores(1), PODS, loads(0, 0, 0)))
+        .containsExactly(
+            Map.entry("a", Pick.Verdict.CHOSEN),
+            Map.entry("b", Pick.Verdict.NOT_CHOSEN),
+            Map.entry("c", Pick.Verdict.NOT_CHOSEN));
+  }
+
+  @Test
   void pick_longestPrefixWins() {
     Pick pick =
         policy.pick(scores(1, score("a", 1), score("b", 5), score("c", 2)), PODS, loads(0, 3, 0));

@@ -52,6 +52,17 @@ public final class KeySchema {
    */
   static final byte[] NODE_FIELD = "kvindex/node".getBytes(StandardCharsets.US_ASCII);
 
+  /**
+   * The version of what this code's scripts store under the v1 key layout, recorded in a group's
+   * meta ({@code version}) when init.lua creates the group: 2 since the per-slot block counts and
+   * the stream activity. A group without it was created by an earlier version, whose scripts kept
+   * no counts, so its counts are not exact.
+   */
+  static final int STORED_VERSION = 2;
+
+  /** The field of a group's counts hash counting the segments that overflowed (decimal). */
+  static final byte[] OVERFLOWED_FIELD = "overflowed-segments".getBytes(StandardCharsets.US_ASCII);
+
   /** Blocks one segment covers: a chain's blocks from a multiple of this, keyed by the first. */
   static final int SEGMENT_BLOCKS = 16;
 
@@ -157,6 +168,78 @@ public final class KeySchema {
 
   byte[] dead(int group) {
     return key(group, "dead");
+  }
+
+  /**
+   * The block counts of a group's holder slots, kept by every script that adds or strips an entry:
+   * {@code <slot>:blocks} (entries, any tier) and {@code <slot>:gpu|cpu|storage|other} (entries
+   * holding that tier), decimal, so that inspecting a stream never scans the blocks hash.
+   */
+  byte[] counts(int group) {
+    return key(group, "counts");
+  }
+
+  /**
+   * Each stream's last applied chunk ({@code a} + stream field -> ms) and last purge ({@code p} +
+   * stream field -> {@code <ms>|<slot retired>}), by Redis's clock; forgotten with the stream.
+   */
+  byte[] activity(int group) {
+    return key(group, "activity");
+  }
+
+  /**
+   * What routers noted about the models they key ({@link #keysNote}): a {@code spec:} key, the only
+   * kind a router's Redis user may write, in group 0.
+   */
+  byte[] readerNotes() {
+    return key(0, "spec:models");
+  }
+
+  /** The field of a stream's last apply in its group's activity hash. */
+  static byte[] appliedField(byte[] streamField) {
+    return prefixed((byte) 'a', streamField);
+  }
+
+  /** The field of a stream's last purge in its group's activity hash. */
+  static byte[] purgedField(byte[] streamField) {
+    return prefixed((byte) 'p', streamField);
+  }
+
+  private static byte[] prefixed(byte kind, byte[] field) {
+    return ByteBuffer.allocate(1 + field.length).put(kind).put(field).array();
+  }
+
+  /** Every note field (a group's meta, the routers' notes) starts with this. */
+  static final String NOTE = "note:";
+
+  /** A writer's note in a group's meta: it applies {@code model}'s batches in {@code mode}. */
+  static byte[] modeNote(KeyMode mode, String model) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.writeBytes(ascii(NOTE + "mode:" + mode.name().toLowerCase(java.util.Locale.ROOT) + ":"));
+    lengthPrefixed(out, model);
+    return out.toByteArray();
+  }
+
+  /** A writer's note in a group's meta: it applies with this segment limit. */
+  static byte[] segmentSlotsNote(int segmentSlots) {
+    return ascii(NOTE + "segment-slots:" + segmentSlots);
+  }
+
+  /**
+   * A router's note: it keys {@code model}'s prompts with {@code keys} (the command line's form,
+   * {@code engine:<algorithm>:<seed>:<block size>} or {@code token:<block size>}); model {@code ""}
+   * for every model it has no keys of its own for.
+   */
+  static byte[] keysNote(String keys, String model) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.writeBytes(ascii(NOTE + "keys:"));
+    lengthPrefixed(out, keys);
+    lengthPrefixed(out, model);
+    return out.toByteArray();
+  }
+
+  private static byte[] ascii(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
   }
 
   byte[] lease(StreamId stream) {

@@ -61,7 +61,9 @@ final class RedisMaintenance {
   private CompletableFuture<RedisOutcome<List<Object>>> gcStep(int group, int budget) {
     checkGroup(group);
     Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
-    byte[][] k = {keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group)};
+    byte[][] k = {
+      keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group), keys.counts(group)
+    };
     return writes
         .<List<Object>>run(Scripts.GC, ScriptOutputType.MULTI, k, ascii(budget))
         .toCompletableFuture();
@@ -71,7 +73,12 @@ final class RedisMaintenance {
     checkGroup(group);
     Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
     byte[][] k = {
-      keys.meta(group), keys.streams(group), keys.pods(group), keys.blocks(group), keys.dead(group)
+      keys.meta(group),
+      keys.streams(group),
+      keys.pods(group),
+      keys.blocks(group),
+      keys.dead(group),
+      keys.activity(group)
     };
     RedisOutcome<List<Object>> outcome =
         Await.of(

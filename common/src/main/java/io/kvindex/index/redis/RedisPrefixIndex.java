@@ -17,6 +17,7 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
@@ -49,8 +50,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * hash tag is the index and group and every script touches exactly one slot (all keys in KEYS);
  * the scripts run unchanged on Redis Cluster. A pod (model, pod) belongs to group
  * SHA-256(podField)[0..4) mod groups; all its ranks' streams live in that group. Per group:
- *   meta     HASH  groups (fixed at creation), next (last slot handed out), pass (GC passes
- *                  started), cursor (HSCAN cursor of the pass in progress), fence (lease tokens)
+ *   meta     HASH  groups (fixed at creation), epoch, version (the stored format, recorded
+ *                  when init creates the group), next (last slot handed out), pass (GC passes
+ *                  started), cursor (HSCAN cursor of the pass in progress), fence (lease tokens),
+ *                  and notes for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
+ *                  "note:segment-slots:<n>" -> the time a writer last noted them
  *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
  *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
  *   blocks   HASH  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
@@ -75,6 +79,13 @@ import java.util.concurrent.ConcurrentHashMap;
  *                  as long as its longest-lived entry, so it vanishes with no process left
  *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
  *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
+ *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
+ *                  all and per tier (decimal): apply changes them with the entries, GC counts
+ *                  the entries it strips out, so inspecting a stream never scans blocks;
+ *                  "overflowed-segments" -> the segments apply marked "O"
+ *   activity HASH  'a' + streamField -> ms of the last applied chunk; 'p' + streamField ->
+ *                  "<ms>|<slot retired>" of the last purge; swept with the stream
+ *   spec:models HASH (group 0) routers' notes "note:keys:" + lp(keys) + lp(model) -> ms
  *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
  *                  speculation gate), with PX as long; a key of its own, so that routers write
  *                  only spec: keys (their ACL user may write nothing else)
@@ -160,6 +171,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisResyncs resyncs;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
+  private final RedisNotes notes;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
 
   private RedisPrefixIndex(
@@ -177,6 +189,13 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.leases = new RedisLeases(keys, writes);
     this.resyncs = new RedisResyncs(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
+    this.notes = new RedisNotes(config, keys, writes);
+    identity.addListener(
+        (group, what) -> {
+          if (what.equals("epoch")) {
+            notes.forget();
+          }
+        });
   }
 
   /**
@@ -248,7 +267,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
             ScriptOutputType.MULTI,
             new byte[][] {keys.meta(g), keys.blocks(g)},
             ascii(config.groups()),
-            ascii(IndexIdentity.newEpoch()))
+            ascii(IndexIdentity.newEpoch()),
+            ascii(KeySchema.STORED_VERSION))
         .toCompletableFuture()
         .thenApply(outcome -> checkedEpoch(outcome.orElseThrow()));
   }
@@ -328,8 +348,11 @@ public final class RedisPrefixIndex implements PrefixIndex {
       keys.free(g),
       keys.dead(g),
       keys.lease(stream),
-      keys.tokenMap(stream)
+      keys.tokenMap(stream),
+      keys.counts(g),
+      keys.activity(g)
     };
+    notes.writer(g, stream.model(), mode);
     return applyChunks(new ChunkedApply(g, k, head, packed), 0)
         .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
   }
@@ -494,7 +517,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
       keys.dead(g),
       keys.lease(stream),
       keys.tokenMap(stream),
-      keys.blocks(g)
+      keys.blocks(g),
+      keys.activity(g)
     };
     byte[] podField = KeySchema.podField(stream.model(), stream.pod());
     return writes
@@ -521,6 +545,27 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<LookupResult> lookupAsync(LookupRequest request) {
     return lookups.lookup(Check.notNull(request, "request"));
+  }
+
+  /** One HMGET of the pods hash per group, beside the group's clock estimate. */
+  @Override
+  public CompletableFuture<Optional<List<PodLiveness>>> liveness(String model, List<String> pods) {
+    Check.name(model, "model");
+    List<CompletableFuture<PodLiveness>> each = new ArrayList<>(pods.size());
+    for (String pod : pods) {
+      int g = keys.groupOf(model, Check.name(pod, "pod"));
+      CompletableFuture<byte[]> record =
+          commands.hget(keys.pods(g), KeySchema.podField(model, pod)).toCompletableFuture();
+      each.add(
+          record.thenCombine(
+              lookups.clock.nowMillis(g),
+              (rec, now) ->
+                  new PodLiveness(
+                      pod, rec != null && rec.length >= 8 ? Bytes.deadline(rec) : null, now)));
+    }
+    return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
+        .thenApply(done -> Optional.of(each.stream().map(CompletableFuture::join).toList()))
+        .exceptionally(failure -> Optional.empty());
   }
 
   @Override
@@ -596,6 +641,14 @@ public final class RedisPrefixIndex implements PrefixIndex {
             args)
         .thenApply(RedisOutcome::isDone)
         .toCompletableFuture();
+  }
+
+  @Override
+  public CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys) {
+    if (model != null) {
+      Check.name(model, "model");
+    }
+    return notes.reader(model, Check.notBlank(modelKeys, "modelKeys"));
   }
 
   @Override

@@ -4,7 +4,8 @@
 -- token store of the chunks done was dropped and the next chunk goes on with it), the watermark moves
 -- with the last chunk, and a chunk already done (or not next) changes nothing: the reply says which
 -- chunk is next.
--- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap
+-- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap, 9 counts,
+--       10 activity
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"), 6 pod ttl
 --       ms, 7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
 --       9 segment slot limit, 10 the epoch the caller knows, 11 chunk index (from 0), 12 chunks in
@@ -18,6 +19,12 @@
 -- entries of 2 bytes: a value of odd length is located. A located block's entries are mirrored,
 -- without dead slots' entries, into its head's segment field. Blocks stored with no locator are
 -- counted in the blocks hash's unlocated field; lookups read segments only while it is 0.
+-- The counts hash keeps, per holder slot, its entries ("<slot>:blocks") and those holding each
+-- tier ("<slot>:gpu" ...): summed over the call and written at its end, so they change exactly
+-- when entries do (a chunk not next, a duplicate or a store of what the slot holds changes none).
+-- The activity hash keeps each stream's last applied chunk ('a' + stream field -> ms) and last
+-- purge ('p' + stream field -> "<ms>|<slot retired>"); the counts hash also counts the segments
+-- that overflowed ("overflowed-segments").
 local MAX_SLOT = 4095
 local FIRST_EVENT = 14
 local SEGMENT = '/s'
@@ -61,8 +68,10 @@ end
 
 local pass = redis.call('HGET', KEYS[1], 'pass') or '0'
 local stored, removed, dropped = 0, 0, 0
+local retired
 
 local function retire()
+  retired = slot
   if slot ~= 0 then
     redis.call('HSET', KEYS[6], slot, pass)
     slot = 0
@@ -77,10 +86,36 @@ local function ensureSlot()
   end
 end
 
+-- slot -> {entries, gpu, cpu, storage, other}: what this call changed.
+local held = {}
+local TIER_INDEX = {[1] = 2, [2] = 3, [4] = 4, [8] = 5}
+local COUNT_NAMES = {'blocks', 'gpu', 'cpu', 'storage', 'other'}
+
+local function tally(tier, entries, tiers)
+  if entries == 0 and tiers == 0 then return end
+  local c = held[slot]
+  if not c then
+    c = {0, 0, 0, 0, 0}
+    held[slot] = c
+  end
+  c[1] = c[1] + entries
+  c[TIER_INDEX[tier]] = c[TIER_INDEX[tier]] + tiers
+end
+
+local function writeCounts()
+  for s, c in pairs(held) do
+    for k = 1, 5 do
+      if c[k] ~= 0 then redis.call('HINCRBY', KEYS[9], s .. ':' .. COUNT_NAMES[k], c[k]) end
+    end
+  end
+end
+
 local function firstEntry(v)
   return #v % 2 == 1 and 10 or 1
 end
 
+-- Returns the new value, or nil when the slot holds the tier already, and whether the slot's entry
+-- is new.
 local function addTier(v, tier)
   local hi, lo = math.floor(slot / 16), (slot % 16) * 16
   if v then
@@ -89,12 +124,12 @@ local function addTier(v, tier)
       if b1 == hi and b2 - b2 % 16 == lo then
         local nb2 = bit.bor(b2, tier)
         if nb2 == b2 then return nil end
-        return string.sub(v, 1, k) .. string.char(nb2) .. string.sub(v, k + 2)
+        return string.sub(v, 1, k) .. string.char(nb2) .. string.sub(v, k + 2), false
       end
     end
-    return v .. string.char(hi, lo + tier)
+    return v .. string.char(hi, lo + tier), true
   end
-  return string.char(hi, lo + tier)
+  return string.char(hi, lo + tier), true
 end
 
 -- Returns the new value ('' when no entry is left) or nil when unchanged, and whether this
@@ -149,7 +184,7 @@ local function storeChain(prefix, keys, tier, parent)
     local pv = redis.call('HGET', KEYS[4], prefix .. parent)
     if pv and #pv % 2 == 1 then prev = sub(pv, 1, 9) end
   end
-  local out, seen = {}, {}
+  local out, seen, entries, tiers = {}, {}, 0, 0
   for k = 1, n do
     -- A key repeated in one call (never in a real chain) is stored once.
     local first = seen[keys[k]] == nil
@@ -171,7 +206,11 @@ local function storeChain(prefix, keys, tier, parent)
     prev = loc
     if first then
       seen[keys[k]] = loc or false
-      local nv = addTier(old, tier)
+      local nv, added = addTier(old, tier)
+      if nv then
+        tiers = tiers + 1
+        if added then entries = entries + 1 end
+      end
       if loc and not located then
         nv = loc .. (nv or old)
         if old then unlocated = unlocated - 1 end
@@ -186,6 +225,7 @@ local function storeChain(prefix, keys, tier, parent)
     end
   end
   hset(KEYS[4], out)
+  tally(tier, entries, tiers)
 end
 
 -- Clears the tier of each block; returns the indexes of blocks this holder no longer has.
@@ -194,7 +234,7 @@ local function removeKeys(prefix, keys, tier)
   local fields = {}
   for k = 1, n do fields[k] = prefix .. keys[k] end
   local vals = hmget(KEYS[4], fields)
-  local gone, out, del, seen = {}, {}, {}, {}
+  local gone, out, del, seen, entries, tiers = {}, {}, {}, {}, 0, 0
   for k = 1, n do
     -- A key repeated in one call is cleared once; it is gone if its first occurrence was.
     local gotten = seen[keys[k]]
@@ -203,6 +243,10 @@ local function removeKeys(prefix, keys, tier)
       local nv, still = clearTier(old, tier)
       gotten = not still
       seen[keys[k]] = gotten
+      if nv then
+        tiers = tiers - 1
+        if not still then entries = entries - 1 end
+      end
       local located = old and #old % 2 == 1
       if nv == '' then
         del[#del + 1] = fields[k]
@@ -217,6 +261,7 @@ local function removeKeys(prefix, keys, tier)
   end
   hset(KEYS[4], out)
   hdel(KEYS[4], del)
+  tally(tier, entries, tiers)
   return gone
 end
 
@@ -289,7 +334,7 @@ local function flushSegments()
   end
   local limit = tonumber(ARGV[9])
   local current = hmget(KEYS[4], segmentOrder)
-  local out, del = {}, {}
+  local out, del, overflowed = {}, {}, 0
   for s = 1, #segmentOrder do
     local v = current[s]
     if v ~= 'O' then
@@ -297,6 +342,7 @@ local function flushSegments()
       if count > limit then
         out[#out + 1] = segmentOrder[s]
         out[#out + 1] = 'O'
+        overflowed = overflowed + 1
       elseif count > 0 then
         out[#out + 1] = segmentOrder[s]
         out[#out + 1] = nv
@@ -307,6 +353,7 @@ local function flushSegments()
   end
   hset(KEYS[4], out)
   hdel(KEYS[4], del)
+  if overflowed > 0 then redis.call('HINCRBY', KEYS[9], 'overflowed-segments', overflowed) end
 end
 
 local function tokenKey(prev, tokens)
@@ -423,11 +470,16 @@ for i = FIRST_EVENT, #ARGV do
 end
 
 if unlocated ~= 0 then redis.call('HINCRBY', KEYS[4], UNLOCATED, unlocated) end
+writeCounts()
 flushSegments()
+
+local now = nowMs()
+redis.call('HSET', KEYS[10], 'a' .. ARGV[1], now)
+if retired then redis.call('HSET', KEYS[10], 'p' .. ARGV[1], now .. '|' .. retired) end
 
 -- The pod record: a new deadline, this rank's pair replaced by its current slot (if any).
 local old = redis.call('HGET', KEYS[3], ARGV[2])
-local rec = encodeDeadline(nowMs() + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
+local rec = encodeDeadline(now + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
 if slot ~= 0 and ARGV[13] ~= '1' then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
 writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[8], old, rec)
 if chunk + 1 < chunks then

@@ -1,6 +1,6 @@
 -- kvindex garbage collection step: HSCAN a few block fields, strip entries of dead slots, and
 -- free a dead slot once a whole pass that started after its death has completed.
--- KEYS: 1 meta, 2 blocks, 3 dead, 4 free
+-- KEYS: 1 meta, 2 blocks, 3 dead, 4 free, 5 counts
 -- ARGV: 1 HSCAN count
 -- Returns {done (0|1), fields scanned, block entries removed, slots freed}
 -- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries, after a 9-byte
@@ -9,6 +9,8 @@
 -- '/s') hold copies of entries: their dead ones are stripped too, so a slot is reused only once
 -- neither kind names it. A field of any other length (a pod's holder record, the speculation gate,
 -- the counters) is never parsed and left untouched.
+-- Each entry stripped from a block field is counted out of its slot's counts (see apply.lua), and
+-- a slot freed takes its counts, all 0 by then, with it.
 -- The loop is hot (about half of a call's time at 1M fields): library functions are locals and
 -- the slot is taken with plain arithmetic (no math.floor call), and a value is copied only when
 -- one of its entries is dead.
@@ -41,6 +43,22 @@ local items = res[2]
 local removed = 0
 local out, del, nout, ndel, unlocatedGone = {}, {}, 0, 0, 0
 
+-- slot -> {entries, gpu, cpu, storage, other} stripped from block fields by this call.
+local stripped = {}
+local function strip(s, t)
+  local c = stripped[s]
+  if not c then
+    c = {0, 0, 0, 0, 0}
+    stripped[s] = c
+  end
+  c[1] = c[1] + 1
+  if t % 2 == 1 then c[2] = c[2] + 1 end
+  if t % 4 >= 2 then c[3] = c[3] + 1 end
+  if t % 8 >= 4 then c[4] = c[4] + 1 end
+  if t >= 8 then c[5] = c[5] + 1 end
+end
+local COUNT_NAMES = {'blocks', 'gpu', 'cpu', 'storage', 'other'}
+
 -- A changed field: deleted when it has no entry left (live = 0), else rewritten from its parts.
 local function settle(field, parts, live)
   if live == 0 then
@@ -60,10 +78,12 @@ for k = 1, #items, 2 do
     local first = n % 2 == 1 and 10 or 1
     if n == first + 1 then
       local b1, b2 = byte(v, first, n)
-      if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
+      local s = b1 * 16 + (b2 - b2 % 16) / 16
+      if dead[s] then
         ndel = ndel + 1
         del[ndel] = field
         removed = removed + 1
+        strip(s, b2 % 16)
         if first == 1 then unlocatedGone = unlocatedGone + 1 end
       end
     else
@@ -71,8 +91,10 @@ for k = 1, #items, 2 do
       local keep, nkeep, live = nil, 0, 0
       for e = first, n - 1, 2 do
         local b1, b2 = byte(v, e, e + 1)
-        if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
+        local s = b1 * 16 + (b2 - b2 % 16) / 16
+        if dead[s] then
           removed = removed + 1
+          strip(s, b2 % 16)
           if not keep then
             keep = {}
             live = (e - first) / 2
@@ -143,6 +165,11 @@ end
 if nout > 0 then hset(KEYS[2], out) end
 if ndel > 0 then hdel(KEYS[2], del) end
 if unlocatedGone > 0 then redis.call('HINCRBY', KEYS[2], 'kvindex/unlocated', -unlocatedGone) end
+for s, c in pairs(stripped) do
+  for k = 1, 5 do
+    if c[k] > 0 then redis.call('HINCRBY', KEYS[5], s .. ':' .. COUNT_NAMES[k], -c[k]) end
+  end
+end
 
 local freed = 0
 if res[1] == '0' then
@@ -152,6 +179,8 @@ if res[1] == '0' then
     if died < pass then
       redis.call('HDEL', KEYS[3], s)
       redis.call('RPUSH', KEYS[4], s)
+      redis.call('HDEL', KEYS[5], s .. ':blocks', s .. ':gpu', s .. ':cpu', s .. ':storage',
+        s .. ':other')
       freed = freed + 1
     else
       remaining = remaining + 1

@@ -7,6 +7,7 @@ import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.common.Await;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
@@ -67,13 +68,16 @@ class AclUsersTest {
     }
   }
 
-  /** The README's {@code ACL SETUSER} lines, in order: the ingester's, then the router's. */
+  /**
+   * The README's {@code ACL SETUSER} lines, in order: the ingester's, the router's, then the
+   * read-only one for {@code kvindex inspect}.
+   */
   static List<String> aclLines() throws IOException {
     List<String> lines =
         Files.readAllLines(README).stream()
             .filter(l -> l.startsWith("ACL SETUSER kvindex-"))
             .toList();
-    assertThat(lines).as("ACL SETUSER lines in %s", README).hasSize(2);
+    assertThat(lines).as("ACL SETUSER lines in %s", README).hasSize(3);
     return lines;
   }
 
@@ -150,10 +154,11 @@ class AclUsersTest {
   }
 
   /**
-   * What a router does: open, look up, record a speculative route, look up again, ask for a pod's
-   * resync.
+   * What a router does: open, note its models, look up, record a speculative route, look up, ask
+   * for a pod's resync.
    */
   private static void route(PrefixIndex index) {
+    assertThat(index.noteReaderKeys(MODEL, "engine:sha256_cbor:42:16").join()).isTrue();
     List<Long> blocks = hashes(500, 20);
     assertThat(depth(index, blocks)).isEqualTo(20);
     List<Long> longer = new ArrayList<>(blocks);
@@ -232,9 +237,22 @@ class AclUsersTest {
       PrefixIndex router = open(connect(withUser(uri, "kvindex-router")));
       route(router);
       assertThat(ingester.takeResync(STREAM)).contains("router: drift");
+      RedisConnector inspector = connect(withUser(uri, "kvindex-inspect"));
+      IndexReport report = RedisInspector.of(inspector, INDEX).read(null, null);
 
+      assertThat(report.pods()).extracting(IndexReport.Pod::pod).contains(STREAM.pod());
+      assertThat(report.groupReports().get(0).memoryBytes()).containsKey("blocks");
       assertThat(aclLog(redis.uri())).as("ACL LOG").isEmpty();
       refusedToRouter(redis.uri(), router);
+      assertThatThrownBy(
+              () ->
+                  Await.of(
+                      inspector
+                          .commands()
+                          .hset(new KeySchema(INDEX, 1).meta(0), new byte[] {'x'}, new byte[] {'y'})
+                          .toCompletableFuture()))
+          .as("the inspect user writes nothing")
+          .hasMessageContaining("NOPERM");
     }
   }
 

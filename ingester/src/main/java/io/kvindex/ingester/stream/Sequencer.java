@@ -132,6 +132,12 @@ public final class Sequencer {
   private boolean stagedAny;
 
   /**
+   * A rebuild taken over from another owner: what that owner received and never applied is only in
+   * the replay ring, so nothing is published before one catch-up has answered.
+   */
+  private boolean catchUpOwed;
+
+  /**
    * @param maxPending live batches buffered at most while waiting
    * @param maxPendingBytes their payload bytes at most
    */
@@ -186,6 +192,7 @@ public final class Sequencer {
     applied = watermark;
     rebuilding = watermark < 0 || staged; // a new stream starts from what its engine can replay
     stagedAny = staged;
+    catchUpOwed = staged;
   }
 
   /**
@@ -326,10 +333,10 @@ public final class Sequencer {
           goOnFrom(first + 1, "malformed_batch");
           return next();
         }
-        return new Apply(toApply, rebuilding && !toApply.live());
+        return new Apply(toApply, rebuilding);
       }
     }
-    if (rebuilding && stagedAny) {
+    if (rebuilding && stagedAny && !catchUpOwed) {
       return new Publish();
     }
     return new Idle();
@@ -375,6 +382,7 @@ public final class Sequencer {
    * replaces a live one that could not be read.
    */
   public void caughtUp(List<Batch> batches) {
+    catchUpOwed = false;
     for (Batch b : batches) {
       Batch held = pending.get(b.seq());
       if (b.seq() >= expected
@@ -418,10 +426,9 @@ public final class Sequencer {
   public void applied(Batch batch, ApplyResult result) {
     switch (result.status()) {
       case APPLIED -> {
-        if (rebuilding && batch.live()) {
-          rebuilding = false; // applied unstaged: the pod record lists the slot again
-          stagedAny = false;
-        } else if (rebuilding) {
+        if (rebuilding) {
+          // Live batches too: the stream is shown once it has caught up with its engine, not
+          // while the live backlog queued during the replay is still being applied.
           stagedAny = true;
         }
         release(batch.seq());

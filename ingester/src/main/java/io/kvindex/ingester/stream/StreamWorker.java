@@ -322,6 +322,8 @@ public final class StreamWorker implements Runnable {
       if (status.liveReceived() == liveAtLastCatchUp) {
         reopenDeafSocket(r.batches().size());
       }
+    } else if (r.ended()) {
+      sequencer.caughtUp(List.of()); // nothing newer than the watermark
     }
     liveAtLastCatchUp = status.liveReceived();
   }

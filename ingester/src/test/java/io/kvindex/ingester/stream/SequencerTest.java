@@ -35,8 +35,11 @@ class SequencerTest {
 
   static Stream<Arguments> cases() {
     return Stream.of(
-        row("first batch of a new stream", "start -1; live 0; next", "queued; apply 0"),
-        row("any first sequence starts a new stream", "start -1; live 0; next", "queued; apply 0"),
+        row("first batch of a new stream", "start -1; live 0; next", "queued; apply 0 staged"),
+        row(
+            "any first sequence starts a new stream",
+            "start -1; live 0; next",
+            "queued; apply 0 staged"),
         row("in order after the watermark", "start 4; live 5; next", "queued; apply 5"),
         row(
             "applied batches advance",
@@ -54,7 +57,7 @@ class SequencerTest {
         row(
             "an empty replay purges and goes on from the live batch",
             "start 4; live 7; next; replay none end; next; purged PURGED; next",
-            "queued; repair 5..6; empty; purge gap_replay_failed reset from 7; apply 7"),
+            "queued; repair 5..6; empty; purge gap_replay_failed reset from 7; apply 7 staged"),
         row(
             "a silent replay purges too",
             "start 4; live 7; next; replay none open; next",
@@ -74,7 +77,7 @@ class SequencerTest {
         row(
             "a new stream without replay begins at the live batch",
             "start -1; live 9; next; noreplay; next",
-            "queued; repair 0..8; absent; apply 9"),
+            "queued; repair 0..8; absent; apply 9 staged"),
         row(
             "an unreadable live batch is asked for again; the ring's copy applies",
             "start 4; live 5!; next; replay 5,6 end; next",
@@ -82,7 +85,7 @@ class SequencerTest {
         row(
             "unreadable in the ring too: purged, going on after it",
             "start 4; live 5!; live 6; next; replay 5!,6 end; next; purged PURGED; next",
-            "queued; queued; refetch 5; covered; purge malformed_batch reset from 6; apply 6"),
+            "queued; queued; refetch 5; covered; purge malformed_batch reset from 6; apply 6 staged"),
         row(
             "an unreadable batch and no replay endpoint: purged, going on after it",
             "start 4; live 5!; next; noreplay; next",
@@ -102,22 +105,32 @@ class SequencerTest {
         row(
             "a batch the index can never apply: purged, going on after it",
             "start 4; live 5; live 6; next; rejected; next; purged PURGED; next",
-            "queued; queued; apply 5; purge batch_rejected reset from 6; apply 6"),
+            "queued; queued; apply 5; purge batch_rejected reset from 6; apply 6 staged"),
         row(
             "an unreadable batch while asleep changes nothing anyway",
             "start 4; live 5; sleep; next; purged PURGED; catchup 5!; next",
             "queued; purge sleep keep; apply 5 without events"),
         row(
-            "a new stream's replayed history is staged; its first live batch shows it",
+            "a new stream's replayed history and the live batches queued meanwhile are staged, then"
+                + " shown together",
             "start -1; live 3; next; replay 0,1,2 end; next; applied APPLIED; next;"
                 + " applied APPLIED; next; applied APPLIED; next; applied APPLIED; next",
             "queued; repair 0..2; covered; apply 0 staged; apply 1 staged; apply 2 staged;"
-                + " apply 3; idle"),
+                + " apply 3 staged; publish"),
         row(
             "a quiet pod's rebuilt history is published once applied",
             "start -1; catchup 0,1; next; applied APPLIED; next; applied APPLIED; next;"
                 + " published PURGED; next",
             "apply 0 staged; apply 1 staged; publish; idle"),
+        row(
+            "an owner taking over a rebuild asks the replay for the rest before it publishes",
+            "start 4 staged; next; catchup 5,6; next; applied APPLIED; next; applied APPLIED; next;"
+                + " published PURGED; next",
+            "idle; apply 5 staged; apply 6 staged; publish; idle"),
+        row(
+            "a rebuild taken over whose replay has nothing newer publishes",
+            "start 4 staged; next; catchup none; next",
+            "idle; publish"),
         row(
             "after the index is lost, the history replayed is staged",
             "start 4; lost; next; purged PURGED; catchup 0,1; next; applied APPLIED; next;"
@@ -131,7 +144,7 @@ class SequencerTest {
         row(
             "an old sequence with a new payload is an engine restart",
             "start 4; live 5; next; applied APPLIED; live 0#99; next; purged PURGED; next",
-            "queued; apply 5; restart; purge engine_restart reset from 0; apply 0"),
+            "queued; apply 5; restart; purge engine_restart reset from 0; apply 0 staged"),
         row(
             "a restart below a watermark never applied here",
             "start 40; live 3; next; purged PURGED; next",
@@ -177,8 +190,8 @@ class SequencerTest {
             "start -1; live 0; next; applied APPLIED; live 3; next; replay 1,2,3,4 end; next;"
                 + " applied APPLIED; next; applied APPLIED; next; applied APPLIED; next;"
                 + " applied APPLIED; live 4",
-            "queued; apply 0; queued; repair 1..2; covered; apply 1; apply 2; apply 3; apply 4;"
-                + " duplicate"),
+            "queued; apply 0 staged; queued; repair 1..2; covered; apply 1 staged; apply 2 staged;"
+                + " apply 3 staged; apply 4 staged; duplicate"),
         row(
             "a sleeping engine is purged",
             "start 4; sleep; next; purged PURGED; next",
@@ -276,7 +289,7 @@ class SequencerTest {
     }
     assertThat(d.run(late.toString())).doesNotContain("restart");
     assertThat(d.s.restarts()).isZero();
-    assertThat(d.run("live 401; next")).isEqualTo("queued; apply 401");
+    assertThat(d.run("live 401; next")).isEqualTo("queued; apply 401 staged");
   }
 
   @Test
@@ -338,7 +351,7 @@ class SequencerTest {
 
     private String step(String[] w) {
       switch (w[0]) {
-        case "start" -> s.start(Long.parseLong(w[1]));
+        case "start" -> s.start(Long.parseLong(w[1]), w.length > 2 && w[2].equals("staged"));
         case "live" -> {
           return s.live(batch(w[1], true)).name().toLowerCase(Locale.ROOT);
         }

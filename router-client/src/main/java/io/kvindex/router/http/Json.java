@@ -62,6 +62,18 @@ final class Json {
     return value;
   }
 
+  /** A boolean field, false when absent. */
+  static boolean flag(JsonNode body, String name) {
+    JsonNode value = field(body, name);
+    if (value == null || value.isNull()) {
+      return false;
+    }
+    if (!value.isBoolean()) {
+      throw new BadRequestException("'" + name + "' must be true or false");
+    }
+    return value.booleanValue();
+  }
+
   static Integer integer(JsonNode body, String name) {
     JsonNode value = field(body, name);
     if (value == null) {

@@ -3,7 +3,9 @@ package io.kvindex.router.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindex.common.KvIndexException;
+import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PodMatch;
+import io.kvindex.router.Explanation;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.LoadSignal;
 import io.kvindex.router.Pick;
@@ -78,9 +80,13 @@ final class Routes {
     Scores scores = router.score(request);
     ObjectNode out = scoresJson(scores);
     JsonNode loads = Json.field(body, "load", "loads");
+    boolean explain = Json.flag(body, "explain");
+    Map<String, Double> byPod = loads == null ? Map.of() : Json.loads(loads, "load");
+    LoadSignal signal = pod -> byPod.getOrDefault(pod, 0.0);
+    if (explain && !request.candidatePods().isEmpty()) {
+      out.set("explain", explainJson(router.explain(scores, request.candidatePods(), signal)));
+    }
     if (loads != null && !request.candidatePods().isEmpty()) {
-      Map<String, Double> byPod = Json.loads(loads, "load");
-      LoadSignal signal = pod -> byPod.getOrDefault(pod, 0.0);
       Pick pick = router.pick(scores, request.candidatePods(), signal);
       out.set("pick", pickJson(pick));
       if (recordTtl != null && scores.indexAvailable()) {
@@ -211,6 +217,40 @@ final class Routes {
       pod.put("speculative", p.speculative());
       ObjectNode ranks = pod.putObject("rank_blocks");
       p.rankDepths().forEach((rank, blocks) -> ranks.put(String.valueOf(rank), blocks));
+    }
+    return out;
+  }
+
+  /**
+   * Per candidate: its depth in blocks per tier, the load the policy saw, the policy's verdict, and
+   * the pod record the lookup counted its blocks under.
+   */
+  private static ObjectNode explainJson(Explanation explanation) {
+    ObjectNode out = Json.MAPPER.createObjectNode();
+    out.set("pick", pickJson(explanation.pick()));
+    ObjectNode candidates = out.putObject("candidates");
+    for (Explanation.Candidate c : explanation.candidates()) {
+      ObjectNode pod = candidates.putObject(c.pod());
+      ObjectNode depth = pod.putObject("depth_blocks");
+      depth.put("gpu", c.match().gpuDepth());
+      depth.put("gpu_cpu", c.match().gpuCpuDepth());
+      depth.put("any_tier", c.match().depth());
+      pod.put("score", c.match().score());
+      pod.put("speculative", c.match().speculative());
+      pod.put("load", c.load());
+      pod.put("verdict", c.verdict().name().toLowerCase(Locale.ROOT));
+      PodLiveness live = c.liveness();
+      if (live == null) {
+        pod.putNull("pod_record");
+      } else {
+        ObjectNode record = pod.putObject("pod_record");
+        record.put("recorded", live.recorded());
+        record.put("live", live.live());
+        if (live.recorded()) {
+          record.put("deadline_ms", live.deadlineMs());
+          record.put("remaining_ms", live.deadlineMs() - live.nowMs());
+        }
+      }
     }
     return out;
   }

@@ -128,6 +128,47 @@ class ScoringServerTest {
   }
 
   @Test
+  void score_explain_givesEachCandidatesDepthsVerdictAndPodRecord() throws Exception {
+    HttpResponse<String> response =
+        send(
+            "POST",
+            "/score",
+            "{\"model\":\""
+                + MODEL
+                + "\",\"token_ids\":"
+                + tokens()
+                + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":1},\"explain\":true}");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    JsonNode explain = JSON.readTree(response.body()).get("explain");
+    assertThat(explain.get("pick").get("pod").asText()).isEqualTo("pod-a");
+    JsonNode podA = explain.get("candidates").get("pod-a");
+    assertThat(podA.get("depth_blocks").get("gpu").asInt()).isEqualTo(2);
+    assertThat(podA.get("depth_blocks").get("gpu_cpu").asInt()).isEqualTo(2);
+    assertThat(podA.get("depth_blocks").get("any_tier").asInt()).isEqualTo(2);
+    assertThat(podA.get("load").asDouble()).isEqualTo(1.0);
+    assertThat(podA.get("verdict").asText()).isEqualTo("chosen");
+    assertThat(podA.get("pod_record").get("live").asBoolean()).isTrue();
+    assertThat(podA.get("pod_record").get("remaining_ms").asLong()).isPositive();
+    JsonNode podB = explain.get("candidates").get("pod-b");
+    assertThat(podB.get("verdict").asText()).isEqualTo("shorter_prefix");
+    assertThat(podB.get("pod_record").get("recorded").asBoolean()).isFalse();
+    assertThat(podB.get("pod_record").get("live").asBoolean()).isFalse();
+  }
+
+  @Test
+  void score_explainNotABoolean_is400() throws Exception {
+    HttpResponse<String> response =
+        send(
+            "POST",
+            "/score",
+            "{\"model\":\"" + MODEL + "\",\"token_ids\":[1],\"pods\":[\"a\"],\"explain\":1}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body()).contains("'explain' must be true or false");
+  }
+
+  @Test
   void score_recordsThePickAsASpeculativeRoute() throws Exception {
     String body =
         "{\"model\":\""

@@ -1,0 +1,274 @@
+package io.kvindex.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.hash.BlockHasher;
+import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.simulator.InferenceRequest;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Checks router answers against the pods' ground truth continuously, during and after a fault: a
+ * thread takes a snapshot of what every pod holds, then asks a router to score a prompt sampled
+ * from the run and compares each pod's matched depth with the truth.
+ *
+ * <p>Events take a moment to travel from an engine to the index, so the truth is read with a grace
+ * period: a router may credit a pod with a block it stopped holding less than {@code grace} ago,
+ * and need not credit it with one it has held for less than that. Past the grace, a depth above the
+ * blocks the pod held is a <b>false positive</b> (the gateway would send the request to a pod whose
+ * cache is colder than the index says) and one below is a <b>false negative</b>. An answer of
+ * "index unavailable" is counted apart: the gateway then balances by load, which is neither.
+ * Thread-safe: one auditor thread, its figures read under its lock.
+ */
+final class ChaosAuditor implements AutoCloseable {
+  private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  private static final int LOOKUPS_PER_TICK = 2;
+
+  private final Fleet fleet;
+  private final RouterClient routers;
+  private final List<InferenceRequest> prompts;
+  private final List<String> pods;
+  private final long graceNanos;
+  private final Random random;
+  private final BlockHasher hasher =
+      BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
+  private final Map<String, Map<Long, Long>> firstHeld = new HashMap<>();
+  private final Map<String, Map<Long, Long>> lastHeld = new HashMap<>();
+  private final Map<String, Set<Long>> gone = new HashMap<>();
+  private long lastSnapshot = -1;
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  // Guarded by this.
+  private long checks;
+  private long falsePositives;
+  private long falseNegatives;
+  private long unavailable;
+  private long failedAsks;
+  private long faultStart = -1;
+  private long faultEnd = -1;
+  private long fpSince = -1;
+  private long longestFpNanos;
+  private long lastFp = -1;
+  private long lastWrong = -1;
+  private long fpDuringFault;
+  private long fpAfterFault;
+  private String firstFalsePositive;
+  private long maxAskNanos;
+  private long longestSnapshotGap;
+
+  ChaosAuditor(
+      Fleet fleet,
+      RouterClient routers,
+      List<InferenceRequest> prompts,
+      Duration grace,
+      long seed) {
+    this.fleet = fleet;
+    this.routers = routers;
+    this.prompts = List.copyOf(prompts);
+    this.pods = fleet.names();
+    this.graceNanos = grace.toNanos();
+    this.random = new Random(seed);
+    for (String pod : pods) {
+      firstHeld.put(pod, new HashMap<>());
+      lastHeld.put(pod, new HashMap<>());
+      gone.put(pod, new HashSet<>());
+    }
+    this.thread = new Thread(this::loop, "chaos-auditor");
+    this.thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  synchronized void faultStarted() {
+    faultStart = System.nanoTime();
+  }
+
+  synchronized void faultEnded() {
+    faultEnd = System.nanoTime();
+  }
+
+  private void loop() {
+    while (running) {
+      long start = System.nanoTime();
+      snapshot();
+      for (int i = 0; i < LOOKUPS_PER_TICK && running; i++) {
+        check(prompts.get(random.nextInt(prompts.size())));
+      }
+      long rest = TICK_NANOS - (System.nanoTime() - start);
+      if (rest > 0) {
+        try {
+          TimeUnit.NANOSECONDS.sleep(rest);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+  }
+
+  /**
+   * Records when each pod was first seen holding each block, and until when it may have held it:
+   * the last snapshot that saw it, or for a block gone since, the first snapshot that saw it gone
+   * (it went at some moment between the two; a starved auditor thread taking snapshots far apart
+   * must not turn that uncertainty into false positives).
+   */
+  private void snapshot() {
+    long now = System.nanoTime();
+    if (lastSnapshot >= 0) {
+      synchronized (this) {
+        longestSnapshotGap = Math.max(longestSnapshotGap, now - lastSnapshot);
+      }
+    }
+    lastSnapshot = now;
+    for (String pod : pods) {
+      Set<Long> held = fleet.held(pod);
+      Map<Long, Long> first = firstHeld.get(pod);
+      Map<Long, Long> last = lastHeld.get(pod);
+      Set<Long> goneSeen = gone.get(pod);
+      first.keySet().retainAll(held);
+      for (Map.Entry<Long, Long> e : last.entrySet()) {
+        if (!held.contains(e.getKey()) && goneSeen.add(e.getKey())) {
+          e.setValue(now);
+        }
+      }
+      for (long b : held) {
+        first.putIfAbsent(b, now);
+        last.put(b, now);
+        goneSeen.remove(b);
+      }
+    }
+  }
+
+  /**
+   * Asks a router, then reads the truth again: a block stored (and indexed) while the question was
+   * on its way is then seen held, so it never counts as a false positive.
+   */
+  private void check(InferenceRequest request) {
+    long[] keys = hasher.blockHashes(request.promptTokens());
+    JsonNode answer;
+    long asked = System.nanoTime();
+    try {
+      answer = routers.score(request.promptTokens(), pods, null);
+    } catch (IOException e) {
+      synchronized (this) {
+        failedAsks++;
+      }
+      return;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = false;
+      return;
+    }
+    long answered = System.nanoTime();
+    snapshot();
+    long truthAt = asked;
+    synchronized (this) {
+      maxAskNanos = Math.max(maxAskNanos, answered - asked);
+      if (!answer.path("index_available").asBoolean(false)) {
+        unavailable++;
+        return;
+      }
+      checks++;
+      boolean fp = false;
+      boolean fn = false;
+      for (String pod : pods) {
+        int depth = answer.path("pods").path(pod).path("matched_blocks").asInt(0);
+        int mayHold = depth(keys, lastHeld.get(pod), truthAt - graceNanos, true);
+        int mustHold = depth(keys, firstHeld.get(pod), truthAt - graceNanos, false);
+        if (depth > mayHold) {
+          fp = true;
+          if (firstFalsePositive == null) {
+            firstFalsePositive =
+                pod + ": the router said " + depth + " blocks, the pod held " + mayHold;
+          }
+        } else if (depth < mustHold) {
+          fn = true;
+        }
+      }
+      if (fp) {
+        falsePositives++;
+        lastFp = answered;
+        if (fpSince < 0) {
+          fpSince = asked;
+        }
+        longestFpNanos = Math.max(longestFpNanos, answered - fpSince);
+        if (faultStart >= 0 && faultEnd < 0) {
+          fpDuringFault++;
+        } else if (faultEnd >= 0) {
+          fpAfterFault++;
+        }
+      } else {
+        fpSince = -1;
+      }
+      if (fn) {
+        falseNegatives++;
+      }
+      if (fp || fn) {
+        lastWrong = answered;
+      }
+    }
+  }
+
+  /**
+   * How many of the prompt's leading blocks the pod held: seen at or after {@code since} ({@code
+   * lastSeen}: may hold), or held continuously since at or before it (must hold).
+   */
+  private static int depth(long[] keys, Map<Long, Long> seen, long since, boolean lastSeen) {
+    int d = 0;
+    while (d < keys.length) {
+      Long at = seen.get(keys[d]);
+      if (at == null || (lastSeen ? at < since : at > since)) {
+        break;
+      }
+      d++;
+    }
+    return d;
+  }
+
+  /** Stops the checks (the figures stay readable). */
+  @Override
+  public void close() {
+    running = false;
+    try {
+      thread.join(TimeUnit.SECONDS.toMillis(10));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  synchronized void writeTo(ObjectNode out) {
+    out.put("lookups_checked", checks);
+    out.put("false_positives", falsePositives);
+    out.put("false_negatives", falseNegatives);
+    out.put("false_positives_during_fault", fpDuringFault);
+    out.put("false_positives_after_fault", fpAfterFault);
+    out.put("longest_false_positive_window_ms", TimeUnit.NANOSECONDS.toMillis(longestFpNanos));
+    out.put(
+        "last_false_positive_after_fault_end_ms",
+        lastFp >= 0 && faultEnd >= 0 && lastFp > faultEnd
+            ? TimeUnit.NANOSECONDS.toMillis(lastFp - faultEnd)
+            : 0);
+    out.put(
+        "accurate_again_after_fault_end_ms",
+        lastWrong >= 0 && faultEnd >= 0 && lastWrong > faultEnd
+            ? TimeUnit.NANOSECONDS.toMillis(lastWrong - faultEnd)
+            : 0);
+    out.put("lookups_unavailable", unavailable);
+    out.put("lookups_failed", failedAsks);
+    out.put("slowest_router_answer_ms", TimeUnit.NANOSECONDS.toMillis(maxAskNanos));
+    out.put("longest_truth_snapshot_gap_ms", TimeUnit.NANOSECONDS.toMillis(longestSnapshotGap));
+    if (firstFalsePositive != null) {
+      out.put("first_false_positive", firstFalsePositive);
+    }
+  }
+}

@@ -1,0 +1,182 @@
+package io.kvindex.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code kvindex chaos}: runs the whole stack through each fault scenario under load while an
+ * auditor checks router answers against the pods' ground truth, and writes the figures and goals as
+ * JSON. Exit 0 when every scenario ran (the goals are in the JSON and the summary, measured on this
+ * machine), 1 when a scenario could not run. Not thread-safe: picocli fills it once.
+ */
+@Command(
+    name = "chaos",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Runs simulated pods, 2 ingesters and 2 routers on a standalone Redis (and a 3+3 Redis"
+          + " Cluster or a Sentinel set where the scenario needs one) through each fault under"
+          + " load, checking sampled router answers against the pods' ground truth during and"
+          + " after the fault; writes false positives and negatives, the longest false-positive"
+          + " window, the time to accuracy again, batches lost, real errors and the accuracy at"
+          + " quiescence per scenario."
+    })
+public final class ChaosCommand implements Callable<Integer> {
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  /** A non-strict scenario's false positives must end this soon after the fault. */
+  static final long FALSE_POSITIVES_END_WITHIN_MS = 2000;
+
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--quick",
+      description = "A representative subset with shorter phases (under 3 minutes)")
+  boolean quick;
+
+  @Option(
+      names = "--scenario",
+      paramLabel = "NAME",
+      description = "Only these scenarios (repeatable); default every one (or the --quick set)")
+  List<String> scenarios = new ArrayList<>();
+
+  @Option(
+      names = "--out",
+      required = true,
+      paramLabel = "FILE",
+      description = "Where to write the JSON")
+  Path out;
+
+  @Option(
+      names = "--seed",
+      defaultValue = "11",
+      description = "Seed of the workload and the auditor's samples. Default: ${DEFAULT-VALUE}")
+  long seed;
+
+  @Override
+  public Integer call() throws InterruptedException, IOException {
+    List<ChaosScenario> chosen = new ArrayList<>();
+    try {
+      for (String name : scenarios) {
+        chosen.add(ChaosScenario.named(name));
+      }
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+    if (chosen.isEmpty()) {
+      chosen.addAll(quick ? ChaosScenario.quickOnes() : List.of(ChaosScenario.values()));
+    }
+    ChaosRun.Timings timings = quick ? ChaosRun.Timings.QUICK : ChaosRun.Timings.FULL;
+    PrintWriter stdout = spec.commandLine().getOut();
+    ObjectNode report = JSON.createObjectNode();
+    report.put("command", "chaos" + (quick ? " --quick" : ""));
+    report.put("started", Instant.now().toString());
+    report.put("cores", Runtime.getRuntime().availableProcessors());
+    report.put(
+        "load_average_at_start",
+        Math.round(ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage() * 100)
+            / 100.0);
+    ObjectNode setup = report.putObject("setup");
+    setup.put("pods", timings.pods());
+    setup.put("requests_per_s", timings.rate());
+    setup.put("warm_s", timings.warm().toSeconds());
+    setup.put("fault_s", timings.fault().toSeconds());
+    setup.put("after_s", timings.after().toSeconds());
+    setup.put("grace_ms", ChaosRun.GRACE.toMillis());
+    setup.put(
+        "note",
+        "a false positive: a router credits a pod with a block it stopped holding more than"
+            + " grace_ms ago; a false negative: a block the pod has held longer than that is"
+            + " missing");
+    ArrayNode results = report.putArray("scenarios");
+    boolean allMet = true;
+    int failedToRun = 0;
+    for (ChaosScenario scenario : chosen) {
+      stdout.println("chaos: " + scenario.cliName() + ": " + scenario.description);
+      stdout.flush();
+      ObjectNode r;
+      try {
+        r = ChaosRun.run(scenario, timings, seed);
+      } catch (RuntimeException e) {
+        failedToRun++;
+        r = JSON.createObjectNode();
+        r.put("scenario", scenario.cliName());
+        r.put("failed_to_run", String.valueOf(e));
+        results.add(r);
+        stdout.println("  could not run: " + e);
+        continue;
+      }
+      boolean met = goals(scenario, r);
+      allMet &= met;
+      results.add(r);
+      stdout.println(summary(r));
+      stdout.flush();
+    }
+    report.put("all_goals_met", allMet && failedToRun == 0);
+    report.put("finished", Instant.now().toString());
+    Files.createDirectories(out.toAbsolutePath().getParent());
+    JSON.writeValue(out.toFile(), report);
+    stdout.println("wrote " + out + (allMet ? "" : " (some goals missed; see \"goals\")"));
+    stdout.flush();
+    return failedToRun == 0 ? 0 : 1;
+  }
+
+  /** Adds the scenario's goals and whether each was met; returns whether all were. */
+  static boolean goals(ChaosScenario scenario, ObjectNode r) {
+    ObjectNode goals = r.putObject("goals");
+    if (scenario.strict) {
+      goals.put("no_false_positive_at_any_time", r.path("false_positives").asLong() == 0);
+    } else {
+      goals.put(
+          "false_positives_end_within_2s_of_the_fault",
+          r.path("last_false_positive_after_fault_end_ms").asLong()
+              <= FALSE_POSITIVES_END_WITHIN_MS);
+    }
+    goals.put(
+        "accuracy_100pct_at_quiescence",
+        r.path("quiescence_pods_exact_pct").asDouble() == 100
+            && r.path("quiescence_lookups_exact_pct").asDouble() == 100);
+    goals.put("no_batch_lost_without_a_purge", r.path("batches_lost").asLong() == 0);
+    boolean all = true;
+    for (JsonNode met : goals) {
+      all &= met.asBoolean();
+    }
+    r.put("goals_met", all);
+    return all;
+  }
+
+  private static String summary(ObjectNode r) {
+    return String.format(
+        "  %d lookups checked, %d false positives (longest window %d ms, last %d ms after the"
+            + " fault), %d false negatives, accurate again %d ms after the fault; quiescence:"
+            + " %.1f %% pods, %.1f %% lookups exact; %d batches lost, %d real errors; goals %s",
+        r.path("lookups_checked").asLong(),
+        r.path("false_positives").asLong(),
+        r.path("longest_false_positive_window_ms").asLong(),
+        r.path("last_false_positive_after_fault_end_ms").asLong(),
+        r.path("false_negatives").asLong(),
+        r.path("accurate_again_after_fault_end_ms").asLong(),
+        r.path("quiescence_pods_exact_pct").asDouble(),
+        r.path("quiescence_lookups_exact_pct").asDouble(),
+        r.path("batches_lost").asLong(),
+        r.path("real_errors_surfaced").asLong(),
+        r.path("goals_met").asBoolean() ? "met" : "MISSED");
+  }
+}

@@ -1,0 +1,555 @@
+package io.kvindex.demo;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.redis.KeySchema;
+import io.kvindex.localredis.ClusterNode;
+import io.kvindex.localredis.LocalRedis;
+import io.kvindex.localredis.LocalRedisCluster;
+import io.kvindex.localredis.LocalRedisSentinel;
+import io.kvindex.localredis.RedisNode;
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodRouter;
+import io.kvindex.simulator.PodUnavailableException;
+import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.simulator.load.TimedRequest;
+import io.kvindex.wire.KvEventEncoder;
+import io.kvindex.wire.WireEra;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One chaos scenario: its Redis (standalone, cluster or Sentinel set), the whole stack on it
+ * ({@link Stack}: simulated pods, 2 ingesters, 2 routers), load, the {@link ChaosAuditor} checking
+ * router answers throughout, the fault, then quiescence and the final audit. Not thread-safe.
+ */
+final class ChaosRun implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ChaosRun.class);
+
+  /** How long an event may take from engine to index before a stale answer counts as wrong. */
+  static final Duration GRACE = Duration.ofSeconds(1);
+
+  private static final Duration QUIESCENCE_LIMIT = Duration.ofSeconds(60);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Phase lengths of a run. */
+  record Timings(Duration warm, Duration fault, Duration after, double rate, int pods) {
+    static final Timings QUICK =
+        new Timings(Duration.ofSeconds(4), Duration.ofSeconds(4), Duration.ofSeconds(5), 50, 4);
+    static final Timings FULL =
+        new Timings(Duration.ofSeconds(8), Duration.ofSeconds(8), Duration.ofSeconds(12), 80, 6);
+  }
+
+  private final ChaosScenario scenario;
+  private final Timings timings;
+  private final long seed;
+  private final List<AutoCloseable> opened = new ArrayList<>();
+  private LocalRedis standalone;
+  private LocalRedisCluster cluster;
+  private LocalRedisSentinel sentinel;
+  private Stack stack;
+  private List<InferenceRequest> requests;
+  private final AtomicBoolean loading = new AtomicBoolean();
+  private final AtomicBoolean idle = new AtomicBoolean();
+  private final AtomicLong served = new AtomicLong();
+  private final AtomicLong refused = new AtomicLong();
+  private final ObjectNode faultNotes = JSON.createObjectNode();
+  private Thread load;
+
+  private ChaosRun(ChaosScenario scenario, Timings timings, long seed) {
+    this.scenario = scenario;
+    this.timings = timings;
+    this.seed = seed;
+  }
+
+  /** Runs the scenario and returns its figures. */
+  static ObjectNode run(ChaosScenario scenario, Timings timings, long seed)
+      throws InterruptedException {
+    try (ChaosRun run = new ChaosRun(scenario, timings, seed)) {
+      return run.execute();
+    }
+  }
+
+  private ObjectNode execute() throws InterruptedException {
+    long began = System.nanoTime();
+    String uri = startRedis();
+    DemoConfig config =
+        DemoConfig.builder()
+            .redisUri(uri)
+            .pods(timings.pods())
+            .duration(timings.warm().plus(timings.fault()).plus(timings.after()))
+            .requestsPerSecond(timings.rate())
+            .seed(seed)
+            .build();
+    requests = Workloads.requests(config).stream().map(TimedRequest::request).toList();
+    stack = Stack.start(config, 512);
+    opened.add(stack);
+    RouterClient routers = new RouterClient(stack.routers());
+    ChaosAuditor auditor = new ChaosAuditor(stack.fleet(), routers, requests, GRACE, seed);
+    opened.add(auditor);
+    long realBefore = counted("kvindex.redis.errors", null, null);
+    startLoad();
+    sleep(timings.warm());
+    auditor.start();
+    sleep(Duration.ofSeconds(1));
+    log.info("chaos {}: fault: {}", scenario.cliName(), scenario.description);
+    auditor.faultStarted();
+    long faultStarted = System.nanoTime();
+    inject();
+    auditor.faultEnded();
+    long faultNanos = System.nanoTime() - faultStarted;
+    sleep(timings.after());
+    auditor.close();
+    loading.set(false);
+    load.join();
+
+    ObjectNode out = JSON.createObjectNode();
+    out.put("scenario", scenario.cliName());
+    out.put("description", scenario.description);
+    out.put("topology", scenario.topology.name().toLowerCase(java.util.Locale.ROOT));
+    out.put("strict", scenario.strict);
+    out.put("fault_ms", TimeUnit.NANOSECONDS.toMillis(faultNanos));
+    out.put("requests_served", served.get());
+    out.put("requests_refused_by_pods", refused.get());
+    auditor.writeTo(out);
+    long behind = quiesce();
+    out.put("batches_lost", behind);
+    out.put("real_errors_surfaced", counted("kvindex.redis.errors", null, null) - realBefore);
+    out.put("fenced_writes", counted("kvindex.ingester.fenced", null, null));
+    out.put("purges", purgesByReason());
+    out.put("ingest_lag_max_ms", Math.round(lagMaxMillis()));
+    Auditor.Accuracy accuracy =
+        new Auditor(stack.auditIndex(), routers, stack.fleet(), requests).audit();
+    out.put("quiescence_pods_exact_pct", percent(accuracy.podFraction()));
+    out.put("quiescence_lookups_exact_pct", percent(accuracy.lookups().fraction()));
+    if (!accuracy.wrongPods().isEmpty()) {
+      out.set("quiescence_wrong_pods", JSON.valueToTree(accuracy.wrongPods()));
+    }
+    if (!faultNotes.isEmpty()) {
+      out.set("fault", faultNotes);
+    }
+    out.put("elapsed_s", Math.round((System.nanoTime() - began) / 1e8) / 10.0);
+    return out;
+  }
+
+  // ---------------------------------------------------------------- Redis
+
+  private String startRedis() {
+    switch (scenario.topology) {
+      case STANDALONE, STANDALONE_AOF -> {
+        LocalRedis.Builder b = LocalRedis.builder().setting("maxmemory-policy", "noeviction");
+        if (scenario.topology == ChaosScenario.Topology.STANDALONE_AOF) {
+          b.setting("appendonly", "yes").setting("appendfsync", "always");
+        }
+        standalone = b.start();
+        opened.add(standalone);
+        return "redis://127.0.0.1:" + standalone.port();
+      }
+      case CLUSTER -> {
+        cluster = LocalRedisCluster.builder().nodeTimeout(Duration.ofSeconds(1)).start();
+        opened.add(cluster);
+        return "redis-cluster://"
+            + cluster.seedUris().stream()
+                .map(u -> u.getHost() + ":" + u.getPort())
+                .collect(Collectors.joining(","));
+      }
+      case SENTINEL -> {
+        sentinel = LocalRedisSentinel.builder().downAfter(Duration.ofSeconds(1)).start();
+        opened.add(sentinel);
+        return sentinel.uri().toString();
+      }
+      default -> throw new IllegalStateException(scenario.topology.name());
+    }
+  }
+
+  /** A plain connection to one node, closed with the run. */
+  private RedisCommands<String, String> connect(RedisNode node) {
+    RedisClient client = RedisClient.create(RedisURI.create(node.host(), node.port()));
+    opened.add(client::shutdown);
+    StatefulRedisConnection<String, String> c = client.connect();
+    opened.add(c);
+    return c.sync();
+  }
+
+  /** The cluster primary serving the index (its single group's hash tag) now. */
+  private ClusterNode indexPrimary() {
+    byte[] blocks = new KeySchema(stack.indexName(), 1).blocksKey(0);
+    return cluster.ownerOf(SlotHash.getSlot(blocks));
+  }
+
+  private ClusterNode replicaOf(ClusterNode primary) {
+    for (ClusterNode r : cluster.replicas()) {
+      if (connect(r).info("replication").contains("master_port:" + primary.port())) {
+        return r;
+      }
+    }
+    throw new IllegalStateException("no replica of the index's primary " + primary.uri());
+  }
+
+  // ---------------------------------------------------------------- load
+
+  private void startLoad() {
+    loading.set(true);
+    PodRouter random = PodRouter.random(seed);
+    load =
+        new Thread(
+            () -> {
+              long intervalNanos = (long) (1e9 / timings.rate());
+              long next = System.nanoTime();
+              int i = 0;
+              while (loading.get()) {
+                if (!idle.get()) {
+                  try {
+                    stack.fleet().submit(requests.get(i++ % requests.size()), random);
+                    served.incrementAndGet();
+                  } catch (PodUnavailableException e) {
+                    refused.incrementAndGet(); // a sleeping pod
+                  } catch (RuntimeException e) {
+                    refused.incrementAndGet();
+                  }
+                }
+                next += intervalNanos;
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                  try {
+                    TimeUnit.NANOSECONDS.sleep(wait);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              }
+            },
+            "chaos-load");
+    load.setDaemon(true);
+    load.start();
+  }
+
+  // ---------------------------------------------------------------- faults
+
+  private void inject() throws InterruptedException {
+    switch (scenario) {
+      case BASELINE -> sleep(timings.fault());
+      case REDIS_RESTART_EMPTY -> {
+        standalone.kill();
+        sleep(Duration.ofSeconds(1));
+        standalone.restart();
+      }
+      case REDIS_RESTART_AOF_MID_GC -> {
+        clearTwoPods();
+        standalone.kill();
+        sleep(Duration.ofSeconds(1));
+        standalone.restart();
+      }
+      case REDIS_PAUSED -> {
+        standalone.pause();
+        sleep(Duration.ofSeconds(5));
+        standalone.resume();
+      }
+      case FLUSHALL -> connect(standalone).flushall();
+      case CLUSTER_PRIMARY_KILLED, CLUSTER_PRIMARY_KILLED_MID_GC -> {
+        if (scenario == ChaosScenario.CLUSTER_PRIMARY_KILLED_MID_GC) {
+          clearTwoPods();
+        }
+        ClusterNode primary = indexPrimary();
+        faultNotes.put("killed", primary.uri().toString());
+        primary.kill();
+        awaitPromotion(primary);
+      }
+      case CLUSTER_FAILOVER -> {
+        ClusterNode primary = indexPrimary();
+        ClusterNode replica = replicaOf(primary);
+        connect(replica).clusterFailover(false);
+        awaitPromotion(primary);
+      }
+      case SENTINEL_PROMOTION -> {
+        RedisNode before = sentinel.primary();
+        sentinel.failover();
+        RedisNode after = sentinel.awaitPrimaryOtherThan(before, Duration.ofSeconds(30));
+        faultNotes.put("promoted", after.uri().toString());
+      }
+      case INGESTER_PAUSED -> {
+        idle.set(true); // its pods go quiet while it is frozen
+        var frozen = stack.ingesters().get("ingester-1");
+        frozen.pause();
+        sleep(Stack.LEASE_TTL.multipliedBy(2).plusSeconds(1));
+        frozen.resume();
+        idle.set(false);
+      }
+      case INGESTER_KILLED -> {
+        stack.kill("ingester-1");
+        sleep(Stack.LEASE_TTL.plusSeconds(1));
+      }
+      case ZMQ_FAULTS -> {
+        stack
+            .fleet()
+            .pods()
+            .forEach(
+                p -> p.faults().dropFraction(0.01).duplicateFraction(0.01).reorderFraction(0.01));
+        sleep(timings.fault());
+        stack.fleet().pods().forEach(p -> p.faults().clear());
+      }
+      case MALFORMED_PAYLOADS -> {
+        stack.fleet().pods().forEach(p -> p.faults().garbleFraction(0.01));
+        sleep(timings.fault());
+        stack.fleet().pods().forEach(p -> p.faults().clear());
+      }
+      case POISON_BATCH -> {
+        BlockStored poison =
+            new BlockStored(
+                List.of(42L),
+                null,
+                List.of(),
+                Workloads.BLOCK_SIZE,
+                null,
+                null,
+                null,
+                null,
+                70_000,
+                null,
+                null);
+        SimulatedPod pod = stack.fleet().pods().get(0);
+        long seq =
+            pod.inject(
+                0, KvEventEncoder.of(WireEra.V0_22).encode(KvEventBatch.of(0, List.of(poison), 0)));
+        faultNotes.put("pod", pod.name());
+        faultNotes.put("sequence", seq);
+      }
+      case SLEEP_ACROSS_RESTART -> {
+        SimulatedPod pod = stack.fleet().pods().get(0);
+        pod.sleep(1);
+        sleep(Duration.ofSeconds(2)); // scraped asleep, purged
+        standalone.kill();
+        sleep(Duration.ofSeconds(1));
+        standalone.restart();
+        sleep(Duration.ofSeconds(3));
+        pod.wakeUp();
+        faultNotes.put("pod", pod.name());
+      }
+      case REDIS_MAXMEMORY -> {
+        RedisCommands<String, String> redis = connect(standalone);
+        long used = Long.parseLong(infoField(redis.info("memory"), "used_memory"));
+        redis.configSet("maxmemory", Long.toString(used));
+        faultNotes.put("maxmemory", used);
+        sleep(timings.fault());
+        redis.configSet("maxmemory", "0");
+      }
+      case HOSTILE_SCORE_FLOOD -> flood();
+      default -> throw new IllegalStateException(scenario.name());
+    }
+  }
+
+  /** Clears two pods' caches: their purges leave GC with work, which the fault then cuts. */
+  private void clearTwoPods() throws InterruptedException {
+    for (SimulatedPod p : stack.fleet().pods().subList(0, 2)) {
+      p.resetPrefixCache();
+    }
+    sleep(Duration.ofMillis(300));
+  }
+
+  private void awaitPromotion(ClusterNode old) throws InterruptedException {
+    await(() -> !indexPrimary().uri().equals(old.uri()), Duration.ofSeconds(30), "a promotion");
+    faultNotes.put("promoted", indexPrimary().uri().toString());
+  }
+
+  /**
+   * Hostile /score requests from 4 threads for the fault's length, to both routers; the routers
+   * must keep answering the auditor meanwhile, and Redis's memory must not grow with them.
+   */
+  private void flood() throws InterruptedException {
+    RedisCommands<String, String> redis = connect(standalone);
+    long before = Long.parseLong(infoField(redis.info("memory"), "used_memory"));
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    String tokens =
+        java.util.stream.IntStream.range(0, 256)
+            .mapToObj(Integer::toString)
+            .collect(Collectors.joining(",", "[", "]"));
+    String longName = "p".repeat(10_000);
+    List<String> bodies =
+        List.of(
+            "{\"model\":\""
+                + Stack.MODEL
+                + "\",\"token_ids\":"
+                + tokens
+                + ",\"pods\":[\""
+                + longName
+                + "\"]}",
+            "{\"model\":\""
+                + Stack.MODEL
+                + "\",\"token_ids\":"
+                + tokens
+                + ",\"pods\":[\"pod-0\"],\"record_ttl_ms\":1000000000000}",
+            "{\"model\":\"" + longName + "\",\"token_ids\":" + tokens + "}",
+            "x".repeat(9 << 20));
+    AtomicLong sent = new AtomicLong();
+    AtomicLong refusedByRouter = new AtomicLong();
+    long until = System.nanoTime() + timings.fault().toNanos();
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      int id = t;
+      Thread thread =
+          new Thread(
+              () -> {
+                int i = id;
+                while (System.nanoTime() < until) {
+                  URI router = stack.routers().get(i % stack.routers().size());
+                  String body = bodies.get(i++ % bodies.size());
+                  try {
+                    HttpResponse<Void> r =
+                        http.send(
+                            HttpRequest.newBuilder(router.resolve("/score"))
+                                .timeout(Duration.ofSeconds(5))
+                                .header("Content-Type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(body))
+                                .build(),
+                            HttpResponse.BodyHandlers.discarding());
+                    sent.incrementAndGet();
+                    if (r.statusCode() >= 400 && r.statusCode() < 500) {
+                      refusedByRouter.incrementAndGet();
+                    }
+                  } catch (IOException e) {
+                    sent.incrementAndGet(); // the router closed an oversized request
+                    refusedByRouter.incrementAndGet();
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "chaos-flood-" + t);
+      thread.setDaemon(true);
+      thread.start();
+      threads.add(thread);
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    long after = Long.parseLong(infoField(redis.info("memory"), "used_memory"));
+    faultNotes.put("hostile_requests", sent.get());
+    faultNotes.put("refused_by_routers", refusedByRouter.get());
+    faultNotes.put("redis_memory_growth_bytes", after - before);
+  }
+
+  private static String infoField(String info, String name) {
+    for (String line : info.split("\r?\n")) {
+      if (line.startsWith(name + ":")) {
+        return line.substring(name.length() + 1).trim();
+      }
+    }
+    throw new IllegalStateException("INFO has no " + name);
+  }
+
+  // ---------------------------------------------------------------- quiescence and figures
+
+  /**
+   * Waits until every pod's stream has applied (or purged past) its last batch; returns the batches
+   * still neither applied nor covered by a purge when the wait ends.
+   */
+  private long quiesce() throws InterruptedException {
+    long deadline = System.nanoTime() + QUIESCENCE_LIMIT.toNanos();
+    long behind;
+    do {
+      behind = 0;
+      for (SimulatedPod p : stack.fleet().pods()) {
+        long last = p.nextSequence(0) - 1;
+        behind += Math.max(0, last - stack.watermark(p.name()));
+      }
+      if (behind == 0) {
+        break;
+      }
+      TimeUnit.MILLISECONDS.sleep(200);
+    } while (System.nanoTime() < deadline);
+    sleep(GRACE); // the last batches' lookups settle
+    return behind;
+  }
+
+  private long counted(String meter, String tag, String value) {
+    long n = 0;
+    for (MeterRegistry r : stack.registries()) {
+      var search = r.find(meter);
+      if (tag != null) {
+        search = search.tag(tag, value);
+      }
+      for (Counter c : search.counters()) {
+        n += (long) c.count();
+      }
+    }
+    return n;
+  }
+
+  /**
+   * The longest event-to-index lag any ingester measured in the last minutes (Micrometer's max).
+   */
+  private double lagMaxMillis() {
+    double max = 0;
+    for (MeterRegistry r : stack.registries()) {
+      for (io.micrometer.core.instrument.Timer t : r.find("kvindex.ingester.lag").timers()) {
+        max = Math.max(max, t.max(TimeUnit.MILLISECONDS));
+      }
+    }
+    return max;
+  }
+
+  private ObjectNode purgesByReason() {
+    ObjectNode out = JSON.createObjectNode();
+    for (MeterRegistry r : stack.registries()) {
+      for (Counter c : r.find("kvindex.ingester.purges").tag("outcome", "done").counters()) {
+        String reason = c.getId().getTag("reason");
+        out.put(reason, out.path(reason).asLong(0) + (long) c.count());
+      }
+    }
+    return out;
+  }
+
+  private static double percent(double fraction) {
+    return Math.round(fraction * 1000) / 10.0;
+  }
+
+  private static void sleep(Duration d) throws InterruptedException {
+    TimeUnit.NANOSECONDS.sleep(d.toNanos());
+  }
+
+  private static void await(BooleanSupplier condition, Duration limit, String what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + limit.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("gave up waiting " + limit + " for " + what);
+      }
+      TimeUnit.MILLISECONDS.sleep(100);
+    }
+  }
+
+  @Override
+  public void close() {
+    loading.set(false);
+    for (int i = opened.size() - 1; i >= 0; i--) {
+      try {
+        opened.get(i).close();
+      } catch (Exception e) {
+        log.warn(
+            "chaos {}: closing {} failed: {}", scenario.cliName(), opened.get(i), e.toString());
+      }
+    }
+  }
+}

@@ -1,0 +1,124 @@
+package io.kvindex.demo;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The faults {@code kvindex chaos} injects, one per run of the whole stack. A <b>strict</b>
+ * scenario is one where slot reuse, counter regression or resurrected entries would show: no false
+ * positive is allowed at any time. In the others every false positive must end within 2 s of the
+ * fault's end. Immutable.
+ */
+enum ChaosScenario {
+  BASELINE(Topology.STANDALONE, true, true, "no fault: the auditor's noise floor under load"),
+  REDIS_RESTART_EMPTY(
+      Topology.STANDALONE, true, true, "Redis killed (SIGKILL) and restarted with no data"),
+  REDIS_RESTART_AOF_MID_GC(
+      Topology.STANDALONE_AOF,
+      true,
+      false,
+      "two pods' caches cleared, then Redis killed in the middle of their cleanup and restarted"
+          + " from its append-only file"),
+  REDIS_PAUSED(Topology.STANDALONE, false, true, "Redis stopped (SIGSTOP) for 5 s"),
+  FLUSHALL(Topology.STANDALONE, true, true, "FLUSHALL: Redis loses the index under load"),
+  CLUSTER_PRIMARY_KILLED(
+      Topology.CLUSTER,
+      true,
+      false,
+      "the primary serving the index killed mid-ingest; its replica is promoted"),
+  CLUSTER_PRIMARY_KILLED_MID_GC(
+      Topology.CLUSTER,
+      true,
+      false,
+      "two pods' caches cleared, then the primary killed in the middle of their cleanup"),
+  CLUSTER_FAILOVER(
+      Topology.CLUSTER,
+      true,
+      false,
+      "CLUSTER FAILOVER: the index's primary hands over to its replica"),
+  SENTINEL_PROMOTION(
+      Topology.SENTINEL, true, false, "Sentinel promotes the replica of the primary in use"),
+  INGESTER_PAUSED(
+      Topology.STANDALONE,
+      false,
+      true,
+      "an ingester frozen past its lease while its pods go idle, then resumed: it is fenced"),
+  INGESTER_KILLED(
+      Topology.STANDALONE, false, false, "an ingester killed; its leases expire and move"),
+  ZMQ_FAULTS(
+      Topology.STANDALONE,
+      false,
+      false,
+      "1 % of live messages lost, 1 % sent twice, 1 % swapped with the next"),
+  MALFORMED_PAYLOADS(
+      Topology.STANDALONE,
+      false,
+      true,
+      "1 % of live payloads damaged on the way (the replay rings keep them intact)"),
+  POISON_BATCH(
+      Topology.STANDALONE,
+      false,
+      true,
+      "one batch the index can never apply (group_idx over 65535) from one pod"),
+  SLEEP_ACROSS_RESTART(
+      Topology.STANDALONE,
+      true,
+      false,
+      "a pod put to sleep, Redis restarted empty while it sleeps, then the pod woken"),
+  REDIS_MAXMEMORY(
+      Topology.STANDALONE,
+      false,
+      false,
+      "Redis at maxmemory with noeviction (writes refused: a real error), then memory freed"),
+  HOSTILE_SCORE_FLOOD(
+      Topology.STANDALONE,
+      false,
+      false,
+      "a flood of hostile /score requests: oversized bodies, huge record_ttl_ms, 10 kB names");
+
+  /** Where the scenario runs. */
+  enum Topology {
+    STANDALONE,
+    /** Standalone with appendonly yes, appendfsync always. */
+    STANDALONE_AOF,
+    /** 3 primaries, 3 replicas. */
+    CLUSTER,
+    /** A primary, a replica and 3 Sentinels. */
+    SENTINEL
+  }
+
+  final Topology topology;
+  final boolean strict;
+  final boolean quick;
+  final String description;
+
+  ChaosScenario(Topology topology, boolean strict, boolean quick, String description) {
+    this.topology = topology;
+    this.strict = strict;
+    this.quick = quick;
+    this.description = description;
+  }
+
+  /** The name on the command line: {@code redis-restart-empty}. */
+  String cliName() {
+    return name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+
+  static ChaosScenario named(String name) {
+    for (ChaosScenario s : values()) {
+      if (s.cliName().equals(name)) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException(
+        "unknown scenario '"
+            + name
+            + "'; the scenarios are "
+            + Arrays.stream(values()).map(ChaosScenario::cliName).toList());
+  }
+
+  static List<ChaosScenario> quickOnes() {
+    return Arrays.stream(values()).filter(s -> s.quick).toList();
+  }
+}

@@ -22,13 +22,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,6 +69,7 @@ final class ChaosRun implements AutoCloseable {
   private final AtomicLong served = new AtomicLong();
   private final AtomicLong refused = new AtomicLong();
   private final ObjectNode faultNotes = JSON.createObjectNode();
+  private StackFigures figures;
   private Thread load;
 
   private ChaosRun(ChaosScenario scenario, Timings timings, long seed) {
@@ -106,10 +100,11 @@ final class ChaosRun implements AutoCloseable {
     requests = Workloads.requests(config).stream().map(TimedRequest::request).toList();
     stack = Stack.start(config, 512);
     opened.add(stack);
+    figures = new StackFigures(stack::registries);
     RouterClient routers = new RouterClient(stack.routers());
     ChaosAuditor auditor = new ChaosAuditor(stack.fleet(), routers, requests, GRACE, seed);
     opened.add(auditor);
-    long realBefore = counted("kvindex.redis.errors", null, null);
+    long realBefore = figures.counted("kvindex.redis.errors", null, null);
     startLoad();
     sleep(timings.warm());
     auditor.start();
@@ -136,10 +131,11 @@ final class ChaosRun implements AutoCloseable {
     auditor.writeTo(out);
     long behind = quiesce();
     out.put("batches_lost", behind);
-    out.put("real_errors_surfaced", counted("kvindex.redis.errors", null, null) - realBefore);
-    out.put("fenced_writes", counted("kvindex.ingester.fenced", null, null));
-    out.put("purges", purgesByReason());
-    out.put("ingest_lag_max_ms", Math.round(lagMaxMillis()));
+    out.put(
+        "real_errors_surfaced", figures.counted("kvindex.redis.errors", null, null) - realBefore);
+    out.put("fenced_writes", figures.counted("kvindex.ingester.fenced", null, null));
+    out.put("purges", figures.purgesByReason());
+    out.put("ingest_lag_max_ms", Math.round(figures.lagMaxMillis()));
     Auditor.Accuracy accuracy =
         new Auditor(stack.auditIndex(), routers, stack.fleet(), requests).audit();
     out.put("quiescence_pods_exact_pct", percent(accuracy.podFraction()));
@@ -289,14 +285,7 @@ final class ChaosRun implements AutoCloseable {
         RedisNode after = sentinel.awaitPrimaryOtherThan(before, Duration.ofSeconds(30));
         faultNotes.put("promoted", after.uri().toString());
       }
-      case INGESTER_PAUSED -> {
-        idle.set(true); // its pods go quiet while it is frozen
-        var frozen = stack.ingesters().get("ingester-1");
-        frozen.pause();
-        sleep(Stack.LEASE_TTL.multipliedBy(2).plusSeconds(1));
-        frozen.resume();
-        idle.set(false);
-      }
+      case INGESTER_PAUSED -> ingesterPaused();
       case INGESTER_KILLED -> {
         stack.kill("ingester-1");
         sleep(Stack.LEASE_TTL.plusSeconds(1));
@@ -315,47 +304,17 @@ final class ChaosRun implements AutoCloseable {
         sleep(timings.fault());
         stack.fleet().pods().forEach(p -> p.faults().clear());
       }
-      case POISON_BATCH -> {
-        BlockStored poison =
-            new BlockStored(
-                List.of(42L),
-                null,
-                List.of(),
-                Workloads.BLOCK_SIZE,
-                null,
-                null,
-                null,
-                null,
-                70_000,
-                null,
-                null);
-        SimulatedPod pod = stack.fleet().pods().get(0);
-        long seq =
-            pod.inject(
-                0, KvEventEncoder.of(WireEra.V0_22).encode(KvEventBatch.of(0, List.of(poison), 0)));
-        faultNotes.put("pod", pod.name());
-        faultNotes.put("sequence", seq);
-      }
-      case SLEEP_ACROSS_RESTART -> {
-        SimulatedPod pod = stack.fleet().pods().get(0);
-        pod.sleep(1);
-        sleep(Duration.ofSeconds(2)); // scraped asleep, purged
-        standalone.kill();
-        sleep(Duration.ofSeconds(1));
-        standalone.restart();
-        sleep(Duration.ofSeconds(3));
-        pod.wakeUp();
-        faultNotes.put("pod", pod.name());
-      }
-      case REDIS_MAXMEMORY -> {
+      case POISON_BATCH -> poisonBatch();
+      case SLEEP_ACROSS_RESTART -> sleepAcrossRestart();
+      case REDIS_MAXMEMORY -> maxmemory();
+      case HOSTILE_SCORE_FLOOD -> {
         RedisCommands<String, String> redis = connect(standalone);
-        long used = Long.parseLong(infoField(redis.info("memory"), "used_memory"));
-        redis.configSet("maxmemory", Long.toString(used));
-        faultNotes.put("maxmemory", used);
-        sleep(timings.fault());
-        redis.configSet("maxmemory", "0");
+        long before = usedMemory(redis);
+        HostileScoreFlood.Sent sent = HostileScoreFlood.run(stack.routers(), timings.fault());
+        faultNotes.put("hostile_requests", sent.requests());
+        faultNotes.put("refused_by_routers", sent.refused());
+        faultNotes.put("redis_memory_growth_bytes", usedMemory(redis) - before);
       }
-      case HOSTILE_SCORE_FLOOD -> flood();
       default -> throw new IllegalStateException(scenario.name());
     }
   }
@@ -374,80 +333,65 @@ final class ChaosRun implements AutoCloseable {
   }
 
   /**
-   * Hostile /score requests from 4 threads for the fault's length, to both routers; the routers
-   * must keep answering the auditor meanwhile, and Redis's memory must not grow with them.
+   * A batch Redis can never apply (a KV-cache group index past the index's limit) on the first pod.
    */
-  private void flood() throws InterruptedException {
+  private void poisonBatch() {
+    BlockStored poison =
+        new BlockStored(
+            List.of(42L),
+            null,
+            List.of(),
+            Workloads.BLOCK_SIZE,
+            null,
+            null,
+            null,
+            null,
+            70_000,
+            null,
+            null);
+    SimulatedPod pod = stack.fleet().pods().get(0);
+    long seq =
+        pod.inject(
+            0, KvEventEncoder.of(WireEra.V0_22).encode(KvEventBatch.of(0, List.of(poison), 0)));
+    faultNotes.put("pod", pod.name());
+    faultNotes.put("sequence", seq);
+  }
+
+  /** The first pod asleep, Redis restarted empty meanwhile, then the pod awake. */
+  private void sleepAcrossRestart() throws InterruptedException {
+    SimulatedPod pod = stack.fleet().pods().get(0);
+    pod.sleep(1);
+    sleep(Duration.ofSeconds(2)); // scraped asleep, purged
+    standalone.kill();
+    sleep(Duration.ofSeconds(1));
+    standalone.restart();
+    sleep(Duration.ofSeconds(3));
+    pod.wakeUp();
+    faultNotes.put("pod", pod.name());
+  }
+
+  /** Redis's maxmemory set to what it uses, so that every write that needs more is refused. */
+  private void maxmemory() throws InterruptedException {
     RedisCommands<String, String> redis = connect(standalone);
-    long before = Long.parseLong(infoField(redis.info("memory"), "used_memory"));
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    String tokens =
-        java.util.stream.IntStream.range(0, 256)
-            .mapToObj(Integer::toString)
-            .collect(Collectors.joining(",", "[", "]"));
-    String longName = "p".repeat(10_000);
-    List<String> bodies =
-        List.of(
-            "{\"model\":\""
-                + Stack.MODEL
-                + "\",\"token_ids\":"
-                + tokens
-                + ",\"pods\":[\""
-                + longName
-                + "\"]}",
-            "{\"model\":\""
-                + Stack.MODEL
-                + "\",\"token_ids\":"
-                + tokens
-                + ",\"pods\":[\"pod-0\"],\"record_ttl_ms\":1000000000000}",
-            "{\"model\":\"" + longName + "\",\"token_ids\":" + tokens + "}",
-            "x".repeat(9 << 20));
-    AtomicLong sent = new AtomicLong();
-    AtomicLong refusedByRouter = new AtomicLong();
-    long until = System.nanoTime() + timings.fault().toNanos();
-    List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < 4; t++) {
-      int id = t;
-      Thread thread =
-          new Thread(
-              () -> {
-                int i = id;
-                while (System.nanoTime() < until) {
-                  URI router = stack.routers().get(i % stack.routers().size());
-                  String body = bodies.get(i++ % bodies.size());
-                  try {
-                    HttpResponse<Void> r =
-                        http.send(
-                            HttpRequest.newBuilder(router.resolve("/score"))
-                                .timeout(Duration.ofSeconds(5))
-                                .header("Content-Type", "application/json")
-                                .POST(HttpRequest.BodyPublishers.ofString(body))
-                                .build(),
-                            HttpResponse.BodyHandlers.discarding());
-                    sent.incrementAndGet();
-                    if (r.statusCode() >= 400 && r.statusCode() < 500) {
-                      refusedByRouter.incrementAndGet();
-                    }
-                  } catch (IOException e) {
-                    sent.incrementAndGet(); // the router closed an oversized request
-                    refusedByRouter.incrementAndGet();
-                  } catch (InterruptedException e) {
-                    return;
-                  }
-                }
-              },
-              "chaos-flood-" + t);
-      thread.setDaemon(true);
-      thread.start();
-      threads.add(thread);
-    }
-    for (Thread t : threads) {
-      t.join();
-    }
-    long after = Long.parseLong(infoField(redis.info("memory"), "used_memory"));
-    faultNotes.put("hostile_requests", sent.get());
-    faultNotes.put("refused_by_routers", refusedByRouter.get());
-    faultNotes.put("redis_memory_growth_bytes", after - before);
+    long used = usedMemory(redis);
+    redis.configSet("maxmemory", Long.toString(used));
+    faultNotes.put("maxmemory", used);
+    sleep(timings.fault());
+    redis.configSet("maxmemory", "0");
+  }
+
+  /** One ingester frozen past its leases, its pods quiet meanwhile, then let go on. */
+  private void ingesterPaused() throws InterruptedException {
+    idle.set(true); // its pods go quiet while it is frozen
+    var frozen = stack.ingesters().get("ingester-1");
+    frozen.pause();
+    sleep(Stack.LEASE_TTL.multipliedBy(2).plusSeconds(1));
+    frozen.resume();
+    idle.set(false);
+  }
+
+  private static long usedMemory(RedisCommands<String, String> redis) {
+    return Long.parseLong(infoField(redis.info("memory"), "used_memory"));
   }
 
   private static String infoField(String info, String name) {
@@ -481,44 +425,6 @@ final class ChaosRun implements AutoCloseable {
     } while (System.nanoTime() < deadline);
     sleep(GRACE); // the last batches' lookups settle
     return behind;
-  }
-
-  private long counted(String meter, String tag, String value) {
-    long n = 0;
-    for (MeterRegistry r : stack.registries()) {
-      var search = r.find(meter);
-      if (tag != null) {
-        search = search.tag(tag, value);
-      }
-      for (Counter c : search.counters()) {
-        n += (long) c.count();
-      }
-    }
-    return n;
-  }
-
-  /**
-   * The longest event-to-index lag any ingester measured in the last minutes (Micrometer's max).
-   */
-  private double lagMaxMillis() {
-    double max = 0;
-    for (MeterRegistry r : stack.registries()) {
-      for (io.micrometer.core.instrument.Timer t : r.find("kvindex.ingester.lag").timers()) {
-        max = Math.max(max, t.max(TimeUnit.MILLISECONDS));
-      }
-    }
-    return max;
-  }
-
-  private ObjectNode purgesByReason() {
-    ObjectNode out = JSON.createObjectNode();
-    for (MeterRegistry r : stack.registries()) {
-      for (Counter c : r.find("kvindex.ingester.purges").tag("outcome", "done").counters()) {
-        String reason = c.getId().getTag("reason");
-        out.put(reason, out.path(reason).asLong(0) + (long) c.count());
-      }
-    }
-    return out;
   }
 
   private static double percent(double fraction) {

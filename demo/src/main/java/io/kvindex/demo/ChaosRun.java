@@ -12,6 +12,7 @@ import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodRouter;
 import io.kvindex.simulator.PodUnavailableException;
 import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.simulator.load.TimedRequest;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -92,7 +93,7 @@ final class ChaosRun implements AutoCloseable {
             .requestsPerSecond(timings.rate())
             .seed(seed)
             .build();
-    requests = Workloads.requests(config);
+    requests = Workloads.requests(config).stream().map(TimedRequest::request).toList();
     stack = Stack.start(config, 512);
     opened.add(stack);
     figures = new StackFigures(stack::registries);

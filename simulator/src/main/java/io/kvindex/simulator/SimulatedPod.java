@@ -67,6 +67,12 @@ public interface SimulatedPod extends AutoCloseable {
   }
 
   /**
+   * Ground truth for routing: what the rank's engine holds of the request's prompt now, from block
+   * 0 on, hashed with the engine's own hasher (so it is right in every hash mode).
+   */
+  CachedPrefix cachedPrefix(InferenceRequest request, int rank);
+
+  /**
    * Resets every rank's prefix cache; the AllBlocksCleared goes out with each engine's next step,
    * as vLLM's does. Returns true (requests are instantaneous, so no block is ever in use).
    */

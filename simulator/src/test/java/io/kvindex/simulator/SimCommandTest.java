@@ -3,10 +3,14 @@ package io.kvindex.simulator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.service.DurationConverter;
+import io.kvindex.simulator.load.TimedRequest;
+import io.kvindex.simulator.load.Workload;
 import io.kvindex.simulator.load.WorkloadTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 class SimCommandTest {
@@ -77,7 +81,8 @@ class SimCommandTest {
 
     Run badRouter = run("--router", "smart", "--max-requests", "1");
     assertThat(badRouter.exit()).isEqualTo(1);
-    assertThat(badRouter.err()).contains("--router must be random, round-robin or router URLs");
+    assertThat(badRouter.err())
+        .contains("--router must be random, round-robin, oracle or router URLs");
   }
 
   @Test
@@ -87,5 +92,24 @@ class SimCommandTest {
     assertThat(c.convert("90s").getSeconds()).isEqualTo(90);
     assertThat(c.convert("5m").toMinutes()).isEqualTo(5);
     assertThat(c.convert("PT1H").toHours()).isEqualTo(1);
+  }
+
+  /** The written trace reads back as a Mooncake trace of conversation-sized, shared prompts. */
+  @Test
+  void call_writeTrace_conversationShapedMooncakeTrace(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("trace.jsonl");
+    Run written = run("--write-trace", file.toString(), "--max-requests", "400");
+    assertThat(written.exit()).as(written.err()).isZero();
+    long tokens = 0;
+    int requests = 0;
+    try (Workload trace = Workload.mooncakeTrace(file, 512)) {
+      while (trace.hasNext()) {
+        TimedRequest r = trace.next();
+        tokens += r.request().promptLength();
+        requests++;
+      }
+    }
+    assertThat(requests).isEqualTo(400);
+    assertThat(tokens / requests).as("mean prompt tokens").isBetween(10_000L, 14_000L);
   }
 }

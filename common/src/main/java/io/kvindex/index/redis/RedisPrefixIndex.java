@@ -22,6 +22,7 @@ import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.ResyncStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.SweepResult;
 import io.kvindex.redis.RedisConnector;
@@ -78,6 +79,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
  *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
  *                  as long as its longest-lived entry, so it vanishes with no process left
+ *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
+ *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
  *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
  *                  all and per tier (decimal): apply changes them with the entries, GC counts
  *                  the entries it strips out, so inspecting a stream never scans blocks;
@@ -174,6 +177,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final ScriptRunner reads;
   private final RedisLookups lookups;
   private final RedisLeases leases;
+  private final RedisResyncs resyncs;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
   private final RedisNotes notes;
@@ -192,6 +196,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
         new RedisLookups(
             config, keys, reads, connector.commands(), connector.meterRegistry(), identity);
     this.leases = new RedisLeases(keys, writes);
+    this.resyncs = new RedisResyncs(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
     this.notes = new RedisNotes(config, keys, writes);
     identity.addListener(
@@ -727,6 +732,17 @@ public final class RedisPrefixIndex implements PrefixIndex {
                     KeySchema.holderField(podField))
                 .toCompletableFuture());
     return outcome.isDone();
+  }
+
+  @Override
+  public CompletableFuture<ResyncStatus> requestResyncAsync(
+      String model, String pod, String note, Duration interval) {
+    return resyncs.request(model, pod, note, interval);
+  }
+
+  @Override
+  public Optional<String> takeResync(StreamId stream) {
+    return resyncs.take(stream);
   }
 
   @Override

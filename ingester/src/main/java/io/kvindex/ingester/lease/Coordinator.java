@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * lost on renewal, or a write refused with a fencing error, stops that stream's worker at once.
  * Streams of pods gone from discovery are purged by their owner before their lease is released; the
  * purge is retried until it succeeds. A pod back as a new incarnation of its engine (restarted, or
- * a new pod behind the old name) has its streams restarted as the sequence numbers would show.
+ * a new pod behind the old name) has its streams restarted as the sequence numbers would show. A
+ * drift resync a router asked for a pod (PrefixIndex#requestResyncAsync) is taken each tick by the
+ * owner of each of its streams and handed to that stream's worker.
  */
 public final class Coordinator implements StreamWorker.Listener {
   private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
@@ -122,6 +124,7 @@ public final class Coordinator implements StreamWorker.Listener {
       retire(desired);
       level(desired, ttl);
       heartbeat();
+      takeResyncs();
       shared.metrics().leasesHeld(workers.size());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -278,6 +281,35 @@ public final class Coordinator implements StreamWorker.Listener {
     workers.put(s, w);
     threads.put(s, t);
     t.start();
+  }
+
+  /**
+   * Hands each held stream the drift resync a router asked for its pod, if one stands that this
+   * stream has not taken yet (one read per stream, in parallel like the renewals).
+   */
+  private void takeResyncs() throws InterruptedException {
+    List<StreamWorker> held = List.copyOf(workers.values());
+    List<Future<Optional<String>>> asked = new ArrayList<>(held.size());
+    for (StreamWorker w : held) {
+      asked.add(leaseCalls.submit(() -> shared.index().takeResync(w.id())));
+    }
+    for (int i = 0; i < held.size(); i++) {
+      StreamWorker w = held.get(i);
+      try {
+        asked.get(i).get().ifPresent(note -> w.status().requestResync(note));
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof RedisUnavailableException) {
+          shared.metrics().swallowed("resync");
+        } else {
+          shared.metrics().realError("resync");
+          log.error(
+              "pod={} stream={}: reading its resync request failed",
+              w.id().pod(),
+              w.id(),
+              e.getCause());
+        }
+      }
+    }
   }
 
   /** Keeps idle owned pods live; a pod whose batches are being applied is refreshed by them. */

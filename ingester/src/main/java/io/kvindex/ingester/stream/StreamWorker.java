@@ -170,6 +170,10 @@ public final class StreamWorker implements Runnable {
     if (status.takeIndexResetRequest()) {
       indexLost();
     }
+    String resync = status.takeResyncRequest();
+    if (resync != null) {
+      resync(resync);
+    }
     boolean reportedAsleep = status.engineAsleep();
     if (reportedAsleep != lastReportedAsleep) {
       // Edges of what the scrapes say: a live batch may show the engine awake before a scrape does.
@@ -288,6 +292,18 @@ public final class StreamWorker implements Runnable {
     sequencer.indexLost();
     status.progress(sequencer);
     retryAtNanos = shared.nanos();
+  }
+
+  private void resync(String note) {
+    log.warn(
+        "{}: resyncing on a router's request ({}): purging, then replaying what the ring covers",
+        label,
+        note);
+    sequencer.resync();
+    status.progress(sequencer);
+    retryAtNanos = shared.nanos();
+    // A quiet stream asks its ring at once rather than after a quiet spell.
+    quietSinceNanos = shared.nanos() - shared.config().idleCatchUp().toNanos() - 1;
   }
 
   /** A quiet stream asks for anything after its watermark that it may have missed. */

@@ -15,9 +15,10 @@ COPY router-client/pom.xml router-client/
 COPY benchmarks/pom.xml benchmarks/
 COPY demo/pom.xml demo/
 COPY cli/pom.xml cli/
+COPY examples/gateway/pom.xml examples/gateway/
 RUN mvn -B -q -pl cli -am dependency:go-offline -DexcludeGroupIds=io.kvindex || true
 COPY . .
-RUN mvn -B -q -DskipTests -Dspotless.check.skip=true -pl cli -am package
+RUN mvn -B -q -DskipTests -Dspotless.check.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -pl cli -am package
 
 # Run stage: a JRE 17 with the launcher, the jar and its libraries; no Maven, no build at start.
 FROM eclipse-temurin:17-jre

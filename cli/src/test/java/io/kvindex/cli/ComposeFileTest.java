@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.kvindex.ingester.discovery.PodDiscovery;
+import io.kvindex.ingester.discovery.PodSpec;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -170,28 +172,40 @@ class ComposeFileTest {
   }
 
   @Test
-  void discovery_namesTheSimServiceAndItsExposedPorts() throws IOException {
+  void discovery_namesTheSimServiceAndItsExposedPorts() {
     String sim = servicesRunning("sim").get(0);
     int pods = Integer.parseInt(option(sim, "--pods"));
     int publish = Integer.parseInt(option(sim, "--publish-port"));
     int replay = Integer.parseInt(option(sim, "--replay-port"));
+    int http = Integer.parseInt(option(sim, "--http-port"));
     assertThat(option(sim, "--bind-host")).isEqualTo("0.0.0.0");
     Set<Integer> exposed = exposedPorts(services.path(sim).path("expose"));
     for (String ingester : servicesRunning("ingester")) {
       String file = option(ingester, "--discovery-file");
       Path source = mountedSource(ingester, file);
-      JsonNode list = YAML.readTree(source.toFile()).path("pods");
-      assertThat(list.size()).as(source + " lists every pod of the sim").isEqualTo(pods);
+      // Read as the ingester reads it: the real discovery file parser, unknown keys refused.
+      List<PodSpec> list;
+      try (PodDiscovery discovery = PodDiscovery.file(source)) {
+        list = discovery.pods();
+      }
+      assertThat(list).as(source + " lists every pod of the sim").hasSize(pods);
       for (int i = 0; i < pods; i++) {
-        JsonNode pod = list.get(i);
-        assertThat(pod.path("name").asText()).isEqualTo("pod-" + i);
-        assertThat(pod.path("model").asText()).isEqualTo("sim-model");
-        URI endpoint = URI.create(pod.path("endpoint").asText());
-        URI replayEndpoint = URI.create(pod.path("replayEndpoint").asText());
+        PodSpec pod = list.get(i);
+        assertThat(pod.name()).isEqualTo("pod-" + i);
+        assertThat(pod.model()).isEqualTo("sim-model");
+        URI endpoint = URI.create(pod.publisherEndpoint());
+        URI replayEndpoint = URI.create(pod.replayEndpoint());
         assertThat(endpoint.getHost()).isEqualTo(sim);
         assertThat(replayEndpoint.getHost()).isEqualTo(sim);
         assertThat(endpoint.getPort()).isEqualTo(publish + i).isIn(exposed);
         assertThat(replayEndpoint.getPort()).isEqualTo(replay + i).isIn(exposed);
+        assertThat(pod.metricsUrl()).as(pod.name() + " metricsUrl").isNotNull();
+        URI metrics = URI.create(pod.metricsUrl());
+        assertThat(metrics.getScheme()).isEqualTo("http");
+        assertThat(metrics.getHost()).as(pod.name() + " metricsUrl").isEqualTo(sim);
+        assertThat(metrics.getPort()).as(pod.name() + " metricsUrl").isEqualTo(http + i);
+        assertThat(metrics.getPort()).isIn(exposed);
+        assertThat(metrics.getPath()).isEqualTo("/metrics");
       }
     }
   }

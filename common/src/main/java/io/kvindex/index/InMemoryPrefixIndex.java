@@ -12,11 +12,13 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -32,6 +34,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private record SpecBlock(KeyMode mode, int cacheGroup, long key) {}
 
   private record Held(Lease lease, long expiresAtMillis) {}
+
+  private record Resync(String note, Set<Integer> takenByRank, long untilMillis) {}
 
   private static final class Stream {
     Long watermark;
@@ -49,6 +53,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<StreamId, Held> leases = new HashMap<>();
   private final Map<String, Long> replicas = new HashMap<>();
   private final Map<Pod, String> incarnations = new HashMap<>();
+  private final Map<Pod, Resync> resyncs = new HashMap<>();
   private long fence;
 
   InMemoryPrefixIndex(IndexConfig config, InstantSource clock) {
@@ -445,6 +450,33 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     Check.atLeastOneMilli(ttl, "ttl");
     Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
     return Optional.ofNullable(incarnations.put(key, incarnation));
+  }
+
+  @Override
+  public synchronized CompletableFuture<ResyncStatus> requestResyncAsync(
+      String model, String pod, String note, Duration interval) {
+    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
+    String checked = Check.notNull(note, "note");
+    Check.between(checked.length(), 0, MAX_RESYNC_NOTE, "note length");
+    long until = now() + Check.atLeastOneMilli(interval, "interval").toMillis();
+    Resync standing = resyncs.get(key);
+    if (standing != null && standing.untilMillis() > now()) {
+      return CompletableFuture.completedFuture(ResyncStatus.STANDING);
+    }
+    resyncs.put(key, new Resync(checked, new HashSet<>(), until));
+    return CompletableFuture.completedFuture(ResyncStatus.REQUESTED);
+  }
+
+  @Override
+  public synchronized Optional<String> takeResync(StreamId stream) {
+    Check.notNull(stream, "stream");
+    Resync standing = resyncs.get(new Pod(stream.model(), stream.pod()));
+    if (standing == null
+        || standing.untilMillis() <= now()
+        || !standing.takenByRank().add(stream.dpRank())) {
+      return Optional.empty();
+    }
+    return Optional.of(standing.note());
   }
 
   @Override

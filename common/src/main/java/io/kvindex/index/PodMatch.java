@@ -16,7 +16,7 @@ import java.util.TreeMap;
  *     block is held in
  * @param rankDepths {@code depth} per data-parallel rank that holds at least block 0
  * @param speculative true if part of {@code depth} rests only on routes a router recorded ({@link
- *     PrefixIndex#speculate}) that the engine has not confirmed yet; such blocks count as GPU
+ *     PrefixIndex#speculateAsync}) that the engine has not confirmed yet; such blocks count as GPU
  */
 public record PodMatch(
     String pod,

@@ -40,6 +40,9 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface PrefixIndex extends AutoCloseable {
 
+  /** The longest note of a resync request ({@link #requestResyncAsync}), in characters. */
+  int MAX_RESYNC_NOTE = 256;
+
   /** A builder for a Redis-backed index (or, for tests, the in-memory model). */
   static PrefixIndexBuilder builder() {
     return new PrefixIndexBuilder();
@@ -246,6 +249,31 @@ public interface PrefixIndex extends AutoCloseable {
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
   Optional<String> swapIncarnation(String model, String pod, String incarnation, Duration ttl);
+
+  /**
+   * Asks the ingester that owns the pod's streams to resync them: purge what the index holds of
+   * them, then replay what the engine's replay ring still covers. One request stands per pod per
+   * {@code interval}, whoever asks (routers judging the pod from their own observations make it;
+   * the first of them records it), so a pod is resynced at most once per interval.
+   *
+   * @param note who asked and why, for the owner's log; at most {@value #MAX_RESYNC_NOTE}
+   *     characters
+   * @param interval how long the request stands and keeps others out, at least 1 ms
+   * @return whether this call's request stands, one already did, or Redis was unavailable
+   * @throws IllegalArgumentException for a longer note
+   */
+  CompletableFuture<ResyncStatus> requestResyncAsync(
+      String model, String pod, String note, Duration interval);
+
+  /**
+   * Takes the standing resync request of the stream's pod, once per stream: the owner of the stream
+   * calls this, then resyncs it (each rank of the pod takes it once, whichever replica owns that
+   * rank). The request keeps standing, taken, until its interval ends.
+   *
+   * @return the request's note, or empty if none stands or this stream took it already
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  Optional<String> takeResync(StreamId stream);
 
   /**
    * Compares every group's epoch and node history with what this process last saw; a change means

@@ -14,6 +14,13 @@ import java.util.Map;
  * each setter. Not thread-safe; the index it builds is.
  */
 public final class PrefixIndexBuilder {
+  /**
+   * The default of {@link #tierWeight}: GPU 1.0, CPU 0.8, STORAGE 0.5, OTHER 0.5; a router that
+   * scores from elsewhere (the simulator's oracle) weighs tiers with these too.
+   */
+  public static final Map<Tier, Double> DEFAULT_TIER_WEIGHTS =
+      Map.of(Tier.GPU, 1.0, Tier.CPU, 0.8, Tier.STORAGE, 0.5, Tier.OTHER, 0.5);
+
   private String indexName = "default";
   private int groups = 1;
   private final Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
@@ -63,10 +70,7 @@ public final class PrefixIndexBuilder {
   private InstantSource clock = InstantSource.system();
 
   PrefixIndexBuilder() {
-    tierWeights.put(Tier.GPU, 1.0);
-    tierWeights.put(Tier.CPU, 0.8);
-    tierWeights.put(Tier.STORAGE, 0.5);
-    tierWeights.put(Tier.OTHER, 0.5);
+    tierWeights.putAll(DEFAULT_TIER_WEIGHTS);
   }
 
   /**
@@ -89,8 +93,8 @@ public final class PrefixIndexBuilder {
   }
 
   /**
-   * A tier's weight in {@link PodMatch#score()}, in [0, 1000]. Defaults GPU 1.0, CPU 0.8, STORAGE
-   * 0.5, OTHER 0.5.
+   * A tier's weight in {@link PodMatch#score()}, in [0, 1000]. Defaults {@link
+   * #DEFAULT_TIER_WEIGHTS}: GPU 1.0, CPU 0.8, STORAGE 0.5, OTHER 0.5.
    */
   public PrefixIndexBuilder tierWeight(Tier tier, double weight) {
     tierWeights.put(Check.notNull(tier, "tier"), Check.between(weight, 0, 1000, "weight"));
@@ -173,9 +177,10 @@ public final class PrefixIndexBuilder {
   }
 
   /**
-   * A Redis-backed index. Checks the group count stored in Redis (records it on first use).
+   * A Redis-backed index. Checks the group count and the index format stored in Redis (records them
+   * on first use).
    *
-   * @throws IllegalStateException if the index exists with another group count
+   * @throws IndexMismatchException if the index exists with another group count or index format
    */
   public PrefixIndex build() {
     if (connector == null) {

@@ -6,6 +6,7 @@ import static io.kvindex.index.Events.hashes;
 import static io.kvindex.index.Events.removed;
 import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.event.KvEvent;
 import io.kvindex.hash.TokenKeys;
@@ -559,6 +560,41 @@ public abstract class PrefixIndexContract {
         // bounded steps until the group's pass completes
       }
     }
+  }
+
+  @Test
+  void requestResync_onePerPodPerInterval_takenOncePerRank() {
+    PrefixIndex index = open();
+    Duration interval = Duration.ofMillis(300);
+    StreamId rank0 = new StreamId(MODEL, "p:{x}", 0);
+    StreamId rank1 = new StreamId(MODEL, "p:{x}", 1);
+    assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-a: 20/32", interval).join())
+        .isEqualTo(ResyncStatus.REQUESTED);
+    assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
+        .as("another router within the interval")
+        .isEqualTo(ResyncStatus.STANDING);
+    assertThat(index.takeResync(new StreamId(MODEL, "other", 0))).isEmpty();
+    assertThat(index.takeResync(new StreamId(TOKEN_MODEL, "p:{x}", 0))).isEmpty();
+    assertThat(index.takeResync(rank0)).contains("router-a: 20/32");
+    assertThat(index.takeResync(rank0)).as("taken once").isEmpty();
+    assertThat(index.takeResync(rank1)).as("each rank once").contains("router-a: 20/32");
+    assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
+        .as("taken, it still stands until its interval ends")
+        .isEqualTo(ResyncStatus.STANDING);
+    Poll.until(
+        () ->
+            index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join()
+                == ResyncStatus.REQUESTED);
+    assertThat(index.takeResync(rank0)).contains("router-b");
+  }
+
+  @Test
+  void requestResync_longNote_refused() {
+    PrefixIndex index = open();
+    String note = "x".repeat(PrefixIndex.MAX_RESYNC_NOTE + 1);
+    assertThatThrownBy(() -> index.requestResyncAsync(MODEL, "p", note, LONG))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("note length");
   }
 
   @Test

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
 import io.kvindex.simulator.InferenceRequest;
 import java.io.IOException;
 import java.time.Duration;
@@ -24,15 +26,18 @@ import java.util.concurrent.TimeUnit;
  * period: a router may credit a pod with a block it stopped holding less than {@code grace} ago,
  * and need not credit it with one it has held for less than that. Past the grace, a depth above the
  * blocks the pod held is a <b>false positive</b> (the gateway would send the request to a pod whose
- * cache is colder than the index says) and one below is a <b>false negative</b>. An answer of
- * "index unavailable" is counted apart: the gateway then balances by load, which is neither.
- * Thread-safe: one auditor thread, its figures read under its lock.
+ * cache is colder than the index says) and one below is a <b>false negative</b>. A false positive
+ * is counted apart when the index had not yet applied the batches the engine had published when the
+ * block was first seen gone (its removal still on its way: ingest lag past the grace, not a wrong
+ * index). An answer of "index unavailable" is counted apart: the gateway then balances by load,
+ * which is neither. Thread-safe: one auditor thread, its figures read under its lock.
  */
 final class ChaosAuditor implements AutoCloseable {
   private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
   private static final int LOOKUPS_PER_TICK = 2;
 
   private final Fleet fleet;
+  private final PrefixIndex index;
   private final RouterClient routers;
   private final List<InferenceRequest> prompts;
   private final List<String> pods;
@@ -43,6 +48,10 @@ final class ChaosAuditor implements AutoCloseable {
   private final Map<String, Map<Long, Long>> firstHeld = new HashMap<>();
   private final Map<String, Map<Long, Long>> lastHeld = new HashMap<>();
   private final Map<String, Set<Long>> gone = new HashMap<>();
+
+  /** Per pod and block gone, the engine's next sequence when the block was first seen gone. */
+  private final Map<String, Map<Long, Long>> goneBefore = new HashMap<>();
+
   private long lastSnapshot = -1;
   private final Thread thread;
   private volatile boolean running = true;
@@ -60,6 +69,7 @@ final class ChaosAuditor implements AutoCloseable {
   private long lastFp = -1;
   private long lastWrong = -1;
   private long fpDuringFault;
+  private long fpBehind;
   private long fpAfterFault;
   private String firstFalsePositive;
   private long maxAskNanos;
@@ -67,11 +77,13 @@ final class ChaosAuditor implements AutoCloseable {
 
   ChaosAuditor(
       Fleet fleet,
+      PrefixIndex index,
       RouterClient routers,
       List<InferenceRequest> prompts,
       Duration grace,
       long seed) {
     this.fleet = fleet;
+    this.index = index;
     this.routers = routers;
     this.prompts = List.copyOf(prompts);
     this.pods = fleet.names();
@@ -81,6 +93,7 @@ final class ChaosAuditor implements AutoCloseable {
       firstHeld.put(pod, new HashMap<>());
       lastHeld.put(pod, new HashMap<>());
       gone.put(pod, new HashSet<>());
+      goneBefore.put(pod, new HashMap<>());
     }
     this.thread = new Thread(this::loop, "chaos-auditor");
     this.thread.setDaemon(true);
@@ -135,16 +148,21 @@ final class ChaosAuditor implements AutoCloseable {
       Map<Long, Long> first = firstHeld.get(pod);
       Map<Long, Long> last = lastHeld.get(pod);
       Set<Long> goneSeen = gone.get(pod);
+      Map<Long, Long> sequence = goneBefore.get(pod);
+      long published = fleet.pod(pod).nextSequence(0);
       first.keySet().retainAll(held);
       for (Map.Entry<Long, Long> e : last.entrySet()) {
         if (!held.contains(e.getKey()) && goneSeen.add(e.getKey())) {
           e.setValue(now);
+          sequence.put(e.getKey(), published);
         }
       }
       for (long b : held) {
         first.putIfAbsent(b, now);
         last.put(b, now);
-        goneSeen.remove(b);
+        if (goneSeen.remove(b)) {
+          sequence.remove(b);
+        }
       }
     }
   }
@@ -180,6 +198,7 @@ final class ChaosAuditor implements AutoCloseable {
       }
       checks++;
       boolean fp = false;
+      boolean fpIndexed = false; // some pod's removal was applied, and still credited
       boolean fn = false;
       for (String pod : pods) {
         int depth = answer.path("pods").path(pod).path("matched_blocks").asInt(0);
@@ -187,9 +206,16 @@ final class ChaosAuditor implements AutoCloseable {
         int mustHold = depth(keys, firstHeld.get(pod), truthAt - graceNanos, false);
         if (depth > mayHold) {
           fp = true;
+          boolean behind = ingestBehind(pod, keys[mayHold]);
+          fpIndexed |= !behind;
           if (firstFalsePositive == null) {
             firstFalsePositive =
-                pod + ": the router said " + depth + " blocks, the pod held " + mayHold;
+                pod
+                    + ": the router said "
+                    + depth
+                    + " blocks, the pod held "
+                    + mayHold
+                    + (behind ? " (its removal not yet applied)" : " (its removal applied)");
           }
         } else if (depth < mustHold) {
           fn = true;
@@ -197,6 +223,9 @@ final class ChaosAuditor implements AutoCloseable {
       }
       if (fp) {
         falsePositives++;
+        if (!fpIndexed) {
+          fpBehind++;
+        }
         lastFp = answered;
         if (fpSince < 0) {
           fpSince = asked;
@@ -216,6 +245,26 @@ final class ChaosAuditor implements AutoCloseable {
       if (fp || fn) {
         lastWrong = answered;
       }
+    }
+  }
+
+  /**
+   * Whether the index had not yet applied what the engine had published when the block was first
+   * seen gone (so its removal is still on its way: ingest lag, not a wrong index). Reads the
+   * stream's watermark, at most once per false positive.
+   */
+  private boolean ingestBehind(String pod, long block) {
+    Long publishedBefore = goneBefore.get(pod).get(block);
+    if (publishedBefore == null) {
+      return false;
+    }
+    try {
+      long watermark = index.watermark(new StreamId(Workloads.MODEL, pod, 0)).orElse(-1);
+      // The batch published next may carry the removal (an engine publishes its events after the
+      // step that changed its cache), so the index is behind until it has applied that one too.
+      return watermark < publishedBefore;
+    } catch (RuntimeException e) {
+      return false;
     }
   }
 
@@ -251,6 +300,7 @@ final class ChaosAuditor implements AutoCloseable {
     out.put("false_positives", falsePositives);
     out.put("false_negatives", falseNegatives);
     out.put("false_positives_during_fault", fpDuringFault);
+    out.put("false_positives_while_ingest_behind", fpBehind);
     out.put("false_positives_after_fault", fpAfterFault);
     out.put("longest_false_positive_window_ms", TimeUnit.NANOSECONDS.toMillis(longestFpNanos));
     out.put(

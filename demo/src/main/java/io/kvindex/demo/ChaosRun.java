@@ -2,8 +2,6 @@ package io.kvindex.demo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvindex.event.BlockStored;
-import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.localredis.ClusterNode;
 import io.kvindex.localredis.LocalRedis;
@@ -14,8 +12,7 @@ import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodRouter;
 import io.kvindex.simulator.PodUnavailableException;
 import io.kvindex.simulator.SimulatedPod;
-import io.kvindex.wire.KvEventEncoder;
-import io.kvindex.wire.WireEra;
+import io.kvindex.simulator.load.TimedRequest;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -96,12 +93,13 @@ final class ChaosRun implements AutoCloseable {
             .requestsPerSecond(timings.rate())
             .seed(seed)
             .build();
-    requests = Workloads.requests(config);
+    requests = Workloads.requests(config).stream().map(TimedRequest::request).toList();
     stack = Stack.start(config, 512);
     opened.add(stack);
     figures = new StackFigures(stack::registries);
     RouterClient routers = new RouterClient(stack.routers());
-    ChaosAuditor auditor = new ChaosAuditor(stack.fleet(), routers, requests, GRACE, seed);
+    ChaosAuditor auditor =
+        new ChaosAuditor(stack.fleet(), stack.auditIndex(), routers, requests, GRACE, seed);
     opened.add(auditor);
     long realBefore = figures.counted("kvindex.redis.errors", null, null);
     startLoad();
@@ -308,11 +306,11 @@ final class ChaosRun implements AutoCloseable {
       case REDIS_MAXMEMORY -> maxmemory();
       case HOSTILE_SCORE_FLOOD -> {
         RedisCommands<String, String> redis = connect(standalone);
-        long before = usedMemory(redis);
+        long before = ChaosProbes.usedMemory(redis);
         HostileScoreFlood.Sent sent = HostileScoreFlood.run(stack.routers(), timings.fault());
         faultNotes.put("hostile_requests", sent.requests());
         faultNotes.put("refused_by_routers", sent.refused());
-        faultNotes.put("redis_memory_growth_bytes", usedMemory(redis) - before);
+        faultNotes.put("redis_memory_growth_bytes", ChaosProbes.usedMemory(redis) - before);
       }
       default -> throw new IllegalStateException(scenario.name());
     }
@@ -335,23 +333,8 @@ final class ChaosRun implements AutoCloseable {
    * A batch Redis can never apply (a KV-cache group index past the index's limit) on the first pod.
    */
   private void poisonBatch() {
-    BlockStored poison =
-        new BlockStored(
-            List.of(42L),
-            null,
-            List.of(),
-            Workloads.BLOCK_SIZE,
-            null,
-            null,
-            null,
-            null,
-            70_000,
-            null,
-            null);
     SimulatedPod pod = stack.fleet().pods().get(0);
-    long seq =
-        pod.inject(
-            0, KvEventEncoder.of(WireEra.V0_22).encode(KvEventBatch.of(0, List.of(poison), 0)));
+    long seq = pod.inject(0, ChaosProbes.poisonPayload());
     faultNotes.put("pod", pod.name());
     faultNotes.put("sequence", seq);
   }
@@ -372,10 +355,21 @@ final class ChaosRun implements AutoCloseable {
   /** Redis's maxmemory set to what it uses, so that every write that needs more is refused. */
   private void maxmemory() throws InterruptedException {
     RedisCommands<String, String> redis = connect(standalone);
-    long used = usedMemory(redis);
+    long used = ChaosProbes.usedMemory(redis);
     redis.configSet("maxmemory", Long.toString(used));
     faultNotes.put("maxmemory", used);
-    sleep(timings.fault());
+    long until = System.nanoTime() + timings.fault().toNanos();
+    String notReady = null;
+    while (System.nanoTime() < until) {
+      for (var ingester : stack.ingesters().values()) {
+        String said = ChaosProbes.readyz(ingester.httpPort());
+        if (notReady == null && !said.startsWith("200")) {
+          notReady = said;
+        }
+      }
+      sleep(Duration.ofMillis(250));
+    }
+    faultNotes.put("ingester_readyz_during_fault", notReady == null ? "always ready" : notReady);
     redis.configSet("maxmemory", "0");
   }
 
@@ -387,19 +381,6 @@ final class ChaosRun implements AutoCloseable {
     sleep(Stack.LEASE_TTL.multipliedBy(2).plusSeconds(1));
     frozen.resume();
     idle.set(false);
-  }
-
-  private static long usedMemory(RedisCommands<String, String> redis) {
-    return Long.parseLong(infoField(redis.info("memory"), "used_memory"));
-  }
-
-  private static String infoField(String info, String name) {
-    for (String line : info.split("\r?\n")) {
-      if (line.startsWith(name + ":")) {
-        return line.substring(name.length() + 1).trim();
-      }
-    }
-    throw new IllegalStateException("INFO has no " + name);
   }
 
   // ---------------------------------------------------------------- quiescence and figures

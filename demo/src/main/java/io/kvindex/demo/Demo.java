@@ -14,9 +14,10 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The whole stack on one machine, and what it gained: replays one workload through kvindex routing
- * (Redis, simulated pods, two ingesters, two routers) and through round-robin and random routing on
- * fresh fleets of the same shape; midway resets one pod's prefix cache, restarts one pod and kills
- * one ingester; then audits the index against the pods' ground truth at quiescence.
+ * (Redis, simulated pods, two ingesters, two routers; the gateway sends each engine's cached_tokens
+ * back, closing the loop) and through the oracle (the pods' true caches), round-robin and random
+ * routing on fresh fleets of the same shape; midway resets one pod's prefix cache, restarts one pod
+ * and kills one ingester; then audits the index against the pods' ground truth at quiescence.
  *
  * <pre>{@code
  * DemoReport report = Demo.run(DemoConfig.builder().pods(4).build(), new PrintWriter(System.out));
@@ -37,11 +38,14 @@ public final class Demo {
   private final DemoConfig config;
   private final Progress progress;
   private final List<InferenceRequest> requests;
+  private final List<Duration> arrivals;
   private final int capacityBlocks;
   private final Map<String, MeterRegistry> registries = new LinkedHashMap<>();
   static final String RESET = "reset";
   static final String RESTART = "restart";
   static final String KILL = "kill";
+  static final String FAULT = "fault";
+  private static final double FAULT_AT = 0.25;
   private volatile Duration takeover;
   private Run.Result kvindexRun;
   private IngestStats beforeKill;
@@ -49,7 +53,9 @@ public final class Demo {
   private Demo(DemoConfig config, PrintWriter out) {
     this.config = config;
     this.progress = new Progress(out);
-    this.requests = Workloads.requests(config);
+    List<io.kvindex.simulator.load.TimedRequest> timed = Workloads.requests(config);
+    this.requests = timed.stream().map(io.kvindex.simulator.load.TimedRequest::request).toList();
+    this.arrivals = timed.stream().map(io.kvindex.simulator.load.TimedRequest::at).toList();
     this.capacityBlocks = Workloads.capacityBlocks(config, requests);
   }
 
@@ -92,7 +98,7 @@ public final class Demo {
       report.accuracy(audit(stack));
     }
     report.ingestBeforeKill(beforeKill).takeover(takeover);
-    for (String baseline : List.of(Policy.ROUND_ROBIN, Policy.RANDOM)) {
+    for (String baseline : List.of(Policy.ORACLE, Policy.ROUND_ROBIN, Policy.RANDOM)) {
       report.result(baseline(baseline));
     }
     return report.elapsed(Duration.ofNanos(System.nanoTime() - start)).build();
@@ -109,14 +115,25 @@ public final class Demo {
   private void routeThroughKvindex(Stack stack, DemoReport.Builder report) {
     RouterPolicy router = new RouterPolicy(stack.routers(), stack.fleet().names());
     Fleet fleet = stack.fleet();
-    Run run =
-        new Run(requests, fleet, new Policy(Policy.KVINDEX, router))
-            .pace(config.requestsPerSecond())
-            .limit(config.duration())
-            .atFractionOfLimit(0.4, RESET, () -> reset(fleet))
-            .atFractionOfLimit(0.5, RESTART, () -> restart(fleet))
-            .atFractionOfLimit(0.6, KILL, () -> kill(stack))
-            .onProgress(r -> progress.update(r, stats(stack)));
+    Run run = new Run(requests, fleet, new Policy(Policy.KVINDEX, router));
+    if (config.trace() == null) {
+      run.pace(config.requestsPerSecond()).limit(config.duration());
+    } else if (config.speed() != null) {
+      run.arrivals(arrivals, config.speed())
+          .span(
+              Duration.ofNanos(
+                  (long) (arrivals.get(arrivals.size() - 1).toNanos() / config.speed())));
+    } else {
+      run.pace(config.requestsPerSecond())
+          .span(Duration.ofMillis((long) (requests.size() * 1000 / config.requestsPerSecond())));
+    }
+    if (config.fault() == DemoConfig.Fault.SILENT_EVICTION) {
+      run.atFractionOfLimit(FAULT_AT, FAULT, () -> silentEviction(fleet));
+    }
+    run.atFractionOfLimit(0.4, RESET, () -> reset(fleet))
+        .atFractionOfLimit(0.5, RESTART, () -> restart(fleet))
+        .atFractionOfLimit(0.6, KILL, () -> kill(stack))
+        .onProgress(r -> progress.update(r, stats(stack)));
     Run.Result result = run.execute();
     kvindexRun = result;
     progress.done(result);
@@ -124,7 +141,18 @@ public final class Demo {
         .result(result)
         .routing(router.reasons(), router.failures(), router.lastFailure())
         .scoreLatency(router.roundTripMillis(0.5), router.roundTripMillis(0.99))
-        .indexReads(stack.indexReads());
+        .indexReads(stack.indexReads())
+        .lookupsOutOfBudget(stack.lookupsOutOfBudget())
+        .loop(
+            router,
+            stack.countedBy("kvindex.router.drift.suspects", "direction"),
+            stack.countedBy("kvindex.router.resync.requests", "outcome"));
+  }
+
+  /** Every engine evicts without publishing from now on. */
+  private void silentEviction(Fleet fleet) {
+    fleet.pods().forEach(p -> p.faults().silentEviction(true));
+    progress.line("every engine now evicts without publishing BlockRemoved (silent eviction)");
   }
 
   /** The pod faults at the requests where the kvindex run had them. */
@@ -217,7 +245,12 @@ public final class Demo {
       Policy policy = Policy.baseline(name, config.seed());
       progress.line("replaying the same requests with " + name + " routing on a fresh fleet");
       List<InferenceRequest> same = requests.subList(0, kvindexRun.routed());
-      return samePodFaults(new Run(same, fleet, policy), fleet).execute();
+      Run run = samePodFaults(new Run(same, fleet, policy), fleet);
+      if (config.fault() == DemoConfig.Fault.SILENT_EVICTION
+          && kvindexRun.fired().containsKey(FAULT)) {
+        run.at(kvindexRun.fired().get(FAULT), () -> silentEviction(fleet));
+      }
+      return run.execute();
     }
   }
 

@@ -17,6 +17,34 @@ public final class DemoConfig {
   private final double requestsPerSecond;
   private final int capacityBlocks;
   private final long seed;
+  private final Double speed;
+  private final Fault fault;
+  private final boolean closedLoop;
+
+  /** A fault the demo can inject into every pod, on top of its midway ones. */
+  public enum Fault {
+    /** None beyond the midway ones. */
+    NONE,
+    /**
+     * From a quarter of the run on, every engine evicts without publishing the BlockRemoved, live
+     * and in its replay ring alike: only the closed loop can see it.
+     */
+    SILENT_EVICTION;
+
+    /** By its command-line name: {@code none} or {@code silent-eviction}. */
+    public static Fault named(String name) {
+      for (Fault f : values()) {
+        if (f.cliName().equals(name)) {
+          return f;
+        }
+      }
+      throw new IllegalArgumentException("fault must be none or silent-eviction, got " + name);
+    }
+
+    public String cliName() {
+      return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+    }
+  }
 
   private DemoConfig(Builder b) {
     this.redisUri = b.redisUri;
@@ -26,6 +54,35 @@ public final class DemoConfig {
     this.requestsPerSecond = b.requestsPerSecond;
     this.capacityBlocks = b.capacityBlocks;
     this.seed = b.seed;
+    this.speed = b.speed;
+    this.fault = b.fault;
+    this.closedLoop = b.closedLoop;
+  }
+
+  /**
+   * With a trace, the factor its timestamps are compressed by (requests then arrive as the trace
+   * says, not at {@link #requestsPerSecond}), or {@code null} to pace at the rate.
+   */
+  public Double speed() {
+    return speed;
+  }
+
+  /** The fault injected into every pod, {@link Fault#NONE} by default. */
+  public Fault fault() {
+    return fault;
+  }
+
+  /**
+   * Whether the routers act on what the engines report ({@code POST /observe}): a pod found
+   * over-predicted is resynced. Off, the observations are still counted. Default on.
+   */
+  public boolean closedLoop() {
+    return closedLoop;
+  }
+
+  /** Whether this is the full default run whose kvindex/oracle ratio is checked. */
+  boolean fullDefaultRun() {
+    return trace == null && fault == Fault.NONE && duration.compareTo(Duration.ofSeconds(40)) >= 0;
   }
 
   public static Builder builder() {
@@ -67,10 +124,19 @@ public final class DemoConfig {
     return seed;
   }
 
-  /** How many requests the run offers: the duration at the offered load. */
+  /**
+   * How many requests the run offers: the duration at the offered load, or with a trace all of its
+   * requests.
+   */
   int requestCount() {
+    if (trace != null) {
+      return MAX_TRACE_REQUESTS;
+    }
     return (int) Math.max(1, Math.round(duration.toMillis() / 1000.0 * requestsPerSecond));
   }
+
+  /** The most requests of a trace a run replays. */
+  static final int MAX_TRACE_REQUESTS = 1_000_000;
 
   /** Builds a {@link DemoConfig}; each setter checks its argument at once. Not thread-safe. */
   public static final class Builder {
@@ -81,8 +147,32 @@ public final class DemoConfig {
     private double requestsPerSecond = 150;
     private int capacityBlocks = 1024;
     private long seed = 7;
+    private Double speed;
+    private Fault fault = Fault.NONE;
+    private boolean closedLoop = true;
 
     private Builder() {}
+
+    /** Default none: pace at the rate. */
+    public Builder speed(Double speed) {
+      if (speed != null && !(speed > 0 && speed <= 1_000_000)) {
+        throw new IllegalArgumentException("speed must be within (0, 1000000], got " + speed);
+      }
+      this.speed = speed;
+      return this;
+    }
+
+    /** Default {@link Fault#NONE}. */
+    public Builder fault(Fault fault) {
+      this.fault = Objects.requireNonNull(fault, "fault");
+      return this;
+    }
+
+    /** Default true. */
+    public Builder closedLoop(boolean on) {
+      this.closedLoop = on;
+      return this;
+    }
 
     /**
      * {@code redis://host:port}, {@code rediss://...}, a cluster's seed URIs or a {@code
@@ -152,6 +242,10 @@ public final class DemoConfig {
     }
 
     public DemoConfig build() {
+      if (speed != null && trace == null) {
+        throw new IllegalArgumentException(
+            "speed compresses a trace's timestamps: give --trace too, or pace with --rate");
+      }
       return new DemoConfig(this);
     }
   }

@@ -12,10 +12,15 @@ record Policy(String name, PodRouter router) {
   static final String KVINDEX = "kvindex";
   static final String ROUND_ROBIN = "round-robin";
   static final String RANDOM = "random";
+  static final String ORACLE = "oracle";
 
-  /** A baseline policy by name: {@code round-robin} or {@code random} (seeded). */
+  /**
+   * A baseline policy by name: {@code oracle} (the pods' true caches, the router's pick policy),
+   * {@code round-robin} or {@code random} (seeded).
+   */
   static Policy baseline(String name, long seed) {
     return switch (name) {
+      case ORACLE -> new Policy(name, PodRouter.oracle(new RouterOraclePick()));
       case ROUND_ROBIN -> new Policy(name, PodRouter.roundRobin());
       case RANDOM -> new Policy(name, PodRouter.random(seed));
       default -> throw new IllegalArgumentException("no baseline policy " + name);

@@ -59,6 +59,37 @@ final class RouterClient {
     return JSON.readTree(response.body());
   }
 
+  /**
+   * Sends what the engine reported for a routed request back to a router ({@code POST /observe}):
+   * the closed loop. Returns the router's answer ({@code prediction_error_blocks}, {@code
+   * outcome}).
+   *
+   * @throws IOException if the router cannot be reached or answers an error
+   */
+  JsonNode observe(String pod, int predictedBlocks, Map<String, Object> usage)
+      throws IOException, InterruptedException {
+    URI router = routers.get(Math.floorMod(next.getAndIncrement(), routers.size()));
+    ObjectNode body = JSON.createObjectNode();
+    body.put("model", Workloads.MODEL);
+    body.put("pod", pod);
+    body.put("predicted_blocks", predictedBlocks);
+    JsonNode reported = JSON.valueToTree(usage);
+    body.put("prompt_tokens", reported.path("prompt_tokens").asInt());
+    body.put("cached_tokens", reported.path("prompt_tokens_details").path("cached_tokens").asInt());
+    HttpRequest post =
+        HttpRequest.newBuilder(router.resolve("/observe"))
+            .timeout(Duration.ofSeconds(5))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)))
+            .build();
+    HttpResponse<byte[]> response = http.send(post, HttpResponse.BodyHandlers.ofByteArray());
+    if (response.statusCode() != 200) {
+      throw new IOException(
+          router + " answered " + response.statusCode() + ": " + new String(response.body()));
+    }
+    return JSON.readTree(response.body());
+  }
+
   private static byte[] body(int[] tokenIds, List<String> pods, Map<String, Integer> load)
       throws IOException {
     ObjectNode body = JSON.createObjectNode();

@@ -1,6 +1,7 @@
 package io.kvindex.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodRouter;
 import io.kvindex.simulator.SimulatedPod;
@@ -19,8 +20,9 @@ import java.util.TreeMap;
  * kvindex routing as a gateway does it: each request's token ids go to a router replica's {@code
  * POST /score} (the replicas take turns), with the pods' current load, and the request goes to the
  * pod the router picks. The load is the number of requests each pod got among the last few, the
- * stand-in for running requests (the simulated pods answer at once). Not thread-safe: one run
- * drives it.
+ * stand-in for running requests (the simulated pods answer at once). Once the pod has served the
+ * request, the engine's {@code usage} (its {@code cached_tokens}) goes back to a router with the
+ * pick's prediction ({@code POST /observe}). Not thread-safe: one run drives it.
  */
 final class RouterPolicy implements PodRouter {
   private static final int LOAD_WINDOW = 64;
@@ -33,6 +35,9 @@ final class RouterPolicy implements PodRouter {
   private final List<Long> roundTrips = new ArrayList<>();
   private int failures;
   private String lastFailure;
+  private int predicted = -1;
+  private final List<Byte> outcomes = new ArrayList<>();
+  private int observeFailures;
 
   RouterPolicy(List<URI> routers, List<String> pods) {
     this.client = new RouterClient(routers);
@@ -46,6 +51,7 @@ final class RouterPolicy implements PodRouter {
     try {
       JsonNode pick = client.score(request.promptTokens(), pods, load).path("pick");
       pod = pick.path("pod").asText(null);
+      predicted = pick.path("matched_blocks").asInt(0);
       reasons.merge(pick.path("reason").asText("none"), 1, Integer::sum);
       if (pod == null || !pods.contains(pod)) {
         throw new IOException("the router's answer names no candidate pod: " + pick);
@@ -54,6 +60,7 @@ final class RouterPolicy implements PodRouter {
       failures++;
       lastFailure = e.getMessage();
       pod = leastLoaded();
+      predicted = -1;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while routing", e);
@@ -66,6 +73,72 @@ final class RouterPolicy implements PodRouter {
       }
     }
     throw new IllegalStateException("the router picked " + pod + ", not a candidate");
+  }
+
+  /**
+   * The gateway's half of the closed loop: sends the engine's usage (its cached_tokens) back to a
+   * router with the prediction the pick carried, and keeps the outcome.
+   */
+  @Override
+  public void served(InferenceRequest request, Completion completion) {
+    if (predicted < 0) {
+      outcomes.add(NOT_OBSERVED);
+      return;
+    }
+    try {
+      JsonNode answer = client.observe(completion.pod(), predicted, completion.usage());
+      int error = answer.path("prediction_error_blocks").asInt();
+      outcomes.add((byte) Integer.signum(error));
+    } catch (IOException e) {
+      observeFailures++;
+      outcomes.add(NOT_OBSERVED);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while observing", e);
+    }
+  }
+
+  @Override
+  public void refused(InferenceRequest request, SimulatedPod pod) {
+    outcomes.add(NOT_OBSERVED);
+  }
+
+  private static final byte NOT_OBSERVED = 2;
+
+  /**
+   * How the predictions of the requests from index {@code from} to {@code to} (exclusive) compared
+   * with what the engines reported: exact, over, under.
+   */
+  Predictions predictions(int from, int to) {
+    int exact = 0;
+    int over = 0;
+    int under = 0;
+    for (int i = Math.max(0, from); i < Math.min(to, outcomes.size()); i++) {
+      switch (outcomes.get(i)) {
+        case 0 -> exact++;
+        case 1 -> over++;
+        case -1 -> under++;
+        default -> {
+          // not observed
+        }
+      }
+    }
+    return new Predictions(exact, over, under);
+  }
+
+  /** Observed requests by how the prediction compared. */
+  record Predictions(int exact, int over, int under) {
+    int observed() {
+      return exact + over + under;
+    }
+
+    double exactShare() {
+      return observed() == 0 ? Double.NaN : (double) exact / observed();
+    }
+  }
+
+  int observeFailures() {
+    return observeFailures;
   }
 
   /** How many picks each policy step decided (longest_prefix, least_load, ...). */

@@ -27,7 +27,9 @@ final class Run {
   private final Map<Integer, Runnable> actions = new TreeMap<>();
   private final List<Timed> timed = new ArrayList<>();
   private double requestsPerSecond = Double.POSITIVE_INFINITY;
+  private List<Duration> arrivals;
   private Duration limit;
+  private Duration span;
   private Consumer<Result> progress = r -> {};
 
   Run(List<InferenceRequest> requests, Fleet fleet, Policy policy) {
@@ -39,6 +41,22 @@ final class Run {
   /** Paces the requests at this rate. Default as fast as possible. */
   Run pace(double requestsPerSecond) {
     this.requestsPerSecond = requestsPerSecond;
+    return this;
+  }
+
+  /** Paces the requests at their arrival times, compressed {@code speed} times. */
+  Run arrivals(List<Duration> arrivals, double speed) {
+    this.arrivals =
+        arrivals.stream().map(a -> Duration.ofNanos((long) (a.toNanos() / speed))).toList();
+    return this;
+  }
+
+  /**
+   * The length {@link #atFractionOfLimit} takes its fractions of when there is no limit (a trace
+   * run lasts as long as its requests take). Default the limit.
+   */
+  Run span(Duration span) {
+    this.span = span;
     return this;
   }
 
@@ -91,6 +109,8 @@ final class Run {
     Map<String, Integer> fired = new LinkedHashMap<>();
     long end = limit == null ? Long.MAX_VALUE : start + limit.toNanos();
     int routed = 0;
+    long[] prompts = new long[requests.size()];
+    long[] cached = new long[requests.size()];
     for (int i = 0; i < requests.size() && System.nanoTime() < end; i++) {
       fireTimed(start, i, fired);
       Runnable action = actions.get(i);
@@ -103,6 +123,8 @@ final class Run {
         Completion done = fleet.submit(request, policy.router());
         promptTokens += done.promptTokens();
         cachedTokens += done.cachedTokens();
+        prompts[i] = done.promptTokens();
+        cached[i] = done.cachedTokens();
       } catch (KvIndexException refused) {
         unavailable++;
       }
@@ -119,7 +141,9 @@ final class Run {
                 cachedTokens,
                 unavailable,
                 Duration.ofNanos(now - start),
-                Map.of()));
+                Map.of(),
+                new long[0],
+                new long[0]));
       }
     }
     return new Result(
@@ -130,16 +154,19 @@ final class Run {
         cachedTokens,
         unavailable,
         Duration.ofNanos(System.nanoTime() - start),
-        fired);
+        fired,
+        java.util.Arrays.copyOf(prompts, routed),
+        java.util.Arrays.copyOf(cached, routed));
   }
 
   private void fireTimed(long start, int index, Map<String, Integer> fired) {
-    if (limit == null) {
+    Duration length = limit != null ? limit : span;
+    if (length == null) {
       return;
     }
     long elapsed = System.nanoTime() - start;
     for (Timed t : timed) {
-      if (!fired.containsKey(t.name()) && elapsed >= t.fraction() * limit.toNanos()) {
+      if (!fired.containsKey(t.name()) && elapsed >= t.fraction() * length.toNanos()) {
         fired.put(t.name(), index);
         t.action().run();
       }
@@ -147,10 +174,14 @@ final class Run {
   }
 
   private void pause(long start, int index) {
-    if (Double.isInfinite(requestsPerSecond)) {
+    long due;
+    if (arrivals != null) {
+      due = start + arrivals.get(index).toNanos();
+    } else if (Double.isInfinite(requestsPerSecond)) {
       return;
+    } else {
+      due = start + (long) (index * 1e9 / requestsPerSecond);
     }
-    long due = start + (long) (index * 1e9 / requestsPerSecond);
     long wait;
     while ((wait = due - System.nanoTime()) > 0) {
       LockSupport.parkNanos(wait);
@@ -168,6 +199,8 @@ final class Run {
    * @param unavailable requests a pod refused (asleep, or too large for it)
    * @param elapsed time since the run started
    * @param fired the request index each timed action came before, by name
+   * @param prompts each routed request's prompt tokens (empty in progress reports)
+   * @param cached each routed request's cached tokens (0 when refused)
    */
   record Result(
       String policy,
@@ -177,10 +210,34 @@ final class Run {
       long cachedTokens,
       int unavailable,
       Duration elapsed,
-      Map<String, Integer> fired) {
+      Map<String, Integer> fired,
+      long[] prompts,
+      long[] cached) {
 
     Result {
       fired = Map.copyOf(fired);
+    }
+
+    /** The hit rate of the routed requests from index {@code from} on (all of them for 0). */
+    double hitRateFrom(int from) {
+      long p = 0;
+      long c = 0;
+      for (int i = Math.max(0, from); i < prompts.length; i++) {
+        p += prompts[i];
+        c += cached[i];
+      }
+      return p == 0 ? 0 : (double) c / p;
+    }
+
+    /** The hit rate of the routed requests before index {@code to}. */
+    double hitRateBefore(int to) {
+      long p = 0;
+      long c = 0;
+      for (int i = 0; i < Math.min(to, prompts.length); i++) {
+        p += prompts[i];
+        c += cached[i];
+      }
+      return p == 0 ? 0 : (double) c / p;
     }
 
     /** Cached prompt tokens over prompt tokens: vLLM's prefix-cache hit rate. */

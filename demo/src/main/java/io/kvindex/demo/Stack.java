@@ -53,6 +53,13 @@ final class Stack implements AutoCloseable {
   static final int ROUTERS = 2;
   static final Duration LEASE_TTL = Duration.ofSeconds(3);
   static final Duration LOOKUP_BUDGET = Duration.ofMillis(50);
+
+  /**
+   * The routers' resync interval with the closed loop on: short, so that a demo run of a minute
+   * shows a pod resynced more than once.
+   */
+  static final Duration RESYNC_INTERVAL = Duration.ofSeconds(5);
+
   static final Duration REPLAY_IDLE_TIMEOUT = Duration.ofSeconds(10);
 
   private final Deque<AutoCloseable> opened = new ArrayDeque<>();
@@ -106,7 +113,7 @@ final class Stack implements AutoCloseable {
       startIngester("ingester-" + i);
     }
     for (int i = 1; i <= ROUTERS; i++) {
-      startRouter();
+      startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
     }
     auditConnector =
         RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
@@ -141,7 +148,7 @@ final class Stack implements AutoCloseable {
     ingesters.put(replica, ingester);
   }
 
-  private void startRouter() {
+  private void startRouter(Duration resyncInterval) {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     routerRegistries.add(registry);
     KvRouter router =
@@ -150,6 +157,7 @@ final class Stack implements AutoCloseable {
             .indexName(indexName)
             .model(MODEL, modelKeys())
             .lookupBudget(LOOKUP_BUDGET)
+            .resyncInterval(resyncInterval)
             .meterRegistry(registry)
             .build();
     opened.push(router);
@@ -232,6 +240,31 @@ final class Stack implements AutoCloseable {
       }
     }
     return n;
+  }
+
+  /** Lookups that ran out of their budget (answered "index unavailable"), over every router. */
+  long lookupsOutOfBudget() {
+    long n = 0;
+    for (PrometheusMeterRegistry r : routerRegistries) {
+      for (Timer t : r.find("kvindex.router.lookup").tag("outcome", "unavailable").timers()) {
+        n += t.count();
+      }
+    }
+    return n;
+  }
+
+  /** Over every router: a counter's total by one of its tags (e.g. resync requests by outcome). */
+  Map<String, Long> countedBy(String meter, String tag) {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    for (PrometheusMeterRegistry r : routerRegistries) {
+      for (Counter c : r.find(meter).counters()) {
+        long n = (long) c.count();
+        if (n > 0) {
+          out.merge(c.getId().getTag(tag), n, Long::sum);
+        }
+      }
+    }
+    return out;
   }
 
   /** Every router's and ingester's meter registry (fault drills sum counters over them). */

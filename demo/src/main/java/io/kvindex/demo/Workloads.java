@@ -2,6 +2,7 @@ package io.kvindex.demo;
 
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.load.SyntheticWorkload;
+import io.kvindex.simulator.load.TimedRequest;
 import io.kvindex.simulator.load.Workload;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,11 +24,11 @@ final class Workloads {
   private Workloads() {}
 
   /** At most {@code config.requestCount()} requests, in arrival order. */
-  static List<InferenceRequest> requests(DemoConfig config) {
+  static List<TimedRequest> requests(DemoConfig config) {
     try (Workload workload = open(config)) {
-      List<InferenceRequest> out = new ArrayList<>();
+      List<TimedRequest> out = new ArrayList<>();
       while (out.size() < config.requestCount() && workload.hasNext()) {
-        out.add(workload.next().request());
+        out.add(workload.next());
       }
       if (out.isEmpty()) {
         throw new DemoException("the trace " + config.trace() + " holds no request");

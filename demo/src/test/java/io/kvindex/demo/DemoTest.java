@@ -34,8 +34,37 @@ class DemoTest {
         .contains("reset pod-1's prefix cache")
         .contains("restarted pod-2's engine")
         .contains("killed ingester-2")
+        .contains("  oracle ")
+        .contains("kvindex / oracle = ")
+        .contains("requests observed: ")
+        .contains("lookups out of budget")
         .doesNotContain("NOT handled");
     assertThat(progress.toString()).contains("kvindex: routed");
+  }
+
+  /**
+   * Engines that evict without publishing: the summary gives both figures before and after the
+   * fault, and what the closed loop did.
+   */
+  @Test
+  void run_silentEviction_closedLoopResyncsAndBothFiguresReported() throws Exception {
+    DemoReport report =
+        Demo.run(
+            DemoConfig.builder()
+                .pods(4)
+                .duration(Duration.ofSeconds(8))
+                .fault(DemoConfig.Fault.SILENT_EVICTION)
+                .build(),
+            new PrintWriter(new StringWriter(), true));
+
+    String summary = report.render();
+    assertThat(summary)
+        .contains("silent eviction in every engine from request")
+        .contains("kvindex / oracle")
+        .contains("exact predictions")
+        .containsPattern("before the fault +[0-9.]+% +[0-9.]+%")
+        .containsPattern("after the fault +[0-9.]+% +[0-9.]+%")
+        .containsPattern("drift purges by the ingesters: [0-9]+");
   }
 
   /** A Redis with a password: neither the progress lines nor the summary show it. */

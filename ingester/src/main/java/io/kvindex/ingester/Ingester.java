@@ -4,6 +4,7 @@ import io.kvindex.common.Threads;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.lease.Coordinator;
 import io.kvindex.ingester.reconcile.Reconciler;
@@ -279,9 +280,9 @@ public final class Ingester implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RedisUnavailableException e) {
-      shared.metrics().swallowed("gc");
+      shared.metrics().swallowed(Operation.GC);
     } catch (RuntimeException e) {
-      shared.metrics().realError("gc");
+      shared.metrics().realError(Operation.GC);
       log.error("garbage collection step failed", e);
     }
   }

@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,13 +22,36 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The ingester's meters, all named {@code kvindex_ingester_*} in Prometheus. Thread-safe.
  *
- * <p>Counters are looked up once per distinct tag set and cached.
+ * <p>Counters are looked up once per distinct tag set and cached. The error counters and {@code
+ * gaps} exist at zero from the start: a series that is born at 1 shows no {@code increase()}, so an
+ * alert on the first error would never fire.
  */
 public final class IngesterMetrics {
+  /** What was being done when Redis failed: the {@code operation} label of the error counters. */
+  public enum Operation {
+    APPLY,
+    PURGE,
+    PUBLISH,
+    WATERMARK,
+    GC,
+    STREAM,
+    COORDINATION,
+    LEASE,
+    HEARTBEAT,
+    RECONCILE,
+    INCARNATION;
+
+    /** The label value: the name in lower case. */
+    public String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
   private final MeterRegistry registry;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<StreamId, AtomicLong> watermarks = new ConcurrentHashMap<>();
   private final AtomicInteger leasesHeld = new AtomicInteger();
+  private final AtomicInteger streamsDiscovered = new AtomicInteger();
   private final Timer lag;
 
   public IngesterMetrics(MeterRegistry registry) {
@@ -42,6 +66,14 @@ public final class IngesterMetrics {
     Gauge.builder("kvindex.ingester.leases.held", leasesHeld, AtomicInteger::get)
         .description("Stream leases this replica holds")
         .register(registry);
+    Gauge.builder("kvindex.ingester.streams.discovered", streamsDiscovered, AtomicInteger::get)
+        .description("Streams discovery lists, which the replicas share out through leases")
+        .register(registry);
+    for (Operation operation : Operation.values()) {
+      count("kvindex.ingester.errors", "operation", operation.label(), 0);
+      count("kvindex.ingester.redis.swallowed", "operation", operation.label(), 0);
+    }
+    count("kvindex.ingester.gaps", null, null, 0);
   }
 
   /** Distinct unknown event tags counted under their own label; the rest count as "other". */
@@ -132,12 +164,14 @@ public final class IngesterMetrics {
         .increment();
   }
 
-  public void swallowed(String operation) {
-    count("kvindex.ingester.redis.swallowed", "operation", operation);
+  /** A temporary Redis error given up on: the work is left pending and done again later. */
+  public void swallowed(Operation operation) {
+    count("kvindex.ingester.redis.swallowed", "operation", operation.label());
   }
 
-  public void realError(String operation) {
-    count("kvindex.ingester.errors", "operation", operation);
+  /** An error retrying cannot fix. */
+  public void realError(Operation operation) {
+    count("kvindex.ingester.errors", "operation", operation.label());
   }
 
   public void restart() {
@@ -163,6 +197,11 @@ public final class IngesterMetrics {
 
   public void leasesHeld(int n) {
     leasesHeld.set(n);
+  }
+
+  /** How many streams discovery lists now (the same on every replica that sees the same pods). */
+  public void streamsDiscovered(int n) {
+    streamsDiscovered.set(n);
   }
 
   public void failedStreamsFrom(java.util.function.Supplier<Number> count) {

@@ -97,6 +97,23 @@ public interface KvRouter extends AutoCloseable {
   CompletableFuture<Boolean> recordRoute(String model, String pod, long[] blockKeys, Duration ttl);
 
   /**
+   * Closes the loop: what the engine reported for a routed request (vLLM's {@code
+   * usage.prompt_tokens_details.cached_tokens}) against what the index predicted for its pod,
+   * compared as {@link Observation} says. Each observation is counted ({@code
+   * kvindex_router_prediction_error_blocks}, {@code kvindex.router.predictions}); a pod whose
+   * recent requests this router finds over-predicted beyond the drift threshold is suspect, and the
+   * ingester that owns it is asked, through Redis and at most once per resync interval whoever
+   * asks, to purge it and replay what its engine's ring covers. A pod found under-predicted is only
+   * reported: purging it would make it colder. Non-blocking and best effort; never throws for Redis
+   * trouble.
+   *
+   * @return the prediction's error in blocks ({@link Observation#errorBlocks}): positive when the
+   *     index thought the pod warmer than the engine found it
+   * @throws IllegalArgumentException if the model has no configured key mode (its block size)
+   */
+  int observe(Observation observation);
+
+  /**
    * The pods of {@code model} the index considers live now (an ingester keeps their liveness
    * fresh), for callers that do not track their candidate pods themselves. One script per index
    * group; prefer passing candidates on the request path.

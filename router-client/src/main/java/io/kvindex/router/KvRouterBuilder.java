@@ -26,6 +26,15 @@ public final class KvRouterBuilder {
   /** The default of {@link #redisUri}. */
   public static final String DEFAULT_REDIS_URI = "redis://127.0.0.1:6379";
 
+  /** The default of {@link #driftWindow}. */
+  public static final int DEFAULT_DRIFT_WINDOW = 32;
+
+  /** The default of {@link #driftThreshold}. */
+  public static final double DEFAULT_DRIFT_THRESHOLD = 0.5;
+
+  /** The default of {@link #resyncInterval}. */
+  public static final Duration DEFAULT_RESYNC_INTERVAL = Duration.ofMinutes(1);
+
   private String redisUri = DEFAULT_REDIS_URI;
   private Path redisTlsCaFile;
   private int groups = 1;
@@ -35,6 +44,9 @@ public final class KvRouterBuilder {
   private Duration lookupBudget = DEFAULT_LOOKUP_BUDGET;
   private PickPolicy pickPolicy = PickPolicy.standard();
   private MeterRegistry meterRegistry;
+  private int driftWindow = DEFAULT_DRIFT_WINDOW;
+  private double driftThreshold = DEFAULT_DRIFT_THRESHOLD;
+  private Duration resyncInterval = DEFAULT_RESYNC_INTERVAL;
   private final Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
 
   KvRouterBuilder() {}
@@ -135,6 +147,38 @@ public final class KvRouterBuilder {
     return this;
   }
 
+  /**
+   * How many of a pod's latest observed requests ({@link KvRouter#observe}) are judged together, 4
+   * to 4096. Default 32.
+   */
+  public KvRouterBuilder driftWindow(int observations) {
+    this.driftWindow = Check.between(observations, 4, 4096, "driftWindow");
+    return this;
+  }
+
+  /**
+   * The share of a full {@link #driftWindow} that must be over-predicted for the pod to be suspect
+   * (and resynced), or under-predicted for it to be reported so, in (0, 1]. An eviction between
+   * lookup and prefill, or the index's lag, errs now and then; this keeps those from adding up.
+   * Default 0.5.
+   */
+  public KvRouterBuilder driftThreshold(double share) {
+    this.driftThreshold = Check.between(share, 0.01, 1.0, "driftThreshold");
+    return this;
+  }
+
+  /**
+   * How long a resync request for a suspect pod stands, keeping every router's next one out: a pod
+   * is resynced at most once per interval. Zero turns resyncs off (suspects are still counted and
+   * logged). Default 1 min.
+   */
+  public KvRouterBuilder resyncInterval(Duration interval) {
+    Check.notNull(interval, "resyncInterval");
+    this.resyncInterval =
+        interval.isZero() ? Duration.ZERO : Check.atLeastOneMilli(interval, "resyncInterval");
+    return this;
+  }
+
   /** Where the router's metrics go. Default a private registry nobody reads. */
   public KvRouterBuilder meterRegistry(MeterRegistry registry) {
     this.meterRegistry = Check.notNull(registry, "meterRegistry");
@@ -161,7 +205,10 @@ public final class KvRouterBuilder {
         lookupBudget,
         pickPolicy,
         meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
-        tierWeights);
+        tierWeights,
+        driftWindow,
+        driftThreshold,
+        resyncInterval);
   }
 
   /** The immutable result of a builder. */
@@ -175,7 +222,10 @@ public final class KvRouterBuilder {
       Duration lookupBudget,
       PickPolicy pickPolicy,
       MeterRegistry meterRegistry,
-      Map<Tier, Double> tierWeights) {
+      Map<Tier, Double> tierWeights,
+      int driftWindow,
+      double driftThreshold,
+      Duration resyncInterval) {
     RouterConfig {
       tierWeights = Map.copyOf(tierWeights);
       models = Map.copyOf(models);
@@ -202,6 +252,12 @@ public final class KvRouterBuilder {
           + pickPolicy
           + ", tierWeights="
           + tierWeights
+          + ", driftWindow="
+          + driftWindow
+          + ", driftThreshold="
+          + driftThreshold
+          + ", resyncInterval="
+          + resyncInterval
           + "]";
     }
 

@@ -44,6 +44,7 @@ final class RedisKvRouter implements KvRouter {
   private final RedisConnector connector;
   private final PrefixIndex index;
   private final RouterMetrics metrics;
+  private final ClosedLoop loop;
 
   /** The configured models' hashers, built once; other models share {@link #defaultKeyer}. */
   private final Map<String, BlockKeyer> keyers;
@@ -56,6 +57,14 @@ final class RedisKvRouter implements KvRouter {
     this.connector = connector;
     this.index = index;
     this.metrics = new RouterMetrics(config.meterRegistry());
+    this.loop =
+        new ClosedLoop(
+            index,
+            new LoopMetrics(config.meterRegistry()),
+            config.driftWindow(),
+            config.driftThreshold(),
+            config.resyncInterval(),
+            System::nanoTime);
     Map<ModelKeys, BlockKeyer> byMode = new HashMap<>();
     Map<String, BlockKeyer> configured = new HashMap<>();
     config
@@ -236,6 +245,12 @@ final class RedisKvRouter implements KvRouter {
     return index
         .speculateAsync(model, keys.mode(), pod, blockKeys, 0, ttl)
         .whenComplete((recorded, error) -> metrics.speculative(error == null && recorded));
+  }
+
+  @Override
+  public int observe(Observation observation) {
+    Check.notNull(observation, "observation");
+    return loop.observe(observation, keyer(observation.model()).config().blockSize());
   }
 
   @Override

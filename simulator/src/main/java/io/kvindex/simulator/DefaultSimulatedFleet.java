@@ -71,16 +71,19 @@ final class DefaultSimulatedFleet implements SimulatedFleet {
       throw new IllegalArgumentException(
           "the router chose " + pod + ", which does not serve model " + model);
     }
+    Completion done;
     try {
-      Completion done = pod.submit(request);
-      requests.increment();
-      promptTokens.add(done.promptTokens());
-      cachedTokens.add(done.cachedTokens());
-      return done;
+      done = pod.submit(request);
     } catch (KvIndexException e) {
       failed.increment();
+      router.refused(request, pod);
       throw e;
     }
+    requests.increment();
+    promptTokens.add(done.promptTokens());
+    cachedTokens.add(done.cachedTokens());
+    router.served(request, done);
+    return done;
   }
 
   @Override

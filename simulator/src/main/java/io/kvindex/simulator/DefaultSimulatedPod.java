@@ -48,7 +48,7 @@ final class DefaultSimulatedPod implements SimulatedPod {
               config.topic()));
     }
     this.endpoints = List.copyOf(list);
-    this.http = config.http() ? PodHttpServer.start(this) : null;
+    this.http = config.http() ? PodHttpServer.start(this, config.httpBind()) : null;
   }
 
   static SimulatedPod start(PodConfig config) {
@@ -65,7 +65,8 @@ final class DefaultSimulatedPod implements SimulatedPod {
                 rank,
                 config,
                 hashers(config, seeds.nextLong()),
-                publishers.get(rank)));
+                publishers.get(rank),
+                faults));
       }
       return new DefaultSimulatedPod(config, context, engines, faults);
     } catch (RuntimeException e) {
@@ -164,6 +165,11 @@ final class DefaultSimulatedPod implements SimulatedPod {
   @Override
   public Map<String, java.util.Set<Long>> cachedBlocks(int rank) {
     return engine(rank).cachedBlocks();
+  }
+
+  @Override
+  public CachedPrefix cachedPrefix(InferenceRequest request, int rank) {
+    return engine(rank).cachedPrefix(request);
   }
 
   @Override

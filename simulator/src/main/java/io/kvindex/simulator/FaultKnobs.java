@@ -4,9 +4,11 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Faults a pod's publisher injects into its live stream, changeable while it runs. Dropped and
- * silenced batches still take their sequence number and stay in the replay ring, as a message lost
- * on the network would; replay is unaffected by every knob. Thread-safe.
+ * Faults a pod injects, changeable while it runs. Most are its publisher's, on the live stream:
+ * dropped and silenced batches still take their sequence number and stay in the replay ring, as a
+ * message lost on the network would, and replay is unaffected by them. {@link #silentEviction} is
+ * the engine's: the events it leaves out are never published, so the ring lacks them too.
+ * Thread-safe.
  */
 public final class FaultKnobs {
   private volatile double dropFraction;
@@ -15,6 +17,7 @@ public final class FaultKnobs {
   private volatile boolean silenced;
   private volatile double garbleFraction;
   private volatile double reorderFraction;
+  private volatile boolean silentEviction;
 
   FaultKnobs() {}
 
@@ -64,6 +67,16 @@ public final class FaultKnobs {
     return this;
   }
 
+  /**
+   * While true, the engine evicts blocks (GPU and CPU tier) without publishing their BlockRemoved,
+   * as some offload connectors do: the index keeps listing blocks the engine no longer holds, live
+   * and in the replay ring alike. Default false.
+   */
+  public FaultKnobs silentEviction(boolean silent) {
+    this.silentEviction = silent;
+    return this;
+  }
+
   /** Back to no faults. */
   public FaultKnobs clear() {
     dropFraction = 0;
@@ -72,6 +85,7 @@ public final class FaultKnobs {
     silenced = false;
     garbleFraction = 0;
     reorderFraction = 0;
+    silentEviction = false;
     return this;
   }
 
@@ -97,6 +111,10 @@ public final class FaultKnobs {
 
   public boolean silenced() {
     return silenced;
+  }
+
+  public boolean silentEviction() {
+    return silentEviction;
   }
 
   private static double checkFraction(double fraction, String name) {

@@ -4,6 +4,8 @@ import io.kvindex.wire.HashEncoding;
 import io.kvindex.wire.KvEventEncoder;
 import io.kvindex.wire.ReplayFraming;
 import io.kvindex.wire.WireEra;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Objects;
@@ -29,6 +31,7 @@ public final class PodConfig {
   private final HashMode hashMode;
   private final String hashSeed;
   private final boolean http;
+  private final InetSocketAddress httpBind;
   private final long seed;
   private final InstantSource clock;
   private final WireEra era;
@@ -51,6 +54,7 @@ public final class PodConfig {
     this.hashMode = b.hashMode;
     this.hashSeed = b.hashSeed;
     this.http = b.http;
+    this.httpBind = b.httpBind;
     this.seed = b.seed;
     this.clock = b.clock;
     this.era = b.era;
@@ -80,6 +84,7 @@ public final class PodConfig {
     b.hashMode = hashMode;
     b.hashSeed = hashSeed;
     b.http = http;
+    b.httpBind = httpBind;
     b.seed = seed;
     b.clock = clock;
     b.era = era;
@@ -152,6 +157,11 @@ public final class PodConfig {
     return http;
   }
 
+  /** Where the pod's HTTP endpoint binds (port 0: a free port). */
+  public InetSocketAddress httpBind() {
+    return httpBind;
+  }
+
   public long seed() {
     return seed;
   }
@@ -191,6 +201,7 @@ public final class PodConfig {
     private HashMode hashMode = HashMode.ENGINE;
     private String hashSeed = "0";
     private boolean http = true;
+    private InetSocketAddress httpBind = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
     private long seed = 1;
     private InstantSource clock = InstantSource.system();
     private WireEra era = WireEra.MAP;
@@ -306,9 +317,18 @@ public final class PodConfig {
       return this;
     }
 
-    /** Whether to start the pod's HTTP endpoint on 127.0.0.1 (random port). Default true. */
+    /** Whether to start the pod's HTTP endpoint (at {@link #httpBind}). Default true. */
     public Builder http(boolean http) {
       this.http = http;
+      return this;
+    }
+
+    /**
+     * Where the pod's HTTP endpoint binds, such as 0.0.0.0 for a collector on another host; port 0
+     * picks a free port. Default 127.0.0.1, a free port.
+     */
+    public Builder httpBind(InetSocketAddress address) {
+      this.httpBind = Objects.requireNonNull(address, "httpBind");
       return this;
     }
 

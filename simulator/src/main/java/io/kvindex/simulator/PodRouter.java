@@ -21,6 +21,16 @@ public interface PodRouter {
    */
   SimulatedPod choose(InferenceRequest request, List<SimulatedPod> pods);
 
+  /**
+   * The chosen pod served the request; {@code completion} is what its engine reported, cached
+   * tokens included, as a gateway reads them from vLLM's usage. Called by the fleet after {@link
+   * #choose}; default nothing.
+   */
+  default void served(InferenceRequest request, Completion completion) {}
+
+  /** The chosen pod refused the request (asleep, or too large). Default nothing. */
+  default void refused(InferenceRequest request, SimulatedPod pod) {}
+
   /** A uniformly random pod, seeded. Thread-safe. */
   static PodRouter random(long seed) {
     Random random = new Random(seed);
@@ -40,6 +50,17 @@ public interface PodRouter {
    */
   static PodRouter scoring(List<URI> routers) {
     return new ScoringRouter(routers);
+  }
+
+  /**
+   * The best any router could do: scores every candidate from the pods' true caches at decision
+   * time, the blocks of requests it routed and the pods have not served yet included, and picks
+   * with {@code pick}, a router's own pick policy (load: requests among the last {@value
+   * RecentLoad#DEFAULT_WINDOW} routed). A router's distance from it is its index's own loss
+   * (staleness, lag, lost events), not its policy's. Thread-safe.
+   */
+  static PodRouter oracle(OraclePick pick) {
+    return new OracleRouter(pick);
   }
 
   /** Each pod in turn. Thread-safe. */

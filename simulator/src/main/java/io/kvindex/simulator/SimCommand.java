@@ -4,6 +4,7 @@ import io.kvindex.common.KvIndexException;
 import io.kvindex.service.DurationConverter;
 import io.kvindex.simulator.load.LoadRunner;
 import io.kvindex.simulator.load.SyntheticWorkload;
+import io.kvindex.simulator.load.TraceWriter;
 import io.kvindex.simulator.load.Workload;
 import io.kvindex.wire.HashEncoding;
 import io.kvindex.wire.ReplayFraming;
@@ -11,6 +12,7 @@ import io.kvindex.wire.WireEra;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -177,7 +179,8 @@ public final class SimCommand implements Callable<Integer> {
       paramLabel = "R",
       defaultValue = "random",
       description =
-          "random, round-robin, or kvindex routers' URLs, comma-separated (e.g."
+          "random, round-robin, oracle (scores from the pods' true caches with the router's pick"
+              + " policy: the ceiling of any router), or kvindex routers' URLs, comma-separated (e.g."
               + " http://router-1:8190,http://router-2:8190: each request is routed by POST /score)"
               + " (default: ${DEFAULT-VALUE}).")
   String router;
@@ -201,7 +204,8 @@ public final class SimCommand implements Callable<Integer> {
       paramLabel = "HOST",
       defaultValue = "127.0.0.1",
       description =
-          "Host the PUB and replay sockets bind on, e.g. 0.0.0.0 (default: ${DEFAULT-VALUE}).")
+          "Host the PUB, replay and HTTP sockets bind on, e.g. 0.0.0.0 (default:"
+              + " ${DEFAULT-VALUE}).")
   String bindHost;
 
   @Option(
@@ -223,6 +227,15 @@ public final class SimCommand implements Callable<Integer> {
   int replayPort;
 
   @Option(
+      names = "--http-port",
+      paramLabel = "PORT",
+      defaultValue = "0",
+      description =
+          "First HTTP port (/metrics, the dev endpoints): pod i binds PORT + i; 0 = free ports"
+              + " (default: ${DEFAULT-VALUE}).")
+  int httpPort;
+
+  @Option(
       names = "--report-every",
       paramLabel = "D",
       defaultValue = "5s",
@@ -237,10 +250,25 @@ public final class SimCommand implements Callable<Integer> {
       description = "Random seed (default: ${DEFAULT-VALUE}).")
   long seed;
 
+  @Option(
+      names = "--write-trace",
+      paramLabel = "FILE",
+      description =
+          "Write a Mooncake-format trace shaped like the public conversation traces (multi-turn"
+              + " sessions, about 12 000-token prompts) to FILE and exit: --max-requests records"
+              + " (default 12000), arriving at --rate (default 150/s), seeded by --seed.")
+  Path writeTrace;
+
+  /** The records {@code --write-trace} writes when {@code --max-requests} is not given. */
+  static final int DEFAULT_TRACE_REQUESTS = 12_000;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
+    if (writeTrace != null) {
+      return writeTrace(out, err);
+    }
     try (SimulatedFleet fleet = startFleet();
         Workload workload = workload()) {
       printEndpoints(fleet, out);
@@ -289,6 +317,7 @@ public final class SimCommand implements Callable<Integer> {
             .replayBufferSteps(replayBuffer)
             .publishBind("tcp://" + bindHost + ":" + publishPort)
             .replayBind("tcp://" + bindHost + ":" + replayPort)
+            .httpBind(new InetSocketAddress(bindHost, httpPort))
             .build();
     return SimulatedFleet.builder()
         .pods(pods)
@@ -299,14 +328,32 @@ public final class SimCommand implements Callable<Integer> {
         .build();
   }
 
+  private int writeTrace(PrintWriter out, PrintWriter err) {
+    int requests =
+        maxRequests == Long.MAX_VALUE
+            ? DEFAULT_TRACE_REQUESTS
+            : (int) Math.min(Integer.MAX_VALUE, maxRequests);
+    double at = rate == null ? 150 : rate;
+    try {
+      TraceWriter.write(writeTrace, requests, at, seed);
+    } catch (IOException | IllegalArgumentException e) {
+      err.println("kvindex sim: cannot write the trace " + writeTrace + ": " + e.getMessage());
+      return 1;
+    }
+    out.printf(Locale.ROOT, "wrote %d requests at %.0f/s to %s%n", requests, at, writeTrace);
+    out.flush();
+    return 0;
+  }
+
   private PodRouter router() {
     return switch (router) {
       case "random" -> PodRouter.random(seed);
       case "round-robin" -> PodRouter.roundRobin();
+      case "oracle" -> PodRouter.oracle(OraclePick.standard());
       default -> {
         if (!router.startsWith("http://") && !router.startsWith("https://")) {
           throw new IllegalArgumentException(
-              "--router must be random, round-robin or router URLs (http://host:port,...), got "
+              "--router must be random, round-robin, oracle or router URLs (http://host:port,...), got "
                   + router);
         }
         List<URI> urls = new ArrayList<>();

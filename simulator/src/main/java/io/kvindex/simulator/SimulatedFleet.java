@@ -1,5 +1,6 @@
 package io.kvindex.simulator;
 
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -123,8 +124,12 @@ public interface SimulatedFleet extends AutoCloseable {
       return this;
     }
 
-    /** The template's endpoints shifted by {@code offset} ports (those with port 0 stay 0). */
-    private PodConfig.Builder withPorts(PodConfig.Builder pod, int offset) {
+    /**
+     * The template's endpoints shifted by {@code offset} ports, its HTTP port by the pod's {@code
+     * index} (those with port 0 stay 0).
+     */
+    private PodConfig.Builder withPorts(PodConfig.Builder pod, int offset, int index) {
+      pod.httpBind(shiftedAddress(template.httpBind(), index));
       String publish = shifted(template.publishEndpoint(), offset);
       if (template.publishBind()) {
         pod.publishBind(publish);
@@ -132,6 +137,12 @@ public interface SimulatedFleet extends AutoCloseable {
         pod.publishConnect(publish);
       }
       return pod.replayBind(shifted(template.replayEndpoint(), offset));
+    }
+
+    static InetSocketAddress shiftedAddress(InetSocketAddress address, int offset) {
+      return address.getPort() == 0 || offset == 0
+          ? address
+          : new InetSocketAddress(address.getAddress(), address.getPort() + offset);
     }
 
     static String shifted(String endpoint, int offset) {
@@ -150,7 +161,7 @@ public interface SimulatedFleet extends AutoCloseable {
       try {
         for (int i = 0; i < pods; i++) {
           PodConfig.Builder pod =
-              withPorts(template.toBuilder(), i * template.dataParallelSize())
+              withPorts(template.toBuilder(), i * template.dataParallelSize(), i)
                   .name("pod-" + i)
                   .model(served.get(i % served.size()))
                   .topic(

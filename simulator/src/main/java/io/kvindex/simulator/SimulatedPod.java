@@ -41,7 +41,10 @@ public interface SimulatedPod extends AutoCloseable {
   /** One entry per data-parallel rank, in rank order. */
   List<StreamEndpoints> endpoints();
 
-  /** The HTTP endpoint's base address ({@code http://127.0.0.1:port}), or {@code null} if off. */
+  /**
+   * The HTTP endpoint's base address ({@code http://host:port}, 127.0.0.1 unless {@link
+   * PodConfig.Builder#httpBind} says otherwise), or {@code null} if off.
+   */
   URI httpAddress();
 
   /**
@@ -62,6 +65,12 @@ public interface SimulatedPod extends AutoCloseable {
   default Set<Long> cachedBlocks(int rank, String tier) {
     return cachedBlocks(rank).getOrDefault(tier, Set.of());
   }
+
+  /**
+   * Ground truth for routing: what the rank's engine holds of the request's prompt now, from block
+   * 0 on, hashed with the engine's own hasher (so it is right in every hash mode).
+   */
+  CachedPrefix cachedPrefix(InferenceRequest request, int rank);
 
   /**
    * Resets every rank's prefix cache; the AllBlocksCleared goes out with each engine's next step,

@@ -3,10 +3,14 @@ package io.kvindex.simulator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.service.DurationConverter;
+import io.kvindex.simulator.load.TimedRequest;
+import io.kvindex.simulator.load.Workload;
 import io.kvindex.simulator.load.WorkloadTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 class SimCommandTest {
@@ -47,6 +51,17 @@ class SimCommandTest {
   }
 
   @Test
+  void call_bindHost_podsServeHttpThereToo() {
+    Run run =
+        run("--pods", "2", "--bind-host", "127.0.0.2", "--speed", "max", "--max-requests", "1");
+
+    assertThat(run.exit()).as(run.err()).isZero();
+    assertThat(run.out())
+        .containsPattern("pod-0 rank=0 model=sim-model pub=tcp://127\\.0\\.0\\.2:\\d+ ")
+        .containsPattern("pod-1 .* http=http://127\\.0\\.0\\.2:\\d+ ");
+  }
+
+  @Test
   void call_syntheticRunStopsAtMaxRequests() {
     Run run = run("--pods", "1", "--speed", "max", "--max-requests", "20", "--era", "V0_10_2");
 
@@ -66,7 +81,8 @@ class SimCommandTest {
 
     Run badRouter = run("--router", "smart", "--max-requests", "1");
     assertThat(badRouter.exit()).isEqualTo(1);
-    assertThat(badRouter.err()).contains("--router must be random, round-robin or router URLs");
+    assertThat(badRouter.err())
+        .contains("--router must be random, round-robin, oracle or router URLs");
   }
 
   @Test
@@ -76,5 +92,24 @@ class SimCommandTest {
     assertThat(c.convert("90s").getSeconds()).isEqualTo(90);
     assertThat(c.convert("5m").toMinutes()).isEqualTo(5);
     assertThat(c.convert("PT1H").toHours()).isEqualTo(1);
+  }
+
+  /** The written trace reads back as a Mooncake trace of conversation-sized, shared prompts. */
+  @Test
+  void call_writeTrace_conversationShapedMooncakeTrace(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("trace.jsonl");
+    Run written = run("--write-trace", file.toString(), "--max-requests", "400");
+    assertThat(written.exit()).as(written.err()).isZero();
+    long tokens = 0;
+    int requests = 0;
+    try (Workload trace = Workload.mooncakeTrace(file, 512)) {
+      while (trace.hasNext()) {
+        TimedRequest r = trace.next();
+        tokens += r.request().promptLength();
+        requests++;
+      }
+    }
+    assertThat(requests).isEqualTo(400);
+    assertThat(tokens / requests).as("mean prompt tokens").isBetween(10_000L, 14_000L);
   }
 }

@@ -2,6 +2,7 @@ package io.kvindex.simulator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.net.InetSocketAddress;
 import org.junit.jupiter.api.Test;
 
 class SimulatedFleetPortsTest {
@@ -19,6 +20,14 @@ class SimulatedFleetPortsTest {
     assertThat(SimulatedFleet.Builder.shifted("tcp://127.0.0.1:0", 5))
         .isEqualTo("tcp://127.0.0.1:0");
     assertThat(SimulatedFleet.Builder.shifted(null, 5)).isNull();
+  }
+
+  @Test
+  void shifted_httpAddress_realPortIsABaseFreeStaysFree() {
+    assertThat(SimulatedFleet.Builder.shiftedAddress(new InetSocketAddress("0.0.0.0", 5800), 3))
+        .isEqualTo(new InetSocketAddress("0.0.0.0", 5803));
+    assertThat(SimulatedFleet.Builder.shiftedAddress(new InetSocketAddress("127.0.0.1", 0), 3))
+        .isEqualTo(new InetSocketAddress("127.0.0.1", 0));
   }
 
   @Test

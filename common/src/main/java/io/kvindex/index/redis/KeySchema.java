@@ -275,6 +275,15 @@ public final class KeySchema {
     return key(group, "spec:gate");
   }
 
+  /**
+   * A pod's resync request (resync.lua): a hash of its note and the ranks whose owners took it,
+   * expiring with the request's interval, so one stands per pod per interval.
+   */
+  byte[] resync(String model, String pod) {
+    byte[] digest = sha256(podField(model, pod));
+    return key(groupOf(model, pod), "resync:" + HEX.formatHex(digest, 0, 16));
+  }
+
   /** Hex of the first 16 bytes of SHA-256 of the stream field. */
   static String streamDigest(StreamId stream) {
     return HEX.formatHex(sha256(streamField(stream)), 0, 16);

@@ -13,6 +13,7 @@ import io.kvindex.index.BatchCheck;
 import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexConfig;
+import io.kvindex.index.IndexMismatchException;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -21,6 +22,7 @@ import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.ResyncStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.SweepResult;
 import io.kvindex.redis.RedisConnector;
@@ -49,10 +51,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * hash tag is the index and group and every script touches exactly one slot (all keys in KEYS);
  * the scripts run unchanged on Redis Cluster. A pod (model, pod) belongs to group
  * SHA-256(podField)[0..4) mod groups; all its ranks' streams live in that group. Per group:
- *   meta     HASH  groups (fixed at creation), epoch, version (the stored format, recorded
- *                  when init creates the group), next (last slot handed out), pass (GC passes
- *                  started), cursor (HSCAN cursor of the pass in progress), fence (lease tokens),
- *                  and notes for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
+ *   meta     HASH  groups and format (fixed at creation; format: the index format processes
+ *                  must share, FORMAT), epoch, version (the stored version, recorded when init
+ *                  creates the group), next (last slot handed out), pass (GC passes started),
+ *                  cursor (HSCAN cursor of the pass in progress), fence (lease tokens), and notes
+ *                  for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
  *                  "note:segment-slots:<n>" -> the time a writer last noted them
  *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
  *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
@@ -76,6 +79,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
  *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
  *                  as long as its longest-lived entry, so it vanishes with no process left
+ *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
+ *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
  *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
  *                  all and per tier (decimal): apply changes them with the entries, GC counts
  *                  the entries it strips out, so inspecting a stream never scans blocks;
@@ -139,6 +144,13 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 /** The Redis-backed {@link PrefixIndex}; see the implementation notes above. Thread-safe. */
 public final class RedisPrefixIndex implements PrefixIndex {
+  /**
+   * The index format this code reads and writes, recorded in every group's meta hash when the group
+   * is created: processes of another format refuse to open the index (README, "Rolling updates").
+   * Raise it with every change that processes of the previous format would misread or miswrite.
+   */
+  static final int FORMAT = 1;
+
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;
 
@@ -165,6 +177,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final ScriptRunner reads;
   private final RedisLookups lookups;
   private final RedisLeases leases;
+  private final RedisResyncs resyncs;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
   private final RedisNotes notes;
@@ -183,6 +196,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
         new RedisLookups(
             config, keys, reads, connector.commands(), connector.meterRegistry(), identity);
     this.leases = new RedisLeases(keys, writes);
+    this.resyncs = new RedisResyncs(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
     this.notes = new RedisNotes(config, keys, writes);
     identity.addListener(
@@ -195,10 +209,11 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   /**
    * Opens the index on {@code connector} (which the caller owns and closes after the index) and
-   * checks the group count stored in Redis, recording it on first use. {@link
-   * io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half.
+   * checks the group count and the index format stored in Redis, recording them on first use.
+   * {@link io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half.
    *
-   * @throws IllegalStateException if the index exists with another group count
+   * @throws IndexMismatchException if the index exists with another group count, or in an index
+   *     format this code does not read and write
    */
   public static RedisPrefixIndex open(
       IndexConfig config, RedisConnector connector, RetryPolicy writes, RetryPolicy lookups) {
@@ -230,7 +245,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
         writes
             .calls()
             .<List<KeyValue<byte[], byte[]>>>call(
-                "open", () -> commands.hmget(keys.meta(g), ascii("groups"), ascii("epoch")))
+                "open",
+                () ->
+                    commands.hmget(keys.meta(g), ascii("groups"), ascii("epoch"), ascii("format")))
             .toCompletableFuture();
     CompletableFuture<RedisOutcome<byte[]>> copy =
         writes
@@ -239,17 +256,18 @@ public final class RedisPrefixIndex implements PrefixIndex {
             .toCompletableFuture();
     List<KeyValue<byte[], byte[]>> recorded = Await.of(meta).orElseThrow();
     byte[] blocksEpoch = Await.of(copy).orElseThrow();
-    if (!recorded.get(0).hasValue() || !recorded.get(1).hasValue() || blocksEpoch == null) {
+    if (recorded.stream().anyMatch(field -> !field.hasValue()) || blocksEpoch == null) {
       return Optional.empty();
     }
-    String epoch = checkedEpoch(List.of(recorded.get(0).getValue(), recorded.get(1).getValue()));
+    String epoch = checkedEpoch(recorded.stream().<Object>map(KeyValue::getValue).toList());
     return epoch.equals(text(blocksEpoch)) ? Optional.of(epoch) : Optional.empty();
   }
 
   /**
-   * Records the group count and an epoch if the group has none, and returns the epoch it has.
+   * Records the group count, an epoch and the format if the group has none, and returns the epoch
+   * it has.
    *
-   * @throws IllegalStateException if the index exists with another group count
+   * @throws IndexMismatchException if the index exists with another group count or format
    */
   private String init(int g) {
     return Await.of(initAsync(g));
@@ -263,15 +281,18 @@ public final class RedisPrefixIndex implements PrefixIndex {
             new byte[][] {keys.meta(g), keys.blocks(g)},
             ascii(config.groups()),
             ascii(IndexIdentity.newEpoch()),
-            ascii(KeySchema.STORED_VERSION))
+            ascii(KeySchema.STORED_VERSION),
+            ascii(FORMAT))
         .toCompletableFuture()
         .thenApply(outcome -> checkedEpoch(outcome.orElseThrow()));
   }
 
+  /** The epoch of an init reply or a meta read (groups, epoch, format), the rest checked. */
   private String checkedEpoch(List<Object> reply) {
+    checkFormat(Integer.parseInt(text(reply.get(2))));
     int storedGroups = Integer.parseInt(text(reply.get(0)));
     if (storedGroups != config.groups()) {
-      throw new IllegalStateException(
+      throw new IndexMismatchException(
           "index '"
               + config.indexName()
               + "' was created with "
@@ -283,6 +304,21 @@ public final class RedisPrefixIndex implements PrefixIndex {
               + " or use another index name");
     }
     return text(reply.get(1));
+  }
+
+  private void checkFormat(int stored) {
+    if (stored != FORMAT) {
+      throw new IndexMismatchException(
+          "index '"
+              + config.indexName()
+              + "' has index format "
+              + stored
+              + " but this kvindex reads and writes format "
+              + FORMAT
+              + ": processes of two formats cannot share an index. Run the release its other"
+              + " ingesters and routers run, or give this release another index name (index-name)"
+              + " and move ingesters, then routers, over to it (README, \"Rolling updates\")");
+    }
   }
 
   @Override
@@ -703,6 +739,17 @@ public final class RedisPrefixIndex implements PrefixIndex {
                     KeySchema.holderField(podField))
                 .toCompletableFuture());
     return outcome.isDone();
+  }
+
+  @Override
+  public CompletableFuture<ResyncStatus> requestResyncAsync(
+      String model, String pod, String note, Duration interval) {
+    return resyncs.request(model, pod, note, interval);
+  }
+
+  @Override
+  public Optional<String> takeResync(StreamId stream) {
+    return resyncs.take(stream);
   }
 
   @Override

@@ -29,6 +29,7 @@ final class Scripts {
   static final LuaScript REGISTRY = load("registry");
   static final LuaScript INCARNATION = load("incarnation");
   static final LuaScript IDENTITY = load("identity");
+  static final LuaScript RESYNC = load("resync");
   static final LuaScript NOTE = load("note");
 
   private Scripts() {}

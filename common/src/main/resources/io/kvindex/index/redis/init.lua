@@ -1,16 +1,19 @@
--- kvindex init: record the index's group count and epoch once, copy the epoch into the blocks hash
--- (lookups read it there, with everything else, in one HMGET), and return both as recorded. A group
--- created here also records the version of what its scripts store: one an earlier version created
--- has none (and no exact block counts).
+-- kvindex init: record the index's group count, epoch and format once, copy the epoch into the
+-- blocks hash (lookups read it there, with everything else, in one HMGET), and return the group
+-- count, the epoch and the format as recorded. The caller refuses a group count or a format other
+-- than its own. A group created here also records the version of what its scripts store: one an
+-- earlier version created has none (and no exact block counts).
 -- KEYS: 1 meta, 2 blocks
 -- ARGV: 1 group count, 2 a new epoch, used only if the group has none (a new or a lost index),
---       3 the stored version
+--       3 the stored version, 4 the caller's index format (recorded where none is, as in an index
+--       older than formats)
 redis.call('HSETNX', KEYS[1], 'groups', ARGV[1])
 if redis.call('HSETNX', KEYS[1], 'epoch', ARGV[2]) == 1 then
   redis.call('HSET', KEYS[1], 'version', ARGV[3])
 end
+redis.call('HSETNX', KEYS[1], 'format', ARGV[4])
 local epoch = redis.call('HGET', KEYS[1], 'epoch')
 if redis.call('HGET', KEYS[2], 'kvindex/epoch') ~= epoch then
   redis.call('HSET', KEYS[2], 'kvindex/epoch', epoch)
 end
-return {redis.call('HGET', KEYS[1], 'groups'), epoch}
+return {redis.call('HGET', KEYS[1], 'groups'), epoch, redis.call('HGET', KEYS[1], 'format')}

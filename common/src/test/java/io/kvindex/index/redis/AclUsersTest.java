@@ -14,6 +14,7 @@ import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
+import io.kvindex.index.ResyncStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisRealException;
@@ -48,9 +49,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The README's least-privilege ACL users, applied as written there: the ingester's user runs every
- * index operation an ingester makes, the router's runs opening, lookups and speculative routes, and
- * neither is refused anything on the way ({@code ACL LOG} stays empty); the router's user cannot
- * change an indexed entry, directly or through a script.
+ * index operation an ingester makes, the router's runs opening, lookups, speculative routes and
+ * resync requests, and neither is refused anything on the way ({@code ACL LOG} stays empty); the
+ * router's user cannot change an indexed entry, directly or through a script.
  */
 class AclUsersTest {
   private static final String MODEL = "m";
@@ -152,7 +153,10 @@ class AclUsersTest {
         .isEqualTo(ApplyStatus.APPLIED);
   }
 
-  /** What a router does: open, note its models, look up, record a speculative route, look up. */
+  /**
+   * What a router does: open, note its models, look up, record a speculative route, look up, ask
+   * for a pod's resync.
+   */
   private static void route(PrefixIndex index) {
     assertThat(index.noteReaderKeys(MODEL, "engine:sha256_cbor:42:16").join()).isTrue();
     List<Long> blocks = hashes(500, 20);
@@ -167,6 +171,11 @@ class AclUsersTest {
         .isTrue();
     assertThat(depth(index, longer)).isEqualTo(24);
     assertThat(index.livePods(MODEL).join()).hasValue(List.of(STREAM.pod()));
+    assertThat(
+            index
+                .requestResyncAsync(MODEL, STREAM.pod(), "router: drift", Duration.ofMinutes(1))
+                .join())
+        .isEqualTo(ResyncStatus.REQUESTED);
   }
 
   /** The router's user may not write the blocks hash, nor run a writing script on it. */
@@ -223,9 +232,11 @@ class AclUsersTest {
       createUsers(redis.uri());
       String uri = "redis://" + redis.uri().getHost() + ":" + redis.uri().getPort();
 
-      ingest(open(connect(withUser(uri, "kvindex-ingester"))));
+      PrefixIndex ingester = open(connect(withUser(uri, "kvindex-ingester")));
+      ingest(ingester);
       PrefixIndex router = open(connect(withUser(uri, "kvindex-router")));
       route(router);
+      assertThat(ingester.takeResync(STREAM)).contains("router: drift");
       RedisConnector inspector = connect(withUser(uri, "kvindex-inspect"));
       IndexReport report = RedisInspector.of(inspector, INDEX).read(null, null);
 
@@ -259,9 +270,12 @@ class AclUsersTest {
               .map(u -> u.getHost() + ":" + u.getPort())
               .collect(Collectors.joining(","));
 
-      ingest(open(connect(withUser("redis-cluster://" + seeds, "kvindex-ingester"))));
+      PrefixIndex ingester =
+          open(connect(withUser("redis-cluster://" + seeds, "kvindex-ingester")));
+      ingest(ingester);
       PrefixIndex router = open(connect(withUser("redis-cluster://" + seeds, "kvindex-router")));
       route(router);
+      assertThat(ingester.takeResync(STREAM)).contains("router: drift");
 
       for (RedisURI node : redis.uris()) {
         assertThat(aclLog(node)).as("ACL LOG of %s", node).isEmpty();

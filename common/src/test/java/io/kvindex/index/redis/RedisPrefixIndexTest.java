@@ -13,6 +13,7 @@ import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexMeters;
+import io.kvindex.index.IndexMismatchException;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -119,12 +120,57 @@ class RedisPrefixIndexTest {
   void build_otherGroupCount_refused() {
     open(PrefixIndex.builder().indexName("g").groups(2));
     assertThatThrownBy(() -> open(PrefixIndex.builder().indexName("g").groups(3)))
-        .isInstanceOf(IllegalStateException.class)
+        .isInstanceOf(IndexMismatchException.class)
         .hasMessageContaining("created with 2 groups")
         .hasMessageContaining("groups=2");
     assertThatThrownBy(() -> open(PrefixIndex.builder().indexName("g")))
-        .isInstanceOf(IllegalStateException.class);
+        .isInstanceOf(IndexMismatchException.class);
     open(PrefixIndex.builder().indexName("g").groups(2));
+  }
+
+  @Test
+  void build_newIndex_recordsItsFormatInEveryGroup() {
+    open(PrefixIndex.builder().indexName("f").groups(2));
+    KeySchema keys = new KeySchema("f", 2);
+    for (int g = 0; g < 2; g++) {
+      assertThat(text(redis.hget(keys.meta(g), bytes("format"))))
+          .isEqualTo(Integer.toString(RedisPrefixIndex.FORMAT));
+    }
+  }
+
+  @Test
+  void build_indexOfAnotherFormat_refusedSayingWhatToDo() {
+    open(PrefixIndex.builder().indexName("f").groups(2));
+    byte[] meta = new KeySchema("f", 2).meta(1);
+    String other = Integer.toString(RedisPrefixIndex.FORMAT + 1);
+    redis.hset(meta, bytes("format"), bytes(other));
+
+    assertThatThrownBy(() -> open(PrefixIndex.builder().indexName("f").groups(2)))
+        .isInstanceOf(IndexMismatchException.class)
+        .hasMessageContaining("index 'f' has index format " + other)
+        .hasMessageContaining("format " + RedisPrefixIndex.FORMAT)
+        .hasMessageContaining("another index name");
+    assertThat(text(redis.hget(meta, bytes("format")))).as("left as it was").isEqualTo(other);
+  }
+
+  @Test
+  void build_indexWithoutAFormat_takesThisOne() {
+    open(PrefixIndex.builder().indexName("f"));
+    byte[] meta = new KeySchema("f", 1).meta(0);
+    redis.hdel(meta, bytes("format"));
+
+    open(PrefixIndex.builder().indexName("f"));
+
+    assertThat(text(redis.hget(meta, bytes("format"))))
+        .isEqualTo(Integer.toString(RedisPrefixIndex.FORMAT));
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static String text(byte[] bytes) {
+    return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
   }
 
   @Test

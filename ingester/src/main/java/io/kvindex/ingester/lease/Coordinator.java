@@ -3,6 +3,7 @@ package io.kvindex.ingester.lease;
 import io.kvindex.common.Threads;
 import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -37,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * lost on renewal, or a write refused with a fencing error, stops that stream's worker at once.
  * Streams of pods gone from discovery are purged by their owner before their lease is released; the
  * purge is retried until it succeeds. A pod back as a new incarnation of its engine (restarted, or
- * a new pod behind the old name) has its streams restarted as the sequence numbers would show.
+ * a new pod behind the old name) has its streams restarted as the sequence numbers would show. A
+ * drift resync a router asked for a pod (PrefixIndex#requestResyncAsync) is taken each tick by the
+ * owner of each of its streams and handed to that stream's worker.
  */
 public final class Coordinator implements StreamWorker.Listener {
   private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
@@ -111,6 +114,7 @@ public final class Coordinator implements StreamWorker.Listener {
     try {
       shared.gate().pass();
       Map<StreamId, PodSpec> desired = desired();
+      shared.metrics().streamsDiscovered(desired.size());
       Duration ttl = shared.config().leaseTtl();
       liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
       registered = true;
@@ -120,14 +124,15 @@ public final class Coordinator implements StreamWorker.Listener {
       retire(desired);
       level(desired, ttl);
       heartbeat();
+      takeResyncs();
       shared.metrics().leasesHeld(workers.size());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RedisUnavailableException e) {
-      shared.metrics().swallowed("coordination");
+      shared.metrics().swallowed(Operation.COORDINATION);
       log.warn("replica={}: coordination skipped, Redis unavailable: {}", replica, e.getMessage());
     } catch (RuntimeException e) {
-      shared.metrics().realError("coordination");
+      shared.metrics().realError(Operation.COORDINATION);
       log.error("replica={}: coordination failed", replica, e);
     }
   }
@@ -170,7 +175,7 @@ public final class Coordinator implements StreamWorker.Listener {
     try {
       return result.get();
     } catch (ExecutionException e) {
-      shared.metrics().realError("lease");
+      shared.metrics().realError(Operation.LEASE);
       log.error("pod={} stream={}: lease renewal failed", w.id().pod(), w.id(), e.getCause());
       return false;
     }
@@ -278,6 +283,35 @@ public final class Coordinator implements StreamWorker.Listener {
     t.start();
   }
 
+  /**
+   * Hands each held stream the drift resync a router asked for its pod, if one stands that this
+   * stream has not taken yet (one read per stream, in parallel like the renewals).
+   */
+  private void takeResyncs() throws InterruptedException {
+    List<StreamWorker> held = List.copyOf(workers.values());
+    List<Future<Optional<String>>> asked = new ArrayList<>(held.size());
+    for (StreamWorker w : held) {
+      asked.add(leaseCalls.submit(() -> shared.index().takeResync(w.id())));
+    }
+    for (int i = 0; i < held.size(); i++) {
+      StreamWorker w = held.get(i);
+      try {
+        asked.get(i).get().ifPresent(note -> w.status().requestResync(note));
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof RedisUnavailableException) {
+          shared.metrics().swallowed("resync");
+        } else {
+          shared.metrics().realError("resync");
+          log.error(
+              "pod={} stream={}: reading its resync request failed",
+              w.id().pod(),
+              w.id(),
+              e.getCause());
+        }
+      }
+    }
+  }
+
   /** Keeps idle owned pods live; a pod whose batches are being applied is refreshed by them. */
   private void heartbeat() {
     Set<List<String>> pods = new java.util.HashSet<>();
@@ -291,7 +325,7 @@ public final class Coordinator implements StreamWorker.Listener {
     }
     for (List<String> p : pods) {
       if (!shared.index().heartbeat(p.get(0), p.get(1), shared.config().podLivenessTtl())) {
-        shared.metrics().swallowed("heartbeat");
+        shared.metrics().swallowed(Operation.HEARTBEAT);
       }
     }
   }

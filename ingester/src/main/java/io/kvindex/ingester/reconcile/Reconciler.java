@@ -1,5 +1,6 @@
 package io.kvindex.ingester.reconcile;
 
+import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.lease.Coordinator;
 import io.kvindex.ingester.stream.StreamWorker;
@@ -82,7 +83,7 @@ public final class Reconciler {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RuntimeException e) {
-      shared.metrics().realError("reconcile");
+      shared.metrics().realError(Operation.RECONCILE);
       log.error("reconcile round failed", e);
     }
   }
@@ -128,7 +129,7 @@ public final class Reconciler {
       try {
         before = shared.index().swapIncarnation(model, pod, start, INCARNATION_TTL).orElse(null);
       } catch (RedisUnavailableException e) {
-        shared.metrics().swallowed("incarnation");
+        shared.metrics().swallowed(Operation.INCARNATION);
         return;
       }
       String reference = seen != null ? seen : before;

@@ -7,6 +7,7 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.stream.Sequencer.RunPurge;
 import java.util.Locale;
@@ -73,7 +74,7 @@ final class IndexWrites {
       return Outcome.DONE;
     }
     shared.metrics().purge(reason, "pending");
-    shared.metrics().swallowed("purge");
+    shared.metrics().swallowed(Operation.PURGE);
     log.warn("{}: purge ({}) met a temporary error; it stays pending", label, reason);
     return Outcome.WAIT;
   }
@@ -91,7 +92,7 @@ final class IndexWrites {
       log.info("{}: rebuilt from the engine's replay; shown to lookups", label);
       return Outcome.DONE;
     }
-    shared.metrics().swallowed("publish");
+    shared.metrics().swallowed(Operation.PUBLISH);
     return Outcome.WAIT;
   }
 
@@ -127,7 +128,7 @@ final class IndexWrites {
           log.info(
               "{}: watermark resynchronised from {} to {}", label, before, sequencer.applied());
       default -> {
-        shared.metrics().swallowed("apply");
+        shared.metrics().swallowed(Operation.APPLY);
         return Outcome.WAIT;
       }
     }

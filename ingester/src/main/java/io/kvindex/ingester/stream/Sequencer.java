@@ -40,6 +40,9 @@ import java.util.TreeMap;
  * caught up) are applied without their events, so the watermark moves and no block the engine
  * dropped comes back. A live batch newer than everything seen before the sleep shows the engine
  * awake again.
+ *
+ * <p>A drift resync ({@link #resync}, asked by a router that found the pod over-predicted) is the
+ * index-lost path by request: purge, forget the watermark, replay from the ring's oldest batch.
  */
 public final class Sequencer {
   /** Live batches recognised as duplicates once applied: the most recent this many. */
@@ -285,6 +288,20 @@ public final class Sequencer {
     purge = new Purge("index_reset", PurgeMode.RESET_WATERMARK, 0);
   }
 
+  /**
+   * A router found the index listing blocks the engine no longer holds (its drift resync request):
+   * purge the stream, forget the watermark and apply again what the replay ring still covers, from
+   * its oldest batch. The batches waiting stay. A pending purge that starts over from 0 already
+   * does all of that and is kept; any other is replaced.
+   */
+  public void resync() {
+    if (purge != null && purge.mode() == PurgeMode.RESET_WATERMARK && purge.continueFrom() == 0) {
+      return;
+    }
+    recent.clear();
+    purge = new Purge("drift", PurgeMode.RESET_WATERMARK, 0);
+  }
+
   /** Asks for a purge (a level-triggered caller may ask again; one pending purge is enough). */
   public void requestPurge(String reason) {
     if (purge == null) {
@@ -319,7 +336,9 @@ public final class Sequencer {
         return new Apply(toApply, rebuilding);
       }
     }
-    if (rebuilding && stagedAny && !catchUpOwed) {
+    // Shown only once caught up with every live batch seen: one dropped for want of room is
+    // still missing (the next live batch's gap, or a quiet stream's catch-up, brings it).
+    if (rebuilding && stagedAny && !catchUpOwed && applied >= lastLive) {
       return new Publish();
     }
     return new Idle();

@@ -20,6 +20,7 @@ public final class StreamStatus {
   private final ConcurrentLinkedQueue<String> purgeRequests = new ConcurrentLinkedQueue<>();
   private volatile boolean restartRequested;
   private volatile boolean resetRequested;
+  private volatile String resyncRequest;
   private volatile boolean engineAsleep;
   private volatile State state = State.STARTING;
   private volatile String lastError = "";
@@ -92,6 +93,20 @@ public final class StreamStatus {
   /** Says the index lost (or may have lost) what it held of the stream; see Sequencer#indexLost. */
   public void requestIndexReset() {
     resetRequested = true;
+  }
+
+  /**
+   * A router asked for a drift resync of the stream's pod ({@code note} says who and why): purge,
+   * then replay what the ring covers.
+   */
+  public void requestResync(String note) {
+    resyncRequest = note;
+  }
+
+  String takeResyncRequest() {
+    String note = resyncRequest;
+    resyncRequest = null;
+    return note;
   }
 
   boolean takeIndexResetRequest() {

@@ -3,6 +3,7 @@ package io.kvindex.ingester.stream;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.MemoryBounds;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -169,6 +170,10 @@ public final class StreamWorker implements Runnable {
     if (status.takeIndexResetRequest()) {
       indexLost();
     }
+    String resync = status.takeResyncRequest();
+    if (resync != null) {
+      resync(resync);
+    }
     boolean reportedAsleep = status.engineAsleep();
     if (reportedAsleep != lastReportedAsleep) {
       // Edges of what the scrapes say: a live batch may show the engine awake before a scrape does.
@@ -229,7 +234,7 @@ public final class StreamWorker implements Runnable {
           "{}: owned with lease {}, resuming after sequence {}", label, lease, sequencer.applied());
       return true;
     } catch (RedisUnavailableException e) {
-      shared.metrics().swallowed("watermark");
+      shared.metrics().swallowed(Operation.WATERMARK);
       park(retry.next());
       return false;
     }
@@ -287,6 +292,18 @@ public final class StreamWorker implements Runnable {
     sequencer.indexLost();
     status.progress(sequencer);
     retryAtNanos = shared.nanos();
+  }
+
+  private void resync(String note) {
+    log.warn(
+        "{}: resyncing on a router's request ({}): purging, then replaying what the ring covers",
+        label,
+        note);
+    sequencer.resync();
+    status.progress(sequencer);
+    retryAtNanos = shared.nanos();
+    // A quiet stream asks its ring at once rather than after a quiet spell.
+    quietSinceNanos = shared.nanos() - shared.config().idleCatchUp().toNanos() - 1;
   }
 
   /** A quiet stream asks for anything after its watermark that it may have missed. */
@@ -444,7 +461,7 @@ public final class StreamWorker implements Runnable {
   }
 
   private void failed(RuntimeException e) {
-    shared.metrics().realError("stream");
+    shared.metrics().realError(Operation.STREAM);
     if (state != State.FAILED || !e.toString().equals(status.lastError())) {
       log.error("{}: real error; the stream is marked failed and retried later", label, e);
     } else {

@@ -28,7 +28,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * next} (the action it asks for), {@code applied STATUS [W]} and {@code purged STATUS} (what Redis
  * answered to the action just asked for), {@code replay S,S.. end|open} or {@code replay none
  * end|open} and {@code noreplay} (a gap's repair), {@code request R} (a purge asked for), {@code
- * restart} (a new incarnation seen), {@code catchup S,S..} (an idle stream's replay).
+ * drift} (a router's resync request), {@code restart} (a new incarnation seen), {@code catchup
+ * S,S..} (an idle stream's replay).
  */
 class SequencerTest {
 
@@ -127,6 +128,13 @@ class SequencerTest {
                 + " published PURGED; next",
             "idle; apply 5 staged; apply 6 staged; publish; idle"),
         row(
+            "a rebuild is not shown while live batches it had no room for are still missing",
+            "start -1; catchup 0; live 1; live 2; live 3; live 4; next; applied APPLIED; next;"
+                + " applied APPLIED; next; applied APPLIED; next; applied APPLIED; next; catchup 4;"
+                + " next; applied APPLIED; next",
+            "queued; queued; queued; dropped; apply 0 staged; apply 1 staged; apply 2 staged;"
+                + " apply 3 staged; idle; apply 4 staged; publish"),
+        row(
             "a rebuild taken over whose replay has nothing newer publishes",
             "start 4 staged; next; catchup none; next",
             "idle; publish"),
@@ -216,7 +224,28 @@ class SequencerTest {
         row(
             "a lost index purges and replays from 0, keeping what waits",
             "start 40; live 41; lost; next; purged PURGED; next",
-            "queued; purge index_reset reset from 0; repair 0..40"));
+            "queued; purge index_reset reset from 0; repair 0..40"),
+        row(
+            "a drift resync purges and applies again what the ring still covers",
+            "start 40; live 41; drift; next; purged PURGED; next; replay 30,31 end; next",
+            "queued; purge drift reset from 0; repair 0..40; beyond_ring; apply 30 staged"),
+        row(
+            "a quiet stream's resync catches up from the ring's oldest batch",
+            "start 40; drift; next; purged PURGED; next; catchup 35,36; next; replay 35,36 end;"
+                + " next",
+            "purge drift reset from 0; idle; repair 0..34; beyond_ring; apply 35 staged"),
+        row(
+            "a resync during an engine restart's purge changes nothing",
+            "start 4; live 5; next; applied APPLIED; live 0#99; drift; next",
+            "queued; apply 5; restart; purge engine_restart reset from 0"),
+        row(
+            "a resync replaces a pending purge that keeps the watermark",
+            "start 4; request unreachable; drift; next",
+            "purge drift reset from 0"),
+        row(
+            "a resync that met a temporary error stays pending",
+            "start 4; drift; next; purged SWALLOWED; next",
+            "purge drift reset from 0; purge drift reset from 0"));
   }
 
   private static Arguments row(String name, String steps, String transcript) {
@@ -361,6 +390,7 @@ class SequencerTest {
         case "sleep" -> s.asleep(true);
         case "wake" -> s.asleep(false);
         case "lost" -> s.indexLost();
+        case "drift" -> s.resync();
         case "catchup" -> s.caughtUp(batches(w[1], false));
         default -> throw new IllegalArgumentException("unknown step " + w[0]);
       }

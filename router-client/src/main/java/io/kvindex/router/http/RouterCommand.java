@@ -39,7 +39,8 @@ import picocli.CommandLine.Spec;
     modelTransformer = RouterCommand.Options.class,
     description = {
       "Serves the shared KV-cache index to gateways over HTTP:",
-      "POST /score, POST /query (Dynamo/Mooncake indexer style), GET /metrics, /healthz, /readyz.",
+      "POST /score, POST /query (Dynamo/Mooncake indexer style), POST /observe (what the engine"
+          + " reported: the closed loop), GET /metrics, /healthz, /readyz.",
       "The auth token is read from --auth-token-file, never from the command line.",
       "Each flag can also be set as the environment variable KVINDEX_<FLAG> (upper case, '-' as"
           + " '_'; comma-separated for repeatable flags) or as a key in the --config file; a flag"
@@ -91,6 +92,10 @@ public final class RouterCommand implements Callable<Integer> {
     v.apply(RouterSetting.IMBALANCE_ABSOLUTE.setting, a -> guard[0] = Double.parseDouble(a));
     v.apply(RouterSetting.IMBALANCE_RATIO.setting, r -> guard[1] = Double.parseDouble(r));
     builder.pickPolicy(PickPolicy.standard(guard[0], guard[1]));
+    v.apply(RouterSetting.DRIFT_WINDOW.setting, w -> builder.driftWindow(Integer.parseInt(w)));
+    v.apply(
+        RouterSetting.DRIFT_THRESHOLD.setting, t -> builder.driftThreshold(Double.parseDouble(t)));
+    v.apply(RouterSetting.RESYNC_INTERVAL.setting, i -> builder.resyncInterval(Durations.parse(i)));
     List<String> seeds = v.values(RouterSetting.CLUSTER_SEED.setting);
     if (seeds.isEmpty()) {
       v.apply(RouterSetting.REDIS_URI.setting, builder::redisUri);

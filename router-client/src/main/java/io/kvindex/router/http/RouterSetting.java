@@ -152,7 +152,28 @@ enum RouterSetting {
           "imbalance-ratio",
           number(PickPolicy.DEFAULT_IMBALANCE_RATIO),
           "FACTOR",
-          "Pick guard: factor over the least loaded pod"));
+          "Pick guard: factor over the least loaded pod")),
+  DRIFT_WINDOW(
+      Setting.of(
+          "drift-window",
+          Integer.toString(KvRouterBuilder.DEFAULT_DRIFT_WINDOW),
+          "N",
+          "A pod's latest requests observed through POST /observe that are judged together (4 to"
+              + " 4096)")),
+  DRIFT_THRESHOLD(
+      Setting.of(
+          "drift-threshold",
+          number(KvRouterBuilder.DEFAULT_DRIFT_THRESHOLD),
+          "SHARE",
+          "Share of a full drift window over-predicted that makes a pod suspect and asks for its"
+              + " resync (or under-predicted, reported only), in (0, 1]")),
+  RESYNC_INTERVAL(
+      Setting.of(
+          "resync-interval",
+          Durations.format(KvRouterBuilder.DEFAULT_RESYNC_INTERVAL),
+          "DURATION",
+          "A suspect pod is resynced (purged, then replayed from its engine's ring) at most once"
+              + " per interval, whichever router asks; 0 turns resyncs off"));
 
   final Setting setting;
 

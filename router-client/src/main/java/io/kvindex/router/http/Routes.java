@@ -46,12 +46,15 @@ final class Routes {
             post(request.method())
                 ? query(Json.parseObject(request.body()), request.uri().getQuery())
                 : notAllowed("POST");
+        case "/observe" ->
+            post(request.method()) ? observe(Json.parseObject(request.body())) : notAllowed("POST");
         default ->
             Response.error(
                 404,
                 "no route "
                     + request.path()
-                    + "; routes: POST /score, POST /query, GET /metrics, /healthz, /readyz");
+                    + "; routes: POST /score, POST /query, POST /observe, GET /metrics, /healthz,"
+                    + " /readyz");
       };
     } catch (Limits.TooLargeException e) {
       return Response.error(413, e.getMessage());
@@ -96,6 +99,12 @@ final class Routes {
       return Response.json(503, out);
     }
     return Response.json(200, out);
+  }
+
+  /** {@code POST /observe}: the closed loop's input, see {@link ObserveRequests}. */
+  private Response observe(ObjectNode body) {
+    return Response.json(
+        200, ObserveRequests.answer(router.observe(ObserveRequests.parse(body, limits))));
   }
 
   /**

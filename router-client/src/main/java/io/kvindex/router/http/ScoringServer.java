@@ -12,7 +12,8 @@ import java.time.Duration;
 
 /**
  * The HTTP scoring service for gateways not on the JVM: {@code POST /score}, {@code POST /query}
- * (Dynamo and Mooncake indexer style), and the service endpoint's {@code GET /metrics}, {@code
+ * (Dynamo and Mooncake indexer style), {@code POST /observe} (what the engine reported for a routed
+ * request, {@link ObserveRequests}), and the service endpoint's {@code GET /metrics}, {@code
  * /healthz} and {@code /readyz} (ready while Redis answers a ping within a second). Thread-safe.
  *
  * <p>Every request is bounded ({@link Builder}): its body, its tokens, block keys and candidates,

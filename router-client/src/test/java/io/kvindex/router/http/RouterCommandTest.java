@@ -3,9 +3,13 @@ package io.kvindex.router.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.BuilderProbe;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.PrintWriter;
@@ -191,5 +195,38 @@ class RouterCommandTest {
     assertThat(err.toString()).contains("'soon' is not a duration");
     assertThat(line.execute("--listen", "nowhere")).isEqualTo(2);
     assertThat(err.toString()).contains("must be HOST:PORT");
+  }
+
+  /** An index of another format stops the router at start, saying what to do (rolling updates). */
+  @Test
+  void call_indexOfAnotherFormat_exitsOneSayingWhatToDo(RedisStandalone redis) throws Exception {
+    String uri = redis.uri().toURI().toString();
+    try (RedisConnector connector = RedisConnector.connect(uri)) {
+      PrefixIndex.builder().indexName("fmt").redis(connector).build().close(); // format 1
+    }
+    RedisClient client = RedisClient.create(uri);
+    try (StatefulRedisConnection<String, String> raw = client.connect()) {
+      raw.sync().hset("kvindex:v1:{fmt/0}:meta", "format", "99");
+    } finally {
+      client.shutdown();
+    }
+    StringWriter err = new StringWriter();
+    CommandLine line = new CommandLine(new RouterCommand()).setErr(new PrintWriter(err, true));
+
+    int exit =
+        line.execute(
+            "--listen",
+            "127.0.0.1:0",
+            "--redis-uri",
+            uri,
+            "--index-name",
+            "fmt",
+            "--model",
+            "org/m=token:16");
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(err.toString())
+        .contains("index 'fmt' has index format 99")
+        .contains("another index name");
   }
 }

@@ -7,7 +7,10 @@ import io.kvindex.event.ExtraKey;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.event.Tiers;
+import io.kvindex.index.Tier;
+import io.kvindex.simulator.CachedPrefix;
 import io.kvindex.simulator.Completion;
+import io.kvindex.simulator.FaultKnobs;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodConfig;
 import io.kvindex.simulator.PodUnavailableException;
@@ -46,6 +49,9 @@ public final class Engine {
    * prompt token is computed, as vLLM caps at (prompt - 1) tokens. A block whose hash another slot
    * already caches is not cached again and sends no event, so each hash has one holder and the
    * events always describe the cache exactly.
+   *
+   * Faults: with silent eviction on (FaultKnobs), an evicted block leaves the cache without its
+   * BlockRemoved, as some offload connectors do: the ring never holds that event either.
    */
   static final String CPU = "CPU";
   private static final String FULL_ATTENTION = "full_attention";
@@ -55,6 +61,7 @@ public final class Engine {
   private final PodConfig config;
   private final Supplier<ChainHasher> hashers;
   private final EventPublisher publisher;
+  private final FaultKnobs faults;
   private final List<BatchListener> listeners = new CopyOnWriteArrayList<>();
   private final List<KvEvent> pending = new ArrayList<>();
 
@@ -77,12 +84,14 @@ public final class Engine {
       int rank,
       PodConfig config,
       Supplier<ChainHasher> hashers,
-      EventPublisher publisher) {
+      EventPublisher publisher,
+      FaultKnobs faults) {
     this.pod = pod;
     this.rank = rank;
     this.config = config;
     this.hashers = hashers;
     this.publisher = publisher;
+    this.faults = faults;
     startFresh();
   }
 
@@ -115,6 +124,31 @@ public final class Engine {
     }
     int cached = new RequestRun(request).serve();
     return new Completion(pod, rank, request.promptLength(), cached);
+  }
+
+  /**
+   * What the engine holds of the request's prompt now: its full blocks' tiers from block 0 up to
+   * the first one it does not hold, hashed with the engine's own hasher no further than that.
+   */
+  public synchronized CachedPrefix cachedPrefix(InferenceRequest request) {
+    int[] prompt = request.promptTokens();
+    long[] hashes =
+        hasher.hashesWhile(
+            prompt, request.loraName(), request.cacheSalt(), h -> tiersHolding(h) != 0);
+    int held = hashes.length;
+    if (held > 0 && tiersHolding(hashes[held - 1]) == 0) {
+      held--;
+    }
+    int[] tiers = new int[held];
+    for (int i = 0; i < held; i++) {
+      tiers[i] = tiersHolding(hashes[i]);
+    }
+    return new CachedPrefix(hashes.length == 0 ? 0 : hashes[0], tiers);
+  }
+
+  private int tiersHolding(long hash) {
+    int bits = pool.contains(hash) ? Tier.GPU.bit() : 0;
+    return cpu != null && cpu.contains(hash) ? bits | Tier.CPU.bit() : bits;
   }
 
   /** Resets the prefix cache (both tiers) and queues AllBlocksCleared for the next step. */
@@ -267,14 +301,18 @@ public final class Engine {
     }
 
     private void evicted(long hash) {
-      poolEvents.add(new BlockRemoved(List.of(hash), Tiers.GPU, 0));
+      if (!faults.silentEviction()) {
+        poolEvents.add(new BlockRemoved(List.of(hash), Tiers.GPU, 0));
+      }
       if (cpu != null && cpu.offer(hash, this::cpuEvicted)) {
         addCpuStore(hash);
       }
     }
 
     private void cpuEvicted(long hash) {
-      connectorEvents.add(new BlockRemoved(List.of(hash), CPU, 0));
+      if (!faults.silentEviction()) {
+        connectorEvents.add(new BlockRemoved(List.of(hash), CPU, 0));
+      }
     }
 
     /** Consecutive CPU stores share one placeholder event, as the offloading connector's do. */

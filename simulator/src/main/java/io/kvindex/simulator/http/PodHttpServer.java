@@ -8,7 +8,6 @@ import io.kvindex.simulator.StreamEndpoints;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Instant;
@@ -19,11 +18,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A pod's HTTP endpoint on 127.0.0.1 (random port), on the shared service endpoint: vLLM's dev
- * endpoints ({@code POST /reset_prefix_cache}, {@code POST /sleep?level=}, {@code POST /wake_up},
- * {@code GET /is_sleeping}), {@code GET /metrics} with {@code vllm:engine_sleep_state} and {@code
- * process_start_time_seconds} as vLLM exports them, and the simulator's own {@code GET /kv_blocks}
- * (ground truth) and {@code POST /restart}. Thread-safe.
+ * A pod's HTTP endpoint (127.0.0.1 and a free port unless configured), on the shared service
+ * endpoint: vLLM's dev endpoints ({@code POST /reset_prefix_cache}, {@code POST /sleep?level=},
+ * {@code POST /wake_up}, {@code GET /is_sleeping}), {@code GET /metrics} with {@code
+ * vllm:engine_sleep_state} and {@code process_start_time_seconds} as vLLM exports them, and the
+ * simulator's own {@code GET /kv_blocks} (ground truth) and {@code POST /restart}. Thread-safe.
  */
 public final class PodHttpServer implements AutoCloseable {
   private static final String SLEEP_HELP =
@@ -38,13 +37,13 @@ public final class PodHttpServer implements AutoCloseable {
     this.http = http;
   }
 
-  /** Starts a pod's endpoint on a free loopback port. */
-  public static PodHttpServer start(SimulatedPod pod) {
+  /** Starts a pod's endpoint on {@code address} (port 0: a free port). */
+  public static PodHttpServer start(SimulatedPod pod, InetSocketAddress address) {
     PodHttpServer[] self = new PodHttpServer[1];
     try {
       HttpService http =
           HttpService.builder("sim-" + pod.name())
-              .address(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+              .address(address)
               .threads(1)
               .queue(256)
               .metrics(() -> metrics(pod))

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.simulator.TestPods;
+import java.net.InetSocketAddress;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -71,6 +72,16 @@ class PodHttpServerTest {
         .append(" seconds.\n# TYPE process_start_time_seconds gauge\n")
         .append("process_start_time_seconds 1732912345.67\n");
     return out.toString();
+  }
+
+  @Test
+  void httpBind_anotherAddress_servesThere() throws Exception {
+    try (SimulatedPod pod =
+        SimulatedPod.start(
+            TestPods.config().http(true).httpBind(new InetSocketAddress("127.0.0.2", 0)).build())) {
+      assertThat(pod.httpAddress().getHost()).isEqualTo("127.0.0.2");
+      assertThat(get(pod, "/metrics").body()).contains("vllm:engine_sleep_state{");
+    }
   }
 
   @Test

@@ -1,0 +1,76 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.redis.Bytes.ascii;
+import static io.kvindex.index.redis.Bytes.text;
+import static io.kvindex.index.redis.Bytes.utf8;
+
+import io.kvindex.common.Await;
+import io.kvindex.common.Check;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.ResyncStatus;
+import io.kvindex.index.StreamId;
+import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.ScriptRunner;
+import io.lettuce.core.ScriptOutputType;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Resync requests (resync.lua, one key per pod in its group): made by routers, taken once per rank
+ * by the owner of each of the pod's streams. Thread-safe.
+ */
+final class RedisResyncs {
+  private final KeySchema keys;
+  private final ScriptRunner writes;
+
+  RedisResyncs(KeySchema keys, ScriptRunner writes) {
+    this.keys = keys;
+    this.writes = writes;
+  }
+
+  CompletableFuture<ResyncStatus> request(
+      String model, String pod, String note, Duration interval) {
+    byte[] key = keys.resync(Check.name(model, "model"), Check.name(pod, "pod"));
+    long ms = Check.atLeastOneMilli(interval, "interval").toMillis();
+    return writes
+        .<Long>run(
+            Scripts.RESYNC,
+            ScriptOutputType.INTEGER,
+            new byte[][] {key},
+            ascii("request"),
+            utf8(checked(note)),
+            ascii(ms))
+        .toCompletableFuture()
+        .thenApply(
+            out -> {
+              if (!out.isDone()) {
+                return ResyncStatus.UNAVAILABLE;
+              }
+              return out.orElseThrow() == 1 ? ResyncStatus.REQUESTED : ResyncStatus.STANDING;
+            });
+  }
+
+  Optional<String> take(StreamId stream) {
+    Check.notNull(stream, "stream");
+    byte[] key = keys.resync(stream.model(), stream.pod());
+    RedisOutcome<byte[]> out =
+        Await.of(
+            writes
+                .<byte[]>run(
+                    Scripts.RESYNC,
+                    ScriptOutputType.VALUE,
+                    new byte[][] {key},
+                    ascii("take"),
+                    ascii(stream.dpRank()))
+                .toCompletableFuture());
+    byte[] note = out.orElseThrow();
+    return note == null ? Optional.empty() : Optional.of(text(note));
+  }
+
+  private static String checked(String note) {
+    Check.notNull(note, "note");
+    Check.between(note.length(), 0, PrefixIndex.MAX_RESYNC_NOTE, "note length");
+    return note;
+  }
+}

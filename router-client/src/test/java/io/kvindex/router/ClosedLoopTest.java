@@ -1,0 +1,130 @@
+package io.kvindex.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Poll;
+import io.kvindex.index.StreamId;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The closed loop through a real router and Redis: observations metered (the signed histogram,
+ * per-pod outcomes, the exact share), an over-predicted pod asked to be resynced once per interval
+ * whichever router asks, an under-predicted one never.
+ */
+@UsesRedis
+class ClosedLoopTest {
+  private static final String MODEL = "m";
+  private static final int BLOCK = 16;
+  private static final int WINDOW = 8;
+
+  private static KvRouter router(RedisStandalone redis, String index, PrometheusMeterRegistry r) {
+    return KvRouter.builder()
+        .redisUri(redis.uri().toURI().toString())
+        .indexName(index)
+        .model(MODEL, ModelKeys.engine("sha256_cbor", "42", BLOCK))
+        .driftWindow(WINDOW)
+        .driftThreshold(0.5)
+        .resyncInterval(Duration.ofMinutes(1))
+        .meterRegistry(r)
+        .build();
+  }
+
+  /** predicted 10 blocks, the engine reported {@code cachedBlocks} of a 20-block prompt. */
+  private static Observation observed(String pod, int cachedBlocks) {
+    return new Observation(MODEL, pod, 10, 20 * BLOCK + 1, cachedBlocks * BLOCK);
+  }
+
+  private static double count(PrometheusMeterRegistry r, String meter, String tag, String value) {
+    return r.find(meter).tag(tag, value).counters().stream().mapToDouble(c -> c.count()).sum();
+  }
+
+  @Test
+  void observe_metersEveryRequestSigned(RedisStandalone redis) {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (KvRouter router = router(redis, "loop-metrics", registry)) {
+      assertThat(router.observe(observed("pod-a", 10))).isZero();
+      assertThat(router.observe(observed("pod-a", 7))).isEqualTo(3);
+      assertThat(router.observe(observed("pod-b", 12))).isEqualTo(-2);
+
+      assertThat(count(registry, "kvindex.router.predictions", "outcome", "exact")).isEqualTo(1);
+      assertThat(
+              registry
+                  .find("kvindex.router.predictions")
+                  .tags("pod", "pod-a", "outcome", "over")
+                  .counter()
+                  .count())
+          .isEqualTo(1);
+      assertThat(
+              registry
+                  .find("kvindex.router.predictions")
+                  .tags("pod", "pod-b", "outcome", "under")
+                  .counter()
+                  .count())
+          .isEqualTo(1);
+      assertThat(registry.get("kvindex.router.prediction.exact.ratio").gauge().value())
+          .isEqualTo(1.0 / 3);
+      String scrape = registry.scrape();
+      assertThat(scrape)
+          .contains("kvindex_router_prediction_error_blocks_count 3")
+          .contains("kvindex_router_prediction_error_blocks_sum 1")
+          .contains("kvindex_router_prediction_error_blocks_bucket{le=\"-2.0\"} 1");
+    }
+  }
+
+  @Test
+  void observe_overPredictedPod_oneResyncRequestAcrossRouters(RedisStandalone redis) {
+    String index = "loop-resync";
+    PrometheusMeterRegistry first = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    PrometheusMeterRegistry second = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (IndexFixture ingester =
+            new IndexFixture(redis.uri().toURI().toString(), index, MODEL, KeyMode.ENGINE);
+        KvRouter a = router(redis, index, first);
+        KvRouter b = router(redis, index, second)) {
+      for (int i = 0; i < WINDOW; i++) {
+        a.observe(observed("pod-a", 4));
+        b.observe(observed("pod-a", 4));
+      }
+      Poll.until(
+          () ->
+              count(first, "kvindex.router.resync.requests", "outcome", "requested")
+                      + count(second, "kvindex.router.resync.requests", "outcome", "requested")
+                      + count(first, "kvindex.router.resync.requests", "outcome", "standing")
+                      + count(second, "kvindex.router.resync.requests", "outcome", "standing")
+                  == 2);
+
+      assertThat(
+              count(first, "kvindex.router.resync.requests", "outcome", "requested")
+                  + count(second, "kvindex.router.resync.requests", "outcome", "requested"))
+          .as("one request stands per pod per interval, whichever router asks")
+          .isEqualTo(1);
+      assertThat(count(first, "kvindex.router.drift.suspects", "direction", "over")).isEqualTo(1);
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a")))
+          .hasValueSatisfying(note -> assertThat(note).contains("over-predicted in 8 of"));
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a"))).isEmpty();
+    }
+  }
+
+  @Test
+  void observe_underPredictedPod_reportedNeverResynced(RedisStandalone redis) {
+    String index = "loop-under";
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (IndexFixture ingester =
+            new IndexFixture(redis.uri().toURI().toString(), index, MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis, index, registry)) {
+      for (int i = 0; i < WINDOW; i++) {
+        router.observe(observed("pod-b", 15));
+      }
+      assertThat(count(registry, "kvindex.router.drift.suspects", "direction", "under"))
+          .isEqualTo(1);
+      assertThat(count(registry, "kvindex.router.resync.requests", "outcome", "requested"))
+          .isZero();
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-b"))).isEmpty();
+    }
+  }
+}

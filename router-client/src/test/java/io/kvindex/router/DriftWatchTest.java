@@ -1,0 +1,69 @@
+package io.kvindex.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.router.DriftWatch.Verdict;
+import org.junit.jupiter.api.Test;
+
+class DriftWatchTest {
+  private static final long QUIET = 1_000;
+
+  private static Verdict feed(DriftWatch w, String pod, int error, int times, long now) {
+    Verdict last = Verdict.NONE;
+    for (int i = 0; i < times; i++) {
+      Verdict v = w.observe("m", pod, error, now).verdict();
+      if (v != Verdict.NONE) {
+        last = v;
+      }
+    }
+    return last;
+  }
+
+  @Test
+  void observe_overPredictedPastThreshold_suspectOnceWindowIsFull() {
+    DriftWatch w = new DriftWatch(8, 0.5, QUIET);
+    assertThat(feed(w, "a", 3, 3, 0)).isEqualTo(Verdict.NONE);
+    assertThat(feed(w, "a", 0, 4, 0)).as("7 of 8: the window is not full").isEqualTo(Verdict.NONE);
+    DriftWatch.Judged judged = w.observe("m", "a", 1, 0);
+    assertThat(judged.verdict()).isEqualTo(Verdict.OVER);
+    assertThat(judged.over()).isEqualTo(4);
+    assertThat(judged.window()).isEqualTo(8);
+  }
+
+  @Test
+  void observe_occasionalRaces_neverAVerdict() {
+    DriftWatch w = new DriftWatch(8, 0.5, QUIET);
+    for (int round = 0; round < 100; round++) {
+      assertThat(feed(w, "a", 0, 5, round)).isEqualTo(Verdict.NONE);
+      assertThat(feed(w, "a", 2, 2, round)).isEqualTo(Verdict.NONE);
+      assertThat(feed(w, "a", -1, 1, round)).isEqualTo(Verdict.NONE);
+    }
+  }
+
+  @Test
+  void observe_afterAVerdict_quietThenJudgedOnWhatCameAfter() {
+    DriftWatch w = new DriftWatch(4, 0.5, QUIET);
+    assertThat(feed(w, "a", 5, 4, 0)).isEqualTo(Verdict.OVER);
+    assertThat(feed(w, "a", 5, 8, QUIET - 1)).as("held back while quiet").isEqualTo(Verdict.NONE);
+    assertThat(w.observe("m", "a", 5, QUIET).verdict()).isEqualTo(Verdict.OVER);
+    assertThat(feed(w, "a", 0, 4, 3 * QUIET)).as("exact since").isEqualTo(Verdict.NONE);
+  }
+
+  @Test
+  void observe_underPredicted_underVerdict_podsJudgedApart() {
+    DriftWatch w = new DriftWatch(4, 0.75, QUIET);
+    assertThat(feed(w, "a", -2, 3, 0)).isEqualTo(Verdict.NONE);
+    assertThat(feed(w, "b", 1, 4, 0)).isEqualTo(Verdict.OVER);
+    assertThat(w.observe("m", "a", -1, 0).verdict()).isEqualTo(Verdict.UNDER);
+    assertThat(w.observe("other-model", "a", -1, 0).verdict()).isEqualTo(Verdict.NONE);
+  }
+
+  @Test
+  void observe_manyPods_boundedAndStillJudging() {
+    DriftWatch w = new DriftWatch(4, 0.5, QUIET);
+    for (int i = 0; i < DriftWatch.MAX_PODS * 3; i++) {
+      w.observe("m", "pod-" + i, 1, 0);
+    }
+    assertThat(feed(w, "late", 1, 4, 0)).isEqualTo(Verdict.OVER);
+  }
+}

@@ -39,7 +39,8 @@ public final class IngesterMetrics {
     LEASE,
     HEARTBEAT,
     RECONCILE,
-    INCARNATION;
+    INCARNATION,
+    RESYNC;
 
     /** The label value: the name in lower case. */
     public String label() {

@@ -299,9 +299,9 @@ public final class Coordinator implements StreamWorker.Listener {
         asked.get(i).get().ifPresent(note -> w.status().requestResync(note));
       } catch (ExecutionException e) {
         if (e.getCause() instanceof RedisUnavailableException) {
-          shared.metrics().swallowed("resync");
+          shared.metrics().swallowed(Operation.RESYNC);
         } else {
-          shared.metrics().realError("resync");
+          shared.metrics().realError(Operation.RESYNC);
           log.error(
               "pod={} stream={}: reading its resync request failed",
               w.id().pod(),

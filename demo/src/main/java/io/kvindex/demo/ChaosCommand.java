@@ -142,8 +142,9 @@ public final class ChaosCommand implements Callable<Integer> {
   static boolean goals(ChaosScenario scenario, ObjectNode r) {
     ObjectNode goals = r.putObject("goals");
     if (scenario.strict) {
+      goals.put("no_false_positive_at_any_time", r.path("false_positives").asLong() == 0);
       // Late is not wrong: a removal still on its way (ingest lag past the grace, which a starved
-      // machine produces) is reported apart; the index must never credit a removal it applied.
+      // machine produces) is told apart; the index must never credit a removal it applied.
       goals.put(
           "no_false_positive_but_ingest_lag",
           r.path("false_positives").asLong()

@@ -274,6 +274,7 @@ public final class Sequencer {
     restarts++;
     releaseAll();
     recent.clear();
+    lastLive = -1; // the old process's sequences say nothing about the new one's
     purge = new Purge("engine_restart", PurgeMode.RESET_WATERMARK, 0);
   }
 
@@ -336,9 +337,10 @@ public final class Sequencer {
         return new Apply(toApply, rebuilding);
       }
     }
-    // Shown only once caught up with every live batch seen: one dropped for want of room is
-    // still missing (the next live batch's gap, or a quiet stream's catch-up, brings it).
-    if (rebuilding && stagedAny && !catchUpOwed && applied >= lastLive) {
+    // Shown only once past every live batch seen (applied, or gone past on purpose): one dropped
+    // for want of room is still missing (the next live batch's gap, or a quiet stream's catch-up,
+    // brings it).
+    if (rebuilding && stagedAny && !catchUpOwed && expected > lastLive) {
       return new Publish();
     }
     return new Idle();

@@ -135,6 +135,11 @@ class SequencerTest {
             "queued; queued; queued; dropped; apply 0 staged; apply 1 staged; apply 2 staged;"
                 + " apply 3 staged; idle; apply 4 staged; publish"),
         row(
+            "after a restart seen in the engine's metrics, the new process's batches show the stream",
+            "start 4; live 5; next; applied APPLIED; restart; next; purged PURGED; live 0; next;"
+                + " applied APPLIED; next",
+            "queued; apply 5; purge engine_restart reset from 0; queued; apply 0 staged; publish"),
+        row(
             "a rebuild taken over whose replay has nothing newer publishes",
             "start 4 staged; next; catchup none; next",
             "idle; publish"),

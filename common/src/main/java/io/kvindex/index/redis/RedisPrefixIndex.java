@@ -2,15 +2,11 @@ package io.kvindex.index.redis;
 
 import static io.kvindex.index.redis.Bytes.ascii;
 import static io.kvindex.index.redis.Bytes.text;
-import static io.kvindex.index.redis.Bytes.utf8;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
-import io.kvindex.index.ApplyStatus;
-import io.kvindex.index.BatchCheck;
-import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.IndexMismatchException;
@@ -28,120 +24,19 @@ import io.kvindex.index.SweepResult;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.RetryPolicy;
-import io.kvindex.redis.ScriptRejectedException;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
-/*
- * Implementation notes.
- *
- * Key layout. Every key is kvindex:v1:{<index>/<group>}:<name>, <index> percent-encoded, so the
- * hash tag is the index and group and every script touches exactly one slot (all keys in KEYS);
- * the scripts run unchanged on Redis Cluster. A pod (model, pod) belongs to group
- * SHA-256(podField)[0..4) mod groups; all its ranks' streams live in that group. Per group:
- *   meta     HASH  groups and format (fixed at creation; format: the index format processes
- *                  must share, FORMAT), epoch, version (the stored version, recorded when init
- *                  creates the group), next (last slot handed out), pass (GC passes started),
- *                  cursor (HSCAN cursor of the pass in progress), fence (lease tokens), and notes
- *                  for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
- *                  "note:segment-slots:<n>" -> the time a writer last noted them
- *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
- *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
- *   blocks   HASH  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
- *                  (9 bytes: its segment head's key, its offset; present once its chain position
- *                  is known, so a located value has odd length), then entries of 2 bytes:
- *                  slot (12 bits) | tiers (4 bits: GPU 1, CPU 2, STORAGE 4, OTHER 8);
- *                  segment fields: a head's block field + "/s" (20 bytes) -> slots of offset(1)
- *                  key(8) length(2) entries, one per located block of the 16-block segment the
- *                  head starts (more where chains branch; "O" once past segmentSlots);
- *                  plus fields of other lengths, which GC leaves alone:
- *                  "kvindex/holders/" + podField -> a copy of the pod record (the scripts
- *                  write both in the same call), so one HMGET reads holders and blocks at once;
- * *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
- *                  which slots a pod record lists moves in the same call;
- *                  "kvindex/unlocated" -> how many block fields have no locator
- *   free     LIST  slots ready for reuse
- *   dead     HASH  retired slot -> the GC pass number at its death
- *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
- *   tmap:<d>  HASH  cacheGroup(2) engineHash(8) -> tokenKey(8) (token key mode only)
- *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
- *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
- *                  as long as its longest-lived entry, so it vanishes with no process left
- *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
- *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
- *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
- *                  all and per tier (decimal): apply changes them with the entries, GC counts
- *                  the entries it strips out, so inspecting a stream never scans blocks;
- *                  "overflowed-segments" -> the segments apply marked "O"
- *   activity HASH  'a' + streamField -> ms of the last applied chunk; 'p' + streamField ->
- *                  "<ms>|<slot retired>" of the last purge; swept with the stream
- *   spec:models HASH (group 0) routers' notes "note:keys:" + lp(keys) + lp(model) -> ms
- *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
- *                  speculation gate), with PX as long; a key of its own, so that routers write
- *                  only spec: keys (their ACL user may write nothing else)
- * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
- * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.
- *
- * Holders. Each stream that holds blocks owns a slot (1..4095) of its group; block entries name
- * slots, and the pod record maps the pod's live slots to ranks. A purge (or AllBlocksCleared)
- * removes the slot from the pod record and marks it dead: O(1), atomic, and no lookup can see the
- * old entries again because lookups only match slots listed in candidates' pod records. A slot is
- * reused only after a GC pass that started after its death has completed, so every old entry is
- * gone by then. GC is incremental: each call HSCANs about gcBudget fields and strips dead entries;
- * no script ever iterates a pod's whole content.
- *
- * Scripts. Every script is loaded with lib.lua prepended (Scripts): the clock, the deadline codec,
- * the lease check, the stream-record parse and the pod-record write (both copies, and the slots
- * generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
- * and the pods' engine incarnations (incarnation:<p>, in the pod's group) are written here too, so
- * that every key of the index is named in KeySchema alone.
- *
- * Writes. apply.lua checks the lease token (FENCED), then the watermark (DUPLICATE / GAP change
- * nothing), checks slot capacity before its first write (a failing script keeps its writes), then
- * applies the events in order and stores the watermark and the pod's liveness deadline (Redis
- * TIME) in the same atomic call. A stored block's locator follows from its parent's (a block with
- * no parent is block 0); a located block's entries, less dead slots', are copied into its
- * segment in the same call, and a block stored under a parent with no locator is counted as
- * unlocated until its field goes. Every script is idempotent for a retried duplicate: a batch that
- * ran but whose reply was lost comes back DUPLICATE.
- *
- * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with a GET of the
- * gate key beside it, on the same connection): the slots generation, the unlocated count, the holder records of the candidates the router has no
- * usable copy of, the first block's field (its locator shows that the keys start a segment) and
- * one segment field per 16 blocks of the prompt. While the group holds unlocated blocks, or when
- * the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
- * and an overflowed segment's 16 block fields in place of its segment field. One command reads one key atomically, so it sees a purge
- * entirely or not at all, and works unchanged on a cluster. Each router keeps the records it read
- * per group with the generation they were read at; a cached record stands for the current one while
- * the generation read with the blocks is the same (no record's slots changed since) and its deadline
- * has not passed (deadlines only move later, except with a slot change): in steady state a lookup
- * reads only the gate, the generation and the blocks, and each candidate's record once per liveness
- * period. If the generation moved, the lookup reads again with every candidate's record. Java drops
- * expired records (by Redis's clock, estimated by ServerClock), matches entries to the live slots
- * and computes depths, tier depths and scores, stopping at the first block no candidate still
- * matching holds. Longer prompts continue in chunks of 4x while some candidate matches, each read
- * taking the generation again; if it moved, the lookup is redone as one lookup.lua call. While the
- * gate's deadline has not passed, lookups of the group run lookup.lua instead, which also reads the
- * candidates' spec hashes (a speculative block counts as GPU; a confirmed entry supersedes it).
- * The script moves every argument and value through Lua, which costs about twice the HMGET inside
- * Redis (BENCHMARKS.md has the figures), so it only runs while speculation is on. Groups are looked
- * up in parallel and merged.
- * Lookups use the router retry profile and report an incomplete result rather than fail. All
- * writers must move the generation: routers of this version must not share an index with
- * ingesters of an earlier one.
- */
 /** The Redis-backed {@link PrefixIndex}; see the implementation notes above. Thread-safe. */
 public final class RedisPrefixIndex implements PrefixIndex {
   /**
@@ -181,6 +76,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
   private final RedisNotes notes;
+  private final RedisStreamWrites streams;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
 
   private RedisPrefixIndex(
@@ -199,6 +95,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.resyncs = new RedisResyncs(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
     this.notes = new RedisNotes(config, keys, writes);
+    this.streams = new RedisStreamWrites(config, keys, writes, notes, identity, this::initAsync);
     identity.addListener(
         (group, what) -> {
           if (what.equals("epoch")) {
@@ -347,230 +244,22 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<ApplyResult> applyAsync(
       StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
-    Check.notNull(stream, "stream");
-    Check.notNull(mode, "mode");
-    Check.notNull(lease, "lease");
-    Check.notNull(batch, "batch");
-    BatchCheck.check(seq, batch.events());
-    EventPacker.Packed packed =
-        EventPacker.pack(mode, stream.model(), batch.events(), config.applyChunkBlocks());
-    int g = group(stream);
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
-    byte[][] head = {
-      KeySchema.streamField(stream),
-      podField,
-      KeySchema.rank(stream.dpRank()),
-      ascii(seq),
-      utf8(lease.toString()),
-      ascii(config.podTtl().toMillis()),
-      KeySchema.scope(mode, stream.model()),
-      KeySchema.holderField(podField),
-      ascii(config.segmentSlots()),
-      null, // the epoch, read when each chunk is sent
-      null, // the chunk
-      ascii(packed.chunks().size()),
-      ascii(staged ? 1 : 0)
-    };
-    byte[][] k = {
-      keys.meta(g),
-      keys.streams(g),
-      keys.pods(g),
-      keys.blocks(g),
-      keys.free(g),
-      keys.dead(g),
-      keys.lease(stream),
-      keys.tokenMap(stream),
-      keys.counts(g),
-      keys.activity(g)
-    };
-    notes.writer(g, stream.model(), mode);
-    return applyChunks(new ChunkedApply(g, k, head, packed), 0)
-        .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
-  }
-
-  /** One batch on its way through its chunks, and what the applied chunks did. */
-  private static final class ChunkedApply {
-    final int group;
-    final byte[][] keys;
-    final byte[][] head;
-    final EventPacker.Packed packed;
-    int calls;
-    int stored;
-    int removed;
-    int dropped;
-
-    ChunkedApply(int group, byte[][] keys, byte[][] head, EventPacker.Packed packed) {
-      this.group = group;
-      this.keys = keys;
-      this.head = head;
-      this.packed = packed;
-      this.dropped = packed.dropped();
-    }
-
-    /** Enough calls for every chunk to be sent twice and skipped once: past it, a bug. */
-    boolean tooMany() {
-      return ++calls > 3 * packed.chunks().size() + 1;
-    }
-  }
-
-  private CompletableFuture<ApplyResult> applyChunks(ChunkedApply batch, int chunk) {
-    if (batch.tooMany()) {
-      return CompletableFuture.failedFuture(
-          new IllegalStateException(
-              "apply went round its chunks without finishing: a bug, please report it"));
-    }
-    List<byte[]> events = batch.packed.chunks().get(chunk);
-    byte[][] args = Arrays.copyOf(batch.head, batch.head.length + events.size());
-    args[9] = epochOf(batch.group);
-    args[10] = ascii(chunk);
-    for (int i = 0; i < events.size(); i++) {
-      args[batch.head.length + i] = events.get(i);
-    }
-    return writes
-        .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, batch.keys, args)
-        .toCompletableFuture()
-        .handle(
-            (outcome, failure) -> {
-              if (failure != null) {
-                throw slotsFull(failure);
-              }
-              return outcome;
-            })
-        .thenCompose(
-            outcome -> {
-              if (!outcome.isDone()) {
-                return CompletableFuture.completedFuture(ApplyResult.of(ApplyStatus.SWALLOWED, -1));
-              }
-              List<Object> reply = outcome.orElseThrow();
-              String status = text(reply.get(0));
-              long wm = (Long) reply.get(1);
-              batch.stored += ((Long) reply.get(2)).intValue();
-              batch.removed += ((Long) reply.get(3)).intValue();
-              batch.dropped += ((Long) reply.get(4)).intValue();
-              if (status.equals("CHUNK")) {
-                return applyChunks(batch, ((Long) reply.get(5)).intValue());
-              }
-              ApplyStatus applied = ApplyStatus.valueOf(status);
-              return CompletableFuture.completedFuture(
-                  applied == ApplyStatus.APPLIED
-                      ? new ApplyResult(applied, wm, batch.stored, batch.removed, batch.dropped)
-                      : ApplyResult.of(applied, wm));
-            });
-  }
-
-  /** Every holder slot of the group is taken: this batch can never apply as it is. */
-  private static RuntimeException slotsFull(Throwable failure) {
-    Throwable cause = failure instanceof CompletionException c ? c.getCause() : failure;
-    if (cause instanceof ScriptRejectedException r && r.code().equals("KVINDEX_SLOTS_FULL")) {
-      return new BatchRejectedException("slots_full", r.detail(), r);
-    }
-    return cause instanceof RuntimeException e ? e : new CompletionException(cause);
-  }
-
-  /**
-   * A write refused for an epoch this process did not know: learn (or make) the group's epoch
-   * without blocking, then answer. Listeners hear of the reset before the caller does.
-   */
-  private <T> CompletableFuture<T> afterWrite(int g, T result, boolean reset) {
-    if (!reset) {
-      return CompletableFuture.completedFuture(result);
-    }
-    return initAsync(g)
-        .thenApply(
-            epoch -> {
-              identity.epochIs(g, epoch);
-              return result;
-            });
-  }
-
-  private byte[] epochOf(int g) {
-    String epoch = identity.epoch(g);
-    return epoch == null ? new byte[0] : ascii(epoch);
+    return streams.apply(stream, mode, seq, lease, batch, staged);
   }
 
   @Override
   public boolean staged(StreamId stream) {
-    Check.notNull(stream, "stream");
-    int g = group(stream);
-    RedisOutcome<Long> outcome =
-        Await.of(
-            writes
-                .<Long>run(
-                    Scripts.STAGED,
-                    ScriptOutputType.INTEGER,
-                    new byte[][] {keys.streams(g), keys.pods(g)},
-                    KeySchema.streamField(stream),
-                    KeySchema.podField(stream.model(), stream.pod()),
-                    KeySchema.rank(stream.dpRank()))
-                .toCompletableFuture());
-    return outcome.orElseThrow() == 1;
+    return streams.staged(stream);
   }
 
   @Override
   public CompletableFuture<PurgeStatus> publishAsync(StreamId stream, Lease lease) {
-    Check.notNull(stream, "stream");
-    Check.notNull(lease, "lease");
-    int g = group(stream);
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
-    return writes
-        .<byte[]>run(
-            Scripts.PUBLISH,
-            ScriptOutputType.VALUE,
-            new byte[][] {
-              keys.meta(g), keys.streams(g), keys.pods(g), keys.blocks(g), keys.lease(stream)
-            },
-            KeySchema.streamField(stream),
-            podField,
-            KeySchema.rank(stream.dpRank()),
-            utf8(lease.toString()),
-            KeySchema.holderField(podField),
-            epochOf(g),
-            ascii(config.podTtl().toMillis()))
-        .thenApply(
-            outcome ->
-                outcome.isDone()
-                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
-                    : PurgeStatus.SWALLOWED)
-        .toCompletableFuture()
-        .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
+    return streams.publish(stream, lease);
   }
 
   @Override
   public CompletableFuture<PurgeStatus> purgeAsync(StreamId stream, Lease lease, PurgeMode mode) {
-    Check.notNull(stream, "stream");
-    Check.notNull(lease, "lease");
-    Check.notNull(mode, "mode");
-    int g = group(stream);
-    byte[][] k = {
-      keys.meta(g),
-      keys.streams(g),
-      keys.pods(g),
-      keys.dead(g),
-      keys.lease(stream),
-      keys.tokenMap(stream),
-      keys.blocks(g),
-      keys.activity(g)
-    };
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
-    return writes
-        .<byte[]>run(
-            Scripts.PURGE,
-            ScriptOutputType.VALUE,
-            k,
-            KeySchema.streamField(stream),
-            podField,
-            KeySchema.rank(stream.dpRank()),
-            utf8(lease.toString()),
-            ascii(mode == PurgeMode.RESET_WATERMARK ? 1 : 0),
-            KeySchema.holderField(podField),
-            epochOf(g))
-        .thenApply(
-            outcome ->
-                outcome.isDone()
-                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
-                    : PurgeStatus.SWALLOWED)
-        .toCompletableFuture()
-        .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
+    return streams.purge(stream, lease, mode);
   }
 
   /** Decodes the replies on the calling thread, not on lettuce's I/O thread. */
@@ -754,22 +443,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public OptionalLong watermark(StreamId stream) {
-    Check.notNull(stream, "stream");
-    byte[] rec =
-        Await.of(
-                writes
-                    .<byte[]>run(
-                        Scripts.READ,
-                        ScriptOutputType.VALUE,
-                        new byte[][] {keys.streams(group(stream))},
-                        KeySchema.streamField(stream))
-                    .toCompletableFuture())
-            .orElseThrow();
-    if (rec == null) {
-      return OptionalLong.empty();
-    }
-    String[] parts = text(rec).split("\\|", -1); // slot|watermark[|seq:chunks done]
-    return parts[1].isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(parts[1]));
+    return streams.watermark(stream);
   }
 
   @Override

@@ -5,4 +5,102 @@
  * lookup's HMGETs. Reach it through {@link io.kvindex.index.PrefixIndex#builder()}; only the key
  * schema (for tools that measure or delete an index) and the factory the builder calls are public.
  */
+/*
+ * Implementation notes (RedisPrefixIndex and the scripts).
+ *
+ * Key layout. Every key is kvindex:v1:{<index>/<group>}:<name>, <index> percent-encoded, so the
+ * hash tag is the index and group and every script touches exactly one slot (all keys in KEYS);
+ * the scripts run unchanged on Redis Cluster. A pod (model, pod) belongs to group
+ * SHA-256(podField)[0..4) mod groups; all its ranks' streams live in that group. Per group:
+ *   meta     HASH  groups and format (fixed at creation; format: the index format processes
+ *                  must share, FORMAT), epoch, version (the stored version, recorded when init
+ *                  creates the group), next (last slot handed out), pass (GC passes started),
+ *                  cursor (HSCAN cursor of the pass in progress), fence (lease tokens), and notes
+ *                  for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
+ *                  "note:segment-slots:<n>" -> the time a writer last noted them
+ *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
+ *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
+ *   blocks   HASH  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
+ *                  (9 bytes: its segment head's key, its offset; present once its chain position
+ *                  is known, so a located value has odd length), then entries of 2 bytes:
+ *                  slot (12 bits) | tiers (4 bits: GPU 1, CPU 2, STORAGE 4, OTHER 8);
+ *                  segment fields: a head's block field + "/s" (20 bytes) -> slots of offset(1)
+ *                  key(8) length(2) entries, one per located block of the 16-block segment the
+ *                  head starts (more where chains branch; "O" once past segmentSlots);
+ *                  plus fields of other lengths, which GC leaves alone:
+ *                  "kvindex/holders/" + podField -> a copy of the pod record (the scripts
+ *                  write both in the same call), so one HMGET reads holders and blocks at once;
+ * *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
+ *                  which slots a pod record lists moves in the same call;
+ *                  "kvindex/unlocated" -> how many block fields have no locator
+ *   free     LIST  slots ready for reuse
+ *   dead     HASH  retired slot -> the GC pass number at its death
+ *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
+ *   tmap:<d>  HASH  cacheGroup(2) engineHash(8) -> tokenKey(8) (token key mode only)
+ *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
+ *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
+ *                  as long as its longest-lived entry, so it vanishes with no process left
+ *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
+ *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
+ *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
+ *                  all and per tier (decimal): apply changes them with the entries, GC counts
+ *                  the entries it strips out, so inspecting a stream never scans blocks;
+ *                  "overflowed-segments" -> the segments apply marked "O"
+ *   activity HASH  'a' + streamField -> ms of the last applied chunk; 'p' + streamField ->
+ *                  "<ms>|<slot retired>" of the last purge; swept with the stream
+ *   spec:models HASH (group 0) routers' notes "note:keys:" + lp(keys) + lp(model) -> ms
+ *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
+ *                  speculation gate), with PX as long; a key of its own, so that routers write
+ *                  only spec: keys (their ACL user may write nothing else)
+ * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
+ * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.
+ *
+ * Holders. Each stream that holds blocks owns a slot (1..4095) of its group; block entries name
+ * slots, and the pod record maps the pod's live slots to ranks. A purge (or AllBlocksCleared)
+ * removes the slot from the pod record and marks it dead: O(1), atomic, and no lookup can see the
+ * old entries again because lookups only match slots listed in candidates' pod records. A slot is
+ * reused only after a GC pass that started after its death has completed, so every old entry is
+ * gone by then. GC is incremental: each call HSCANs about gcBudget fields and strips dead entries;
+ * no script ever iterates a pod's whole content.
+ *
+ * Scripts. Every script is loaded with lib.lua prepended (Scripts): the clock, the deadline codec,
+ * the lease check, the stream-record parse and the pod-record write (both copies, and the slots
+ * generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
+ * and the pods' engine incarnations (incarnation:<p>, in the pod's group) are written here too, so
+ * that every key of the index is named in KeySchema alone.
+ *
+ * Writes. apply.lua checks the lease token (FENCED), then the watermark (DUPLICATE / GAP change
+ * nothing), checks slot capacity before its first write (a failing script keeps its writes), then
+ * applies the events in order and stores the watermark and the pod's liveness deadline (Redis
+ * TIME) in the same atomic call. A stored block's locator follows from its parent's (a block with
+ * no parent is block 0); a located block's entries, less dead slots', are copied into its
+ * segment in the same call, and a block stored under a parent with no locator is counted as
+ * unlocated until its field goes. Every script is idempotent for a retried duplicate: a batch that
+ * ran but whose reply was lost comes back DUPLICATE.
+ *
+ * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with a GET of the
+ * gate key beside it, on the same connection): the slots generation, the unlocated count, the holder records of the candidates the router has no
+ * usable copy of, the first block's field (its locator shows that the keys start a segment) and
+ * one segment field per 16 blocks of the prompt. While the group holds unlocated blocks, or when
+ * the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
+ * and an overflowed segment's 16 block fields in place of its segment field. One command reads one key atomically, so it sees a purge
+ * entirely or not at all, and works unchanged on a cluster. Each router keeps the records it read
+ * per group with the generation they were read at; a cached record stands for the current one while
+ * the generation read with the blocks is the same (no record's slots changed since) and its deadline
+ * has not passed (deadlines only move later, except with a slot change): in steady state a lookup
+ * reads only the gate, the generation and the blocks, and each candidate's record once per liveness
+ * period. If the generation moved, the lookup reads again with every candidate's record. Java drops
+ * expired records (by Redis's clock, estimated by ServerClock), matches entries to the live slots
+ * and computes depths, tier depths and scores, stopping at the first block no candidate still
+ * matching holds. Longer prompts continue in chunks of 4x while some candidate matches, each read
+ * taking the generation again; if it moved, the lookup is redone as one lookup.lua call. While the
+ * gate's deadline has not passed, lookups of the group run lookup.lua instead, which also reads the
+ * candidates' spec hashes (a speculative block counts as GPU; a confirmed entry supersedes it).
+ * The script moves every argument and value through Lua, which costs about twice the HMGET inside
+ * Redis (BENCHMARKS.md has the figures), so it only runs while speculation is on. Groups are looked
+ * up in parallel and merged.
+ * Lookups use the router retry profile and report an incomplete result rather than fail. All
+ * writers must move the generation: routers of this version must not share an index with
+ * ingesters of an earlier one.
+ */
 package io.kvindex.index.redis;

@@ -1,0 +1,308 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.redis.Bytes.ascii;
+import static io.kvindex.index.redis.Bytes.text;
+import static io.kvindex.index.redis.Bytes.utf8;
+
+import io.kvindex.common.Await;
+import io.kvindex.common.Check;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.ApplyResult;
+import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.BatchCheck;
+import io.kvindex.index.BatchRejectedException;
+import io.kvindex.index.IndexConfig;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
+import io.kvindex.index.PurgeMode;
+import io.kvindex.index.PurgeStatus;
+import io.kvindex.index.StreamId;
+import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.ScriptRejectedException;
+import io.kvindex.redis.ScriptRunner;
+import io.lettuce.core.ScriptOutputType;
+import java.util.Arrays;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.IntFunction;
+
+/**
+ * A stream's writes: its batches applied chunk by chunk, its purges, the publish that ends a staged
+ * rebuild, and its watermark. Each call is one script fenced by the stream's lease and the epoch
+ * this process knows; a write refused for another epoch learns the group's before it answers.
+ * Thread-safe.
+ */
+final class RedisStreamWrites {
+  private final IndexConfig config;
+  private final KeySchema keys;
+  private final ScriptRunner writes;
+  private final RedisNotes notes;
+  private final IndexIdentity identity;
+  private final IntFunction<CompletableFuture<String>> init;
+
+  /** {@code init}: records a group if it needs it and answers its epoch (init.lua). */
+  RedisStreamWrites(
+      IndexConfig config,
+      KeySchema keys,
+      ScriptRunner writes,
+      RedisNotes notes,
+      IndexIdentity identity,
+      IntFunction<CompletableFuture<String>> init) {
+    this.config = config;
+    this.keys = keys;
+    this.writes = writes;
+    this.notes = notes;
+    this.identity = identity;
+    this.init = init;
+  }
+
+  CompletableFuture<ApplyResult> apply(
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
+    Check.notNull(stream, "stream");
+    Check.notNull(mode, "mode");
+    Check.notNull(lease, "lease");
+    Check.notNull(batch, "batch");
+    BatchCheck.check(seq, batch.events());
+    EventPacker.Packed packed =
+        EventPacker.pack(mode, stream.model(), batch.events(), config.applyChunkBlocks());
+    int g = group(stream);
+    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+    byte[][] head = {
+      KeySchema.streamField(stream),
+      podField,
+      KeySchema.rank(stream.dpRank()),
+      ascii(seq),
+      utf8(lease.toString()),
+      ascii(config.podTtl().toMillis()),
+      KeySchema.scope(mode, stream.model()),
+      KeySchema.holderField(podField),
+      ascii(config.segmentSlots()),
+      null, // the epoch, read when each chunk is sent
+      null, // the chunk
+      ascii(packed.chunks().size()),
+      ascii(staged ? 1 : 0)
+    };
+    byte[][] k = {
+      keys.meta(g),
+      keys.streams(g),
+      keys.pods(g),
+      keys.blocks(g),
+      keys.free(g),
+      keys.dead(g),
+      keys.lease(stream),
+      keys.tokenMap(stream),
+      keys.counts(g),
+      keys.activity(g)
+    };
+    notes.writer(g, stream.model(), mode);
+    return applyChunks(new ChunkedApply(g, k, head, packed), 0)
+        .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
+  }
+
+  /** One batch on its way through its chunks, and what the applied chunks did. */
+  private static final class ChunkedApply {
+    final int group;
+    final byte[][] keys;
+    final byte[][] head;
+    final EventPacker.Packed packed;
+    int calls;
+    int stored;
+    int removed;
+    int dropped;
+
+    ChunkedApply(int group, byte[][] keys, byte[][] head, EventPacker.Packed packed) {
+      this.group = group;
+      this.keys = keys;
+      this.head = head;
+      this.packed = packed;
+      this.dropped = packed.dropped();
+    }
+
+    /** Enough calls for every chunk to be sent twice and skipped once: past it, a bug. */
+    boolean tooMany() {
+      return ++calls > 3 * packed.chunks().size() + 1;
+    }
+  }
+
+  private CompletableFuture<ApplyResult> applyChunks(ChunkedApply batch, int chunk) {
+    if (batch.tooMany()) {
+      return CompletableFuture.failedFuture(
+          new IllegalStateException(
+              "apply went round its chunks without finishing: a bug, please report it"));
+    }
+    List<byte[]> events = batch.packed.chunks().get(chunk);
+    byte[][] args = Arrays.copyOf(batch.head, batch.head.length + events.size());
+    args[9] = epochOf(batch.group);
+    args[10] = ascii(chunk);
+    for (int i = 0; i < events.size(); i++) {
+      args[batch.head.length + i] = events.get(i);
+    }
+    return writes
+        .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, batch.keys, args)
+        .toCompletableFuture()
+        .handle(
+            (outcome, failure) -> {
+              if (failure != null) {
+                throw slotsFull(failure);
+              }
+              return outcome;
+            })
+        .thenCompose(
+            outcome -> {
+              if (!outcome.isDone()) {
+                return CompletableFuture.completedFuture(ApplyResult.of(ApplyStatus.SWALLOWED, -1));
+              }
+              List<Object> reply = outcome.orElseThrow();
+              String status = text(reply.get(0));
+              long wm = (Long) reply.get(1);
+              batch.stored += ((Long) reply.get(2)).intValue();
+              batch.removed += ((Long) reply.get(3)).intValue();
+              batch.dropped += ((Long) reply.get(4)).intValue();
+              if (status.equals("CHUNK")) {
+                return applyChunks(batch, ((Long) reply.get(5)).intValue());
+              }
+              ApplyStatus applied = ApplyStatus.valueOf(status);
+              return CompletableFuture.completedFuture(
+                  applied == ApplyStatus.APPLIED
+                      ? new ApplyResult(applied, wm, batch.stored, batch.removed, batch.dropped)
+                      : ApplyResult.of(applied, wm));
+            });
+  }
+
+  /** Every holder slot of the group is taken: this batch can never apply as it is. */
+  private static RuntimeException slotsFull(Throwable failure) {
+    Throwable cause = failure instanceof CompletionException c ? c.getCause() : failure;
+    if (cause instanceof ScriptRejectedException r && r.code().equals("KVINDEX_SLOTS_FULL")) {
+      return new BatchRejectedException("slots_full", r.detail(), r);
+    }
+    return cause instanceof RuntimeException e ? e : new CompletionException(cause);
+  }
+
+  /**
+   * A write refused for an epoch this process did not know: learn (or make) the group's epoch
+   * without blocking, then answer. Listeners hear of the reset before the caller does.
+   */
+  private <T> CompletableFuture<T> afterWrite(int g, T result, boolean reset) {
+    if (!reset) {
+      return CompletableFuture.completedFuture(result);
+    }
+    return init.apply(g)
+        .thenApply(
+            epoch -> {
+              identity.epochIs(g, epoch);
+              return result;
+            });
+  }
+
+  private byte[] epochOf(int g) {
+    String epoch = identity.epoch(g);
+    return epoch == null ? new byte[0] : ascii(epoch);
+  }
+
+  boolean staged(StreamId stream) {
+    Check.notNull(stream, "stream");
+    int g = group(stream);
+    RedisOutcome<Long> outcome =
+        Await.of(
+            writes
+                .<Long>run(
+                    Scripts.STAGED,
+                    ScriptOutputType.INTEGER,
+                    new byte[][] {keys.streams(g), keys.pods(g)},
+                    KeySchema.streamField(stream),
+                    KeySchema.podField(stream.model(), stream.pod()),
+                    KeySchema.rank(stream.dpRank()))
+                .toCompletableFuture());
+    return outcome.orElseThrow() == 1;
+  }
+
+  CompletableFuture<PurgeStatus> publish(StreamId stream, Lease lease) {
+    Check.notNull(stream, "stream");
+    Check.notNull(lease, "lease");
+    int g = group(stream);
+    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+    return writes
+        .<byte[]>run(
+            Scripts.PUBLISH,
+            ScriptOutputType.VALUE,
+            new byte[][] {
+              keys.meta(g), keys.streams(g), keys.pods(g), keys.blocks(g), keys.lease(stream)
+            },
+            KeySchema.streamField(stream),
+            podField,
+            KeySchema.rank(stream.dpRank()),
+            utf8(lease.toString()),
+            KeySchema.holderField(podField),
+            epochOf(g),
+            ascii(config.podTtl().toMillis()))
+        .thenApply(
+            outcome ->
+                outcome.isDone()
+                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
+                    : PurgeStatus.SWALLOWED)
+        .toCompletableFuture()
+        .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
+  }
+
+  CompletableFuture<PurgeStatus> purge(StreamId stream, Lease lease, PurgeMode mode) {
+    Check.notNull(stream, "stream");
+    Check.notNull(lease, "lease");
+    Check.notNull(mode, "mode");
+    int g = group(stream);
+    byte[][] k = {
+      keys.meta(g),
+      keys.streams(g),
+      keys.pods(g),
+      keys.dead(g),
+      keys.lease(stream),
+      keys.tokenMap(stream),
+      keys.blocks(g),
+      keys.activity(g)
+    };
+    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+    return writes
+        .<byte[]>run(
+            Scripts.PURGE,
+            ScriptOutputType.VALUE,
+            k,
+            KeySchema.streamField(stream),
+            podField,
+            KeySchema.rank(stream.dpRank()),
+            utf8(lease.toString()),
+            ascii(mode == PurgeMode.RESET_WATERMARK ? 1 : 0),
+            KeySchema.holderField(podField),
+            epochOf(g))
+        .thenApply(
+            outcome ->
+                outcome.isDone()
+                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
+                    : PurgeStatus.SWALLOWED)
+        .toCompletableFuture()
+        .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
+  }
+
+  OptionalLong watermark(StreamId stream) {
+    Check.notNull(stream, "stream");
+    byte[] rec =
+        Await.of(
+                writes
+                    .<byte[]>run(
+                        Scripts.READ,
+                        ScriptOutputType.VALUE,
+                        new byte[][] {keys.streams(group(stream))},
+                        KeySchema.streamField(stream))
+                    .toCompletableFuture())
+            .orElseThrow();
+    if (rec == null) {
+      return OptionalLong.empty();
+    }
+    String[] parts = text(rec).split("\\|", -1); // slot|watermark[|seq:chunks done]
+    return parts[1].isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(parts[1]));
+  }
+
+  private int group(StreamId stream) {
+    return keys.groupOf(stream.model(), stream.pod());
+  }
+}

@@ -36,7 +36,7 @@ final class LiveSocket implements AutoCloseable {
 
   private final ZMQ.Socket socket;
 
-  private LiveSocket(ZMQ.Socket socket) {
+  LiveSocket(ZMQ.Socket socket) {
     this.socket = socket;
   }
 
@@ -79,6 +79,14 @@ final class LiveSocket implements AutoCloseable {
     } catch (WireFormatException e) {
       return new Garbled(e.getMessage());
     }
+  }
+
+  /**
+   * Whether a message is waiting to be received now: a rebuild is not shown while the socket still
+   * holds live batches the worker has not read (it read none while it replayed).
+   */
+  boolean waiting() {
+    return (socket.getEvents() & ZMQ.Poller.POLLIN) != 0;
   }
 
   @Override

@@ -364,8 +364,10 @@ public final class StreamWorker implements Runnable {
       } else if (action instanceof Apply a) {
         goOn = apply(a.batch(), a.staged());
       } else if (action instanceof Publish) {
+        // Live batches still unread in the socket are part of catching up: read them first (the
+        // next steps do), or the slot is shown as stale as the replay took long.
         shared.gate().passUninterruptibly();
-        goOn = !halted && carryOut(writes.publish(sequencer));
+        goOn = !halted && (sub == null || !sub.waiting()) && carryOut(writes.publish(sequencer));
       } else if (action instanceof RepairGap g) {
         goOn = repairGap(g);
       } else {

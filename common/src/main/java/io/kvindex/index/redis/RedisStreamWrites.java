@@ -237,13 +237,8 @@ final class RedisStreamWrites {
             KeySchema.holderField(podField),
             epochOf(g),
             ascii(config.podTtl().toMillis()))
-        .thenApply(
-            outcome ->
-                outcome.isDone()
-                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
-                    : PurgeStatus.SWALLOWED)
         .toCompletableFuture()
-        .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
+        .thenCompose(outcome -> purgeStatus(g, outcome));
   }
 
   CompletableFuture<PurgeStatus> purge(StreamId stream, Lease lease, PurgeMode mode) {
@@ -274,13 +269,15 @@ final class RedisStreamWrites {
             ascii(mode == PurgeMode.RESET_WATERMARK ? 1 : 0),
             KeySchema.holderField(podField),
             epochOf(g))
-        .thenApply(
-            outcome ->
-                outcome.isDone()
-                    ? PurgeStatus.valueOf(text(outcome.orElseThrow()))
-                    : PurgeStatus.SWALLOWED)
         .toCompletableFuture()
-        .thenCompose(status -> afterWrite(g, status, status == PurgeStatus.RESET));
+        .thenCompose(outcome -> purgeStatus(g, outcome));
+  }
+
+  /** A purge-like script's reply as its status (SWALLOWED when Redis stayed unavailable). */
+  private CompletableFuture<PurgeStatus> purgeStatus(int g, RedisOutcome<byte[]> outcome) {
+    PurgeStatus status =
+        outcome.isDone() ? PurgeStatus.valueOf(text(outcome.orElseThrow())) : PurgeStatus.SWALLOWED;
+    return afterWrite(g, status, status == PurgeStatus.RESET);
   }
 
   OptionalLong watermark(StreamId stream) {

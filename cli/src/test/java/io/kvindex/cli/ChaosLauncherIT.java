@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -20,6 +22,7 @@ class ChaosLauncherIT {
   @TempDir Path dir;
 
   @Test
+  @Timeout(value = 8, unit = TimeUnit.MINUTES) // seven scenarios, each with its own stack
   void chaosQuick_everyScenario_exactAtQuiescenceAndNothingLost() throws Exception {
     Path out = dir.resolve("chaos.json");
 

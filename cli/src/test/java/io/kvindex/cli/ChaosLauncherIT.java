@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -26,7 +27,8 @@ class ChaosLauncherIT {
   void chaosQuick_everyScenario_exactAtQuiescenceAndNothingLost() throws Exception {
     Path out = dir.resolve("chaos.json");
 
-    Launcher.Result result = Launcher.run(dir, "chaos", "--quick", "--out", out.toString());
+    Launcher.Result result =
+        Launcher.run(Duration.ofMinutes(7), dir, "chaos", "--quick", "--out", out.toString());
 
     assertThat(result.exitCode()).as(result.err()).isZero();
     JsonNode json = new ObjectMapper().readTree(out.toFile());

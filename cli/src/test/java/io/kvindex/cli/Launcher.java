@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +24,12 @@ final class Launcher {
 
   /** Runs {@code scripts/kvindex args...}, capturing its output in files under {@code dir}. */
   static Result run(Path dir, String... args) throws IOException, InterruptedException {
+    return run(Duration.ofMinutes(2), dir, args);
+  }
+
+  /** {@link #run(Path, String...)} for a command that may take up to {@code limit}. */
+  static Result run(Duration limit, Path dir, String... args)
+      throws IOException, InterruptedException {
     // Set only by the build's launcher-tests execution: in the test phase (for example with
     // -Dtest=...) the jar may still be an older build.
     assumeTrue(
@@ -40,9 +47,10 @@ final class Launcher {
         new ProcessBuilder(command).directory(root.toFile()).redirectOutput(out.toFile());
     builder.redirectError(err.toFile()).environment().put("KVINDEX_NO_BUILD", "1");
     Process process = builder.start();
-    if (!process.waitFor(2, TimeUnit.MINUTES)) {
+    if (!process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
       process.destroyForcibly();
-      throw new AssertionError("scripts/kvindex did not finish within 2 minutes");
+      throw new AssertionError("scripts/kvindex did not finish within " + limit);
     }
     return new Result(
         process.exitValue(),

@@ -312,20 +312,6 @@ final class ProcessCluster implements LocalRedisCluster {
 
   @Override
   public void close() {
-    RuntimeException first = null;
-    for (RedisProcess node : nodes) {
-      try {
-        node.close();
-      } catch (RuntimeException e) {
-        if (first == null) {
-          first = e;
-        } else {
-          first.addSuppressed(e);
-        }
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
+    RedisProcess.closeAll(nodes);
   }
 }

@@ -261,21 +261,7 @@ final class ProcessSentinel implements LocalRedisSentinel {
 
   @Override
   public void close() {
-    RuntimeException first = null;
-    for (RedisProcess node : all()) {
-      try {
-        node.close();
-      } catch (RuntimeException e) {
-        if (first == null) {
-          first = e;
-        } else {
-          first.addSuppressed(e);
-        }
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
+    RedisProcess.closeAll(all());
   }
 
   @Override

@@ -41,6 +41,25 @@ final class RedisProcess implements LocalRedis, ClusterNode {
    * Starts a server on a fresh free port, trying other ports if another process takes the chosen
    * one first, and returns once it answers PING.
    */
+  /** Closes every process, even when some fail to; the first failure is thrown, the rest added. */
+  static void closeAll(Iterable<RedisProcess> processes) {
+    RuntimeException first = null;
+    for (RedisProcess node : processes) {
+      try {
+        node.close();
+      } catch (RuntimeException e) {
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
   static RedisProcess start(ServerConfig config) {
     LocalRedisException last = null;
     for (int attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {

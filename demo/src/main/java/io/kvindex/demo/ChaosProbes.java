@@ -15,6 +15,9 @@ import java.util.List;
 
 /** What the chaos scenarios read from the parts under test, and the poison they inject. */
 final class ChaosProbes {
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
   private ChaosProbes() {}
 
   /**
@@ -42,12 +45,11 @@ final class ChaosProbes {
   static String readyz(int port) {
     try {
       HttpResponse<String> r =
-          HttpClient.newHttpClient()
-              .send(
-                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
-                      .timeout(Duration.ofSeconds(2))
-                      .build(),
-                  HttpResponse.BodyHandlers.ofString());
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
+                  .timeout(Duration.ofSeconds(2))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       return r.statusCode() + " " + r.body().trim();
     } catch (IOException e) {
       return "unanswered: " + e;

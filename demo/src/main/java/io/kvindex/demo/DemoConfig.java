@@ -149,7 +149,7 @@ public final class DemoConfig {
     private long seed = 7;
     private Double speed;
     private Fault fault = Fault.NONE;
-    private boolean closedLoop = true;
+    private boolean closedLoop;
 
     private Builder() {}
 
@@ -168,7 +168,7 @@ public final class DemoConfig {
       return this;
     }
 
-    /** Default true. */
+    /** Whether the routers resync suspect pods (every 5 s at most per pod). Default false. */
     public Builder closedLoop(boolean on) {
       this.closedLoop = on;
       return this;

@@ -191,7 +191,7 @@ public final class DemoReport {
             + " %s",
         b.config.closedLoop()
             ? "on (every " + Stack.RESYNC_INTERVAL.toSeconds() + " s at most per pod)"
-            : "off (--closed-loop off: observations counted, no pod resynced)");
+            : "off (the default: observations counted, suspects reported, no pod resynced)");
     line(
         s,
         "  %d requests observed: %d exact (%.1f%%), %d over-predicted, %d under-predicted;"

@@ -54,6 +54,7 @@ class DemoTest {
                 .pods(4)
                 .duration(Duration.ofSeconds(8))
                 .fault(DemoConfig.Fault.SILENT_EVICTION)
+                .closedLoop(true)
                 .build(),
             new PrintWriter(new StringWriter(), true));
 

@@ -19,6 +19,9 @@ import org.slf4j.LoggerFactory;
 final class ClosedLoop {
   private static final Logger log = LoggerFactory.getLogger(ClosedLoop.class);
 
+  /** How long a verdict holds the pod's next one back when resyncs are off. */
+  static final Duration QUIET_WITHOUT_RESYNC = Duration.ofMinutes(1);
+
   private final PrefixIndex index;
   private final LoopMetrics metrics;
   private final DriftWatch watch;
@@ -28,7 +31,8 @@ final class ClosedLoop {
 
   /**
    * @param resyncInterval how long one resync request stands (zero: suspects are counted and
-   *     logged, never resynced); also how long a verdict holds the pod's next one back
+   *     logged, never resynced); also how long a verdict holds the pod's next one back ({@link
+   *     #QUIET_WITHOUT_RESYNC} when zero)
    */
   ClosedLoop(
       PrefixIndex index,
@@ -41,8 +45,7 @@ final class ClosedLoop {
     this.metrics = metrics;
     this.resyncInterval = resyncInterval;
     this.nanos = nanos;
-    Duration quiet =
-        resyncInterval.isZero() ? KvRouterBuilder.DEFAULT_RESYNC_INTERVAL : resyncInterval;
+    Duration quiet = resyncInterval.isZero() ? QUIET_WITHOUT_RESYNC : resyncInterval;
     this.watch = new DriftWatch(window, threshold, quiet.toNanos());
   }
 

@@ -127,4 +127,31 @@ class ClosedLoopTest {
       assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-b"))).isEmpty();
     }
   }
+
+  /**
+   * By default a suspect pod is reported, never resynced: a resync loses the pod's hottest
+   * prefixes, whose stores are older than the engine's ring.
+   */
+  @Test
+  void observe_defaultRouter_suspectReportedNoResyncRequested(RedisStandalone redis) {
+    String index = "loop-default";
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (IndexFixture ingester =
+            new IndexFixture(redis.uri().toURI().toString(), index, MODEL, KeyMode.ENGINE);
+        KvRouter router =
+            KvRouter.builder()
+                .redisUri(redis.uri().toURI().toString())
+                .indexName(index)
+                .model(MODEL, ModelKeys.engine("sha256_cbor", "42", BLOCK))
+                .meterRegistry(registry)
+                .build()) {
+      for (int i = 0; i < KvRouterBuilder.DEFAULT_DRIFT_WINDOW; i++) {
+        router.observe(observed("pod-c", 4));
+      }
+      assertThat(count(registry, "kvindex.router.drift.suspects", "direction", "over"))
+          .isEqualTo(1);
+      assertThat(count(registry, "kvindex.router.resync.requests", "outcome", "off")).isEqualTo(1);
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-c"))).isEmpty();
+    }
+  }
 }

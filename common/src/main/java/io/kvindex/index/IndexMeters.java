@@ -31,6 +31,12 @@ public final class IndexMeters {
   public static final String LOOKUP_OVERFLOW_READS = "kvindex.index.lookup.overflow.reads";
 
   /**
+   * Counter: group lookups answered "index unavailable" because the node serving the group is not
+   * the one its data was written on (a failover) and no writer has reset the group yet.
+   */
+  public static final String LOOKUP_NODE_UNVERIFIED = "kvindex.index.lookup.node.unverified";
+
+  /**
    * Counter: index groups found reset, tagged {@code what}: {@code epoch} when Redis lost the index
    * (a restart without persistence, a FLUSHALL), {@code node} when it serves another node history
    * (a failover, which may have lost the last writes). Each is logged once.

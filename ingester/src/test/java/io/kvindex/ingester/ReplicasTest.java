@@ -115,6 +115,7 @@ class ReplicasTest {
     Await.until(WAIT, "a holds nothing", () -> a.workers().isEmpty());
     fleet.traffic(2);
     awaitAllEqual();
-    assertThat(owned(b)).isEqualTo(2);
+    // a is a live replica again: the coordinators may hand it one of the two streams back.
+    Await.until(WAIT, "both streams owned", () -> owned(a) + owned(b) == 2);
   }
 }

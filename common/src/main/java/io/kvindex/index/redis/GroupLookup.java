@@ -30,10 +30,13 @@ import java.util.concurrent.Executor;
  *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
  * </ul>
  *
- * A head read sends the next turn elsewhere when its answer demands it: the gate is open (script),
- * the generation moved since the records were cached (head, every record read afresh), the keys do
- * not start a segment (head by block fields), unlocated blocks appeared or a segment overflowed
- * since (head by the new plan).
+ * After a pause in the group's answered reads ({@link RedisLookups#VERIFY_AFTER_NANOS}) the first
+ * turn is preceded by identity.lua, which verifies the node serving the group.
+ *
+ * <p>A head read sends the next turn elsewhere when its answer demands it: the gate is open
+ * (script), the generation moved since the records were cached (head, every record read afresh),
+ * the keys do not start a segment (head by block fields), unlocated blocks appeared or a segment
+ * overflowed since (head by the new plan).
  */
 final class GroupLookup {
   /** Block fields of a first read by block fields: one round trip up to 4 096 tokens. */
@@ -75,6 +78,9 @@ final class GroupLookup {
   /** The next turn runs lookup.lua. */
   private boolean script;
 
+  /** The node serving the group was verified in this lookup (after a pause in its reads). */
+  private boolean verified;
+
   private LookupDecoder decoder;
   private long generation;
   private int decodedBlocks;
@@ -101,6 +107,19 @@ final class GroupLookup {
 
   private CompletableFuture<Map<String, PodMatch>> turn() {
     CompletableFuture<Step> step;
+    if (!verified && ctx.mustVerify(g)) {
+      // A pause in this group's reads, which every failover makes: is the node serving it the one
+      // its data was written on? Until a writer has reset it, nothing it holds is credited.
+      return ctx.verifyNode(g)
+          .thenCompose(
+              same -> {
+                if (!Boolean.TRUE.equals(same)) {
+                  return CompletableFuture.completedFuture(null);
+                }
+                verified = true;
+                return turn();
+              });
+    }
     if (script || ++turns > MAX_TURNS || ctx.speculationUntil.get(g) > System.currentTimeMillis()) {
       step =
           ctx.scriptLookup(g, pods, candidates, prompt.blockFields(), decode)
@@ -111,7 +130,15 @@ final class GroupLookup {
       step = readHead();
     }
     return step.thenCompose(
-        s -> s.done() ? CompletableFuture.completedFuture(s.matches()) : turn());
+        s -> {
+          if (!s.done()) {
+            return turn();
+          }
+          if (s.matches() != null) {
+            ctx.answered(g);
+          }
+          return CompletableFuture.completedFuture(s.matches());
+        });
   }
 
   private CompletableFuture<Step> readHead() {

@@ -55,6 +55,19 @@ final class RedisLookups {
   /** Per group, until when (System.currentTimeMillis) lookups take the speculative path. */
   final AtomicLongArray speculationUntil;
 
+  /**
+   * A pause in a group's answered reads longer than this, and the next read runs lookup.lua, which
+   * checks that the node serving the group is the one its data was written on. Every failover
+   * pauses reads for longer (a primary is declared failed after cluster-node-timeout or Sentinel's
+   * down-after-milliseconds, 1 s at the least in practice), so a router never takes a promoted
+   * replica's data, which may lack the last acknowledged writes, on trust before a writer has reset
+   * the group (lib.lua, adoptNode).
+   */
+  static final long VERIFY_AFTER_NANOS = 500_000_000L;
+
+  /** Per group, System.nanoTime of the last answered read (0: none yet). */
+  private final AtomicLongArray lastAnswered;
+
   /** Per group, the pod records last read and the slots generation they were read at. */
   final AtomicReferenceArray<PodRecords> records;
 
@@ -74,6 +87,7 @@ final class RedisLookups {
   final Counter rereads;
   final Counter blockReads;
   final Counter overflowReads;
+  final Counter nodeUnverified;
 
   /** A pod's group, field and holder and speculative key: lookups need them per candidate. */
   record PodKeys(int group, byte[] field, byte[] holder, byte[] speculative) {}
@@ -99,6 +113,7 @@ final class RedisLookups {
     this.seenNode = new AtomicReferenceArray<>(config.groups());
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
+    this.lastAnswered = new AtomicLongArray(config.groups());
     this.records = new AtomicReferenceArray<>(config.groups());
     this.unlocated = new AtomicIntegerArray(config.groups());
     this.recordsRead =
@@ -126,6 +141,50 @@ final class RedisLookups {
             IndexMeters.LOOKUP_OVERFLOW_READS,
             "Group lookups that read an overflowed segment (more branches than segmentSlots) as"
                 + " its 16 block fields, in the same HMGET as the other segments");
+    this.nodeUnverified =
+        counter(
+            registry,
+            IndexMeters.LOOKUP_NODE_UNVERIFIED,
+            "Group lookups answered 'index unavailable' because the node serving the group is not"
+                + " the one its data was written on (a failover) and no writer has reset it yet");
+  }
+
+  /**
+   * Whether the node serving the group is the one its data was written on (identity.lua): true, or
+   * false (counted) while no writer has reset the group since a failover, or null when Redis did
+   * not answer.
+   */
+  CompletableFuture<Boolean> verifyNode(int g) {
+    return reads
+        .<List<Object>>run(
+            Scripts.IDENTITY, ScriptOutputType.MULTI, new byte[][] {keys.meta(g), keys.blocks(g)})
+        .thenApply(
+            outcome -> {
+              if (!outcome.isDone()) {
+                return null;
+              }
+              List<Object> reply = outcome.orElseThrow();
+              String live = Bytes.text(reply.get(1));
+              String recorded = reply.size() > 2 ? Bytes.text(reply.get(2)) : "";
+              if (recorded.isEmpty() || recorded.equals(live)) {
+                return Boolean.TRUE;
+              }
+              nodeUnverified.increment();
+              return Boolean.FALSE;
+            })
+        .toCompletableFuture();
+  }
+
+  /** Whether the group's next read must verify the node: none answered yet, or a pause since. */
+  boolean mustVerify(int g) {
+    long last = lastAnswered.get(g);
+    return last == 0 || System.nanoTime() - last > VERIFY_AFTER_NANOS;
+  }
+
+  /** A read of the group was answered. */
+  void answered(int g) {
+    long now = System.nanoTime();
+    lastAnswered.set(g, now == 0 ? 1 : now);
   }
 
   private Counter counter(MeterRegistry registry, String name, String description) {

@@ -228,7 +228,12 @@ final class RedisStreamWrites {
             Scripts.PUBLISH,
             ScriptOutputType.VALUE,
             new byte[][] {
-              keys.meta(g), keys.streams(g), keys.pods(g), keys.blocks(g), keys.lease(stream)
+              keys.meta(g),
+              keys.streams(g),
+              keys.pods(g),
+              keys.blocks(g),
+              keys.lease(stream),
+              keys.dead(g)
             },
             KeySchema.streamField(stream),
             podField,

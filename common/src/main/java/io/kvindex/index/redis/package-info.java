@@ -20,7 +20,9 @@
  *                  "note:segment-slots:<n>" -> the time a writer last noted them
  *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
  *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
- *   blocks   HASH  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
+ *   blocks   HASH  "kvindex/node" -> the node history (replication id) the group's data was
+ *                  written on (lib.lua, adoptNode), "kvindex/epoch" -> a copy of meta's epoch;
+ *                  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
  *                  (9 bytes: its segment head's key, its offset; present once its chain position
  *                  is known, so a located value has odd length), then entries of 2 bytes:
  *                  slot (12 bits) | tiers (4 bits: GPU 1, CPU 2, STORAGE 4, OTHER 8);
@@ -68,6 +70,16 @@
  * generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
  * and the pods' engine incarnations (incarnation:<p>, in the pod's group) are written here too, so
  * that every key of the index is named in KeySchema alone.
+ *
+ * Node changes. Every write that can show slots (apply, purge, publish, sweep) first compares the
+ * live node history (INFO replication, read in the script) with the one the group's data was
+ * written on. On another one (a promoted replica, which may lack the last acknowledged writes; a
+ * restart that may have lost some) the same call retires every stream's slot, forgets every
+ * watermark, empties every pod record and binds a new epoch to the node history, so every writer's
+ * next call is RESET and every router drops its caches. O(streams + pods of the group), once per
+ * node change. Readers cannot see the live node history in an HMGET: after a pause in a group's
+ * answered reads longer than RedisLookups.VERIFY_AFTER_NANOS, which every failover makes, a lookup
+ * first runs identity.lua and answers the group unavailable while the two differ.
  *
  * Writes. apply.lua checks the lease token (FENCED), then the watermark (DUPLICATE / GAP change
  * nothing), checks slot capacity before its first write (a failing script keeps its writes), then

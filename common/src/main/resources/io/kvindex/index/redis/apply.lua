@@ -13,7 +13,8 @@
 --       see its entries until publish.lua or an unstaged apply), 14.. events (packed, see EventPacker)
 -- Replies {status, watermark, stored, removed, dropped, next chunk}: APPLIED (the batch is done),
 -- CHUNK (this chunk is done, or was not next: go on with the next chunk given), DUPLICATE, GAP,
--- FENCED, RESET.
+-- FENCED, RESET (the group's epoch is not the caller's: the index was lost, or this is the first
+-- write on another node history, see adoptNode).
 -- A block's value is its locator when its chain position is known (9 bytes: the key of the chain's
 -- block at the last multiple of 16 at or before it, its head, then its offset from there), then its
 -- entries of 2 bytes: a value of odd length is located. A located block's entries are mirrored,
@@ -31,6 +32,9 @@ local SEGMENT = '/s'
 local UNLOCATED = 'kvindex/unlocated'
 local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
 
+if adoptNode(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], holderPrefixOf(ARGV[8], ARGV[2])) then
+  return {'RESET', -1, 0, 0, 0, 0}
+end
 if not holdsLease(KEYS[7], ARGV[5]) then return {'FENCED', -1, 0, 0, 0, 0} end
 if not sameEpoch(KEYS[1], ARGV[10]) then return {'RESET', -1, 0, 0, 0, 0} end
 

@@ -73,12 +73,11 @@ local function pairsWithout(rec, rank)
   return table.concat(kept)
 end
 
--- Moves the group's slots generation, and records beside it the node history it moved on, so that
--- a router that cached records at generation g on one node history never mistakes the same number
--- reached again on another (a failover to a replica that missed some writes) for no change.
+-- Moves the group's slots generation. The node history beside it ('kvindex/node') moves only with
+-- adoptNode, which changes the epoch too: a router that cached records at generation g never
+-- mistakes the same number reached again on another node history for no change.
 local function moveSlotsGeneration(blocksKey)
   redis.call('HINCRBY', blocksKey, 'kvindex/slots-generation', 1)
-  redis.call('HSET', blocksKey, 'kvindex/node', nodeHistory())
 end
 
 -- Writes a pod record and its copy in the blocks hash in one go. Routers cache pod records and
@@ -95,6 +94,45 @@ local function writePodRecord(podsKey, blocksKey, podField, holderField, old, re
   if string.sub(old or '', 9) ~= string.sub(rec or '', 9) then
     moveSlotsGeneration(blocksKey)
   end
+end
+
+-- The first write on a node history other than the one the group's data was written on (a
+-- replica promoted, which may have missed the last acknowledged writes; a restart that lost them)
+-- takes nothing it holds on trust: in this one call, every stream's slot is retired (GC strips
+-- the entries) and its watermark forgotten, every pod record lists no slot, and the epoch becomes
+-- one bound to the new node history, so every writer's next call is RESET (it replays what its
+-- engine's ring covers) and every router drops what it cached. Lookups that find the recorded node
+-- history is not the live one credit nothing until this has run (lookup.lua). O(streams + pods of
+-- the group), once per node change. A group with no node history recorded (a new one) records the
+-- live one and keeps its data. Returns whether the group was reset.
+local function adoptNode(metaKey, streamsKey, podsKey, deadKey, blocksKey, holderPrefix)
+  local live = nodeHistory()
+  local recorded = redis.call('HGET', blocksKey, 'kvindex/node')
+  if recorded == live then return false end
+  redis.call('HSET', blocksKey, 'kvindex/node', live)
+  if not recorded then return false end
+  local pass = redis.call('HGET', metaKey, 'pass') or '0'
+  local streams = redis.call('HGETALL', streamsKey)
+  for i = 1, #streams, 2 do
+    local slot = parseStream(streams[i + 1])
+    if slot ~= 0 then redis.call('HSET', deadKey, slot, pass) end
+    redis.call('HSET', streamsKey, streams[i], '0|')
+  end
+  local pods = redis.call('HGETALL', podsKey)
+  for i = 1, #pods, 2 do
+    local old = pods[i + 1]
+    writePodRecord(podsKey, blocksKey, pods[i], holderPrefix .. pods[i], old, string.sub(old, 1, 8))
+  end
+  moveSlotsGeneration(blocksKey)
+  local epoch = redis.sha1hex((redis.call('HGET', metaKey, 'epoch') or '') .. '/' .. live)
+  redis.call('HSET', metaKey, 'epoch', epoch)
+  redis.call('HSET', blocksKey, 'kvindex/epoch', epoch)
+  return true
+end
+
+-- The holder-field prefix, from a pod's holder field and its pod field (the field ends with it).
+local function holderPrefixOf(holderField, podField)
+  return string.sub(holderField, 1, #holderField - #podField)
 end
 
 -- HMGET, HSET and HDEL of any number of fields, in chunks: Lua unpacks at most about 8000 values

@@ -1,8 +1,11 @@
 -- kvindex publish: shows lookups what a stream's staged batches wrote (see apply.lua, ARGV 13): the
 -- pod record lists the stream's slot again, in one call, so the rebuilt state appears whole.
--- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 lease
+-- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 lease, 6 dead
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 the pod's holder
 --       field in blocks, 6 the epoch the caller knows, 7 pod ttl ms
+if adoptNode(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], holderPrefixOf(ARGV[5], ARGV[2])) then
+  return 'RESET'
+end
 if not holdsLease(KEYS[5], ARGV[4]) then return 'FENCED' end
 if not sameEpoch(KEYS[1], ARGV[6]) then return 'RESET' end
 local slot = parseStream(redis.call('HGET', KEYS[2], ARGV[1]))

@@ -4,6 +4,9 @@
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 reset watermark
 --       (0|1), 6 the pod's holder field in blocks (its record's copy there), 7 the epoch the caller
 --       knows
+if adoptNode(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[7], holderPrefixOf(ARGV[6], ARGV[2])) then
+  return 'RESET'
+end
 if not holdsLease(KEYS[5], ARGV[4]) then return 'FENCED' end
 if not sameEpoch(KEYS[1], ARGV[7]) then return 'RESET' end
 local rec = redis.call('HGET', KEYS[2], ARGV[1])

@@ -180,7 +180,12 @@ class RedisFailoverTest {
     Poll.until(() -> index.collectGarbage(0, 64).done(), Duration.ofSeconds(60));
 
     StreamId q = StreamId.of(MODEL, "q");
-    store(index, q, lease(index, q), 0, 1_000_000, 3); // takes a's freed slot, the index's first
+    Lease lq = lease(index, q);
+    assertThat(
+            index.apply(q, KeyMode.ENGINE, 0, lq, batch(stored(hashes(7, 1), null, null))).status())
+        .as("the first write on the promoted replica resets the group")
+        .isEqualTo(ApplyStatus.RESET);
+    store(index, q, lq, 0, 1_000_000, 3); // takes a's freed slot, the index's first
     assertThat(entriesOfSlot(primaryOfGroup(cluster), 1) - 3)
         .as("entries of a's slot left after the pass that freed it")
         .isZero();

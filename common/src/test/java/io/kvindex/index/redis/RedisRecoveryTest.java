@@ -11,6 +11,7 @@ import io.kvindex.index.IndexMeters;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
 import io.kvindex.index.Poll;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PrefixIndexBuilder;
@@ -18,12 +19,14 @@ import io.kvindex.index.PrefixIndexContract;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.StreamId;
+import io.kvindex.localredis.LocalRedis;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.testing.Fresh;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -149,7 +152,12 @@ class RedisRecoveryTest {
     Poll.until(() -> index.collectGarbage(0, 64).done(), Duration.ofSeconds(60));
 
     StreamId q = StreamId.of(MODEL, "q");
-    store(index, q, lease(index, q, "ingester-1"), 1_000_000, 3); // takes a's freed slot
+    Lease lq = lease(index, q, "ingester-1");
+    assertThat(
+            index.apply(q, KeyMode.ENGINE, 0, lq, batch(stored(hashes(7, 1), null, null))).status())
+        .as("the first write on the restarted process resets the group (it may have lost writes)")
+        .isEqualTo(ApplyStatus.RESET);
+    store(index, q, lq, 1_000_000, 3); // takes a's freed slot
     int reused = 1; // a's slot, the index's first, freed by the pass and taken by q
     assertThat(entriesOfSlot(redis, blocks, reused) - 3)
         .as("entries of a's slot left after the pass that freed it")
@@ -198,6 +206,59 @@ class RedisRecoveryTest {
     assertThat(depth(router, "q", hashes(1, 4), "p", "q")).isEqualTo(4);
     assertThat(resets.get()).isEqualTo(1);
     assertThat(meters.get(IndexMeters.RESETS).tag("what", "epoch").counters()).isNotEmpty();
+  }
+
+  /**
+   * A replica promoted after it missed the last writes (here p's purge) still holds what they
+   * undid. Routers credit nothing it holds until a writer's first call on it has reset the group,
+   * and that call retires every stream's slot: nothing from before the promotion is shown again.
+   */
+  @Test
+  void lookup_promotedReplicaThatMissedAPurge_creditsNothingFromBeforeThePromotion(
+      @Fresh RedisStandalone server) throws Exception {
+    try (LocalRedis replica = LocalRedis.builder().start()) {
+      RedisCommands<byte[], byte[]> onPrimary = raw(server);
+      RedisClient replicaClient = RedisClient.create(RedisURI.create(replica.uri()));
+      opened.add(replicaClient::shutdown);
+      RedisCommands<byte[], byte[]> onReplica =
+          replicaClient.connect(ByteArrayCodec.INSTANCE).sync();
+      onReplica.replicaof(server.uri().getHost(), server.uri().getPort());
+      PrefixIndex writer = open(connect(server), PrefixIndex.builder());
+      StreamId p = StreamId.of(MODEL, "p");
+      StreamId q = StreamId.of(MODEL, "q");
+      Lease lp = lease(writer, p, "w");
+      store(writer, p, lp, 1, 4);
+      assertThat(onPrimary.waitForReplication(1, 10_000)).isEqualTo(1L);
+
+      onReplica.replicaofNoOne(); // promoted: a new node history, with p's 4 blocks
+      assertThat(writer.purge(p, lp, PurgeMode.KEEP_WATERMARK)).isEqualTo(PurgeStatus.PURGED);
+      // ...a purge the promoted replica never got: it still lists p with its 4 blocks.
+
+      RedisConnector toReplica =
+          RedisConnector.builder().uri(replica.uri().toString()).meterRegistry(meters).build();
+      opened.add(toReplica);
+      PrefixIndex router = open(toReplica, PrefixIndex.builder());
+      LookupResult beforeReset =
+          router.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, 4), List.of("p", "q")));
+      assertThat(beforeReset.complete())
+          .as("no write on the promoted replica yet: the group is not answered")
+          .isFalse();
+      assertThat(beforeReset.pods().values()).allMatch(m -> m.depth() == 0);
+      assertThat(meters.get(IndexMeters.LOOKUP_NODE_UNVERIFIED).counter().count()).isPositive();
+
+      PrefixIndex newWriter = open(toReplica, PrefixIndex.builder());
+      Lease lq = lease(newWriter, q, "w2");
+      assertThat(
+              newWriter
+                  .apply(q, KeyMode.ENGINE, 0, lq, batch(stored(hashes(100, 4), null, null)))
+                  .status())
+          .as("the first write on the new node history resets the group")
+          .isEqualTo(ApplyStatus.RESET);
+      store(newWriter, q, lq, 100, 4);
+      assertThat(newWriter.watermark(p)).as("p replays from its engine's ring").isEmpty();
+      assertThat(depth(router, "p", hashes(1, 4), "p", "q")).as("p's old slot is retired").isZero();
+      assertThat(depth(router, "q", hashes(100, 4), "p", "q")).isEqualTo(4);
+    }
   }
 
   @Test

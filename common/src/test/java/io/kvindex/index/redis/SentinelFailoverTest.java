@@ -22,13 +22,15 @@ import io.kvindex.testing.UsesRedis;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
  * The index through a {@code redis-sentinel://} URI while Sentinel replaces a killed primary with
- * its replica: the same connector writes and looks up again once the replica is promoted, and
- * nothing written before the kill (and replicated) is lost. Errors during the switch are the
- * connector's temporary ones: retried, then swallowed.
+ * its replica: the same connector writes and looks up again once the replica is promoted. The
+ * promoted replica may lack the last acknowledged writes, so its first write resets the group and
+ * the stream replays from its first batch. Errors during the switch are the connector's temporary
+ * ones: retried, then swallowed.
  */
 @UsesRedis
 class SentinelFailoverTest {
@@ -61,9 +63,21 @@ class SentinelFailoverTest {
       RedisNode promoted = set.awaitPrimaryOtherThan(old, SWITCH);
 
       assertThat(promoted.port()).isNotEqualTo(old.port());
+      AtomicReference<ApplyStatus> first = new AtomicReference<>();
       Poll.until(
-          () -> apply(index, lease, 1, blocks.subList(4, 8), blocks.get(3)) == ApplyStatus.APPLIED,
+          () -> {
+            ApplyStatus status = apply(index, lease, 1, blocks.subList(4, 8), blocks.get(3));
+            first.set(status);
+            return status != ApplyStatus.SWALLOWED;
+          },
           SWITCH);
+      assertThat(first.get())
+          .as("the first write on the promoted replica resets the group")
+          .isEqualTo(ApplyStatus.RESET);
+      assertThat(depth(index, blocks)).as("nothing from before the promotion").isZero();
+      assertThat(apply(index, lease, 0, blocks.subList(0, 4), null)).isEqualTo(ApplyStatus.APPLIED);
+      assertThat(apply(index, lease, 1, blocks.subList(4, 8), blocks.get(3)))
+          .isEqualTo(ApplyStatus.APPLIED);
       Poll.until(() -> depth(index, blocks) == 8, SWITCH);
       assertThat(index.watermark(STREAM)).hasValue(1);
     }

@@ -16,6 +16,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.event.connection.ConnectionActivatedEvent;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -23,6 +24,8 @@ import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import reactor.core.Disposable;
 
 /** A {@link RedisConnector} on lettuce. Thread-safe. */
 final class LettuceConnector implements RedisConnector {
@@ -36,6 +39,8 @@ final class LettuceConnector implements RedisConnector {
   private final MeterRegistry meterRegistry;
   private final RedisErrorClassifier classifier;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicLong activations = new AtomicLong();
+  private final Disposable activationWatch;
 
   private LettuceConnector(
       boolean cluster,
@@ -52,6 +57,12 @@ final class LettuceConnector implements RedisConnector {
     this.meterRegistry = settings.meterRegistry;
     this.metrics = new RedisMetrics(settings.meterRegistry);
     this.classifier = RedisErrorClassifier.of(settings.oomIsTemporary);
+    this.activationWatch =
+        resources
+            .eventBus()
+            .get()
+            .filter(ConnectionActivatedEvent.class::isInstance)
+            .subscribe(e -> activations.incrementAndGet());
   }
 
   static LettuceConnector open(RedisConnector.Builder settings) {
@@ -196,6 +207,11 @@ final class LettuceConnector implements RedisConnector {
   }
 
   @Override
+  public long activations() {
+    return activations.get();
+  }
+
+  @Override
   public RedisCalls calls(RetryPolicy policy) {
     return new ResilientRedisCalls(Check.notNull(policy, "policy"), scheduler, metrics, classifier);
   }
@@ -214,6 +230,7 @@ final class LettuceConnector implements RedisConnector {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       scheduler.shutdown(); // first: calls from now on fail as "closed"
+      activationWatch.dispose();
       try {
         closeClient.run();
       } finally {

@@ -71,6 +71,13 @@ public interface RedisConnector extends AutoCloseable {
   boolean isCluster();
 
   /**
+   * How many times a connection of this connector became active (the first connection, and every
+   * reconnect, to any node): a change means later replies may come from another server, one that a
+   * failover promoted.
+   */
+  long activations();
+
+  /**
    * Calls on this connection under {@code policy}, with this connector's metrics and classifier.
    */
   RedisCalls calls(RetryPolicy policy);

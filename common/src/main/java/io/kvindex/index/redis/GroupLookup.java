@@ -30,8 +30,9 @@ import java.util.concurrent.Executor;
  *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
  * </ul>
  *
- * After a pause in the group's answered reads ({@link RedisLookups#VERIFY_AFTER_NANOS}) the first
- * turn is preceded by identity.lua, which verifies the node serving the group.
+ * After a pause in the group's answered reads ({@link RedisLookups#VERIFY_AFTER_NANOS}), a failed
+ * read or a reconnect, the first turn is preceded by identity.lua, which verifies the node serving
+ * the group.
  *
  * <p>A head read sends the next turn elsewhere when its answer demands it: the gate is open
  * (script), the generation moved since the records were cached (head, every record read afresh),
@@ -81,6 +82,9 @@ final class GroupLookup {
   /** The node serving the group was verified in this lookup (after a pause in its reads). */
   private boolean verified;
 
+  /** The connector's activations when this lookup began. */
+  private final long activationsAtStart;
+
   private LookupDecoder decoder;
   private long generation;
   private int decodedBlocks;
@@ -89,6 +93,7 @@ final class GroupLookup {
   GroupLookup(
       RedisLookups ctx, String model, int g, List<String> pods, Prompt prompt, Executor decode) {
     this.ctx = ctx;
+    this.activationsAtStart = ctx.activations();
     this.decode = decode;
     this.g = g;
     this.pods = pods;
@@ -114,6 +119,7 @@ final class GroupLookup {
           .thenCompose(
               same -> {
                 if (!Boolean.TRUE.equals(same)) {
+                  ctx.unanswered(g);
                   return CompletableFuture.completedFuture(null);
                 }
                 verified = true;
@@ -135,7 +141,9 @@ final class GroupLookup {
             return turn();
           }
           if (s.matches() != null) {
-            ctx.answered(g);
+            ctx.answered(g, activationsAtStart);
+          } else {
+            ctx.unanswered(g);
           }
           return CompletableFuture.completedFuture(s.matches());
         });

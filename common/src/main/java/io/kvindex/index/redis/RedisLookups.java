@@ -30,6 +30,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.LongSupplier;
 
 /**
  * The read path of {@link RedisPrefixIndex}: splits a lookup by index group, runs one {@link
@@ -56,17 +57,24 @@ final class RedisLookups {
   final AtomicLongArray speculationUntil;
 
   /**
-   * A pause in a group's answered reads longer than this, and the next read runs lookup.lua, which
-   * checks that the node serving the group is the one its data was written on. Every failover
-   * pauses reads for longer (a primary is declared failed after cluster-node-timeout or Sentinel's
-   * down-after-milliseconds, 1 s at the least in practice), so a router never takes a promoted
-   * replica's data, which may lack the last acknowledged writes, on trust before a writer has reset
-   * the group (lib.lua, adoptNode).
+   * A pause in a group's answered reads longer than this, and the next lookup first runs
+   * identity.lua, which checks that the node serving the group is the one its data was written on;
+   * so do a failed read and a reconnect of the connector. A failover pauses the reads of a router
+   * that was not reading (a primary is declared failed after cluster-node-timeout or Sentinel's
+   * down-after-milliseconds, 1 s at the least in practice) and fails or reconnects those of one
+   * that was, so a router never takes a promoted replica's data, which may lack the last
+   * acknowledged writes, on trust before a writer has reset the group (lib.lua, adoptNode).
    */
   static final long VERIFY_AFTER_NANOS = 500_000_000L;
 
-  /** Per group, System.nanoTime of the last answered read (0: none yet). */
+  /** Per group, System.nanoTime of the last answered read (0: none yet, or a read failed since). */
   private final AtomicLongArray lastAnswered;
+
+  /** Per group, the connector's activations when the lookup last answered began. */
+  private final AtomicLongArray answeredOn;
+
+  /** The connector's connection activations: a reconnect may reach another server. */
+  private final LongSupplier activations;
 
   /** Per group, the pod records last read and the slots generation they were read at. */
   final AtomicReferenceArray<PodRecords> records;
@@ -103,7 +111,8 @@ final class RedisLookups {
       ScriptRunner reads,
       RedisClusterAsyncCommands<byte[], byte[]> commands,
       MeterRegistry registry,
-      IndexIdentity identity) {
+      IndexIdentity identity,
+      LongSupplier activations) {
     this.config = config;
     this.keys = keys;
     this.reads = reads;
@@ -114,6 +123,8 @@ final class RedisLookups {
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
     this.lastAnswered = new AtomicLongArray(config.groups());
+    this.answeredOn = new AtomicLongArray(config.groups());
+    this.activations = activations;
     this.records = new AtomicReferenceArray<>(config.groups());
     this.unlocated = new AtomicIntegerArray(config.groups());
     this.recordsRead =
@@ -175,16 +186,32 @@ final class RedisLookups {
         .toCompletableFuture();
   }
 
-  /** Whether the group's next read must verify the node: none answered yet, or a pause since. */
-  boolean mustVerify(int g) {
-    long last = lastAnswered.get(g);
-    return last == 0 || System.nanoTime() - last > VERIFY_AFTER_NANOS;
+  /** The connector's activations now, for {@link #answered}. */
+  long activations() {
+    return activations.getAsLong();
   }
 
-  /** A read of the group was answered. */
-  void answered(int g) {
+  /**
+   * Whether the group's next read must verify the node: none answered yet, a failed read, a pause
+   * or a reconnect since.
+   */
+  boolean mustVerify(int g) {
+    long last = lastAnswered.get(g);
+    return last == 0
+        || System.nanoTime() - last > VERIFY_AFTER_NANOS
+        || answeredOn.get(g) != activations.getAsLong();
+  }
+
+  /** A lookup of the group that began at {@code activationsAtStart} was answered. */
+  void answered(int g, long activationsAtStart) {
     long now = System.nanoTime();
+    answeredOn.set(g, activationsAtStart);
     lastAnswered.set(g, now == 0 ? 1 : now);
+  }
+
+  /** A read of the group failed: the next one verifies the node. */
+  void unanswered(int g) {
+    lastAnswered.set(g, 0);
   }
 
   private Counter counter(MeterRegistry registry, String name, String description) {

@@ -90,7 +90,13 @@ public final class RedisPrefixIndex implements PrefixIndex {
         new IndexIdentity(config.indexName(), config.groups(), connector.meterRegistry());
     this.lookups =
         new RedisLookups(
-            config, keys, reads, connector.commands(), connector.meterRegistry(), identity);
+            config,
+            keys,
+            reads,
+            connector.commands(),
+            connector.meterRegistry(),
+            identity,
+            connector::activations);
     this.leases = new RedisLeases(keys, writes);
     this.resyncs = new RedisResyncs(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());

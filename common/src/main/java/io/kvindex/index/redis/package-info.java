@@ -78,8 +78,9 @@
  * watermark, empties every pod record and binds a new epoch to the node history, so every writer's
  * next call is RESET and every router drops its caches. O(streams + pods of the group), once per
  * node change. Readers cannot see the live node history in an HMGET: after a pause in a group's
- * answered reads longer than RedisLookups.VERIFY_AFTER_NANOS, which every failover makes, a lookup
- * first runs identity.lua and answers the group unavailable while the two differ.
+ * answered reads longer than RedisLookups.VERIFY_AFTER_NANOS, a failed read or a reconnect (a
+ * failover makes one of these for every router), a lookup first runs identity.lua and answers the
+ * group unavailable while the two differ.
  *
  * Writes. apply.lua checks the lease token (FENCED), then the watermark (DUPLICATE / GAP change
  * nothing), checks slot capacity before its first write (a failing script keeps its writes), then

@@ -133,7 +133,7 @@ enum IngesterSetting {
   RETRY_MAX(
       Setting.of(
           "retry-max",
-          "2s",
+          "500ms",
           "DURATION",
           "Cap of that delay; also the retry interval of a failed stream"),
       (b, v) -> b.retryMax(Durations.parse(v))),

@@ -8,13 +8,14 @@ import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.redis.IndexReport;
+import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.simulator.InferenceRequest;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -23,9 +24,16 @@ import java.util.concurrent.Semaphore;
 
 /**
  * Compares the index with the simulator's ground truth at quiescence, two ways: per pod, the exact
- * set of blocks the index lists against the set the pod holds (over every block any request of the
- * run produced, so stale entries count too); and per lookup, each pod's matched depth as the
- * routers answer it against the depth the pod really holds. Not thread-safe: one audit at a time.
+ * set of blocks the index lists against the set the pod holds; and per lookup, each pod's matched
+ * depth as the routers answer it against the depth the pod really holds. Not thread-safe: one audit
+ * at a time.
+ *
+ * <p>A pod's set is checked without a lookup of every block the run ever produced: one lookup per
+ * block some pod holds now (with every pod a candidate) shows which pods' entries list it, and the
+ * index's count of each pod's entries ({@link RedisInspector}) shows whether it lists anything
+ * more. The listed blocks equal the true ones when every true block is listed and the count is the
+ * number of true blocks; a stale entry of any block, one no request of the run produced included,
+ * shows as a count above it.
  */
 final class Auditor {
   private static final int IN_FLIGHT = 256;
@@ -33,59 +41,78 @@ final class Auditor {
   private static final int ATTEMPTS = 5;
 
   private final PrefixIndex index;
+  private final RedisInspector inspector;
   private final RouterClient routers;
   private final Fleet fleet;
   private final List<String> pods;
   private final List<InferenceRequest> requests;
   private final BlockHasher hasher =
       BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
-  private final Set<Long> universe = new LinkedHashSet<>();
 
-  Auditor(PrefixIndex index, RouterClient routers, Fleet fleet, List<InferenceRequest> requests) {
+  Auditor(
+      PrefixIndex index,
+      RedisInspector inspector,
+      RouterClient routers,
+      Fleet fleet,
+      List<InferenceRequest> requests) {
     this.index = index;
+    this.inspector = inspector;
     this.routers = routers;
     this.fleet = fleet;
     this.pods = fleet.names();
     this.requests = List.copyOf(requests);
-    for (InferenceRequest r : requests) {
-      for (long k : hasher.blockHashes(concat(r.promptTokens(), r.outputTokens()))) {
-        universe.add(k);
-      }
-    }
   }
 
   /** Audits the index as it is now. */
   Accuracy audit() throws InterruptedException {
-    Map<String, Set<Long>> indexed = indexedBlocks();
+    Set<Long> held = new HashSet<>();
+    Map<String, String> wrongPods = wrongPods(held);
+    return new Accuracy(pods.size(), wrongPods, held.size(), lookups());
+  }
+
+  /**
+   * Each pod whose listed blocks differ from its true blocks, with how; adds to {@code held} every
+   * block some pod holds (each was looked up once).
+   */
+  Map<String, String> wrongPods(Set<Long> held) throws InterruptedException {
+    Map<String, Set<Long>> truth = new LinkedHashMap<>();
+    for (String pod : pods) {
+      Set<Long> blocks = fleet.held(pod);
+      truth.put(pod, blocks);
+      held.addAll(blocks);
+    }
+    Map<String, Set<Long>> listed = listed(held);
+    Map<String, Long> entries = entries();
     Map<String, String> wrongPods = new LinkedHashMap<>();
     for (String pod : pods) {
-      Set<Long> truth = fleet.held(pod);
-      Set<Long> listed = indexed.get(pod);
-      Set<Long> missing = new HashSet<>(truth);
-      missing.removeAll(listed);
-      Set<Long> stale = new HashSet<>(listed);
-      stale.removeAll(truth);
-      if (!missing.isEmpty() || !stale.isEmpty()) {
+      Set<Long> blocks = truth.get(pod);
+      Set<Long> missing = new HashSet<>(blocks);
+      missing.removeAll(listed.get(pod));
+      long counted = entries.getOrDefault(pod, 0L);
+      long stale = counted - (blocks.size() - missing.size());
+      if (!missing.isEmpty() || stale != 0) {
         wrongPods.put(
             pod,
             missing.size()
                 + " of "
-                + truth.size()
+                + blocks.size()
                 + " held blocks missing, "
-                + stale.size()
-                + " stale");
+                + stale
+                + " stale (the index counts "
+                + counted
+                + " entries)");
       }
     }
-    return new Accuracy(pods.size(), wrongPods, universe.size(), lookups());
+    return wrongPods;
   }
 
-  /** Which blocks of the universe the index lists for each pod: one lookup per block. */
-  private Map<String, Set<Long>> indexedBlocks() throws InterruptedException {
+  /** Which of {@code blocks} the index lists for each pod: one lookup per block. */
+  private Map<String, Set<Long>> listed(Set<Long> blocks) throws InterruptedException {
     Map<String, Set<Long>> out = new HashMap<>();
     pods.forEach(p -> out.put(p, java.util.concurrent.ConcurrentHashMap.newKeySet()));
     Semaphore inFlight = new Semaphore(IN_FLIGHT);
     List<CompletableFuture<Void>> all = new ArrayList<>();
-    for (long key : universe) {
+    for (long key : blocks) {
       inFlight.acquire();
       all.add(
           lookup(List.of(key), 3)
@@ -100,6 +127,21 @@ final class Auditor {
               .whenComplete((v, e) -> inFlight.release()));
     }
     CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+    return out;
+  }
+
+  /** Each pod's block entries as the index counts them, over its ranks' published slots. */
+  private Map<String, Long> entries() {
+    Map<String, Long> out = new HashMap<>();
+    for (IndexReport.Pod pod : inspector.read(Workloads.MODEL, null).pods()) {
+      long n = 0;
+      for (IndexReport.Rank rank : pod.ranks()) {
+        if (!rank.staged()) {
+          n += rank.blocks().all();
+        }
+      }
+      out.put(pod.pod(), n);
+    }
     return out;
   }
 
@@ -177,18 +219,12 @@ final class Auditor {
     return null;
   }
 
-  private static int[] concat(int[] a, int[] b) {
-    int[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, out, a.length, b.length);
-    return out;
-  }
-
   /**
    * The index against ground truth. Immutable.
    *
    * @param pods pods audited
    * @param wrongPods each pod whose listed blocks differ from its true blocks, with how
-   * @param blocksChecked distinct blocks checked per pod
+   * @param blocksChecked distinct blocks some pod holds, each looked up once
    * @param lookups the routers' depths against the true depths
    */
   record Accuracy(

@@ -229,6 +229,7 @@ public final class Demo {
     Auditor auditor =
         new Auditor(
             stack.auditIndex(),
+            stack.auditInspector(),
             new RouterClient(stack.routers()),
             stack.fleet(),
             requests.subList(0, kvindexRun.routed()));

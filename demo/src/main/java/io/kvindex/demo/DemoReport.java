@@ -162,8 +162,8 @@ public final class DemoReport {
     line(s, "Index accuracy at quiescence, against the simulator's ground truth");
     line(
         s,
-        "  pods whose indexed blocks equal their true blocks: %d/%d (%.1f%%), %d distinct blocks"
-            + " checked per pod",
+        "  pods whose indexed blocks equal their true blocks: %d/%d (%.1f%%): each of the %d"
+            + " distinct blocks the pods hold looked up, each pod's entries counted",
         a.pods() - a.wrongPods().size(),
         a.pods(),
         100 * a.podFraction(),

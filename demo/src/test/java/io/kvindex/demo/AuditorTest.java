@@ -1,0 +1,137 @@
+package io.kvindex.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.index.Events;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import io.kvindex.index.redis.RedisInspector;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.PodRouter;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The auditor's per-pod check against an index written to mirror a real simulated fleet. */
+@UsesRedis
+class AuditorTest {
+  /** A block hash no request of the fleet produced. */
+  private static final long FOREIGN_BLOCK = 0x5eed_0000_0001L;
+
+  @Test
+  void wrongPods_exactMirror_none(RedisStandalone redis) throws Exception {
+    try (Fixture f = new Fixture(redis, "exact")) {
+      f.mirror("pod-0", List.of(), false);
+      f.mirror("pod-1", List.of(), false);
+      f.mirror("pod-2", List.of(), false);
+
+      Set<Long> held = new HashSet<>();
+      assertThat(f.auditor().wrongPods(held)).isEmpty();
+      assertThat(held).hasSize(f.heldByAnyPod());
+    }
+  }
+
+  /**
+   * A stale entry of a block no request produced is found (by the pod's entry count), as is a true
+   * block the index does not list.
+   */
+  @Test
+  void wrongPods_staleForeignBlockAndMissingBlock_bothNamed(RedisStandalone redis)
+      throws Exception {
+    try (Fixture f = new Fixture(redis, "wrong")) {
+      f.mirror("pod-0", List.of(FOREIGN_BLOCK), false);
+      f.mirror("pod-1", List.of(), true);
+      f.mirror("pod-2", List.of(), false);
+
+      Map<String, String> wrong = f.auditor().wrongPods(new HashSet<>());
+
+      assertThat(wrong).containsOnlyKeys("pod-0", "pod-1");
+      assertThat(wrong.get("pod-0"))
+          .startsWith("0 of " + f.fleet.held("pod-0").size() + " held blocks missing, 1 stale");
+      assertThat(wrong.get("pod-1"))
+          .startsWith("1 of " + f.fleet.held("pod-1").size() + " held blocks missing, 0 stale");
+    }
+  }
+
+  /** Three pods of 64 blocks that served six requests round-robin, and an empty index. */
+  private static final class Fixture implements AutoCloseable {
+    final Fleet fleet;
+    final RedisConnector connector;
+    final PrefixIndex index;
+    final String indexName;
+
+    Fixture(RedisStandalone redis, String indexName) {
+      this.indexName = indexName;
+      fleet = Fleet.start(DemoConfig.builder().pods(3).build(), 64, false);
+      connector = RedisConnector.connect(redis.uri().toURI().toString());
+      // As the demo's auditor reads it: with the default retries, not a router's lookup budget.
+      index =
+          PrefixIndex.builder()
+              .indexName(indexName)
+              .lookupPolicy(RetryPolicy.defaults())
+              .redis(connector)
+              .build();
+      PodRouter roundRobin = PodRouter.roundRobin();
+      for (int r = 0; r < 6; r++) {
+        fleet.submit(request(r), roundRobin);
+      }
+    }
+
+    /** Writes the pod's true blocks into the index, with {@code extra}, less one if asked. */
+    void mirror(String pod, List<Long> extra, boolean dropOne) {
+      List<Long> blocks = new ArrayList<>(fleet.held(pod));
+      assertThat(blocks).as("blocks %s holds", pod).isNotEmpty();
+      if (dropOne) {
+        blocks.remove(0);
+      }
+      blocks.addAll(extra);
+      StreamId stream = StreamId.of(Workloads.MODEL, pod);
+      Lease lease = index.acquireLease(stream, "auditor-test", Duration.ofMinutes(1)).orElseThrow();
+      long seq = 0;
+      for (long block : blocks) {
+        index.apply(
+            stream,
+            KeyMode.ENGINE,
+            seq++,
+            lease,
+            Events.batch(Events.stored(List.of(block), null, null)));
+      }
+      index.heartbeat(Workloads.MODEL, pod, Duration.ofMinutes(1));
+    }
+
+    Auditor auditor() {
+      return new Auditor(index, RedisInspector.of(connector, indexName), null, fleet, List.of());
+    }
+
+    int heldByAnyPod() {
+      Set<Long> all = new HashSet<>();
+      fleet.names().forEach(p -> all.addAll(fleet.held(p)));
+      return all.size();
+    }
+
+    private static InferenceRequest request(int r) {
+      int[] prompt = new int[20 * Workloads.BLOCK_SIZE];
+      for (int i = 0; i < prompt.length; i++) {
+        prompt[i] = 1 + r * 100_000 + i;
+      }
+      return InferenceRequest.of(prompt, new int[] {7, 8, 9});
+    }
+
+    @Override
+    public void close() {
+      index.close();
+      connector.close();
+      fleet.close();
+    }
+  }
+}

@@ -20,7 +20,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
+import java.util.stream.LongStream;
 
 /**
  * Compares the index with the simulator's ground truth at quiescence, two ways: per pod, the exact
@@ -28,15 +30,18 @@ import java.util.concurrent.Semaphore;
  * depth as the routers answer it against the depth the pod really holds. Not thread-safe: one audit
  * at a time.
  *
- * <p>A pod's set is checked without a lookup of every block the run ever produced: one lookup per
- * block some pod holds now (with every pod a candidate) shows which pods' entries list it, and the
+ * <p>A pod's set is checked without a lookup of every block the run ever produced. Lookups with
+ * every pod a candidate show which pods' entries list each block some pod holds now, and the
  * index's count of each pod's entries ({@link RedisInspector}) shows whether it lists anything
  * more. The listed blocks equal the true ones when every true block is listed and the count is the
  * number of true blocks; a stale entry of any block, one no request of the run produced included,
- * shows as a count above it.
+ * shows as a count above it. The lookups first follow the run's requests, latest first, one lookup
+ * per request: a pod's depth in a request's chain shows that many of its blocks listed at once. The
+ * blocks no such lookup showed listed are then looked up one by one.
  */
 final class Auditor {
   private static final int IN_FLIGHT = 256;
+  private static final int CHAINS_IN_FLIGHT = 16;
   private static final int SAMPLED_LOOKUPS = 400;
   private static final int ATTEMPTS = 5;
 
@@ -46,6 +51,8 @@ final class Auditor {
   private final Fleet fleet;
   private final List<String> pods;
   private final List<InferenceRequest> requests;
+  private int chainLookups;
+  private int blockLookups;
   private final BlockHasher hasher =
       BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
 
@@ -72,7 +79,7 @@ final class Auditor {
 
   /**
    * Each pod whose listed blocks differ from its true blocks, with how; adds to {@code held} every
-   * block some pod holds (each was looked up once).
+   * block some pod holds.
    */
   Map<String, String> wrongPods(Set<Long> held) throws InterruptedException {
     Map<String, Set<Long>> truth = new LinkedHashMap<>();
@@ -81,7 +88,10 @@ final class Auditor {
       truth.put(pod, blocks);
       held.addAll(blocks);
     }
-    Map<String, Set<Long>> listed = listed(held);
+    Map<String, Set<Long>> listed = new HashMap<>();
+    pods.forEach(p -> listed.put(p, ConcurrentHashMap.newKeySet()));
+    Set<Long> unseen = listedAlongRequests(truth, listed);
+    listedOneByOne(unseen, listed);
     Map<String, Long> entries = entries();
     Map<String, String> wrongPods = new LinkedHashMap<>();
     for (String pod : pods) {
@@ -106,27 +116,101 @@ final class Auditor {
     return wrongPods;
   }
 
-  /** Which of {@code blocks} the index lists for each pod: one lookup per block. */
-  private Map<String, Set<Long>> listed(Set<Long> blocks) throws InterruptedException {
-    Map<String, Set<Long>> out = new HashMap<>();
-    pods.forEach(p -> out.put(p, java.util.concurrent.ConcurrentHashMap.newKeySet()));
-    Semaphore inFlight = new Semaphore(IN_FLIGHT);
+  /**
+   * Follows the requests, latest first, while some pod holds a block no lookup showed listed for it
+   * yet: one lookup of the request's chain shows each pod's listed prefix of it. Adds what it saw
+   * to {@code listed}; returns the held blocks left unseen (listed or not).
+   */
+  private Set<Long> listedAlongRequests(Map<String, Set<Long>> truth, Map<String, Set<Long>> listed)
+      throws InterruptedException {
+    Map<String, Set<Long>> unseen = new LinkedHashMap<>();
+    truth.forEach((pod, blocks) -> unseen.put(pod, ConcurrentHashMap.newKeySet()));
+    truth.forEach((pod, blocks) -> unseen.get(pod).addAll(blocks));
+    Semaphore inFlight = new Semaphore(CHAINS_IN_FLIGHT);
     List<CompletableFuture<Void>> all = new ArrayList<>();
-    for (long key : blocks) {
+    for (int r = requests.size() - 1; r >= 0; r--) {
+      InferenceRequest request = requests.get(r);
+      long[] chain = hasher.blockHashes(concat(request.promptTokens(), request.outputTokens()));
+      if (!anyUnseen(chain, unseen)) {
+        if (unseen.values().stream().allMatch(Set::isEmpty)) {
+          break;
+        }
+        continue;
+      }
       inFlight.acquire();
+      chainLookups++;
       all.add(
-          lookup(List.of(key), 3)
+          lookup(LongStream.of(chain).boxed().toList(), 3)
               .thenAccept(
-                  r -> {
-                    for (PodMatch m : r.pods().values()) {
-                      if (m.depth() > 0) {
-                        out.get(m.pod()).add(key);
+                  result -> {
+                    for (PodMatch m : result.pods().values()) {
+                      if (m.speculative()) {
+                        continue; // a router's unconfirmed routes: left to the next pass
+                      }
+                      for (int i = 0; i < m.depth(); i++) {
+                        listed.get(m.pod()).add(chain[i]);
+                        unseen.get(m.pod()).remove(chain[i]);
                       }
                     }
                   })
               .whenComplete((v, e) -> inFlight.release()));
     }
     CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+    Set<Long> left = new HashSet<>();
+    unseen.values().forEach(left::addAll);
+    return left;
+  }
+
+  private static boolean anyUnseen(long[] chain, Map<String, Set<Long>> unseen) {
+    for (Set<Long> blocks : unseen.values()) {
+      if (blocks.isEmpty()) {
+        continue;
+      }
+      for (long k : chain) {
+        if (blocks.contains(k)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Lookups of a request's chain the audits so far made. */
+  int chainLookups() {
+    return chainLookups;
+  }
+
+  /** Lookups of one block the audits so far made. */
+  int blockLookups() {
+    return blockLookups;
+  }
+
+  /** Adds to {@code listed} which pods the index lists each of {@code blocks} for. */
+  private void listedOneByOne(Set<Long> blocks, Map<String, Set<Long>> listed)
+      throws InterruptedException {
+    Semaphore inFlight = new Semaphore(IN_FLIGHT);
+    List<CompletableFuture<Void>> all = new ArrayList<>();
+    for (long key : blocks) {
+      inFlight.acquire();
+      blockLookups++;
+      all.add(
+          lookup(List.of(key), 3)
+              .thenAccept(
+                  r -> {
+                    for (PodMatch m : r.pods().values()) {
+                      if (m.depth() > 0) {
+                        listed.get(m.pod()).add(key);
+                      }
+                    }
+                  })
+              .whenComplete((v, e) -> inFlight.release()));
+    }
+    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    int[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
     return out;
   }
 
@@ -224,7 +308,7 @@ final class Auditor {
    *
    * @param pods pods audited
    * @param wrongPods each pod whose listed blocks differ from its true blocks, with how
-   * @param blocksChecked distinct blocks some pod holds, each looked up once
+   * @param blocksChecked distinct blocks some pod holds, each checked against every pod's entries
    * @param lookups the routers' depths against the true depths
    */
   record Accuracy(

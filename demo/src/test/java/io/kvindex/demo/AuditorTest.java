@@ -2,6 +2,8 @@ package io.kvindex.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.hash.BlockHasher;
+import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.Events;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
@@ -36,8 +38,12 @@ class AuditorTest {
       f.mirror("pod-2", List.of(), false);
 
       Set<Long> held = new HashSet<>();
-      assertThat(f.auditor().wrongPods(held)).isEmpty();
+      Auditor auditor = f.auditor();
+      assertThat(auditor.wrongPods(held)).isEmpty();
       assertThat(held).hasSize(f.heldByAnyPod());
+      // One lookup per request's chain showed every held block listed: none was looked up alone.
+      assertThat(auditor.chainLookups()).isEqualTo(6);
+      assertThat(auditor.blockLookups()).isZero();
     }
   }
 
@@ -53,22 +59,32 @@ class AuditorTest {
       f.mirror("pod-1", List.of(), true);
       f.mirror("pod-2", List.of(), false);
 
-      Map<String, String> wrong = f.auditor().wrongPods(new HashSet<>());
+      Auditor auditor = f.auditor();
+      Map<String, String> wrong = auditor.wrongPods(new HashSet<>());
 
       assertThat(wrong).containsOnlyKeys("pod-0", "pod-1");
       assertThat(wrong.get("pod-0"))
           .startsWith("0 of " + f.fleet.held("pod-0").size() + " held blocks missing, 1 stale");
       assertThat(wrong.get("pod-1"))
           .startsWith("1 of " + f.fleet.held("pod-1").size() + " held blocks missing, 0 stale");
+      // The block missing from pod-1's chain is the one no chain lookup showed listed.
+      assertThat(auditor.blockLookups()).isEqualTo(1);
     }
   }
 
-  /** Three pods of 64 blocks that served six requests round-robin, and an empty index. */
+  /**
+   * Three pods of 64 blocks that served six requests of 20 blocks round-robin (none evicted), and
+   * an empty index.
+   */
   private static final class Fixture implements AutoCloseable {
+    private static final BlockHasher HASHER =
+        BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
+
     final Fleet fleet;
     final RedisConnector connector;
     final PrefixIndex index;
     final String indexName;
+    final List<InferenceRequest> requests = new ArrayList<>();
 
     Fixture(RedisStandalone redis, String indexName) {
       this.indexName = indexName;
@@ -83,34 +99,48 @@ class AuditorTest {
               .build();
       PodRouter roundRobin = PodRouter.roundRobin();
       for (int r = 0; r < 6; r++) {
-        fleet.submit(request(r), roundRobin);
+        requests.add(request(r));
+        fleet.submit(requests.get(r), roundRobin);
       }
     }
 
-    /** Writes the pod's true blocks into the index, with {@code extra}, less one if asked. */
+    /**
+     * Writes the pod's true blocks into the index as the engine stored them, one chain per request
+     * it served (the first one's last block left out if asked), then {@code extra} blocks.
+     */
     void mirror(String pod, List<Long> extra, boolean dropOne) {
-      List<Long> blocks = new ArrayList<>(fleet.held(pod));
-      assertThat(blocks).as("blocks %s holds", pod).isNotEmpty();
-      if (dropOne) {
-        blocks.remove(0);
-      }
-      blocks.addAll(extra);
+      int index = fleet.names().indexOf(pod);
+      Set<Long> truth = fleet.held(pod);
       StreamId stream = StreamId.of(Workloads.MODEL, pod);
-      Lease lease = index.acquireLease(stream, "auditor-test", Duration.ofMinutes(1)).orElseThrow();
+      Lease lease =
+          this.index.acquireLease(stream, "auditor-test", Duration.ofMinutes(1)).orElseThrow();
       long seq = 0;
-      for (long block : blocks) {
-        index.apply(
-            stream,
-            KeyMode.ENGINE,
-            seq++,
-            lease,
-            Events.batch(Events.stored(List.of(block), null, null)));
+      for (int r = index; r < requests.size(); r += fleet.names().size()) {
+        InferenceRequest request = requests.get(r);
+        List<Long> chain = new ArrayList<>();
+        for (long block : HASHER.blockHashes(request.allTokens())) {
+          chain.add(block);
+        }
+        assertThat(truth).as("blocks %s holds", pod).containsAll(chain);
+        if (dropOne && r == index) {
+          chain.remove(chain.size() - 1);
+        }
+        apply(stream, seq++, lease, chain);
       }
-      index.heartbeat(Workloads.MODEL, pod, Duration.ofMinutes(1));
+      for (long block : extra) {
+        apply(stream, seq++, lease, List.of(block));
+      }
+      this.index.heartbeat(Workloads.MODEL, pod, Duration.ofMinutes(1));
+    }
+
+    private void apply(StreamId stream, long seq, Lease lease, List<Long> chain) {
+      index.apply(
+          stream, KeyMode.ENGINE, seq, lease, Events.batch(Events.stored(chain, null, null)));
     }
 
     Auditor auditor() {
-      return new Auditor(index, RedisInspector.of(connector, indexName), null, fleet, List.of());
+      return new Auditor(
+          index, RedisInspector.of(connector, indexName), null, fleet, List.copyOf(requests));
     }
 
     int heldByAnyPod() {

@@ -72,22 +72,30 @@ final class Auditor {
 
   /** Audits the index as it is now. */
   Accuracy audit() throws InterruptedException {
+    Map<String, Set<Long>> truth = truth();
     Set<Long> held = new HashSet<>();
-    Map<String, String> wrongPods = wrongPods(held);
-    return new Accuracy(pods.size(), wrongPods, held.size(), lookups());
+    truth.values().forEach(held::addAll);
+    Map<String, String> wrongPods = wrongPods(truth);
+    return new Accuracy(pods.size(), wrongPods, held.size(), lookups(truth));
   }
 
   /**
-   * Each pod whose listed blocks differ from its true blocks, with how; adds to {@code held} every
-   * block some pod holds.
+   * The simulator's ground truth: the blocks each pod holds, read once per audit (each read copies
+   * a pod's whole cache).
    */
-  Map<String, String> wrongPods(Set<Long> held) throws InterruptedException {
+  Map<String, Set<Long>> truth() {
     Map<String, Set<Long>> truth = new LinkedHashMap<>();
     for (String pod : pods) {
-      Set<Long> blocks = fleet.held(pod);
-      truth.put(pod, blocks);
-      held.addAll(blocks);
+      truth.put(pod, fleet.held(pod));
     }
+    return truth;
+  }
+
+  /**
+   * Each pod whose listed blocks differ from its true blocks ({@code truth}, as {@link #truth}
+   * reads it), with how.
+   */
+  Map<String, String> wrongPods(Map<String, Set<Long>> truth) throws InterruptedException {
     Map<String, Set<Long>> listed = new HashMap<>();
     pods.forEach(p -> listed.put(p, ConcurrentHashMap.newKeySet()));
     Set<Long> unseen = listedAlongRequests(truth, listed);
@@ -247,7 +255,7 @@ final class Auditor {
   }
 
   /** Routers' depths against the true depths, over prompts sampled evenly from the run. */
-  private LookupAccuracy lookups() throws InterruptedException {
+  private LookupAccuracy lookups(Map<String, Set<Long>> truth) throws InterruptedException {
     int samples = Math.min(SAMPLED_LOOKUPS, requests.size());
     int right = 0;
     int unavailable = 0;
@@ -260,7 +268,7 @@ final class Auditor {
         unavailable++;
         continue;
       }
-      String wrong = wrongDepth(keys, answer.path("pods"));
+      String wrong = wrongDepth(keys, answer.path("pods"), truth);
       if (wrong == null) {
         right++;
       } else if (firstWrong == null) {
@@ -288,11 +296,11 @@ final class Auditor {
     return null;
   }
 
-  private String wrongDepth(long[] keys, JsonNode scored) {
+  private String wrongDepth(long[] keys, JsonNode scored, Map<String, Set<Long>> truth) {
     for (String pod : pods) {
-      Set<Long> truth = fleet.held(pod);
+      Set<Long> held = truth.get(pod);
       int depth = 0;
-      while (depth < keys.length && truth.contains(keys[depth])) {
+      while (depth < keys.length && held.contains(keys[depth])) {
         depth++;
       }
       int answered = scored.path(pod).path("matched_blocks").asInt(0);

@@ -8,98 +8,232 @@ import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.redis.IndexReport;
+import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.simulator.InferenceRequest;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
+import java.util.stream.LongStream;
 
 /**
  * Compares the index with the simulator's ground truth at quiescence, two ways: per pod, the exact
- * set of blocks the index lists against the set the pod holds (over every block any request of the
- * run produced, so stale entries count too); and per lookup, each pod's matched depth as the
- * routers answer it against the depth the pod really holds. Not thread-safe: one audit at a time.
+ * set of blocks the index lists against the set the pod holds; and per lookup, each pod's matched
+ * depth as the routers answer it against the depth the pod really holds. Not thread-safe: one audit
+ * at a time.
+ *
+ * <p>A pod's set is checked without a lookup of every block the run ever produced. Lookups with
+ * every pod a candidate show which pods' entries list each block some pod holds now, and the
+ * index's count of each pod's entries ({@link RedisInspector}) shows whether it lists anything
+ * more. The listed blocks equal the true ones when every true block is listed and the count is the
+ * number of true blocks; a stale entry of any block, one no request of the run produced included,
+ * shows as a count above it. The lookups first follow the run's requests, latest first, one lookup
+ * per request: a pod's depth in a request's chain shows that many of its blocks listed at once. The
+ * blocks no such lookup showed listed are then looked up one by one.
  */
 final class Auditor {
   private static final int IN_FLIGHT = 256;
+  private static final int CHAINS_IN_FLIGHT = 16;
   private static final int SAMPLED_LOOKUPS = 400;
   private static final int ATTEMPTS = 5;
 
   private final PrefixIndex index;
+  private final RedisInspector inspector;
   private final RouterClient routers;
   private final Fleet fleet;
   private final List<String> pods;
   private final List<InferenceRequest> requests;
+  private int chainLookups;
+  private int blockLookups;
   private final BlockHasher hasher =
       BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
-  private final Set<Long> universe = new LinkedHashSet<>();
 
-  Auditor(PrefixIndex index, RouterClient routers, Fleet fleet, List<InferenceRequest> requests) {
+  Auditor(
+      PrefixIndex index,
+      RedisInspector inspector,
+      RouterClient routers,
+      Fleet fleet,
+      List<InferenceRequest> requests) {
     this.index = index;
+    this.inspector = inspector;
     this.routers = routers;
     this.fleet = fleet;
     this.pods = fleet.names();
     this.requests = List.copyOf(requests);
-    for (InferenceRequest r : requests) {
-      for (long k : hasher.blockHashes(concat(r.promptTokens(), r.outputTokens()))) {
-        universe.add(k);
-      }
-    }
   }
 
   /** Audits the index as it is now. */
   Accuracy audit() throws InterruptedException {
-    Map<String, Set<Long>> indexed = indexedBlocks();
+    Map<String, Set<Long>> truth = truth();
+    Set<Long> held = new HashSet<>();
+    truth.values().forEach(held::addAll);
+    Map<String, String> wrongPods = wrongPods(truth);
+    return new Accuracy(pods.size(), wrongPods, held.size(), lookups(truth));
+  }
+
+  /**
+   * The simulator's ground truth: the blocks each pod holds, read once per audit (each read copies
+   * a pod's whole cache).
+   */
+  Map<String, Set<Long>> truth() {
+    Map<String, Set<Long>> truth = new LinkedHashMap<>();
+    for (String pod : pods) {
+      truth.put(pod, fleet.held(pod));
+    }
+    return truth;
+  }
+
+  /**
+   * Each pod whose listed blocks differ from its true blocks ({@code truth}, as {@link #truth}
+   * reads it), with how.
+   */
+  Map<String, String> wrongPods(Map<String, Set<Long>> truth) throws InterruptedException {
+    Map<String, Set<Long>> listed = new HashMap<>();
+    pods.forEach(p -> listed.put(p, ConcurrentHashMap.newKeySet()));
+    Set<Long> unseen = listedAlongRequests(truth, listed);
+    listedOneByOne(unseen, listed);
+    Map<String, Long> entries = entries();
     Map<String, String> wrongPods = new LinkedHashMap<>();
     for (String pod : pods) {
-      Set<Long> truth = fleet.held(pod);
-      Set<Long> listed = indexed.get(pod);
-      Set<Long> missing = new HashSet<>(truth);
-      missing.removeAll(listed);
-      Set<Long> stale = new HashSet<>(listed);
-      stale.removeAll(truth);
-      if (!missing.isEmpty() || !stale.isEmpty()) {
+      Set<Long> blocks = truth.get(pod);
+      Set<Long> missing = new HashSet<>(blocks);
+      missing.removeAll(listed.get(pod));
+      long counted = entries.getOrDefault(pod, 0L);
+      long stale = counted - (blocks.size() - missing.size());
+      if (!missing.isEmpty() || stale != 0) {
         wrongPods.put(
             pod,
             missing.size()
                 + " of "
-                + truth.size()
+                + blocks.size()
                 + " held blocks missing, "
-                + stale.size()
-                + " stale");
+                + stale
+                + " stale (the index counts "
+                + counted
+                + " entries)");
       }
     }
-    return new Accuracy(pods.size(), wrongPods, universe.size(), lookups());
+    return wrongPods;
   }
 
-  /** Which blocks of the universe the index lists for each pod: one lookup per block. */
-  private Map<String, Set<Long>> indexedBlocks() throws InterruptedException {
-    Map<String, Set<Long>> out = new HashMap<>();
-    pods.forEach(p -> out.put(p, java.util.concurrent.ConcurrentHashMap.newKeySet()));
-    Semaphore inFlight = new Semaphore(IN_FLIGHT);
+  /**
+   * Follows the requests, latest first, while some pod holds a block no lookup showed listed for it
+   * yet: one lookup of the request's chain shows each pod's listed prefix of it. Adds what it saw
+   * to {@code listed}; returns the held blocks left unseen (listed or not).
+   */
+  private Set<Long> listedAlongRequests(Map<String, Set<Long>> truth, Map<String, Set<Long>> listed)
+      throws InterruptedException {
+    Map<String, Set<Long>> unseen = new LinkedHashMap<>();
+    truth.forEach((pod, blocks) -> unseen.put(pod, ConcurrentHashMap.newKeySet()));
+    truth.forEach((pod, blocks) -> unseen.get(pod).addAll(blocks));
+    Semaphore inFlight = new Semaphore(CHAINS_IN_FLIGHT);
     List<CompletableFuture<Void>> all = new ArrayList<>();
-    for (long key : universe) {
+    for (int r = requests.size() - 1; r >= 0; r--) {
+      InferenceRequest request = requests.get(r);
+      long[] chain = hasher.blockHashes(concat(request.promptTokens(), request.outputTokens()));
+      if (!anyUnseen(chain, unseen)) {
+        if (unseen.values().stream().allMatch(Set::isEmpty)) {
+          break;
+        }
+        continue;
+      }
       inFlight.acquire();
+      chainLookups++;
       all.add(
-          lookup(List.of(key), 3)
+          lookup(LongStream.of(chain).boxed().toList(), 3)
               .thenAccept(
-                  r -> {
-                    for (PodMatch m : r.pods().values()) {
-                      if (m.depth() > 0) {
-                        out.get(m.pod()).add(key);
+                  result -> {
+                    for (PodMatch m : result.pods().values()) {
+                      if (m.speculative()) {
+                        continue; // a router's unconfirmed routes: left to the next pass
+                      }
+                      for (int i = 0; i < m.depth(); i++) {
+                        listed.get(m.pod()).add(chain[i]);
+                        unseen.get(m.pod()).remove(chain[i]);
                       }
                     }
                   })
               .whenComplete((v, e) -> inFlight.release()));
     }
     CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+    Set<Long> left = new HashSet<>();
+    unseen.values().forEach(left::addAll);
+    return left;
+  }
+
+  private static boolean anyUnseen(long[] chain, Map<String, Set<Long>> unseen) {
+    for (Set<Long> blocks : unseen.values()) {
+      if (blocks.isEmpty()) {
+        continue;
+      }
+      for (long k : chain) {
+        if (blocks.contains(k)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Lookups of a request's chain the audits so far made. */
+  int chainLookups() {
+    return chainLookups;
+  }
+
+  /** Lookups of one block the audits so far made. */
+  int blockLookups() {
+    return blockLookups;
+  }
+
+  /** Adds to {@code listed} which pods the index lists each of {@code blocks} for. */
+  private void listedOneByOne(Set<Long> blocks, Map<String, Set<Long>> listed)
+      throws InterruptedException {
+    Semaphore inFlight = new Semaphore(IN_FLIGHT);
+    List<CompletableFuture<Void>> all = new ArrayList<>();
+    for (long key : blocks) {
+      inFlight.acquire();
+      blockLookups++;
+      all.add(
+          lookup(List.of(key), 3)
+              .thenAccept(
+                  r -> {
+                    for (PodMatch m : r.pods().values()) {
+                      if (m.depth() > 0) {
+                        listed.get(m.pod()).add(key);
+                      }
+                    }
+                  })
+              .whenComplete((v, e) -> inFlight.release()));
+    }
+    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    int[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  /** Each pod's block entries as the index counts them, over its ranks' published slots. */
+  private Map<String, Long> entries() {
+    Map<String, Long> out = new HashMap<>();
+    for (IndexReport.Pod pod : inspector.read(Workloads.MODEL, null).pods()) {
+      long n = 0;
+      for (IndexReport.Rank rank : pod.ranks()) {
+        if (!rank.staged()) {
+          n += rank.blocks().all();
+        }
+      }
+      out.put(pod.pod(), n);
+    }
     return out;
   }
 
@@ -121,7 +255,7 @@ final class Auditor {
   }
 
   /** Routers' depths against the true depths, over prompts sampled evenly from the run. */
-  private LookupAccuracy lookups() throws InterruptedException {
+  private LookupAccuracy lookups(Map<String, Set<Long>> truth) throws InterruptedException {
     int samples = Math.min(SAMPLED_LOOKUPS, requests.size());
     int right = 0;
     int unavailable = 0;
@@ -134,7 +268,7 @@ final class Auditor {
         unavailable++;
         continue;
       }
-      String wrong = wrongDepth(keys, answer.path("pods"));
+      String wrong = wrongDepth(keys, answer.path("pods"), truth);
       if (wrong == null) {
         right++;
       } else if (firstWrong == null) {
@@ -162,11 +296,11 @@ final class Auditor {
     return null;
   }
 
-  private String wrongDepth(long[] keys, JsonNode scored) {
+  private String wrongDepth(long[] keys, JsonNode scored, Map<String, Set<Long>> truth) {
     for (String pod : pods) {
-      Set<Long> truth = fleet.held(pod);
+      Set<Long> held = truth.get(pod);
       int depth = 0;
-      while (depth < keys.length && truth.contains(keys[depth])) {
+      while (depth < keys.length && held.contains(keys[depth])) {
         depth++;
       }
       int answered = scored.path(pod).path("matched_blocks").asInt(0);
@@ -177,18 +311,12 @@ final class Auditor {
     return null;
   }
 
-  private static int[] concat(int[] a, int[] b) {
-    int[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, out, a.length, b.length);
-    return out;
-  }
-
   /**
    * The index against ground truth. Immutable.
    *
    * @param pods pods audited
    * @param wrongPods each pod whose listed blocks differ from its true blocks, with how
-   * @param blocksChecked distinct blocks checked per pod
+   * @param blocksChecked distinct blocks some pod holds, each checked against every pod's entries
    * @param lookups the routers' depths against the true depths
    */
   record Accuracy(

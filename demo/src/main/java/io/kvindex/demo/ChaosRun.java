@@ -134,7 +134,8 @@ final class ChaosRun implements AutoCloseable {
     out.put("purges", figures.purgesByReason());
     out.put("ingest_lag_max_ms", Math.round(figures.lagMaxMillis()));
     Auditor.Accuracy accuracy =
-        new Auditor(stack.auditIndex(), routers, stack.fleet(), requests).audit();
+        new Auditor(stack.auditIndex(), stack.auditInspector(), routers, stack.fleet(), requests)
+            .audit();
     out.put("quiescence_pods_exact_pct", percent(accuracy.podFraction()));
     out.put("quiescence_lookups_exact_pct", percent(accuracy.lookups().fraction()));
     if (!accuracy.wrongPods().isEmpty()) {

@@ -229,14 +229,26 @@ public final class Demo {
     Auditor auditor =
         new Auditor(
             stack.auditIndex(),
+            stack.auditInspector(),
             new RouterClient(stack.routers()),
             stack.fleet(),
             requests.subList(0, kvindexRun.routed()));
-    long deadline = System.nanoTime() + AUDIT_TIMEOUT.toNanos();
+    long start = System.nanoTime();
+    long deadline = start + AUDIT_TIMEOUT.toNanos();
     Auditor.Accuracy accuracy = auditor.audit();
+    int audits = 1;
     while (!accuracy.perfect() && System.nanoTime() < deadline) {
       accuracy = auditor.audit();
+      audits++;
     }
+    progress.line(
+        String.format(
+            java.util.Locale.ROOT,
+            "audited in %.1f s (%d audit(s)): %d lookups of a request's chain, %d of a single block",
+            (System.nanoTime() - start) / 1e9,
+            audits,
+            auditor.chainLookups(),
+            auditor.blockLookups()));
     return accuracy;
   }
 

@@ -1,9 +1,10 @@
 package io.kvindex.demo;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -90,20 +91,32 @@ final class RouterClient {
     return JSON.readTree(response.body());
   }
 
-  private static byte[] body(int[] tokenIds, List<String> pods, Map<String, Integer> load)
+  /**
+   * The {@code /score} body, written field by field: a prompt's thousands of token ids would
+   * otherwise each become a tree node first.
+   */
+  static byte[] body(int[] tokenIds, List<String> pods, Map<String, Integer> load)
       throws IOException {
-    ObjectNode body = JSON.createObjectNode();
-    body.put("model", Workloads.MODEL);
-    ArrayNode tokens = body.putArray("token_ids");
-    for (int t : tokenIds) {
-      tokens.add(t);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + tokenIds.length * 7);
+    try (JsonGenerator out = JSON.getFactory().createGenerator(bytes)) {
+      out.writeStartObject();
+      out.writeStringField("model", Workloads.MODEL);
+      out.writeFieldName("token_ids");
+      out.writeArray(tokenIds, 0, tokenIds.length);
+      out.writeArrayFieldStart("pods");
+      for (String pod : pods) {
+        out.writeString(pod);
+      }
+      out.writeEndArray();
+      if (load != null) {
+        out.writeObjectFieldStart("load");
+        for (String pod : pods) {
+          out.writeNumberField(pod, load.getOrDefault(pod, 0));
+        }
+        out.writeEndObject();
+      }
+      out.writeEndObject();
     }
-    ArrayNode candidates = body.putArray("pods");
-    pods.forEach(candidates::add);
-    if (load != null) {
-      ObjectNode loads = body.putObject("load");
-      pods.forEach(p -> loads.put(p, load.getOrDefault(p, 0)));
-    }
-    return JSON.writeValueAsBytes(body);
+    return bytes.toByteArray();
   }
 }

@@ -5,6 +5,7 @@ import io.kvindex.index.IndexMeters;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.redis.KeySchema;
+import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -279,6 +280,11 @@ final class Stack implements AutoCloseable {
 
   PrefixIndex auditIndex() {
     return auditIndex;
+  }
+
+  /** What the index records about itself, read over the auditor's connection. */
+  RedisInspector auditInspector() {
+    return RedisInspector.of(auditConnector, indexName);
   }
 
   /** The stream's applied watermark in Redis, or -1. */

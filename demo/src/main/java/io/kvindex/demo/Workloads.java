@@ -52,14 +52,26 @@ final class Workloads {
   }
 
   /**
-   * The pods' capacity: the configured one, raised for a trace whose requests are larger, so that
-   * each pod can keep a few of them.
+   * A pod's capacity in trace runs, at the least: {@value} blocks (512k tokens), the simulator's
+   * default pod and the capacity model's, about what an 80 GB GPU keeps for an 8B model.
+   */
+  static final int TRACE_CAPACITY_BLOCKS = 32_768;
+
+  /**
+   * The pods' capacity: the configured one, raised so that each pod can keep a few of the largest
+   * requests; with a trace, at least {@link #TRACE_CAPACITY_BLOCKS}. A trace of conversations keeps
+   * each pod serving many sessions at once, each as long as its history: pods sized only by the
+   * largest request (5 512 blocks for the written trace, about 5 of the 16 sessions a pod of 16
+   * serves) evicted about 450 blocks a request, and the index took about 870 block events a
+   * request, more at the default rate than the one ingester left after the midway kill could apply
+   * on two cores.
    */
   static int capacityBlocks(DemoConfig config, List<InferenceRequest> requests) {
     int largest = 0;
     for (InferenceRequest r : requests) {
       largest = Math.max(largest, (r.promptLength() + r.outputLength()) / BLOCK_SIZE + 1);
     }
-    return Math.max(config.capacityBlocks(), 4 * largest);
+    int floor = config.trace() == null ? config.capacityBlocks() : TRACE_CAPACITY_BLOCKS;
+    return Math.max(Math.max(config.capacityBlocks(), floor), 4 * largest);
   }
 }

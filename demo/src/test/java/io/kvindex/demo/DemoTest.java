@@ -38,6 +38,7 @@ class DemoTest {
         .contains("kvindex / oracle = ")
         .contains("requests observed: ")
         .contains("lookups out of budget")
+        .containsPattern("routed through kvindex in [0-9.]+ s: [0-9]+ requests/s, offered 150/s")
         .doesNotContain("NOT handled");
     assertThat(progress.toString()).contains("kvindex: routed");
   }

@@ -94,22 +94,33 @@ class SimCommandTest {
     assertThat(c.convert("PT1H").toHours()).isEqualTo(1);
   }
 
-  /** The written trace reads back as a Mooncake trace of conversation-sized, shared prompts. */
+  /**
+   * The trace written by default (12 000 records) reads back as a Mooncake trace whose prompts
+   * average about 12 000 tokens (750 blocks of 16), as the public conversation traces do: over the
+   * whole trace and over its second half, once the sessions' histories have grown.
+   */
   @Test
   void call_writeTrace_conversationShapedMooncakeTrace(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("trace.jsonl");
-    Run written = run("--write-trace", file.toString(), "--max-requests", "400");
+    Run written = run("--write-trace", file.toString());
     assertThat(written.exit()).as(written.err()).isZero();
     long tokens = 0;
+    long laterTokens = 0;
     int requests = 0;
     try (Workload trace = Workload.mooncakeTrace(file, 512)) {
       while (trace.hasNext()) {
         TimedRequest r = trace.next();
         tokens += r.request().promptLength();
+        if (requests >= SimCommand.DEFAULT_TRACE_REQUESTS / 2) {
+          laterTokens += r.request().promptLength();
+        }
         requests++;
       }
     }
-    assertThat(requests).isEqualTo(400);
-    assertThat(tokens / requests).as("mean prompt tokens").isBetween(10_000L, 14_000L);
+    assertThat(requests).isEqualTo(SimCommand.DEFAULT_TRACE_REQUESTS);
+    assertThat(tokens / requests).as("mean prompt tokens").isBetween(11_000L, 13_000L);
+    assertThat(laterTokens / (requests / 2))
+        .as("mean prompt tokens of the second half")
+        .isBetween(11_000L, 13_000L);
   }
 }

@@ -83,12 +83,13 @@ record Limits(
 
   private static void count(
       JsonNode array, String field, String what, int max, RouterSetting setting) {
-    if (array != null && array.isArray() && array.size() > max) {
+    int size = Json.size(array);
+    if (size > max) {
       throw new TooLargeException(
           "'"
               + field
               + "' has "
-              + array.size()
+              + size
               + " "
               + what
               + ", over the limit of "

@@ -1,10 +1,6 @@
 package io.kvindex.simulator.engine;
 
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashSet;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.LongConsumer;
@@ -16,23 +12,45 @@ import java.util.function.LongConsumer;
  *
  * <p>As in vLLM, a freed block keeps its hash (it stays a prefix-cache hit) until it is taken from
  * the head of the free queue for a new allocation, which evicts it.
+ *
+ * <p>Both structures are arrays allocated once: the free queue a doubly linked list through the
+ * slots, the map open addressing with linear probing. A pool at work allocates nothing, where a
+ * boxed slot in a linked set and a boxed hash in a map per block lived seconds, long enough for
+ * young collections to copy them again and again in the JVM the demo's routers share.
  */
 final class GpuBlockPool {
-  private static final long NO_HASH = 0L;
+  private static final int NONE = -1;
 
   private final int capacity;
   private final long[] slotHash;
   private final boolean[] slotHasHash;
-  private final LinkedHashSet<Integer> freeQueue = new LinkedHashSet<>();
-  private final Map<Long, Integer> cached = new HashMap<>();
+
+  // The free queue: slots linked from head (evicted first) to tail.
+  private final int[] prev;
+  private final int[] next;
+  private final boolean[] queued;
+  private int head = NONE;
+  private int tail = NONE;
+
+  // Hash to slot: keys and slot + 1 (0: an empty cell), a power of two cells, at most half full.
+  private final long[] keys;
+  private final int[] values;
+  private final int mask;
 
   GpuBlockPool(int capacity) {
     this.capacity = capacity;
     this.slotHash = new long[capacity];
     this.slotHasHash = new boolean[capacity];
+    this.prev = new int[capacity];
+    this.next = new int[capacity];
+    this.queued = new boolean[capacity];
     for (int slot = 0; slot < capacity; slot++) {
-      freeQueue.add(slot);
+      enqueue(slot);
     }
+    int cells = Integer.highestOneBit(Math.max(2, capacity) * 2 - 1) * 2;
+    this.keys = new long[cells];
+    this.values = new int[cells];
+    this.mask = cells - 1;
   }
 
   int capacity() {
@@ -41,17 +59,19 @@ final class GpuBlockPool {
 
   /** The slot caching {@code hash}, or {@code -1}. */
   int lookup(long hash) {
-    Integer slot = cached.get(hash);
-    return slot == null ? -1 : slot;
+    int cell = find(hash);
+    return cell < 0 ? -1 : values[cell] - 1;
   }
 
   boolean contains(long hash) {
-    return cached.containsKey(hash);
+    return find(hash) >= 0;
   }
 
   /** Takes a cached slot into use (a prefix hit): it leaves the free queue. */
   void touch(int slot) {
-    freeQueue.remove(slot);
+    if (queued[slot]) {
+      unlink(slot);
+    }
   }
 
   /**
@@ -59,50 +79,134 @@ final class GpuBlockPool {
    * evicted and handed to {@code evicted}.
    */
   int allocate(LongConsumer evicted) {
-    Iterator<Integer> head = freeQueue.iterator();
-    if (!head.hasNext()) {
+    if (head == NONE) {
       throw new IllegalStateException("no free GPU block; the request should have been rejected");
     }
-    int slot = head.next();
-    head.remove();
+    int slot = head;
+    unlink(slot);
     if (slotHasHash[slot]) {
       long hash = slotHash[slot];
-      cached.remove(hash);
+      remove(hash);
       slotHasHash[slot] = false;
-      slotHash[slot] = NO_HASH;
+      slotHash[slot] = 0;
       evicted.accept(hash);
     }
     return slot;
   }
 
   /**
-   * Marks an in-use slot as caching {@code hash}. Returns false (and caches nothing) when another
-   * slot already caches that hash, so each hash has at most one holder.
+   * Marks an in-use slot that caches no hash yet (as {@link #allocate} hands it out) as caching
+   * {@code hash}. Returns false (and caches nothing) when another slot already caches that hash, so
+   * each hash has at most one holder.
    */
   boolean cache(int slot, long hash) {
-    if (cached.containsKey(hash)) {
-      return false;
+    if (slotHasHash[slot]) {
+      throw new IllegalStateException("slot " + slot + " caches a hash already");
     }
-    cached.put(hash, slot);
+    int cell = cellOf(hash);
+    while (values[cell] != 0) {
+      if (keys[cell] == hash) {
+        return false;
+      }
+      cell = (cell + 1) & mask;
+    }
+    keys[cell] = hash;
+    values[cell] = slot + 1;
     slotHash[slot] = hash;
     slotHasHash[slot] = true;
     return true;
   }
 
-  /** Returns a finished request's slots to the tail of the free queue, in the order given. */
+  /**
+   * Returns a finished request's slots to the tail of the free queue, in the order given (a slot
+   * already queued keeps its place).
+   */
   void free(int slot) {
-    freeQueue.add(slot);
+    if (!queued[slot]) {
+      enqueue(slot);
+    }
   }
 
   /** Forgets every cached hash (reset, sleep); slots keep their place in the free queue. */
   void clearHashes() {
-    cached.clear();
+    Arrays.fill(values, 0);
     Arrays.fill(slotHasHash, false);
-    Arrays.fill(slotHash, NO_HASH);
+    Arrays.fill(slotHash, 0);
   }
 
   /** A snapshot of the cached hashes. */
   Set<Long> hashes() {
-    return new TreeSet<>(cached.keySet());
+    Set<Long> out = new TreeSet<>();
+    for (int cell = 0; cell < values.length; cell++) {
+      if (values[cell] != 0) {
+        out.add(keys[cell]);
+      }
+    }
+    return out;
+  }
+
+  private void enqueue(int slot) {
+    prev[slot] = tail;
+    next[slot] = NONE;
+    if (tail == NONE) {
+      head = slot;
+    } else {
+      next[tail] = slot;
+    }
+    tail = slot;
+    queued[slot] = true;
+  }
+
+  private void unlink(int slot) {
+    int p = prev[slot];
+    int n = next[slot];
+    if (p == NONE) {
+      head = n;
+    } else {
+      next[p] = n;
+    }
+    if (n == NONE) {
+      tail = p;
+    } else {
+      prev[n] = p;
+    }
+    queued[slot] = false;
+  }
+
+  private int cellOf(long hash) {
+    long h = hash * 0x9E3779B97F4A7C15L;
+    return (int) (h ^ (h >>> 32)) & mask;
+  }
+
+  /** The cell holding {@code hash}, or -1. */
+  private int find(long hash) {
+    int cell = cellOf(hash);
+    while (values[cell] != 0) {
+      if (keys[cell] == hash) {
+        return cell;
+      }
+      cell = (cell + 1) & mask;
+    }
+    return -1;
+  }
+
+  /** Removes {@code hash}, shifting later cells of its probe run back so that none is lost. */
+  private void remove(long hash) {
+    int gap = find(hash);
+    if (gap < 0) {
+      return;
+    }
+    int cell = (gap + 1) & mask;
+    while (values[cell] != 0) {
+      int home = cellOf(keys[cell]);
+      // The entry may move into the gap when its home is not in (gap, cell], cyclically.
+      if (((cell - home) & mask) >= ((cell - gap) & mask)) {
+        keys[gap] = keys[cell];
+        values[gap] = values[cell];
+        gap = cell;
+      }
+      cell = (cell + 1) & mask;
+    }
+    values[gap] = 0;
   }
 }

@@ -14,7 +14,9 @@ import java.util.SplittableRandom;
  * need no downloaded data: multi-turn sessions whose every turn repeats the session's history (a
  * shared system prompt, then the turns so far) and adds a new turn, interleaved across many
  * sessions, arriving as a Poisson process. With the defaults a prompt averages about 23 hash ids of
- * 512 tokens (about 12 000 tokens, 750 blocks of 16). Thread-safe (stateless).
+ * 512 tokens (about 12 000 tokens, 750 blocks of 16), over a trace of 12 000 records and over its
+ * later part alike, where every session has a history: a system prompt of 6 ids, a first turn of
+ * 8-11, then 2-3 per turn. Thread-safe (stateless).
  */
 public final class TraceWriter {
   /** Tokens per hash id, as in Mooncake's traces. */
@@ -22,8 +24,8 @@ public final class TraceWriter {
 
   private static final int SYSTEM_PROMPTS = 8;
   private static final int SYSTEM_IDS = 6;
-  private static final int FIRST_TURN_IDS = 14;
-  private static final int TURN_IDS = 3;
+  private static final int FIRST_TURN_IDS = 8;
+  private static final int TURN_IDS = 2;
   private static final int MAX_TURNS = 10;
   private static final int ACTIVE_SESSIONS = 256;
 
@@ -93,7 +95,7 @@ public final class TraceWriter {
     }
 
     List<Long> nextTurn(SplittableRandom random, long[] nextId) {
-      int added = turns == 0 ? FIRST_TURN_IDS + random.nextInt(4) : TURN_IDS + random.nextInt(3);
+      int added = turns == 0 ? FIRST_TURN_IDS + random.nextInt(4) : TURN_IDS + random.nextInt(2);
       for (int i = 0; i < added; i++) {
         history.add(nextId[0]++);
       }

@@ -47,6 +47,22 @@ final class IndexIdentity {
         .register(registry);
   }
 
+  /**
+   * What identity.lua answers: the group's epoch ('' for none), the node history serving it, and
+   * the one its data was written on ('' when not asked for, or none recorded).
+   */
+  record Reply(String epoch, String liveNode, String recordedNode) {
+    static Reply of(List<Object> reply) {
+      return new Reply(
+          Bytes.text(reply.get(0)), Bytes.text(reply.get(1)), Bytes.text(reply.get(2)));
+    }
+
+    /** Whether the node serving the group is the one its data was written on (or none is known). */
+    boolean sameNode() {
+      return recordedNode.isEmpty() || recordedNode.equals(liveNode);
+    }
+  }
+
   /** A fresh epoch for a group that has none. */
   static String newEpoch() {
     byte[] b = new byte[8];

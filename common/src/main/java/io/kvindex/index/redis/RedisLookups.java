@@ -174,10 +174,7 @@ final class RedisLookups {
               if (!outcome.isDone()) {
                 return null;
               }
-              List<Object> reply = outcome.orElseThrow();
-              String live = Bytes.text(reply.get(1));
-              String recorded = reply.size() > 2 ? Bytes.text(reply.get(2)) : "";
-              if (recorded.isEmpty() || recorded.equals(live)) {
+              if (IndexIdentity.Reply.of(outcome.orElseThrow()).sameNode()) {
                 return Boolean.TRUE;
               }
               nodeUnverified.increment();

@@ -228,16 +228,16 @@ public final class RedisPrefixIndex implements PrefixIndex {
   public boolean checkIdentity() {
     boolean changed = false;
     for (int g = 0; g < config.groups(); g++) {
-      List<Object> reply =
-          Await.of(
-                  reads
-                      .<List<Object>>run(
-                          Scripts.IDENTITY, ScriptOutputType.MULTI, new byte[][] {keys.meta(g)})
-                      .toCompletableFuture())
-              .orElseThrow();
-      String epoch = text(reply.get(0));
-      changed |= identity.epochIs(g, epoch.isEmpty() ? init(g) : epoch);
-      changed |= identity.nodeIs(g, text(reply.get(1)));
+      IndexIdentity.Reply reply =
+          IndexIdentity.Reply.of(
+              Await.of(
+                      reads
+                          .<List<Object>>run(
+                              Scripts.IDENTITY, ScriptOutputType.MULTI, new byte[][] {keys.meta(g)})
+                          .toCompletableFuture())
+                  .orElseThrow());
+      changed |= identity.epochIs(g, reply.epoch().isEmpty() ? init(g) : reply.epoch());
+      changed |= identity.nodeIs(g, reply.liveNode());
     }
     return changed;
   }

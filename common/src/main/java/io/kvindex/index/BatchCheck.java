@@ -1,5 +1,6 @@
 package io.kvindex.index;
 
+import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
@@ -22,6 +23,46 @@ public final class BatchCheck {
     if (seq < 0 || seq > MAX_SEQ) {
       throw invalid("sequence number " + seq + " is outside [0, 2^53]", null);
     }
+    checkEvents(events);
+  }
+
+  /**
+   * {@link #check(long, List)} for consecutive batches applied as one ({@link
+   * PrefixIndex#applyAsync(StreamId, KeyMode, long, long, Lease, io.kvindex.event.KvEventBatch,
+   * boolean)}).
+   *
+   * @throws IllegalArgumentException if the range is empty, or holds several batches whose events
+   *     do not fit one chunk of {@code chunkBlocks}
+   * @throws BatchRejectedException naming the first field the index cannot store
+   */
+  public static void check(
+      long firstSeq, long seq, KeyMode mode, List<KvEvent> events, int chunkBlocks) {
+    if (firstSeq > seq) {
+      throw new IllegalArgumentException(
+          "the first sequence " + firstSeq + " is past the last, " + seq);
+    }
+    if (firstSeq < 0) {
+      throw invalid("sequence number " + firstSeq + " is outside [0, 2^53]", null);
+    }
+    check(seq, events);
+    if (firstSeq < seq) {
+      long blocks = chunkBlocks(mode, events);
+      if (blocks > chunkBlocks) {
+        throw new IllegalArgumentException(
+            "batches "
+                + firstSeq
+                + ".."
+                + seq
+                + " applied as one count "
+                + blocks
+                + " blocks, more than one apply call's "
+                + chunkBlocks
+                + "; apply them one by one");
+      }
+    }
+  }
+
+  private static void checkEvents(List<KvEvent> events) {
     for (KvEvent event : events) {
       try {
         if (event instanceof BlockStored s) {
@@ -38,6 +79,30 @@ public final class BatchCheck {
         throw invalid(e.getMessage(), e);
       }
     }
+  }
+
+  /**
+   * What events count against an apply call's chunk of blocks: an AllBlocksCleared one, a removed
+   * block one, a stored block one (two in token mode, where the script hashes it; none for a
+   * token-mode store without its tokens, which is dropped). Events that fit {@link
+   * PrefixIndex#applyChunkBlocks} are applied in one call.
+   */
+  public static long chunkBlocks(KeyMode mode, List<KvEvent> events) {
+    long blocks = 0;
+    for (KvEvent event : events) {
+      if (event instanceof AllBlocksCleared) {
+        blocks++;
+      } else if (event instanceof BlockRemoved r) {
+        blocks += r.blockHashes().size();
+      } else if (event instanceof BlockStored s) {
+        if (mode == KeyMode.ENGINE) {
+          blocks += s.blockHashes().size();
+        } else if (s.carriesEveryToken()) {
+          blocks += 2L * s.blockHashes().size();
+        }
+      }
+    }
+    return blocks;
   }
 
   private static BatchRejectedException invalid(String message, Throwable cause) {

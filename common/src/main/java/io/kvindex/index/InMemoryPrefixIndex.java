@@ -64,14 +64,25 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
+      StreamId stream,
+      KeyMode mode,
+      long firstSeq,
+      long seq,
+      Lease lease,
+      KvEventBatch batch,
+      boolean staged) {
     Check.notNull(stream, "stream");
     Check.notNull(mode, "mode");
     Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
-    BatchCheck.check(seq, batch.events());
+    BatchCheck.check(firstSeq, seq, mode, batch.events(), config.applyChunkBlocks());
     return CompletableFuture.completedFuture(
-        applyNow(stream, mode, seq, lease, batch.events(), staged));
+        applyNow(stream, mode, firstSeq, seq, lease, batch.events(), staged));
+  }
+
+  @Override
+  public int applyChunkBlocks() {
+    return config.applyChunkBlocks();
   }
 
   @Override
@@ -94,15 +105,21 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   private ApplyResult applyNow(
-      StreamId id, KeyMode mode, long seq, Lease lease, List<KvEvent> events, boolean staged) {
+      StreamId id,
+      KeyMode mode,
+      long firstSeq,
+      long seq,
+      Lease lease,
+      List<KvEvent> events,
+      boolean staged) {
     if (!holds(id, lease)) {
       return ApplyResult.of(ApplyStatus.FENCED, -1);
     }
     Stream s = streams.computeIfAbsent(id, x -> new Stream());
-    if (s.watermark != null && seq <= s.watermark) {
+    if (s.watermark != null && firstSeq <= s.watermark) {
       return ApplyResult.of(ApplyStatus.DUPLICATE, s.watermark);
     }
-    if (s.watermark != null && seq > s.watermark + 1) {
+    if (s.watermark != null && firstSeq > s.watermark + 1) {
       return ApplyResult.of(ApplyStatus.GAP, s.watermark);
     }
     int[] counts = new int[3];

@@ -77,8 +77,35 @@ public interface PrefixIndex extends AutoCloseable {
    * no lookup sees a past state of the cache (blocks stored and later removed) while the rebuild
    * runs: the pod looks cold, then is shown whole.
    */
+  default CompletableFuture<ApplyResult> applyAsync(
+      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
+    return applyAsync(stream, mode, seq, seq, lease, batch, staged);
+  }
+
+  /**
+   * Applies a stream's consecutive batches {@code firstSeq} to {@code seq} as one: {@code batch}
+   * holds their events in order, and they must fit one chunk ({@link #applyChunkBlocks}, counted as
+   * {@link BatchCheck#chunkBlocks} counts). One atomic call, so a writer behind its engine pays one
+   * round trip for several batches: the watermark moves from {@code firstSeq - 1} to {@code seq} at
+   * once. DUPLICATE when the watermark is at or past {@code firstSeq} (all or some of the batches
+   * are applied; nothing changed, and the answer's watermark says where to go on from); GAP when
+   * {@code firstSeq} skips past watermark + 1. With {@code firstSeq == seq}, {@link #applyAsync(
+   * StreamId, KeyMode, long, Lease, KvEventBatch, boolean)}.
+   *
+   * @throws IllegalArgumentException if the range is empty or its events do not fit one chunk
+   * @throws BatchRejectedException if the events can never apply (nothing of them is written)
+   */
   CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged);
+      StreamId stream,
+      KeyMode mode,
+      long firstSeq,
+      long seq,
+      Lease lease,
+      KvEventBatch batch,
+      boolean staged);
+
+  /** The blocks one apply call writes at most (a larger batch is applied in several calls). */
+  int applyChunkBlocks();
 
   /** {@link #applyAsync(StreamId, KeyMode, long, Lease, KvEventBatch, boolean)}, waiting. */
   default ApplyResult apply(

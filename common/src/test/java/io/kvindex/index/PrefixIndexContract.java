@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
 import io.kvindex.hash.TokenKeys;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -78,6 +79,48 @@ public abstract class PrefixIndexContract {
     assertThat(index.apply(s, Events.mode(s), 9, t, batch(stored(hashes(1, 2), null, null))))
         .isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 9, 2, 0, 0));
     assertThat(index.watermark(s)).hasValue(9);
+  }
+
+  /**
+   * Consecutive batches applied as one call: the watermark moves over the whole range, a retry or
+   * an overlap with what is applied changes nothing, and a range past watermark + 1 is a gap.
+   */
+  @Test
+  void applyRange_consecutiveBatchesAsOne_watermarkCases() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    Lease t = lease(index, s);
+    KeyMode mode = Events.mode(s);
+    index.apply(s, mode, 0, t, batch(stored(hashes(1, 4), null, null)));
+    KvEventBatch three =
+        batch(stored(hashes(100, 3), null, null), removed(hashes(1, 4).subList(2, 4), null));
+    assertThat(index.applyAsync(s, mode, 1, 3, t, three, false).join())
+        .isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 3, 3, 2, 0));
+    assertThat(index.watermark(s)).hasValue(3);
+    assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isEqualTo(2);
+    assertThat(lookup(index, hashes(100, 3), "p").pods().get("p").depth()).isEqualTo(3);
+
+    assertThat(index.applyAsync(s, mode, 1, 3, t, three, false).join())
+        .isEqualTo(ApplyResult.of(ApplyStatus.DUPLICATE, 3));
+    KvEventBatch more = batch(stored(hashes(200, 2), null, null));
+    assertThat(index.applyAsync(s, mode, 3, 5, t, more, false).join())
+        .isEqualTo(ApplyResult.of(ApplyStatus.DUPLICATE, 3));
+    assertThat(index.applyAsync(s, mode, 5, 6, t, more, false).join())
+        .isEqualTo(ApplyResult.of(ApplyStatus.GAP, 3));
+    assertThat(lookup(index, hashes(200, 2), "p").pods().get("p").depth()).isZero();
+    assertThat(index.applyAsync(s, mode, 4, 5, t, more, false).join())
+        .isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 5, 2, 0, 0));
+    assertThat(lookup(index, hashes(200, 2), "p").pods().get("p").depth()).isEqualTo(2);
+
+    KvEventBatch tooLong = batch(stored(hashes(300, index.applyChunkBlocks() + 1), null, null));
+    assertThatThrownBy(() -> index.applyAsync(s, mode, 6, 7, t, tooLong, false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("apply them one by one");
+    assertThatThrownBy(() -> index.applyAsync(s, mode, 7, 6, t, more, false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("past the last");
+    assertThat(index.applyAsync(s, mode, 6, 6, t, tooLong, false).join().status())
+        .isEqualTo(ApplyStatus.APPLIED);
   }
 
   @Test

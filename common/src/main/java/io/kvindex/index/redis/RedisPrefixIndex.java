@@ -249,8 +249,19 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<ApplyResult> applyAsync(
-      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
-    return streams.apply(stream, mode, seq, lease, batch, staged);
+      StreamId stream,
+      KeyMode mode,
+      long firstSeq,
+      long seq,
+      Lease lease,
+      KvEventBatch batch,
+      boolean staged) {
+    return streams.apply(stream, mode, firstSeq, seq, lease, batch, staged);
+  }
+
+  @Override
+  public int applyChunkBlocks() {
+    return config.applyChunkBlocks();
   }
 
   @Override

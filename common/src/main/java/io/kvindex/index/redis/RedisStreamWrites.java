@@ -58,13 +58,20 @@ final class RedisStreamWrites {
     this.init = init;
   }
 
+  /** Applies batches {@code firstSeq} to {@code seq} (one, when equal) of a stream as one. */
   CompletableFuture<ApplyResult> apply(
-      StreamId stream, KeyMode mode, long seq, Lease lease, KvEventBatch batch, boolean staged) {
+      StreamId stream,
+      KeyMode mode,
+      long firstSeq,
+      long seq,
+      Lease lease,
+      KvEventBatch batch,
+      boolean staged) {
     Check.notNull(stream, "stream");
     Check.notNull(mode, "mode");
     Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
-    BatchCheck.check(seq, batch.events());
+    BatchCheck.check(firstSeq, seq, mode, batch.events(), config.applyChunkBlocks());
     EventPacker.Packed packed =
         EventPacker.pack(mode, stream.model(), batch.events(), config.applyChunkBlocks());
     int g = group(stream);
@@ -82,7 +89,8 @@ final class RedisStreamWrites {
       null, // the epoch, read when each chunk is sent
       null, // the chunk
       ascii(packed.chunks().size()),
-      ascii(staged ? 1 : 0)
+      ascii(staged ? 1 : 0),
+      ascii(firstSeq)
     };
     byte[][] k = {
       keys.meta(g),

@@ -89,7 +89,9 @@
  * no parent is block 0); a located block's entries, less dead slots', are copied into its
  * segment in the same call, and a block stored under a parent with no locator is counted as
  * unlocated until its field goes. Every script is idempotent for a retried duplicate: a batch that
- * ran but whose reply was lost comes back DUPLICATE.
+ * ran but whose reply was lost comes back DUPLICATE. A run of consecutive batches applied as one
+ * call (first..seq, in one chunk) is checked by its first sequence and moves the watermark to its
+ * last: a run that overlaps what is applied comes back DUPLICATE with the watermark.
  *
  * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with a GET of the
  * gate key beside it, on the same connection): the slots generation, the unlocated count, the holder records of the candidates the router has no

@@ -10,9 +10,12 @@
 --       ms, 7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
 --       9 segment slot limit, 10 the epoch the caller knows, 11 chunk index (from 0), 12 chunks in
 --       the batch, 13 staged (1: the pod record does not list the stream's slot, so lookups do not
---       see its entries until publish.lua or an unstaged apply), 14.. events (packed, see EventPacker)
+--       see its entries until publish.lua or an unstaged apply), 14 the first seq (ARGV[4] unless
+--       the call applies consecutive batches first..seq as one, in one chunk), 15.. events (packed,
+--       see EventPacker)
 -- Replies {status, watermark, stored, removed, dropped, next chunk}: APPLIED (the batch is done),
--- CHUNK (this chunk is done, or was not next: go on with the next chunk given), DUPLICATE, GAP,
+-- CHUNK (this chunk is done, or was not next: go on with the next chunk given), DUPLICATE (the
+-- watermark is at or past the first seq: all or some of the batches are applied already), GAP,
 -- FENCED, RESET (the group's epoch is not the caller's: the index was lost, or this is the first
 -- write on another node history, see adoptNode).
 -- A block's value is its locator when its chain position is known (9 bytes: the key of the chain's
@@ -27,7 +30,7 @@
 -- purge ('p' + stream field -> "<ms>|<slot retired>"); the counts hash also counts the segments
 -- that overflowed ("overflowed-segments").
 local MAX_SLOT = 4095
-local FIRST_EVENT = 14
+local FIRST_EVENT = 15
 local SEGMENT = '/s'
 local UNLOCATED = 'kvindex/unlocated'
 local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
@@ -40,10 +43,10 @@ if not sameEpoch(KEYS[1], ARGV[10]) then return {'RESET', -1, 0, 0, 0, 0} end
 
 local slot, wm, wmText, partSeq, partDone, partTail =
   parseStream(redis.call('HGET', KEYS[2], ARGV[1]))
-local seq = tonumber(ARGV[4])
+local seq, firstSeq = tonumber(ARGV[4]), tonumber(ARGV[14])
 if wm then
-  if seq <= wm then return {'DUPLICATE', wm, 0, 0, 0, 0} end
-  if seq > wm + 1 then return {'GAP', wm, 0, 0, 0, 0} end
+  if firstSeq <= wm then return {'DUPLICATE', wm, 0, 0, 0, 0} end
+  if firstSeq > wm + 1 then return {'GAP', wm, 0, 0, 0, 0} end
 end
 local chunk, chunks = tonumber(ARGV[11]), tonumber(ARGV[12])
 local done = partSeq == seq and partDone or 0

@@ -7,6 +7,7 @@ import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.StreamId;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -54,6 +55,7 @@ public final class IngesterMetrics {
   private final AtomicInteger leasesHeld = new AtomicInteger();
   private final AtomicInteger streamsDiscovered = new AtomicInteger();
   private final Timer lag;
+  private final DistributionSummary batchesPerApply;
 
   public IngesterMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -63,6 +65,12 @@ public final class IngesterMetrics {
             .publishPercentileHistogram()
             .minimumExpectedValue(Duration.ofMillis(1))
             .maximumExpectedValue(Duration.ofSeconds(60))
+            .register(registry);
+    this.batchesPerApply =
+        DistributionSummary.builder("kvindex.ingester.apply.batches")
+            .description(
+                "Batches one apply call carried: above 1 while a stream catches up a backlog")
+            .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64, 128, 256)
             .register(registry);
     Gauge.builder("kvindex.ingester.leases.held", leasesHeld, AtomicInteger::get)
         .description("Stream leases this replica holds")
@@ -86,6 +94,11 @@ public final class IngesterMetrics {
 
   public MeterRegistry registry() {
     return registry;
+  }
+
+  /** Counts an apply call that carried {@code batches} consecutive batches. */
+  public void applyCall(int batches) {
+    batchesPerApply.record(batches);
   }
 
   /** Counts an applied batch's events and blocks, and its lag. */

@@ -9,6 +9,7 @@ import io.kvindex.simulator.HashMode;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
+import io.micrometer.core.instrument.DistributionSummary;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -77,6 +78,29 @@ class IngesterTest {
         .contains("kvindex_ingester_watermark{model=\"sim-model\",pod=\"pod-0\",rank=\"0\"}")
         .contains("kvindex_ingester_leases_held 2.0")
         .contains("kvindex_ingester_leases_moved_total{how=\"acquired\"} 2.0");
+  }
+
+  /**
+   * A stream behind its engine (its writer frozen while the engine goes on publishing) applies the
+   * backlog several batches per call, and the index still equals the engine's cache.
+   */
+  @Test
+  void backlog_isAppliedSeveralBatchesPerCall() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    ingester.pause(); // frozen before its next write: what the pod publishes waits in the socket
+    fleet.traffic(40);
+    ingester.resume();
+    awaitEqual(fleet.pod(0));
+
+    DistributionSummary calls =
+        ingester.meterRegistry().find("kvindex.ingester.apply.batches").summary();
+    double applied = ingester.metrics().value("kvindex.ingester.batches", "outcome", "applied");
+    assertThat(calls.max()).as("batches in the largest call").isGreaterThan(1);
+    assertThat(calls.totalAmount()).isEqualTo(applied);
+    assertThat((double) calls.count()).as("apply calls").isLessThan(applied);
+    assertThat(ingester.metrics().total("kvindex.ingester.gaps")).isZero();
+    assertThat(ingester.meterRegistry().scrape()).contains("kvindex_ingester_apply_batches_count");
   }
 
   @Test

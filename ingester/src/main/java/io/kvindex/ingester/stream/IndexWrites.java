@@ -1,5 +1,6 @@
 package io.kvindex.ingester.stream;
 
+import io.kvindex.common.Await;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.BatchRejectedException;
@@ -9,6 +10,7 @@ import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
+import io.kvindex.ingester.stream.Sequencer.Apply;
 import io.kvindex.ingester.stream.Sequencer.RunPurge;
 import java.util.Locale;
 import org.slf4j.Logger;
@@ -96,17 +98,42 @@ final class IndexWrites {
     return Outcome.WAIT;
   }
 
-  /** Applies the batch the sequencer asked for. */
-  Outcome apply(Sequencer sequencer, Batch batch, boolean staged, StreamStatus status) {
+  /** Applies the batch (or the consecutive batches as one) the sequencer asked for. */
+  Outcome apply(Sequencer sequencer, Apply action, StreamStatus status) {
+    Batch batch = action.batch();
     ApplyResult result;
     try {
-      result = shared.index().apply(id, mode, batch.seq(), lease, batch.events(), staged);
+      result =
+          Await.of(
+              shared
+                  .index()
+                  .applyAsync(
+                      id,
+                      mode,
+                      action.firstSeq(),
+                      batch.seq(),
+                      lease,
+                      batch.events(),
+                      action.staged()));
     } catch (BatchRejectedException e) {
-      reject(sequencer, batch, e);
+      if (action.parts().size() > 1) {
+        log.info(
+            "{}: batches {}..{} were refused as one ({}); applying them one at a time",
+            label,
+            action.firstSeq(),
+            batch.seq(),
+            e.reason());
+        sequencer.rejected(action);
+      } else {
+        reject(sequencer, batch, e);
+      }
       return Outcome.DONE;
     }
     ApplyStatus outcome = result.status();
-    shared.metrics().batch(outcome.name().toLowerCase(Locale.ROOT));
+    String tag = outcome.name().toLowerCase(Locale.ROOT);
+    for (int i = 0; i < (outcome == ApplyStatus.APPLIED ? action.parts().size() : 1); i++) {
+      shared.metrics().batch(tag);
+    }
     if (outcome == ApplyStatus.FENCED) {
       throw new FencedException();
     }
@@ -114,15 +141,21 @@ final class IndexWrites {
       return Outcome.LOST;
     }
     long before = sequencer.applied();
-    sequencer.applied(batch, result);
-    if (batch.clears()) {
-      countClear(batch.seq(), outcome);
+    sequencer.applied(action, result);
+    for (Batch part : action.parts()) {
+      if (part.clears()) {
+        countClear(part.seq(), outcome);
+      }
     }
     switch (outcome) {
       case APPLIED -> {
         status.appliedAt(shared.nanos());
         shared.metrics().watermark(id, sequencer.applied());
-        shared.metrics().applied(batch.events(), shared.clock().millis());
+        long now = shared.clock().millis();
+        for (Batch part : action.parts()) {
+          shared.metrics().applied(part.events(), now);
+        }
+        shared.metrics().applyCall(action.parts().size());
       }
       case DUPLICATE, GAP ->
           log.info(

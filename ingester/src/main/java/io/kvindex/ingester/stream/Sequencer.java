@@ -1,8 +1,13 @@
 package io.kvindex.ingester.stream;
 
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
+import io.kvindex.index.BatchCheck;
+import io.kvindex.index.KeyMode;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +30,10 @@ import java.util.TreeMap;
  * purge, forget the watermark, start over from sequence 0. A batch carrying AllBlocksCleared is
  * applied by Redis as a purge followed by the events after the clear, so until it applies the
  * stream does not advance: a temporary error keeps the purge pending instead of leaving a cleared
- * pod looking warm. DUPLICATE and GAP answers carry the index's watermark, which is the truth.
+ * pod looking warm. DUPLICATE and GAP answers carry the index's watermark, which is the truth. A
+ * stream behind its engine (a backlog after a Redis outage, a burst) applies consecutive waiting
+ * batches as one call while their blocks fit one apply chunk: the index moves the watermark over
+ * all of them at once, or over none.
  *
  * <p>A live batch that cannot be read is asked for again from the replay ring (the live copy may be
  * damaged where the ring's is not); if that copy cannot be read either, or there is none, what the
@@ -48,6 +56,9 @@ public final class Sequencer {
   /** Live batches recognised as duplicates once applied: the most recent this many. */
   static final int RECENT = 256;
 
+  /** Batches applied as one at most (their blocks are bounded by the apply call's chunk too). */
+  static final int MAX_PARTS = 256;
+
   /** The next thing the stream must do. */
   public sealed interface Action permits Idle, RunPurge, Apply, RepairGap, Publish {}
 
@@ -59,9 +70,25 @@ public final class Sequencer {
 
   /**
    * Apply this batch, the stream's next; report with {@link #applied}. {@code staged}: history
-   * replayed while the stream is rebuilt, kept from lookups until {@link Publish}.
+   * replayed while the stream is rebuilt, kept from lookups until {@link Publish}. When the stream
+   * is behind, {@code batch} is several consecutive batches ({@code parts}, in order) as one: their
+   * events in order, the last one's sequence, applied in one call.
    */
-  public record Apply(Batch batch, boolean staged) implements Action {}
+  public record Apply(Batch batch, boolean staged, List<Batch> parts) implements Action {
+    public Apply {
+      parts = List.copyOf(parts);
+    }
+
+    /** One batch alone. */
+    public Apply(Batch batch, boolean staged) {
+      this(batch, staged, List.of(batch));
+    }
+
+    /** The first batch's sequence ({@code batch.seq()} is the last's). */
+    public long firstSeq() {
+      return parts.get(0).seq();
+    }
+  }
 
   /**
    * The replayed history is applied: show it to lookups (the pod looked cold while it was rebuilt).
@@ -89,7 +116,7 @@ public final class Sequencer {
   public enum Live {
     /** Waiting in order to be applied. */
     QUEUED,
-    /** Already applied: the publisher sent it twice. */
+    /** Already applied, or already waiting: the publisher sent it twice. */
     DUPLICATE,
     /** Below the watermark and new: the engine restarted; a purge now comes first. */
     RESTART,
@@ -117,6 +144,12 @@ public final class Sequencer {
 
   private final int maxPending;
   private final long maxPendingBytes;
+  private final KeyMode mode;
+  private final int mergeBlocks;
+
+  /** Batches up to this sequence are applied one at a time (a merged apply was rejected). */
+  private long aloneThrough = -1;
+
   private final TreeMap<Long, Batch> pending = new TreeMap<>();
   private long pendingBytes;
   private final Map<Long, Integer> recent = new LinkedHashMap<>(RECENT * 2, 0.75f, false);
@@ -140,13 +173,23 @@ public final class Sequencer {
   /**
    * @param maxPending live batches buffered at most while waiting
    * @param maxPendingBytes their payload bytes at most
+   * @param mode how the stream's model keys its blocks (what a batch counts against a chunk)
+   * @param mergeBlocks consecutive waiting batches are applied as one while their blocks fit this
+   *     many ({@link io.kvindex.index.PrefixIndex#applyChunkBlocks}); 0: one batch per apply
    */
-  public Sequencer(int maxPending, long maxPendingBytes) {
+  public Sequencer(int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks) {
     this.maxPending = maxPending;
     this.maxPendingBytes = maxPendingBytes;
+    this.mode = mode;
+    this.mergeBlocks = mergeBlocks;
   }
 
-  /** A sequencer bounded by batch count only. */
+  /** A sequencer that applies one batch per call. */
+  public Sequencer(int maxPending, long maxPendingBytes) {
+    this(maxPending, maxPendingBytes, KeyMode.ENGINE, 0);
+  }
+
+  /** A sequencer bounded by batch count only, one batch per call. */
   public Sequencer(int maxPending) {
     this(maxPending, Long.MAX_VALUE);
   }
@@ -240,12 +283,13 @@ public final class Sequencer {
       return Live.RESTART;
     }
     lastLive = Math.max(lastLive, seq);
+    if (pending.containsKey(seq)) {
+      return Live.DUPLICATE; // a second copy of a batch still waiting
+    }
     if (pending.size() >= maxPending || pendingBytes + batch.bytes() > maxPendingBytes) {
       return Live.DROPPED;
     }
-    if (!pending.containsKey(seq)) {
-      hold(batch);
-    }
+    hold(batch);
     return Live.QUEUED;
   }
 
@@ -334,7 +378,7 @@ public final class Sequencer {
           goOnFrom(first + 1, "malformed_batch");
           return next();
         }
-        return new Apply(toApply, rebuilding);
+        return withFollowers(toApply);
       }
     }
     // Shown only once past every live batch seen (applied, or gone past on purpose): one dropped
@@ -344,6 +388,54 @@ public final class Sequencer {
       return new Publish();
     }
     return new Idle();
+  }
+
+  /**
+   * The stream's next batch, with the consecutive batches waiting after it that fit one apply call
+   * with it: a stream behind its engine catches up in fewer round trips. A batch that cannot be
+   * read ends the run (it has its own repair).
+   */
+  private Apply withFollowers(Batch head) {
+    if (mergeBlocks <= 0 || head.seq() <= aloneThrough) {
+      return new Apply(head, rebuilding);
+    }
+    long blocks = BatchCheck.chunkBlocks(mode, head.events().events());
+    List<Batch> parts = null;
+    long last = head.seq();
+    for (Batch b : pending.tailMap(last, false).values()) {
+      if (b.seq() != last + 1 || b.malformed() != null || b.seq() <= aloneThrough) {
+        break;
+      }
+      if (parts != null && parts.size() >= MAX_PARTS) {
+        break;
+      }
+      Batch next = whileAsleep(b);
+      long more = BatchCheck.chunkBlocks(mode, next.events().events());
+      if (blocks + more > mergeBlocks) {
+        break;
+      }
+      if (parts == null) {
+        parts = new ArrayList<>();
+        parts.add(head);
+      }
+      parts.add(next);
+      blocks += more;
+      last = b.seq();
+    }
+    if (parts == null) {
+      return new Apply(head, rebuilding);
+    }
+    List<KvEvent> events = new ArrayList<>();
+    int bytes = 0;
+    for (Batch p : parts) {
+      events.addAll(p.events().events());
+      bytes += p.bytes();
+    }
+    Batch tail = parts.get(parts.size() - 1);
+    KvEventBatch merged =
+        KvEventBatch.of(tail.events().timestamp(), events, tail.events().dataParallelRank());
+    return new Apply(
+        new Batch(last, tail.payloadHash(), merged, null, tail.live(), bytes), rebuilding, parts);
   }
 
   /** What the publish asked for by {@link Publish} did; true when it is done. */
@@ -405,6 +497,18 @@ public final class Sequencer {
     goOnFrom(batch.seq() + 1, "batch_rejected");
   }
 
+  /**
+   * {@link #rejected(Batch)} for what {@link Apply} asked for: when it was several batches, none is
+   * given up yet; they are applied one at a time, so that only the one at fault is rejected.
+   */
+  public void rejected(Apply apply) {
+    if (apply.parts().size() == 1) {
+      rejected(apply.batch());
+    } else {
+      aloneThrough = apply.batch().seq();
+    }
+  }
+
   /** What the purge asked for by {@link RunPurge} did; true when it is done. */
   public boolean purged(PurgeStatus status) {
     if (status != PurgeStatus.PURGED) {
@@ -428,6 +532,13 @@ public final class Sequencer {
    * SWALLOWED leave everything as it was.
    */
   public void applied(Batch batch, ApplyResult result) {
+    applied(new Apply(batch, false), result);
+  }
+
+  /**
+   * {@link #applied(Batch, ApplyResult)} for what {@link Apply} asked for, one batch or several.
+   */
+  public void applied(Apply apply, ApplyResult result) {
     switch (result.status()) {
       case APPLIED -> {
         if (rebuilding) {
@@ -435,13 +546,15 @@ public final class Sequencer {
           // while the live backlog queued during the replay is still being applied.
           stagedAny = true;
         }
-        release(batch.seq());
-        expected = batch.seq() + 1;
-        applied = batch.seq();
-        recent.put(batch.seq(), batch.payloadHash());
-        if (recent.size() > RECENT) {
-          recent.remove(recent.keySet().iterator().next());
+        for (Batch part : apply.parts()) {
+          release(part.seq());
+          recent.put(part.seq(), part.payloadHash());
+          if (recent.size() > RECENT) {
+            recent.remove(recent.keySet().iterator().next());
+          }
         }
+        expected = apply.batch().seq() + 1;
+        applied = apply.batch().seq();
       }
       case DUPLICATE, GAP -> {
         expected = result.watermark() + 1;

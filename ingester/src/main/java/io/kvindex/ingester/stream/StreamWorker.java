@@ -78,7 +78,10 @@ public final class StreamWorker implements Runnable {
     this.listener = listener;
     this.sequencer =
         new Sequencer(
-            shared.config().maxPendingBatches(), shared.config().memoryBounds().pendingBytes());
+            shared.config().maxPendingBatches(),
+            shared.config().memoryBounds().pendingBytes(),
+            mode,
+            shared.index().applyChunkBlocks());
     this.retry = new Backoff(shared.config().retryMin(), shared.config().retryMax());
     this.reconnect = new Backoff(shared.config().reconnectMin(), shared.config().reconnectMax());
     this.label = "pod=" + id.pod() + " stream=" + id;
@@ -149,6 +152,26 @@ public final class StreamWorker implements Runnable {
     takeRequests();
     progressIfDue();
     LiveSocket.Received received = sub.receive();
+    if (received instanceof LiveSocket.Nothing) {
+      if (shared.nanos() - quietSinceNanos > shared.config().idleCatchUp().toNanos()) {
+        quietSinceNanos = shared.nanos();
+        catchUp();
+      }
+      return;
+    }
+    // What else waits in the socket is read before anything is applied: a stream behind its
+    // engine then applies its backlog several batches per call. A purge (an engine restart seen)
+    // runs before more is read.
+    take(received);
+    for (int more = 0;
+        more < Sequencer.MAX_PARTS && !sequencer.purgePending() && sub.waiting();
+        more++) {
+      take(sub.receive());
+    }
+    progressIfDue();
+  }
+
+  private void take(LiveSocket.Received received) {
     if (received instanceof LiveSocket.Message m) {
       quietSinceNanos = shared.nanos();
       status.received();
@@ -157,9 +180,6 @@ public final class StreamWorker implements Runnable {
       status.received();
       shared.metrics().malformed();
       log.warn("{}: skipped a live message that is not [topic, seq8, payload]: {}", label, g.why());
-    } else if (shared.nanos() - quietSinceNanos > shared.config().idleCatchUp().toNanos()) {
-      quietSinceNanos = shared.nanos();
-      catchUp();
     }
   }
 
@@ -247,13 +267,12 @@ public final class StreamWorker implements Runnable {
           restarted(
               "live sequence " + batch.seq() + " is below the watermark " + sequencer.applied());
       case DROPPED -> {
-        return; // the gap this leaves is replayed later
+        // the gap this leaves is replayed later
       }
       case QUEUED -> {
-        // applied below, in order
+        // applied by the step, in order
       }
     }
-    progressIfDue();
   }
 
   private Batch decoded(EventMessage message, boolean live) {
@@ -362,7 +381,7 @@ public final class StreamWorker implements Runnable {
       if (action instanceof RunPurge p) {
         goOn = runPurge(p);
       } else if (action instanceof Apply a) {
-        goOn = apply(a.batch(), a.staged());
+        goOn = apply(a);
       } else if (action instanceof Publish) {
         // Live batches still unread in the socket are part of catching up: read them first (the
         // next steps do), or the slot is shown as stale as the replay took long.
@@ -385,9 +404,9 @@ public final class StreamWorker implements Runnable {
     return !halted && carryOut(writes.purge(sequencer, action));
   }
 
-  private boolean apply(Batch batch, boolean staged) {
+  private boolean apply(Apply action) {
     shared.gate().passUninterruptibly();
-    return !halted && carryOut(writes.apply(sequencer, batch, staged, status));
+    return !halted && carryOut(writes.apply(sequencer, action, status));
   }
 
   /** Whether the stream goes on after a write. */
@@ -449,6 +468,9 @@ public final class StreamWorker implements Runnable {
   private void succeeded() {
     retry.reset();
     if (state != State.RUNNING) {
+      if (state == State.FAILED) {
+        log.info("{}: writes succeed again; the stream is running", label);
+      }
       setState(State.RUNNING, "");
     }
   }

@@ -6,6 +6,7 @@ import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.KeyMode;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.ingester.stream.Sequencer.Action;
@@ -46,6 +47,10 @@ class SequencerTest {
             "start 4; live 5; live 6; next; applied APPLIED; next; applied APPLIED; next",
             "queued; queued; apply 5; apply 6; idle"),
         row("a gap asks for a replay", "start 4; live 7; next", "queued; repair 5..6"),
+        row(
+            "a second copy of a waiting batch is a duplicate",
+            "start 4; live 7; live 7; next",
+            "queued; duplicate; repair 5..6"),
         row(
             "a replay that covers the gap",
             "start 4; live 7; next; replay 5,6 end; next",
@@ -263,6 +268,55 @@ class SequencerTest {
     assertThat(new Drive(4).run(steps)).isEqualTo(transcript);
   }
 
+  static Stream<Arguments> backlogCases() {
+    return Stream.of(
+        row(
+            "a backlog is applied as one",
+            "start 4; live 5; live 6; live 7; next; applied APPLIED; next",
+            "queued; queued; queued; apply 5..7 (3 events); idle"),
+        row(
+            "as many as fit one apply call",
+            "start 4; live 5; live 6; live 7; live 8; live 9; next; applied APPLIED; next",
+            "queued; queued; queued; queued; queued; apply 5..8 (4 events); apply 9"),
+        row(
+            "a gap ends the run",
+            "start 4; live 5; live 6; live 8; next; applied APPLIED; next",
+            "queued; queued; queued; apply 5..6 (2 events); repair 7..7"),
+        row(
+            "a batch that cannot be read ends the run and is fetched again",
+            "start 4; live 5; live 6!; live 7; next; applied APPLIED; next",
+            "queued; queued; queued; apply 5; refetch 6"),
+        row(
+            "each batch of a run is recognised as a duplicate after",
+            "start 4; live 5; live 6#60; next; applied APPLIED; live 6#60; live 5",
+            "queued; queued; apply 5..6 (2 events); duplicate; duplicate"),
+        row(
+            "part of a run applied already: go on after the index's watermark",
+            "start 4; live 5; live 6; live 7; next; applied DUPLICATE 6; next",
+            "queued; queued; queued; apply 5..7 (3 events); apply 7"),
+        row(
+            "a run refused as one is applied one at a time, then runs again",
+            "start 4; live 5; live 6; next; rejected; next; applied APPLIED; next; applied"
+                + " APPLIED; live 7; live 8; next",
+            "queued; queued; apply 5..6 (2 events); apply 5; apply 6; queued; queued;"
+                + " apply 7..8 (2 events)"),
+        row(
+            "asleep: a run from before the sleep keeps no event, one after it its own",
+            "start 4; live 5; live 6; sleep; live 7; next; purged PURGED; next",
+            "queued; queued; queued; purge sleep keep; apply 5..7 (1 events)"),
+        row(
+            "a run is staged while the stream is rebuilt",
+            "start -1; live 0; live 1; next",
+            "queued; queued; apply 0..1 (2 events) staged"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("backlogCases")
+  void sequencer_appliesABacklogSeveralBatchesPerCall(
+      String name, String steps, String transcript) {
+    assertThat(new Drive(100, 4).run(steps)).isEqualTo(transcript);
+  }
+
   @Test
   void live_fullBufferDropsAndTheGapIsReplayedLater() {
     Drive d = new Drive(2);
@@ -350,6 +404,11 @@ class SequencerTest {
       s = new Sequencer(maxPending);
     }
 
+    /** Applies up to {@code mergeBlocks} blocks of consecutive batches as one. */
+    Drive(int maxPending, int mergeBlocks) {
+      s = new Sequencer(maxPending, Long.MAX_VALUE, KeyMode.ENGINE, mergeBlocks);
+    }
+
     String run(String script) {
       List<String> out = new ArrayList<>();
       for (String step : script.split(";")) {
@@ -373,8 +432,7 @@ class SequencerTest {
         }
         case "applied" -> {
           long wm = w.length > 2 ? Long.parseLong(w[2]) : -1;
-          Apply a = (Apply) last;
-          s.applied(a.batch(), ApplyResult.of(ApplyStatus.valueOf(w[1]), wm));
+          s.applied((Apply) last, ApplyResult.of(ApplyStatus.valueOf(w[1]), wm));
         }
         case "purged" -> s.purged(PurgeStatus.valueOf(w[1]));
         case "published" -> s.published(PurgeStatus.valueOf(w[1]));
@@ -389,7 +447,7 @@ class SequencerTest {
         case "toolarge" -> {
           return s.replayTooLarge((RepairGap) last).name().toLowerCase(Locale.ROOT);
         }
-        case "rejected" -> s.rejected(((Apply) last).batch());
+        case "rejected" -> s.rejected((Apply) last);
         case "request" -> s.requestPurge(w[1]);
         case "restart" -> s.restart();
         case "sleep" -> s.asleep(true);
@@ -404,10 +462,12 @@ class SequencerTest {
 
     private static String describe(Action a) {
       if (a instanceof Apply apply) {
-        boolean emptied = apply.batch().events().events().isEmpty();
+        int events = apply.batch().events().events().size();
+        boolean run = apply.parts().size() > 1;
         return "apply "
+            + (run ? apply.firstSeq() + ".." : "")
             + apply.batch().seq()
-            + (emptied ? " without events" : "")
+            + (run ? " (" + events + " events)" : events == 0 ? " without events" : "")
             + (apply.staged() ? " staged" : "");
       }
       if (a instanceof Sequencer.Publish) {

@@ -37,8 +37,9 @@ public final class Benchmarks {
   }
 
   /**
-   * One ingester replica applying the events of 64 simulated vLLM pods: sustained blocks per
-   * second, and the lag from event timestamp to applied at a stated offered load.
+   * Ingester replicas applying the events of 64 pods replayed by a light publisher: sustained
+   * blocks per second (one replica, two) against one client's apply to the same Redis, and the lag
+   * from event timestamp to applied at a stated offered load.
    *
    * @throws IllegalArgumentException if {@code options} name a Redis (this benchmark starts its
    *     own)

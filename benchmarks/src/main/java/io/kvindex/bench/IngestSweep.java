@@ -2,20 +2,13 @@ package io.kvindex.bench;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvindex.event.BlockStored;
-import io.kvindex.event.KvEventBatch;
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
-import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.localredis.LocalRedis;
-import io.kvindex.wire.KvEventEncoder;
-import io.kvindex.wire.WireEra;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,13 +25,11 @@ import org.slf4j.LoggerFactory;
 final class IngestSweep {
   private static final Logger log = LoggerFactory.getLogger(IngestSweep.class);
   private static final int PODS = 64;
-  private static final int BLOCKS_PER_BATCH = 64;
-  private static final int BLOCK_SIZE = 16;
+  private static final int BLOCKS_PER_BATCH = IngestPayloads.BLOCKS_PER_BATCH;
   static final double TRACKS = 0.9;
   private static final String INDEX = "bench-scale-ingest";
 
-  private final KvEventEncoder encoder = KvEventEncoder.of(WireEra.MAP);
-  private final Random random = new Random(29);
+  private final IngestPayloads payloads = new IngestPayloads(29);
 
   private IngestSweep() {}
 
@@ -94,10 +85,7 @@ final class IngestSweep {
       ObjectNode point) {
     int batches =
         (int) Math.max(PODS, Math.round(offered * length.toNanos() / 1e9 / BLOCKS_PER_BATCH));
-    List<byte[]> payloads = new ArrayList<>(batches);
-    for (int i = 0; i < batches; i++) {
-      payloads.add(encode());
-    }
+    List<byte[]> encoded = payloads.encoded(batches);
     double before = IngestBenchmark.storedBlocks(registry);
     LagHistogram lagBefore = lagNow(registry);
     double interval = 1e9 * BLOCKS_PER_BATCH / offered;
@@ -107,7 +95,7 @@ final class IngestSweep {
       if (wait > 0) {
         LockSupport.parkNanos(wait);
       }
-      publisher.send(k % PODS, payloads.get(k));
+      publisher.send(k % PODS, encoded.get(k));
     }
     long end = System.nanoTime();
     double during = IngestBenchmark.storedBlocks(registry) - before;
@@ -139,34 +127,7 @@ final class IngestSweep {
         : LagHistogram.of(IngestBenchmark.lag(registry));
   }
 
-  /** One batch: a fresh 64-block chain with its token ids, as a new prompt's prefill stores. */
-  private byte[] encode() {
-    List<Long> hashes = new ArrayList<>(BLOCKS_PER_BATCH);
-    List<Integer> tokens = new ArrayList<>(BLOCKS_PER_BATCH * BLOCK_SIZE);
-    for (int b = 0; b < BLOCKS_PER_BATCH; b++) {
-      hashes.add(random.nextLong());
-      for (int t = 0; t < BLOCK_SIZE; t++) {
-        tokens.add(random.nextInt(150_000));
-      }
-    }
-    BlockStored stored = BlockStored.of(hashes, null, tokens, BLOCK_SIZE);
-    return encoder.encode(KvEventBatch.of(0.0, List.of(stored), 0));
-  }
-
   private static IngesterConfig config(LocalRedis redis, LightPublisher publisher) {
-    List<PodSpec> specs = new ArrayList<>();
-    List<String> endpoints = publisher.endpoints();
-    for (int p = 0; p < endpoints.size(); p++) {
-      specs.add(
-          PodSpec.of(
-              String.format("ingest-pod-%03d", p), IndexBenchmark.MODEL, endpoints.get(p), null));
-    }
-    return IngesterConfig.builder()
-        .redisUri(redis.uri().toString())
-        .indexName(INDEX)
-        .replicaId("bench-scale-ingester-1")
-        .httpPort(-1)
-        .pods(specs)
-        .build();
+    return IngestBenchmark.config(redis, publisher, INDEX, "bench-scale-ingester-1");
   }
 }

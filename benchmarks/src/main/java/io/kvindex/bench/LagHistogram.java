@@ -54,6 +54,22 @@ final class LagHistogram {
     return cumulative.length == 0 ? 0 : Math.round(cumulative[cumulative.length - 1]);
   }
 
+  /**
+   * The percentage of samples at or below {@code millis}, exact when a bucket ends there (the lag
+   * timer has one at 5 ms); otherwise that of the highest bucket below it. -1 with no samples.
+   */
+  double percentAtMost(double millis) {
+    double total = count();
+    if (total == 0) {
+      return -1;
+    }
+    double within = 0;
+    for (int i = 0; i < cumulative.length && boundsMillis[i] <= millis + 1e-9; i++) {
+      within = cumulative[i];
+    }
+    return Math.round(within / total * 1000) / 10.0;
+  }
+
   /** The upper bound of the bucket holding the {@code quantile} (0 to 1); -1 with no samples. */
   double percentileMillis(double quantile) {
     double total = count();

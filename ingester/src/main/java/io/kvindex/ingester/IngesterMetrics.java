@@ -63,6 +63,8 @@ public final class IngesterMetrics {
         Timer.builder("kvindex.ingester.lag")
             .description("Event timestamp to applied in Redis")
             .publishPercentileHistogram()
+            // Exact counts at the marks an operator alerts on: fresh (5 ms) and behind (1 s).
+            .serviceLevelObjectives(Duration.ofMillis(5), Duration.ofSeconds(1))
             .minimumExpectedValue(Duration.ofMillis(1))
             .maximumExpectedValue(Duration.ofSeconds(60))
             .register(registry);

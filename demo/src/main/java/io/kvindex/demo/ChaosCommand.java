@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -120,6 +121,8 @@ public final class ChaosCommand implements Callable<Integer> {
         r.put("scenario", scenario.cliName());
         r.put("failed_to_run", String.valueOf(e));
         results.add(r);
+        LoggerFactory.getLogger(ChaosCommand.class)
+            .error("chaos {}: the scenario could not run", scenario.cliName(), e);
         stdout.println("  could not run: " + e);
         continue;
       }

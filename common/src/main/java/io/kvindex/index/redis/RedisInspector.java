@@ -10,7 +10,10 @@ import io.kvindex.index.redis.IndexReport.Pod;
 import io.kvindex.index.redis.IndexReport.Purge;
 import io.kvindex.index.redis.IndexReport.Rank;
 import io.kvindex.index.redis.IndexReport.Replica;
+import io.kvindex.redis.ClassifiedError;
 import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RedisErrorClassifier;
+import io.kvindex.redis.RedisOutcome;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.MapScanCursor;
 import io.lettuce.core.RedisFuture;
@@ -20,6 +23,7 @@ import io.lettuce.core.ScoredValue;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -30,6 +34,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Reads what an index records about itself into an {@link IndexReport}, for {@code kvindex
@@ -43,6 +48,11 @@ public final class RedisInspector {
   /** Streams one call reads in detail; past it the report is marked truncated. */
   public static final int MAX_STREAMS = 4096;
 
+  /** How long a read is tried again while Redis answers with temporary errors. */
+  public static final Duration RETRY_FOR = Duration.ofSeconds(10);
+
+  private static final Duration RETRY_PAUSE = Duration.ofMillis(250);
+  private static final RedisErrorClassifier CLASSIFIER = RedisErrorClassifier.standard();
   private static final int SCAN_COUNT = 512;
   private static final String[] TIERS = {"blocks", "gpu", "cpu", "storage", "other"};
 
@@ -61,12 +71,34 @@ public final class RedisInspector {
   }
 
   /**
-   * Reads the index.
+   * Reads the index. A temporary Redis error (a failover, a restart, a reconnect) starts the read
+   * again after a pause, for up to {@link #RETRY_FOR}; a real error surfaces at once.
    *
    * @param model only this model's pods, or null for every model
    * @param pod only pods of this name, or null for every pod
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing with temporary errors
    */
   public IndexReport read(String model, String pod) {
+    long start = System.nanoTime();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return readOnce(model, pod);
+      } catch (RuntimeException e) {
+        ClassifiedError error = CLASSIFIER.classify(e);
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+        if (!error.isTemporary()) {
+          throw e;
+        }
+        if (elapsed.compareTo(RETRY_FOR) >= 0) {
+          throw new RedisOutcome.Swallowed<IndexReport>("inspect", error, attempt, elapsed)
+              .exception();
+        }
+        LockSupport.parkNanos(RETRY_PAUSE.toNanos());
+      }
+    }
+  }
+
+  private IndexReport readOnce(String model, String pod) {
     long now = nowMs();
     Map<String, byte[]> meta0 = text(await(redis.hgetall(new KeySchema(indexName, 1).meta(0))));
     int groups = meta0.containsKey("groups") ? Integer.parseInt(ascii(meta0.get("groups"))) : 0;

@@ -16,6 +16,7 @@ import io.kvindex.index.redis.IndexReport.Pod;
 import io.kvindex.index.redis.IndexReport.Rank;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
+import io.kvindex.testing.Fresh;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import io.lettuce.core.RedisClient;
@@ -24,6 +25,7 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,6 +75,37 @@ class RedisInspectorTest {
 
   private IndexReport inspect(String model, String pod) {
     return RedisInspector.of(connector, "t").read(model, pod);
+  }
+
+  /**
+   * A read that meets Redis restarting (a failover, a crash) waits for it, as every other call of
+   * the index does, rather than failing on the first command the disconnected client refuses.
+   */
+  @Test
+  void read_redisRestarting_waitsForItThenReads(
+      @Fresh(settings = {"appendonly yes", "appendfsync always"}) RedisStandalone server)
+      throws InterruptedException {
+    try (RedisConnector own = Connectors.connect(server);
+        PrefixIndex index = PrefixIndex.builder().indexName("t").redis(own).build()) {
+      StreamId s = StreamId.of(MODEL, "p");
+      index.apply(
+          s,
+          Events.mode(s),
+          0,
+          lease(index, s, "ingester-1"),
+          batch(stored(hashes(1, 3), null, null)));
+      server.node().kill();
+      Thread restart =
+          new Thread(
+              () -> {
+                LockSupport.parkNanos(Duration.ofMillis(700).toNanos()); // down for a while
+                server.node().restart();
+              });
+      restart.start();
+      IndexReport report = RedisInspector.of(own, "t").read(null, null);
+      restart.join();
+      assertThat(report.pods()).extracting(Pod::pod).containsExactly("p");
+    }
   }
 
   @Test

@@ -232,6 +232,33 @@ class IngesterTest {
     assertThat(ingester.workers()).hasSize(1);
   }
 
+  /**
+   * A replaced engine whose new sequence numbers pass the watermark before the worker hears from it
+   * (its first batches go out before the SUB socket has reconnected) is still seen as a restart:
+   * the replay's copy of the last applied batch is not the batch applied.
+   */
+  @Test
+  void podReplacedAndPastTheWatermarkUnheard_isTreatedAsARestart() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    fleet.traffic(3);
+    awaitEqual(fleet.pod(0));
+    long watermark = ingester.workers().values().iterator().next().status().applied();
+
+    SimulatedPod fresh = fleet.replace(0); // same endpoints, new process
+    while (fresh.nextSequence(0) <= watermark + 5) {
+      fleet.traffic(fresh, 1); // at once: before the live socket reconnects
+    }
+    Await.until(
+        WAIT,
+        "the restart seen",
+        () -> {
+          fleet.traffic(fresh, 1);
+          return ingester.metrics().total("kvindex.ingester.engine.restarts") >= 1;
+        });
+    awaitEqual(fresh);
+  }
+
   @Test
   void sleep_isDetectedThroughMetricsEndpoint() {
     fleet = Fleet.start(2);

@@ -468,9 +468,42 @@ public final class Sequencer {
     return purge == null && pending.isEmpty() && started();
   }
 
-  /** The sequence a catch-up asks for: everything after the watermark. */
+  /**
+   * The sequence a catch-up asks for: everything after the watermark, and the last applied batch
+   * too when it is remembered, so that {@link #sameEngine} can compare the ring's copy with it.
+   */
   public long catchUpFrom() {
-    return expected;
+    return checkable(expected);
+  }
+
+  /** The sequence the replay for {@code gap} asks from (one early, as for a catch-up). */
+  public long replayFrom(RepairGap gap) {
+    return gap.malformed() ? gap.from() : checkable(gap.from());
+  }
+
+  private long checkable(long from) {
+    return from > 0 && from == expected && recent.containsKey(from - 1) ? from - 1 : from;
+  }
+
+  /**
+   * Whether the replayed batches were published by the engine whose batches were applied: a ring's
+   * copy of an applied batch that is not the batch applied (another payload under the same
+   * sequence) comes from a new process, one whose sequence numbers passed the watermark before the
+   * live socket heard it, so that no sequence ever went backwards. Then {@link #restart}.
+   */
+  public boolean sameEngine(List<Batch> replayed) {
+    for (Batch b : replayed) {
+      Integer applied = b.seq() < expected && b.malformed() == null ? recent.get(b.seq()) : null;
+      if (applied != null && applied != b.payloadHash()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The replayed batches not yet applied (a catch-up or replay starts one early). */
+  public List<Batch> notApplied(List<Batch> replayed) {
+    return replayed.stream().filter(b -> b.seq() >= expected).toList();
   }
 
   /**

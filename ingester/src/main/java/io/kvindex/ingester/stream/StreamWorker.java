@@ -293,6 +293,14 @@ public final class StreamWorker implements Runnable {
     return messages.stream().map(m -> decoded(m, false)).toList();
   }
 
+  /** The ring holds another payload under a sequence this stream applied: a new process. */
+  private void anotherEngine(List<Batch> replayed) {
+    engineRestarted(
+        "its replay ring's batch "
+            + replayed.get(0).seq()
+            + " is not the one applied, so a new process published it");
+  }
+
   private void engineRestarted(String evidence) {
     sequencer.restart();
     restarted(evidence);
@@ -332,15 +340,18 @@ public final class StreamWorker implements Runnable {
       return;
     }
     Replay.Result r = fetchReplay(endpoint, sequencer.catchUpFrom());
+    List<Batch> replayed = replayed(r.batches());
     if (r.tooLarge()) {
       shared.metrics().replay("too_large");
-    } else if (!r.batches().isEmpty()) {
-      log.info("{}: quiet stream caught up {} batches from replay", label, r.batches().size());
+    } else if (!sequencer.sameEngine(replayed)) {
+      anotherEngine(replayed);
+    } else if (!(replayed = sequencer.notApplied(replayed)).isEmpty()) {
+      log.info("{}: quiet stream caught up {} batches from replay", label, replayed.size());
       shared.metrics().replay("idle_catch_up");
-      sequencer.caughtUp(replayed(r.batches()));
+      sequencer.caughtUp(replayed);
       progress();
       if (status.liveReceived() == liveAtLastCatchUp) {
-        reopenDeafSocket(r.batches().size());
+        reopenDeafSocket(replayed.size());
       }
     } else if (r.ended()) {
       sequencer.caughtUp(List.of()); // nothing newer than the watermark
@@ -443,11 +454,16 @@ public final class StreamWorker implements Runnable {
           gap.from(),
           gap.firstLive() - 1,
           gap.from());
-      Replay.Result r = fetchReplay(endpoint, gap.from());
+      Replay.Result r = fetchReplay(endpoint, sequencer.replayFrom(gap));
+      List<Batch> replayed = replayed(r.batches());
+      if (!r.tooLarge() && !sequencer.sameEngine(replayed)) {
+        anotherEngine(replayed);
+        return true;
+      }
       repair =
           r.tooLarge()
               ? sequencer.replayTooLarge(gap)
-              : sequencer.replayed(gap, replayed(r.batches()), r.ended());
+              : sequencer.replayed(gap, sequencer.notApplied(replayed), r.ended());
     }
     shared.metrics().replay(repair.name().toLowerCase(Locale.ROOT));
     if (repair != GapRepair.COVERED && repair != GapRepair.PARTIAL) {

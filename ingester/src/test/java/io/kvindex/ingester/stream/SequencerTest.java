@@ -317,6 +317,41 @@ class SequencerTest {
     assertThat(new Drive(100, 4).run(steps)).isEqualTo(transcript);
   }
 
+  static Stream<Arguments> continuityCases() {
+    return Stream.of(
+        row(
+            "a replay asks for the last applied batch too",
+            "start 4; live 5; next; applied APPLIED; live 8; next; from",
+            "queued; apply 5; queued; repair 6..7; from 5"),
+        row(
+            "so does a quiet stream's catch-up",
+            "start 4; live 5; next; applied APPLIED; catchupfrom",
+            "queued; apply 5; from 5"),
+        row(
+            "not when nothing applied is remembered",
+            "start 4; live 7; next; from; catchupfrom",
+            "queued; repair 5..6; from 5; from 5"),
+        row(
+            "the ring's copy of the applied batch: the same engine",
+            "start 4; live 5; next; applied APPLIED; live 8; next; same 5,6,7",
+            "queued; apply 5; queued; repair 6..7; same engine"),
+        row(
+            "another payload under the applied sequence: a new process",
+            "start 4; live 5; next; applied APPLIED; live 8; next; same 5#99,6,7",
+            "queued; apply 5; queued; repair 6..7; another engine"),
+        row(
+            "a copy that cannot be read proves nothing",
+            "start 4; live 5; next; applied APPLIED; same 5!,6",
+            "queued; apply 5; same engine"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("continuityCases")
+  void sequencer_comparesTheRingsCopyOfTheLastAppliedBatch(
+      String name, String steps, String transcript) {
+    assertThat(new Drive(100).run(steps)).isEqualTo(transcript);
+  }
+
   @Test
   void live_fullBufferDropsAndTheGapIsReplayedLater() {
     Drive d = new Drive(2);
@@ -455,6 +490,15 @@ class SequencerTest {
         case "lost" -> s.indexLost();
         case "drift" -> s.resync();
         case "catchup" -> s.caughtUp(batches(w[1], false));
+        case "from" -> {
+          return "from " + s.replayFrom((RepairGap) last);
+        }
+        case "catchupfrom" -> {
+          return "from " + s.catchUpFrom();
+        }
+        case "same" -> {
+          return s.sameEngine(batches(w[1], false)) ? "same engine" : "another engine";
+        }
         default -> throw new IllegalArgumentException("unknown step " + w[0]);
       }
       return null;

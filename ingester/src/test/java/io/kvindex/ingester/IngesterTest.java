@@ -2,6 +2,7 @@ package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.KeyMode;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.ingester.stream.StreamStatus;
@@ -9,12 +10,15 @@ import io.kvindex.simulator.HashMode;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
+import io.kvindex.wire.KvEventEncoder;
+import io.kvindex.wire.WireEra;
 import io.micrometer.core.instrument.DistributionSummary;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,6 +30,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 @UsesRedis
 class IngesterTest {
   private static final Duration WAIT = Duration.ofSeconds(20);
+
+  /** Longer than the quiet spell of the reconnect test, short enough to rescue a deaf socket. */
+  private static final Duration LONG_QUIET = Duration.ofSeconds(6);
+
   private Rig rig;
   private Fleet fleet;
 
@@ -249,6 +257,46 @@ class IngesterTest {
     while (fresh.nextSequence(0) <= watermark + 5) {
       fleet.traffic(fresh, 1); // at once: before the live socket reconnects
     }
+    Await.until(
+        WAIT,
+        "the restart seen",
+        () -> {
+          fleet.traffic(fresh, 1);
+          return ingester.metrics().total("kvindex.ingester.engine.restarts") >= 1;
+        });
+    awaitEqual(fresh);
+  }
+
+  /**
+   * A replaced engine whose first batch heard is exactly the next one expected (every batch before
+   * it went out while the live socket was reconnecting) leaves no gap and no sequence going
+   * backwards: the reconnect itself makes the worker compare the ring's copy of the last applied
+   * batch. The idle catch-up comes later than the traffic resumes, so only the reconnect can tell.
+   */
+  @Test
+  void podReplacedAndHeardFromTheNextSequence_isTreatedAsARestart() {
+    fleet = Fleet.start(1);
+    // The live socket waits 1-2 s before it reconnects: the new process's first batches go unheard.
+    Ingester ingester =
+        rig.start(
+            "r1",
+            fleet.specs("engine"),
+            c ->
+                c.idleCatchUp(LONG_QUIET)
+                    .reconnectMin(Duration.ofSeconds(1))
+                    .reconnectMax(Duration.ofSeconds(2)));
+    Await.until(WAIT, "the stream owned", () -> running(ingester) == 1);
+    rig.warmUp(fleet, fleet.pod(0));
+    fleet.traffic(3);
+    awaitEqual(fleet.pod(0));
+    long watermark = ingester.workers().values().iterator().next().status().applied();
+
+    SimulatedPod fresh = fleet.replace(0); // same endpoints, new process
+    byte[] empty = KvEventEncoder.of(WireEra.V0_22).encode(KvEventBatch.of(1.0, List.of(), 0));
+    while (fresh.nextSequence(0) <= watermark) {
+      fresh.inject(0, empty); // up to the watermark exactly, unheard: the socket is reconnecting
+    }
+    LockSupport.parkNanos(Duration.ofSeconds(3).toNanos()); // the reconnect, with nothing sent
     Await.until(
         WAIT,
         "the restart seen",

@@ -8,6 +8,7 @@ import io.kvindex.wire.ZmqFrames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import org.zeromq.SocketType;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMQException;
@@ -34,10 +35,18 @@ final class LiveSocket implements AutoCloseable {
   /** Frames that are not [topic, seq8, payload]. */
   record Garbled(String why) implements Received {}
 
+  private static final AtomicLong MONITORS = new AtomicLong();
+
   private final ZMQ.Socket socket;
 
-  LiveSocket(ZMQ.Socket socket) {
+  /** A PAIR socket receiving {@code socket}'s connection events; null when not monitored. */
+  private final ZMQ.Socket events;
+
+  private int connections;
+
+  LiveSocket(ZMQ.Socket socket, ZMQ.Socket events) {
     this.socket = socket;
+    this.events = events;
   }
 
   /**
@@ -56,16 +65,41 @@ final class LiveSocket implements AutoCloseable {
       s.setReconnectIVL(min.toMillis() + ThreadLocalRandom.current().nextLong(min.toMillis() + 1));
       s.setReconnectIVLMax(shared.config().reconnectMax().toMillis());
       s.subscribe(pod.topic().getBytes(StandardCharsets.UTF_8));
-      if (pod.bind()) {
-        s.bind(pod.publisherEndpoint(rank));
-      } else {
-        s.connect(pod.publisherEndpoint(rank));
+      String address = "inproc://kvindex-live-" + MONITORS.incrementAndGet();
+      ZMQ.Socket events = null;
+      if (s.monitor(address, ZMQ.EVENT_CONNECTED | ZMQ.EVENT_ACCEPTED)) {
+        events = shared.zmq().createSocket(SocketType.PAIR);
+        events.connect(address);
       }
-      return new LiveSocket(s);
+      try {
+        if (pod.bind()) {
+          s.bind(pod.publisherEndpoint(rank));
+        } else {
+          s.connect(pod.publisherEndpoint(rank));
+        }
+      } catch (ZMQException | IllegalArgumentException e) {
+        if (events != null) {
+          events.close();
+        }
+        throw e;
+      }
+      return new LiveSocket(s, events);
     } catch (ZMQException | IllegalArgumentException e) {
       s.close();
       throw e;
     }
+  }
+
+  /**
+   * Whether the socket has connected again (or accepted another connection) since the last call,
+   * after its first connection: the publisher at the other end may be another process now.
+   */
+  boolean reconnected() {
+    boolean again = false;
+    while (events != null && ZMQ.Event.recv(events, ZMQ.DONTWAIT) != null) {
+      again |= ++connections > 1;
+    }
+    return again;
   }
 
   /** The next live message, waiting at most {@value #RECEIVE_TIMEOUT_MS} ms. */
@@ -91,6 +125,10 @@ final class LiveSocket implements AutoCloseable {
 
   @Override
   public void close() {
+    if (events != null) {
+      socket.monitor(null, 0);
+      events.close();
+    }
     socket.close();
   }
 }

@@ -151,11 +151,16 @@ public final class StreamWorker implements Runnable {
     }
     takeRequests();
     progressIfDue();
+    if (sub.reconnected()) {
+      // Maybe another process on the same endpoint, whose first batches were never heard: before
+      // anything more is applied, compare the ring's copy of the last applied batch.
+      catchUp(true);
+    }
     LiveSocket.Received received = sub.receive();
     if (received instanceof LiveSocket.Nothing) {
       if (shared.nanos() - quietSinceNanos > shared.config().idleCatchUp().toNanos()) {
         quietSinceNanos = shared.nanos();
-        catchUp();
+        catchUp(false);
       }
       return;
     }
@@ -311,6 +316,16 @@ public final class StreamWorker implements Runnable {
     status.progress(sequencer);
     shared.metrics().restart();
     retryAtNanos = shared.nanos();
+    askTheRingSoon();
+  }
+
+  /**
+   * Once the purge is done, a quiet stream asks its ring at once rather than after a quiet spell:
+   * the new history is there, and an engine that went quiet would otherwise look cold for {@code
+   * --idle-catch-up}.
+   */
+  private void askTheRingSoon() {
+    quietSinceNanos = shared.nanos() - shared.config().idleCatchUp().toNanos() - 1;
   }
 
   private void indexLost() {
@@ -319,6 +334,7 @@ public final class StreamWorker implements Runnable {
     sequencer.indexLost();
     status.progress(sequencer);
     retryAtNanos = shared.nanos();
+    askTheRingSoon();
   }
 
   private void resync(String note) {
@@ -329,14 +345,18 @@ public final class StreamWorker implements Runnable {
     sequencer.resync();
     status.progress(sequencer);
     retryAtNanos = shared.nanos();
-    // A quiet stream asks its ring at once rather than after a quiet spell.
-    quietSinceNanos = shared.nanos() - shared.config().idleCatchUp().toNanos() - 1;
+    askTheRingSoon();
   }
 
-  /** A quiet stream asks for anything after its watermark that it may have missed. */
-  private void catchUp() {
+  /**
+   * A quiet stream asks for anything after its watermark that it may have missed; so does one whose
+   * live socket reconnected ({@code reconnected}), whatever waits.
+   */
+  private void catchUp(boolean reconnected) {
     String endpoint = pod.replayEndpoint(id.dpRank());
-    if (endpoint == null || !sequencer.mayCatchUp()) {
+    boolean may =
+        reconnected ? sequencer.started() && !sequencer.purgePending() : sequencer.mayCatchUp();
+    if (endpoint == null || !may) {
       return;
     }
     Replay.Result r = fetchReplay(endpoint, sequencer.catchUpFrom());
@@ -345,6 +365,10 @@ public final class StreamWorker implements Runnable {
       shared.metrics().replay("too_large");
     } else if (!sequencer.sameEngine(replayed)) {
       anotherEngine(replayed);
+    } else if (reconnected) {
+      shared.metrics().replay("reconnect");
+      sequencer.caughtUp(sequencer.notApplied(replayed));
+      return;
     } else if (!(replayed = sequencer.notApplied(replayed)).isEmpty()) {
       log.info("{}: quiet stream caught up {} batches from replay", label, replayed.size());
       shared.metrics().replay("idle_catch_up");

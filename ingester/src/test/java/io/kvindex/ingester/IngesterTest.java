@@ -69,6 +69,17 @@ class IngesterTest {
     rig.awaitEqual(pod, fleet.everHeld(), WAIT);
   }
 
+  /** Serves requests on the replaced pod until the ingester has counted an engine restart. */
+  private void awaitRestartSeen(Ingester ingester, SimulatedPod fresh) {
+    Await.until(
+        WAIT,
+        "the restart seen",
+        () -> {
+          fleet.traffic(fresh, 1);
+          return ingester.metrics().total("kvindex.ingester.engine.restarts") >= 1;
+        });
+  }
+
   @Test
   void ingest_indexEqualsGroundTruth() {
     fleet = Fleet.start(2);
@@ -229,13 +240,7 @@ class IngesterTest {
     awaitEqual(fleet.pod(0));
 
     SimulatedPod fresh = fleet.replace(0); // same endpoints, new process
-    Await.until(
-        WAIT,
-        "the new process's batches applied",
-        () -> {
-          fleet.traffic(fresh, 1);
-          return ingester.metrics().total("kvindex.ingester.engine.restarts") >= 1;
-        });
+    awaitRestartSeen(ingester, fresh);
     awaitEqual(fresh);
     assertThat(ingester.workers()).hasSize(1);
   }
@@ -257,13 +262,7 @@ class IngesterTest {
     while (fresh.nextSequence(0) <= watermark + 5) {
       fleet.traffic(fresh, 1); // at once: before the live socket reconnects
     }
-    Await.until(
-        WAIT,
-        "the restart seen",
-        () -> {
-          fleet.traffic(fresh, 1);
-          return ingester.metrics().total("kvindex.ingester.engine.restarts") >= 1;
-        });
+    awaitRestartSeen(ingester, fresh);
     awaitEqual(fresh);
   }
 
@@ -297,13 +296,7 @@ class IngesterTest {
       fresh.inject(0, empty); // up to the watermark exactly, unheard: the socket is reconnecting
     }
     LockSupport.parkNanos(Duration.ofSeconds(3).toNanos()); // the reconnect, with nothing sent
-    Await.until(
-        WAIT,
-        "the restart seen",
-        () -> {
-          fleet.traffic(fresh, 1);
-          return ingester.metrics().total("kvindex.ingester.engine.restarts") >= 1;
-        });
+    awaitRestartSeen(ingester, fresh);
     awaitEqual(fresh);
   }
 

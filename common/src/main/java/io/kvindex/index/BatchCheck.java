@@ -94,15 +94,17 @@ public final class BatchCheck {
         blocks++;
       } else if (event instanceof BlockRemoved r) {
         blocks += r.blockHashes().size();
-      } else if (event instanceof BlockStored s) {
-        if (mode == KeyMode.ENGINE) {
-          blocks += s.blockHashes().size();
-        } else if (s.carriesEveryToken()) {
-          blocks += 2L * s.blockHashes().size();
-        }
+      } else if (event instanceof BlockStored s
+          && (mode == KeyMode.ENGINE || s.carriesEveryToken())) {
+        blocks += (long) storedBlockWeight(mode) * s.blockHashes().size();
       }
     }
     return blocks;
+  }
+
+  /** What one stored block counts against a chunk: the script hashes a token-mode block (two). */
+  public static int storedBlockWeight(KeyMode mode) {
+    return mode == KeyMode.ENGINE ? 1 : 2;
   }
 
   private static BatchRejectedException invalid(String message, Throwable cause) {

@@ -5,6 +5,7 @@ import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.hash.TokenKeys;
+import io.kvindex.index.BatchCheck;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Tier;
 import java.nio.ByteBuffer;
@@ -68,8 +69,7 @@ final class EventPacker {
         }
         int group = s.cacheGroup();
         List<Long> hashes = s.blockHashes();
-        // The script hashes every token-mode block it stores: one costs about two engine blocks.
-        int weight = mode == KeyMode.ENGINE ? 1 : 2;
+        int weight = BatchCheck.storedBlockWeight(mode);
         for (int from = 0; from < hashes.size(); ) {
           int to = from + Math.min(Math.max(1, out.room() / weight), hashes.size() - from);
           Long parent = from == 0 ? s.parentBlockHash() : hashes.get(from - 1);

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -352,7 +353,7 @@ final class IngestBenchmark {
       List<MeterRegistry> registries,
       Duration timeout,
       String what,
-      java.util.function.Predicate<MeterRegistry> each) {
+      Predicate<MeterRegistry> each) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (registries.stream().mapToDouble(IngestBenchmark::leases).sum() < PODS
         || !registries.stream().allMatch(each)) {

@@ -149,7 +149,12 @@ public final class IngesterMetrics {
   }
 
   public void batch(String outcome) {
-    count("kvindex.ingester.batches", "outcome", outcome);
+    batches(outcome, 1);
+  }
+
+  /** Counts {@code n} batches with one outcome (a run of batches applied in one call). */
+  public void batches(String outcome, int n) {
+    count("kvindex.ingester.batches", "outcome", outcome, n);
   }
 
   public void malformed() {

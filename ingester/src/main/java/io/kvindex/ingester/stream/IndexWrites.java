@@ -130,10 +130,11 @@ final class IndexWrites {
       return Outcome.DONE;
     }
     ApplyStatus outcome = result.status();
-    String tag = outcome.name().toLowerCase(Locale.ROOT);
-    for (int i = 0; i < (outcome == ApplyStatus.APPLIED ? action.parts().size() : 1); i++) {
-      shared.metrics().batch(tag);
-    }
+    shared
+        .metrics()
+        .batches(
+            outcome.name().toLowerCase(Locale.ROOT),
+            outcome == ApplyStatus.APPLIED ? action.parts().size() : 1);
     if (outcome == ApplyStatus.FENCED) {
       throw new FencedException();
     }

@@ -56,6 +56,7 @@ final class LiveSocket implements AutoCloseable {
    */
   static LiveSocket open(Shared shared, PodSpec pod, int rank) {
     ZMQ.Socket s = shared.zmq().createSocket(SocketType.SUB);
+    ZMQ.Socket events = null;
     try {
       s.setLinger(0);
       s.setRcvHWM(shared.config().maxPendingBatches());
@@ -65,26 +66,22 @@ final class LiveSocket implements AutoCloseable {
       s.setReconnectIVL(min.toMillis() + ThreadLocalRandom.current().nextLong(min.toMillis() + 1));
       s.setReconnectIVLMax(shared.config().reconnectMax().toMillis());
       s.subscribe(pod.topic().getBytes(StandardCharsets.UTF_8));
+      // Monitored before it connects, so that the first connection is counted as the first.
       String address = "inproc://kvindex-live-" + MONITORS.incrementAndGet();
-      ZMQ.Socket events = null;
       if (s.monitor(address, ZMQ.EVENT_CONNECTED | ZMQ.EVENT_ACCEPTED)) {
         events = shared.zmq().createSocket(SocketType.PAIR);
         events.connect(address);
       }
-      try {
-        if (pod.bind()) {
-          s.bind(pod.publisherEndpoint(rank));
-        } else {
-          s.connect(pod.publisherEndpoint(rank));
-        }
-      } catch (ZMQException | IllegalArgumentException e) {
-        if (events != null) {
-          events.close();
-        }
-        throw e;
+      if (pod.bind()) {
+        s.bind(pod.publisherEndpoint(rank));
+      } else {
+        s.connect(pod.publisherEndpoint(rank));
       }
       return new LiveSocket(s, events);
     } catch (ZMQException | IllegalArgumentException e) {
+      if (events != null) {
+        events.close();
+      }
       s.close();
       throw e;
     }

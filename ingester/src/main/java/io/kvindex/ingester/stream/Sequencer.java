@@ -400,29 +400,20 @@ public final class Sequencer {
       return new Apply(head, rebuilding);
     }
     long blocks = BatchCheck.chunkBlocks(mode, head.events().events());
-    List<Batch> parts = null;
-    long last = head.seq();
-    for (Batch b : pending.tailMap(last, false).values()) {
-      if (b.seq() != last + 1 || b.malformed() != null || b.seq() <= aloneThrough) {
+    List<Batch> parts = new ArrayList<>(List.of(head));
+    for (Batch b : pending.tailMap(head.seq(), false).values()) {
+      boolean next = b.seq() == head.seq() + parts.size() && b.seq() > aloneThrough;
+      if (!next || b.malformed() != null || parts.size() >= MAX_PARTS) {
         break;
       }
-      if (parts != null && parts.size() >= MAX_PARTS) {
+      Batch part = whileAsleep(b);
+      blocks += BatchCheck.chunkBlocks(mode, part.events().events());
+      if (blocks > mergeBlocks) {
         break;
       }
-      Batch next = whileAsleep(b);
-      long more = BatchCheck.chunkBlocks(mode, next.events().events());
-      if (blocks + more > mergeBlocks) {
-        break;
-      }
-      if (parts == null) {
-        parts = new ArrayList<>();
-        parts.add(head);
-      }
-      parts.add(next);
-      blocks += more;
-      last = b.seq();
+      parts.add(part);
     }
-    if (parts == null) {
+    if (parts.size() == 1) {
       return new Apply(head, rebuilding);
     }
     List<KvEvent> events = new ArrayList<>();
@@ -435,7 +426,9 @@ public final class Sequencer {
     KvEventBatch merged =
         KvEventBatch.of(tail.events().timestamp(), events, tail.events().dataParallelRank());
     return new Apply(
-        new Batch(last, tail.payloadHash(), merged, null, tail.live(), bytes), rebuilding, parts);
+        new Batch(tail.seq(), tail.payloadHash(), merged, null, tail.live(), bytes),
+        rebuilding,
+        parts);
   }
 
   /** What the publish asked for by {@link Publish} did; true when it is done. */

@@ -1,9 +1,10 @@
 package io.kvindex.index;
 
 import io.kvindex.common.Check;
+import java.util.AbstractSet;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Collections;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -34,18 +35,8 @@ public record LookupRequest(
     Check.notNull(keyMode, "keyMode");
     Check.notNull(blockKeys, "blockKeys");
     Check.notNull(candidatePods, "candidatePods");
-    Set<String> pods = new LinkedHashSet<>();
-    for (String pod : candidatePods) {
-      pods.add(Check.name(pod, "candidate pod"));
-    }
-    candidatePods = Collections.unmodifiableSet(pods);
-    if (candidatePods.size() > MAX_CANDIDATES) {
-      throw new IllegalArgumentException(
-          "candidatePods must name at most "
-              + MAX_CANDIDATES
-              + " pods, got "
-              + candidatePods.size()
-              + "; split the request");
+    if (!(candidatePods instanceof Candidates)) {
+      candidatePods = new Candidates(candidatePods);
     }
     Check.between(cacheGroup, 0, 0xFFFF, "cacheGroup");
   }
@@ -53,7 +44,8 @@ public record LookupRequest(
   /** A request for cache group 0. */
   public static LookupRequest of(
       String model, KeyMode keyMode, long[] blockKeys, Collection<String> pods) {
-    return new LookupRequest(model, keyMode, blockKeys, new LinkedHashSet<>(pods), 0);
+    return new LookupRequest(
+        model, keyMode, blockKeys, new Candidates(Check.notNull(pods, "candidatePods")), 0);
   }
 
   /** A request for cache group 0, its keys given as a list (copied into an array). */
@@ -98,5 +90,54 @@ public record LookupRequest(
         + ", cacheGroup="
         + cacheGroup
         + "]";
+  }
+
+  /**
+   * The candidates as a request keeps them: checked, in the order given, without duplicates,
+   * unmodifiable. A request made from one keeps it as it is (one copy per request).
+   */
+  private static final class Candidates extends AbstractSet<String> {
+    private final Set<String> pods;
+
+    Candidates(Collection<String> given) {
+      pods = new LinkedHashSet<>(given.size() * 4 / 3 + 1);
+      for (String pod : given) {
+        pods.add(Check.name(pod, "candidate pod"));
+      }
+      if (pods.size() > MAX_CANDIDATES) {
+        throw new IllegalArgumentException(
+            "candidatePods must name at most "
+                + MAX_CANDIDATES
+                + " pods, got "
+                + pods.size()
+                + "; split the request");
+      }
+    }
+
+    @Override
+    public Iterator<String> iterator() {
+      Iterator<String> it = pods.iterator();
+      return new Iterator<>() {
+        @Override
+        public boolean hasNext() {
+          return it.hasNext();
+        }
+
+        @Override
+        public String next() {
+          return it.next();
+        }
+      };
+    }
+
+    @Override
+    public int size() {
+      return pods.size();
+    }
+
+    @Override
+    public boolean contains(Object o) {
+      return pods.contains(o);
+    }
   }
 }

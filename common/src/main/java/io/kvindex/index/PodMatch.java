@@ -29,7 +29,11 @@ public record PodMatch(
 
   public PodMatch {
     Check.notNull(pod, "pod");
-    rankDepths = java.util.Collections.unmodifiableMap(new TreeMap<>(rankDepths));
+    // One rank (or none) is the common case: an immutable copy is already in rank order.
+    rankDepths =
+        rankDepths.size() <= 1
+            ? Map.copyOf(rankDepths)
+            : java.util.Collections.unmodifiableMap(new TreeMap<>(rankDepths));
   }
 
   /** A match resting on confirmed entries only. */

@@ -13,7 +13,6 @@ import io.kvindex.router.KvRouterBuilder.RouterConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -165,11 +164,24 @@ final class RedisKvRouter implements KvRouter {
     if (!result.complete()) {
       return Scores.unavailable(request.model(), blockSize, blockKeys);
     }
-    List<PodMatch> pods = new ArrayList<>(request.candidatePods().size());
-    for (String pod : request.candidatePods()) {
-      pods.add(result.pods().getOrDefault(pod, PodMatch.none(pod)));
+    // Highest score first, ties in request order: the pods holding something sorted (a stable
+    // sort), then the rest (scores are never negative) as they came.
+    int candidates = request.candidatePods().size();
+    List<PodMatch> pods = new ArrayList<>(candidates);
+    List<PodMatch> cold = new ArrayList<>(candidates);
+    // The result lists the candidates in request order; it names every one when every group
+    // answered, so it is read in order rather than looked up pod by pod.
+    Iterable<PodMatch> matches =
+        result.pods().size() == candidates
+            ? result.pods().values()
+            : request.candidatePods().stream()
+                .map(pod -> result.pods().getOrDefault(pod, PodMatch.none(pod)))
+                .toList();
+    for (PodMatch match : matches) {
+      (match.score() > 0 ? pods : cold).add(match);
     }
-    pods.sort(Comparator.comparingDouble(PodMatch::score).reversed());
+    pods.sort((a, b) -> Double.compare(b.score(), a.score()));
+    pods.addAll(cold);
     boolean hit = pods.stream().anyMatch(p -> p.depth() > 0);
     return new Scores(
         request.model(),

@@ -1,6 +1,7 @@
 package io.kvindex.router;
 
 import io.kvindex.common.Check;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -45,13 +46,13 @@ public record ScoreRequest(
   /** A prompt given as token ids, for the base model, without a cache salt. */
   public static ScoreRequest ofTokens(String model, int[] tokenIds, Collection<String> pods) {
     return new ScoreRequest(
-        model, null, null, Check.notNull(tokenIds, "tokenIds"), null, List.copyOf(pods));
+        model, null, null, Check.notNull(tokenIds, "tokenIds"), null, listOf(pods));
   }
 
   /** A prompt given as precomputed block keys. */
   public static ScoreRequest ofBlockKeys(String model, long[] blockKeys, Collection<String> pods) {
     return new ScoreRequest(
-        model, null, null, null, Check.notNull(blockKeys, "blockKeys"), List.copyOf(pods));
+        model, null, null, null, Check.notNull(blockKeys, "blockKeys"), listOf(pods));
   }
 
   /** This request for a LoRA adapter ({@code null} for the base model). */
@@ -62,5 +63,11 @@ public record ScoreRequest(
   /** This request with vLLM's {@code cache_salt} ({@code null} for none). */
   public ScoreRequest withCacheSalt(String cacheSalt) {
     return new ScoreRequest(model, lora, cacheSalt, tokenIds, blockKeys, candidatePods);
+  }
+
+  /** The pods as a list, for the constructor to copy (once). */
+  private static List<String> listOf(Collection<String> pods) {
+    Check.notNull(pods, "pods");
+    return pods instanceof List<String> list ? list : new ArrayList<>(pods);
   }
 }

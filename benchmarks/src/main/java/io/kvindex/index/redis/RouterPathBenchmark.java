@@ -56,7 +56,7 @@ public class RouterPathBenchmark {
   private List<String> pods;
   private List<byte[]> records;
   private byte[][] segments;
-  private IndexConfig config;
+  private double[] weights;
 
   /** Builds the prompt, the candidates' records and the segment values a head read returns. */
   @Setup
@@ -80,14 +80,22 @@ public class RouterPathBenchmark {
     for (int k = 0; k < segments.length; k++) {
       segments[k] = segment(k, depth);
     }
-    Map<Tier, Double> weights = new EnumMap<>(Tier.class);
-    weights.put(Tier.GPU, 1.0);
-    weights.put(Tier.CPU, 0.8);
-    weights.put(Tier.STORAGE, 0.5);
-    weights.put(Tier.OTHER, 0.5);
-    config =
-        new IndexConfig(
-            "bench", 1, weights, Duration.ofSeconds(30), 32, 256, Duration.ofHours(1), 4096);
+    Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
+    tierWeights.put(Tier.GPU, 1.0);
+    tierWeights.put(Tier.CPU, 0.8);
+    tierWeights.put(Tier.STORAGE, 0.5);
+    tierWeights.put(Tier.OTHER, 0.5);
+    weights =
+        LookupDecoder.weights(
+            new IndexConfig(
+                "bench",
+                1,
+                tierWeights,
+                Duration.ofSeconds(30),
+                32,
+                256,
+                Duration.ofHours(1),
+                4096));
   }
 
   /** Block hashing of the prompt. */
@@ -99,13 +107,13 @@ public class RouterPathBenchmark {
   /** The segment values into block values, then into per-pod matches. */
   @Benchmark
   public Map<String, PodMatch> decode() {
-    List<byte[]> values = new ArrayList<>(BLOCKS);
+    BlockValues values = new BlockValues(BLOCKS);
     for (int k = 0; k < segments.length; k++) {
       int start = k * KeySchema.SEGMENT_BLOCKS;
-      values.addAll(
-          SegmentCodec.values(segments[k], keys, start, start + KeySchema.SEGMENT_BLOCKS));
+      int end = start + KeySchema.SEGMENT_BLOCKS;
+      SegmentCodec.read(values, values.extend(end - start), segments[k], keys, start, end);
     }
-    LookupDecoder decoder = new LookupDecoder(pods, records, config, false);
+    LookupDecoder decoder = new LookupDecoder(pods, records, weights, false);
     decoder.addValues(values);
     return decoder.matches();
   }

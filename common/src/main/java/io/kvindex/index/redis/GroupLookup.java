@@ -90,19 +90,27 @@ final class GroupLookup {
   private int decodedBlocks;
   private int turns;
 
+  /**
+   * @param pods the group's candidates, in request order
+   * @param candidates their keys, in the same order
+   */
   GroupLookup(
-      RedisLookups ctx, String model, int g, List<String> pods, Prompt prompt, Executor decode) {
+      RedisLookups ctx,
+      int g,
+      List<String> pods,
+      List<PodKeys> candidates,
+      Prompt prompt,
+      Executor decode) {
     this.ctx = ctx;
     this.activationsAtStart = ctx.activations();
     this.decode = decode;
     this.g = g;
     this.pods = pods;
     this.prompt = prompt;
-    this.candidates = new ArrayList<>(pods.size());
+    this.candidates = candidates;
     this.names = new ArrayList<>(pods.size());
-    for (String pod : pods) {
-      candidates.add(ctx.podKeys(model, pod));
-      names.add(new PodName(model, pod));
+    for (PodKeys keys : candidates) {
+      names.add(keys.name());
     }
   }
 
@@ -222,22 +230,27 @@ final class GroupLookup {
     if (read.learned() != known) {
       ctx.records.accumulateAndGet(g, read.learned(), PodRecords::newer);
     }
-    List<byte[]> values = read.values();
-    if (bySegment && !startsAtHead(values.get(0))) {
+    List<byte[]> replied = read.values();
+    if (bySegment && !startsAtHead(replied.get(0))) {
       prompt.readByBlockFields(); // the keys start inside a segment, not at a chain's block 0
       return Step.AGAIN;
     }
+    BlockValues values;
     if (bySegment) {
-      values = read.unlocated() > 0 ? null : blockValues(payload, values);
+      values = read.unlocated() > 0 ? null : blockValues(payload, replied);
       if (values == null) {
         // Unlocated blocks, or a segment that overflowed since: the next plan reads around them.
         ctx.unlocated.set(g, read.unlocated() > 0 ? 1 : 0);
         return Step.AGAIN;
       }
-    } else if (read.unlocated() == 0) {
-      ctx.unlocated.set(g, 0);
+    } else {
+      values = new BlockValues(replied.size());
+      replied.forEach(values::addField);
+      if (read.unlocated() == 0) {
+        ctx.unlocated.set(g, 0);
+      }
     }
-    decoder = new LookupDecoder(pods, read.records(), ctx.config, false);
+    decoder = new LookupDecoder(pods, read.records(), ctx.weights, false);
     decoder.addValues(values);
     generation = read.generation();
     decodedBlocks = values.size();
@@ -273,9 +286,9 @@ final class GroupLookup {
                 script = true;
                 return Step.AGAIN;
               }
-              List<byte[]> values = new ArrayList<>(to - from);
+              BlockValues values = new BlockValues(to - from);
               for (int i = 1; i < reply.size(); i++) {
-                values.add(value(reply.get(i)));
+                values.addField(value(reply.get(i)));
               }
               decoder.addValues(values);
               decodedBlocks = to;
@@ -306,15 +319,16 @@ final class GroupLookup {
    * The prompt's block values from a read by {@link #segmentPlan}, or null if a segment read was
    * found overflowed (remembered, so the next plan reads its block fields).
    */
-  private List<byte[]> blockValues(List<byte[]> plan, List<byte[]> read) {
-    List<byte[]> values = new ArrayList<>(prompt.length());
+  private BlockValues blockValues(List<byte[]> plan, List<byte[]> read) {
+    BlockValues values = new BlockValues(prompt.length());
     int at = 1;
     for (int k = 0; k < prompt.segments(); k++) {
       int start = prompt.segmentStart(k);
       int end = prompt.segmentEnd(k);
       if (plan.get(at) != prompt.segmentField(k)) {
-        values.addAll(read.subList(at, at + end - start));
-        at += end - start;
+        for (int i = start; i < end; i++) {
+          values.addField(read.get(at++));
+        }
         continue;
       }
       byte[] segment = read.get(at++);
@@ -322,7 +336,7 @@ final class GroupLookup {
         ctx.markOverflowed(prompt.segmentField(k));
         return null;
       }
-      values.addAll(SegmentCodec.values(segment, prompt.keys(), start, end));
+      SegmentCodec.read(values, values.extend(end - start), segment, prompt.keys(), start, end);
     }
     return values;
   }

@@ -4,7 +4,6 @@ import io.kvindex.index.IndexConfig;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.Tier;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,7 +44,7 @@ final class LookupDecoder {
   private final int[] gpu;
   private final int[] gpuCpu;
   private final double[] score;
-  private final double[] weight = new double[16];
+  private final double[] weight;
 
   /** Per stream: engine tiers and speculative GPU of the current run, valid when stamped. */
   private final int[] tiers;
@@ -63,10 +62,11 @@ final class LookupDecoder {
   /**
    * @param records per candidate, its pod record (8-byte deadline, then (slot u16, rank u16)
    *     pairs), or null when unknown or expired
+   * @param weights what {@link #weights} gives for the index's settings (read, never changed)
    * @param speculative whether runs may carry speculative marks: each candidate then also gets a
    *     rank-less stream, which only marks can feed
    */
-  LookupDecoder(List<String> pods, List<byte[]> records, IndexConfig config, boolean speculative) {
+  LookupDecoder(List<String> pods, List<byte[]> records, double[] weights, boolean speculative) {
     this.pods = pods;
     int extra = speculative ? 1 : 0;
     int streams = 0;
@@ -108,9 +108,7 @@ final class LookupDecoder {
       active[s] = s;
     }
     activeCount = streams;
-    for (int mask = 0; mask < 16; mask++) {
-      weight[mask] = config.bestWeight(mask);
-    }
+    this.weight = weights;
   }
 
   /** The highest valid slot the records list, 0 for none. */
@@ -127,14 +125,23 @@ final class LookupDecoder {
     return highest;
   }
 
+  /** Per tier bit mask (16), the weight of its best tier: what a decoder scores with. */
+  static double[] weights(IndexConfig config) {
+    double[] weights = new double[16];
+    for (int mask = 0; mask < weights.length; mask++) {
+      weights[mask] = config.bestWeight(mask);
+    }
+    return weights;
+  }
+
   /** Decodes lookup.lua's reply: pod records, then (value, speculative mark, run) triples. */
   static Map<String, PodMatch> decodeScriptReply(
-      List<String> pods, List<Object> reply, IndexConfig config) {
+      List<String> pods, List<Object> reply, double[] weights) {
     List<byte[]> records = new ArrayList<>(pods.size());
     for (Object rec : (List<?>) reply.get(0)) {
       records.add(rec instanceof byte[] bytes ? bytes : null);
     }
-    LookupDecoder decoder = new LookupDecoder(pods, records, config, true);
+    LookupDecoder decoder = new LookupDecoder(pods, records, weights, true);
     for (int i = 1; i + 2 < reply.size(); i += 3) {
       if (!decoder.add((byte[]) reply.get(i), (byte[]) reply.get(i + 1), (Long) reply.get(i + 2))) {
         break;
@@ -151,11 +158,16 @@ final class LookupDecoder {
    * and later calls are ignored.
    */
   boolean add(byte[] value, byte[] mark, long length) {
+    return add(value, 0, value == null ? 0 : value.length, mark, length);
+  }
+
+  /** As {@link #add(byte[], byte[], long)}, the entries being {@code value[from, to)}. */
+  private boolean add(byte[] value, int from, int to, byte[] mark, long length) {
     if (activeCount == 0) {
       return false;
     }
     run++;
-    for (int e = 0; value != null && e + 1 < value.length; e += 2) {
+    for (int e = from; value != null && e + 1 < to; e += 2) {
       int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
       int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
       if (s >= 0) {
@@ -197,34 +209,20 @@ final class LookupDecoder {
     return kept > 0;
   }
 
-  /**
-   * Adds block values in prompt order (no speculative marks), runs of equal entries at a time. A
-   * value of odd length starts with its block's 9-byte locator, which is skipped.
-   */
-  boolean addValues(List<byte[]> values) {
-    List<byte[]> entries = new ArrayList<>(values.size());
-    for (byte[] value : values) {
-      entries.add(entries(value));
-    }
+  /** Adds block values in prompt order (no speculative marks), runs of equal entries at a time. */
+  boolean addValues(BlockValues values) {
     int i = 0;
-    while (i < entries.size()) {
-      byte[] value = entries.get(i);
+    while (i < values.size()) {
       int j = i + 1;
-      while (j < entries.size() && Arrays.equals(entries.get(j), value)) {
+      while (j < values.size() && values.sameEntries(i, j)) {
         j++;
       }
-      if (!add(value, NO_MARK, j - i)) {
+      if (!add(values.array(i), values.from(i), values.to(i), NO_MARK, j - i)) {
         return false;
       }
       i = j;
     }
     return true;
-  }
-
-  private static byte[] entries(byte[] value) {
-    return value != null && value.length % 2 == 1
-        ? Arrays.copyOfRange(value, LOCATOR_BYTES, value.length)
-        : value;
   }
 
   /** Whether some candidate still matches every block added so far. */
@@ -234,7 +232,7 @@ final class LookupDecoder {
 
   /** The matches so far, in candidate order. */
   Map<String, PodMatch> matches() {
-    Map<String, PodMatch> out = new LinkedHashMap<>();
+    Map<String, PodMatch> out = new LinkedHashMap<>(pods.size() * 4 / 3 + 1);
     for (int p = 0; p < pods.size(); p++) {
       out.put(pods.get(p), match(pods.get(p), streamsOfPod[p]));
     }
@@ -247,7 +245,7 @@ final class LookupDecoder {
     int gpuDepth = 0;
     int gpuCpuDepth = 0;
     double best = 0;
-    Map<Integer, Integer> ranks = own.length == 0 ? Map.of() : new HashMap<>();
+    Map<Integer, Integer> ranks = Map.of();
     for (int s : own) {
       depth = Math.max(depth, any[s]);
       confirmedDepth = Math.max(confirmedDepth, confirmed[s]);
@@ -255,7 +253,14 @@ final class LookupDecoder {
       gpuCpuDepth = Math.max(gpuCpuDepth, gpuCpu[s]);
       best = Math.max(best, score[s]);
       if (any[s] > 0 && streamRank[s] != NO_RANK) {
-        ranks.put(streamRank[s], any[s]);
+        if (ranks.isEmpty()) {
+          ranks = Map.of(streamRank[s], any[s]);
+        } else {
+          if (!(ranks instanceof HashMap)) {
+            ranks = new HashMap<>(ranks);
+          }
+          ranks.put(streamRank[s], any[s]);
+        }
       }
     }
     return new PodMatch(pod, depth, gpuDepth, gpuCpuDepth, best, ranks, depth > confirmedDepth);

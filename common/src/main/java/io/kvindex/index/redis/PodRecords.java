@@ -15,6 +15,9 @@ final class PodRecords {
   /** A candidate by model and name, the key of the per-router caches. */
   record PodName(String model, String pod) {}
 
+  /** What {@link #usable} gets for a pod not read yet (a pod read with no record maps to null). */
+  private static final byte[] UNREAD = new byte[0];
+
   private final long generation;
   private final Map<PodName, byte[]> byPod;
 
@@ -36,10 +39,10 @@ final class PodRecords {
    * unchanged: it lists no slot, or its deadline has not passed by Redis's clock.
    */
   boolean usable(PodName pod, long nowMs) {
-    if (!byPod.containsKey(pod)) {
+    byte[] v = byPod.getOrDefault(pod, UNREAD);
+    if (v == UNREAD) {
       return false;
     }
-    byte[] v = byPod.get(pod);
     return v == null || v.length <= 8 || Bytes.deadline(v) >= nowMs;
   }
 

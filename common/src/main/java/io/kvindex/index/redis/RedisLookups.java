@@ -48,6 +48,10 @@ final class RedisLookups {
   private static final int KEY_CACHE_LIMIT = 1 << 16;
 
   final IndexConfig config;
+
+  /** The decoders' tier weights, from {@link #config}. */
+  final double[] weights;
+
   final KeySchema keys;
   final ServerClock clock;
   private final ScriptRunner reads;
@@ -98,7 +102,18 @@ final class RedisLookups {
   final Counter nodeUnverified;
 
   /** A pod's group, field and holder and speculative key: lookups need them per candidate. */
-  record PodKeys(int group, byte[] field, byte[] holder, byte[] speculative) {}
+  record PodKeys(PodName name, int group, byte[] field, byte[] holder, byte[] speculative) {}
+
+  /** One group's candidates, in request order, with their keys. */
+  private static final class Candidates {
+    final List<String> pods = new ArrayList<>();
+    final List<PodKeys> keys = new ArrayList<>();
+
+    void add(String pod, PodKeys podKeys) {
+      pods.add(pod);
+      keys.add(podKeys);
+    }
+  }
 
   private record Scope(KeyMode mode, String model, int cacheGroup) {}
 
@@ -114,6 +129,7 @@ final class RedisLookups {
       IndexIdentity identity,
       LongSupplier activations) {
     this.config = config;
+    this.weights = LookupDecoder.weights(config);
     this.keys = keys;
     this.reads = reads;
     this.commands = commands;
@@ -224,11 +240,10 @@ final class RedisLookups {
    * @param decode where the replies are decoded (the I/O thread when {@code Runnable::run})
    */
   CompletableFuture<LookupResult> lookup(LookupRequest request, Executor decode) {
-    Map<Integer, List<String>> byGroup = new TreeMap<>();
+    Map<Integer, Candidates> byGroup = new TreeMap<>();
     for (String pod : request.candidatePods()) {
-      byGroup
-          .computeIfAbsent(podKeys(request.model(), pod).group(), x -> new ArrayList<>())
-          .add(pod);
+      PodKeys keys = podKeys(request.model(), pod);
+      byGroup.computeIfAbsent(keys.group(), x -> new Candidates()).add(pod, keys);
     }
     if (request.length() == 0 || byGroup.isEmpty()) {
       return CompletableFuture.completedFuture(merge(request, List.of()));
@@ -239,8 +254,8 @@ final class RedisLookups {
             request.blockKeys());
     List<CompletableFuture<Map<String, PodMatch>>> parts = new ArrayList<>(byGroup.size());
     byGroup.forEach(
-        (g, pods) ->
-            parts.add(new GroupLookup(this, request.model(), g, pods, prompt, decode).run()));
+        (g, group) ->
+            parts.add(new GroupLookup(this, g, group.pods, group.keys, prompt, decode).run()));
     if (parts.size() == 1) {
       return parts.get(0).thenApply(part -> merge(request, Collections.singletonList(part)));
     }
@@ -289,7 +304,7 @@ final class RedisLookups {
         .thenApplyAsync(
             outcome ->
                 outcome.isDone()
-                    ? LookupDecoder.decodeScriptReply(pods, outcome.orElseThrow(), config)
+                    ? LookupDecoder.decodeScriptReply(pods, outcome.orElseThrow(), weights)
                     : null,
             decode)
         .toCompletableFuture();
@@ -329,7 +344,8 @@ final class RedisLookups {
   }
 
   boolean overflowed(byte[] segmentField) {
-    return overflowed.containsKey(ByteBuffer.wrap(segmentField));
+    // Most indexes never overflow a segment: no field needs hashing then.
+    return !overflowed.isEmpty() && overflowed.containsKey(ByteBuffer.wrap(segmentField));
   }
 
   void markOverflowed(byte[] segmentField) {
@@ -364,6 +380,7 @@ final class RedisLookups {
       byte[] field = KeySchema.podField(model, pod);
       cached =
           new PodKeys(
+              name,
               keys.groupOf(model, pod),
               field,
               KeySchema.holderField(field),
@@ -375,6 +392,9 @@ final class RedisLookups {
 
   private static LookupResult merge(LookupRequest request, List<Map<String, PodMatch>> parts) {
     Map<String, PodMatch> all = parts.size() == 1 && parts.get(0) != null ? parts.get(0) : null;
+    if (all != null && all.size() == request.candidatePods().size()) {
+      return new LookupResult(all, true); // one group's answer is already in request order
+    }
     boolean complete = parts.stream().allMatch(part -> part != null);
     if (all == null) {
       all = new HashMap<>();

@@ -1,9 +1,5 @@
 package io.kvindex.index.redis;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-
 /**
  * Reads a segment value (apply.lua writes them): slots of offset (1 byte), block key (8 bytes,
  * big-endian), value length (2 bytes) and the block's value, in no particular order; several slots
@@ -15,14 +11,15 @@ final class SegmentCodec {
   private SegmentCodec() {}
 
   /**
-   * The values of the prompt's blocks {@code start} (the segment's head) to {@code end}, null for a
-   * block the segment does not describe.
+   * Places the entries of the prompt's blocks {@code start} (the segment's head) to {@code end} in
+   * {@code out}, block {@code start + i} at {@code at + i}, as ranges of {@code segment}; a block
+   * the segment does not describe is left as it was (absent).
    *
    * @param segment the segment value, or null when the segment does not exist
    * @throws IllegalStateException if the value is cut short
    */
-  static List<byte[]> values(byte[] segment, long[] keys, int start, int end) {
-    byte[][] out = new byte[end - start][];
+  static void read(BlockValues out, int at, byte[] segment, long[] keys, int start, int end) {
+    int blocks = end - start;
     int i = 0;
     while (segment != null && i < segment.length) {
       if (i + SLOT_HEADER > segment.length) {
@@ -34,14 +31,11 @@ final class SegmentCodec {
       if (from + length > segment.length) {
         throw new IllegalStateException(truncated(segment));
       }
-      if (offset < out.length && key(segment, i + 1) == keys[start + offset]) {
-        out[offset] = Arrays.copyOfRange(segment, from, from + length);
+      if (offset < blocks && key(segment, i + 1) == keys[start + offset]) {
+        out.set(at + offset, segment, from, from + length);
       }
       i = from + length;
     }
-    List<byte[]> values = new ArrayList<>(out.length);
-    values.addAll(Arrays.asList(out));
-    return values;
   }
 
   private static long key(byte[] bytes, int at) {

@@ -18,7 +18,7 @@ import java.util.concurrent.Executor;
  * submits, one awaits.
  */
 final class WaitingThreadExecutor implements Executor {
-  private static final int CAPACITY = 1024;
+  private static final int CAPACITY = 64;
   private static final Runnable WAKE = () -> {};
 
   private final BlockingQueue<Runnable> tasks = new ArrayBlockingQueue<>(CAPACITY);

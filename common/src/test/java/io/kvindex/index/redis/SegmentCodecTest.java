@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +29,18 @@ class SegmentCodecTest {
     return out.toByteArray();
   }
 
+  /** What {@link SegmentCodec#read} places for blocks start..end, copied out (null: absent). */
+  private static List<byte[]> values(byte[] segment, long[] keys, int start, int end) {
+    BlockValues out = new BlockValues(end - start);
+    SegmentCodec.read(out, out.extend(end - start), segment, keys, start, end);
+    List<byte[]> values = new ArrayList<>();
+    for (int i = 0; i < out.size(); i++) {
+      byte[] array = out.array(i);
+      values.add(array == null ? null : Arrays.copyOfRange(array, out.from(i), out.to(i)));
+    }
+    return values;
+  }
+
   @Test
   void values_slotsInAnyOrderAndBranches_matchEachBlockByOffsetAndKey() {
     long[] keys = {100, 101, 102, 103, 104};
@@ -37,7 +51,7 @@ class SegmentCodecTest {
             slot(0, 100, (byte) 0, (byte) 0x11, (byte) 0, (byte) 0x21),
             slot(1, 101, (byte) 0, (byte) 0x12),
             slot(4, 104));
-    List<byte[]> values = SegmentCodec.values(seg, keys, 0, 5);
+    List<byte[]> values = values(seg, keys, 0, 5);
     assertThat(values.get(0)).containsExactly(0, 0x11, 0, 0x21);
     assertThat(values.get(1)).containsExactly(0, 0x12);
     assertThat(values.get(2)).containsExactly(0, 0x11);
@@ -52,30 +66,28 @@ class SegmentCodecTest {
       keys[i] = 500 + i;
     }
     byte[] seg = segment(slot(0, 516, (byte) 0, (byte) 0x11), slot(3, 519, (byte) 0, (byte) 0x11));
-    List<byte[]> values = SegmentCodec.values(seg, keys, 16, 20);
+    List<byte[]> values = values(seg, keys, 16, 20);
     assertThat(values).hasSize(4);
     assertThat(values.get(0)).isNotNull();
     assertThat(values.get(1)).isNull();
     assertThat(values.get(3)).isNotNull();
-    assertThat(SegmentCodec.values(seg, keys, 16, 18))
-        .as("slots past the prompt's end are ignored")
-        .hasSize(2);
+    assertThat(values(seg, keys, 16, 18)).as("slots past the prompt's end are ignored").hasSize(2);
   }
 
   @Test
   void values_absentSegment_allNull() {
-    assertThat(SegmentCodec.values(null, new long[] {1, 2}, 0, 2)).containsExactly(null, null);
+    assertThat(values(null, new long[] {1, 2}, 0, 2)).containsExactly(null, null);
   }
 
   @Test
   void values_cutShort_saysWhatToDo() {
     byte[] whole = slot(0, 7, (byte) 0, (byte) 0x11);
-    byte[] cut = java.util.Arrays.copyOf(whole, whole.length - 1);
-    assertThatThrownBy(() -> SegmentCodec.values(cut, new long[] {7}, 0, 1))
+    byte[] cut = Arrays.copyOf(whole, whole.length - 1);
+    assertThatThrownBy(() -> values(cut, new long[] {7}, 0, 1))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("cut short")
         .hasMessageContaining("purge every pod");
-    assertThatThrownBy(() -> SegmentCodec.values(new byte[5], new long[] {7}, 0, 1))
+    assertThatThrownBy(() -> values(new byte[5], new long[] {7}, 0, 1))
         .isInstanceOf(IllegalStateException.class);
   }
 }

@@ -1,6 +1,7 @@
 package io.kvindex.bench;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +11,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Closed-loop load: {@code threads} client threads call one operation back to back for a warm-up,
  * then for the measured duration; each call's latency goes to the thread's own histogram, merged at
- * the end. Not thread-safe (one run at a time); the operation must be.
+ * the end, with the CPU this process spent per call. Not thread-safe (one run at a time); the
+ * operation must be.
  */
 final class LoadRun {
   /** One call; returns false if it answered "unavailable" (counted, and timed like the rest). */
@@ -27,9 +29,11 @@ final class LoadRun {
     run(operation, threads, warmup, null);
     LatencyRecorder merged = new LatencyRecorder();
     AtomicLong unavailable = new AtomicLong();
+    long cpuStart = processCpuNanos();
     long start = System.nanoTime();
     List<LatencyRecorder> recorders = run(operation, threads, measured, unavailable);
     long nanos = System.nanoTime() - start;
+    long cpuNanos = processCpuNanos() - cpuStart;
     recorders.forEach(merged::add);
     json.put("threads", threads);
     json.put("lookups_per_s", Reports.perSecond(merged.count(), nanos));
@@ -40,6 +44,11 @@ final class LoadRun {
     json.put("max_us", merged.maxMicros());
     json.put("lookups", merged.count());
     json.put("unavailable", unavailable.get());
+    if (cpuStart >= 0 && merged.count() > 0) {
+      // This JVM only (the clients, lettuce, GC; not Redis, which runs in its own process).
+      json.put(
+          "client_cpu_us_per_lookup", LatencyRecorder.roundTenth(cpuNanos / 1e3 / merged.count()));
+    }
     json.put("measured_s", LatencyRecorder.roundTenth(nanos / 1e9));
   }
 
@@ -85,5 +94,13 @@ final class LoadRun {
       throw new IllegalStateException("a client thread failed: " + failure.get(), failure.get());
     }
     return recorders;
+  }
+
+  /** CPU time this JVM has used, all threads, or -1 where the platform does not say. */
+  private static long processCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean()
+            instanceof com.sun.management.OperatingSystemMXBean os
+        ? os.getProcessCpuTime()
+        : -1;
   }
 }

@@ -1,0 +1,45 @@
+package io.kvindex.index.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class BlockValuesTest {
+  @Test
+  void addField_locatedValue_skipsItsLocator() {
+    byte[] located = {1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0x11}; // locator (9), one entry (2)
+    BlockValues values = new BlockValues(2);
+    values.addField(located);
+    values.addField(null);
+    assertThat(values.size()).isEqualTo(2);
+    assertThat(values.from(0)).isEqualTo(LookupDecoder.LOCATOR_BYTES);
+    assertThat(values.to(0)).isEqualTo(located.length);
+    assertThat(values.array(1)).as("an absent block").isNull();
+  }
+
+  @Test
+  void sameEntries_comparesTheRangesNotTheArrays() {
+    byte[] segment = {9, 0, 0x11, 9, 9, 0, 0x11, 0, 0x21};
+    byte[] field = {0, 0x11};
+    BlockValues values = new BlockValues(4);
+    int first = values.extend(3);
+    values.set(first, segment, 1, 3);
+    values.set(first + 1, segment, 5, 7);
+    values.set(first + 2, segment, 5, 9);
+    values.addField(field);
+    assertThat(values.sameEntries(0, 1)).as("equal bytes at other offsets").isTrue();
+    assertThat(values.sameEntries(0, 3)).as("equal bytes in another array").isTrue();
+    assertThat(values.sameEntries(1, 2)).as("one range longer").isFalse();
+  }
+
+  @Test
+  void sameEntries_absentAndEmpty_bothHoldNothing() {
+    BlockValues values = new BlockValues(3);
+    values.addField(null);
+    values.addField(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 0}); // located, no entries
+    values.addField(new byte[] {0, 0x11});
+    assertThat(values.sameEntries(0, 1)).isTrue();
+    assertThat(values.sameEntries(0, 2)).isFalse();
+    assertThat(values.sameEntries(2, 0)).isFalse();
+  }
+}

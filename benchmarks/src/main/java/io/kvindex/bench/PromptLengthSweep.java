@@ -8,6 +8,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,7 +43,9 @@ final class PromptLengthSweep {
             + " entries and "
             + MIN_PROMPTS
             + " prompts; kvindex (database 0) and the llm-d layout (database 1) filled alike, then"
-            + " one thread alternates a lookup of each with a PING; hashing_us is the router's"
+            + " one thread alternates a lookup of each with a PING (ping_after_kvindex: the PINGs"
+            + " that followed a kvindex lookup; kvindex_hmget_redis_us: INFO commandstats' mean"
+            + " for the sweep's HMGETs, all kvindex's); hashing_us is the router's"
             + " BlockHasher sha256_cbor over the prompt's tokens ("
             + BLOCK_SIZE
             + " per block), measured apart on this thread");
@@ -71,6 +74,7 @@ final class PromptLengthSweep {
             java.util.Arrays.equals(got, fixture.depths.get(0)));
       }
       SweepLookups measured;
+      CommandStats before = CommandStats.read(redis.admin());
       try (StatefulRedisConnection<byte[], byte[]> ping = redis.binaryConnection()) {
         measured =
             SweepLookups.measure(
@@ -88,6 +92,26 @@ final class PromptLengthSweep {
       }
       point.put("ping_p50_us", measured.ping.micros(50));
       point.put("lookups", measured.iterations);
+      // kvindex's lookups are the sweep's only HMGETs (the layout reads with HKEYS): Redis's own
+      // time for the read, apart from the network and the client.
+      Map<String, Number> hmget =
+          CommandStats.read(redis.admin()).since(before).getOrDefault("hmget", Map.of());
+      if (!hmget.isEmpty()) {
+        point.put("kvindex_hmget_redis_us", hmget.get("mean_us").doubleValue());
+        point.put(
+            "kvindex_hmgets_per_lookup",
+            LatencyRecorder.roundTenth(
+                hmget.get("calls").doubleValue() / (measured.iterations + SweepLookups.WARMUP)));
+      }
+      for (int k = 0; k < indexes.size(); k++) {
+        if (indexes.get(k) instanceof KvindexContender) {
+          double after = measured.pingAfter.get(k).micros(50);
+          point.put("ping_after_kvindex_p50_us", after);
+          point.put(
+              "kvindex_to_ping_after",
+              Math.round(measured.recorders.get(k).micros(50) / after * 100) / 100.0);
+        }
+      }
     } finally {
       indexes.forEach(ComparedIndex::close);
       redis.flushIfOwned();

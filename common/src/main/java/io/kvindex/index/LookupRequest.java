@@ -4,6 +4,7 @@ import io.kvindex.common.Check;
 import java.util.AbstractSet;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -100,34 +101,24 @@ public record LookupRequest(
     private final Set<String> pods;
 
     Candidates(Collection<String> given) {
-      pods = new LinkedHashSet<>(given.size() * 4 / 3 + 1);
+      Set<String> checked = new LinkedHashSet<>(given.size() * 4 / 3 + 1);
       for (String pod : given) {
-        pods.add(Check.name(pod, "candidate pod"));
+        checked.add(Check.name(pod, "candidate pod"));
       }
-      if (pods.size() > MAX_CANDIDATES) {
+      if (checked.size() > MAX_CANDIDATES) {
         throw new IllegalArgumentException(
             "candidatePods must name at most "
                 + MAX_CANDIDATES
                 + " pods, got "
-                + pods.size()
+                + checked.size()
                 + "; split the request");
       }
+      pods = Collections.unmodifiableSet(checked);
     }
 
     @Override
     public Iterator<String> iterator() {
-      Iterator<String> it = pods.iterator();
-      return new Iterator<>() {
-        @Override
-        public boolean hasNext() {
-          return it.hasNext();
-        }
-
-        @Override
-        public String next() {
-          return it.next();
-        }
-      };
+      return pods.iterator();
     }
 
     @Override

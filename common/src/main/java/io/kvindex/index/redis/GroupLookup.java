@@ -1,7 +1,6 @@
 package io.kvindex.index.redis;
 
 import io.kvindex.index.PodMatch;
-import io.kvindex.index.redis.PodRecords.PodName;
 import io.kvindex.index.redis.RedisLookups.PodKeys;
 import io.kvindex.redis.RedisOutcome;
 import io.lettuce.core.KeyValue;
@@ -67,7 +66,6 @@ final class GroupLookup {
   private final int g;
   private final List<String> pods;
   private final List<PodKeys> candidates;
-  private final List<PodName> names;
   private final Prompt prompt;
 
   /** Where the replies' continuations run. */
@@ -108,10 +106,6 @@ final class GroupLookup {
     this.pods = pods;
     this.prompt = prompt;
     this.candidates = candidates;
-    this.names = new ArrayList<>(pods.size());
-    for (PodKeys keys : candidates) {
-      names.add(keys.name());
-    }
   }
 
   CompletableFuture<Map<String, PodMatch>> run() {
@@ -165,8 +159,8 @@ final class GroupLookup {
     // not passed; the others are read with the blocks.
     long nowMs = now.isDone() ? now.join() : Long.MAX_VALUE;
     List<Integer> fresh = new ArrayList<>();
-    for (int i = 0; i < names.size(); i++) {
-      if (known == null || !known.usable(names.get(i), nowMs)) {
+    for (int i = 0; i < candidates.size(); i++) {
+      if (known == null || !known.usable(candidates.get(i).name(), nowMs)) {
         fresh.add(i);
       }
     }
@@ -379,13 +373,13 @@ final class GroupLookup {
     boolean same = known != null && known.generation() == gen;
     PodRecords learned = !same ? new PodRecords(gen) : fresh.isEmpty() ? known : known.copy();
     for (int i = 0; i < fresh.size(); i++) {
-      learned.put(names.get(fresh.get(i)), value(reply.get(READ_HEADER + i)));
+      learned.put(candidates.get(fresh.get(i)).name(), value(reply.get(READ_HEADER + i)));
     }
     List<byte[]> live = null;
-    if (same || fresh.size() == names.size()) {
-      live = new ArrayList<>(names.size());
-      for (PodName name : names) {
-        byte[] v = learned.get(name);
+    if (same || fresh.size() == candidates.size()) {
+      live = new ArrayList<>(candidates.size());
+      for (PodKeys keys : candidates) {
+        byte[] v = learned.get(keys.name());
         live.add(v != null && v.length >= 8 && Bytes.deadline(v) >= nowMs ? v : null);
       }
     }

@@ -27,13 +27,16 @@ public final class RandomFleet {
   public static final String ENGINE_MODEL = "fleet-engine";
   public static final String TOKEN_MODEL = "fleet/token:{x}";
   private static final int DOCS = 6;
-  private static final int BLOCKS = 40;
+  private static final int SHORT_DOCUMENTS = 40;
   private static final int BLOCK_SIZE = 4;
   private static final String[] MEDIA = {
     null, null, null, "GPU", "cpu", "CPU", "STORAGE", "FS", "x"
   };
 
   private final Random random;
+
+  /** Blocks per document: the longest chain the fleet stores. */
+  private final int blocks;
 
   /**
    * Whether events go missing: sequence numbers skip (GAP) or repeat (DUPLICATE), one store in 20
@@ -48,6 +51,7 @@ public final class RandomFleet {
   private final Map<StreamId, long[]> tokens = new HashMap<>();
   private final Map<StreamId, Long> seq = new HashMap<>();
   private final Map<StreamId, int[]> prefix = new HashMap<>();
+  private final Map<List<Long>, long[]> chains = new HashMap<>();
 
   public RandomFleet(long seed) {
     this(seed, true);
@@ -57,11 +61,21 @@ public final class RandomFleet {
    * @param lossy whether events go missing (see {@link #lossy})
    */
   public RandomFleet(long seed, boolean lossy) {
+    this(seed, lossy, SHORT_DOCUMENTS);
+  }
+
+  /**
+   * @param lossy whether events go missing (see {@link #lossy})
+   * @param blocks blocks per document (40 for the other constructors); documents share prefixes of
+   *     a quarter and a half of that, and stores and removals span up to a quarter and an eighth
+   */
+  public RandomFleet(long seed, boolean lossy, int blocks) {
     this.lossy = lossy;
+    this.blocks = blocks;
     random = new Random(seed);
     for (int d = 0; d < DOCS; d++) {
-      docTokens[d] = new int[BLOCKS * BLOCK_SIZE];
-      int shared = d == 0 ? 0 : (d % 3) * 10 * BLOCK_SIZE;
+      docTokens[d] = new int[blocks * BLOCK_SIZE];
+      int shared = d == 0 ? 0 : (d % 3) * (blocks / 4) * BLOCK_SIZE;
       for (int i = 0; i < docTokens[d].length; i++) {
         docTokens[d][i] = i < shared ? docTokens[d / 2][i] : random.nextInt(50_000);
       }
@@ -81,8 +95,9 @@ public final class RandomFleet {
   /** Engine hash of block i of doc d as stream s's engine computes it. */
   private long engineHash(StreamId s, int d, int i) {
     long root = s.model().equals(ENGINE_MODEL) ? 42 : s.pod().hashCode() * 31L + s.dpRank();
-    return TokenKeys.chain(
-        root, java.util.Arrays.copyOf(docTokens[d], (i + 1) * BLOCK_SIZE), BLOCK_SIZE)[i];
+    return chains
+        .computeIfAbsent(
+            List.of(root, (long) d), k -> TokenKeys.chain(root, docTokens[d], BLOCK_SIZE))[i];
   }
 
   public void run(PrefixIndex a, PrefixIndex b, int steps) {
@@ -133,8 +148,8 @@ public final class RandomFleet {
         events.add(AllBlocksCleared.INSTANCE);
         java.util.Arrays.fill(held, 0);
       } else if (roll < 25) {
-        int from = random.nextInt(BLOCKS);
-        int to = Math.min(BLOCKS, from + 1 + random.nextInt(6));
+        int from = random.nextInt(blocks);
+        int to = Math.min(blocks, from + 1 + random.nextInt(Math.max(6, blocks / 8)));
         List<Long> hashes = new ArrayList<>();
         for (int i = from; i < to; i++) {
           hashes.add(engineHash(s, d, i));
@@ -146,8 +161,8 @@ public final class RandomFleet {
         held[d] = Math.min(held[d], from);
       } else {
         int from = random.nextInt(held[d] + 1);
-        int to = Math.min(BLOCKS, from + 1 + random.nextInt(12));
-        if (from >= BLOCKS) {
+        int to = Math.min(blocks, from + 1 + random.nextInt(Math.max(12, blocks / 4)));
+        if (from >= blocks) {
           continue;
         }
         List<Long> hashes = new ArrayList<>();
@@ -216,7 +231,7 @@ public final class RandomFleet {
       String model = random.nextBoolean() ? ENGINE_MODEL : TOKEN_MODEL;
       KeyMode mode = model.equals(ENGINE_MODEL) ? KeyMode.ENGINE : KeyMode.TOKEN;
       int d = random.nextInt(DOCS);
-      int length = 1 + random.nextInt(BLOCKS);
+      int length = 1 + random.nextInt(blocks);
       List<Long> keys = new ArrayList<>();
       if (mode == KeyMode.ENGINE) {
         for (int i = 0; i < length; i++) {

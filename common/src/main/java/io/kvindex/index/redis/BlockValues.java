@@ -5,18 +5,24 @@ import java.util.Arrays;
 /**
  * A prompt's block values as they came in a reply, without copies: per block, the array holding its
  * entries and where they lie in it (a block field's value less its locator, or a slot of a segment
- * value), or no array for a block no one holds. Not thread-safe: one instance per decode.
+ * value), or no array for a block no one holds. Blocks name their array by its index in a small
+ * table of the reply's arrays, so that placing a block writes three ints. Not thread-safe: one
+ * instance per decode.
  */
 final class BlockValues {
-  private final byte[][] arrays;
-  private final int[] from;
-  private final int[] to;
+  /** Per block: 0 when no one holds it, else 1 + its array's index in {@link #arrays}. */
+  private final int[] source;
+
+  /** Per block: where its entries start and end in its array, at 2i and 2i + 1. */
+  private final int[] range;
+
+  private byte[][] arrays = new byte[8][];
+  private int arrayCount;
   private int size;
 
   BlockValues(int capacity) {
-    arrays = new byte[capacity][];
-    from = new int[capacity];
-    to = new int[capacity];
+    source = new int[capacity];
+    range = new int[2 * capacity];
   }
 
   int size() {
@@ -28,8 +34,12 @@ final class BlockValues {
    * locator, which is skipped.
    */
   void addField(byte[] value) {
-    int start = value != null && value.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0;
-    set(size++, value, start, value == null ? 0 : value.length);
+    if (value == null) {
+      size++;
+      return;
+    }
+    int start = value.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0;
+    set(size++, source(value), start, value.length);
   }
 
   /** Appends {@code n} absent blocks, for {@link #set} to fill; returns the first one's index. */
@@ -39,35 +49,49 @@ final class BlockValues {
     return first;
   }
 
-  /** Block {@code i}'s entries are {@code array[start, end)}. */
-  void set(int i, byte[] array, int start, int end) {
-    arrays[i] = array;
-    from[i] = start;
-    to[i] = end;
+  /** Registers an array that blocks' entries lie in; returns its id for {@link #set}. */
+  int source(byte[] array) {
+    if (arrayCount == arrays.length) {
+      arrays = Arrays.copyOf(arrays, 2 * arrays.length);
+    }
+    arrays[arrayCount++] = array;
+    return arrayCount;
+  }
+
+  /** Block {@code i}'s entries are {@code [start, end)} of the array {@code id} names. */
+  void set(int i, int id, int start, int end) {
+    source[i] = id;
+    range[2 * i] = start;
+    range[2 * i + 1] = end;
   }
 
   /** The array holding block {@code i}'s entries, null when no one holds it. */
   byte[] array(int i) {
-    return arrays[i];
+    return source[i] == 0 ? null : arrays[source[i] - 1];
   }
 
   int from(int i) {
-    return from[i];
+    return range[2 * i];
   }
 
   int to(int i) {
-    return to[i];
+    return range[2 * i + 1];
   }
 
   /** Whether blocks {@code i} and {@code j} have the same entries (absent counts as none). */
   boolean sameEntries(int i, int j) {
-    if (arrays[i] == null || arrays[j] == null) {
+    int a = source[i];
+    int b = source[j];
+    if (a == b && range[2 * i] == range[2 * j] && range[2 * i + 1] == range[2 * j + 1]) {
+      return true; // one range: both absent, or a span's slot the same as the slot before it
+    }
+    if (a == 0 || b == 0) {
       return length(i) == 0 && length(j) == 0;
     }
-    return Arrays.equals(arrays[i], from[i], to[i], arrays[j], from[j], to[j]);
+    return Arrays.equals(arrays[a - 1], from(i), to(i), arrays[b - 1], from(j), to(j));
   }
 
   private int length(int i) {
-    return arrays[i] == null ? 0 : to[i] - from[i];
+    return source[i] == 0 ? 0 : to(i) - from(i);
   }
 }

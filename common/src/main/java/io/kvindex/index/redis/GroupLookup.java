@@ -225,8 +225,8 @@ final class GroupLookup {
       ctx.records.accumulateAndGet(g, read.learned(), PodRecords::newer);
     }
     List<byte[]> replied = read.values();
-    if (bySegment && !startsAtHead(replied.get(0))) {
-      prompt.readByBlockFields(); // the keys start inside a segment, not at a chain's block 0
+    if (bySegment && !startsChain(replied.get(0))) {
+      prompt.readByBlockFields(); // the keys do not start at the chain's block 0
       return Step.AGAIN;
     }
     BlockValues values;
@@ -337,10 +337,14 @@ final class GroupLookup {
 
   /**
    * Whether a first block's value allows a segment read: absent (no one holds it), or located at
-   * offset 0 of its segment. A value of odd length starts with its locator: head key, offset.
+   * the chain's position 0. A value of odd length starts with its locator: head key, position.
    */
-  private static boolean startsAtHead(byte[] first) {
-    return first == null || first.length % 2 == 0 || first[LookupDecoder.LOCATOR_BYTES - 1] == 0;
+  private static boolean startsChain(byte[] first) {
+    if (first == null || first.length % 2 == 0) {
+      return true;
+    }
+    int at = LookupDecoder.LOCATOR_BYTES - 3;
+    return (first[at] | first[at + 1] | first[at + 2]) == 0;
   }
 
   /**

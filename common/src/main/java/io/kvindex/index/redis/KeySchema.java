@@ -63,10 +63,19 @@ public final class KeySchema {
   /** The field of a group's counts hash counting the segments that overflowed (decimal). */
   static final byte[] OVERFLOWED_FIELD = "overflowed-segments".getBytes(StandardCharsets.US_ASCII);
 
-  /** Blocks one segment covers: a chain's blocks from a multiple of this, keyed by the first. */
+  /**
+   * Blocks one segment covers below {@link #SPAN_FROM}: a chain's blocks from a multiple of this,
+   * keyed by the first.
+   */
   static final int SEGMENT_BLOCKS = 16;
 
-  /** Bytes in a segment field: its head's block field, then {@code /s}. */
+  /** The chain position from which blocks are kept in spans instead of 16-block segments. */
+  static final int SPAN_FROM = 256;
+
+  /** Blocks one span covers: a chain's blocks from a multiple of this, keyed by the first. */
+  static final int SPAN_BLOCKS = 256;
+
+  /** Bytes in a segment or span field: its head's block field, then {@code /s} or {@code /S}. */
   static final int SEGMENT_FIELD_BYTES = BLOCK_FIELD_BYTES + 2;
 
   /** The start of every holder-record field of a blocks hash (see {@link #holderField}). */
@@ -349,17 +358,27 @@ public final class KeySchema {
   }
 
   static byte[] blockField(byte[] prefix, long blockKey) {
-    return ByteBuffer.allocate(BLOCK_FIELD_BYTES).put(prefix).putLong(blockKey).array();
+    return withKey(new byte[BLOCK_FIELD_BYTES], prefix, blockKey);
   }
 
-  /** The segment field of the chain segment whose first block is {@code headKey}. */
-  static byte[] segmentField(byte[] prefix, long headKey) {
-    return ByteBuffer.allocate(SEGMENT_FIELD_BYTES)
-        .put(prefix)
-        .putLong(headKey)
-        .put((byte) '/')
-        .put((byte) 's')
-        .array();
+  /**
+   * The field of the chain segment whose first block is {@code headKey}: a 16-block segment, or a
+   * span when the head's position is {@link #SPAN_FROM} or later.
+   */
+  static byte[] segmentField(byte[] prefix, long headKey, boolean span) {
+    byte[] field = withKey(new byte[SEGMENT_FIELD_BYTES], prefix, headKey);
+    field[BLOCK_FIELD_BYTES] = '/';
+    field[BLOCK_FIELD_BYTES + 1] = (byte) (span ? 'S' : 's');
+    return field;
+  }
+
+  /** The field prefix then the key, big-endian, at the front of {@code field}. */
+  private static byte[] withKey(byte[] field, byte[] prefix, long key) {
+    System.arraycopy(prefix, 0, field, 0, prefix.length);
+    for (int b = 0; b < 8; b++) {
+      field[prefix.length + b] = (byte) (key >>> (56 - 8 * b));
+    }
+    return field;
   }
 
   private static void lengthPrefixed(ByteArrayOutputStream out, String value) {

@@ -23,8 +23,11 @@ final class LookupDecoder {
   private static final int SLOTS = 4096;
   private static final byte[] NO_MARK = new byte[0];
 
-  /** Bytes of the locator that starts a located block's value (head key 8, offset 1). */
-  static final int LOCATOR_BYTES = 9;
+  /**
+   * Bytes of the locator that starts a located block's value: its head's key (8), its chain
+   * position (3, big-endian).
+   */
+  static final int LOCATOR_BYTES = 11;
 
   private final List<String> pods;
 
@@ -214,7 +217,9 @@ final class LookupDecoder {
     int i = 0;
     while (i < values.size()) {
       int j = i + 1;
-      while (j < values.size() && values.sameEntries(i, j)) {
+      // Against the block before (the same entries as the run's first): a span's slots that say
+      // they are the same as the slot before share its range, which compares without reading it.
+      while (j < values.size() && values.sameEntries(j - 1, j)) {
         j++;
       }
       if (!add(values.array(i), values.from(i), values.to(i), NO_MARK, j - i)) {

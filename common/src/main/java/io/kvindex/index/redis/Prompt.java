@@ -5,11 +5,15 @@ import java.util.List;
 
 /**
  * A looked-up prompt's keys, with its block and segment fields made on first use and shared by
- * every read of one lookup. Thread-safe: the fields are made under the instance's lock.
+ * every read of one lookup. Its segments, in the order a segment read asks for them: 16 blocks each
+ * up to {@link KeySchema#SPAN_FROM}, 256 (spans) from there on, the prompt's first key being the
+ * chain's block 0. Thread-safe: the fields are made under the instance's lock.
  */
 final class Prompt {
   private final byte[] prefix;
   private final long[] keys;
+  private static final int SHORT_SEGMENTS = KeySchema.SPAN_FROM / KeySchema.SEGMENT_BLOCKS;
+
   private final byte[][] segmentFields;
   private List<byte[]> blockFields;
   private volatile boolean byBlockFields;
@@ -21,8 +25,7 @@ final class Prompt {
   Prompt(byte[] prefix, long[] keys) {
     this.prefix = prefix;
     this.keys = keys;
-    this.segmentFields =
-        new byte[(keys.length + KeySchema.SEGMENT_BLOCKS - 1) / KeySchema.SEGMENT_BLOCKS][];
+    this.segmentFields = new byte[segmentCount(keys.length)][];
   }
 
   int length() {
@@ -33,7 +36,9 @@ final class Prompt {
     return keys;
   }
 
-  /** Whether the keys were found to start inside a segment: they are read by block fields. */
+  /**
+   * Whether the keys were found to start past the chain's block 0: they are read by block fields.
+   */
   boolean byBlockFields() {
     return byBlockFields;
   }
@@ -47,18 +52,29 @@ final class Prompt {
   }
 
   int segmentStart(int k) {
-    return k * KeySchema.SEGMENT_BLOCKS;
+    return k <= SHORT_SEGMENTS
+        ? k * KeySchema.SEGMENT_BLOCKS
+        : KeySchema.SPAN_FROM + (k - SHORT_SEGMENTS) * KeySchema.SPAN_BLOCKS;
   }
 
   int segmentEnd(int k) {
-    return Math.min(keys.length, (k + 1) * KeySchema.SEGMENT_BLOCKS);
+    return Math.min(keys.length, segmentStart(k + 1));
   }
 
   synchronized byte[] segmentField(int k) {
     if (segmentFields[k] == null) {
-      segmentFields[k] = KeySchema.segmentField(prefix, keys[segmentStart(k)]);
+      segmentFields[k] = KeySchema.segmentField(prefix, keys[segmentStart(k)], k >= SHORT_SEGMENTS);
     }
     return segmentFields[k];
+  }
+
+  /** The segments (and spans) a chain's first {@code length} blocks lie in. */
+  static int segmentCount(int length) {
+    if (length <= KeySchema.SPAN_FROM) {
+      return (length + KeySchema.SEGMENT_BLOCKS - 1) / KeySchema.SEGMENT_BLOCKS;
+    }
+    int beyond = length - KeySchema.SPAN_FROM;
+    return SHORT_SEGMENTS + (beyond + KeySchema.SPAN_BLOCKS - 1) / KeySchema.SPAN_BLOCKS;
   }
 
   /** The first key's block field, without making the others (a segment read needs only it). */

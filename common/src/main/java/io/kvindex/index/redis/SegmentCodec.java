@@ -1,12 +1,23 @@
 package io.kvindex.index.redis;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
 /**
- * Reads a segment value (apply.lua writes them): slots of offset (1 byte), block key (8 bytes,
- * big-endian), value length (2 bytes) and the block's value, in no particular order; several slots
- * may share an offset where chains branch below the segment's head. Thread-safe (stateless).
+ * Reads a segment or span value (apply.lua writes them): slots of offset (1 byte), block key (8
+ * bytes, big-endian), value length (2 bytes) and the block's value, in no particular order; several
+ * slots may share an offset where chains branch below the head. A slot whose length is {@link
+ * #SAME_AS_BEFORE} has no value of its own: its block has the entries of the slot before it.
+ * Thread-safe (stateless).
  */
 final class SegmentCodec {
   private static final int SLOT_HEADER = 11;
+  private static final VarHandle BIG_ENDIAN_LONG =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
+  /** The length of a slot whose entries are those of the slot before it (spans write them). */
+  static final int SAME_AS_BEFORE = 0xffff;
 
   private SegmentCodec() {}
 
@@ -19,31 +30,38 @@ final class SegmentCodec {
    * @throws IllegalStateException if the value is cut short
    */
   static void read(BlockValues out, int at, byte[] segment, long[] keys, int start, int end) {
+    if (segment == null) {
+      return;
+    }
+    int id = out.source(segment);
     int blocks = end - start;
     int i = 0;
-    while (segment != null && i < segment.length) {
+    int from = 0;
+    int to = 0;
+    while (i < segment.length) {
       if (i + SLOT_HEADER > segment.length) {
         throw new IllegalStateException(truncated(segment));
       }
-      int offset = segment[i] & 0xff;
-      int length = ((segment[i + 9] & 0xff) << 8) | (segment[i + 10] & 0xff);
-      int from = i + SLOT_HEADER;
-      if (from + length > segment.length) {
-        throw new IllegalStateException(truncated(segment));
+      int header = i;
+      int length = ((segment[header + 9] & 0xff) << 8) | (segment[header + 10] & 0xff);
+      i = header + SLOT_HEADER;
+      if (length != SAME_AS_BEFORE) {
+        from = i;
+        to = i + length;
+        if (to > segment.length) {
+          throw new IllegalStateException(truncated(segment));
+        }
+        i = to;
       }
-      if (offset < blocks && key(segment, i + 1) == keys[start + offset]) {
-        out.set(at + offset, segment, from, from + length);
+      int offset = segment[header] & 0xff;
+      if (offset < blocks && key(segment, header + 1) == keys[start + offset]) {
+        out.set(at + offset, id, from, to);
       }
-      i = from + length;
     }
   }
 
   private static long key(byte[] bytes, int at) {
-    long key = 0;
-    for (int b = 0; b < 8; b++) {
-      key = (key << 8) | (bytes[at + b] & 0xff);
-    }
-    return key;
+    return (long) BIG_ENDIAN_LONG.get(bytes, at);
   }
 
   private static String truncated(byte[] segment) {

@@ -18,11 +18,14 @@
 -- watermark is at or past the first seq: all or some of the batches are applied already), GAP,
 -- FENCED, RESET (the group's epoch is not the caller's: the index was lost, or this is the first
 -- write on another node history, see adoptNode).
--- A block's value is its locator when its chain position is known (9 bytes: the key of the chain's
--- block at the last multiple of 16 at or before it, its head, then its offset from there), then its
--- entries of 2 bytes: a value of odd length is located. A located block's entries are mirrored,
--- without dead slots' entries, into its head's segment field. Blocks stored with no locator are
--- counted in the blocks hash's unlocated field; lookups read segments only while it is 0.
+-- A block's value is its locator when its chain position is known (11 bytes: the key of its head,
+-- then its position in the chain, 3 bytes big-endian), then its entries of 2 bytes: a value of odd
+-- length is located. A located block's entries are mirrored, without dead slots' entries, into its
+-- head's field: below position 256 the head is the chain's block at the last multiple of 16 at or
+-- before it and the field its segment ('/s'); from 256 on, the block at the last multiple of 256
+-- and the field its span ('/S'), which holds 16 times the blocks in one field. Blocks stored with no
+-- locator (an unknown parent, or a position past 2^24 - 1) are counted in the blocks hash's
+-- unlocated field; lookups read segments and spans only while it is 0.
 -- The counts hash keeps, per holder slot, its entries ("<slot>:blocks") and those holding each
 -- tier ("<slot>:gpu" ...): summed over the call and written at its end, so they change exactly
 -- when entries do (a chunk not next, a duplicate or a store of what the slot holds changes none).
@@ -31,7 +34,11 @@
 -- that overflowed ("overflowed-segments").
 local MAX_SLOT = 4095
 local FIRST_EVENT = 15
-local SEGMENT = '/s'
+local SEGMENT, SPAN = '/s', '/S'
+local SEGMENT_BLOCKS, SPAN_FROM, SPAN_BLOCKS, MAX_POSITION = 16, 256, 256, 16777215
+-- A span describes up to this many times the segment limit's blocks (16 times a segment's).
+local SPAN_LIMIT_FACTOR = 4
+local LOCATOR_LEN = 11
 local UNLOCATED = 'kvindex/unlocated'
 local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
 
@@ -118,7 +125,17 @@ local function writeCounts()
 end
 
 local function firstEntry(v)
-  return #v % 2 == 1 and 10 or 1
+  return #v % 2 == 1 and LOCATOR_LEN + 1 or 1
+end
+
+-- A locator's chain position, and the locator of the block at position p under the given head.
+local function positionOf(loc)
+  local a, b, c = byte(loc, 9, 11)
+  return (a * 256 + b) * 256 + c
+end
+
+local function locator(head, p)
+  return head .. char((p - p % 65536) / 65536, (p - p % 256) / 256 % 256, p % 256)
 end
 
 -- Returns the new value, or nil when the slot holds the tier already, and whether the slot's entry
@@ -165,14 +182,20 @@ local segments, segmentOrder = {}, {}
 local unlocated = 0
 
 local function mirror(prefix, loc, key, value)
-  local field = prefix .. sub(loc, 1, 8) .. SEGMENT
+  local p = positionOf(loc)
+  local field, offset
+  if p < SPAN_FROM then
+    field, offset = prefix .. sub(loc, 1, 8) .. SEGMENT, p % SEGMENT_BLOCKS
+  else
+    field, offset = prefix .. sub(loc, 1, 8) .. SPAN, p % SPAN_BLOCKS
+  end
   local list = segments[field]
   if not list then
     list = {}
     segments[field] = list
     segmentOrder[#segmentOrder + 1] = field
   end
-  list[#list + 1] = sub(loc, 9, 9) .. key
+  list[#list + 1] = char(offset) .. key
   list[#list + 1] = value
 end
 
@@ -189,7 +212,7 @@ local function storeChain(prefix, keys, tier, parent)
     prev = ''
   elseif parent then
     local pv = redis.call('HGET', KEYS[4], prefix .. parent)
-    if pv and #pv % 2 == 1 then prev = sub(pv, 1, 9) end
+    if pv and #pv % 2 == 1 then prev = sub(pv, 1, LOCATOR_LEN) end
   end
   local out, seen, entries, tiers = {}, {}, 0, 0
   for k = 1, n do
@@ -200,14 +223,14 @@ local function storeChain(prefix, keys, tier, parent)
     if not first then
       loc = seen[keys[k]] or nil
     elseif old and #old % 2 == 1 then
-      loc = sub(old, 1, 9)
+      loc = sub(old, 1, LOCATOR_LEN)
     end
     local located = loc ~= nil
     if not loc and prev then
-      if prev == '' or byte(prev, 9) == 15 then
-        loc = keys[k] .. '\0'
-      else
-        loc = sub(prev, 1, 8) .. char(byte(prev, 9) + 1)
+      local p = prev == '' and 0 or positionOf(prev) + 1
+      if p <= MAX_POSITION then
+        local head = p % (p < SPAN_FROM and SEGMENT_BLOCKS or SPAN_BLOCKS) == 0
+        loc = locator(head and keys[k] or sub(prev, 1, 8), p)
       end
     end
     prev = loc
@@ -227,7 +250,7 @@ local function storeChain(prefix, keys, tier, parent)
       if nv then
         out[#out + 1] = fields[k]
         out[#out + 1] = nv
-        if loc then mirror(prefix, loc, keys[k], sub(nv, 10)) end
+        if loc then mirror(prefix, loc, keys[k], sub(nv, LOCATOR_LEN + 1)) end
       end
     end
   end
@@ -262,7 +285,9 @@ local function removeKeys(prefix, keys, tier)
         out[#out + 1] = fields[k]
         out[#out + 1] = nv
       end
-      if nv and located then mirror(prefix, sub(old, 1, 9), keys[k], sub(nv, 10)) end
+      if nv and located then
+        mirror(prefix, sub(old, 1, LOCATOR_LEN), keys[k], sub(nv, LOCATOR_LEN + 1))
+      end
     end
     if gotten then gone[#gone + 1] = k end
   end
@@ -316,8 +341,56 @@ local function applyChanges(v, list, live)
   return concat(parts), count
 end
 
--- A segment value: slots of offset (1), block key (8), value length (2), value; or 'O' once it
--- would hold more than the limit (lookups then read that segment's block fields).
+-- Applies changes to a span value, which is written whole: a slot whose entries equal those of the
+-- slot before it is written as its header with the length 0xFFFF and no entries (SAME_AS_BEFORE).
+-- A span holds up to 256 consecutive blocks of a long chain, which mostly have the same holders,
+-- so a long prompt's reply carries each holder set about once per run rather than once per block.
+local SAME_AS_BEFORE = char(255, 255)
+local function applySpanChanges(v, list, live)
+  local ids, vals, index, slots = {}, {}, {}, 0
+  local n, i, before = #v, 1, ''
+  while i + 10 <= n do
+    local len = byte(v, i + 9) * 256 + byte(v, i + 10)
+    local id, val = sub(v, i, i + 8), before
+    if len == 65535 then
+      i = i + 11
+    else
+      val = sub(v, i + 11, i + 10 + len)
+      i = i + 11 + len
+    end
+    before = val
+    slots = slots + 1
+    ids[slots], vals[slots], index[id] = id, val, slots
+  end
+  for c = 1, #list, 2 do
+    local id, val = list[c], live(list[c + 1])
+    local k = index[id]
+    if k then
+      vals[k] = val
+    elseif val ~= '' then
+      slots = slots + 1
+      ids[slots], vals[slots], index[id] = id, val, slots
+    end
+  end
+  local parts, count, last = {}, 0, nil
+  for k = 1, slots do
+    local val = vals[k]
+    if val ~= '' then
+      count = count + 1
+      if val == last then
+        parts[count] = ids[k] .. SAME_AS_BEFORE
+      else
+        parts[count] = ids[k] .. char((#val - #val % 256) / 256, #val % 256) .. val
+        last = val
+      end
+    end
+  end
+  return concat(parts), count
+end
+
+-- A segment or span value: slots of offset (1), block key (8), value length (2), value (a span's
+-- slot may instead say SAME_AS_BEFORE); or 'O' once it would hold more than its limit (lookups then
+-- read its block fields).
 local function flushSegments()
   if #segmentOrder == 0 then return end
   local dead, anyDead = {}, false
@@ -340,13 +413,16 @@ local function flushSegments()
     return dropped and concat(keep) or v
   end
   local limit = tonumber(ARGV[9])
+  local spanLimit = limit * SPAN_LIMIT_FACTOR
   local current = hmget(KEYS[4], segmentOrder)
   local out, del, overflowed = {}, {}, 0
   for s = 1, #segmentOrder do
     local v = current[s]
     if v ~= 'O' then
-      local nv, count = applyChanges(v or '', segments[segmentOrder[s]], live)
-      if count > limit then
+      local span = sub(segmentOrder[s], -2) == SPAN
+      local nv, count = (span and applySpanChanges or applyChanges)(v or '', segments[segmentOrder[s]],
+        live)
+      if count > (span and spanLimit or limit) then
         out[#out + 1] = segmentOrder[s]
         out[#out + 1] = 'O'
         overflowed = overflowed + 1

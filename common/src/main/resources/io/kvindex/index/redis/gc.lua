@@ -3,11 +3,11 @@
 -- KEYS: 1 meta, 2 blocks, 3 dead, 4 free, 5 counts
 -- ARGV: 1 HSCAN count
 -- Returns {done (0|1), fields scanned, block entries removed, slots freed}
--- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries, after a 9-byte
+-- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries, after an 11-byte
 -- locator if the value's length is odd; a block field left with no entry is deleted (and the
--- unlocated count drops if it had no locator). Segment fields (20 bytes: a head block's field and
--- '/s') hold copies of entries: their dead ones are stripped too, so a slot is reused only once
--- neither kind names it. A field of any other length (a pod's holder record, the speculation gate,
+-- unlocated count drops if it had no locator). Segment and span fields (20 bytes: a head block's
+-- field and '/s' or '/S', one format) hold copies of entries: their dead ones are stripped too, so
+-- a slot is reused only once no kind names it. A field of any other length (a pod's holder record, the speculation gate,
 -- the counters) is never parsed and left untouched.
 -- Each entry stripped from a block field is counted out of its slot's counts (see apply.lua), and
 -- a slot freed takes its counts, all 0 by then, with it.
@@ -17,6 +17,7 @@
 local byte, sub, char, concat = string.byte, string.sub, string.char, table.concat
 local BLOCK_FIELD_LEN = 18
 local SEGMENT_FIELD_LEN = 20
+local LOCATOR_LEN = 11
 
 local deadList = redis.call('HGETALL', KEYS[3])
 if #deadList == 0 then return {1, 0, 0, 0} end
@@ -75,7 +76,7 @@ for k = 1, #items, 2 do
   if #field == BLOCK_FIELD_LEN then
     local v = items[k + 1]
     local n = #v
-    local first = n % 2 == 1 and 10 or 1
+    local first = n % 2 == 1 and LOCATOR_LEN + 1 or 1
     if n == first + 1 then
       local b1, b2 = byte(v, first, n)
       local s = b1 * 16 + (b2 - b2 % 16) / 16
@@ -117,13 +118,18 @@ for k = 1, #items, 2 do
   elseif #field == SEGMENT_FIELD_LEN then
     -- Slots of offset (1), key (8), value length (2), value; 'O' (overflowed) holds none. As for
     -- block fields, nothing is copied until the first dead entry: parts then collects the rest.
+    -- A span's slot of length 0xFFFF has the entries of the slot before it: it stays, as it is,
+    -- while that slot keeps an entry, and goes with it.
     local v = items[k + 1]
     local n = #v
-    local parts, np, i = nil, 0, 1
+    local parts, np, i, beforeKept = nil, 0, 1, true
     while i + 10 <= n do
       local from = i + 11
-      local stop = from + byte(v, i + 9) * 256 + byte(v, i + 10)
+      local len = byte(v, i + 9) * 256 + byte(v, i + 10)
+      if len == 65535 then len = -1 end
+      local stop = from + (len < 0 and 0 or len)
       local keep, nkeep = nil, 0
+      if len < 0 and not beforeKept then keep = {} end
       for e = from, stop - 1, 2 do
         local b1, b2 = byte(v, e, e + 1)
         if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
@@ -139,6 +145,7 @@ for k = 1, #items, 2 do
           keep[nkeep] = sub(v, e, e + 1)
         end
       end
+      beforeKept = not keep or nkeep > 0
       if keep then
         if not parts then
           parts = {}

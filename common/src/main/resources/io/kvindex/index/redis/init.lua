@@ -5,13 +5,15 @@
 -- earlier version created has none (and no exact block counts).
 -- KEYS: 1 meta, 2 blocks
 -- ARGV: 1 group count, 2 a new epoch, used only if the group has none (a new or a lost index),
---       3 the stored version, 4 the caller's index format (recorded where none is, as in an index
---       older than formats)
+--       3 the stored version, 4 the caller's index format (recorded in a group created here; a
+--       group that exists without one is older than formats, and of format 1)
 redis.call('HSETNX', KEYS[1], 'groups', ARGV[1])
 if redis.call('HSETNX', KEYS[1], 'epoch', ARGV[2]) == 1 then
   redis.call('HSET', KEYS[1], 'version', ARGV[3])
+  redis.call('HSETNX', KEYS[1], 'format', ARGV[4])
+else
+  redis.call('HSETNX', KEYS[1], 'format', '1')
 end
-redis.call('HSETNX', KEYS[1], 'format', ARGV[4])
 local epoch = redis.call('HGET', KEYS[1], 'epoch')
 if redis.call('HGET', KEYS[2], 'kvindex/epoch') ~= epoch then
   redis.call('HSET', KEYS[2], 'kvindex/epoch', epoch)

@@ -53,8 +53,8 @@ while i <= last do
   end
   for k = 1, j - i + 1 do
     local v = vals[k] or ''
-    -- A value of odd length starts with the block's 9-byte locator; runs compare entries only.
-    if #v % 2 == 1 then v = string.sub(v, 10) end
+    -- A value of odd length starts with the block's 11-byte locator; runs compare entries only.
+    if #v % 2 == 1 then v = string.sub(v, 12) end
     if v ~= checkedV then
       checkedV, checkedHeld = v, false
       for e = 1, #v, 2 do

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 class BlockValuesTest {
   @Test
   void addField_locatedValue_skipsItsLocator() {
-    byte[] located = {1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0x11}; // locator (9), one entry (2)
+    byte[] located = located(0, 0x11); // a locator, one entry (2)
     BlockValues values = new BlockValues(2);
     values.addField(located);
     values.addField(null);
@@ -23,9 +23,10 @@ class BlockValuesTest {
     byte[] field = {0, 0x11};
     BlockValues values = new BlockValues(4);
     int first = values.extend(3);
-    values.set(first, segment, 1, 3);
-    values.set(first + 1, segment, 5, 7);
-    values.set(first + 2, segment, 5, 9);
+    int id = values.source(segment);
+    values.set(first, id, 1, 3);
+    values.set(first + 1, id, 5, 7);
+    values.set(first + 2, id, 5, 9);
     values.addField(field);
     assertThat(values.sameEntries(0, 1)).as("equal bytes at other offsets").isTrue();
     assertThat(values.sameEntries(0, 3)).as("equal bytes in another array").isTrue();
@@ -36,10 +37,22 @@ class BlockValuesTest {
   void sameEntries_absentAndEmpty_bothHoldNothing() {
     BlockValues values = new BlockValues(3);
     values.addField(null);
-    values.addField(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 0}); // located, no entries
+    values.addField(located()); // located, no entries
     values.addField(new byte[] {0, 0x11});
     assertThat(values.sameEntries(0, 1)).isTrue();
     assertThat(values.sameEntries(0, 2)).isFalse();
     assertThat(values.sameEntries(2, 0)).isFalse();
+  }
+
+  /** A located block value: a locator (head key 1..8, position 0), then these bytes. */
+  private static byte[] located(int... entries) {
+    byte[] value = new byte[LookupDecoder.LOCATOR_BYTES + entries.length];
+    for (int b = 0; b < 8; b++) {
+      value[b] = (byte) (b + 1);
+    }
+    for (int e = 0; e < entries.length; e++) {
+      value[LookupDecoder.LOCATOR_BYTES + e] = (byte) entries[e];
+    }
+    return value;
   }
 }

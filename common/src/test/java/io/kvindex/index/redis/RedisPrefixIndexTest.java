@@ -45,6 +45,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Redis-specific properties: key layout, group count, slots and GC, per-call bound. */
 @UsesRedis
@@ -154,15 +156,15 @@ class RedisPrefixIndexTest {
   }
 
   @Test
-  void build_indexWithoutAFormat_takesThisOne() {
+  void build_indexOlderThanFormats_isFormatOneAndRefused() {
     open(PrefixIndex.builder().indexName("f"));
     byte[] meta = new KeySchema("f", 1).meta(0);
     redis.hdel(meta, bytes("format"));
 
-    open(PrefixIndex.builder().indexName("f"));
-
-    assertThat(text(redis.hget(meta, bytes("format"))))
-        .isEqualTo(Integer.toString(RedisPrefixIndex.FORMAT));
+    assertThatThrownBy(() -> open(PrefixIndex.builder().indexName("f")))
+        .isInstanceOf(IndexMismatchException.class)
+        .hasMessageContaining("index 'f' has index format 1");
+    assertThat(text(redis.hget(meta, bytes("format")))).isEqualTo("1");
   }
 
   private static byte[] bytes(String text) {
@@ -753,7 +755,8 @@ class RedisPrefixIndexTest {
         runs.add(new int[] {v.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0, v.length});
       } else if (e.getKey().length == KeySchema.SEGMENT_FIELD_BYTES) {
         for (int i = 0; i + 11 <= v.length; ) {
-          int end = i + 11 + (((v[i + 9] & 0xff) << 8) | (v[i + 10] & 0xff));
+          int length = ((v[i + 9] & 0xff) << 8) | (v[i + 10] & 0xff);
+          int end = i + 11 + (length == SegmentCodec.SAME_AS_BEFORE ? 0 : length);
           runs.add(new int[] {i + 11, end});
           i = end;
         }
@@ -804,6 +807,122 @@ class RedisPrefixIndexTest {
     index.collectAllGarbage();
     fleet.compareLookups(model, index, 20);
     assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+  }
+
+  /**
+   * From chain position 256 on, blocks are kept 256 to a span: a lookup of a 600-block prompt reads
+   * 16 segments and 2 spans in its one HMGET, through a branch and a removal inside a span.
+   */
+  @Test
+  void lookup_chainPastPosition256_readsOneSpanPer256Blocks() {
+    PrefixIndex index = open();
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    Lease ta = lease(index, a);
+    Lease tb = lease(index, b);
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 600), null, null)));
+    index.apply(b, Events.mode(b), 0, tb, batch(stored(hashes(1, 300), null, null)));
+    // b branches after block 299 (position 298), inside the span of positions 256-511.
+    index.apply(b, Events.mode(b), 1, tb, batch(stored(hashes(1000, 100), 299L, null)));
+    assertThat(depth(index, 600, "a", "b")).isEqualTo(600);
+    redis.configSet("slowlog-log-slower-than", "0");
+    redis.slowlogReset();
+    try {
+      assertThat(depth(index, 600, "b", "a")).isEqualTo(300);
+      List<String> hmget = slowHmgets().get(0);
+      assertThat(hmget).hasSize(2 + 4 + 1 + 16 + 2);
+      assertThat(hmget.subList(hmget.size() - 2, hmget.size())).allMatch(f -> f.endsWith("/S"));
+      assertThat(hmget.get(hmget.size() - 3)).endsWith("/s");
+    } finally {
+      redis.configSet("slowlog-log-slower-than", "10000");
+    }
+    List<Long> branch = new ArrayList<>(hashes(1, 299));
+    branch.addAll(hashes(1000, 100));
+    LookupResult r =
+        index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, branch, List.of("a", "b")));
+    assertThat(r.pods().get("a").depth()).isEqualTo(299);
+    assertThat(r.pods().get("b").depth()).isEqualTo(399);
+    // The span of positions 256-511 (head: block 257) describes a's 256 blocks and b's 100: held by
+    // a and b up to position 298, by a alone from 299, by b alone on the branch. Each run's first
+    // slot carries the entries; the others say they are the same as the slot before.
+    assertThat(spanSlots(257)).containsExactly(356, 3);
+
+    index.apply(a, Events.mode(a), 1, ta, batch(removed(hashes(400, 1), null)));
+    assertThat(depth(index, 600, "a", "b")).isEqualTo(399);
+    assertThat(spanSlots(257)).as("block 400's slot gone, its run goes on").containsExactly(355, 3);
+    index.purge(b, tb, PurgeMode.KEEP_WATERMARK);
+    index.collectAllGarbage();
+    index.collectAllGarbage();
+    // GC strips b: the branch's slots go, and the slots of a's two runs keep their own entries.
+    assertThat(spanSlots(257)).containsExactly(255, 2);
+    assertThat(depth(index, 600, "a", "b")).isEqualTo(399);
+    assertThat(depth(index, 600, "b", "a")).isZero();
+    r = index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, branch, List.of("a", "b")));
+    assertThat(r.pods().get("a").depth()).isEqualTo(299);
+    assertThat(r.pods().get("b").depth()).isZero();
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+    assertThat(counted(IndexMeters.LOOKUP_OVERFLOW_READS)).isZero();
+  }
+
+  /**
+   * Long chains under a random fleet (branches, removals, clears, restarts): lookups read spans and
+   * answer as the in-memory model does, with spans that fit their limit and with spans that
+   * overflow (read by their block fields).
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {4096, 16})
+  void lookups_longChains_matchTheModel(int segmentSlots) {
+    PrefixIndex index =
+        open(PrefixIndex.builder().indexName("t").groups(3).segmentSlots(segmentSlots));
+    PrefixIndex model = PrefixIndex.builder().groups(3).buildInMemory();
+    RandomFleet fleet = new RandomFleet(11L, false, 700);
+    for (int round = 0; round < 6; round++) {
+      fleet.run(model, index, 100);
+      fleet.compareLookups(model, index, 10);
+    }
+    index.collectAllGarbage();
+    fleet.compareLookups(model, index, 20);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+    long spans = 0;
+    for (int g = 0; g < 3; g++) {
+      for (byte[] field : redis.hkeys(new KeySchema("t", 3).blocks(g))) {
+        spans += field.length == KeySchema.SEGMENT_FIELD_BYTES && field[19] == 'S' ? 1 : 0;
+      }
+    }
+    assertThat(spans).as("span fields").isPositive();
+    if (segmentSlots == 16) {
+      assertThat(counted(IndexMeters.LOOKUP_OVERFLOW_READS)).isPositive();
+    }
+  }
+
+  /** A span's slots, and how many of them carry entries of their own (group 0, cache group 0). */
+  private int[] spanSlots(long headKey) {
+    byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0);
+    byte[] v =
+        redis.hget(new KeySchema("t", 1).blocks(0), KeySchema.segmentField(prefix, headKey, true));
+    int slots = 0;
+    int own = 0;
+    for (int i = 0; i + 11 <= v.length; slots++) {
+      int length = ((v[i + 9] & 0xff) << 8) | (v[i + 10] & 0xff);
+      own += length == SegmentCodec.SAME_AS_BEFORE ? 0 : 1;
+      i += 11 + (length == SegmentCodec.SAME_AS_BEFORE ? 0 : length);
+    }
+    return new int[] {slots, own};
+  }
+
+  /** The HMGETs in the slow log (every command, when its threshold is 0), newest first. */
+  private List<List<String>> slowHmgets() {
+    List<List<String>> hmgets = new ArrayList<>();
+    for (Object entry : redis.slowlogGet(100)) {
+      List<String> args = new ArrayList<>();
+      for (Object arg : (List<?>) ((List<?>) entry).get(3)) {
+        args.add(new String((byte[]) arg, StandardCharsets.ISO_8859_1));
+      }
+      if (args.get(0).equalsIgnoreCase("hmget")) {
+        hmgets.add(args);
+      }
+    }
+    return hmgets;
   }
 
   private long unlocated() {

@@ -41,6 +41,28 @@ class SegmentCodecTest {
     return values;
   }
 
+  /** A span's slot with the entries of the slot before it: offset, key, length 0xFFFF. */
+  private static byte[] sameAsBefore(int offset, long key) {
+    return ByteBuffer.allocate(11).put((byte) offset).putLong(key).putShort((short) -1).array();
+  }
+
+  @Test
+  void values_sameAsBefore_takesTheEntriesOfTheSlotBeforeItMatchedOrNot() {
+    long[] keys = {300, 301, 302, 303};
+    byte[] span =
+        segment(
+            slot(0, 300, (byte) 0, (byte) 0x11),
+            sameAsBefore(1, 301),
+            slot(2, 999, (byte) 0, (byte) 0x21), // another chain's block: not read, but before
+            sameAsBefore(2, 302),
+            sameAsBefore(3, 303));
+    List<byte[]> values = values(span, keys, 0, 4);
+    assertThat(values.get(0)).containsExactly(0, 0x11);
+    assertThat(values.get(1)).containsExactly(0, 0x11);
+    assertThat(values.get(2)).containsExactly(0, 0x21);
+    assertThat(values.get(3)).containsExactly(0, 0x21);
+  }
+
   @Test
   void values_slotsInAnyOrderAndBranches_matchEachBlockByOffsetAndKey() {
     long[] keys = {100, 101, 102, 103, 104};

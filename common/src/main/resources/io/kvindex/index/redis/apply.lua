@@ -36,8 +36,9 @@ local MAX_SLOT = 4095
 local FIRST_EVENT = 15
 local SEGMENT, SPAN = '/s', '/S'
 local SEGMENT_BLOCKS, SPAN_FROM, SPAN_BLOCKS, MAX_POSITION = 16, 256, 256, 16777215
--- A span describes up to this many times the segment limit's blocks (16 times a segment's).
-local SPAN_LIMIT_FACTOR = 4
+-- A span's value may grow to this many bytes per slot of the segment limit (16 kB at 256): one
+-- chain's 256 blocks take about 2.9 kB.
+local SPAN_BYTES_PER_SLOT = 64
 local LOCATOR_LEN = 11
 local UNLOCATED = 'kvindex/unlocated'
 local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
@@ -341,51 +342,119 @@ local function applyChanges(v, list, live)
   return concat(parts), count
 end
 
--- Applies changes to a span value, which is written whole: a slot whose entries equal those of the
--- slot before it is written as its header with the length 0xFFFF and no entries (SAME_AS_BEFORE).
--- A span holds up to 256 consecutive blocks of a long chain, which mostly have the same holders,
--- so a long prompt's reply carries each holder set about once per run rather than once per block.
+-- Applies changes to a span value. A slot whose entries equal those of the slot before it is
+-- written as its header with the length 0xFFFF and no entries (SAME_AS_BEFORE): a span holds up to
+-- 256 consecutive blocks of a long chain, which mostly have the same holders, so a long prompt's
+-- reply carries each holder set about once per run rather than once per block. As in
+-- applyChanges, one walk over the slot headers (numbers only) finds where slots start, and runs of
+-- unchanged slots are copied whole; a slot is found by its block key (random bytes, which a plain
+-- find skips to quickly), then its offset. Unchanged slots keep the entries they stand for: a
+-- SAME_AS_BEFORE slot right after a changed or removed one is written with its entries unless the
+-- slot now before it has them. A changed or new slot is SAME_AS_BEFORE when the slot written before
+-- it has its entries. When every change is a block the span does not describe yet (a chain
+-- growing), the slots are appended without a walk, the first of them with its entries. Returns the
+-- new value ('' when no slot is left).
 local SAME_AS_BEFORE = char(255, 255)
 local function applySpanChanges(v, list, live)
-  local ids, vals, index, slots = {}, {}, {}, 0
-  local n, i, before = #v, 1, ''
+  local final, order = {}, {}
+  for c = 1, #list, 2 do
+    local id = list[c]
+    if final[id] == nil then order[#order + 1] = id end
+    final[id] = live(list[c + 1])
+  end
+  local new = true
+  for k = 1, #order do
+    if find(v, sub(order[k], 2), 2, true) then
+      new = false
+      break
+    end
+  end
+  if new then
+    local parts, last = {v}, nil
+    for _, id in ipairs(order) do
+      local val = final[id]
+      if val ~= '' then
+        if val == last then
+          parts[#parts + 1] = id .. SAME_AS_BEFORE
+        else
+          parts[#parts + 1] = id .. char((#val - #val % 256) / 256, #val % 256) .. val
+          last = val
+        end
+      end
+    end
+    return concat(parts)
+  end
+  -- nextOf: slot start -> the next one's; prevOf: slot start -> the previous one's.
+  local nextOf, prevOf = {}, {}
+  local n, i, lastStart = #v, 1, nil
   while i + 10 <= n do
     local len = byte(v, i + 9) * 256 + byte(v, i + 10)
-    local id, val = sub(v, i, i + 8), before
-    if len == 65535 then
-      i = i + 11
+    local stop = i + 11 + (len == 65535 and 0 or len)
+    nextOf[i], prevOf[i] = stop, lastStart
+    lastStart = i
+    i = stop
+  end
+  local function repeats(at)
+    return byte(v, at + 9) == 255 and byte(v, at + 10) == 255
+  end
+  -- The entries slot at of v stands for: its own, or those of the slot it repeats.
+  local function entriesAt(at)
+    while at and repeats(at) do at = prevOf[at] end
+    return at and sub(v, at + 11, nextOf[at] - 1) or ''
+  end
+  local replace, starts, appended = {}, {}, {}
+  for _, id in ipairs(order) do
+    local key, offset = sub(id, 2), byte(id, 1)
+    local at = find(v, key, 2, true)
+    while at and not (nextOf[at - 1] and byte(v, at - 1) == offset) do
+      at = find(v, key, at + 1, true)
+    end
+    if at then
+      at = at - 1
+      replace[at] = final[id]
+      starts[#starts + 1] = at
+    elseif final[id] ~= '' then
+      appended[#appended + 1] = id
+    end
+  end
+  table.sort(starts)
+  -- The entries of the slot written last: last, or those slot lastAt of v stands for.
+  local parts, from, last, lastAt = {}, 1, nil, nil
+  local function lastEntries()
+    if lastAt then
+      last, lastAt = entriesAt(lastAt), nil
+    end
+    return last
+  end
+  local function write(id, val)
+    if val == lastEntries() then
+      parts[#parts + 1] = id .. SAME_AS_BEFORE
     else
-      val = sub(v, i + 11, i + 10 + len)
-      i = i + 11 + len
+      parts[#parts + 1] = id .. char((#val - #val % 256) / 256, #val % 256) .. val
     end
-    before = val
-    slots = slots + 1
-    ids[slots], vals[slots], index[id] = id, val, slots
+    last, lastAt = val, nil
   end
-  for c = 1, #list, 2 do
-    local id, val = list[c], live(list[c + 1])
-    local k = index[id]
-    if k then
-      vals[k] = val
-    elseif val ~= '' then
-      slots = slots + 1
-      ids[slots], vals[slots], index[id] = id, val, slots
+  for _, at in ipairs(starts) do
+    if at > from then
+      parts[#parts + 1] = sub(v, from, at - 1)
+      lastAt = prevOf[at]
     end
-  end
-  local parts, count, last = {}, 0, nil
-  for k = 1, slots do
-    local val = vals[k]
-    if val ~= '' then
-      count = count + 1
-      if val == last then
-        parts[count] = ids[k] .. SAME_AS_BEFORE
-      else
-        parts[count] = ids[k] .. char((#val - #val % 256) / 256, #val % 256) .. val
-        last = val
+    if replace[at] ~= '' then write(sub(v, at, at + 8), replace[at]) end
+    from = nextOf[at]
+    if from <= n and replace[from] == nil and repeats(from) then
+      local old = entriesAt(from)
+      if old ~= lastEntries() then
+        write(sub(v, from, from + 8), old)
+        from = from + 11
       end
     end
   end
-  return concat(parts), count
+  if from <= n then
+    parts[#parts + 1] = sub(v, from)
+    lastAt = lastStart
+  end
+  for k = 1, #appended do write(appended[k], final[appended[k]]) end
+  return concat(parts)
 end
 
 -- A segment or span value: slots of offset (1), block key (8), value length (2), value (a span's
@@ -413,24 +482,31 @@ local function flushSegments()
     return dropped and concat(keep) or v
   end
   local limit = tonumber(ARGV[9])
-  local spanLimit = limit * SPAN_LIMIT_FACTOR
+  local spanBytes = limit * SPAN_BYTES_PER_SLOT
   local current = hmget(KEYS[4], segmentOrder)
   local out, del, overflowed = {}, {}, 0
   for s = 1, #segmentOrder do
     local v = current[s]
     if v ~= 'O' then
-      local span = sub(segmentOrder[s], -2) == SPAN
-      local nv, count = (span and applySpanChanges or applyChanges)(v or '', segments[segmentOrder[s]],
-        live)
-      if count > (span and spanLimit or limit) then
-        out[#out + 1] = segmentOrder[s]
+      local field = segmentOrder[s]
+      local nv, over
+      if sub(field, -2) == SPAN then
+        nv = applySpanChanges(v or '', segments[field], live)
+        over = #nv > spanBytes
+      else
+        local count
+        nv, count = applyChanges(v or '', segments[field], live)
+        over = count > limit
+      end
+      if over then
+        out[#out + 1] = field
         out[#out + 1] = 'O'
         overflowed = overflowed + 1
-      elseif count > 0 then
-        out[#out + 1] = segmentOrder[s]
+      elseif nv ~= '' then
+        out[#out + 1] = field
         out[#out + 1] = nv
       elseif v then
-        del[#del + 1] = segmentOrder[s]
+        del[#del + 1] = field
       end
     end
   end

@@ -384,33 +384,61 @@ local function applySpanChanges(v, list, live)
     end
     return concat(parts)
   end
-  -- nextOf: slot start -> the next one's; prevOf: slot start -> the previous one's.
-  local nextOf, prevOf = {}, {}
-  local n, i, lastStart = #v, 1, nil
-  while i + 10 <= n do
-    local len = byte(v, i + 9) * 256 + byte(v, i + 10)
-    local stop = i + 11 + (len == 65535 and 0 or len)
-    nextOf[i], prevOf[i] = stop, lastStart
-    lastStart = i
-    i = stop
-  end
+  -- Slots are found by their keys, then checked to start a slot by a walk over the headers
+  -- (numbers only) that goes on from where the last check left it (a call's blocks mostly come in
+  -- the span's order, so it walks to its last change, not the whole span) and records only the
+  -- slots it was asked about: that they start a slot, and the start of the slot whose own entries
+  -- the slot before them stands for (ownerBefore; false for none).
+  local n, walked, owner = #v, 1, false
+  local isStart, ownerBefore = {}, {}
   local function repeats(at)
-    return byte(v, at + 9) == 255 and byte(v, at + 10) == 255
+    local a, b = byte(v, at + 9, at + 10)
+    return a == 255 and b == 255
   end
-  -- The entries slot at of v stands for: its own, or those of the slot it repeats.
-  local function entriesAt(at)
-    while at and repeats(at) do at = prevOf[at] end
-    return at and sub(v, at + 11, nextOf[at] - 1) or ''
+  local function nextOf(at)
+    local a, b = byte(v, at + 9, at + 10)
+    local len = a * 256 + b
+    return at + 11 + (len == 65535 and 0 or len)
   end
-  local replace, starts, appended = {}, {}, {}
-  for _, id in ipairs(order) do
-    local key, offset = sub(id, 2), byte(id, 1)
-    local at = find(v, key, 2, true)
-    while at and not (nextOf[at - 1] and byte(v, at - 1) == offset) do
+  local function isSlot(c)
+    if isStart[c] then return true end
+    if c < walked then walked, owner = 1, false end
+    while walked < c and walked + 10 <= n do
+      local a, b = byte(v, walked + 9, walked + 10)
+      local len = a * 256 + b
+      if len == 65535 then
+        walked = walked + 11
+      else
+        owner = walked
+        walked = walked + 11 + len
+      end
+    end
+    if walked == c and c + 10 <= n then
+      isStart[c], ownerBefore[c] = true, owner
+      return true
+    end
+    return false
+  end
+  -- The own entries of the slot starting at own ('' for none).
+  local function entriesOf(own)
+    return own and sub(v, own + 11, nextOf(own) - 1) or ''
+  end
+  -- A slot's key found at a slot start with its offset; searched from where the last one was, then
+  -- from the start.
+  local function slotOf(key, offset, from)
+    local at = find(v, key, from, true)
+    while at do
+      if byte(v, at - 1) == offset and isSlot(at - 1) then return at - 1 end
       at = find(v, key, at + 1, true)
     end
+  end
+  local replace, starts, appended = {}, {}, {}
+  local hint = 2
+  for _, id in ipairs(order) do
+    local key, offset = sub(id, 2), byte(id, 1)
+    local at = slotOf(key, offset, hint) or (hint > 2 and slotOf(key, offset, 2))
     if at then
-      at = at - 1
+      hint = at + 1
       replace[at] = final[id]
       starts[#starts + 1] = at
     elseif final[id] ~= '' then
@@ -418,11 +446,12 @@ local function applySpanChanges(v, list, live)
     end
   end
   table.sort(starts)
-  -- The entries of the slot written last: last, or those slot lastAt of v stands for.
-  local parts, from, last, lastAt = {}, 1, nil, nil
+  -- The entries of the slot written last: last, or (when lastOwn is not nil) those of the slot of
+  -- v that lastOwn starts.
+  local parts, from, last, lastOwn = {}, 1, nil, nil
   local function lastEntries()
-    if lastAt then
-      last, lastAt = entriesAt(lastAt), nil
+    if lastOwn ~= nil then
+      last, lastOwn = entriesOf(lastOwn), nil
     end
     return last
   end
@@ -432,17 +461,18 @@ local function applySpanChanges(v, list, live)
     else
       parts[#parts + 1] = id .. char((#val - #val % 256) / 256, #val % 256) .. val
     end
-    last, lastAt = val, nil
+    last, lastOwn = val, nil
   end
   for _, at in ipairs(starts) do
     if at > from then
       parts[#parts + 1] = sub(v, from, at - 1)
-      lastAt = prevOf[at]
+      lastOwn = ownerBefore[at]
     end
     if replace[at] ~= '' then write(sub(v, at, at + 8), replace[at]) end
-    from = nextOf[at]
+    from = nextOf(at)
     if from <= n and replace[from] == nil and repeats(from) then
-      local old = entriesAt(from)
+      -- It stood for the entries this slot had in v.
+      local old = entriesOf(repeats(at) and ownerBefore[at] or at)
       if old ~= lastEntries() then
         write(sub(v, from, from + 8), old)
         from = from + 11
@@ -450,8 +480,9 @@ local function applySpanChanges(v, list, live)
     end
   end
   if from <= n then
+    -- The entries of the span's last slot are not known: the first slot appended carries its own.
     parts[#parts + 1] = sub(v, from)
-    lastAt = lastStart
+    last, lastOwn = nil, nil
   end
   for k = 1, #appended do write(appended[k], final[appended[k]]) end
   return concat(parts)

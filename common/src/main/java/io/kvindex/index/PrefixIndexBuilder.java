@@ -131,8 +131,9 @@ public final class PrefixIndexBuilder {
 
   /**
    * Blocks one segment field may describe before it is marked overflowed (see {@link
-   * #DEFAULT_SEGMENT_SLOTS}). Writers' setting; routers read whatever the index holds. Default
-   * {@value #DEFAULT_SEGMENT_SLOTS}.
+   * #DEFAULT_SEGMENT_SLOTS}); a span (256 blocks of a chain from position 256 on) overflows once
+   * its value would pass 64 bytes per slot of this. Writers' setting; routers read whatever the
+   * index holds. Default {@value #DEFAULT_SEGMENT_SLOTS}.
    */
   public PrefixIndexBuilder segmentSlots(int slots) {
     this.segmentSlots = Check.between(slots, 16, 4096, "segmentSlots");

@@ -23,12 +23,16 @@
  *   blocks   HASH  "kvindex/node" -> the node history (replication id) the group's data was
  *                  written on (lib.lua, adoptNode), "kvindex/epoch" -> a copy of meta's epoch;
  *                  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
- *                  (9 bytes: its segment head's key, its offset; present once its chain position
- *                  is known, so a located value has odd length), then entries of 2 bytes:
- *                  slot (12 bits) | tiers (4 bits: GPU 1, CPU 2, STORAGE 4, OTHER 8);
+ *                  (11 bytes: its head's key, its chain position (3 bytes BE); present once
+ *                  the position is known, so a located value has odd length), then entries of
+ *                  2 bytes: slot (12 bits) | tiers (4 bits: GPU 1, CPU 2, STORAGE 4, OTHER 8);
  *                  segment fields: a head's block field + "/s" (20 bytes) -> slots of offset(1)
  *                  key(8) length(2) entries, one per located block of the 16-block segment the
- *                  head starts (more where chains branch; "O" once past segmentSlots);
+ *                  head starts below position 256 (more where chains branch; "O" once past
+ *                  segmentSlots); span fields: a head's block field + "/S" -> the same for the
+ *                  256-block span a head at a multiple of 256 starts, where a slot of length
+ *                  0xFFFF has the entries of the slot before it ("O" once past 64 bytes per
+ *                  segmentSlots);
  *                  plus fields of other lengths, which GC leaves alone:
  *                  "kvindex/holders/" + podField -> a copy of the pod record (the scripts
  *                  write both in the same call), so one HMGET reads holders and blocks at once;

@@ -634,19 +634,8 @@ class RedisPrefixIndexTest {
     redis.slowlogReset();
     try {
       assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
-      List<List<String>> hmgets = new ArrayList<>();
-      List<List<String>> gets = new ArrayList<>();
-      for (Object entry : redis.slowlogGet(100)) {
-        List<String> args = new ArrayList<>();
-        for (Object arg : (List<?>) ((List<?>) entry).get(3)) {
-          args.add(new String((byte[]) arg, StandardCharsets.ISO_8859_1));
-        }
-        if (args.get(0).equalsIgnoreCase("hmget")) {
-          hmgets.add(args);
-        } else if (args.get(0).equalsIgnoreCase("get")) {
-          gets.add(args);
-        }
-      }
+      List<List<String>> hmgets = slowlogged("hmget");
+      List<List<String>> gets = slowlogged("get");
       assertThat(hmgets).hasSize(1);
       assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 4 + 2);
       assertThat(hmgets.get(0).get(7)).endsWith("/s");
@@ -829,7 +818,7 @@ class RedisPrefixIndexTest {
     redis.slowlogReset();
     try {
       assertThat(depth(index, 600, "b", "a")).isEqualTo(300);
-      List<String> hmget = slowHmgets().get(0);
+      List<String> hmget = slowlogged("hmget").get(0);
       assertThat(hmget).hasSize(2 + 4 + 1 + 16 + 2);
       assertThat(hmget.subList(hmget.size() - 2, hmget.size())).allMatch(f -> f.endsWith("/S"));
       assertThat(hmget.get(hmget.size() - 3)).endsWith("/s");
@@ -911,19 +900,22 @@ class RedisPrefixIndexTest {
     return new int[] {slots, own};
   }
 
-  /** The HMGETs in the slow log (every command, when its threshold is 0), newest first. */
-  private List<List<String>> slowHmgets() {
-    List<List<String>> hmgets = new ArrayList<>();
+  /**
+   * The slow log's commands of one name (every command, when its threshold is 0), newest first,
+   * each as its arguments.
+   */
+  private List<List<String>> slowlogged(String command) {
+    List<List<String>> found = new ArrayList<>();
     for (Object entry : redis.slowlogGet(100)) {
       List<String> args = new ArrayList<>();
       for (Object arg : (List<?>) ((List<?>) entry).get(3)) {
         args.add(new String((byte[]) arg, StandardCharsets.ISO_8859_1));
       }
-      if (args.get(0).equalsIgnoreCase("hmget")) {
-        hmgets.add(args);
+      if (args.get(0).equalsIgnoreCase(command)) {
+        found.add(args);
       }
     }
-    return hmgets;
+    return found;
   }
 
   private long unlocated() {

@@ -18,15 +18,15 @@ public final class IndexMeters {
   public static final String LOOKUP_REREADS = "kvindex.index.lookup.rereads";
 
   /**
-   * Counter: group lookups that read every block field of the prompt instead of its segments,
-   * because the group holds blocks stored with an unknown parent, or the keys do not start at a
-   * segment head.
+   * Counter: group lookups that read every block field of the prompt instead of its segments and
+   * spans, because the group holds blocks stored with an unknown parent, or the keys do not start
+   * at a chain's block 0.
    */
   public static final String LOOKUP_BLOCK_READS = "kvindex.index.lookup.block.reads";
 
   /**
-   * Counter: group lookups that read some overflowed segment (one past the segment slot limit) as
-   * its 16 block fields, in the same HMGET as the prompt's other segments.
+   * Counter: group lookups that read some overflowed segment or span (one past its limit) as its 16
+   * or 256 block fields, in the same HMGET as the prompt's other segments.
    */
   public static final String LOOKUP_OVERFLOW_READS = "kvindex.index.lookup.overflow.reads";
 

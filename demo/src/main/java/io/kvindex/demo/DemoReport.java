@@ -173,7 +173,7 @@ public final class DemoReport {
     if (b.indexReads != null) {
       line(
           s,
-          "  index lookups: %d; reading an overflowed segment as its 16 block fields: %d;"
+          "  index lookups: %d; reading an overflowed segment or span as its block fields: %d;"
               + " reading every block field (unplaced blocks in the index): %d",
           b.indexReads.lookups(),
           b.indexReads.overflowReads(),

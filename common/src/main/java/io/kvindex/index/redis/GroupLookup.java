@@ -22,9 +22,9 @@ import java.util.concurrent.Executor;
  *       generation moved between two reads of one lookup (it reads everything in one call);
  *   <li><b>head</b>: a GET of the gate key beside one HMGET of the slots generation, the unlocated
  *       count, the records of the candidates whose cached record is not usable, and the prompt: its
- *       first block's field and its segment fields (an overflowed segment's block fields in its
- *       place) while the group holds no unlocated block and the keys start a segment, else its
- *       first {@value #FIRST_CHUNK} block fields;
+ *       first block's field and its segment and span fields (an overflowed one's block fields in
+ *       its place) while the group holds no unlocated block and the keys start at the chain's block
+ *       0, else its first {@value #FIRST_CHUNK} block fields;
  *   <li><b>chunk</b>: the prompt's next block fields (4 times the last read, at most {@value
  *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
  * </ul>
@@ -35,8 +35,8 @@ import java.util.concurrent.Executor;
  *
  * <p>A head read sends the next turn elsewhere when its answer demands it: the gate is open
  * (script), the generation moved since the records were cached (head, every record read afresh),
- * the keys do not start a segment (head by block fields), unlocated blocks appeared or a segment
- * overflowed since (head by the new plan).
+ * the keys do not start at the chain's block 0 (head by block fields), unlocated blocks appeared or
+ * a segment or span overflowed since (head by the new plan).
  */
 final class GroupLookup {
   /** Block fields of a first read by block fields: one round trip up to 4 096 tokens. */

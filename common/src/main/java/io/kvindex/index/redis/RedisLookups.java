@@ -160,14 +160,15 @@ final class RedisLookups {
             registry,
             IndexMeters.LOOKUP_BLOCK_READS,
             "Group lookups that read every block field of the prompt: the group holds blocks"
-                + " stored with a parent the index did not know, or the keys do not start a"
-                + " segment");
+                + " stored with a parent the index did not know, or the keys do not start at a"
+                + " chain's block 0");
     this.overflowReads =
         counter(
             registry,
             IndexMeters.LOOKUP_OVERFLOW_READS,
-            "Group lookups that read an overflowed segment (more branches than segmentSlots) as"
-                + " its 16 block fields, in the same HMGET as the other segments");
+            "Group lookups that read an overflowed segment or span (more branches than"
+                + " segmentSlots allows) as its 16 or 256 block fields, in the same HMGET as the"
+                + " other segments");
     this.nodeUnverified =
         counter(
             registry,

@@ -303,6 +303,23 @@ end
 -- slot: one walk over the slot headers (numbers only) marks where slots start, each change's id
 -- is found with a plain find and counts only at a slot's start, and the runs of unchanged slots
 -- between changed ones are copied whole. Changed slots stay in place; new ones are appended.
+-- A slot: its id (offset, key), its entries' length (2 bytes), its entries.
+local function encodeSlot(id, val)
+  return id .. char((#val - #val % 256) / 256, #val % 256) .. val
+end
+
+-- A field's changes ({slot id, entries}*, '' removing a slot) as each slot's last entries, without
+-- dead slots' (live), and the ids in the order of their first change.
+local function latestChanges(list, live)
+  local final, order = {}, {}
+  for c = 1, #list, 2 do
+    local id = list[c]
+    if final[id] == nil then order[#order + 1] = id end
+    final[id] = live(list[c + 1])
+  end
+  return final, order
+end
+
 local function applyChanges(v, list, live)
   local isStart, count, n, i = {}, 0, #v, 1
   while i + 10 <= n do
@@ -310,12 +327,9 @@ local function applyChanges(v, list, live)
     isStart[i] = true
     i = i + 11 + byte(v, i + 9) * 256 + byte(v, i + 10)
   end
-  local final, order = {}, {}
-  for c = 1, #list, 2 do
-    local id = list[c]
-    if final[id] == nil then order[#order + 1] = id end
-    local val = live(list[c + 1])
-    final[id] = val == '' and '' or id .. char((#val - #val % 256) / 256, #val % 256) .. val
+  local final, order = latestChanges(list, live)
+  for _, id in ipairs(order) do
+    if final[id] ~= '' then final[id] = encodeSlot(id, final[id]) end
   end
   local replace, starts, appended = {}, {}, {}
   for _, id in ipairs(order) do
@@ -356,41 +370,8 @@ end
 -- new value ('' when no slot is left).
 local SAME_AS_BEFORE = char(255, 255)
 local function applySpanChanges(v, list, live)
-  local final, order = {}, {}
-  for c = 1, #list, 2 do
-    local id = list[c]
-    if final[id] == nil then order[#order + 1] = id end
-    final[id] = live(list[c + 1])
-  end
-  local new = true
-  for k = 1, #order do
-    if find(v, sub(order[k], 2), 2, true) then
-      new = false
-      break
-    end
-  end
-  if new then
-    local parts, last = {v}, nil
-    for _, id in ipairs(order) do
-      local val = final[id]
-      if val ~= '' then
-        if val == last then
-          parts[#parts + 1] = id .. SAME_AS_BEFORE
-        else
-          parts[#parts + 1] = id .. char((#val - #val % 256) / 256, #val % 256) .. val
-          last = val
-        end
-      end
-    end
-    return concat(parts)
-  end
-  -- Slots are found by their keys, then checked to start a slot by a walk over the headers
-  -- (numbers only) that goes on from where the last check left it (a call's blocks mostly come in
-  -- the span's order, so it walks to its last change, not the whole span) and records only the
-  -- slots it was asked about: that they start a slot, and the start of the slot whose own entries
-  -- the slot before them stands for (ownerBefore; false for none).
-  local n, walked, owner = #v, 1, false
-  local isStart, ownerBefore = {}, {}
+  local final, order = latestChanges(list, live)
+  local n = #v
   local function repeats(at)
     local a, b = byte(v, at + 9, at + 10)
     return a == 255 and b == 255
@@ -400,6 +381,44 @@ local function applySpanChanges(v, list, live)
     local len = a * 256 + b
     return at + 11 + (len == 65535 and 0 or len)
   end
+  -- The own entries of the slot starting at own ('' for none).
+  local function entriesOf(own)
+    return own and sub(v, own + 11, nextOf(own) - 1) or ''
+  end
+  -- The entries of the slot written last: last, or (when lastOwn is not nil) those of the slot of
+  -- v that lastOwn starts.
+  local parts, last, lastOwn = {}, nil, nil
+  local function lastEntries()
+    if lastOwn ~= nil then
+      last, lastOwn = entriesOf(lastOwn), nil
+    end
+    return last
+  end
+  local function write(id, val)
+    parts[#parts + 1] = val == lastEntries() and id .. SAME_AS_BEFORE or encodeSlot(id, val)
+    last, lastOwn = val, nil
+  end
+  local new = true
+  for k = 1, #order do
+    if find(v, sub(order[k], 2), 2, true) then
+      new = false
+      break
+    end
+  end
+  if new then
+    parts[1] = v
+    for _, id in ipairs(order) do
+      if final[id] ~= '' then write(id, final[id]) end
+    end
+    return concat(parts)
+  end
+  -- Slots are found by their keys, then checked to start a slot by a walk over the headers
+  -- (numbers only) that goes on from where the last check left it (a call's blocks mostly come in
+  -- the span's order, so it walks to its last change, not the whole span) and records only the
+  -- slots it was asked about: that they start a slot, and the start of the slot whose own entries
+  -- the slot before them stands for (ownerBefore; false for none).
+  local walked, owner = 1, false
+  local isStart, ownerBefore = {}, {}
   local function isSlot(c)
     if isStart[c] then return true end
     if c < walked then walked, owner = 1, false end
@@ -418,10 +437,6 @@ local function applySpanChanges(v, list, live)
       return true
     end
     return false
-  end
-  -- The own entries of the slot starting at own ('' for none).
-  local function entriesOf(own)
-    return own and sub(v, own + 11, nextOf(own) - 1) or ''
   end
   -- A slot's key found at a slot start with its offset; searched from where the last one was, then
   -- from the start.
@@ -446,23 +461,7 @@ local function applySpanChanges(v, list, live)
     end
   end
   table.sort(starts)
-  -- The entries of the slot written last: last, or (when lastOwn is not nil) those of the slot of
-  -- v that lastOwn starts.
-  local parts, from, last, lastOwn = {}, 1, nil, nil
-  local function lastEntries()
-    if lastOwn ~= nil then
-      last, lastOwn = entriesOf(lastOwn), nil
-    end
-    return last
-  end
-  local function write(id, val)
-    if val == lastEntries() then
-      parts[#parts + 1] = id .. SAME_AS_BEFORE
-    else
-      parts[#parts + 1] = id .. char((#val - #val % 256) / 256, #val % 256) .. val
-    end
-    last, lastOwn = val, nil
-  end
+  local from = 1
   for _, at in ipairs(starts) do
     if at > from then
       parts[#parts + 1] = sub(v, from, at - 1)

@@ -743,12 +743,7 @@ class RedisPrefixIndexTest {
       if (e.getKey().length == KeySchema.BLOCK_FIELD_BYTES) {
         runs.add(new int[] {v.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0, v.length});
       } else if (e.getKey().length == KeySchema.SEGMENT_FIELD_BYTES) {
-        for (int i = 0; i + 11 <= v.length; ) {
-          int length = ((v[i + 9] & 0xff) << 8) | (v[i + 10] & 0xff);
-          int end = i + 11 + (length == SegmentCodec.SAME_AS_BEFORE ? 0 : length);
-          runs.add(new int[] {i + 11, end});
-          i = end;
-        }
+        slotEntries(v).stream().filter(r -> r != null).forEach(runs::add);
       }
       for (int[] run : runs) {
         for (int k = run[0]; k + 1 < run[1]; k += 2) {
@@ -890,14 +885,27 @@ class RedisPrefixIndexTest {
     byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0);
     byte[] v =
         redis.hget(new KeySchema("t", 1).blocks(0), KeySchema.segmentField(prefix, headKey, true));
-    int slots = 0;
-    int own = 0;
-    for (int i = 0; i + 11 <= v.length; slots++) {
+    List<int[]> slots = slotEntries(v);
+    return new int[] {slots.size(), (int) slots.stream().filter(r -> r != null).count()};
+  }
+
+  /**
+   * Per slot of a segment or span value, where its own entries lie ({from, to}), or null for a slot
+   * that has the entries of the slot before it.
+   */
+  private static List<int[]> slotEntries(byte[] v) {
+    List<int[]> slots = new ArrayList<>();
+    for (int i = 0; i + 11 <= v.length; ) {
       int length = ((v[i + 9] & 0xff) << 8) | (v[i + 10] & 0xff);
-      own += length == SegmentCodec.SAME_AS_BEFORE ? 0 : 1;
-      i += 11 + (length == SegmentCodec.SAME_AS_BEFORE ? 0 : length);
+      if (length == SegmentCodec.SAME_AS_BEFORE) {
+        slots.add(null);
+        i += 11;
+      } else {
+        slots.add(new int[] {i + 11, i + 11 + length});
+        i += 11 + length;
+      }
     }
-    return new int[] {slots, own};
+    return slots;
   }
 
   /**

@@ -1,12 +1,8 @@
 package io.kvindex.index;
 
 import io.kvindex.common.Check;
-import java.util.AbstractSet;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -22,7 +18,7 @@ import java.util.Set;
  *     each key the child of the one before it (a Redis index reads them 16 to a segment field, by
  *     their offsets under the first key)
  * @param candidatePods the pods the router may choose from (at most {@value #MAX_CANDIDATES});
- *     duplicates are ignored
+ *     duplicates are ignored ({@link CandidatePods})
  * @param cacheGroup the KV-cache group (0 for models with one group), 0 to 65535
  */
 public record LookupRequest(
@@ -36,17 +32,14 @@ public record LookupRequest(
     Check.notNull(keyMode, "keyMode");
     Check.notNull(blockKeys, "blockKeys");
     Check.notNull(candidatePods, "candidatePods");
-    if (!(candidatePods instanceof Candidates)) {
-      candidatePods = new Candidates(candidatePods);
-    }
+    candidatePods = CandidatePods.of(candidatePods).asSet();
     Check.between(cacheGroup, 0, 0xFFFF, "cacheGroup");
   }
 
   /** A request for cache group 0. */
   public static LookupRequest of(
       String model, KeyMode keyMode, long[] blockKeys, Collection<String> pods) {
-    return new LookupRequest(
-        model, keyMode, blockKeys, new Candidates(Check.notNull(pods, "candidatePods")), 0);
+    return new LookupRequest(model, keyMode, blockKeys, CandidatePods.of(pods).asSet(), 0);
   }
 
   /** A request for cache group 0, its keys given as a list (copied into an array). */
@@ -91,44 +84,5 @@ public record LookupRequest(
         + ", cacheGroup="
         + cacheGroup
         + "]";
-  }
-
-  /**
-   * The candidates as a request keeps them: checked, in the order given, without duplicates,
-   * unmodifiable. A request made from one keeps it as it is (one copy per request).
-   */
-  private static final class Candidates extends AbstractSet<String> {
-    private final Set<String> pods;
-
-    Candidates(Collection<String> given) {
-      Set<String> checked = new LinkedHashSet<>(given.size() * 4 / 3 + 1);
-      for (String pod : given) {
-        checked.add(Check.name(pod, "candidate pod"));
-      }
-      if (checked.size() > MAX_CANDIDATES) {
-        throw new IllegalArgumentException(
-            "candidatePods must name at most "
-                + MAX_CANDIDATES
-                + " pods, got "
-                + checked.size()
-                + "; split the request");
-      }
-      pods = Collections.unmodifiableSet(checked);
-    }
-
-    @Override
-    public Iterator<String> iterator() {
-      return pods.iterator();
-    }
-
-    @Override
-    public int size() {
-      return pods.size();
-    }
-
-    @Override
-    public boolean contains(Object o) {
-      return pods.contains(o);
-    }
   }
 }

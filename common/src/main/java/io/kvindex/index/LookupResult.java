@@ -17,7 +17,18 @@ import java.util.Optional;
 public record LookupResult(Map<String, PodMatch> pods, boolean complete) {
 
   public LookupResult {
-    pods = Collections.unmodifiableMap(new LinkedHashMap<>(Check.notNull(pods, "pods")));
+    if (!(Check.notNull(pods, "pods") instanceof PodMatches)) {
+      pods = Collections.unmodifiableMap(new LinkedHashMap<>(pods));
+    }
+  }
+
+  /**
+   * A result over matches already in request order, without copying them.
+   *
+   * @param matches one per pod answered, no pod twice, no nulls; nobody may change the array after
+   */
+  public static LookupResult inOrder(PodMatch[] matches, boolean complete) {
+    return new LookupResult(new PodMatches(matches), complete);
   }
 
   /** The pod with the greatest depth (ties: the higher score, then request order), if any. */

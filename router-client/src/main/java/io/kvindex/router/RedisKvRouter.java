@@ -12,6 +12,7 @@ import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouterBuilder.RouterConfig;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -167,8 +168,6 @@ final class RedisKvRouter implements KvRouter {
     // Highest score first, ties in request order: the pods holding something sorted (a stable
     // sort), then the rest (scores are never negative) as they came.
     int candidates = request.candidatePods().size();
-    List<PodMatch> pods = new ArrayList<>(candidates);
-    List<PodMatch> cold = new ArrayList<>(candidates);
     // The result lists the candidates in request order; it names every one when every group
     // answered, so it is read in order rather than looked up pod by pod.
     Iterable<PodMatch> matches =
@@ -177,19 +176,57 @@ final class RedisKvRouter implements KvRouter {
             : request.candidatePods().stream()
                 .map(pod -> result.pods().getOrDefault(pod, PodMatch.none(pod)))
                 .toList();
+    PodMatch[] ranked = new PodMatch[candidates];
+    double[] scores = new double[candidates];
+    int warm = 0;
+    boolean hit = false;
     for (PodMatch match : matches) {
-      (match.score() > 0 ? pods : cold).add(match);
+      if (match.score() > 0) {
+        scores[warm] = match.score();
+        ranked[warm++] = match;
+      }
+      hit |= match.depth() > 0;
     }
-    pods.sort((a, b) -> Double.compare(b.score(), a.score()));
-    pods.addAll(cold);
-    boolean hit = pods.stream().anyMatch(p -> p.depth() > 0);
+    int at = warm;
+    for (PodMatch match : matches) {
+      if (!(match.score() > 0)) {
+        ranked[at++] = match;
+      }
+    }
+    sortByScore(ranked, scores, warm);
     return new Scores(
         request.model(),
         blockSize,
         blockKeys,
         affinity,
-        pods,
+        Arrays.asList(ranked),
         hit ? Scores.Outcome.HIT : Scores.Outcome.MISS);
+  }
+
+  /** Candidates sorted apart up to this many; more go to the library's merge sort. */
+  private static final int INSERTION_SORTED = 64;
+
+  /**
+   * Sorts {@code ranked[0, n)} by score, highest first, keeping the order of equal scores: an
+   * insertion sort of primitives for the few warm candidates a prompt has, {@link Arrays#sort}
+   * (stable) for more. {@code scores[0, n)} holds their scores on entry and is scratch space.
+   */
+  static void sortByScore(PodMatch[] ranked, double[] scores, int n) {
+    if (n > INSERTION_SORTED) {
+      Arrays.sort(ranked, 0, n, (a, b) -> Double.compare(b.score(), a.score()));
+      return;
+    }
+    for (int i = 1; i < n; i++) {
+      PodMatch match = ranked[i];
+      double score = scores[i];
+      int j = i - 1;
+      for (; j >= 0 && scores[j] < score; j--) {
+        ranked[j + 1] = ranked[j];
+        scores[j + 1] = scores[j];
+      }
+      ranked[j + 1] = match;
+      scores[j + 1] = score;
+    }
   }
 
   /**

@@ -1,9 +1,9 @@
 package io.kvindex.router;
 
 import io.kvindex.common.Check;
+import io.kvindex.index.CandidatePods;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashSet;
 import java.util.List;
 
 /**
@@ -18,8 +18,8 @@ import java.util.List;
  * @param tokenIds the prompt's token ids, or {@code null} when {@code blockKeys} is given
  * @param blockKeys precomputed block keys (unsigned 64-bit), or {@code null} when {@code tokenIds}
  *     is given
- * @param candidatePods the pods the request may go to (duplicates dropped); an empty list gets an
- *     empty answer
+ * @param candidatePods the pods the request may go to (duplicates dropped, {@link CandidatePods});
+ *     an empty list gets an empty answer
  */
 public record ScoreRequest(
     String model,
@@ -34,10 +34,11 @@ public record ScoreRequest(
     if ((tokenIds == null) == (blockKeys == null)) {
       throw new IllegalArgumentException("give exactly one of tokenIds and blockKeys");
     }
-    candidatePods = List.copyOf(new LinkedHashSet<>(Check.notNull(candidatePods, "pods")));
-    for (String pod : candidatePods) {
-      Check.notBlank(pod, "candidate pod name");
+    CandidatePods checked = CandidatePods.of(Check.notNull(candidatePods, "pods"));
+    if (checked.anyBlank()) {
+      checked.forEach(pod -> Check.notBlank(pod, "candidate pod name"));
     }
+    candidatePods = checked;
     if (lora != null && lora.isEmpty()) {
       lora = null;
     }

@@ -54,7 +54,8 @@ public class RouterPathBenchmark {
   private int[] tokens;
   private long[] keys;
   private List<String> pods;
-  private List<byte[]> records;
+  private LookupDecoder.Layout layout;
+  private PodMatch[] none;
   private byte[][] segments;
   private double[] weights;
 
@@ -69,13 +70,15 @@ public class RouterPathBenchmark {
     }
     keys = hasher.blockHashes(tokens);
     pods = new ArrayList<>();
-    records = new ArrayList<>();
+    List<byte[]> records = new ArrayList<>();
     int[] depth = new int[PODS];
     for (int p = 0; p < PODS; p++) {
       pods.add("pod-" + p);
       records.add(record(p + 1));
       depth[p] = p < FULL ? BLOCKS : p < FULL + PARTIAL ? 1 + random.nextInt(BLOCKS) : 0;
     }
+    layout = LookupDecoder.Layout.of(records, false); // a router keeps these across lookups
+    none = LookupDecoder.none(pods);
     segments = new byte[BLOCKS / KeySchema.SEGMENT_BLOCKS][];
     for (int k = 0; k < segments.length; k++) {
       segments[k] = segment(k, depth);
@@ -106,14 +109,14 @@ public class RouterPathBenchmark {
 
   /** The segment values into block values, then into per-pod matches. */
   @Benchmark
-  public Map<String, PodMatch> decode() {
+  public PodMatch[] decode() {
     BlockValues values = new BlockValues(BLOCKS);
     for (int k = 0; k < segments.length; k++) {
       int start = k * KeySchema.SEGMENT_BLOCKS;
       int end = start + KeySchema.SEGMENT_BLOCKS;
       SegmentCodec.read(values, values.extend(end - start), segments[k], keys, start, end);
     }
-    LookupDecoder decoder = new LookupDecoder(pods, records, weights, false);
+    LookupDecoder decoder = new LookupDecoder(none, layout, weights);
     decoder.addValues(values);
     return decoder.matches();
   }
@@ -134,11 +137,8 @@ public class RouterPathBenchmark {
     return rank(decode());
   }
 
-  private List<PodMatch> rank(Map<String, PodMatch> matches) {
-    List<PodMatch> ranked = new ArrayList<>(pods.size());
-    for (String pod : pods) {
-      ranked.add(matches.getOrDefault(pod, PodMatch.none(pod)));
-    }
+  private static List<PodMatch> rank(PodMatch[] matches) {
+    List<PodMatch> ranked = new ArrayList<>(List.of(matches));
     ranked.sort(Comparator.comparingDouble(PodMatch::score).reversed());
     return ranked;
   }

@@ -1,12 +1,13 @@
 package io.kvindex.index.redis;
 
 import io.kvindex.index.PodMatch;
+import io.kvindex.index.redis.RedisLookups.GroupCandidates;
 import io.kvindex.index.redis.RedisLookups.PodKeys;
+import io.kvindex.index.redis.RedisLookups.ResolvedRecords;
 import io.kvindex.redis.RedisOutcome;
 import io.lettuce.core.KeyValue;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
@@ -54,15 +55,16 @@ final class GroupLookup {
   private static final int MAX_TURNS = 32;
 
   /** A turn's result: the answer (null when Redis stayed unavailable), or another turn. */
-  private record Step(boolean done, Map<String, PodMatch> matches) {
+  private record Step(boolean done, PodMatch[] matches) {
     static final Step AGAIN = new Step(false, null);
 
-    static Step answer(Map<String, PodMatch> matches) {
+    static Step answer(PodMatch[] matches) {
       return new Step(true, matches);
     }
   }
 
   private final RedisLookups ctx;
+  private final GroupCandidates group;
   private final int g;
   private final List<String> pods;
   private final List<PodKeys> candidates;
@@ -89,30 +91,25 @@ final class GroupLookup {
   private int turns;
 
   /**
-   * @param pods the group's candidates, in request order
-   * @param candidates their keys, in the same order
+   * @param group the group's candidates, in request order, with their keys
    */
-  GroupLookup(
-      RedisLookups ctx,
-      int g,
-      List<String> pods,
-      List<PodKeys> candidates,
-      Prompt prompt,
-      Executor decode) {
+  GroupLookup(RedisLookups ctx, GroupCandidates group, Prompt prompt, Executor decode) {
     this.ctx = ctx;
     this.activationsAtStart = ctx.activations();
     this.decode = decode;
-    this.g = g;
-    this.pods = pods;
+    this.group = group;
+    this.g = group.g;
+    this.pods = group.pods;
     this.prompt = prompt;
-    this.candidates = candidates;
+    this.candidates = group.keys;
   }
 
-  CompletableFuture<Map<String, PodMatch>> run() {
+  /** The group's candidates' matches in their order, or null when Redis stayed unavailable. */
+  CompletableFuture<PodMatch[]> run() {
     return turn();
   }
 
-  private CompletableFuture<Map<String, PodMatch>> turn() {
+  private CompletableFuture<PodMatch[]> turn() {
     CompletableFuture<Step> step;
     if (!verified && ctx.mustVerify(g)) {
       // A pause in this group's reads, which every failover makes: is the node serving it the one
@@ -158,8 +155,11 @@ final class GroupLookup {
     // record's deadline (only ever moved later, except by changes that move the generation) has
     // not passed; the others are read with the blocks.
     long nowMs = now.isDone() ? now.join() : Long.MAX_VALUE;
+    ResolvedRecords resolved = group.resolved;
     List<Integer> fresh = new ArrayList<>();
-    for (int i = 0; i < candidates.size(); i++) {
+    for (int i = 0;
+        (resolved == null || !resolved.covers(known, nowMs)) && i < candidates.size();
+        i++) {
       if (known == null || !known.usable(candidates.get(i).name(), nowMs)) {
         fresh.add(i);
       }
@@ -244,7 +244,7 @@ final class GroupLookup {
         ctx.unlocated.set(g, 0);
       }
     }
-    decoder = new LookupDecoder(pods, read.records(), ctx.weights, false);
+    decoder = new LookupDecoder(group.none(), read.layout(), ctx.weights);
     decoder.addValues(values);
     generation = read.generation();
     decodedBlocks = values.size();
@@ -349,8 +349,8 @@ final class GroupLookup {
 
   /**
    * A head read: the speculation deadline, the slots generation, the unlocated count, the
-   * candidates' records (null when the cached ones are stale and not all were read), the block
-   * values, and the records read, to cache.
+   * candidates' records (null when the cached ones are stale and not all were read) and their
+   * decoder layout, the block values, and the records read, to cache.
    */
   private record HeadRead(
       long now,
@@ -360,6 +360,7 @@ final class GroupLookup {
       String epoch,
       String node,
       List<byte[]> records,
+      LookupDecoder.Layout layout,
       List<byte[]> values,
       PodRecords learned) {}
 
@@ -379,12 +380,11 @@ final class GroupLookup {
     for (int i = 0; i < fresh.size(); i++) {
       learned.put(candidates.get(fresh.get(i)).name(), value(reply.get(READ_HEADER + i)));
     }
-    List<byte[]> live = null;
+    ResolvedRecords resolved = null;
     if (same || fresh.size() == candidates.size()) {
-      live = new ArrayList<>(candidates.size());
-      for (PodKeys keys : candidates) {
-        byte[] v = learned.get(keys.name());
-        live.add(v != null && v.length >= 8 && Bytes.deadline(v) >= nowMs ? v : null);
+      resolved = group.resolved;
+      if (resolved == null || !resolved.covers(learned, nowMs)) {
+        resolved = resolve(learned, nowMs);
       }
     }
     List<byte[]> values = new ArrayList<>(reply.size() - READ_HEADER - fresh.size());
@@ -392,7 +392,42 @@ final class GroupLookup {
       values.add(value(reply.get(i)));
     }
     return new HeadRead(
-        nowMs, speculation, gen, unlocatedBlocks, epoch, node, live, values, learned);
+        nowMs,
+        speculation,
+        gen,
+        unlocatedBlocks,
+        epoch,
+        node,
+        resolved == null ? null : resolved.live(),
+        resolved == null ? null : resolved.layout(),
+        values,
+        learned);
+  }
+
+  /**
+   * The candidates' live records in {@code learned} at {@code nowMs} (Redis clock) and their
+   * decoder layout; kept for the lookups after this one when every candidate's record was usable
+   * (none need reading again), for as long as no deadline passes.
+   */
+  private ResolvedRecords resolve(PodRecords learned, long nowMs) {
+    List<byte[]> live = new ArrayList<>(candidates.size());
+    boolean allUsable = true;
+    long until = Long.MAX_VALUE;
+    for (PodKeys keys : candidates) {
+      allUsable &= learned.usable(keys.name(), nowMs);
+      byte[] v = learned.get(keys.name());
+      boolean alive = v != null && v.length >= 8 && Bytes.deadline(v) >= nowMs;
+      live.add(alive ? v : null);
+      if (alive) {
+        until = Math.min(until, Bytes.deadline(v));
+      }
+    }
+    ResolvedRecords resolved =
+        new ResolvedRecords(learned, live, LookupDecoder.Layout.of(live, false), nowMs, until);
+    if (allUsable) {
+      group.resolved = resolved;
+    }
+    return resolved;
   }
 
   private static byte[] value(KeyValue<byte[], byte[]> kv) {

@@ -5,7 +5,6 @@ import io.kvindex.index.PodMatch;
 import io.kvindex.index.Tier;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -29,7 +28,8 @@ final class LookupDecoder {
    */
   static final int LOCATOR_BYTES = 11;
 
-  private final List<String> pods;
+  /** Per candidate, in order, its {@link PodMatch#none}: the match of one holding nothing. */
+  private final PodMatch[] none;
 
   /** Per stream: its rank ({@link #NO_RANK} for a candidate's speculative-only stream). */
   private final int[] streamRank;
@@ -63,41 +63,74 @@ final class LookupDecoder {
   private int block;
 
   /**
-   * @param records per candidate, its pod record (8-byte deadline, then (slot u16, rank u16)
-   *     pairs), or null when unknown or expired
-   * @param weights what {@link #weights} gives for the index's settings (read, never changed)
-   * @param speculative whether runs may carry speculative marks: each candidate then also gets a
-   *     rank-less stream, which only marks can feed
+   * Which streams the candidates' records give and which slot feeds which stream: what a decoder
+   * reads with, worked out from the records alone, so that lookups of the same candidates with the
+   * same records share one. Immutable (its arrays are never changed once made).
    */
-  LookupDecoder(List<String> pods, List<byte[]> records, double[] weights, boolean speculative) {
-    this.pods = pods;
-    int extra = speculative ? 1 : 0;
-    int streams = 0;
-    for (byte[] rec : records) {
-      streams += extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
+  static final class Layout {
+    private final int[] streamRank;
+    private final int[][] streamsOfPod;
+    private final int[] streamOfSlot;
+
+    private Layout(int[] streamRank, int[][] streamsOfPod, int[] streamOfSlot) {
+      this.streamRank = streamRank;
+      this.streamsOfPod = streamsOfPod;
+      this.streamOfSlot = streamOfSlot;
     }
-    streamRank = new int[streams];
-    streamsOfPod = new int[pods.size()][];
-    streamOfSlot = new int[highestSlot(records) + 1];
-    int next = 0;
-    for (int p = 0; p < pods.size(); p++) {
-      byte[] rec = records.get(p);
-      int own = extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
-      int[] mine = new int[own];
-      for (int k = 8, i = 0; rec != null && k + 3 < rec.length; k += 4, i++) {
-        int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
-        if (slot > 0 && slot < SLOTS) {
-          streamOfSlot[slot] = next + 1;
+
+    /**
+     * @param records per candidate, its pod record (8-byte deadline, then (slot u16, rank u16)
+     *     pairs), or null when unknown or expired
+     * @param speculative whether runs may carry speculative marks: each candidate then also gets a
+     *     rank-less stream, which only marks can feed
+     */
+    static Layout of(List<byte[]> records, boolean speculative) {
+      int extra = speculative ? 1 : 0;
+      int streams = 0;
+      for (byte[] rec : records) {
+        streams += extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
+      }
+      int[] streamRank = new int[streams];
+      int[][] streamsOfPod = new int[records.size()][];
+      int[] streamOfSlot = new int[highestSlot(records) + 1];
+      int next = 0;
+      for (int p = 0; p < records.size(); p++) {
+        byte[] rec = records.get(p);
+        int own = extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
+        int[] mine = new int[own];
+        for (int k = 8, i = 0; rec != null && k + 3 < rec.length; k += 4, i++) {
+          int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
+          if (slot > 0 && slot < SLOTS) {
+            streamOfSlot[slot] = next + 1;
+          }
+          mine[i] = next;
+          streamRank[next++] = ((rec[k + 2] & 0xff) << 8) | (rec[k + 3] & 0xff);
         }
-        mine[i] = next;
-        streamRank[next++] = ((rec[k + 2] & 0xff) << 8) | (rec[k + 3] & 0xff);
+        if (speculative) {
+          mine[own - 1] = next;
+          streamRank[next++] = NO_RANK;
+        }
+        streamsOfPod[p] = mine;
       }
-      if (speculative) {
-        mine[own - 1] = next;
-        streamRank[next++] = NO_RANK;
-      }
-      streamsOfPod[p] = mine;
+      return new Layout(streamRank, streamsOfPod, streamOfSlot);
     }
+
+    int streams() {
+      return streamRank.length;
+    }
+  }
+
+  /**
+   * @param none per candidate, in the order of the records the layout was made from, its {@link
+   *     PodMatch#none} (read, never changed)
+   * @param weights what {@link #weights} gives for the index's settings (read, never changed)
+   */
+  LookupDecoder(PodMatch[] none, Layout layout, double[] weights) {
+    this.none = none;
+    this.streamRank = layout.streamRank;
+    this.streamsOfPod = layout.streamsOfPod;
+    this.streamOfSlot = layout.streamOfSlot;
+    int streams = layout.streams();
     any = new int[streams];
     confirmed = new int[streams];
     gpu = new int[streams];
@@ -128,6 +161,15 @@ final class LookupDecoder {
     return highest;
   }
 
+  /** Each pod's {@link PodMatch#none}, in order. */
+  static PodMatch[] none(List<String> pods) {
+    PodMatch[] none = new PodMatch[pods.size()];
+    for (int p = 0; p < none.length; p++) {
+      none[p] = PodMatch.none(pods.get(p));
+    }
+    return none;
+  }
+
   /** Per tier bit mask (16), the weight of its best tier: what a decoder scores with. */
   static double[] weights(IndexConfig config) {
     double[] weights = new double[16];
@@ -138,13 +180,12 @@ final class LookupDecoder {
   }
 
   /** Decodes lookup.lua's reply: pod records, then (value, speculative mark, run) triples. */
-  static Map<String, PodMatch> decodeScriptReply(
-      List<String> pods, List<Object> reply, double[] weights) {
+  static PodMatch[] decodeScriptReply(List<String> pods, List<Object> reply, double[] weights) {
     List<byte[]> records = new ArrayList<>(pods.size());
     for (Object rec : (List<?>) reply.get(0)) {
       records.add(rec instanceof byte[] bytes ? bytes : null);
     }
-    LookupDecoder decoder = new LookupDecoder(pods, records, weights, true);
+    LookupDecoder decoder = new LookupDecoder(none(pods), Layout.of(records, true), weights);
     for (int i = 1; i + 2 < reply.size(); i += 3) {
       if (!decoder.add((byte[]) reply.get(i), (byte[]) reply.get(i + 1), (Long) reply.get(i + 2))) {
         break;
@@ -236,15 +277,15 @@ final class LookupDecoder {
   }
 
   /** The matches so far, in candidate order. */
-  Map<String, PodMatch> matches() {
-    Map<String, PodMatch> out = new LinkedHashMap<>(pods.size() * 4 / 3 + 1);
-    for (int p = 0; p < pods.size(); p++) {
-      out.put(pods.get(p), match(pods.get(p), streamsOfPod[p]));
+  PodMatch[] matches() {
+    PodMatch[] out = new PodMatch[none.length];
+    for (int p = 0; p < out.length; p++) {
+      out[p] = match(none[p], streamsOfPod[p]);
     }
     return out;
   }
 
-  private PodMatch match(String pod, int[] own) {
+  private PodMatch match(PodMatch none, int[] own) {
     int depth = 0;
     int confirmedDepth = 0;
     int gpuDepth = 0;
@@ -268,6 +309,10 @@ final class LookupDecoder {
         }
       }
     }
-    return new PodMatch(pod, depth, gpuDepth, gpuCpuDepth, best, ranks, depth > confirmedDepth);
+    if (depth == 0) {
+      return none; // no stream matched a block: no score, no rank, nothing speculative
+    }
+    return new PodMatch(
+        none.pod(), depth, gpuDepth, gpuCpuDepth, best, ranks, depth > confirmedDepth);
   }
 }

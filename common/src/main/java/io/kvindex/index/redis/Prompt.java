@@ -14,7 +14,11 @@ final class Prompt {
   private final long[] keys;
   private static final int SHORT_SEGMENTS = KeySchema.SPAN_FROM / KeySchema.SEGMENT_BLOCKS;
 
-  private final byte[][] segmentFields;
+  private final int segmentCount;
+
+  /** The segment fields, made together on first use (a segment read needs every one). */
+  private volatile byte[][] segmentFields;
+
   private List<byte[]> blockFields;
   private volatile boolean byBlockFields;
 
@@ -25,7 +29,7 @@ final class Prompt {
   Prompt(byte[] prefix, long[] keys) {
     this.prefix = prefix;
     this.keys = keys;
-    this.segmentFields = new byte[segmentCount(keys.length)][];
+    this.segmentCount = segmentCount(keys.length);
   }
 
   int length() {
@@ -48,7 +52,7 @@ final class Prompt {
   }
 
   int segments() {
-    return segmentFields.length;
+    return segmentCount;
   }
 
   int segmentStart(int k) {
@@ -61,11 +65,20 @@ final class Prompt {
     return Math.min(keys.length, segmentStart(k + 1));
   }
 
-  synchronized byte[] segmentField(int k) {
-    if (segmentFields[k] == null) {
-      segmentFields[k] = KeySchema.segmentField(prefix, keys[segmentStart(k)], k >= SHORT_SEGMENTS);
+  byte[] segmentField(int k) {
+    byte[][] fields = segmentFields;
+    return (fields != null ? fields : makeSegmentFields())[k];
+  }
+
+  private synchronized byte[][] makeSegmentFields() {
+    if (segmentFields == null) {
+      byte[][] fields = new byte[segmentCount][];
+      for (int k = 0; k < fields.length; k++) {
+        fields[k] = KeySchema.segmentField(prefix, keys[segmentStart(k)], k >= SHORT_SEGMENTS);
+      }
+      segmentFields = fields;
     }
-    return segmentFields[k];
+    return segmentFields;
   }
 
   /** The segments (and spans) a chain's first {@code length} blocks lie in. */

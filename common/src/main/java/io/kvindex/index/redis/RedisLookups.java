@@ -2,6 +2,7 @@ package io.kvindex.index.redis;
 
 import static io.kvindex.index.redis.Bytes.ascii;
 
+import io.kvindex.index.CandidatePods;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.IndexMeters;
 import io.kvindex.index.KeyMode;
@@ -18,9 +19,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -46,6 +45,9 @@ final class RedisLookups {
 
   /** Candidates' keys and models' prefixes cached; each cache starts afresh past this size. */
   private static final int KEY_CACHE_LIMIT = 1 << 16;
+
+  /** Candidate lists (per model) whose groups are cached; the cache starts afresh past this. */
+  private static final int PLAN_CACHE_LIMIT = 1 << 10;
 
   final IndexConfig config;
 
@@ -104,14 +106,71 @@ final class RedisLookups {
   /** A pod's group, field and holder and speculative key: lookups need them per candidate. */
   record PodKeys(PodName name, int group, byte[] field, byte[] holder, byte[] speculative) {}
 
-  /** One group's candidates, in request order, with their keys. */
-  private static final class Candidates {
+  /**
+   * One index group's candidates of a candidate list, in request order, with their keys and their
+   * positions in the request; and the records and decoder layout a lookup of them last resolved,
+   * which later lookups take as they are while the group's cached records are the same and the time
+   * is within the span those records are valid for.
+   */
+  static final class GroupCandidates {
+    final int g;
     final List<String> pods = new ArrayList<>();
     final List<PodKeys> keys = new ArrayList<>();
+    private int[] positions = new int[4];
+    private PodMatch[] none;
+    volatile ResolvedRecords resolved;
 
-    void add(String pod, PodKeys podKeys) {
+    GroupCandidates(int g) {
+      this.g = g;
+    }
+
+    private void add(String pod, PodKeys podKeys, int position) {
+      if (pods.size() == positions.length) {
+        positions = Arrays.copyOf(positions, 2 * positions.length);
+      }
+      positions[pods.size()] = position;
       pods.add(pod);
       keys.add(podKeys);
+    }
+
+    /** Each candidate's {@link PodMatch#none}, in order. */
+    PodMatch[] none() {
+      return none;
+    }
+
+    /** Done adding: makes {@link #none}. */
+    private GroupCandidates complete() {
+      none = LookupDecoder.none(pods);
+      return this;
+    }
+  }
+
+  /**
+   * The candidates' live records (null for a pod with none, or not live) and their decoder layout,
+   * as resolved from {@code records} at {@code from}: every candidate's cached record was usable
+   * then, and each usable or live verdict stays as it was until {@code until}, the earliest
+   * deadline that had not passed (Redis clock, ms).
+   */
+  record ResolvedRecords(
+      PodRecords records, List<byte[]> live, LookupDecoder.Layout layout, long from, long until) {
+    boolean covers(PodRecords current, long nowMs) {
+      return current == records && nowMs >= from && nowMs <= until;
+    }
+  }
+
+  /** A candidate list's groups, ascending: worked out once per list and model. */
+  private record CandidatePlan(int size, GroupCandidates[] groups) {}
+
+  /** A model and a candidate list, the list compared by identity ({@link CandidatePods#of}). */
+  private record PlanKey(String model, CandidatePods pods) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof PlanKey k && k.pods == pods && k.model.equals(model);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * model.hashCode() + System.identityHashCode(pods);
     }
   }
 
@@ -119,6 +178,7 @@ final class RedisLookups {
 
   private final Map<PodName, PodKeys> podCache = new ConcurrentHashMap<>();
   private final Map<Scope, byte[]> prefixCache = new ConcurrentHashMap<>();
+  private final Map<PlanKey, CandidatePlan> planCache = new ConcurrentHashMap<>();
 
   RedisLookups(
       IndexConfig config,
@@ -241,27 +301,60 @@ final class RedisLookups {
    * @param decode where the replies are decoded (the I/O thread when {@code Runnable::run})
    */
   CompletableFuture<LookupResult> lookup(LookupRequest request, Executor decode) {
-    Map<Integer, Candidates> byGroup = new TreeMap<>();
-    for (String pod : request.candidatePods()) {
-      PodKeys keys = podKeys(request.model(), pod);
-      byGroup.computeIfAbsent(keys.group(), x -> new Candidates()).add(pod, keys);
-    }
-    if (request.length() == 0 || byGroup.isEmpty()) {
-      return CompletableFuture.completedFuture(merge(request, List.of()));
+    CandidatePlan plan = plan(request.model(), CandidatePods.of(request.candidatePods()));
+    if (request.length() == 0 || plan.groups().length == 0) {
+      PodMatch[] none = new PodMatch[plan.size()];
+      int i = 0;
+      for (String pod : request.candidatePods()) {
+        none[i++] = PodMatch.none(pod);
+      }
+      return CompletableFuture.completedFuture(LookupResult.inOrder(none, true));
     }
     Prompt prompt =
         new Prompt(
             fieldPrefix(request.keyMode(), request.model(), request.cacheGroup()),
             request.blockKeys());
-    List<CompletableFuture<Map<String, PodMatch>>> parts = new ArrayList<>(byGroup.size());
-    byGroup.forEach(
-        (g, group) ->
-            parts.add(new GroupLookup(this, g, group.pods, group.keys, prompt, decode).run()));
-    if (parts.size() == 1) {
-      return parts.get(0).thenApply(part -> merge(request, Collections.singletonList(part)));
+    GroupCandidates[] groups = plan.groups();
+    if (groups.length == 1) {
+      // One group's candidates are the request's, in its order.
+      return new GroupLookup(this, groups[0], prompt, decode)
+          .run()
+          .thenApply(part -> merge(plan, new PodMatch[][] {part}));
     }
-    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-        .thenApply(x -> merge(request, parts.stream().map(CompletableFuture::join).toList()));
+    @SuppressWarnings("unchecked")
+    CompletableFuture<PodMatch[]>[] parts = new CompletableFuture[groups.length];
+    for (int k = 0; k < groups.length; k++) {
+      parts[k] = new GroupLookup(this, groups[k], prompt, decode).run();
+    }
+    return CompletableFuture.allOf(parts)
+        .thenApply(
+            x -> {
+              PodMatch[][] answers = new PodMatch[parts.length][];
+              for (int k = 0; k < parts.length; k++) {
+                answers[k] = parts[k].join();
+              }
+              return merge(plan, answers);
+            });
+  }
+
+  /** The candidates' groups with their keys, worked out once per candidate list and model. */
+  private CandidatePlan plan(String model, CandidatePods pods) {
+    PlanKey key = new PlanKey(model, pods);
+    CandidatePlan plan = planCache.get(key);
+    if (plan == null) {
+      Map<Integer, GroupCandidates> byGroup = new TreeMap<>();
+      for (int i = 0; i < pods.size(); i++) {
+        PodKeys keys = podKeys(model, pods.get(i));
+        byGroup.computeIfAbsent(keys.group(), GroupCandidates::new).add(pods.get(i), keys, i);
+      }
+      byGroup.values().forEach(GroupCandidates::complete);
+      plan = new CandidatePlan(pods.size(), byGroup.values().toArray(GroupCandidates[]::new));
+      if (planCache.size() >= PLAN_CACHE_LIMIT) {
+        planCache.clear();
+      }
+      planCache.put(key, plan);
+    }
+    return plan;
   }
 
   /** One plain HMGET of a group's blocks hash. */
@@ -286,7 +379,7 @@ final class RedisLookups {
   }
 
   /** The lookup while the group's speculation gate is open: lookup.lua reads spec hashes too. */
-  CompletableFuture<Map<String, PodMatch>> scriptLookup(
+  CompletableFuture<PodMatch[]> scriptLookup(
       int g, List<String> pods, List<PodKeys> candidates, List<byte[]> fields, Executor decode) {
     byte[][] args = new byte[1 + pods.size() + fields.size()][];
     byte[][] k = new byte[2 + pods.size()][];
@@ -391,29 +484,35 @@ final class RedisLookups {
     return cached;
   }
 
-  private static LookupResult merge(LookupRequest request, List<Map<String, PodMatch>> parts) {
-    Map<String, PodMatch> all = parts.size() == 1 && parts.get(0) != null ? parts.get(0) : null;
-    if (all != null && all.size() == request.candidatePods().size()) {
-      return new LookupResult(all, true); // one group's answer is already in request order
+  /**
+   * The groups' answers (null for a group that stayed unavailable) in request order; the result is
+   * incomplete, without the unanswered groups' candidates, when some group did not answer.
+   */
+  private static LookupResult merge(CandidatePlan plan, PodMatch[][] parts) {
+    if (parts.length == 1 && parts[0] != null) {
+      return LookupResult.inOrder(parts[0], true);
     }
-    boolean complete = parts.stream().allMatch(part -> part != null);
-    if (all == null) {
-      all = new HashMap<>();
-      for (Map<String, PodMatch> part : parts) {
-        if (part != null) {
-          all.putAll(part);
+    PodMatch[] all = new PodMatch[plan.size()];
+    int answered = 0;
+    for (int k = 0; k < parts.length; k++) {
+      if (parts[k] != null) {
+        int[] positions = plan.groups()[k].positions;
+        for (int i = 0; i < parts[k].length; i++) {
+          all[positions[i]] = parts[k][i];
         }
+        answered += parts[k].length;
       }
     }
-    Map<String, PodMatch> ordered = new LinkedHashMap<>();
-    for (String pod : request.candidatePods()) {
-      PodMatch match = all.get(pod);
+    if (answered == all.length) {
+      return LookupResult.inOrder(all, true);
+    }
+    PodMatch[] some = new PodMatch[answered];
+    int at = 0;
+    for (PodMatch match : all) {
       if (match != null) {
-        ordered.put(pod, match);
-      } else if (parts.isEmpty()) {
-        ordered.put(pod, PodMatch.none(pod));
+        some[at++] = match;
       }
     }
-    return new LookupResult(ordered, complete);
+    return LookupResult.inOrder(some, false);
   }
 }

@@ -1,5 +1,8 @@
 package io.kvindex.index.redis;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -10,6 +13,9 @@ import java.util.Arrays;
  * instance per decode.
  */
 final class BlockValues {
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
   /** Per block: 0 when no one holds it, else 1 + its array's index in {@link #arrays}. */
   private final int[] source;
 
@@ -88,7 +94,30 @@ final class BlockValues {
     if (a == 0 || b == 0) {
       return length(i) == 0 && length(j) == 0;
     }
-    return Arrays.equals(arrays[a - 1], from(i), to(i), arrays[b - 1], from(j), to(j));
+    return equal(arrays[a - 1], from(i), to(i), arrays[b - 1], from(j), to(j));
+  }
+
+  /**
+   * Whether two ranges hold the same bytes: eight at a time, which for the few dozen bytes a
+   * block's entries take is quicker than {@link Arrays#equals}'s general path.
+   */
+  private static boolean equal(byte[] a, int aFrom, int aTo, byte[] b, int bFrom, int bTo) {
+    int n = aTo - aFrom;
+    if (n != bTo - bFrom) {
+      return false;
+    }
+    int k = 0;
+    for (; k + Long.BYTES <= n; k += Long.BYTES) {
+      if ((long) LONGS.get(a, aFrom + k) != (long) LONGS.get(b, bFrom + k)) {
+        return false;
+      }
+    }
+    for (; k < n; k++) {
+      if (a[aFrom + k] != b[bFrom + k]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private int length(int i) {

@@ -18,6 +18,11 @@ import java.util.Map;
 final class LookupDecoder {
   private static final int GPU = Tier.GPU.bit();
   private static final int GPU_CPU = Tier.GPU.bit() | Tier.CPU.bit();
+  private static final int TIER_BITS = 0x0f;
+
+  /** In a stream's {@link #kind}, beside its tier bits: the engine's own entries hold the run. */
+  private static final int CONFIRMED = 0x10;
+
   private static final int NO_RANK = -1;
   private static final int SLOTS = 4096;
   private static final byte[] NO_MARK = new byte[0];
@@ -42,7 +47,6 @@ final class LookupDecoder {
    */
   private final int[] streamOfSlot;
 
-  private final int[] any;
   private final int[] confirmed;
   private final int[] gpu;
   private final int[] gpuCpu;
@@ -55,6 +59,18 @@ final class LookupDecoder {
   private final int[] tierStamp;
   private final int[] markStamp;
   private int run;
+
+  /**
+   * Per stream: how it holds the blocks of its current stretch (tier bits, {@link #CONFIRMED}), 0
+   * before its first; and the block the stretch began at. A stretch is credited (score, the depths)
+   * when it ends: when the kind changes, the stream stops, or the matches are read.
+   */
+  private final int[] kind;
+
+  private final int[] since;
+
+  /** Per stream: its depth once it stopped (an active stream's is the block count). */
+  private final int[] any;
 
   /** Streams whose depth still equals the block count: only they can grow. */
   private final int[] active;
@@ -132,6 +148,8 @@ final class LookupDecoder {
     this.streamOfSlot = layout.streamOfSlot;
     int streams = layout.streams();
     any = new int[streams];
+    kind = new int[streams];
+    since = new int[streams];
     confirmed = new int[streams];
     gpu = new int[streams];
     gpuCpu = new int[streams];
@@ -226,31 +244,49 @@ final class LookupDecoder {
       }
     }
     // Every block of the run has the same holders: each still-matching stream that holds it
-    // grows by the run's length; the others stop for good.
+    // goes on (its stretch of one kind of holding is settled when the kind changes); the others
+    // stop for good.
     int kept = 0;
     for (int a = 0; a < activeCount; a++) {
       int s = active[a];
       int engine = tierStamp[s] == run ? tiers[s] : 0;
       int t = markStamp[s] == run ? engine | GPU : engine;
       if (t == 0) {
+        settle(s);
+        any[s] = block;
         continue;
       }
       active[kept++] = s;
-      any[s] += (int) length;
-      score[s] += weight[t] * length;
-      if (confirmed[s] == block && engine != 0) {
-        confirmed[s] += (int) length;
-      }
-      if (gpu[s] == block && (t & GPU) != 0) {
-        gpu[s] += (int) length;
-      }
-      if (gpuCpu[s] == block && (t & GPU_CPU) != 0) {
-        gpuCpu[s] += (int) length;
+      int k = engine != 0 ? t | CONFIRMED : t;
+      if (k != kind[s]) {
+        settle(s);
+        kind[s] = k;
       }
     }
     activeCount = kept;
     block += (int) length;
     return kept > 0;
+  }
+
+  /**
+   * Credits stream {@code s} with its stretch of one kind of holding, from where it began to the
+   * current block, and starts the next one there.
+   */
+  private void settle(int s) {
+    int k = kind[s];
+    int from = since[s];
+    int length = block - from;
+    score[s] += weight[k & TIER_BITS] * length;
+    if (confirmed[s] == from && (k & CONFIRMED) != 0) {
+      confirmed[s] = block;
+    }
+    if (gpu[s] == from && (k & GPU) != 0) {
+      gpu[s] = block;
+    }
+    if (gpuCpu[s] == from && (k & GPU_CPU) != 0) {
+      gpuCpu[s] = block;
+    }
+    since[s] = block;
   }
 
   /** Adds block values in prompt order (no speculative marks), runs of equal entries at a time. */
@@ -278,6 +314,11 @@ final class LookupDecoder {
 
   /** The matches so far, in candidate order. */
   PodMatch[] matches() {
+    for (int a = 0; a < activeCount; a++) {
+      int s = active[a];
+      settle(s);
+      any[s] = block;
+    }
     PodMatch[] out = new PodMatch[none.length];
     for (int p = 0; p < out.length; p++) {
       out[p] = match(none[p], streamsOfPod[p]);

@@ -3,6 +3,8 @@ package io.kvindex.index.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class BlockValuesTest {
   @Test
@@ -31,6 +33,30 @@ class BlockValuesTest {
     assertThat(values.sameEntries(0, 1)).as("equal bytes at other offsets").isTrue();
     assertThat(values.sameEntries(0, 3)).as("equal bytes in another array").isTrue();
     assertThat(values.sameEntries(1, 2)).as("one range longer").isFalse();
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {2, 8, 14, 16, 22, 64})
+  void sameEntries_longRanges_anyByteDifferingTells(int length) {
+    byte[] a = new byte[3 + length];
+    byte[] b = new byte[5 + length];
+    for (int k = 0; k < length; k++) {
+      a[3 + k] = (byte) (k * 7 + 1);
+      b[5 + k] = (byte) (k * 7 + 1);
+    }
+    BlockValues same = new BlockValues(2);
+    int first = same.extend(2);
+    same.set(first, same.source(a), 3, 3 + length);
+    same.set(first + 1, same.source(b), 5, 5 + length);
+    assertThat(same.sameEntries(0, 1)).isTrue();
+    for (int k = 0; k < length; k++) {
+      byte[] changed = b.clone();
+      changed[5 + k] ^= 0x40;
+      BlockValues values = new BlockValues(2);
+      values.set(values.extend(2), values.source(a), 3, 3 + length);
+      values.set(1, values.source(changed), 5, 5 + length);
+      assertThat(values.sameEntries(0, 1)).as("byte %d differs", k).isFalse();
+    }
   }
 
   @Test

@@ -2,9 +2,9 @@ package io.kvindex.index.redis;
 
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.redis.RedisLookups.GroupCandidates;
+import io.kvindex.index.redis.RedisLookups.HeadReply;
 import io.kvindex.index.redis.RedisLookups.PodKeys;
 import io.kvindex.index.redis.RedisLookups.ResolvedRecords;
-import io.kvindex.redis.RedisOutcome;
 import io.lettuce.core.KeyValue;
 import java.util.ArrayList;
 import java.util.List;
@@ -188,14 +188,13 @@ final class GroupLookup {
     for (int i = 0; i < payload.size(); i++) {
       fields[READ_HEADER + fresh.size() + i] = payload.get(i);
     }
-    CompletableFuture<RedisOutcome<byte[]>> gate = ctx.readGate(g);
-    return ctx.read(g, fields)
-        .thenCombine(gate, HeadReply::new)
+    return ctx.readWithGate(g, fields)
         .thenCombineAsync(
             now,
             (reply, ms) ->
-                reply.blocks().isDone() && reply.gate().isDone()
-                    ? absorb(headRead(reply, fresh, known, ms), known, bySegment, payload)
+                reply.isDone()
+                    ? absorb(
+                        headRead(reply.orElseThrow(), fresh, known, ms), known, bySegment, payload)
                     : Step.answer(null),
             decode);
   }
@@ -364,13 +363,9 @@ final class GroupLookup {
       List<byte[]> values,
       PodRecords learned) {}
 
-  /** The two commands of a head read: the blocks hash's fields and the speculation gate. */
-  private record HeadReply(
-      RedisOutcome<List<KeyValue<byte[], byte[]>>> blocks, RedisOutcome<byte[]> gate) {}
-
   private HeadRead headRead(HeadReply outcome, List<Integer> fresh, PodRecords known, long nowMs) {
-    List<KeyValue<byte[], byte[]>> reply = outcome.blocks().orElseThrow();
-    long speculation = Bytes.decimal(outcome.gate().orElseThrow());
+    List<KeyValue<byte[], byte[]>> reply = outcome.blocks();
+    long speculation = Bytes.decimal(outcome.gate());
     long gen = Bytes.decimal(value(reply.get(0)));
     long unlocatedBlocks = Bytes.decimal(value(reply.get(1)));
     String epoch = Bytes.textOrEmpty(value(reply.get(2)));

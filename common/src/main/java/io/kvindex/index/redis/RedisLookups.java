@@ -366,15 +366,23 @@ final class RedisLookups {
         .toCompletableFuture();
   }
 
+  /** A head read's two replies: the blocks hash's fields and the speculation gate's value. */
+  record HeadReply(List<KeyValue<byte[], byte[]>> blocks, byte[] gate) {}
+
   /**
-   * The group's speculation gate, read beside the head read's HMGET (a separate key: routers may
-   * not write the blocks hash). Not atomic with it: a route recorded in between is as if recorded
-   * just after the lookup.
+   * A head read: one HMGET of the group's blocks hash beside a GET of its speculation gate (a
+   * separate key: routers may not write the blocks hash), sent together and retried together as one
+   * call. Not atomic: a route recorded in between is as if recorded just after the lookup.
    */
-  CompletableFuture<RedisOutcome<byte[]>> readGate(int g) {
+  CompletableFuture<RedisOutcome<HeadReply>> readWithGate(int g, byte[][] fields) {
     return reads
         .calls()
-        .<byte[]>call("lookup", () -> commands.get(keys.speculationGate(g)))
+        .<HeadReply>call(
+            "lookup",
+            () ->
+                commands
+                    .hmget(keys.blocks(g), fields)
+                    .thenCombine(commands.get(keys.speculationGate(g)), HeadReply::new))
         .toCompletableFuture();
   }
 

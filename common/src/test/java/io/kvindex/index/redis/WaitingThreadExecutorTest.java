@@ -3,7 +3,10 @@ package io.kvindex.index.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -49,5 +52,76 @@ class WaitingThreadExecutorTest {
     executor.execute(() -> ranOn.set(Thread.currentThread()));
 
     assertThat(ranOn.get()).isSameAs(Thread.currentThread());
+  }
+
+  @Test
+  void await_interrupted_cancelsKeepsTheInterruptAndSaysSo() throws Exception {
+    CompletableFuture<String> never = new CompletableFuture<>();
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
+    Thread waiter =
+        new Thread(
+            () -> {
+              try {
+                new WaitingThreadExecutor().await(never);
+              } catch (RuntimeException e) {
+                thrown.set(e);
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+              }
+            },
+            "waiter");
+    waiter.start();
+    while (waiter.getState() != Thread.State.WAITING) {
+      Thread.onSpinWait();
+    }
+    waiter.interrupt();
+    waiter.join(10_000);
+
+    assertThat(thrown.get())
+        .isInstanceOf(CancellationException.class)
+        .hasMessageContaining("interrupted");
+    assertThat(stillInterrupted.get()).isTrue();
+    assertThat(never).isCancelled();
+  }
+
+  @Test
+  void await_manyTasksFromManyThreads_runsEveryOneOnTheWaiter() throws Exception {
+    WaitingThreadExecutor executor = new WaitingThreadExecutor();
+    int tasks = 200;
+    AtomicInteger ranHere = new AtomicInteger();
+    CountDownLatch submitted = new CountDownLatch(tasks);
+    CompletableFuture<Void> all = new CompletableFuture<>();
+    Thread self = Thread.currentThread();
+    for (int t = 0; t < 4; t++) {
+      new Thread(
+              () -> {
+                for (int i = 0; i < tasks / 4; i++) {
+                  executor.execute(
+                      () -> {
+                        if (Thread.currentThread() == self) {
+                          ranHere.incrementAndGet();
+                        }
+                      });
+                  submitted.countDown();
+                }
+              },
+              "io-" + t)
+          .start();
+    }
+    new Thread(
+            () -> {
+              try {
+                submitted.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              executor.execute(() -> all.complete(null));
+            },
+            "io-last")
+        .start();
+
+    executor.await(all);
+
+    assertThat(ranHere).hasValue(tasks);
   }
 }

@@ -53,10 +53,12 @@ final class LookupDecoder {
   private final double[] score;
   private final double[] weight;
 
-  /** Per stream: engine tiers and speculative GPU of the current run, valid when stamped. */
-  private final int[] tiers;
+  /**
+   * Per stream: the run that last listed it (bits 4 and up) and the engine tiers it listed (bits 0
+   * to 3), in one int so that an entry costs one store.
+   */
+  private final int[] runTiers;
 
-  private final int[] tierStamp;
   private final int[] markStamp;
   private int run;
 
@@ -154,8 +156,7 @@ final class LookupDecoder {
     gpu = new int[streams];
     gpuCpu = new int[streams];
     score = new double[streams];
-    tiers = new int[streams];
-    tierStamp = new int[streams];
+    runTiers = new int[streams];
     markStamp = new int[streams];
     active = new int[streams];
     for (int s = 0; s < streams; s++) {
@@ -233,8 +234,7 @@ final class LookupDecoder {
       int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
       int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
       if (s >= 0) {
-        tiers[s] = value[e + 1] & 0x0f;
-        tierStamp[s] = run;
+        runTiers[s] = (run << 4) | (value[e + 1] & TIER_BITS);
       }
     }
     for (int m = 0; mark != null && m + 1 < mark.length; m += 2) {
@@ -249,7 +249,8 @@ final class LookupDecoder {
     int kept = 0;
     for (int a = 0; a < activeCount; a++) {
       int s = active[a];
-      int engine = tierStamp[s] == run ? tiers[s] : 0;
+      int listed = runTiers[s];
+      int engine = listed >>> 4 == run ? listed & TIER_BITS : 0;
       int t = markStamp[s] == run ? engine | GPU : engine;
       if (t == 0) {
         settle(s);

@@ -26,6 +26,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -46,8 +47,10 @@ final class RedisLookups {
   /** Candidates' keys and models' prefixes cached; each cache starts afresh past this size. */
   private static final int KEY_CACHE_LIMIT = 1 << 16;
 
-  /** Candidate lists (per model) whose groups are cached; the cache starts afresh past this. */
-  private static final int PLAN_CACHE_LIMIT = 1 << 10;
+  /**
+   * Candidates, summed over the lists whose groups are cached, past which that cache starts afresh.
+   */
+  private static final int PLAN_CACHE_PODS = 1 << 16;
 
   final IndexConfig config;
 
@@ -179,6 +182,7 @@ final class RedisLookups {
   private final Map<PodName, PodKeys> podCache = new ConcurrentHashMap<>();
   private final Map<Scope, byte[]> prefixCache = new ConcurrentHashMap<>();
   private final Map<PlanKey, CandidatePlan> planCache = new ConcurrentHashMap<>();
+  private final AtomicInteger planPods = new AtomicInteger();
 
   RedisLookups(
       IndexConfig config,
@@ -349,8 +353,10 @@ final class RedisLookups {
       }
       byGroup.values().forEach(GroupCandidates::complete);
       plan = new CandidatePlan(pods.size(), byGroup.values().toArray(GroupCandidates[]::new));
-      if (planCache.size() >= PLAN_CACHE_LIMIT) {
+      int weight = 1 + pods.size(); // an empty list under many model names counts too
+      if (planPods.addAndGet(weight) > PLAN_CACHE_PODS) {
         planCache.clear();
+        planPods.set(weight);
       }
       planCache.put(key, plan);
     }

@@ -356,8 +356,8 @@ final class GroupLookup {
       long speculationUntil,
       long generation,
       long unlocated,
-      String epoch,
-      String node,
+      byte[] epoch,
+      byte[] node,
       List<byte[]> records,
       LookupDecoder.Layout layout,
       List<byte[]> values,
@@ -368,8 +368,8 @@ final class GroupLookup {
     long speculation = Bytes.decimal(outcome.gate());
     long gen = Bytes.decimal(value(reply.get(0)));
     long unlocatedBlocks = Bytes.decimal(value(reply.get(1)));
-    String epoch = Bytes.textOrEmpty(value(reply.get(2)));
-    String node = Bytes.textOrEmpty(value(reply.get(3)));
+    byte[] epoch = value(reply.get(2));
+    byte[] node = value(reply.get(3));
     boolean same = known != null && known.generation() == gen;
     PodRecords learned = !same ? new PodRecords(gen) : fresh.isEmpty() ? known : known.copy();
     for (int i = 0; i < fresh.size(); i++) {

@@ -76,6 +76,9 @@ final class RedisLookups {
    */
   static final long VERIFY_AFTER_NANOS = 500_000_000L;
 
+  /** How often, at most, a group's last answered read is noted: 10 ms. */
+  static final long ANSWERED_EVERY_NANOS = 10_000_000L;
+
   /** Per group, System.nanoTime of the last answered read (0: none yet, or a read failed since). */
   private final AtomicLongArray lastAnswered;
 
@@ -98,6 +101,13 @@ final class RedisLookups {
   private final AtomicReferenceArray<String> seenEpoch;
 
   private final AtomicReferenceArray<String> seenNode;
+
+  /** Per group, the epoch and node fields as last read (null: none read yet), to compare. */
+  private final AtomicReferenceArray<byte[]> seenEpochField;
+
+  private final AtomicReferenceArray<byte[]> seenNodeField;
+
+  private static final byte[] NO_VALUE = new byte[0];
   private final IndexIdentity identity;
 
   final Counter recordsRead;
@@ -200,6 +210,8 @@ final class RedisLookups {
     this.identity = identity;
     this.seenEpoch = new AtomicReferenceArray<>(config.groups());
     this.seenNode = new AtomicReferenceArray<>(config.groups());
+    this.seenEpochField = new AtomicReferenceArray<>(config.groups());
+    this.seenNodeField = new AtomicReferenceArray<>(config.groups());
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
     this.lastAnswered = new AtomicLongArray(config.groups());
@@ -280,11 +292,20 @@ final class RedisLookups {
         || answeredOn.get(g) != activations.getAsLong();
   }
 
-  /** A lookup of the group that began at {@code activationsAtStart} was answered. */
+  /**
+   * A lookup of the group that began at {@code activationsAtStart} was answered. The time is noted
+   * at most every {@value #ANSWERED_EVERY_NANOS} ns, so that lookups in a row do not all write the
+   * same slot: a pause may be taken for one that much sooner, never later.
+   */
   void answered(int g, long activationsAtStart) {
+    if (answeredOn.get(g) != activationsAtStart) {
+      answeredOn.set(g, activationsAtStart);
+    }
     long now = System.nanoTime();
-    answeredOn.set(g, activationsAtStart);
-    lastAnswered.set(g, now == 0 ? 1 : now);
+    long last = lastAnswered.get(g);
+    if (last == 0 || now - last > ANSWERED_EVERY_NANOS) {
+      lastAnswered.set(g, now == 0 ? 1 : now);
+    }
   }
 
   /** A read of the group failed: the next one verifies the node. */
@@ -425,7 +446,17 @@ final class RedisLookups {
    *
    * @return whether the group was reset
    */
-  boolean identityIs(int g, String epoch, String node) {
+  boolean identityIs(int g, byte[] epochField, byte[] nodeField) {
+    byte[] epochRead = epochField == null ? NO_VALUE : epochField;
+    byte[] nodeRead = nodeField == null ? NO_VALUE : nodeField;
+    if (Arrays.equals(seenEpochField.get(g), epochRead)
+        && Arrays.equals(seenNodeField.get(g), nodeRead)) {
+      return false; // as last read: nothing is written, so lookups share these slots read-only
+    }
+    seenEpochField.set(g, epochRead);
+    seenNodeField.set(g, nodeRead);
+    String epoch = Bytes.textOrEmpty(epochField);
+    String node = Bytes.textOrEmpty(nodeField);
     String epochBefore = seenEpoch.getAndSet(g, epoch);
     String nodeBefore = seenNode.getAndSet(g, node);
     // A field read empty before is a first sight (a new index, or one just found reset), not a

@@ -155,13 +155,14 @@ final class GroupLookup {
     // record's deadline (only ever moved later, except by changes that move the generation) has
     // not passed; the others are read with the blocks.
     long nowMs = now.isDone() ? now.join() : Long.MAX_VALUE;
+    // The records the last lookup resolved, while they stand, need no check pod by pod.
     ResolvedRecords resolved = group.resolved;
     List<Integer> fresh = new ArrayList<>();
-    for (int i = 0;
-        (resolved == null || !resolved.covers(known, nowMs)) && i < candidates.size();
-        i++) {
-      if (known == null || !known.usable(candidates.get(i).name(), nowMs)) {
-        fresh.add(i);
+    if (resolved == null || !resolved.covers(known, nowMs)) {
+      for (int i = 0; i < candidates.size(); i++) {
+        if (known == null || !known.usable(candidates.get(i).name(), nowMs)) {
+          fresh.add(i);
+        }
       }
     }
     if (!fresh.isEmpty()) {

@@ -177,12 +177,10 @@ final class RedisKvRouter implements KvRouter {
                 .map(pod -> result.pods().getOrDefault(pod, PodMatch.none(pod)))
                 .toList();
     PodMatch[] ranked = new PodMatch[candidates];
-    double[] scores = new double[candidates];
     int warm = 0;
     boolean hit = false;
     for (PodMatch match : matches) {
       if (match.score() > 0) {
-        scores[warm] = match.score();
         ranked[warm++] = match;
       }
       hit |= match.depth() > 0;
@@ -193,7 +191,7 @@ final class RedisKvRouter implements KvRouter {
         ranked[at++] = match;
       }
     }
-    sortByScore(ranked, scores, warm);
+    sortByScore(ranked, warm);
     return new Scores(
         request.model(),
         blockSize,
@@ -208,24 +206,20 @@ final class RedisKvRouter implements KvRouter {
 
   /**
    * Sorts {@code ranked[0, n)} by score, highest first, keeping the order of equal scores: an
-   * insertion sort of primitives for the few warm candidates a prompt has, {@link Arrays#sort}
-   * (stable) for more. {@code scores[0, n)} holds their scores on entry and is scratch space.
+   * insertion sort for the few warm candidates a prompt has, {@link Arrays#sort} (stable) for more.
    */
-  static void sortByScore(PodMatch[] ranked, double[] scores, int n) {
+  static void sortByScore(PodMatch[] ranked, int n) {
     if (n > INSERTION_SORTED) {
       Arrays.sort(ranked, 0, n, (a, b) -> Double.compare(b.score(), a.score()));
       return;
     }
     for (int i = 1; i < n; i++) {
       PodMatch match = ranked[i];
-      double score = scores[i];
       int j = i - 1;
-      for (; j >= 0 && scores[j] < score; j--) {
+      for (; j >= 0 && ranked[j].score() < match.score(); j--) {
         ranked[j + 1] = ranked[j];
-        scores[j + 1] = scores[j];
       }
       ranked[j + 1] = match;
-      scores[j + 1] = score;
     }
   }
 

@@ -18,16 +18,14 @@ class ScoreRankingTest {
   void sortByScore_highestFirst_equalScoresInTheirOrder(int n) {
     Random random = new Random(n);
     PodMatch[] ranked = new PodMatch[n];
-    double[] scores = new double[n];
     for (int i = 0; i < n; i++) {
       double score = 1 + random.nextInt(5); // few distinct scores: many ties
       ranked[i] = new PodMatch("pod-" + i, 1, 1, 1, score, Map.of());
-      scores[i] = score;
     }
     List<PodMatch> expected = new ArrayList<>(List.of(ranked));
     expected.sort(Comparator.comparingDouble(PodMatch::score).reversed()); // stable
 
-    RedisKvRouter.sortByScore(ranked, scores, n);
+    RedisKvRouter.sortByScore(ranked, n);
 
     assertThat(ranked).containsExactlyElementsOf(expected);
   }
@@ -39,7 +37,7 @@ class ScoreRankingTest {
     PodMatch high = new PodMatch("high", 2, 2, 2, 2.0, Map.of());
     PodMatch[] ranked = {low, high, cold};
 
-    RedisKvRouter.sortByScore(ranked, new double[] {1.0, 2.0, 0.0}, 2);
+    RedisKvRouter.sortByScore(ranked, 2);
 
     assertThat(ranked).containsExactly(high, low, cold);
   }

@@ -78,7 +78,7 @@ public class RouterPathBenchmark {
       depth[p] = p < FULL ? BLOCKS : p < FULL + PARTIAL ? 1 + random.nextInt(BLOCKS) : 0;
     }
     layout = LookupDecoder.Layout.of(records, false); // a router keeps these across lookups
-    none = LookupDecoder.none(pods);
+    none = pods.stream().map(PodMatch::none).toArray(PodMatch[]::new);
     segments = new byte[BLOCKS / KeySchema.SEGMENT_BLOCKS][];
     for (int k = 0; k < segments.length; k++) {
       segments[k] = segment(k, depth);

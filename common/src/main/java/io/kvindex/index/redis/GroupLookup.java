@@ -66,7 +66,6 @@ final class GroupLookup {
   private final RedisLookups ctx;
   private final GroupCandidates group;
   private final int g;
-  private final List<String> pods;
   private final List<PodKeys> candidates;
   private final Prompt prompt;
 
@@ -99,7 +98,6 @@ final class GroupLookup {
     this.decode = decode;
     this.group = group;
     this.g = group.g;
-    this.pods = group.pods;
     this.prompt = prompt;
     this.candidates = group.keys;
   }
@@ -126,9 +124,7 @@ final class GroupLookup {
               });
     }
     if (script || ++turns > MAX_TURNS || ctx.speculationUntil.get(g) > System.currentTimeMillis()) {
-      step =
-          ctx.scriptLookup(g, pods, candidates, prompt.blockFields(), decode)
-              .thenApply(Step::answer);
+      step = ctx.scriptLookup(group, prompt.blockFields(), decode).thenApply(Step::answer);
     } else if (decoder != null) {
       step = readChunk();
     } else {
@@ -213,7 +209,7 @@ final class GroupLookup {
       script = true;
       return Step.AGAIN;
     }
-    if (read.records() == null) {
+    if (read.layout() == null) {
       // Some pod's slots changed since the cached records were read: read every record afresh.
       ctx.rereads.increment();
       ctx.records.set(g, new PodRecords(read.generation()));
@@ -348,9 +344,9 @@ final class GroupLookup {
   }
 
   /**
-   * A head read: the speculation deadline, the slots generation, the unlocated count, the
-   * candidates' records (null when the cached ones are stale and not all were read) and their
-   * decoder layout, the block values, and the records read, to cache.
+   * A head read: the speculation deadline, the slots generation, the unlocated count, the decoder
+   * layout of the candidates' records (null when the cached ones are stale and not all were read),
+   * the block values, and the records read, to cache.
    */
   private record HeadRead(
       long now,
@@ -359,7 +355,6 @@ final class GroupLookup {
       long unlocated,
       byte[] epoch,
       byte[] node,
-      List<byte[]> records,
       LookupDecoder.Layout layout,
       List<byte[]> values,
       PodRecords learned) {}
@@ -394,16 +389,15 @@ final class GroupLookup {
         unlocatedBlocks,
         epoch,
         node,
-        resolved == null ? null : resolved.live(),
         resolved == null ? null : resolved.layout(),
         values,
         learned);
   }
 
   /**
-   * The candidates' live records in {@code learned} at {@code nowMs} (Redis clock) and their
-   * decoder layout; kept for the lookups after this one when every candidate's record was usable
-   * (none need reading again), for as long as no deadline passes.
+   * The decoder layout of the candidates' live records in {@code learned} at {@code nowMs} (Redis
+   * clock); kept for the lookups after this one when every candidate's record was usable (none need
+   * reading again), for as long as no deadline passes.
    */
   private ResolvedRecords resolve(PodRecords learned, long nowMs) {
     List<byte[]> live = new ArrayList<>(candidates.size());
@@ -419,7 +413,7 @@ final class GroupLookup {
       }
     }
     ResolvedRecords resolved =
-        new ResolvedRecords(learned, live, LookupDecoder.Layout.of(live, false), nowMs, until);
+        new ResolvedRecords(learned, LookupDecoder.Layout.of(live, false), nowMs, until);
     if (allUsable) {
       group.resolved = resolved;
     }

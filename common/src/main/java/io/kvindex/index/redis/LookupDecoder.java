@@ -180,15 +180,6 @@ final class LookupDecoder {
     return highest;
   }
 
-  /** Each pod's {@link PodMatch#none}, in order. */
-  static PodMatch[] none(List<String> pods) {
-    PodMatch[] none = new PodMatch[pods.size()];
-    for (int p = 0; p < none.length; p++) {
-      none[p] = PodMatch.none(pods.get(p));
-    }
-    return none;
-  }
-
   /** Per tier bit mask (16), the weight of its best tier: what a decoder scores with. */
   static double[] weights(IndexConfig config) {
     double[] weights = new double[16];
@@ -199,12 +190,12 @@ final class LookupDecoder {
   }
 
   /** Decodes lookup.lua's reply: pod records, then (value, speculative mark, run) triples. */
-  static PodMatch[] decodeScriptReply(List<String> pods, List<Object> reply, double[] weights) {
-    List<byte[]> records = new ArrayList<>(pods.size());
+  static PodMatch[] decodeScriptReply(PodMatch[] none, List<Object> reply, double[] weights) {
+    List<byte[]> records = new ArrayList<>(none.length);
     for (Object rec : (List<?>) reply.get(0)) {
       records.add(rec instanceof byte[] bytes ? bytes : null);
     }
-    LookupDecoder decoder = new LookupDecoder(none(pods), Layout.of(records, true), weights);
+    LookupDecoder decoder = new LookupDecoder(none, Layout.of(records, true), weights);
     for (int i = 1; i + 2 < reply.size(); i += 3) {
       if (!decoder.add((byte[]) reply.get(i), (byte[]) reply.get(i + 1), (Long) reply.get(i + 2))) {
         break;

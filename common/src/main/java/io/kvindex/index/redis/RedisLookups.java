@@ -97,17 +97,16 @@ final class RedisLookups {
   /** Segment fields found overflowed: lookups read those segments' block fields instead. */
   private final Map<ByteBuffer, Boolean> overflowed = new ConcurrentHashMap<>();
 
-  /** Per group, the epoch and node fields the last head read found, to see a reset. */
-  private final AtomicReferenceArray<String> seenEpoch;
+  /**
+   * Per group, the epoch and node fields as the last head read found them (empty for none; null
+   * before the first), to see a reset.
+   */
+  private final AtomicReferenceArray<byte[]> seenEpoch;
 
-  private final AtomicReferenceArray<String> seenNode;
-
-  /** Per group, the epoch and node fields as last read (null: none read yet), to compare. */
-  private final AtomicReferenceArray<byte[]> seenEpochField;
-
-  private final AtomicReferenceArray<byte[]> seenNodeField;
+  private final AtomicReferenceArray<byte[]> seenNode;
 
   private static final byte[] NO_VALUE = new byte[0];
+
   private final IndexIdentity identity;
 
   final Counter recordsRead;
@@ -127,9 +126,10 @@ final class RedisLookups {
    */
   static final class GroupCandidates {
     final int g;
-    final List<String> pods = new ArrayList<>();
     final List<PodKeys> keys = new ArrayList<>();
-    private int[] positions = new int[4];
+    private final List<PodMatch> noneAdded = new ArrayList<>();
+    private final List<Integer> positionsAdded = new ArrayList<>();
+    private int[] positions;
     private PodMatch[] none;
     volatile ResolvedRecords resolved;
 
@@ -138,34 +138,30 @@ final class RedisLookups {
     }
 
     private void add(String pod, PodKeys podKeys, int position) {
-      if (pods.size() == positions.length) {
-        positions = Arrays.copyOf(positions, 2 * positions.length);
-      }
-      positions[pods.size()] = position;
-      pods.add(pod);
       keys.add(podKeys);
+      noneAdded.add(PodMatch.none(pod));
+      positionsAdded.add(position);
+    }
+
+    /** Done adding: the arrays lookups read. */
+    private void complete() {
+      positions = positionsAdded.stream().mapToInt(Integer::intValue).toArray();
+      none = noneAdded.toArray(PodMatch[]::new);
     }
 
     /** Each candidate's {@link PodMatch#none}, in order. */
     PodMatch[] none() {
       return none;
     }
-
-    /** Done adding: makes {@link #none}. */
-    private GroupCandidates complete() {
-      none = LookupDecoder.none(pods);
-      return this;
-    }
   }
 
   /**
-   * The candidates' live records (null for a pod with none, or not live) and their decoder layout,
-   * as resolved from {@code records} at {@code from}: every candidate's cached record was usable
-   * then, and each usable or live verdict stays as it was until {@code until}, the earliest
+   * The decoder layout of the candidates' live records (a pod with none, or not live, has no
+   * streams), as resolved from {@code records} at {@code from}: every candidate's cached record was
+   * usable then, and each usable or live verdict stays as it was until {@code until}, the earliest
    * deadline that had not passed (Redis clock, ms).
    */
-  record ResolvedRecords(
-      PodRecords records, List<byte[]> live, LookupDecoder.Layout layout, long from, long until) {
+  record ResolvedRecords(PodRecords records, LookupDecoder.Layout layout, long from, long until) {
     boolean covers(PodRecords current, long nowMs) {
       return current == records && nowMs >= from && nowMs <= until;
     }
@@ -210,8 +206,6 @@ final class RedisLookups {
     this.identity = identity;
     this.seenEpoch = new AtomicReferenceArray<>(config.groups());
     this.seenNode = new AtomicReferenceArray<>(config.groups());
-    this.seenEpochField = new AtomicReferenceArray<>(config.groups());
-    this.seenNodeField = new AtomicReferenceArray<>(config.groups());
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
     this.lastAnswered = new AtomicLongArray(config.groups());
@@ -415,25 +409,28 @@ final class RedisLookups {
 
   /** The lookup while the group's speculation gate is open: lookup.lua reads spec hashes too. */
   CompletableFuture<PodMatch[]> scriptLookup(
-      int g, List<String> pods, List<PodKeys> candidates, List<byte[]> fields, Executor decode) {
-    byte[][] args = new byte[1 + pods.size() + fields.size()][];
-    byte[][] k = new byte[2 + pods.size()][];
+      GroupCandidates group, List<byte[]> fields, Executor decode) {
+    int g = group.g;
+    List<PodKeys> candidates = group.keys;
+    int n = candidates.size();
+    byte[][] args = new byte[1 + n + fields.size()][];
+    byte[][] k = new byte[2 + n][];
     k[0] = keys.pods(g);
     k[1] = keys.blocks(g);
-    args[0] = ascii(pods.size());
-    for (int i = 0; i < pods.size(); i++) {
+    args[0] = ascii(n);
+    for (int i = 0; i < n; i++) {
       args[1 + i] = candidates.get(i).field();
       k[2 + i] = candidates.get(i).speculative();
     }
     for (int i = 0; i < fields.size(); i++) {
-      args[1 + pods.size() + i] = fields.get(i);
+      args[1 + n + i] = fields.get(i);
     }
     return reads
         .<List<Object>>run(Scripts.LOOKUP, ScriptOutputType.MULTI, k, args)
         .thenApplyAsync(
             outcome ->
                 outcome.isDone()
-                    ? LookupDecoder.decodeScriptReply(pods, outcome.orElseThrow(), weights)
+                    ? LookupDecoder.decodeScriptReply(group.none(), outcome.orElseThrow(), weights)
                     : null,
             decode)
         .toCompletableFuture();
@@ -447,18 +444,13 @@ final class RedisLookups {
    * @return whether the group was reset
    */
   boolean identityIs(int g, byte[] epochField, byte[] nodeField) {
-    byte[] epochRead = epochField == null ? NO_VALUE : epochField;
-    byte[] nodeRead = nodeField == null ? NO_VALUE : nodeField;
-    if (Arrays.equals(seenEpochField.get(g), epochRead)
-        && Arrays.equals(seenNodeField.get(g), nodeRead)) {
+    byte[] epoch = epochField == null ? NO_VALUE : epochField;
+    byte[] node = nodeField == null ? NO_VALUE : nodeField;
+    if (Arrays.equals(seenEpoch.get(g), epoch) && Arrays.equals(seenNode.get(g), node)) {
       return false; // as last read: nothing is written, so lookups share these slots read-only
     }
-    seenEpochField.set(g, epochRead);
-    seenNodeField.set(g, nodeRead);
-    String epoch = Bytes.textOrEmpty(epochField);
-    String node = Bytes.textOrEmpty(nodeField);
-    String epochBefore = seenEpoch.getAndSet(g, epoch);
-    String nodeBefore = seenNode.getAndSet(g, node);
+    byte[] epochBefore = seenEpoch.getAndSet(g, epoch);
+    byte[] nodeBefore = seenNode.getAndSet(g, node);
     // A field read empty before is a first sight (a new index, or one just found reset), not a
     // change: only a value replaced by another (or by none) is.
     boolean epochChanged = changed(epochBefore, epoch);
@@ -471,15 +463,15 @@ final class RedisLookups {
     speculationUntil.set(g, 0);
     overflowed.clear();
     if (epochChanged) {
-      identity.reset(g, "epoch", epochBefore, epoch);
+      identity.reset(g, "epoch", Bytes.textOrEmpty(epochBefore), Bytes.textOrEmpty(epoch));
     } else {
-      identity.reset(g, "node", nodeBefore, node);
+      identity.reset(g, "node", Bytes.textOrEmpty(nodeBefore), Bytes.textOrEmpty(node));
     }
     return true;
   }
 
-  private static boolean changed(String before, String now) {
-    return before != null && !before.isEmpty() && !before.equals(now);
+  private static boolean changed(byte[] before, byte[] now) {
+    return before != null && before.length > 0 && !Arrays.equals(before, now);
   }
 
   boolean overflowed(byte[] segmentField) {

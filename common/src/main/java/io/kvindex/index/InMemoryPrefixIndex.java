@@ -10,13 +10,16 @@ import io.kvindex.hash.TokenKeys;
 import io.kvindex.index.redis.KeySchema;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +40,10 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private record Resync(String note, Set<Integer> takenByRank, long untilMillis) {}
 
+  private record Inferred(int capacityBlocks, long untilMillis) {}
+
+  private record Touched(long id, Touch touch) {}
+
   private static final class Stream {
     Long watermark;
     boolean staged;
@@ -54,6 +61,9 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<String, Long> replicas = new HashMap<>();
   private final Map<Pod, String> incarnations = new HashMap<>();
   private final Map<Pod, Resync> resyncs = new HashMap<>();
+  private final Map<Pod, Inferred> inferred = new HashMap<>();
+  private final Map<Pod, ArrayDeque<Touched>> touches = new HashMap<>();
+  private long touchIds;
   private long fence;
 
   InMemoryPrefixIndex(IndexConfig config, InstantSource clock) {
@@ -494,6 +504,61 @@ final class InMemoryPrefixIndex implements PrefixIndex {
       return Optional.empty();
     }
     return Optional.of(standing.note());
+  }
+
+  @Override
+  public synchronized boolean markEvictionsInferred(
+      String model, String pod, int capacityBlocks, Duration ttl) {
+    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
+    Check.atLeast(capacityBlocks, 1, "capacityBlocks");
+    long until = now() + Check.atLeastOneMilli(ttl, "ttl").toMillis();
+    inferred.put(key, new Inferred(capacityBlocks, until));
+    return true;
+  }
+
+  @Override
+  public synchronized CompletableFuture<OptionalInt> evictionsInferred(String model, String pod) {
+    Inferred mark = inferred.get(new Pod(Check.name(model, "model"), Check.name(pod, "pod")));
+    return CompletableFuture.completedFuture(
+        mark == null || mark.untilMillis() <= now()
+            ? OptionalInt.empty()
+            : OptionalInt.of(mark.capacityBlocks()));
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> touchAsync(
+      String model, String pod, int rank, long[] blockKeys, Duration ttl) {
+    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
+    Check.notNull(blockKeys, "blockKeys");
+    Check.atLeastOneMilli(ttl, "ttl");
+    long[] first = Arrays.copyOf(blockKeys, Math.min(blockKeys.length, MAX_TOUCH_BLOCKS));
+    ArrayDeque<Touched> kept = touches.computeIfAbsent(key, k -> new ArrayDeque<>());
+    kept.addLast(new Touched(++touchIds, new Touch(rank, first)));
+    while (kept.size() > MAX_TOUCHES) {
+      kept.removeFirst();
+    }
+    return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized Touches touches(StreamId stream, String cursor, int max) {
+    Check.notNull(stream, "stream");
+    Check.atLeast(max, 1, "max");
+    ArrayDeque<Touched> pod =
+        touches.getOrDefault(new Pod(stream.model(), stream.pod()), new ArrayDeque<>());
+    if (cursor == null) {
+      return new Touches(List.of(), Long.toString(pod.isEmpty() ? 0 : pod.getLast().id()));
+    }
+    long after = Long.parseLong(Check.notBlank(cursor, "cursor"));
+    List<Touch> out = new ArrayList<>();
+    long last = after;
+    for (Touched t : pod) {
+      if (t.id() > after && out.size() < max) {
+        out.add(t.touch());
+        last = t.id();
+      }
+    }
+    return new Touches(out, Long.toString(last));
   }
 
   @Override

@@ -5,6 +5,7 @@ import io.kvindex.event.KvEventBatch;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -301,6 +302,52 @@ public interface PrefixIndex extends AutoCloseable {
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
   Optional<String> takeResync(StreamId stream);
+
+  /**
+   * Marks the pod's evictions as inferred until now + {@code ttl}: its engine does not publish them
+   * all, so the owner of each of its streams keeps a model of the engine's cache and removes what
+   * the model evicts. Routers that find the mark send each observed request's blocks ({@link
+   * #touchAsync}), which keep the model's order of use true. The owners refresh the mark while they
+   * infer.
+   *
+   * @param capacityBlocks the engine's KV-cache capacity in blocks, the model's size; at least 1
+   * @return true if marked, false if Redis was unavailable
+   */
+  boolean markEvictionsInferred(String model, String pod, int capacityBlocks, Duration ttl);
+
+  /**
+   * The capacity under which the pod's evictions are inferred ({@link #markEvictionsInferred}), or
+   * empty when they are not, or when Redis did not answer within the write retry budget.
+   */
+  CompletableFuture<OptionalInt> evictionsInferred(String model, String pod);
+
+  /** Blocks one touch carries at most: the prompt's first ones. */
+  int MAX_TOUCH_BLOCKS = 16_384;
+
+  /** Touches a pod keeps at most: older ones are dropped as new ones come. */
+  int MAX_TOUCHES = 4096;
+
+  /**
+   * Records that an observed request went to {@code pod}, whose evictions are inferred, with the
+   * prompt's block keys: once served, the engine holds them all. The owners of the pod's streams
+   * read them in order ({@link #touches}). A pod keeps its latest {@value #MAX_TOUCHES} touches for
+   * {@code ttl} after the last one. Best effort, never blocks.
+   *
+   * @param blockKeys the prompt's block keys, block 0 first; only the first {@value
+   *     #MAX_TOUCH_BLOCKS} are recorded (read, never kept)
+   * @return true if recorded, false if Redis was unavailable
+   */
+  CompletableFuture<Boolean> touchAsync(
+      String model, String pod, int rank, long[] blockKeys, Duration ttl);
+
+  /**
+   * The touches of the stream's pod recorded after {@code cursor}, oldest first, at most {@code
+   * max}. A null cursor reads none and returns the cursor of the latest touch, from which a reader
+   * that starts now goes on.
+   *
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  Touches touches(StreamId stream, String cursor, int max);
 
   /**
    * Compares every group's epoch and node history with what this process last saw; a change means

@@ -632,6 +632,72 @@ public abstract class PrefixIndexContract {
   }
 
   @Test
+  void evictionsInferred_markStandsForItsTtl_perPod() {
+    PrefixIndex index = open();
+    assertThat(index.evictionsInferred(MODEL, "p:{x}").join()).isEmpty();
+    assertThat(index.markEvictionsInferred(MODEL, "p:{x}", 2048, Duration.ofMillis(300))).isTrue();
+    assertThat(index.evictionsInferred(MODEL, "p:{x}").join()).hasValue(2048);
+    assertThat(index.evictionsInferred(MODEL, "other").join()).isEmpty();
+    assertThat(index.evictionsInferred(TOKEN_MODEL, "p:{x}").join()).isEmpty();
+    Poll.until(() -> index.evictionsInferred(MODEL, "p:{x}").join().isEmpty());
+  }
+
+  @Test
+  void touches_readInOrderAfterTheCursor_byEveryRankOfThePod() {
+    PrefixIndex index = open();
+    StreamId rank0 = new StreamId(MODEL, "p:{x}", 0);
+    StreamId rank1 = new StreamId(MODEL, "p:{x}", 1);
+    String start = index.touches(rank0, null, 10).cursor();
+    assertThat(index.touches(rank0, start, 10).touches()).isEmpty();
+    index.touchAsync(MODEL, "p:{x}", 0, new long[] {1, -2, Long.MAX_VALUE}, LONG).join();
+    index.touchAsync(MODEL, "p:{x}", 1, new long[] {1}, LONG).join();
+    index.touchAsync(MODEL, "other", 0, new long[] {9}, LONG).join();
+    index.touchAsync(MODEL, "p:{x}", 0, new long[] {}, LONG).join();
+
+    Touches first = index.touches(rank0, start, 2);
+    assertThat(first.touches()).extracting(Touch::rank).containsExactly(0, 1);
+    assertThat(first.touches().get(0).blockKeys()).containsExactly(1, -2, Long.MAX_VALUE);
+    Touches rest = index.touches(rank0, first.cursor(), 10);
+    assertThat(rest.touches()).hasSize(1);
+    assertThat(rest.touches().get(0).blockKeys()).isEmpty();
+    assertThat(index.touches(rank0, rest.cursor(), 10).touches()).isEmpty();
+    assertThat(index.touches(rank0, rest.cursor(), 10).cursor()).isEqualTo(rest.cursor());
+    assertThat(index.touches(rank1, start, 10).touches()).as("each rank reads them all").hasSize(3);
+    assertThat(index.touches(rank1, null, 10).cursor())
+        .as("a reader starting now")
+        .isEqualTo(rest.cursor());
+  }
+
+  @Test
+  void touches_keepTheFirstBlocksAndThePodsLatestTouchesOnly() {
+    PrefixIndex index = open();
+    StreamId stream = new StreamId(MODEL, "p", 0);
+    String start = index.touches(stream, null, 1).cursor();
+    long[] keys = new long[PrefixIndex.MAX_TOUCH_BLOCKS + 5];
+    keys[PrefixIndex.MAX_TOUCH_BLOCKS - 1] = 77;
+    index.touchAsync(MODEL, "p", 0, keys, LONG).join();
+    Touches longOne = index.touches(stream, start, 10);
+    assertThat(longOne.touches().get(0).blockKeys())
+        .hasSize(PrefixIndex.MAX_TOUCH_BLOCKS)
+        .endsWith(77);
+
+    for (int i = 0; i < PrefixIndex.MAX_TOUCHES + 300; i++) {
+      index.touchAsync(MODEL, "p", 0, new long[] {i}, LONG).join();
+    }
+    List<Touch> all = new ArrayList<>();
+    String cursor = start;
+    Touches read;
+    do {
+      read = index.touches(stream, cursor, 1000);
+      all.addAll(read.touches());
+      cursor = read.cursor();
+    } while (!read.touches().isEmpty());
+    // Redis trims to about the cap (MAXLEN ~ drops whole nodes), never below it.
+    assertThat(all.size()).isBetween(PrefixIndex.MAX_TOUCHES, PrefixIndex.MAX_TOUCHES + 200);
+    assertThat(all.get(all.size() - 1).blockKeys()).containsExactly(PrefixIndex.MAX_TOUCHES + 299);
+  }
+
+  @Test
   void requestResync_longNote_refused() {
     PrefixIndex index = open();
     String note = "x".repeat(PrefixIndex.MAX_RESYNC_NOTE + 1);

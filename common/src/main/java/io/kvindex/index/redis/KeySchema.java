@@ -151,8 +151,7 @@ public final class KeySchema {
 
   /** A pod's engine incarnation (its process start time) as its owners last saw it. */
   byte[] incarnation(String model, String pod) {
-    byte[] digest = sha256(podField(model, pod));
-    return key(groupOf(model, pod), "incarnation:" + HEX.formatHex(digest, 0, 16));
+    return podKey(model, pod, "incarnation:");
   }
 
   byte[] meta(int group) {
@@ -271,8 +270,7 @@ public final class KeySchema {
 
   /** The speculative routes recorded for a pod: block field -> deadline ms (decimal). */
   byte[] speculative(String model, String pod) {
-    byte[] digest = sha256(podField(model, pod));
-    return key(groupOf(model, pod), "spec:" + HEX.formatHex(digest, 0, 16));
+    return podKey(model, pod, "spec:");
   }
 
   /**
@@ -289,8 +287,29 @@ public final class KeySchema {
    * expiring with the request's interval, so one stands per pod per interval.
    */
   byte[] resync(String model, String pod) {
+    return podKey(model, pod, "resync:");
+  }
+
+  /**
+   * A pod's mark that its evictions are inferred (infer.lua): the engine's capacity in blocks
+   * (decimal), with PX, refreshed by the owners of the pod's streams while they infer.
+   */
+  byte[] inferred(String model, String pod) {
+    return podKey(model, pod, "infer:");
+  }
+
+  /**
+   * The blocks of observed requests on a pod whose evictions are inferred (infer.lua): a stream of
+   * entries {@code r} → rank (decimal), {@code k} → block keys (8 bytes each, big-endian), capped
+   * and expiring after its last entry.
+   */
+  byte[] touches(String model, String pod) {
+    return podKey(model, pod, "touch:");
+  }
+
+  private byte[] podKey(String model, String pod, String kind) {
     byte[] digest = sha256(podField(model, pod));
-    return key(groupOf(model, pod), "resync:" + HEX.formatHex(digest, 0, 16));
+    return key(groupOf(model, pod), kind + HEX.formatHex(digest, 0, 16));
   }
 
   /** Hex of the first 16 bytes of SHA-256 of the stream field. */

@@ -21,6 +21,7 @@ import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.ResyncStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.SweepResult;
+import io.kvindex.index.Touches;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.RetryPolicy;
@@ -33,6 +34,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -74,6 +76,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisLookups lookups;
   private final RedisLeases leases;
   private final RedisResyncs resyncs;
+  private final RedisInference inference;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
   private final RedisNotes notes;
@@ -100,6 +103,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
             connector::activations);
     this.leases = new RedisLeases(keys, writes);
     this.resyncs = new RedisResyncs(keys, writes);
+    this.inference = new RedisInference(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
     this.notes = new RedisNotes(config, keys, writes);
     this.streams = new RedisStreamWrites(config, keys, writes, notes, identity, this::initAsync);
@@ -457,6 +461,27 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public Optional<String> takeResync(StreamId stream) {
     return resyncs.take(stream);
+  }
+
+  @Override
+  public boolean markEvictionsInferred(String model, String pod, int capacityBlocks, Duration ttl) {
+    return inference.mark(model, pod, capacityBlocks, ttl);
+  }
+
+  @Override
+  public CompletableFuture<OptionalInt> evictionsInferred(String model, String pod) {
+    return inference.state(model, pod);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> touchAsync(
+      String model, String pod, int rank, long[] blockKeys, Duration ttl) {
+    return inference.touch(model, pod, rank, blockKeys, ttl);
+  }
+
+  @Override
+  public Touches touches(StreamId stream, String cursor, int max) {
+    return inference.read(stream, cursor, max);
   }
 
   @Override

@@ -31,6 +31,8 @@ final class Scripts {
   static final LuaScript IDENTITY = load("identity");
   static final LuaScript RESYNC = load("resync");
   static final LuaScript NOTE = load("note");
+  static final LuaScript INFER = load("infer");
+  static final LuaScript INFERRED = load("inferred");
 
   private Scripts() {}
 

@@ -146,6 +146,9 @@ class AclUsersTest {
     for (int g = 0; g < index.groups(); g++) {
       index.sweepDeparted(g, 100);
     }
+    assertThat(index.markEvictionsInferred(MODEL, STREAM.pod(), 1024, Duration.ofMinutes(1)))
+        .isTrue();
+    assertThat(index.touches(STREAM, null, 10).cursor()).isEqualTo("0-0");
     assertThat(index.releaseLease(STREAM, lease)).isTrue();
     index.deregisterReplica("replica-1");
     Lease again = index.acquireLease(STREAM, "replica-1", Duration.ofMinutes(1)).orElseThrow();
@@ -176,6 +179,9 @@ class AclUsersTest {
                 .requestResyncAsync(MODEL, STREAM.pod(), "router: drift", Duration.ofMinutes(1))
                 .join())
         .isEqualTo(ResyncStatus.REQUESTED);
+    assertThat(index.evictionsInferred(MODEL, STREAM.pod()).join()).hasValue(1024);
+    assertThat(index.touchAsync(MODEL, STREAM.pod(), 0, keys, Duration.ofMinutes(1)).join())
+        .isTrue();
   }
 
   /** The router's user may not write the blocks hash, nor run a writing script on it. */
@@ -192,6 +198,9 @@ class AclUsersTest {
           .isInstanceOf(RedisCommandExecutionException.class)
           .hasMessageStartingWith("NOPERM");
       assertThatThrownBy(() -> sync.del(new String(keys.meta(0)))).hasMessageStartingWith("NOPERM");
+      assertThatThrownBy(() -> sync.set(new String(keys.inferred(MODEL, STREAM.pod())), "1"))
+          .as("only the stream's owner marks a pod inferred")
+          .hasMessageStartingWith("NOPERM");
     }
     Lease stolen = new Lease(1, "thief");
     assertThatThrownBy(() -> apply(routerIndex, stolen, 9, batch(stored(hashes(1, 2), null, null))))
@@ -237,6 +246,7 @@ class AclUsersTest {
       PrefixIndex router = open(connect(withUser(uri, "kvindex-router")));
       route(router);
       assertThat(ingester.takeResync(STREAM)).contains("router: drift");
+      assertThat(ingester.touches(STREAM, "0-0", 10).touches()).hasSize(1);
       RedisConnector inspector = connect(withUser(uri, "kvindex-inspect"));
       IndexReport report = RedisInspector.of(inspector, INDEX).read(null, null);
 
@@ -276,6 +286,7 @@ class AclUsersTest {
       PrefixIndex router = open(connect(withUser("redis-cluster://" + seeds, "kvindex-router")));
       route(router);
       assertThat(ingester.takeResync(STREAM)).contains("router: drift");
+      assertThat(ingester.touches(STREAM, "0-0", 10).touches()).hasSize(1);
 
       for (RedisURI node : redis.uris()) {
         assertThat(aclLog(node)).as("ACL LOG of %s", node).isEmpty();

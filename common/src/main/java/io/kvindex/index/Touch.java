@@ -1,0 +1,19 @@
+package io.kvindex.index;
+
+import io.kvindex.common.Check;
+
+/**
+ * One observed request on a pod whose evictions the index infers ({@link PrefixIndex#touchAsync}):
+ * the prompt's block keys from block 0, which the pod's engine holds once the request is served
+ * (the blocks it hit and the ones it computed), and the data-parallel rank the router credited.
+ * Immutable by convention: the array is neither copied nor changed.
+ *
+ * @param rank the rank the request's blocks are credited to (0 when the router knew of none)
+ * @param blockKeys the prompt's block keys, block 0 first
+ */
+public record Touch(int rank, long[] blockKeys) {
+  public Touch {
+    Check.atLeast(rank, 0, "rank");
+    Check.notNull(blockKeys, "blockKeys");
+  }
+}

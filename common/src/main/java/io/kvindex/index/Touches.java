@@ -1,0 +1,19 @@
+package io.kvindex.index;
+
+import io.kvindex.common.Check;
+import java.util.List;
+
+/**
+ * The touches of a pod read after a cursor ({@link PrefixIndex#touches}), oldest first, and the
+ * cursor to read from next. Immutable.
+ *
+ * @param touches the touches, oldest first
+ * @param cursor where the next read starts: after the last touch returned (the same cursor when
+ *     none was)
+ */
+public record Touches(List<Touch> touches, String cursor) {
+  public Touches {
+    touches = List.copyOf(Check.notNull(touches, "touches"));
+    Check.notBlank(cursor, "cursor");
+  }
+}

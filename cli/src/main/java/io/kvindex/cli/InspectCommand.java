@@ -207,8 +207,15 @@ final class InspectCommand implements Callable<Integer> {
                   ? "live, deadline in " + ago(p.livenessDeadlineMs() - now)
                   : "NOT live, deadline passed " + ago(now - p.livenessDeadlineMs()) + " ago";
       out.printf(
-          "  %s / %s  group %d  %s  speculative routes %d%n",
-          p.model(), p.pod(), p.group(), liveness, p.speculativeRoutes());
+          "  %s / %s  group %d  %s  speculative routes %d%s%n",
+          p.model(),
+          p.pod(),
+          p.group(),
+          liveness,
+          p.speculativeRoutes(),
+          p.inferredCapacityBlocks() == null
+              ? ""
+              : "  evictions inferred (a model of " + p.inferredCapacityBlocks() + " blocks)");
       p.ranks().forEach(this::rank);
     }
 

@@ -64,6 +64,7 @@ public final class IngesterConfig {
   private final Duration scrapeTimeout;
   private final Duration gcInterval;
   private final Duration departedRetention;
+  private final boolean inferEvictions;
   private final int gcMaxSteps;
   private final int maxPendingBatches;
   private final MemoryBounds memoryBounds;
@@ -99,6 +100,7 @@ public final class IngesterConfig {
     this.scrapeTimeout = Check.positive(b.scrapeTimeout, "scrapeTimeout");
     this.gcInterval = Check.positive(b.gcInterval, "gcInterval");
     this.departedRetention = Check.positive(b.departedRetention, "departedRetention");
+    this.inferEvictions = b.inferEvictions;
     this.gcMaxSteps = Check.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
     this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
     this.memoryBounds =
@@ -246,6 +248,14 @@ public final class IngesterConfig {
     return departedRetention;
   }
 
+  /**
+   * Whether a router's drift resync of a pod whose engine reports its capacity also makes the pod's
+   * evictions inferred.
+   */
+  public boolean inferEvictions() {
+    return inferEvictions;
+  }
+
   public int gcMaxSteps() {
     return gcMaxSteps;
   }
@@ -308,6 +318,7 @@ public final class IngesterConfig {
     private Duration scrapeTimeout;
     private Duration gcInterval;
     private Duration departedRetention;
+    private boolean inferEvictions;
     private int gcMaxSteps;
     private int maxPendingBatches;
     private long maxPendingBytes;
@@ -441,6 +452,11 @@ public final class IngesterConfig {
 
     public Builder departedRetention(Duration v) {
       departedRetention = v;
+      return this;
+    }
+
+    public Builder inferEvictions(boolean v) {
+      inferEvictions = v;
       return this;
     }
 

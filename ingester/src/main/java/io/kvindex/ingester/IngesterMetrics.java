@@ -41,7 +41,8 @@ public final class IngesterMetrics {
     HEARTBEAT,
     RECONCILE,
     INCARNATION,
-    RESYNC;
+    RESYNC,
+    INFERENCE;
 
     /** The label value: the name in lower case. */
     public String label() {
@@ -54,6 +55,7 @@ public final class IngesterMetrics {
   private final Map<StreamId, AtomicLong> watermarks = new ConcurrentHashMap<>();
   private final AtomicInteger leasesHeld = new AtomicInteger();
   private final AtomicInteger streamsDiscovered = new AtomicInteger();
+  private final AtomicInteger streamsInferred = new AtomicInteger();
   private final Timer lag;
   private final DistributionSummary batchesPerApply;
 
@@ -79,6 +81,11 @@ public final class IngesterMetrics {
         .register(registry);
     Gauge.builder("kvindex.ingester.streams.discovered", streamsDiscovered, AtomicInteger::get)
         .description("Streams discovery lists, which the replicas share out through leases")
+        .register(registry);
+    Gauge.builder("kvindex.ingester.streams.inferred", streamsInferred, AtomicInteger::get)
+        .description(
+            "Streams this replica owns whose engine's evictions it infers (the engine does not"
+                + " publish them all)")
         .register(registry);
     for (Operation operation : Operation.values()) {
       count("kvindex.ingester.errors", "operation", operation.label(), 0);
@@ -193,6 +200,33 @@ public final class IngesterMetrics {
   /** An error retrying cannot fix. */
   public void realError(Operation operation) {
     count("kvindex.ingester.errors", "operation", operation.label());
+  }
+
+  /**
+   * A stream began inferring its engine's evictions: on a router's resync request, or as a new
+   * owner of a pod marked so.
+   */
+  public void inferenceStarted(String why) {
+    count("kvindex.ingester.inference.starts", "why", why);
+  }
+
+  /** A stream began, or stopped, inferring its engine's evictions. */
+  public void inferring(boolean started) {
+    streamsInferred.addAndGet(started ? 1 : -1);
+  }
+
+  /**
+   * An apply call carried changes of an eviction model: blocks it evicted (the index removed them)
+   * and blocks an observed request showed the engine still holds (the index lists them again).
+   */
+  public void inferred(int evicted, int restored) {
+    count("kvindex.ingester.inferred.blocks", "change", "evicted", evicted);
+    count("kvindex.ingester.inferred.blocks", "change", "restored", restored);
+  }
+
+  /** Touches (observed requests) read for a stream whose evictions are inferred. */
+  public void touches(int n) {
+    count("kvindex.ingester.touches", null, null, n);
   }
 
   public void restart() {

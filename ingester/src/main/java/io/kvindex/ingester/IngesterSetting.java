@@ -6,6 +6,7 @@ import io.kvindex.service.ByteSizes;
 import io.kvindex.service.Durations;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.Setting;
+import io.kvindex.service.Switches;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -168,6 +169,17 @@ enum IngesterSetting {
           "DURATION",
           "How long a pod's records (watermarks, slots) outlive its liveness; then GC forgets them"),
       (b, v) -> b.departedRetention(Durations.parse(v))),
+  INFER_EVICTIONS(
+      Setting.of(
+          "infer-evictions",
+          "true",
+          "BOOL",
+          "Whether a router's drift resync of a pod whose engine reports its KV-cache capacity"
+              + " (vllm:cache_config_info) also makes the pod's evictions inferred: its engine"
+              + " does not publish them all, so its streams keep a model of its cache, fed by what"
+              + " routers observe, and remove what the model evicts (engine keys only; false: purge"
+              + " and replay only)"),
+      (b, v) -> b.inferEvictions(Switches.parse(v))),
   MAX_PENDING_BATCHES(
       Setting.of(
           "max-pending-batches",

@@ -1,6 +1,7 @@
 package io.kvindex.ingester;
 
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodConfig;
 import io.kvindex.simulator.SimulatedPod;
@@ -106,14 +107,25 @@ public final class Fleet implements AutoCloseable {
   /** Serves {@code n} requests on a rank: a shared prefix, a random suffix, a short output. */
   public void traffic(SimulatedPod pod, int n, int rank) {
     for (int i = 0; i < n; i++) {
-      int[] prefix = prefixes[random.nextInt(prefixes.length)];
-      int[] suffix = tokens(BLOCK * random.nextInt(3) + random.nextInt(BLOCK));
-      int[] prompt = new int[prefix.length + suffix.length];
-      System.arraycopy(prefix, 0, prompt, 0, prefix.length);
-      System.arraycopy(suffix, 0, prompt, prefix.length, suffix.length);
-      pod.submit(InferenceRequest.of(prompt, tokens(1 + random.nextInt(BLOCK))), rank);
-      everHeld.addAll(pod.cachedBlocks(rank, "GPU"));
+      serve(pod, rank, nextRequest());
     }
+  }
+
+  /** The next request of the workload: a shared prefix, a random suffix, a short output. */
+  InferenceRequest nextRequest() {
+    int[] prefix = prefixes[random.nextInt(prefixes.length)];
+    int[] suffix = tokens(BLOCK * random.nextInt(3) + random.nextInt(BLOCK));
+    int[] prompt = new int[prefix.length + suffix.length];
+    System.arraycopy(prefix, 0, prompt, 0, prefix.length);
+    System.arraycopy(suffix, 0, prompt, prefix.length, suffix.length);
+    return InferenceRequest.of(prompt, tokens(1 + random.nextInt(BLOCK)));
+  }
+
+  /** Serves one request on a rank, noting what the pod then holds. */
+  Completion serve(SimulatedPod pod, int rank, InferenceRequest request) {
+    Completion done = pod.submit(request, rank);
+    everHeld.addAll(pod.cachedBlocks(rank, "GPU"));
+    return done;
   }
 
   /** Traffic on every pod. */

@@ -3,10 +3,17 @@ package io.kvindex.ingester;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.hash.BlockHashInputs;
+import io.kvindex.hash.BlockHasher;
+import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.redis.IndexReport;
+import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.ingester.stream.StreamStatus;
+import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.HashMode;
+import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
@@ -14,8 +21,11 @@ import io.kvindex.wire.KvEventEncoder;
 import io.kvindex.wire.WireEra;
 import io.micrometer.core.instrument.DistributionSummary;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -191,6 +201,118 @@ class IngesterTest {
         .isEqualTo(purgesBefore + 1);
     assertThat(ingester.metrics().value("kvindex.ingester.replays", "outcome", "beyond_ring"))
         .isEqualTo(beyondBefore + 1);
+  }
+
+  /** The prompt's block keys, as the pods hash them. */
+  private static long[] keys(InferenceRequest request) {
+    int[] prompt = request.promptTokens();
+    int full = prompt.length / Fleet.BLOCK * Fleet.BLOCK;
+    return HASHER.blockHashes(Arrays.copyOf(prompt, full), BlockHashInputs.none());
+  }
+
+  /**
+   * Serves {@code n} requests of growing conversations on the pod as a gateway with a router would:
+   * looks each one up first, then records the engine's answer against that prediction (a touch), as
+   * the closed loop does. Each request continues one of 12 conversations (its history, then a new
+   * turn), so a conversation that waited long finds its tail evicted. Returns how many were
+   * over-predicted (the index listed blocks the engine no longer held).
+   */
+  private int conversations(SimulatedPod pod, List<int[]> histories, Random random, int n) {
+    int over = 0;
+    for (int i = 0; i < n; i++) {
+      int c = random.nextInt(histories.size());
+      int[] turn = tokens(random, Fleet.BLOCK + random.nextInt(2 * Fleet.BLOCK));
+      int[] prompt = concat(histories.get(c), turn);
+      InferenceRequest request = InferenceRequest.of(prompt, tokens(random, 8));
+      long[] keys = keys(request);
+      rig.awaitCaughtUp(pod, WAIT); // the prediction is the index's once it has the engine's events
+      List<Long> asList = Arrays.stream(keys).boxed().toList();
+      int predicted = Rig.depth(rig.index(), KeyMode.ENGINE, pod.name(), asList);
+      Completion done = fleet.serve(pod, 0, request);
+      int reportable = (prompt.length - 1) / Fleet.BLOCK;
+      int error =
+          Math.min(predicted, reportable) - Math.min(done.cachedTokens() / Fleet.BLOCK, reportable);
+      over += error > 0 ? 1 : 0;
+      rig.index().touchAsync(Fleet.MODEL, pod.name(), 0, keys, error, Duration.ofMinutes(1)).join();
+      histories.set(c, prompt.length > 20 * Fleet.BLOCK ? tokens(random, Fleet.BLOCK) : prompt);
+    }
+    return over;
+  }
+
+  private static int[] tokens(Random random, int n) {
+    int[] t = new int[n];
+    for (int i = 0; i < n; i++) {
+      t[i] = random.nextInt(32_000);
+    }
+    return t;
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    int[] out = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  private static final BlockHasher HASHER =
+      BlockHasher.create(HashAlgorithm.SHA256_CBOR, "0", Fleet.BLOCK);
+
+  private static double inferring(Ingester ingester) {
+    return ingester.meterRegistry().get("kvindex.ingester.streams.inferred").gauge().value();
+  }
+
+  /**
+   * An engine that evicts without publishing: the index keeps listing what it evicted, so requests
+   * are over-predicted; a resync request (a router found the pod over-predicted) makes the stream
+   * infer the evictions from the engine's capacity, its ring and the requests routers observe,
+   * without purging anything, after which predictions are exact again; a new owner of the stream
+   * goes on inferring.
+   */
+  @Test
+  void silentEviction_resyncRequest_evictionsInferredAndPredictionsExactAgain() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    SimulatedPod pod = fleet.pod(0);
+    Random random = new Random(5);
+    List<int[]> histories = new ArrayList<>();
+    for (int c = 0; c < 12; c++) {
+      histories.add(tokens(random, Fleet.BLOCK));
+    }
+    pod.faults().silentEviction(true);
+    conversations(pod, histories, random, 40);
+    int overBefore = conversations(pod, histories, random, 60);
+    Await.until(
+        WAIT,
+        "the engine's capacity scraped",
+        () -> ingester.workers().values().iterator().next().status().capacityBlocks() == 96);
+
+    rig.index()
+        .requestResyncAsync(Fleet.MODEL, pod.name(), "test: over-predicted", Duration.ofMinutes(1))
+        .join();
+    Await.until(WAIT, "the stream infers evictions", () -> inferring(ingester) == 1);
+    conversations(pod, histories, random, 40);
+    int overAfter = conversations(pod, histories, random, 60);
+    rig.awaitCaughtUp(pod, WAIT);
+    IndexReport report = RedisInspector.of(rig.connector(), Rig.INDEX).read(null, null);
+    org.slf4j.LoggerFactory.getLogger(IngesterTest.class)
+        .info("over-predicted in 60 requests: {} before, {} while inferred", overBefore, overAfter);
+
+    assertThat(overBefore).as("over-predicted, evictions unpublished").isGreaterThan(10);
+    assertThat(overAfter).as("over-predicted, evictions inferred").isLessThan(overBefore / 4);
+    assertThat(report.groupReports().get(0).unlocatedBlocks())
+        .as("blocks stored where the index cannot place them")
+        .isZero();
+    assertThat(ingester.metrics().value("kvindex.ingester.inference.starts", "why", "resync"))
+        .isEqualTo(1.0);
+    assertThat(ingester.metrics().total("kvindex.ingester.purges")).as("nothing purged").isZero();
+    assertThat(ingester.metrics().value("kvindex.ingester.inferred.blocks", "change", "evicted"))
+        .isPositive();
+    assertThat(ingester.metrics().total("kvindex.ingester.touches")).isPositive();
+
+    ingester.close();
+    Ingester next = startOwningAll();
+    Await.until(WAIT, "the new owner infers evictions", () -> inferring(next) == 1);
+    assertThat(next.metrics().value("kvindex.ingester.inference.starts", "why", "takeover"))
+        .isEqualTo(1.0);
   }
 
   @Test

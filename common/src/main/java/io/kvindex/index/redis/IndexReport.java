@@ -73,6 +73,8 @@ public record IndexReport(
    * @param live whether the deadline has not passed: routers score only live pods
    * @param speculativeRoutes fields of the pod's speculative hash (routes routers recorded; the
    *     hash expires with its last route), 0 with none
+   * @param inferredCapacityBlocks the capacity its owners model when they infer its engine's
+   *     evictions (the pod's mark), or null when they do not
    * @param ranks its streams, by rank
    */
   public record Pod(
@@ -82,6 +84,7 @@ public record IndexReport(
       Long livenessDeadlineMs,
       boolean live,
       long speculativeRoutes,
+      Integer inferredCapacityBlocks,
       List<Rank> ranks) {
     public Pod {
       ranks = List.copyOf(ranks);

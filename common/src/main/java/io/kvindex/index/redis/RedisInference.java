@@ -63,7 +63,7 @@ final class RedisInference {
   }
 
   CompletableFuture<Boolean> touch(
-      String model, String pod, int rank, long[] blockKeys, Duration ttl) {
+      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl) {
     byte[] key = keys.touches(Check.name(model, "model"), Check.name(pod, "pod"));
     Check.atLeast(rank, 0, "rank");
     Check.notNull(blockKeys, "blockKeys");
@@ -81,6 +81,7 @@ final class RedisInference {
             ascii("touch"),
             ascii(rank),
             packed.array(),
+            ascii(errorBlocks),
             ascii(PrefixIndex.MAX_TOUCHES),
             ascii(ms))
         .toCompletableFuture()
@@ -112,16 +113,17 @@ final class RedisInference {
                         ascii(max))
                     .toCompletableFuture())
             .orElseThrow();
-    List<Touch> out = new ArrayList<>(flat.size() / 3);
+    List<Touch> out = new ArrayList<>(flat.size() / 4);
     String next = cursor;
-    for (int i = 0; i + 2 < flat.size(); i += 3) {
+    for (int i = 0; i + 3 < flat.size(); i += 4) {
       next = text(flat.get(i));
       ByteBuffer packed = ByteBuffer.wrap((byte[]) flat.get(i + 2));
       long[] blockKeys = new long[packed.remaining() / 8];
       for (int b = 0; b < blockKeys.length; b++) {
         blockKeys[b] = packed.getLong();
       }
-      out.add(new Touch((int) decimal((byte[]) flat.get(i + 1)), blockKeys));
+      int rank = (int) decimal((byte[]) flat.get(i + 1));
+      out.add(new Touch(rank, blockKeys, (int) decimal((byte[]) flat.get(i + 3))));
     }
     return new Touches(out, next);
   }

@@ -263,6 +263,7 @@ public final class RedisInspector {
         List<Map.Entry<Integer, byte[]>> streams,
         Map<String, byte[]> activity) {
       RedisFuture<Long> spec = redis.hlen(keys.speculative(name[0], name[1]));
+      RedisFuture<byte[]> inferred = redis.get(keys.inferred(name[0], name[1]));
       List<CompletableFuture<Rank>> ranks = new ArrayList<>();
       streams.sort(Map.Entry.comparingByKey());
       for (Map.Entry<Integer, byte[]> s : streams) {
@@ -272,8 +273,16 @@ public final class RedisInspector {
       long routes = Math.max(0, await(spec) - 1); // less the field that keeps it a hashtable
       List<Rank> done = new ArrayList<>();
       ranks.forEach(r -> done.add(Await.of(r)));
+      byte[] capacity = await(inferred);
       return new Pod(
-          name[0], name[1], g, deadline, deadline != null && deadline >= now, routes, done);
+          name[0],
+          name[1],
+          g,
+          deadline,
+          deadline != null && deadline >= now,
+          routes,
+          capacity == null ? null : (int) Bytes.decimal(capacity),
+          done);
     }
 
     private CompletableFuture<Rank> rank(

@@ -475,8 +475,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<Boolean> touchAsync(
-      String model, String pod, int rank, long[] blockKeys, Duration ttl) {
-    return inference.touch(model, pod, rank, blockKeys, ttl);
+      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl) {
+    return inference.touch(model, pod, rank, blockKeys, errorBlocks, ttl);
   }
 
   @Override

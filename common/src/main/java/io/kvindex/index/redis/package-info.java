@@ -48,6 +48,11 @@
  *                  as long as its longest-lived entry, so it vanishes with no process left
  *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
  *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
+ *   infer:<p> STRING the pod's evictions are inferred: the engine's capacity in blocks, with PX,
+ *                  refreshed by its streams' owners (infer.lua, inferred.lua; RedisInference)
+ *   touch:<p> STREAM observed requests on such a pod (routers XADD, MAXLEN ~): r -> rank, k -> the
+ *                  prompt's block keys (8 bytes each), e -> the prediction's error; PEXPIRE from
+ *                  the last entry; each rank's owner reads them with XRANGE after its cursor
  *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
  *                  all and per tier (decimal): apply changes them with the entries, GC counts
  *                  the entries it strips out, so inspecting a stream never scans blocks;

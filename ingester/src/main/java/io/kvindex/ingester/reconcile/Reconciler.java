@@ -20,9 +20,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The level-triggered backstop for lossy events: scrapes each owned pod's {@code /metrics} and asks
- * a stream's worker to purge when its engine sleeps or the pod has been unreachable past a bound.
- * Driven by one scheduled thread ({@link #tick()}); {@link #reachable} may be called from any
- * thread.
+ * a stream's worker to purge when its engine sleeps or the pod has been unreachable past a bound;
+ * it also tells each worker its engine's KV-cache capacity, which inferred evictions need. Driven
+ * by one scheduled thread ({@link #tick()}); {@link #reachable} may be called from any thread.
  *
  * <p>A condition asks for one purge per episode (asleep, unreachable) and per worker; the worker
  * keeps the purge pending until it succeeds, so a temporary Redis error never latches it as done.
@@ -102,12 +102,14 @@ public final class Reconciler {
       return;
     }
     unreachableSince.remove(pod);
-    String start = SleepState.processStart(page);
+    String start = EngineMetrics.processStart(page);
     if (start != null) {
       checkIncarnation(pod, workers, start);
     }
-    Map<Integer, Boolean> sleeping = SleepState.asleepByEngine(page);
+    Map<Integer, Boolean> sleeping = EngineMetrics.asleepByEngine(page);
+    Map<Integer, Integer> capacity = EngineMetrics.capacityByEngine(page);
     for (StreamWorker w : workers) {
+      w.status().capacityBlocks(capacity.getOrDefault(w.id().dpRank(), 0));
       // Level-triggered: the stream holds nothing while its engine says it sleeps.
       boolean now = sleeping.getOrDefault(w.id().dpRank(), false);
       asleep.put(w.id(), now);

@@ -1,8 +1,10 @@
 package io.kvindex.ingester.stream;
 
 import io.kvindex.common.Await;
+import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.BatchCheck;
 import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
@@ -59,8 +61,10 @@ final class IndexWrites {
     this.label = label;
   }
 
-  /** Runs the purge the sequencer asked for. */
-  Outcome purge(Sequencer sequencer, RunPurge action) {
+  /**
+   * Runs the purge the sequencer asked for; the eviction model, if any, loses what the index lost.
+   */
+  Outcome purge(Sequencer sequencer, RunPurge action, EvictionModel model) {
     String reason = action.purge().reason();
     PurgeStatus status = shared.index().purge(id, lease, action.purge().mode());
     if (status == PurgeStatus.FENCED) {
@@ -70,6 +74,9 @@ final class IndexWrites {
       return Outcome.LOST;
     }
     if (sequencer.purged(status)) {
+      if (model != null) {
+        model.clear();
+      }
       shared.metrics().purge(reason, "done");
       log.info("{}: purged ({})", label, reason);
       shared.metrics().watermark(id, sequencer.applied());
@@ -98,9 +105,16 @@ final class IndexWrites {
     return Outcome.WAIT;
   }
 
-  /** Applies the batch (or the consecutive batches as one) the sequencer asked for. */
-  Outcome apply(Sequencer sequencer, Apply action, StreamStatus status) {
+  /**
+   * Applies the batch (or the consecutive batches as one) the sequencer asked for, with the
+   * eviction model's pending changes after its events when the stream's evictions are inferred.
+   */
+  Outcome apply(Sequencer sequencer, Apply action, StreamStatus status, EvictionModel model) {
     Batch batch = action.batch();
+    KvEventBatch events =
+        model == null
+            ? batch.events()
+            : model.eventsToApply(action.parts(), batch.events(), room(action));
     ApplyResult result;
     try {
       result =
@@ -108,13 +122,7 @@ final class IndexWrites {
               shared
                   .index()
                   .applyAsync(
-                      id,
-                      mode,
-                      action.firstSeq(),
-                      batch.seq(),
-                      lease,
-                      batch.events(),
-                      action.staged()));
+                      id, mode, action.firstSeq(), batch.seq(), lease, events, action.staged()));
     } catch (BatchRejectedException e) {
       if (action.parts().size() > 1) {
         log.info(
@@ -157,16 +165,35 @@ final class IndexWrites {
           shared.metrics().applied(part.events(), now);
         }
         shared.metrics().applyCall(action.parts().size());
+        if (model != null) {
+          EvictionModel.Carried carried = model.applied();
+          shared.metrics().inferred(carried.evicted(), carried.restored());
+        }
       }
-      case DUPLICATE, GAP ->
-          log.info(
-              "{}: watermark resynchronised from {} to {}", label, before, sequencer.applied());
+      case DUPLICATE, GAP -> {
+        if (model != null) {
+          model.passed();
+        }
+        log.info("{}: watermark resynchronised from {} to {}", label, before, sequencer.applied());
+      }
       default -> {
         shared.metrics().swallowed(Operation.APPLY);
         return Outcome.WAIT;
       }
     }
     return Outcome.DONE;
+  }
+
+  /**
+   * How many blocks of an eviction model's changes the call may carry besides its batches: a run of
+   * batches must fit one apply call, a single batch is split into as many as it needs.
+   */
+  private long room(Apply action) {
+    if (action.parts().size() == 1) {
+      return Long.MAX_VALUE;
+    }
+    long own = BatchCheck.chunkBlocks(mode, action.batch().events().events());
+    return Math.max(0, shared.index().applyChunkBlocks() - own);
   }
 
   /** A batch the index can never apply: counted, logged (at most every few seconds), gone past. */

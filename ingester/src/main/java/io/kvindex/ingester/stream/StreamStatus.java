@@ -22,6 +22,7 @@ public final class StreamStatus {
   private volatile boolean resetRequested;
   private volatile String resyncRequest;
   private volatile boolean engineAsleep;
+  private volatile int capacityBlocks;
   private volatile State state = State.STARTING;
   private volatile String lastError = "";
   private volatile long applied = -1;
@@ -88,6 +89,19 @@ public final class StreamStatus {
 
   boolean engineAsleep() {
     return engineAsleep;
+  }
+
+  /**
+   * The engine's KV-cache capacity in blocks as its {@code /metrics} said at the last scrape
+   * ({@code num_gpu_blocks} of {@code vllm:cache_config_info}); 0 while unknown.
+   */
+  public void capacityBlocks(int blocks) {
+    capacityBlocks = blocks;
+  }
+
+  /** The engine's KV-cache capacity in blocks as last scraped; 0 while unknown. */
+  public int capacityBlocks() {
+    return capacityBlocks;
   }
 
   /** Says the index lost (or may have lost) what it held of the stream; see Sequencer#indexLost. */

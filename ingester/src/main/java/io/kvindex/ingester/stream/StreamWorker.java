@@ -3,6 +3,8 @@ package io.kvindex.ingester.stream;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.Touch;
+import io.kvindex.index.Touches;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.MemoryBounds;
 import io.kvindex.ingester.Shared;
@@ -19,6 +21,7 @@ import io.kvindex.wire.EventMessage;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.OptionalInt;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +40,18 @@ import org.zeromq.ZMQException;
  * stream failed (visible on /readyz) and are retried at the backoff cap. A fenced write stops the
  * worker at once. Purges asked for by other threads (the coordinator, the reconciler) queue up and
  * reach the sequencer at the start of a step.
+ *
+ * <p>Inferred evictions. A router that finds the pod over-predicted asks for a resync: purge, then
+ * apply again what the replay ring covers. That cannot help an engine that evicts without
+ * publishing (the ring lacks the evictions too), and it drops the pod's hottest prefixes (a prefix
+ * hit publishes nothing, so they predate the ring). So when the engine reports its KV-cache
+ * capacity (engine keys only) the stream starts an {@link EvictionModel} instead: primed from the
+ * ring without purging anything, fed every later batch, it removes what it evicts with the next
+ * apply; the pod is marked in the index so that routers send the blocks of the requests they
+ * observe (touches), which the worker reads before its applies (at most every {@link
+ * #TOUCH_READ_BEFORE_APPLY}) and every {@link #TOUCH_READ_INTERVAL} while idle. A new owner of a
+ * marked pod's stream starts the same way. Purges clear the model with the index's entries;
+ * inference lasts as long as the worker.
  */
 public final class StreamWorker implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(StreamWorker.class);
@@ -59,6 +74,24 @@ public final class StreamWorker implements Runnable {
   private final Backoff reconnect;
   private final String label;
 
+  /** How often a stream whose evictions are inferred reads its pod's touches while idle. */
+  static final Duration TOUCH_READ_INTERVAL = Duration.ofMillis(100);
+
+  /**
+   * How long a busy stream whose evictions are inferred may go without reading its pod's touches
+   * before an apply: the requests a router observed came before the batches that follow them, and
+   * the model is truer to the engine when it takes them in that order.
+   */
+  static final Duration TOUCH_READ_BEFORE_APPLY = Duration.ofMillis(20);
+
+  /** Touches read at most per call; a full read is followed by another at once. */
+  static final int TOUCHES_PER_READ = 512;
+
+  /** How long the pod's mark stands after a refresh; it is refreshed every {@link #MARK_EVERY}. */
+  static final Duration MARK_TTL = Duration.ofMinutes(1);
+
+  static final Duration MARK_EVERY = Duration.ofSeconds(5);
+
   private volatile boolean running = true;
   private volatile boolean halted;
   private State state = State.STARTING;
@@ -67,6 +100,11 @@ public final class StreamWorker implements Runnable {
   private long liveAtLastCatchUp = -1;
   private long retryAtNanos;
   private long quietSinceNanos;
+  private EvictionModel model;
+  private String touchCursor;
+  private long touchesDueNanos;
+  private long markDueNanos;
+  private long touchesReadNanos;
 
   public StreamWorker(
       StreamId id, KeyMode mode, PodSpec pod, Lease lease, Shared shared, Listener listener) {
@@ -134,6 +172,9 @@ public final class StreamWorker implements Runnable {
         }
       }
     } finally {
+      if (model != null) {
+        shared.metrics().inferring(false);
+      }
       closeSocket();
       if (state != State.FENCED) {
         setState(State.STOPPED, status.lastError());
@@ -150,6 +191,7 @@ public final class StreamWorker implements Runnable {
       return;
     }
     takeRequests();
+    inferIfDue();
     progressIfDue();
     if (sub.reconnected()) {
       // Maybe another process on the same endpoint, whose first batches were never heard: before
@@ -257,6 +299,7 @@ public final class StreamWorker implements Runnable {
       setState(State.RUNNING, "");
       log.info(
           "{}: owned with lease {}, resuming after sequence {}", label, lease, sequencer.applied());
+      resumeInferring();
       return true;
     } catch (RedisUnavailableException e) {
       shared.metrics().swallowed(Operation.WATERMARK);
@@ -338,14 +381,146 @@ public final class StreamWorker implements Runnable {
   }
 
   private void resync(String note) {
+    if (model != null) {
+      log.info(
+          "{}: a router asks for a resync ({}), but the stream infers its engine's evictions"
+              + " already: not purged again",
+          label,
+          note);
+      return;
+    }
+    int capacity = inferable(0);
+    if (capacity > 0) {
+      inferEvictions(capacity, "a router's resync request: " + note);
+      shared.metrics().inferenceStarted("resync");
+      return;
+    }
     log.warn(
-        "{}: resyncing on a router's request ({}): purging, then replaying what the ring covers",
+        "{}: resyncing on a router's request ({}): purging, then replaying what the ring covers;"
+            + " evictions are not inferred: {}",
         label,
-        note);
+        note,
+        whyNotInferred());
     sequencer.resync();
     status.progress(sequencer);
     retryAtNanos = shared.nanos();
     askTheRingSoon();
+  }
+
+  /**
+   * The capacity to infer the engine's evictions with: the one its {@code /metrics} reported, else
+   * {@code marked} (the one recorded in the pod's mark); 0 when they cannot be inferred.
+   */
+  private int inferable(int marked) {
+    if (!shared.config().inferEvictions() || mode != KeyMode.ENGINE) {
+      return 0;
+    }
+    int scraped = status.capacityBlocks();
+    return scraped > 0 ? scraped : marked;
+  }
+
+  private String whyNotInferred() {
+    if (!shared.config().inferEvictions()) {
+      return "--infer-evictions is off";
+    }
+    if (mode != KeyMode.ENGINE) {
+      return "the model is keyed by token keys, and routers' touches carry engine keys only";
+    }
+    return "the engine's /metrics gave no KV-cache capacity (num_gpu_blocks of"
+        + " vllm:cache_config_info); give the pod its metrics URL";
+  }
+
+  private void inferEvictions(int capacity, String why) {
+    if (model == null) {
+      shared.metrics().inferring(true);
+    }
+    model = new EvictionModel(capacity);
+    touchCursor = null;
+    touchesDueNanos = shared.nanos();
+    markDueNanos = shared.nanos();
+    int primed = prime();
+    log.warn(
+        "{}: its engine's evictions are inferred from now on ({}): a model of its {} blocks,"
+            + " primed from {} batches of its ring and fed by the requests routers observe, removes"
+            + " from the index what it evicts; nothing is purged",
+        label,
+        why,
+        capacity,
+        primed);
+  }
+
+  /**
+   * Primes the model from the engine's ring, up to the watermark (what the index applied); returns
+   * the batches taken in. No ring, or one too large to fetch, leaves the model empty.
+   */
+  private int prime() {
+    String endpoint = pod.replayEndpoint(id.dpRank());
+    long through = sequencer.applied();
+    if (endpoint == null || through < 0) {
+      return 0;
+    }
+    Replay.Result r = fetchReplay(endpoint, 0);
+    if (r.tooLarge()) {
+      shared.metrics().replay("too_large");
+      return 0;
+    }
+    List<Batch> history = replayed(r.batches());
+    model.prime(history, through);
+    return (int) history.stream().filter(b -> b.seq() <= through).count();
+  }
+
+  /**
+   * A new owner of a stream whose pod is marked (a former owner inferred its evictions) goes on
+   * inferring them, primed from the ring as the first owner was.
+   */
+  private void resumeInferring() {
+    if (inferable(1) == 0) {
+      return;
+    }
+    OptionalInt marked = shared.index().evictionsInferred(id.model(), id.pod()).join();
+    if (marked.isPresent()) {
+      inferEvictions(inferable(marked.getAsInt()), "the pod is marked so by a former owner");
+      shared.metrics().inferenceStarted("takeover");
+    }
+  }
+
+  /** Refreshes the pod's mark and reads its touches, when due, while evictions are inferred. */
+  private void inferIfDue() {
+    if (model == null) {
+      return;
+    }
+    if (shared.nanos() - markDueNanos >= 0) {
+      boolean marked =
+          shared.index().markEvictionsInferred(id.model(), id.pod(), model.capacity(), MARK_TTL);
+      if (!marked) {
+        shared.metrics().swallowed(Operation.INFERENCE);
+      }
+      markDueNanos = shared.nanos() + (marked ? MARK_EVERY : TOUCH_READ_INTERVAL).toNanos();
+    }
+    if (shared.nanos() - touchesDueNanos >= 0) {
+      readTouches();
+    }
+  }
+
+  private void readTouches() {
+    Touches read;
+    try {
+      read = shared.index().touches(id, touchCursor, TOUCHES_PER_READ);
+    } catch (RedisUnavailableException e) {
+      shared.metrics().swallowed(Operation.INFERENCE);
+      touchesDueNanos = shared.nanos() + retry.next().toNanos();
+      return;
+    }
+    if (touchCursor != null) {
+      for (Touch touch : read.touches()) {
+        model.touch(touch.blockKeys(), touch.rank() == id.dpRank(), touch.errorBlocks());
+      }
+      shared.metrics().touches(read.touches().size());
+    }
+    touchCursor = read.cursor();
+    touchesReadNanos = shared.nanos();
+    boolean full = read.touches().size() == TOUCHES_PER_READ;
+    touchesDueNanos = shared.nanos() + (full ? 0 : TOUCH_READ_INTERVAL.toNanos());
   }
 
   /**
@@ -436,12 +611,17 @@ public final class StreamWorker implements Runnable {
 
   private boolean runPurge(RunPurge action) {
     shared.gate().passUninterruptibly();
-    return !halted && carryOut(writes.purge(sequencer, action));
+    return !halted && carryOut(writes.purge(sequencer, action, model));
   }
 
   private boolean apply(Apply action) {
+    if (model != null
+        && shared.nanos() - touchesReadNanos >= TOUCH_READ_BEFORE_APPLY.toNanos()
+        && touchCursor != null) {
+      readTouches();
+    }
     shared.gate().passUninterruptibly();
-    return !halted && carryOut(writes.apply(sequencer, action, status));
+    return !halted && carryOut(writes.apply(sequencer, action, status, model));
   }
 
   /** Whether the stream goes on after a write. */

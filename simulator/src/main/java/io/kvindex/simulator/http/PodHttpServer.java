@@ -21,8 +21,9 @@ import java.util.Set;
  * A pod's HTTP endpoint (127.0.0.1 and a free port unless configured), on the shared service
  * endpoint: vLLM's dev endpoints ({@code POST /reset_prefix_cache}, {@code POST /sleep?level=},
  * {@code POST /wake_up}, {@code GET /is_sleeping}), {@code GET /metrics} with {@code
- * vllm:engine_sleep_state} and {@code process_start_time_seconds} as vLLM exports them, and the
- * simulator's own {@code GET /kv_blocks} (ground truth) and {@code POST /restart}. Thread-safe.
+ * vllm:engine_sleep_state}, {@code vllm:cache_config_info} (its {@code num_gpu_blocks}, the pod's
+ * capacity) and {@code process_start_time_seconds} as vLLM exports them, and the simulator's own
+ * {@code GET /kv_blocks} (ground truth) and {@code POST /restart}. Thread-safe.
  */
 public final class PodHttpServer implements AutoCloseable {
   private static final String SLEEP_HELP =
@@ -90,7 +91,10 @@ public final class PodHttpServer implements AutoCloseable {
     return Response.text(200, "text/plain", "");
   }
 
-  /** The Prometheus text vLLM serves for the sleep gauge, plus the process start time. */
+  /**
+   * The Prometheus text vLLM serves for the sleep gauge and the cache configuration, plus the
+   * process start time.
+   */
   public static String metrics(SimulatedPod pod) {
     StringBuilder out = new StringBuilder();
     out.append("# HELP vllm:engine_sleep_state ").append(SLEEP_HELP).append('\n');
@@ -114,6 +118,18 @@ public final class PodHttpServer implements AutoCloseable {
             .append(values[s] == 1 ? "1.0" : "0.0")
             .append('\n');
       }
+    }
+    // vLLM's info gauge of its CacheConfig: every field a label, one series per engine.
+    out.append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n");
+    out.append("# TYPE vllm:cache_config_info gauge\n");
+    for (int engine = 0; engine < pod.endpoints().size(); engine++) {
+      out.append("vllm:cache_config_info{block_size=\"")
+          .append(pod.config().blockSize())
+          .append("\",enable_prefix_caching=\"True\",engine=\"")
+          .append(engine)
+          .append("\",num_cpu_blocks=\"None\",num_gpu_blocks=\"")
+          .append(pod.config().capacityBlocks())
+          .append("\",prefix_caching_hash_algo=\"sha256_cbor\"} 1.0\n");
     }
     out.append("# HELP process_start_time_seconds Start time of the process since unix epoch in")
         .append(" seconds.\n");

@@ -68,6 +68,15 @@ class PodHttpServerTest {
           .append(level2)
           .append('\n');
     }
+    out.append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
+        .append("# TYPE vllm:cache_config_info gauge\n");
+    for (int e = 0; e < engines; e++) {
+      out.append(
+              "vllm:cache_config_info{block_size=\"16\",enable_prefix_caching=\"True\",engine=\"")
+          .append(e)
+          .append("\",num_cpu_blocks=\"None\",num_gpu_blocks=\"32768\",")
+          .append("prefix_caching_hash_algo=\"sha256_cbor\"} 1.0\n");
+    }
     out.append("# HELP process_start_time_seconds Start time of the process since unix epoch in")
         .append(" seconds.\n# TYPE process_start_time_seconds gauge\n")
         .append("process_start_time_seconds 1732912345.67\n");

@@ -6,14 +6,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Reads {@code vllm:engine_sleep_state} (and the engine's process start time, its incarnation) out
- * of a Prometheus text page. Thread-safe (stateless).
+ * Reads what the ingester needs out of an engine's Prometheus text page: {@code
+ * vllm:engine_sleep_state}, the process start time (its incarnation) and the KV-cache capacity in
+ * {@code vllm:cache_config_info}. Thread-safe (stateless).
  *
  * <p>An engine is asleep when {@code awake} is 0 and {@code weights_offloaded} or {@code
  * discard_all} is 1 (sleep level 1 or 2; both clear the prefix cache). A scheduler pause (all three
  * 0) is not a sleep.
  */
-final class SleepState {
+final class EngineMetrics {
   private static final Pattern LINE =
       Pattern.compile("^vllm:engine_sleep_state\\{([^}]*)}\\s+(\\S+)", Pattern.MULTILINE);
   private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
@@ -21,7 +22,40 @@ final class SleepState {
   private static final Pattern START =
       Pattern.compile("^process_start_time_seconds(?:\\{[^}]*})?\\s+(\\S+)", Pattern.MULTILINE);
 
-  private SleepState() {}
+  private static final Pattern CACHE_CONFIG =
+      Pattern.compile("^vllm:cache_config_info\\{", Pattern.MULTILINE);
+
+  /** One label and its comma; its value may hold any character, a closing brace and escapes too. */
+  private static final Pattern NEXT_LABEL =
+      Pattern.compile("\\s*(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"\\s*,?");
+
+  private EngineMetrics() {}
+
+  /**
+   * Engine index → its KV-cache capacity in blocks ({@code num_gpu_blocks} of {@code
+   * vllm:cache_config_info}), for every engine the page reports with a number there.
+   */
+  static Map<Integer, Integer> capacityByEngine(String page) {
+    Map<Integer, Integer> out = new HashMap<>();
+    Matcher m = CACHE_CONFIG.matcher(page);
+    while (m.find()) {
+      Map<String, String> labels = new HashMap<>();
+      Matcher l = NEXT_LABEL.matcher(page).region(m.end(), page.length());
+      while (l.lookingAt()) {
+        labels.put(l.group(1), l.group(2));
+        l.region(l.end(), page.length());
+      }
+      try {
+        int blocks = Integer.parseInt(labels.getOrDefault("num_gpu_blocks", ""));
+        if (blocks > 0) {
+          out.put(Integer.parseInt(labels.getOrDefault("engine", "0")), blocks);
+        }
+      } catch (NumberFormatException e) {
+        // None (not profiled yet) or a value we cannot read: the capacity stays unknown
+      }
+    }
+    return out;
+  }
 
   /** The page's {@code process_start_time_seconds} as written, or {@code null} if absent. */
   static String processStart(String page) {

@@ -1,9 +1,12 @@
 package io.kvindex.router;
 
+import io.kvindex.index.KeyMode;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.ResyncStatus;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,15 +15,48 @@ import org.slf4j.LoggerFactory;
  * The closed loop of {@link KvRouter#observe}: what the engines report against what the index
  * predicted. Each observation is metered ({@link LoopMetrics}) and judged ({@link DriftWatch}); a
  * pod the index over-predicts is suspect, and its owner is asked to resync it (purge, then replay
- * what its ring covers) through a request in Redis that stands one interval whoever asks; a pod it
- * under-predicts is not purged, which would only make it colder. Each verdict is one log line.
- * Thread-safe.
+ * what its ring covers, from then on inferring the engine's evictions when it can) through a
+ * request in Redis that stands one interval whoever asks; a pod it under-predicts is not purged,
+ * which would only make it colder. Each verdict is one log line. An observation of a pod whose
+ * evictions the index infers is also recorded there as a touch (its prompt's blocks and the error),
+ * which the pod's owners feed their model of its cache; whether a pod is inferred is read from
+ * Redis at most once per {@link #INFERRED_REUSE} per pod. Thread-safe.
  */
 final class ClosedLoop {
   private static final Logger log = LoggerFactory.getLogger(ClosedLoop.class);
 
   /** How long a verdict holds the pod's next one back when resyncs are off. */
   static final Duration QUIET_WITHOUT_RESYNC = Duration.ofMinutes(1);
+
+  /** How long what Redis said of a pod's inferred evictions is reused. */
+  static final Duration INFERRED_REUSE = Duration.ofSeconds(1);
+
+  /** How long a pod's touches stand after the last one (its owners read them within a second). */
+  static final Duration TOUCH_TTL = Duration.ofMinutes(1);
+
+  /** Pods whose inferred state is kept at most (the least recently observed is forgotten). */
+  static final int INFERRED_PODS = 4096;
+
+  private record Pod(String model, String pod) {}
+
+  /** What Redis said of a pod's evictions: inferred or not, and when it was asked last. */
+  private static final class Inferred {
+    volatile boolean inferred;
+    volatile long askedNanos;
+    volatile boolean asking;
+
+    Inferred(long askedNanos) {
+      this.askedNanos = askedNanos;
+    }
+  }
+
+  private final Map<Pod, Inferred> inferred =
+      new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Pod, Inferred> eldest) {
+          return size() > INFERRED_PODS;
+        }
+      };
 
   private final PrefixIndex index;
   private final LoopMetrics metrics;
@@ -53,12 +89,17 @@ final class ClosedLoop {
    * Meters and judges one observation; asks for a resync, without waiting, when it is due. Returns
    * the prediction's error in blocks.
    */
-  int observe(Observation o, int blockSize) {
-    int error = o.errorBlocks(blockSize);
+  int observe(Observation o, ModelKeys keys) {
+    int error = o.errorBlocks(keys.blockSize());
     metrics.observed(o.pod(), error);
+    if (o.blockKeys() != null && evictionsInferred(o.model(), o.pod())) {
+      index
+          .touchAsync(o.model(), o.pod(), o.rank(), o.blockKeys(), error, TOUCH_TTL)
+          .whenComplete((done, e) -> metrics.touch(e == null && done));
+    }
     DriftWatch.Judged judged = watch.observe(o.model(), o.pod(), error, nanos.getAsLong());
     switch (judged.verdict()) {
-      case OVER -> overPredicted(o, judged);
+      case OVER -> overPredicted(o, judged, keys.mode());
       case UNDER -> underPredicted(o, judged);
       case NONE -> {
         // nothing to do
@@ -67,7 +108,35 @@ final class ClosedLoop {
     return error;
   }
 
-  private void overPredicted(Observation o, DriftWatch.Judged judged) {
+  /**
+   * Whether the index infers the pod's evictions, as Redis last said (asked again, without waiting,
+   * once what it said is {@link #INFERRED_REUSE} old; false until it first answers).
+   */
+  boolean evictionsInferred(String model, String pod) {
+    long now = nanos.getAsLong();
+    Inferred state;
+    synchronized (inferred) {
+      state = inferred.computeIfAbsent(new Pod(model, pod), p -> new Inferred(now - REUSE_NANOS));
+    }
+    if (!state.asking && now - state.askedNanos >= REUSE_NANOS) {
+      state.asking = true;
+      state.askedNanos = now;
+      index
+          .evictionsInferred(model, pod)
+          .whenComplete(
+              (capacity, e) -> {
+                if (e == null) {
+                  state.inferred = capacity.isPresent();
+                }
+                state.asking = false;
+              });
+    }
+    return state.inferred;
+  }
+
+  private static final long REUSE_NANOS = INFERRED_REUSE.toNanos();
+
+  private void overPredicted(Observation o, DriftWatch.Judged judged, KeyMode mode) {
     metrics.suspect(DriftWatch.Verdict.OVER);
     String why =
         String.format(
@@ -76,13 +145,17 @@ final class ClosedLoop {
                 + " engine no longer holds)",
             judged.over(),
             judged.window());
-    if (resyncInterval.isZero()) {
+    if (resyncInterval.isZero() || mode != KeyMode.ENGINE) {
       metrics.resync("off");
       log.warn(
-          "pod={} model={}: {}; not resynced: resyncs are off (resync-interval 0)",
+          "pod={} model={}: {}; not resynced: {}",
           o.pod(),
           o.model(),
-          why);
+          why,
+          mode != KeyMode.ENGINE
+              ? "the model is keyed by token keys, and its ingester could only purge and replay"
+                  + " it, which loses its hottest prefixes (eviction inference needs engine keys)"
+              : "resyncs are off (resync-interval 0)");
       return;
     }
     index
@@ -106,7 +179,8 @@ final class ClosedLoop {
     return switch (status) {
       case REQUESTED ->
           "asked the ingester that owns it to resync it (purge, then replay what its ring"
-              + " covers)";
+              + " covers, inferring its evictions from then on when its engine reports its"
+              + " capacity)";
       case STANDING ->
           "a resync request already stands for it (another router's, or this one's), for up to "
               + resyncInterval.toSeconds()

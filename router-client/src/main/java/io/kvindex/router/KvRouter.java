@@ -103,15 +103,27 @@ public interface KvRouter extends AutoCloseable {
    * kvindex_router_prediction_error_blocks}, {@code kvindex.router.predictions}); a pod whose
    * recent requests this router finds over-predicted beyond the drift threshold is suspect, and the
    * ingester that owns it is asked, through Redis and at most once per resync interval whoever
-   * asks, to purge it and replay what its engine's ring covers. A pod found under-predicted is only
-   * reported: purging it would make it colder. Non-blocking and best effort; never throws for Redis
-   * trouble.
+   * asks, to purge it and replay what its engine's ring covers; when its engine reports its
+   * KV-cache capacity, the owner then infers the engine's evictions (an engine that over-predicts
+   * does not publish them all). A pod found under-predicted is only reported: purging it would make
+   * it colder. An observation of a pod whose evictions are inferred that carries the prompt's block
+   * keys ({@link Observation#of(Scores, Pick, int, int)}) is recorded for the pod's owners, who
+   * need to know which blocks each request used. Non-blocking and best effort; never throws for
+   * Redis trouble.
    *
    * @return the prediction's error in blocks ({@link Observation#errorBlocks}): positive when the
    *     index thought the pod warmer than the engine found it
    * @throws IllegalArgumentException if the model has no configured key mode (its block size)
    */
   int observe(Observation observation);
+
+  /**
+   * Whether observations of {@code pod} should carry the prompt's block keys ({@link
+   * Observation#blockKeys()}): the index infers the pod's evictions. For callers that must hash the
+   * prompt again to give them (the HTTP service's {@code POST /observe}); what Redis said is reused
+   * for a second, and it is false until Redis first answered. Never blocks.
+   */
+  boolean needsBlockKeys(String model, String pod);
 
   /**
    * The pods of {@code model} the index considers live now (an ingester keeps their liveness

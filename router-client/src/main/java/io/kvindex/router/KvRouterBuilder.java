@@ -30,10 +30,10 @@ public final class KvRouterBuilder {
   public static final int DEFAULT_DRIFT_WINDOW = 64;
 
   /** The default of {@link #driftThreshold}. */
-  public static final double DEFAULT_DRIFT_THRESHOLD = 0.1;
+  public static final double DEFAULT_DRIFT_THRESHOLD = 0.08;
 
   /** The default of {@link #resyncInterval}. */
-  public static final Duration DEFAULT_RESYNC_INTERVAL = Duration.ZERO;
+  public static final Duration DEFAULT_RESYNC_INTERVAL = Duration.ofSeconds(30);
 
   private String redisUri = DEFAULT_REDIS_URI;
   private Path redisTlsCaFile;
@@ -160,9 +160,11 @@ public final class KvRouterBuilder {
    * The share of a full {@link #driftWindow} that must be over-predicted for the pod to be suspect
    * (and resynced), or under-predicted for it to be reported so, in (0, 1]. An eviction between
    * lookup and prefill, or the index's lag, errs now and then; this keeps those from adding up.
-   * Default 0.1: in the demo 0.4 % of requests are over-predicted when the engines publish every
-   * eviction and 6–7 % when they evict without publishing, so 7 of 64 is far above the one and far
-   * below the other (at 0.5 no pod was ever judged suspect).
+   * Default 0.08, 6 of 64: in the demo 0.2–0.4 % of requests are over-predicted when the engines
+   * publish every eviction, and 6–7 % on average when they evict without publishing, some pods
+   * less; 6 of 64 is far above the one (at 0.5 % a window of 64 holds 6 about once in a million)
+   * and catches the pods of the other within a few hundred requests (at 7 of 64, some pods of a
+   * silent-eviction run were never judged; at 0.5 none was).
    */
   public KvRouterBuilder driftThreshold(double share) {
     this.driftThreshold = Check.between(share, 0.01, 1.0, "driftThreshold");
@@ -172,11 +174,12 @@ public final class KvRouterBuilder {
   /**
    * How long a resync request for a suspect pod stands, keeping every router's next one out: a pod
    * is resynced at most once per interval. Zero turns resyncs off (suspects are still counted and
-   * logged). Default 0, off: a resync purges the pod and replays its engine's ring, and a block hit
-   * publishes nothing, so the pod's hottest prefixes, stored before the ring begins, are lost from
-   * the index until the engine evicts and stores them again. Where an engine drops events older
-   * than its ring, that trade can pay; measured in the demo under silent eviction, it does not
-   * (README, "The closed loop").
+   * logged). Default 30 s. The ingester that owns a resynced pod's streams infers its engine's
+   * evictions from then on when it can (engine keys, and an engine that reports its KV-cache
+   * capacity); otherwise it purges the pod and replays its engine's ring, which loses the pod's
+   * hottest prefixes (a prefix hit publishes nothing, so they predate the ring). A router asks only
+   * for models it keys with engine keys; token-keyed models' suspects are reported (README, "The
+   * closed loop").
    */
   public KvRouterBuilder resyncInterval(Duration interval) {
     Check.notNull(interval, "resyncInterval");

@@ -27,6 +27,9 @@ import java.util.WeakHashMap;
  *   <li>{@code kvindex.router.resync.requests{outcome}}: resync requests for over-predicted pods:
  *       {@code requested}, {@code standing} (another request stood), {@code unavailable}, {@code
  *       failed}, {@code off} (resyncs turned off).
+ *   <li>{@code kvindex.router.touches{outcome}}: observations of pods whose evictions the index
+ *       infers, recorded for their owners ({@code recorded}) or not ({@code failed}: Redis was
+ *       unavailable).
  * </ul>
  */
 final class LoopMetrics {
@@ -47,6 +50,8 @@ final class LoopMetrics {
   private int recentExact;
   private final Map<DriftWatch.Verdict, Counter> suspects = new HashMap<>();
   private final Map<String, Counter> resyncs = new HashMap<>();
+  private final Counter touchesRecorded;
+  private final Counter touchesFailed;
 
   LoopMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -64,6 +69,8 @@ final class LoopMetrics {
               .tag("direction", v.name().toLowerCase(java.util.Locale.ROOT))
               .register(registry));
     }
+    this.touchesRecorded = touches("recorded");
+    this.touchesFailed = touches("failed");
     for (String outcome : new String[] {"requested", "standing", "unavailable", "failed", "off"}) {
       resyncs.put(
           outcome,
@@ -72,6 +79,14 @@ final class LoopMetrics {
               .tag("outcome", outcome)
               .register(registry));
     }
+  }
+
+  private Counter touches(String outcome) {
+    return Counter.builder("kvindex.router.touches")
+        .description(
+            "Observations of pods whose evictions the index infers, recorded for their owners")
+        .tag("outcome", outcome)
+        .register(registry);
   }
 
   private static Histogram histogram(PrometheusRegistry prometheus) {
@@ -117,6 +132,11 @@ final class LoopMetrics {
 
   void resync(String outcome) {
     resyncs.get(outcome).increment();
+  }
+
+  /** An observation recorded as a touch, or not (Redis was unavailable). */
+  void touch(boolean recorded) {
+    (recorded ? touchesRecorded : touchesFailed).increment();
   }
 
   private double exactShare() {

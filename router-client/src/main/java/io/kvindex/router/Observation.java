@@ -1,10 +1,13 @@
 package io.kvindex.router;
 
 import io.kvindex.common.Check;
+import io.kvindex.index.PodMatch;
+import java.util.Map;
 
 /**
  * What the engine reported for one routed request, beside what the index predicted for the pod it
- * went to: the input of the closed loop ({@link KvRouter#observe}). Immutable and thread-safe.
+ * went to: the input of the closed loop ({@link KvRouter#observe}). Immutable by convention (the
+ * block key array is shared, never changed), so thread-safe.
  *
  * <p>Like is compared with like. vLLM reports, per request, {@code
  * usage.prompt_tokens_details.cached_tokens} (with {@code --enable-prompt-tokens-details}): the
@@ -21,9 +24,20 @@ import io.kvindex.common.Check;
  * @param promptTokens the prompt's length, vLLM's {@code usage.prompt_tokens}; at least 1
  * @param cachedTokens prompt tokens served from a cache, vLLM's {@code
  *     usage.prompt_tokens_details.cached_tokens}; 0 to {@code promptTokens}
+ * @param blockKeys the prompt's block keys as scored ({@link Scores#blockKeys()}), or null when not
+ *     known: a pod whose evictions the index infers needs them (the engine now holds those blocks),
+ *     see {@link KvRouter#observe}; shared, not copied
+ * @param rank the data-parallel rank of the pod the request went to, as far as the caller knows (0
+ *     when it does not)
  */
 public record Observation(
-    String model, String pod, int predictedBlocks, int promptTokens, int cachedTokens) {
+    String model,
+    String pod,
+    int predictedBlocks,
+    int promptTokens,
+    int cachedTokens,
+    long[] blockKeys,
+    int rank) {
 
   public Observation {
     Check.notBlank(model, "model");
@@ -31,12 +45,50 @@ public record Observation(
     Check.atLeast(predictedBlocks, 0, "predictedBlocks");
     Check.atLeast(promptTokens, 1, "promptTokens");
     Check.between(cachedTokens, 0, promptTokens, "cachedTokens");
+    Check.atLeast(rank, 0, "rank");
   }
 
-  /** The observation of a request routed by {@code pick}, whose engine reported these counts. */
+  /** An observation without the prompt's block keys, credited to rank 0. */
+  public Observation(
+      String model, String pod, int predictedBlocks, int promptTokens, int cachedTokens) {
+    this(model, pod, predictedBlocks, promptTokens, cachedTokens, null, 0);
+  }
+
+  /**
+   * The observation of a request routed by {@code pick}, whose engine reported these counts,
+   * without the prompt's block keys: prefer {@link #of(Scores, Pick, int, int)}.
+   */
   public static Observation of(String model, Pick pick, int promptTokens, int cachedTokens) {
     Check.notNull(pick, "pick");
     return new Observation(model, pick.pod(), pick.matchedBlocks(), promptTokens, cachedTokens);
+  }
+
+  /**
+   * The observation of a request scored as {@code scores} and routed by {@code pick}, whose engine
+   * reported these counts: with the prompt's block keys, credited to the pod's deepest rank.
+   */
+  public static Observation of(Scores scores, Pick pick, int promptTokens, int cachedTokens) {
+    Check.notNull(scores, "scores");
+    Check.notNull(pick, "pick");
+    int rank = 0;
+    int deepest = -1;
+    PodMatch match = scores.pod(pick.pod()).orElse(null);
+    if (match != null) {
+      for (Map.Entry<Integer, Integer> e : match.rankDepths().entrySet()) {
+        if (e.getValue() > deepest) {
+          deepest = e.getValue();
+          rank = e.getKey();
+        }
+      }
+    }
+    return new Observation(
+        scores.model(),
+        pick.pod(),
+        pick.matchedBlocks(),
+        promptTokens,
+        cachedTokens,
+        scores.blockKeys(),
+        rank);
   }
 
   /** The most blocks the engine can report cached: all but the prompt's last token's. */

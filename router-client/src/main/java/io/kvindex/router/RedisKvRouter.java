@@ -293,7 +293,12 @@ final class RedisKvRouter implements KvRouter {
   @Override
   public int observe(Observation observation) {
     Check.notNull(observation, "observation");
-    return loop.observe(observation, keyer(observation.model()).config().blockSize());
+    return loop.observe(observation, keyer(observation.model()).config());
+  }
+
+  @Override
+  public boolean needsBlockKeys(String model, String pod) {
+    return loop.evictionsInferred(Check.notBlank(model, "model"), Check.notBlank(pod, "pod"));
   }
 
   @Override

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Poll;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.Touches;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -129,11 +130,47 @@ class ClosedLoopTest {
   }
 
   /**
-   * By default a suspect pod is reported, never resynced: a resync loses the pod's hottest
-   * prefixes, whose stores are older than the engine's ring.
+   * An observation of a pod whose evictions the index infers is recorded for the pod's owners with
+   * the prompt's blocks and the error; a pod whose evictions are not inferred records none.
    */
   @Test
-  void observe_defaultRouter_suspectReportedNoResyncRequested(RedisStandalone redis) {
+  void observe_podWhoseEvictionsAreInferred_recordsItsBlocksAndTheError(RedisStandalone redis) {
+    String index = "loop-touches";
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (IndexFixture ingester =
+            new IndexFixture(redis.uri().toURI().toString(), index, MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis, index, registry)) {
+      assertThat(ingester.index().markEvictionsInferred(MODEL, "pod-a", 512, Duration.ofMinutes(1)))
+          .isTrue();
+      long[] keys = {11, 12, 13};
+      Observation withKeys = new Observation(MODEL, "pod-a", 3, 3 * BLOCK + 1, BLOCK, keys, 0);
+      Observation other = new Observation(MODEL, "pod-b", 3, 3 * BLOCK + 1, BLOCK, keys, 0);
+      String cursor = ingester.index().touches(StreamId.of(MODEL, "pod-a"), null, 1).cursor();
+      Poll.until(() -> router.needsBlockKeys(MODEL, "pod-a"));
+      assertThat(router.needsBlockKeys(MODEL, "pod-b")).isFalse();
+
+      router.observe(withKeys);
+      router.observe(other);
+      router.observe(new Observation(MODEL, "pod-a", 3, 3 * BLOCK + 1, BLOCK));
+      Poll.until(() -> count(registry, "kvindex.router.touches", "outcome", "recorded") == 1);
+
+      Touches read = ingester.index().touches(StreamId.of(MODEL, "pod-a"), cursor, 10);
+      assertThat(read.touches()).hasSize(1);
+      assertThat(read.touches().get(0).blockKeys()).containsExactly(11, 12, 13);
+      assertThat(read.touches().get(0).errorBlocks()).isEqualTo(2);
+      assertThat(ingester.index().touches(StreamId.of(MODEL, "pod-b"), "0-0", 10).touches())
+          .isEmpty();
+    }
+  }
+
+  /**
+   * By default a suspect pod of an engine-keyed model is resynced (its ingester infers the engine's
+   * evictions); one of a token-keyed model is reported only: its ingester could only purge it,
+   * which loses its hottest prefixes.
+   */
+  @Test
+  void observe_defaultRouter_engineKeyedSuspectResynced_tokenKeyedReportedOnly(
+      RedisStandalone redis) {
     String index = "loop-default";
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     try (IndexFixture ingester =
@@ -143,15 +180,20 @@ class ClosedLoopTest {
                 .redisUri(redis.uri().toURI().toString())
                 .indexName(index)
                 .model(MODEL, ModelKeys.engine("sha256_cbor", "42", BLOCK))
+                .model("t", ModelKeys.token(BLOCK))
                 .meterRegistry(registry)
                 .build()) {
       for (int i = 0; i < KvRouterBuilder.DEFAULT_DRIFT_WINDOW; i++) {
         router.observe(observed("pod-c", 4));
+        router.observe(new Observation("t", "pod-t", 10, 20 * BLOCK + 1, 4 * BLOCK));
       }
       assertThat(count(registry, "kvindex.router.drift.suspects", "direction", "over"))
-          .isEqualTo(1);
+          .isEqualTo(2);
+      Poll.until(
+          () -> count(registry, "kvindex.router.resync.requests", "outcome", "requested") == 1);
       assertThat(count(registry, "kvindex.router.resync.requests", "outcome", "off")).isEqualTo(1);
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-c"))).isEmpty();
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-c"))).isPresent();
+      assertThat(ingester.index().takeResync(StreamId.of("t", "pod-t"))).isEmpty();
     }
   }
 }

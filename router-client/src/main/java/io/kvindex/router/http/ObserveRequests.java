@@ -1,6 +1,8 @@
 package io.kvindex.router.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.router.KvRouter;
 import io.kvindex.router.Observation;
 
 /**
@@ -14,14 +16,50 @@ import io.kvindex.router.Observation;
  *
  * {@code predicted_blocks} is the {@code pick.matched_blocks} (or the pod's {@code matched_blocks})
  * of the request's {@code /score}; {@code prompt_tokens} and {@code cached_tokens} are vLLM's
- * {@code usage.prompt_tokens} and {@code usage.prompt_tokens_details.cached_tokens}. The answer is
- * {@code {"prediction_error_blocks": -1, "outcome": "under"}} (outcome {@code exact}, {@code over}
- * or {@code under}).
+ * {@code usage.prompt_tokens} and {@code usage.prompt_tokens_details.cached_tokens}. Optional: the
+ * prompt as {@code /score} took it ({@code token_ids} with {@code lora_name} and {@code
+ * cache_salt}, or {@code block_keys}), which the router hashes only for a pod whose evictions the
+ * index infers, and {@code rank}, the data-parallel rank the request went to (default 0). The
+ * answer is {@code {"prediction_error_blocks": -1, "outcome": "under", "blocks_wanted": false}}
+ * (outcome {@code exact}, {@code over} or {@code under}; {@code blocks_wanted}: whether the pod's
+ * next observations should carry the prompt).
  */
 final class ObserveRequests {
   private ObserveRequests() {}
 
-  static Observation parse(ObjectNode body, Limits limits) {
+  /**
+   * The observation, with the prompt's block keys when the pod needs them and the body has them.
+   */
+  static Observation parse(ObjectNode body, Limits limits, KvRouter router) {
+    Observation o = counts(body, limits);
+    JsonNode tokens = Json.field(body, "token_ids", "tokens");
+    JsonNode keys = Json.field(body, "block_keys");
+    if (tokens != null && keys != null) {
+      throw new BadRequestException("give at most one of 'token_ids' and 'block_keys'");
+    }
+    limits.tokens(tokens, "token_ids");
+    limits.blockKeys(keys, "block_keys");
+    String lora = limits.name(Json.text(body, "lora_name", "lora"), "lora_name");
+    if ((tokens == null && keys == null) || !router.needsBlockKeys(o.model(), o.pod())) {
+      return o;
+    }
+    long[] blockKeys =
+        keys != null
+            ? Json.blockKeys(keys, "block_keys")
+            : router.blockKeys(
+                o.model(), lora, Json.text(body, "cache_salt"), Json.tokenIds(tokens, "token_ids"));
+    return new Observation(
+        o.model(),
+        o.pod(),
+        o.predictedBlocks(),
+        o.promptTokens(),
+        o.cachedTokens(),
+        blockKeys,
+        o.rank());
+  }
+
+  /** The observation's counts, without the prompt. */
+  private static Observation counts(ObjectNode body, Limits limits) {
     String model = limits.name(Json.requiredText(body, "model", "model_name"), "model");
     String pod = limits.name(Json.requiredText(body, "pod", "instance_id"), "pod");
     int predicted = required(body, "predicted_blocks");
@@ -37,13 +75,22 @@ final class ObserveRequests {
               + " and "
               + cached);
     }
-    return new Observation(model, pod, predicted, prompt, cached);
+    Integer rank = Json.integer(body, "rank");
+    if (rank != null && rank < 0) {
+      throw new BadRequestException("'rank' must be >= 0, got " + rank);
+    }
+    return new Observation(model, pod, predicted, prompt, cached, null, rank == null ? 0 : rank);
   }
 
-  static ObjectNode answer(int errorBlocks) {
+  /**
+   * The answer: the error, and whether the pod's observations should carry the prompt from now on
+   * (the index infers its evictions).
+   */
+  static ObjectNode answer(int errorBlocks, boolean blocksWanted) {
     ObjectNode out = Json.MAPPER.createObjectNode();
     out.put("prediction_error_blocks", errorBlocks);
     out.put("outcome", errorBlocks == 0 ? "exact" : errorBlocks > 0 ? "over" : "under");
+    out.put("blocks_wanted", blocksWanted);
     return out;
   }
 

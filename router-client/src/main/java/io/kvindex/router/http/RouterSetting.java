@@ -172,8 +172,9 @@ enum RouterSetting {
           "resync-interval",
           Durations.format(KvRouterBuilder.DEFAULT_RESYNC_INTERVAL),
           "DURATION",
-          "A suspect pod is resynced (purged, then replayed from its engine's ring) at most once"
-              + " per interval, whichever router asks; 0 turns resyncs off"));
+          "A suspect pod is resynced at most once per interval, whichever router asks (its ingester"
+              + " infers its engine's evictions from then on, or purges and replays its ring);"
+              + " engine-keyed models only; 0 turns resyncs off"));
 
   final Setting setting;
 

@@ -8,6 +8,7 @@ import io.kvindex.index.PodMatch;
 import io.kvindex.router.Explanation;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.LoadSignal;
+import io.kvindex.router.Observation;
 import io.kvindex.router.Pick;
 import io.kvindex.router.ScoreRequest;
 import io.kvindex.router.Scores;
@@ -103,8 +104,10 @@ final class Routes {
 
   /** {@code POST /observe}: the closed loop's input, see {@link ObserveRequests}. */
   private Response observe(ObjectNode body) {
+    Observation o = ObserveRequests.parse(body, limits, router);
+    int error = router.observe(o);
     return Response.json(
-        200, ObserveRequests.answer(router.observe(ObserveRequests.parse(body, limits))));
+        200, ObserveRequests.answer(error, router.needsBlockKeys(o.model(), o.pod())));
   }
 
   /**

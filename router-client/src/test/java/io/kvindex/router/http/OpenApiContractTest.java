@@ -143,6 +143,12 @@ class OpenApiContractTest {
             .mapToObj(i -> "\"" + Long.toUnsignedString(keys[i]) + "\"")
             .collect(Collectors.joining(",", "[", "]"));
     String tooMany = ints(IntStream.range(0, MAX_TOKENS + 1).toArray());
+    String observed =
+        "{\"model\":\""
+            + MODEL
+            + "\",\"pod\":\"pod-a\",\"predicted_blocks\":3,\"prompt_tokens\":"
+            + prompt.length
+            + ",\"cached_tokens\":16";
     return List.of(
         Call.post("/score", scored + ",\"pods\":[\"pod-a\",\"pod-b\"]}"),
         Call.post("/score", scored + ",\"candidate_pods\":[\"pod-b\"],\"lora_name\":null}"),
@@ -169,6 +175,12 @@ class OpenApiContractTest {
         Call.post("/query", scored + ",\"instances\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}"),
         Call.post("/query", scored + "}").anonymous(),
         Call.get("/query"),
+        Call.post("/observe", observed + "}"),
+        Call.post("/observe", observed + ",\"token_ids\":" + tokens + ",\"rank\":1}"),
+        Call.post("/observe", "{\"model\":\"" + MODEL + "\",\"pod\":\"pod-a\"}"),
+        Call.post("/observe", observed + ",\"token_ids\":" + tooMany + "}"),
+        Call.post("/observe", observed + "}").anonymous(),
+        Call.get("/observe"),
         Call.get("/healthz").anonymous(),
         Call.post("/healthz", "{}"),
         Call.get("/readyz").anonymous(),

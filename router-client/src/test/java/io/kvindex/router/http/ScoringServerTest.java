@@ -8,8 +8,10 @@ import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
+import io.kvindex.index.Poll;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.Touch;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
@@ -100,6 +102,59 @@ class ScoringServerTest {
     return IntStream.of(TOKENS)
         .mapToObj(String::valueOf)
         .collect(Collectors.joining(",", "[", "]"));
+  }
+
+  private static String observation(String pod, String extra) {
+    return "{\"model\":\""
+        + MODEL
+        + "\",\"pod\":\""
+        + pod
+        + "\",\"predicted_blocks\":3,\"prompt_tokens\":50,\"cached_tokens\":32"
+        + extra
+        + "}";
+  }
+
+  /**
+   * {@code /observe} of a pod whose evictions the index infers: the router hashes the prompt given
+   * as {@code /score} took it and records its blocks, with the error, for the pod's owners.
+   */
+  @Test
+  void observe_podWhoseEvictionsAreInferred_recordsThePromptsBlocks() throws Exception {
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString());
+        PrefixIndex index = PrefixIndex.builder().indexName("http").redis(connector).build()) {
+      StreamId stream = StreamId.of(MODEL, "pod-i");
+      assertThat(index.markEvictionsInferred(MODEL, "pod-i", 64, Duration.ofMinutes(1))).isTrue();
+      String cursor = index.touches(stream, null, 1).cursor();
+      Poll.until(() -> router.needsBlockKeys(MODEL, "pod-i"));
+
+      HttpResponse<String> response =
+          send("POST", "/observe", observation("pod-i", ",\"token_ids\":" + tokens()));
+
+      assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+      JsonNode body = JSON.readTree(response.body());
+      assertThat(body.get("prediction_error_blocks").asInt()).isEqualTo(1);
+      assertThat(body.get("outcome").asText()).isEqualTo("over");
+      assertThat(body.get("blocks_wanted").asBoolean()).isTrue();
+      Poll.until(() -> !index.touches(stream, cursor, 10).touches().isEmpty());
+      Touch touch = index.touches(stream, cursor, 10).touches().get(0);
+      assertThat(touch.blockKeys()).containsExactly(router.blockKeys(MODEL, null, null, TOKENS));
+      assertThat(touch.errorBlocks()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void observe_badPromptFields_400SayingWhy() throws Exception {
+    HttpResponse<String> both =
+        send(
+            "POST",
+            "/observe",
+            observation("pod-a", ",\"token_ids\":" + tokens() + ",\"block_keys\":[\"1\"]"));
+    assertThat(both.statusCode()).isEqualTo(400);
+    assertThat(both.body()).contains("at most one of 'token_ids' and 'block_keys'");
+    HttpResponse<String> rank = send("POST", "/observe", observation("pod-a", ",\"rank\":-1"));
+    assertThat(rank.statusCode()).isEqualTo(400);
+    assertThat(rank.body()).contains("'rank' must be >= 0");
+    assertThat(send("POST", "/observe", observation("pod-a", "")).statusCode()).isEqualTo(200);
   }
 
   @Test

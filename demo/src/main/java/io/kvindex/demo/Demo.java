@@ -45,7 +45,12 @@ public final class Demo {
   static final String RESTART = "restart";
   static final String KILL = "kill";
   static final String FAULT = "fault";
+  static final String SETTLED = "settled";
   private static final double FAULT_AT = 0.25;
+
+  /** How long after the fault the closed loop has to bring the figures back (the goal). */
+  static final Duration SETTLE = Duration.ofSeconds(30);
+
   private volatile Duration takeover;
   private Run.Result kvindexRun;
   private IngestStats beforeKill;
@@ -116,19 +121,24 @@ public final class Demo {
     RouterPolicy router = new RouterPolicy(stack.routers(), stack.fleet().names());
     Fleet fleet = stack.fleet();
     Run run = new Run(requests, fleet, new Policy(Policy.KVINDEX, router));
+    Duration length;
     if (config.trace() == null) {
-      run.pace(config.requestsPerSecond()).limit(config.duration());
+      length = config.duration();
+      run.pace(config.requestsPerSecond()).limit(length);
     } else if (config.speed() != null) {
-      run.arrivals(arrivals, config.speed())
-          .span(
-              Duration.ofNanos(
-                  (long) (arrivals.get(arrivals.size() - 1).toNanos() / config.speed())));
+      length =
+          Duration.ofNanos((long) (arrivals.get(arrivals.size() - 1).toNanos() / config.speed()));
+      run.arrivals(arrivals, config.speed()).span(length);
     } else {
-      run.pace(config.requestsPerSecond())
-          .span(Duration.ofMillis((long) (requests.size() * 1000 / config.requestsPerSecond())));
+      length = Duration.ofMillis((long) (requests.size() * 1000 / config.requestsPerSecond()));
+      run.pace(config.requestsPerSecond()).span(length);
     }
     if (config.fault() == DemoConfig.Fault.SILENT_EVICTION) {
       run.atFractionOfLimit(FAULT_AT, FAULT, () -> silentEviction(fleet));
+      double settled = FAULT_AT + (double) SETTLE.toNanos() / length.toNanos();
+      if (settled < 1) {
+        run.atFractionOfLimit(settled, SETTLED, () -> {});
+      }
     }
     run.atFractionOfLimit(0.4, RESET, () -> reset(fleet))
         .atFractionOfLimit(0.5, RESTART, () -> restart(fleet))

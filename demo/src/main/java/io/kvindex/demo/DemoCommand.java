@@ -91,11 +91,12 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(
       names = "--closed-loop",
       paramLabel = "on|off",
-      defaultValue = "off",
+      defaultValue = "on",
       description =
           "Whether the routers resync a pod they find over-predicted from what the engines report"
-              + " (POST /observe), every 5 s at most per pod; off, as the router's default, the"
-              + " observations are still counted and suspects reported. Default: ${DEFAULT-VALUE}")
+              + " (POST /observe), every 5 s at most per pod, after which its ingester infers its"
+              + " engine's evictions; off, the observations are still counted and suspects"
+              + " reported. Default: ${DEFAULT-VALUE}")
   String closedLoop;
 
   @Option(

@@ -74,7 +74,8 @@ public final class DemoConfig {
 
   /**
    * Whether the routers act on what the engines report ({@code POST /observe}): a pod found
-   * over-predicted is resynced. Off, the observations are still counted. Default on.
+   * over-predicted is resynced, and its ingester infers its engine's evictions from then on. Off,
+   * the observations are still counted. Default on, as in the router.
    */
   public boolean closedLoop() {
     return closedLoop;
@@ -149,7 +150,7 @@ public final class DemoConfig {
     private long seed = 7;
     private Double speed;
     private Fault fault = Fault.NONE;
-    private boolean closedLoop;
+    private boolean closedLoop = true;
 
     private Builder() {}
 

@@ -215,8 +215,10 @@ public final class DemoReport {
         "Closed loop: every engine's cached_tokens sent back to a router (POST /observe); resyncs"
             + " %s",
         b.config.closedLoop()
-            ? "on (every " + Stack.RESYNC_INTERVAL.toSeconds() + " s at most per pod)"
-            : "off (the default: observations counted, suspects reported, no pod resynced)");
+            ? "on (every "
+                + Stack.RESYNC_INTERVAL.toSeconds()
+                + " s at most per pod; a resynced pod's ingester infers its engine's evictions)"
+            : "off (observations counted, suspects reported, no pod resynced)");
     line(
         s,
         "  %d requests observed: %d exact (%.1f%%), %d over-predicted, %d under-predicted;"
@@ -233,6 +235,15 @@ public final class DemoReport {
         join(b.suspects),
         join(b.resyncs),
         b.ingest.purges().getOrDefault("drift", 0L));
+    Map<String, Long> inferred = b.ingest.inference();
+    line(
+        s,
+        "  evictions inferred: %d streams began on a resync, %d on a takeover; their models"
+            + " removed %d blocks and listed %d again",
+        inferred.getOrDefault("resync", 0L),
+        inferred.getOrDefault("takeover", 0L),
+        inferred.getOrDefault("evicted", 0L),
+        inferred.getOrDefault("restored", 0L));
   }
 
   /** Ingest rate, lag and leases. */
@@ -313,12 +324,48 @@ public final class DemoReport {
         "after the fault",
         ratio(kv.hitRateFrom(at), oracle.hitRateFrom(at)),
         b.predictions(at, Integer.MAX_VALUE));
+    Integer settled = kv.fired().get(Demo.SETTLED);
+    if (settled != null) {
+      phase(
+          s,
+          "from " + Demo.SETTLE.toSeconds() + " s after the fault",
+          ratio(kv.hitRateFrom(settled), oracle.hitRateFrom(settled)),
+          b.predictions(settled, Integer.MAX_VALUE));
+    }
     phase(
         s,
         "last quarter of the run",
         ratio(kv.hitRateFrom(tail), oracle.hitRateFrom(tail)),
         b.predictions(tail, Integer.MAX_VALUE));
+    if (settled == null) {
+      line(
+          s,
+          "    the run ends within %d s of the fault: run longer (--duration) to see it settle",
+          Demo.SETTLE.toSeconds());
+      return;
+    }
+    double ratioDrop =
+        100
+            * (ratio(kv.hitRateBefore(at), oracle.hitRateBefore(at))
+                - ratio(kv.hitRateFrom(settled), oracle.hitRateFrom(settled)));
+    double exactDrop =
+        100
+            * (b.predictions(0, at).exactShare()
+                - b.predictions(settled, Integer.MAX_VALUE).exactShare());
+    line(
+        s,
+        "    from %d s after the fault, below the fault-free figures by %.1f points (kvindex /"
+            + " oracle) and %.1f points (exact predictions): %s",
+        Demo.SETTLE.toSeconds(),
+        ratioDrop,
+        exactDrop,
+        ratioDrop <= SETTLED_POINTS && exactDrop <= SETTLED_POINTS
+            ? "within " + (int) SETTLED_POINTS + " points"
+            : "not within " + (int) SETTLED_POINTS + " points");
   }
+
+  /** How close to the fault-free figures the closed loop brings a fault run back. */
+  static final double SETTLED_POINTS = 3;
 
   private static int tailStart(int routed, int at) {
     return Math.max(at, routed - routed / 4);

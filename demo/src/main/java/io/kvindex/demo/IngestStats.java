@@ -22,6 +22,8 @@ import java.util.concurrent.TimeUnit;
  * @param leaseMoves lease moves by kind (acquired, released, lost, ...)
  * @param purges completed purges by reason
  * @param restarts engine restarts detected
+ * @param inference streams that began inferring their engine's evictions, by why (resync,
+ *     takeover), and the blocks the models evicted and restored (evicted, restored)
  */
 record IngestStats(
     long events,
@@ -31,7 +33,8 @@ record IngestStats(
     Map<String, Integer> leasesHeld,
     Map<String, Long> leaseMoves,
     Map<String, Long> purges,
-    long restarts) {
+    long restarts,
+    Map<String, Long> inference) {
 
   /** Reads every replica's registry; {@code live} names those whose lease gauge still counts. */
   static IngestStats read(Map<String, MeterRegistry> all, Map<String, MeterRegistry> live) {
@@ -40,6 +43,7 @@ record IngestStats(
     long restarts = 0;
     Map<String, Long> moves = new TreeMap<>();
     Map<String, Long> purges = new TreeMap<>();
+    Map<String, Long> inference = new TreeMap<>();
     Map<Double, Long> lagBuckets = new TreeMap<>();
     for (MeterRegistry r : all.values()) {
       events += sum(r, "kvindex.ingester.events");
@@ -50,6 +54,12 @@ record IngestStats(
       }
       for (Counter c : r.find("kvindex.ingester.purges").tag("outcome", "done").counters()) {
         purges.merge(c.getId().getTag("reason"), (long) c.count(), Long::sum);
+      }
+      for (Counter c : r.find("kvindex.ingester.inference.starts").counters()) {
+        inference.merge(c.getId().getTag("why"), (long) c.count(), Long::sum);
+      }
+      for (Counter c : r.find("kvindex.ingester.inferred.blocks").counters()) {
+        inference.merge(c.getId().getTag("change"), (long) c.count(), Long::sum);
       }
       Timer lag = r.find("kvindex.ingester.lag").timer();
       if (lag != null) {
@@ -72,7 +82,8 @@ record IngestStats(
         held,
         moves,
         purges,
-        restarts);
+        restarts,
+        inference);
   }
 
   private static long sum(MeterRegistry r, String name) {

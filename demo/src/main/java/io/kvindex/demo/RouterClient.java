@@ -3,7 +3,6 @@ package io.kvindex.demo;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -62,26 +61,36 @@ final class RouterClient {
 
   /**
    * Sends what the engine reported for a routed request back to a router ({@code POST /observe}):
-   * the closed loop. Returns the router's answer ({@code prediction_error_blocks}, {@code
-   * outcome}).
+   * the closed loop. With {@code tokenIds} (the router asked for the pod's prompts: {@code
+   * blocks_wanted}), the prompt goes too. Returns the router's answer ({@code
+   * prediction_error_blocks}, {@code outcome}, {@code blocks_wanted}).
    *
    * @throws IOException if the router cannot be reached or answers an error
    */
-  JsonNode observe(String pod, int predictedBlocks, Map<String, Object> usage)
+  JsonNode observe(String pod, int predictedBlocks, Map<String, Object> usage, int[] tokenIds)
       throws IOException, InterruptedException {
     URI router = routers.get(Math.floorMod(next.getAndIncrement(), routers.size()));
-    ObjectNode body = JSON.createObjectNode();
-    body.put("model", Workloads.MODEL);
-    body.put("pod", pod);
-    body.put("predicted_blocks", predictedBlocks);
     JsonNode reported = JSON.valueToTree(usage);
-    body.put("prompt_tokens", reported.path("prompt_tokens").asInt());
-    body.put("cached_tokens", reported.path("prompt_tokens_details").path("cached_tokens").asInt());
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
+    try (JsonGenerator out = JSON.getFactory().createGenerator(bytes)) {
+      out.writeStartObject();
+      out.writeStringField("model", Workloads.MODEL);
+      out.writeStringField("pod", pod);
+      out.writeNumberField("predicted_blocks", predictedBlocks);
+      out.writeNumberField("prompt_tokens", reported.path("prompt_tokens").asInt());
+      out.writeNumberField(
+          "cached_tokens", reported.path("prompt_tokens_details").path("cached_tokens").asInt());
+      if (tokenIds != null) {
+        out.writeFieldName("token_ids");
+        out.writeArray(tokenIds, 0, tokenIds.length);
+      }
+      out.writeEndObject();
+    }
     HttpRequest post =
         HttpRequest.newBuilder(router.resolve("/observe"))
             .timeout(Duration.ofSeconds(5))
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)))
+            .POST(HttpRequest.BodyPublishers.ofByteArray(bytes.toByteArray()))
             .build();
     HttpResponse<byte[]> response = http.send(post, HttpResponse.BodyHandlers.ofByteArray());
     if (response.statusCode() != 200) {

@@ -12,8 +12,10 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -22,7 +24,8 @@ import java.util.TreeMap;
  * pod the router picks. The load is the number of requests each pod got among the last few, the
  * stand-in for running requests (the simulated pods answer at once). Once the pod has served the
  * request, the engine's {@code usage} (its {@code cached_tokens}) goes back to a router with the
- * pick's prediction ({@code POST /observe}). Not thread-safe: one run drives it.
+ * pick's prediction ({@code POST /observe}), with the prompt for pods the router asked it of (their
+ * evictions are inferred). Not thread-safe: one run drives it.
  */
 final class RouterPolicy implements PodRouter {
   private static final int LOAD_WINDOW = 64;
@@ -38,6 +41,7 @@ final class RouterPolicy implements PodRouter {
   private int predicted = -1;
   private final List<Byte> outcomes = new ArrayList<>();
   private int observeFailures;
+  private final Set<String> blocksWanted = new HashSet<>();
 
   RouterPolicy(List<URI> routers, List<String> pods) {
     this.client = new RouterClient(routers);
@@ -86,8 +90,15 @@ final class RouterPolicy implements PodRouter {
       return;
     }
     try {
-      JsonNode answer = client.observe(completion.pod(), predicted, completion.usage());
+      String pod = completion.pod();
+      int[] prompt = blocksWanted.contains(pod) ? request.promptTokens() : null;
+      JsonNode answer = client.observe(pod, predicted, completion.usage(), prompt);
       int error = answer.path("prediction_error_blocks").asInt();
+      if (answer.path("blocks_wanted").asBoolean()) {
+        blocksWanted.add(pod);
+      } else {
+        blocksWanted.remove(pod);
+      }
       outcomes.add((byte) Integer.signum(error));
     } catch (IOException e) {
       observeFailures++;

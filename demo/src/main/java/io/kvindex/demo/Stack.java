@@ -56,8 +56,8 @@ final class Stack implements AutoCloseable {
   static final Duration LOOKUP_BUDGET = Duration.ofMillis(50);
 
   /**
-   * The routers' resync interval with the closed loop on: short, so that a demo run of a minute
-   * shows a pod resynced more than once.
+   * The routers' resync interval with the closed loop on: short, so that a pod found drifting in a
+   * demo run of a minute or two is resynced (and its evictions inferred) within seconds.
    */
   static final Duration RESYNC_INTERVAL = Duration.ofSeconds(5);
 

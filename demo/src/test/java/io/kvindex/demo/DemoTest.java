@@ -66,7 +66,8 @@ class DemoTest {
         .contains("exact predictions")
         .containsPattern("before the fault +[0-9.]+% +[0-9.]+%")
         .containsPattern("after the fault +[0-9.]+% +[0-9.]+%")
-        .containsPattern("drift purges by the ingesters: [0-9]+");
+        .containsPattern("drift purges by the ingesters: [0-9]+")
+        .containsPattern("evictions inferred: [0-9]+ streams began on a resync");
   }
 
   /** A Redis with a password: neither the progress lines nor the summary show it. */

@@ -317,7 +317,9 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * The capacity under which the pod's evictions are inferred ({@link #markEvictionsInferred}), or
-   * empty when they are not, or when Redis did not answer within the write retry budget.
+   * empty when they are not. Completes exceptionally with a {@link
+   * io.kvindex.redis.RedisUnavailableException} when Redis did not answer within the write retry
+   * budget.
    */
   CompletableFuture<OptionalInt> evictionsInferred(String model, String pod);
 

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +44,7 @@ final class ClosedLoop {
   private static final class Inferred {
     volatile boolean inferred;
     volatile long askedNanos;
-    volatile boolean asking;
+    final AtomicBoolean asking = new AtomicBoolean();
 
     Inferred(long askedNanos) {
       this.askedNanos = askedNanos;
@@ -118,18 +119,22 @@ final class ClosedLoop {
     synchronized (inferred) {
       state = inferred.computeIfAbsent(new Pod(model, pod), p -> new Inferred(now - REUSE_NANOS));
     }
-    if (!state.asking && now - state.askedNanos >= REUSE_NANOS) {
-      state.asking = true;
+    if (now - state.askedNanos >= REUSE_NANOS && state.asking.compareAndSet(false, true)) {
       state.askedNanos = now;
-      index
-          .evictionsInferred(model, pod)
-          .whenComplete(
-              (capacity, e) -> {
-                if (e == null) {
-                  state.inferred = capacity.isPresent();
-                }
-                state.asking = false;
-              });
+      try {
+        index
+            .evictionsInferred(model, pod)
+            .whenComplete(
+                (capacity, e) -> {
+                  if (e == null) {
+                    state.inferred = capacity.isPresent();
+                  } // else: Redis did not answer; what it said last stands
+                  state.asking.set(false);
+                });
+      } catch (RuntimeException e) {
+        state.asking.set(false);
+        log.debug("pod={} model={}: cannot ask whether its evictions are inferred", pod, model, e);
+      }
     }
     return state.inferred;
   }

@@ -1,8 +1,6 @@
 package io.kvindex.router;
 
 import io.kvindex.common.Check;
-import io.kvindex.index.PodMatch;
-import java.util.Map;
 
 /**
  * What the engine reported for one routed request, beside what the index predicted for the pod it
@@ -27,8 +25,9 @@ import java.util.Map;
  * @param blockKeys the prompt's block keys as scored ({@link Scores#blockKeys()}), or null when not
  *     known: a pod whose evictions the index infers needs them (the engine now holds those blocks),
  *     see {@link KvRouter#observe}; shared, not copied
- * @param rank the data-parallel rank of the pod the request went to, as far as the caller knows (0
- *     when it does not)
+ * @param rank the data-parallel rank of the pod the request went to, or -1 when the caller does not
+ *     know it (a pod's own load balancing picks the rank): a pod whose evictions are inferred
+ *     credits an unknown rank to its only rank, if it has one
  */
 public record Observation(
     String model,
@@ -45,13 +44,13 @@ public record Observation(
     Check.atLeast(predictedBlocks, 0, "predictedBlocks");
     Check.atLeast(promptTokens, 1, "promptTokens");
     Check.between(cachedTokens, 0, promptTokens, "cachedTokens");
-    Check.atLeast(rank, 0, "rank");
+    Check.atLeast(rank, -1, "rank");
   }
 
-  /** An observation without the prompt's block keys, credited to rank 0. */
+  /** An observation without the prompt's block keys, of an unknown rank. */
   public Observation(
       String model, String pod, int predictedBlocks, int promptTokens, int cachedTokens) {
-    this(model, pod, predictedBlocks, promptTokens, cachedTokens, null, 0);
+    this(model, pod, predictedBlocks, promptTokens, cachedTokens, null, -1);
   }
 
   /**
@@ -65,22 +64,11 @@ public record Observation(
 
   /**
    * The observation of a request scored as {@code scores} and routed by {@code pick}, whose engine
-   * reported these counts: with the prompt's block keys, credited to the pod's deepest rank.
+   * reported these counts, with the prompt's block keys; the rank is not known (-1).
    */
   public static Observation of(Scores scores, Pick pick, int promptTokens, int cachedTokens) {
     Check.notNull(scores, "scores");
     Check.notNull(pick, "pick");
-    int rank = 0;
-    int deepest = -1;
-    PodMatch match = scores.pod(pick.pod()).orElse(null);
-    if (match != null) {
-      for (Map.Entry<Integer, Integer> e : match.rankDepths().entrySet()) {
-        if (e.getValue() > deepest) {
-          deepest = e.getValue();
-          rank = e.getKey();
-        }
-      }
-    }
     return new Observation(
         scores.model(),
         pick.pod(),
@@ -88,7 +76,7 @@ public record Observation(
         promptTokens,
         cachedTokens,
         scores.blockKeys(),
-        rank);
+        -1);
   }
 
   /** The most blocks the engine can report cached: all but the prompt's last token's. */

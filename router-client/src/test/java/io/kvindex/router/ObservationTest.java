@@ -50,7 +50,7 @@ class ObservationTest {
   }
 
   @Test
-  void of_scores_carriesThePromptsBlocksAndThePodsDeepestRank() {
+  void of_scores_carriesThePromptsBlocks_rankUnknown() {
     long[] keys = {1, 2, 3, 4};
     Scores scores =
         new Scores(
@@ -58,19 +58,14 @@ class ObservationTest {
             BS,
             keys,
             1,
-            List.of(
-                new PodMatch("pod-3", 3, 3, 3, 3.0, Map.of(0, 1, 1, 3, 2, 3)),
-                new PodMatch("pod-4", 2, 2, 2, 2.0, Map.of(0, 2))),
+            List.of(new PodMatch("pod-3", 3, 3, 3, 3.0, Map.of(0, 1, 1, 3))),
             Scores.Outcome.HIT);
     Observation o =
         Observation.of(scores, new Pick("pod-3", Pick.Reason.LONGEST_PREFIX, 3, false), 65, 48);
     assertThat(o.model()).isEqualTo("m");
     assertThat(o.blockKeys()).isSameAs(keys);
-    assertThat(o.rank()).as("the deepest, the lowest of equals").isEqualTo(1);
+    assertThat(o.rank()).as("the pod's own balancing picked it").isEqualTo(-1);
     assertThat(o.errorBlocks(BS)).isZero();
-    Observation cold =
-        Observation.of(scores, new Pick("pod-9", Pick.Reason.LEAST_LOAD, 0, false), 65, 0);
-    assertThat(cold.rank()).isZero();
   }
 
   @Test
@@ -83,7 +78,7 @@ class ObservationTest {
     assertThatThrownBy(() -> new Observation("m", "p", 0, 0, 0))
         .hasMessageContaining("promptTokens");
     assertThatThrownBy(() -> new Observation("m", " ", 0, 1, 0)).hasMessageContaining("pod");
-    assertThatThrownBy(() -> new Observation("m", "p", 0, 1, 0, null, -1))
+    assertThatThrownBy(() -> new Observation("m", "p", 0, 1, 0, null, -2))
         .hasMessageContaining("rank");
   }
 }

@@ -57,7 +57,7 @@ final class RedisInference {
         .toCompletableFuture()
         .thenApply(
             out -> {
-              byte[] value = out.isDone() ? out.orElseThrow() : null;
+              byte[] value = out.orElseThrow(); // a RedisUnavailableException when swallowed
               return value == null ? OptionalInt.empty() : OptionalInt.of((int) decimal(value));
             });
   }
@@ -65,7 +65,7 @@ final class RedisInference {
   CompletableFuture<Boolean> touch(
       String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl) {
     byte[] key = keys.touches(Check.name(model, "model"), Check.name(pod, "pod"));
-    Check.atLeast(rank, 0, "rank");
+    Check.atLeast(rank, -1, "rank");
     Check.notNull(blockKeys, "blockKeys");
     long ms = Check.atLeastOneMilli(ttl, "ttl").toMillis();
     int n = Math.min(blockKeys.length, PrefixIndex.MAX_TOUCH_BLOCKS);

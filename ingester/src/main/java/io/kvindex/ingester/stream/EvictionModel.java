@@ -8,71 +8,92 @@ import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.event.Tiers;
 import io.kvindex.index.Touch;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The GPU cache of an engine that does not publish all of its evictions, as the index can infer it:
- * the blocks of one stream in the order the engine last used them, no more than the engine's
- * capacity. What it evicts, the index removes; what an observed request shows the engine still
- * holds, the index lists again. Pure: the stream's worker feeds it what it applies and what routers
- * observed. Not thread-safe.
+ * the blocks of one stream in the order the engine last used them, no more than the engine holds.
+ * What it evicts, the index removes; what an observed request shows the engine still holds, the
+ * index lists again. Pure: the stream's worker feeds it what it applies and what routers observed.
+ * Not thread-safe.
  *
  * <p>Implementation notes. vLLM frees a finished request's blocks last block first to the tail of
  * its free queue and evicts from the head, so a prompt's tail goes before its head and a block used
  * again (a prefix hit) moves to the tail. The model is that order: a store enters its blocks last
- * first, and a touch (an observed request, {@link Touch}) moves the prompt's blocks to the most
- * recent end, last first, restoring those the model had dropped (the engine just served them, so it
- * holds them). Once past its size it evicts the least recently used. Only full-attention GPU blocks
+ * first (and makes its parent, which the engine just used, more recent than before), and a touch
+ * (an observed request, {@link Touch}) moves the prompt's blocks to the most recent end, last
+ * first. Once past its size it evicts the least recently used. Only full-attention GPU blocks
  * (cache group 0) are modelled; other tiers and groups pass through as published.
  *
  * <p>Its size starts at the engine's capacity ({@code num_gpu_blocks}), but an engine holds fewer
  * blocks than it has: a request's last, partly filled block has no hash, and running requests'
- * blocks cannot be evicted. Each touch carries the error of the index's prediction for its request
- * (what the model held, against what the engine reported), so the size follows the engine's: an
- * over-prediction shrinks it by the error, an under-prediction grows it, within [{@code capacity /
- * 16}, {@code capacity}] and by at most {@code capacity / 16} a touch.
+ * blocks cannot be evicted. Each read of touches moves the size by the mean error of the index's
+ * predictions for them (what the model had listed, against what the engine reported): down when
+ * over-predicted, up when under, by at most {@code capacity / 16} a read, within [{@code capacity /
+ * 16}, {@code capacity}].
  *
- * <p>A model starts from what the engine's ring holds ({@link #prime}), without removing what it
- * drops while doing so: the ring has no hits in it, so the prompts used most would be the first to
- * go, and a prompt the index stops listing is a prompt routed elsewhere. Blocks the ring predates
- * stay listed until the engine stores them again or the model evicts them after a touch.
+ * <p>Each block the model holds is <b>listed</b> (the index has it), <b>pending</b> (to be stored
+ * with the next apply: a touch showed the engine holds it, and its parent is listed or pending
+ * before it) or <b>waiting</b> (held, but its parent is not listed: storing it would give it no
+ * place in the index's chain, and lookups of the whole group fall back to block fields while any
+ * such block is there). A block it evicted is <b>removing</b> until a call carrying its removal
+ * applied, then <b>removed</b> (kept in a set bounded by the capacity). A store of the engine's
+ * under a parent that is pending, waiting or removed is held back from the call (by batch sequence
+ * and event position, so a retry or a replay holds back the same event), and its blocks wait for
+ * the parent; a parent the model does not know is taken as listed (the ring predates it, or another
+ * pod holds it). A touch restores its prompt's chain from block 0, which places what waited under
+ * it.
  *
- * <p>A block stored under a parent the index does not list (the model evicted the parent while the
- * engine kept it; or restored it, but the store has not gone out yet, since the model's stores
- * follow the call's events) would have no place in the index's chain, and lookups of the whole
- * group fall back to block fields while any such block is listed. So the engine's store is held
- * back (the block is held, not listed) until its parent is listed: a touch of the prompt restores
- * the chain from block 0, and the held-back blocks follow it.
- *
- * <p>Its changes reach the index with the stream's next apply call, after the batch's own events:
- * stores first (each after its parent, so that the index can place it in its chain), then one
- * removal. They stay pending until a call that carried them applied, so a retried call carries them
- * again; a store of the engine's own overrides a pending removal of the same block and the other
- * way round. A purge of the stream ({@link #clear}) drops the model with the index's entries.
+ * <p>Changes reach the index with the stream's next apply call, after the call's own events:
+ * pending stores first (a chain's parent before its children), then one removal; a run of batches
+ * carries what fits its chunk. The events of a call are built once per range of batches and sent
+ * again as they are until the call settles, so that a batch applied in chunks resumes on the same
+ * events. A store sent in a call that did not settle may have applied: evicted meanwhile, it is
+ * removed. A purge of the stream ({@link #clear}) drops the model with the index's entries.
  */
 final class EvictionModel {
-  /** Least recently used first; the value is unused. */
-  private final LinkedHashMap<Long, Boolean> held = new LinkedHashMap<>(1024, 0.75f, true);
+  private enum State {
+    LISTED,
+    PENDING,
+    WAITING
+  }
+
+  /** Held blocks, least recently used first (the values are unused). */
+  private final LinkedHashMap<Long, Boolean> order = new LinkedHashMap<>(1024, 0.75f, true);
+
+  /** What the index knows of each held block (kept apart, so that a change is not a use). */
+  private final Map<Long, State> held = new HashMap<>();
+
+  /** Parents of the pending and waiting blocks. */
+  private final Map<Long, Long> parentOf = new HashMap<>();
+
+  /** Pending blocks in the order to store them: each after its parent. */
+  private final LinkedHashSet<Long> pending = new LinkedHashSet<>();
+
+  /** Waiting blocks by the parent they wait for. */
+  private final Map<Long, List<Long>> waitingUnder = new HashMap<>();
 
   /** Blocks the index still lists that the model evicted, in eviction order. */
-  private final Set<Long> toRemove = new LinkedHashSet<>();
+  private final LinkedHashSet<Long> removing = new LinkedHashSet<>();
 
-  /** Blocks the model restored that the index does not list, each with its parent, chain order. */
-  private final Map<Long, Long> toStore = new LinkedHashMap<>();
+  /** Blocks whose removal the index applied, the latest {@code capacity} of them. */
+  private final LinkedHashSet<Long> removed = new LinkedHashSet<>();
 
-  /** Held blocks the engine stored under a parent the index does not list, with it: held back. */
-  private final Map<Long, Long> orphans = new LinkedHashMap<>();
+  /** Blocks sent as stores in calls that have not settled: they may be in the index. */
+  private final Set<Long> unsure = new HashSet<>();
 
-  /** The engine's stores held back from the calls not yet applied, by identity. */
-  private final Set<KvEvent> heldBack = Collections.newSetFromMap(new IdentityHashMap<>());
+  /** Engine stores held back, by batch sequence: their positions among the batch's events. */
+  private final TreeMap<Long, Set<Integer>> heldBack = new TreeMap<>();
 
   private final int capacity;
   private final double smallest;
@@ -82,7 +103,10 @@ final class EvictionModel {
   private long evicted;
   private long restored;
   private List<Long> sentStores = List.of();
-  private List<Long> sentRemovals = List.of();
+  private Set<Long> sentRemovals = Set.of();
+  private long builtFirst = -1;
+  private long builtLast = -1;
+  private KvEventBatch built;
 
   /** A model of an engine that caches {@code capacity} blocks. */
   EvictionModel(int capacity) {
@@ -104,7 +128,7 @@ final class EvictionModel {
 
   /** Blocks held now, as far as the model knows. */
   int held() {
-    return held.size();
+    return order.size();
   }
 
   /** Blocks evicted so far (whether or not the removal has reached the index yet). */
@@ -124,184 +148,350 @@ final class EvictionModel {
 
   /** Whether the index lists the block, or will once the pending changes are applied. */
   boolean listed(long block) {
-    return held.containsKey(block) && !orphans.containsKey(block);
-  }
-
-  /**
-   * Whether the index lists the block now, as of the calls applied and the events before this one
-   * in the call being made: the model's own pending stores go after the call's events.
-   */
-  private boolean placed(long block) {
-    return listed(block) && !toStore.containsKey(block);
+    State s = held.get(block);
+    return s == State.LISTED || s == State.PENDING;
   }
 
   /**
    * Takes in the stream's history up to {@code throughSeq}, which the index has applied already
    * (what the engine's ring still holds, oldest first): the model learns the order of use from it,
-   * and what it drops on the way is not removed. Entries older than the ring stay in the index
-   * until the engine stores them again (a request found them gone) or the model evicts them. The
-   * history's blocks are taken as listed, parents the ring predates included.
+   * and what it drops on the way is neither removed nor counted. Entries older than the ring stay
+   * in the index until the engine stores them again (a request found them gone) or the model evicts
+   * them.
    */
   void prime(List<Batch> history, long throughSeq) {
+    long evictedBefore = evicted;
     for (Batch b : history) {
       if (b.seq() > takenThrough && b.seq() <= throughSeq) {
-        take(b.events().events(), false);
+        take(b.seq(), b.events().events(), false);
         takenThrough = b.seq();
       }
     }
-    toRemove.clear();
+    removing.clear();
+    evicted = evictedBefore;
     takenThrough = Math.max(takenThrough, throughSeq);
   }
 
   /** The index lost the stream's entries (a purge): the model starts again from nothing. */
   void clear() {
     held.clear();
-    toRemove.clear();
-    toStore.clear();
-    orphans.clear();
+    order.clear();
+    parentOf.clear();
+    pending.clear();
+    waitingUnder.clear();
+    removing.clear();
+    removed.clear();
+    unsure.clear();
     heldBack.clear();
+    built = null;
     takenThrough = -1;
   }
 
   /**
    * The events to apply for {@code parts} (consecutive batches, as one call): their own but those
-   * held back, then the model's pending changes, at most {@code room} of them (a run of batches
-   * must fit one call; a single batch may take them all). The parts not taken in yet are taken in
-   * first; call {@link #applied} once the call applied, {@link #passed} if the index had it.
+   * held back, then the model's changes, at most {@code room} blocks of them (a run of batches must
+   * fit one call; a single batch may take them all). Parts not taken in yet are taken in first. The
+   * same range gets the same events until the call settles ({@link #applied} or {@link #passed}).
    */
-  KvEventBatch eventsToApply(List<Batch> parts, KvEventBatch merged, long room) {
+  KvEventBatch eventsToApply(List<Batch> parts, long room) {
+    long first = parts.get(0).seq();
+    long last = parts.get(parts.size() - 1).seq();
+    if (built != null && first == builtFirst && last == builtLast) {
+      return built;
+    }
     for (Batch part : parts) {
       if (part.seq() > takenThrough) {
-        take(part.events().events(), true);
+        take(part.seq(), part.events().events(), true);
         takenThrough = part.seq();
       }
     }
-    List<KvEvent> changes = changes(room);
-    if (changes.isEmpty() && heldBack.isEmpty()) {
-      return merged;
-    }
-    List<KvEvent> events = new ArrayList<>(merged.events().size() + changes.size());
-    for (KvEvent e : merged.events()) {
-      if (!heldBack.contains(e)) {
-        events.add(e);
+    List<KvEvent> events = new ArrayList<>();
+    for (Batch part : parts) {
+      Set<Integer> back = heldBack.getOrDefault(part.seq(), Set.of());
+      List<KvEvent> own = part.events().events();
+      for (int i = 0; i < own.size(); i++) {
+        if (!back.contains(i)) {
+          events.add(own.get(i));
+        }
       }
     }
-    events.addAll(changes);
-    return KvEventBatch.of(merged.timestamp(), events, merged.dataParallelRank());
+    events.addAll(changes(room));
+    KvEventBatch tail = parts.get(parts.size() - 1).events();
+    built = KvEventBatch.of(tail.timestamp(), events, tail.dataParallelRank());
+    builtFirst = first;
+    builtLast = last;
+    return built;
   }
 
   /**
    * What an applied call carried of the model's changes.
    *
    * @param evicted blocks the index removed because the model evicted them
-   * @param restored blocks the index lists again because an observed request showed them held, or
-   *     once their parent was
+   * @param restored blocks the index lists again: an observed request showed them held, or they
+   *     waited for their parent
    */
   record Carried(int evicted, int restored) {}
 
-  /** The last call of {@link #eventsToApply} applied: what it carried is no longer pending. */
-  Carried applied() {
-    sentStores.forEach(toStore::remove);
-    sentRemovals.forEach(toRemove::remove);
+  /** The last call of {@link #eventsToApply} applied, through {@code seq}. */
+  Carried applied(long seq) {
+    for (Long b : sentStores) {
+      unsure.remove(b);
+      if (pending.remove(b)) {
+        held.put(b, State.LISTED);
+        parentOf.remove(b);
+        placed(b);
+      }
+    }
+    for (Long b : sentRemovals) {
+      if (removing.remove(b)) {
+        noteRemoved(b);
+      }
+    }
     Carried carried = new Carried(sentRemovals.size(), sentStores.size());
-    sentStores = List.of();
-    sentRemovals = List.of();
-    heldBack.clear();
+    settled(seq);
     return carried;
   }
 
-  /** The index had the last call's batches already (a lost reply): nothing of it applied now. */
-  void passed() {
-    heldBack.clear();
+  /**
+   * The index had the last call's batches already, or not the one before them: through {@code seq}.
+   */
+  void passed(long watermark) {
+    settled(watermark);
+  }
+
+  private void settled(long watermark) {
+    heldBack.headMap(watermark, true).clear();
+    sentStores = List.of();
+    sentRemovals = Set.of();
+    built = null;
   }
 
   /**
-   * An observed request on this engine: its prompt's blocks move to the most recent end, last
-   * first. When the request was credited to this rank ({@code credited}), blocks the index does not
-   * list are restored, parent first (the engine just served them), and the prediction's error moves
-   * the model's size.
+   * Observed requests on this engine, in order: each prompt's blocks move to the most recent end,
+   * last first. Those credited to this rank restore their chain where the index does not list it
+   * (the engine just served them), and their prediction errors move the model's size.
    */
-  void touch(long[] blocks, boolean credited, int errorBlocks) {
-    if (credited) {
-      double step = Math.max(-largestStep, Math.min(largestStep, errorBlocks));
-      size = Math.max(smallest, Math.min(capacity, size - step));
-      for (int i = 0; i < blocks.length; i++) {
-        if (!listed(blocks[i])) {
-          orphans.remove(blocks[i]);
-          toStore.put(blocks[i], i == 0 ? null : blocks[i - 1]);
-          toRemove.remove(blocks[i]);
-          held.put(blocks[i], Boolean.TRUE);
-          restored++;
-        }
+  void touched(List<Touch> touches, int rank, boolean onlyRank) {
+    long errors = 0;
+    int credited = 0;
+    for (Touch t : touches) {
+      boolean mine = t.rank() == rank || (t.rank() < 0 && onlyRank);
+      if (mine) {
+        restore(t.blockKeys());
+        errors += t.errorBlocks();
+        credited++;
       }
-      adoptOrphans();
+      long[] blocks = t.blockKeys();
+      for (int i = blocks.length - 1; i >= 0; i--) {
+        use(blocks[i]);
+      }
     }
-    for (int i = blocks.length - 1; i >= 0; i--) {
-      held.get(blocks[i]); // moves it to the most recent end, when held
+    if (credited > 0) {
+      double step = Math.max(-largestStep, Math.min(largestStep, (double) errors / credited));
+      size = Math.max(smallest, Math.min(capacity, size - step));
     }
-    evictOverCapacity();
+    evictOverSize();
+  }
+
+  /** A prompt the engine just served: its chain from block 0 is made listed. */
+  private void restore(long[] blocks) {
+    for (int i = 0; i < blocks.length; i++) {
+      Long b = blocks[i];
+      Long parent = i == 0 ? null : blocks[i - 1];
+      State s = held.get(b);
+      if (s == State.LISTED) {
+        continue;
+      }
+      if (removing.contains(b) && !sentRemovals.contains(b)) {
+        removing.remove(b);
+        hold(b, State.LISTED); // still in the index: its removal is not sent yet
+        continue;
+      }
+      if (s == State.PENDING) {
+        continue; // its parent is listed or pending before it
+      }
+      if (s == State.WAITING) {
+        unwait(b);
+      }
+      restored++;
+      makePending(b, parent);
+    }
   }
 
   /** Takes in the engine's events; with {@code holdBack}, stores the index could not place wait. */
-  private void take(List<KvEvent> events, boolean holdBack) {
-    for (KvEvent event : events) {
+  private void take(long seq, List<KvEvent> events, boolean holdBack) {
+    for (int i = 0; i < events.size(); i++) {
+      KvEvent event = events.get(i);
       if (event instanceof AllBlocksCleared) {
         held.clear();
-        toRemove.clear();
-        toStore.clear();
-        orphans.clear();
+        order.clear();
+        parentOf.clear();
+        pending.clear();
+        waitingUnder.clear();
+        removing.clear();
       } else if (event instanceof BlockStored s && modelled(s.tier(), s.cacheGroup())) {
-        stored(s, holdBack && s.parentBlockHash() != null && !placed(s.parentBlockHash()));
+        Long parent = s.parentBlockHash();
+        if (parent != null) {
+          usedAsParent(parent);
+        }
+        if (holdBack && parent != null && !placedInIndex(parent)) {
+          heldBack.computeIfAbsent(seq, k -> new HashSet<>()).add(i);
+          storedUnplaced(s.blockHashes(), parent);
+        } else {
+          storedPlaced(s.blockHashes());
+        }
+        evictOverSize();
       } else if (event instanceof BlockRemoved r && modelled(r.tier(), r.cacheGroup())) {
-        for (Long block : r.blockHashes()) {
-          held.remove(block);
-          toRemove.remove(block);
-          orphans.remove(block);
-          dropPendingStore(block);
+        for (Long b : r.blockHashes()) {
+          removing.remove(b);
+          if (held.containsKey(b)) {
+            drop(b);
+          }
+          noteRemoved(b);
         }
       }
     }
-    adoptOrphans();
   }
 
-  private void stored(BlockStored s, boolean orphaned) {
-    List<Long> blocks = s.blockHashes();
-    if (orphaned) {
-      heldBack.add(s);
-      Long parent = s.parentBlockHash();
-      for (Long block : blocks) {
-        if (!listed(block)) {
-          orphans.put(block, parent);
-        }
-        parent = block;
+  /** A store's parent: the engine used it just now. */
+  private void usedAsParent(Long parent) {
+    if (removing.remove(parent)) {
+      hold(parent, State.LISTED); // the index still lists it: keep it
+    } else {
+      use(parent);
+    }
+  }
+
+  /**
+   * Whether the index lists a parent now, for the call's events that follow: a pending one goes out
+   * after them, a waiting or removed one is not there; one the model does not know is taken as
+   * there.
+   */
+  private boolean placedInIndex(Long parent) {
+    State s = held.get(parent);
+    if (s != null) {
+      return s == State.LISTED;
+    }
+    return removing.contains(parent) || !removed.contains(parent);
+  }
+
+  /** The engine's store, applied as it is: its blocks are listed. */
+  private void storedPlaced(List<Long> blocks) {
+    for (int i = blocks.size() - 1; i >= 0; i--) {
+      Long b = blocks.get(i);
+      removing.remove(b);
+      removed.remove(b);
+      unsure.remove(b);
+      State s = held.get(b);
+      if (s == State.PENDING) {
+        pending.remove(b);
+        parentOf.remove(b);
+      } else if (s == State.WAITING) {
+        unwait(b);
       }
+      hold(b, State.LISTED);
+      use(b);
+    }
+    for (Long b : blocks) {
+      placed(b);
+    }
+  }
+
+  /**
+   * The engine's store, held back: its blocks are pending after their parent when it is listed or
+   * pending, else they wait for it; those the index lists stay listed.
+   */
+  private void storedUnplaced(List<Long> blocks, Long parent) {
+    Long before = parent;
+    for (int i = blocks.size() - 1; i >= 0; i--) {
+      use(blocks.get(i)); // the order of use, for blocks already held
+    }
+    for (Long b : blocks) {
+      State s = held.get(b);
+      if (s == State.LISTED || removing.remove(b)) {
+        hold(b, State.LISTED);
+      } else if (s == null) {
+        if (listed(before)) {
+          makePending(b, before);
+        } else {
+          makeWaiting(b, before);
+        }
+      }
+      before = b;
     }
     for (int i = blocks.size() - 1; i >= 0; i--) {
-      Long block = blocks.get(i);
-      held.put(block, Boolean.TRUE);
-      toRemove.remove(block);
-      if (!orphaned) {
-        toStore.remove(block);
-        orphans.remove(block);
-      }
+      use(blocks.get(i));
     }
-    evictOverCapacity();
   }
 
-  /** Held-back blocks whose parent is listed now (or about to be) are restored under it. */
-  private void adoptOrphans() {
-    boolean adopted = true;
-    while (adopted && !orphans.isEmpty()) {
-      adopted = false;
-      Iterator<Map.Entry<Long, Long>> it = orphans.entrySet().iterator();
-      while (it.hasNext()) {
-        Map.Entry<Long, Long> e = it.next();
-        if (listed(e.getValue())) {
-          it.remove();
-          toStore.put(e.getKey(), e.getValue());
-          adopted = true;
+  /** Holds the block in this state; a block not held yet enters at the most recent end. */
+  private void hold(Long b, State state) {
+    if (held.put(b, state) == null) {
+      order.put(b, Boolean.TRUE);
+    }
+  }
+
+  /** Moves a held block to the most recent end (a get of an access-ordered map moves it). */
+  private void use(Long b) {
+    order.get(b);
+  }
+
+  private void makePending(Long b, Long parent) {
+    held.put(b, State.PENDING);
+    if (!order.containsKey(b)) {
+      order.put(b, Boolean.TRUE);
+    }
+    parentOf.put(b, parent);
+    pending.add(b);
+    removed.remove(b);
+    placed(b);
+  }
+
+  private void makeWaiting(Long b, Long parent) {
+    held.put(b, State.WAITING);
+    if (!order.containsKey(b)) {
+      order.put(b, Boolean.TRUE);
+    }
+    parentOf.put(b, parent);
+    waitingUnder.computeIfAbsent(parent, k -> new ArrayList<>()).add(b);
+  }
+
+  private void unwait(Long b) {
+    Long parent = parentOf.remove(b);
+    List<Long> siblings = waitingUnder.get(parent);
+    if (siblings != null) {
+      siblings.remove(b);
+      if (siblings.isEmpty()) {
+        waitingUnder.remove(parent);
+      }
+    }
+  }
+
+  /** The block is listed or pending now: what waited under it is pending after it. */
+  private void placed(Long block) {
+    ArrayDeque<Long> ready = new ArrayDeque<>();
+    ready.add(block);
+    while (!ready.isEmpty()) {
+      List<Long> children = waitingUnder.remove(ready.poll());
+      if (children == null) {
+        continue;
+      }
+      for (Long child : children) {
+        if (held.get(child) == State.WAITING) {
+          held.put(child, State.PENDING);
+          pending.add(child);
+          ready.add(child);
         }
       }
+    }
+  }
+
+  private void noteRemoved(Long b) {
+    removed.add(b);
+    if (removed.size() > capacity) {
+      Iterator<Long> oldest = removed.iterator();
+      oldest.next();
+      oldest.remove();
     }
   }
 
@@ -309,38 +499,63 @@ final class EvictionModel {
     return Tiers.GPU.equals(tier) && cacheGroup == 0;
   }
 
-  private void evictOverCapacity() {
-    while (held.size() > (int) size) {
-      // A fresh iterator each time: dropping a pending restore drops those chained after it too.
-      Long block = held.keySet().iterator().next();
-      held.remove(block);
+  private void evictOverSize() {
+    while (order.size() > (int) size) {
+      // A fresh iterator each time: dropping a block can make others wait.
+      Long b = order.keySet().iterator().next();
       evicted++;
-      if (orphans.remove(block) == null && !dropPendingStore(block)) {
-        toRemove.add(block);
+      State s = held.get(b);
+      if (s == State.LISTED || (s == State.PENDING && unsure.contains(b))) {
+        removing.add(b);
       }
+      drop(b);
     }
   }
 
   /**
-   * Drops a restore the index has not seen, and the restores chained after it (they would have no
-   * place in the chain). Returns whether the block was pending.
+   * Forgets a held block: a pending one is no longer stored, and the pending blocks under it wait
+   * for it again (it may come back); a waiting one leaves its parent.
    */
-  private boolean dropPendingStore(Long block) {
-    if (!toStore.containsKey(block)) {
-      return false;
+  private void drop(Long b) {
+    State s = held.remove(b);
+    order.remove(b);
+    unsure.remove(b);
+    if (s == State.PENDING) {
+      pending.remove(b);
+      parentOf.remove(b);
+      for (Long child : pendingChildrenOf(b)) {
+        pending.remove(child);
+        makeWaiting(child, b);
+        demote(child);
+      }
+    } else if (s == State.WAITING) {
+      unwait(b);
     }
-    toStore.remove(block);
-    List<Long> orphans = new ArrayList<>();
-    for (Map.Entry<Long, Long> e : toStore.entrySet()) {
-      if (block.equals(e.getValue())) {
-        orphans.add(e.getKey());
+  }
+
+  /** The pending blocks stored under {@code b}. */
+  private List<Long> pendingChildrenOf(Long b) {
+    List<Long> out = new ArrayList<>();
+    for (Long p : pending) {
+      if (b.equals(parentOf.get(p))) {
+        out.add(p);
       }
     }
-    for (Long orphan : orphans) {
-      held.remove(orphan);
-      dropPendingStore(orphan);
+    return out;
+  }
+
+  /** A block that waits again: the pending blocks under it wait too. */
+  private void demote(Long b) {
+    ArrayDeque<Long> todo = new ArrayDeque<>(List.of(b));
+    while (!todo.isEmpty()) {
+      Long parent = todo.poll();
+      for (Long child : pendingChildrenOf(parent)) {
+        pending.remove(child);
+        parentOf.remove(child);
+        makeWaiting(child, parent);
+        todo.add(child);
+      }
     }
-    return true;
   }
 
   /** Pending stores (runs chained parent first), then one removal, at most {@code room} blocks. */
@@ -349,32 +564,34 @@ final class EvictionModel {
     List<Long> stores = new ArrayList<>();
     List<Long> run = new ArrayList<>();
     Long runParent = null;
-    for (Map.Entry<Long, Long> e : toStore.entrySet()) {
+    for (Long b : pending) {
       if (stores.size() >= room) {
         break;
       }
-      boolean continues = !run.isEmpty() && e.getValue() != null && e.getValue().equals(last(run));
+      Long parent = parentOf.get(b);
+      boolean continues = !run.isEmpty() && parent != null && parent.equals(last(run));
       if (!continues) {
         addStore(out, run, runParent);
         run = new ArrayList<>();
-        runParent = e.getValue();
+        runParent = parent;
       }
-      run.add(e.getKey());
-      stores.add(e.getKey());
+      run.add(b);
+      stores.add(b);
     }
     addStore(out, run, runParent);
-    List<Long> removals = new ArrayList<>();
-    for (Long block : toRemove) {
+    Set<Long> removals = new LinkedHashSet<>();
+    for (Long b : removing) {
       if (stores.size() + removals.size() >= room) {
         break;
       }
-      removals.add(block);
+      removals.add(b);
     }
     if (!removals.isEmpty()) {
-      out.add(new BlockRemoved(removals, Tiers.GPU, null));
+      out.add(new BlockRemoved(List.copyOf(removals), Tiers.GPU, null));
     }
     sentStores = stores;
     sentRemovals = removals;
+    unsure.addAll(stores);
     return out;
   }
 

@@ -112,9 +112,7 @@ final class IndexWrites {
   Outcome apply(Sequencer sequencer, Apply action, StreamStatus status, EvictionModel model) {
     Batch batch = action.batch();
     KvEventBatch events =
-        model == null
-            ? batch.events()
-            : model.eventsToApply(action.parts(), batch.events(), room(action));
+        model == null ? batch.events() : model.eventsToApply(action.parts(), room(action));
     ApplyResult result;
     try {
       result =
@@ -166,13 +164,13 @@ final class IndexWrites {
         }
         shared.metrics().applyCall(action.parts().size());
         if (model != null) {
-          EvictionModel.Carried carried = model.applied();
+          EvictionModel.Carried carried = model.applied(batch.seq());
           shared.metrics().inferred(carried.evicted(), carried.restored());
         }
       }
       case DUPLICATE, GAP -> {
         if (model != null) {
-          model.passed();
+          model.passed(sequencer.applied());
         }
         log.info("{}: watermark resynchronised from {} to {}", label, before, sequencer.applied());
       }

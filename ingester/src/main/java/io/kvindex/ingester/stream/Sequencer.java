@@ -145,7 +145,7 @@ public final class Sequencer {
   private final int maxPending;
   private final long maxPendingBytes;
   private final KeyMode mode;
-  private final int mergeBlocks;
+  private int mergeBlocks;
 
   /** Batches up to this sequence are applied one at a time (a merged apply was rejected). */
   private long aloneThrough = -1;
@@ -429,6 +429,15 @@ public final class Sequencer {
         new Batch(tail.seq(), tail.payloadHash(), merged, null, tail.live(), bytes),
         rebuilding,
         parts);
+  }
+
+  /**
+   * Applies consecutive waiting batches as one only while their blocks fit {@code blocks}, less
+   * than a call's chunk, so that each call has room for what else it carries (an eviction model's
+   * changes).
+   */
+  public void mergeWithin(int blocks) {
+    this.mergeBlocks = Math.min(mergeBlocks, blocks);
   }
 
   /** What the publish asked for by {@link Publish} did; true when it is done. */

@@ -1,9 +1,9 @@
 package io.kvindex.ingester.stream;
 
+import io.kvindex.common.Await;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
-import io.kvindex.index.Touch;
 import io.kvindex.index.Touches;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.MemoryBounds;
@@ -92,6 +92,9 @@ public final class StreamWorker implements Runnable {
 
   static final Duration MARK_EVERY = Duration.ofSeconds(5);
 
+  /** The longest wait before the inference's Redis calls are tried again after they failed. */
+  static final Duration INFERENCE_RETRY_MAX = Duration.ofSeconds(30);
+
   private volatile boolean running = true;
   private volatile boolean halted;
   private State state = State.STARTING;
@@ -105,6 +108,10 @@ public final class StreamWorker implements Runnable {
   private long touchesDueNanos;
   private long markDueNanos;
   private long touchesReadNanos;
+  private long touchesHeldOffUntil;
+  private boolean resumeDue;
+  private long resumeDueNanos;
+  private final Backoff inferenceRetry;
 
   public StreamWorker(
       StreamId id, KeyMode mode, PodSpec pod, Lease lease, Shared shared, Listener listener) {
@@ -122,6 +129,7 @@ public final class StreamWorker implements Runnable {
             shared.index().applyChunkBlocks());
     this.retry = new Backoff(shared.config().retryMin(), shared.config().retryMax());
     this.reconnect = new Backoff(shared.config().reconnectMin(), shared.config().reconnectMax());
+    this.inferenceRetry = new Backoff(shared.config().retryMax(), INFERENCE_RETRY_MAX);
     this.label = "pod=" + id.pod() + " stream=" + id;
     this.writes = new IndexWrites(shared, id, mode, lease, label);
     long now = shared.nanos();
@@ -435,6 +443,7 @@ public final class StreamWorker implements Runnable {
       shared.metrics().inferring(true);
     }
     model = new EvictionModel(capacity);
+    sequencer.mergeWithin(shared.index().applyChunkBlocks() / 2);
     touchCursor = null;
     touchesDueNanos = shared.nanos();
     markDueNanos = shared.nanos();
@@ -471,31 +480,76 @@ public final class StreamWorker implements Runnable {
 
   /**
    * A new owner of a stream whose pod is marked (a former owner inferred its evictions) goes on
-   * inferring them, primed from the ring as the first owner was.
+   * inferring them, primed from the ring as the first owner was. A Redis that does not answer, or
+   * an error, is tried again later (the stream goes on meanwhile).
    */
   private void resumeInferring() {
-    if (inferable(1) == 0) {
+    resumeDue = false;
+    if (model != null || inferable(1) == 0) {
       return;
     }
-    OptionalInt marked = shared.index().evictionsInferred(id.model(), id.pod()).join();
+    OptionalInt marked;
+    try {
+      marked = Await.of(shared.index().evictionsInferred(id.model(), id.pod()));
+    } catch (RuntimeException e) {
+      inferenceFailed("reading whether its evictions are inferred", e);
+      resumeDue = true;
+      return;
+    }
     if (marked.isPresent()) {
       inferEvictions(inferable(marked.getAsInt()), "the pod is marked so by a former owner");
       shared.metrics().inferenceStarted("takeover");
     }
   }
 
+  /**
+   * A Redis call of the inference failed: counted and logged (at most once per retry interval), and
+   * tried again after a backoff of its own; ingestion goes on.
+   */
+  private void inferenceFailed(String what, RuntimeException e) {
+    Throwable cause =
+        e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+            ? e.getCause()
+            : e;
+    long retryNanos = inferenceRetry.next().toNanos();
+    resumeDueNanos = shared.nanos() + retryNanos;
+    if (cause instanceof RedisUnavailableException) {
+      shared.metrics().swallowed(Operation.INFERENCE);
+      log.debug("{}: {} met a temporary error: {}", label, what, cause.toString());
+    } else {
+      shared.metrics().realError(Operation.INFERENCE);
+      log.warn(
+          "{}: {} failed ({}); tried again in {} ms, the stream goes on meanwhile",
+          label,
+          what,
+          cause.toString(),
+          retryNanos / 1_000_000);
+    }
+  }
+
   /** Refreshes the pod's mark and reads its touches, when due, while evictions are inferred. */
   private void inferIfDue() {
+    if (resumeDue && shared.nanos() - resumeDueNanos >= 0) {
+      resumeInferring();
+    }
     if (model == null) {
       return;
     }
     if (shared.nanos() - markDueNanos >= 0) {
-      boolean marked =
-          shared.index().markEvictionsInferred(id.model(), id.pod(), model.capacity(), MARK_TTL);
-      if (!marked) {
-        shared.metrics().swallowed(Operation.INFERENCE);
+      try {
+        if (shared
+            .index()
+            .markEvictionsInferred(id.model(), id.pod(), model.capacity(), MARK_TTL)) {
+          inferenceRetry.reset();
+          markDueNanos = shared.nanos() + MARK_EVERY.toNanos();
+        } else {
+          shared.metrics().swallowed(Operation.INFERENCE);
+          markDueNanos = shared.nanos() + inferenceRetry.next().toNanos();
+        }
+      } catch (RuntimeException e) {
+        inferenceFailed("marking the pod's evictions inferred", e);
+        markDueNanos = resumeDueNanos;
       }
-      markDueNanos = shared.nanos() + (marked ? MARK_EVERY : TOUCH_READ_INTERVAL).toNanos();
     }
     if (shared.nanos() - touchesDueNanos >= 0) {
       readTouches();
@@ -506,19 +560,19 @@ public final class StreamWorker implements Runnable {
     Touches read;
     try {
       read = shared.index().touches(id, touchCursor, TOUCHES_PER_READ);
-    } catch (RedisUnavailableException e) {
-      shared.metrics().swallowed(Operation.INFERENCE);
-      touchesDueNanos = shared.nanos() + retry.next().toNanos();
+    } catch (RuntimeException e) {
+      inferenceFailed("reading the pod's touches", e);
+      touchesDueNanos = resumeDueNanos;
+      touchesHeldOffUntil = resumeDueNanos;
       return;
     }
     if (touchCursor != null) {
-      for (Touch touch : read.touches()) {
-        model.touch(touch.blockKeys(), touch.rank() == id.dpRank(), touch.errorBlocks());
-      }
+      model.touched(read.touches(), id.dpRank(), pod.dpRanks().size() == 1);
       shared.metrics().touches(read.touches().size());
     }
     touchCursor = read.cursor();
     touchesReadNanos = shared.nanos();
+    touchesHeldOffUntil = touchesReadNanos;
     boolean full = read.touches().size() == TOUCHES_PER_READ;
     touchesDueNanos = shared.nanos() + (full ? 0 : TOUCH_READ_INTERVAL.toNanos());
   }
@@ -616,8 +670,9 @@ public final class StreamWorker implements Runnable {
 
   private boolean apply(Apply action) {
     if (model != null
+        && touchCursor != null
         && shared.nanos() - touchesReadNanos >= TOUCH_READ_BEFORE_APPLY.toNanos()
-        && touchCursor != null) {
+        && shared.nanos() - touchesHeldOffUntil >= 0) {
       readTouches();
     }
     shared.gate().passUninterruptibly();

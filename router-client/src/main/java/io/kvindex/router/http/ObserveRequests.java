@@ -19,10 +19,10 @@ import io.kvindex.router.Observation;
  * {@code usage.prompt_tokens} and {@code usage.prompt_tokens_details.cached_tokens}. Optional: the
  * prompt as {@code /score} took it ({@code token_ids} with {@code lora_name} and {@code
  * cache_salt}, or {@code block_keys}), which the router hashes only for a pod whose evictions the
- * index infers, and {@code rank}, the data-parallel rank the request went to (default 0). The
- * answer is {@code {"prediction_error_blocks": -1, "outcome": "under", "blocks_wanted": false}}
- * (outcome {@code exact}, {@code over} or {@code under}; {@code blocks_wanted}: whether the pod's
- * next observations should carry the prompt).
+ * index infers, and {@code rank}, the data-parallel rank the request went to, if the gateway knows
+ * it. The answer is {@code {"prediction_error_blocks": -1, "outcome": "under", "blocks_wanted":
+ * false}} (outcome {@code exact}, {@code over} or {@code under}; {@code blocks_wanted}: whether the
+ * pod's next observations should carry the prompt).
  */
 final class ObserveRequests {
   private ObserveRequests() {}
@@ -79,7 +79,7 @@ final class ObserveRequests {
     if (rank != null && rank < 0) {
       throw new BadRequestException("'rank' must be >= 0, got " + rank);
     }
-    return new Observation(model, pod, predicted, prompt, cached, null, rank == null ? 0 : rank);
+    return new Observation(model, pod, predicted, prompt, cached, null, rank == null ? -1 : rank);
   }
 
   /**

@@ -139,119 +139,156 @@ local function locator(head, p)
   return head .. char((p - p % 65536) / 65536, (p - p % 256) / 256 % 256, p % 256)
 end
 
+-- The slot's entry bytes: its first byte (and as a string, for plain finds), and the high nibble
+-- of its second; computed again only when the call's slot changes.
+local idSlot, idHi, idLo, idHiChar
+local function slotId()
+  if idSlot ~= slot then
+    idSlot, idHi, idLo = slot, math.floor(slot / 16), (slot % 16) * 16
+    idHiChar = char(idHi)
+  end
+  return idHi, idLo, idHiChar
+end
+
+-- Where the slot's entry starts among a value's entries (from first on), or nil: a plain find of
+-- its first byte (in C, where a walk entry by entry in Lua cost about 2 us a block held by dozens
+-- of pods), kept only where it starts an entry and the entry's second byte names the slot.
+local function entryAt(v, first, lo, hiChar)
+  local at = find(v, hiChar, first, true)
+  while at do
+    if (at - first) % 2 == 0 then
+      local b2 = byte(v, at + 1)
+      if b2 and b2 - b2 % 16 == lo then return at end
+    end
+    at = find(v, hiChar, at + 1, true)
+  end
+  return nil
+end
+
 -- Returns the new value, or nil when the slot holds the tier already, and whether the slot's entry
 -- is new.
 local function addTier(v, tier)
-  local hi, lo = math.floor(slot / 16), (slot % 16) * 16
+  local hi, lo, hiChar = slotId()
   if v then
-    for k = firstEntry(v), #v, 2 do
-      local b1, b2 = string.byte(v, k, k + 1)
-      if b1 == hi and b2 - b2 % 16 == lo then
-        local nb2 = bit.bor(b2, tier)
-        if nb2 == b2 then return nil end
-        return string.sub(v, 1, k) .. string.char(nb2) .. string.sub(v, k + 2), false
-      end
+    local k = entryAt(v, firstEntry(v), lo, hiChar)
+    if k then
+      local b2 = byte(v, k + 1)
+      local nb2 = bit.bor(b2, tier)
+      if nb2 == b2 then return nil end
+      return sub(v, 1, k) .. char(nb2) .. sub(v, k + 2), false
     end
-    return v .. string.char(hi, lo + tier), true
+    return v .. char(hi, lo + tier), true
   end
-  return string.char(hi, lo + tier), true
+  return char(hi, lo + tier), true
 end
 
 -- Returns the new value ('' when no entry is left) or nil when unchanged, and whether this
 -- holder still has an entry.
 local function clearTier(v, tier)
   if not v or slot == 0 then return nil, false end
-  local hi, lo = math.floor(slot / 16), (slot % 16) * 16
+  local _, lo, hiChar = slotId()
   local first = firstEntry(v)
-  for k = first, #v, 2 do
-    local b1, b2 = string.byte(v, k, k + 1)
-    if b1 == hi and b2 - b2 % 16 == lo then
-      local nb2 = bit.band(b2, bit.bnot(tier))
-      if nb2 == b2 then return nil, true end
-      if nb2 % 16 == 0 then
-        if #v == first + 1 then return '', false end
-        return string.sub(v, 1, k - 1) .. string.sub(v, k + 2), false
-      end
-      return string.sub(v, 1, k) .. string.char(nb2) .. string.sub(v, k + 2), true
-    end
+  local k = entryAt(v, first, lo, hiChar)
+  if not k then return nil, false end
+  local b2 = byte(v, k + 1)
+  local nb2 = bit.band(b2, bit.bnot(tier))
+  if nb2 == b2 then return nil, true end
+  if nb2 % 16 == 0 then
+    if #v == first + 1 then return '', false end
+    return sub(v, 1, k - 1) .. sub(v, k + 2), false
   end
-  return nil, false
+  return sub(v, 1, k) .. char(nb2) .. sub(v, k + 2), true
 end
 
 -- Segment changes, applied once at the end: segment field -> {slot id (offset 1, key 8), value}*.
 local segments, segmentOrder = {}, {}
 local unlocated = 0
 
-local function mirror(prefix, loc, key, value)
-  local p = positionOf(loc)
-  local field, offset
-  if p < SPAN_FROM then
-    field, offset = prefix .. sub(loc, 1, 8) .. SEGMENT, p % SEGMENT_BLOCKS
-  else
-    field, offset = prefix .. sub(loc, 1, 8) .. SPAN, p % SPAN_BLOCKS
-  end
+-- The change list of a segment or span field (its head's key and its kind); the last one asked
+-- for is kept, since a chain's consecutive blocks mostly share their head.
+local lastPrefix, lastHead, lastKind, lastList
+local function changesOf(prefix, head, kind)
+  if head == lastHead and kind == lastKind and prefix == lastPrefix then return lastList end
+  local field = prefix .. head .. kind
   local list = segments[field]
   if not list then
     list = {}
     segments[field] = list
     segmentOrder[#segmentOrder + 1] = field
   end
-  list[#list + 1] = char(offset) .. key
-  list[#list + 1] = value
+  lastPrefix, lastHead, lastKind, lastList = prefix, head, kind, list
+  return list
+end
+
+-- Mirrors a located block's entries into its head's segment or span: the block at chain position p
+-- under the head whose key is head.
+local function mirror(prefix, head, p, key, value)
+  local list
+  if p < SPAN_FROM then
+    list, p = changesOf(prefix, head, SEGMENT), p % SEGMENT_BLOCKS
+  else
+    list, p = changesOf(prefix, head, SPAN), p % SPAN_BLOCKS
+  end
+  local n = #list
+  list[n + 1] = char(p) .. key
+  list[n + 2] = value
 end
 
 -- Stores consecutive blocks of one chain. parent: the chain's block before keys[1] ('' for a chain
 -- that starts at block 0, nil when unknown). A block's locator is its stored one, else follows from
--- the block before it.
+-- the block before it (whose head and position are carried along, not parsed again).
 local function storeChain(prefix, keys, tier, parent)
   local n = #keys
   local fields = {}
   for k = 1, n do fields[k] = prefix .. keys[k] end
   local vals = hmget(KEYS[4], fields)
-  local prev
+  -- the block before: its head's key and its chain position (-1: before block 0; nil: unknown)
+  local prevHead, prevPos
   if parent == '' then
-    prev = ''
+    prevPos = -1
   elseif parent then
     local pv = redis.call('HGET', KEYS[4], prefix .. parent)
-    if pv and #pv % 2 == 1 then prev = sub(pv, 1, LOCATOR_LEN) end
+    if pv and #pv % 2 == 1 then prevHead, prevPos = sub(pv, 1, 8), positionOf(pv) end
   end
   local out, seen, entries, tiers = {}, {}, 0, 0
   for k = 1, n do
+    local key = keys[k]
     -- A key repeated in one call (never in a real chain) is stored once.
-    local first = seen[keys[k]] == nil
+    local again = seen[key]
     local old = vals[k]
-    local loc
-    if not first then
-      loc = seen[keys[k]] or nil
+    local head, p, located
+    if again ~= nil then
+      if again then head, p = sub(again, 1, 8), positionOf(again) end
     elseif old and #old % 2 == 1 then
-      loc = sub(old, 1, LOCATOR_LEN)
-    end
-    local located = loc ~= nil
-    if not loc and prev then
-      local p = prev == '' and 0 or positionOf(prev) + 1
-      if p <= MAX_POSITION then
-        local head = p % (p < SPAN_FROM and SEGMENT_BLOCKS or SPAN_BLOCKS) == 0
-        loc = locator(head and keys[k] or sub(prev, 1, 8), p)
+      head, p, located = sub(old, 1, 8), positionOf(old), true
+    elseif prevPos and prevPos < MAX_POSITION then
+      p = prevPos + 1
+      if p % (p < SPAN_FROM and SEGMENT_BLOCKS or SPAN_BLOCKS) == 0 then
+        head = key
+      else
+        head = prevHead
       end
     end
-    prev = loc
-    if first then
-      seen[keys[k]] = loc or false
+    prevHead, prevPos = head, p
+    if again == nil then
       local nv, added = addTier(old, tier)
       if nv then
         tiers = tiers + 1
         if added then entries = entries + 1 end
       end
-      if loc and not located then
+      local loc
+      if p and not located then
+        loc = locator(head, p)
         nv = loc .. (nv or old)
         if old then unlocated = unlocated - 1 end
-      elseif not loc and not old then
+      elseif not p and not old then
         unlocated = unlocated + 1
       end
+      seen[key] = p and (loc or sub(old, 1, LOCATOR_LEN)) or false
       if nv then
         out[#out + 1] = fields[k]
         out[#out + 1] = nv
-        if loc then mirror(prefix, loc, keys[k], sub(nv, LOCATOR_LEN + 1)) end
+        if p then mirror(prefix, head, p, key, sub(nv, LOCATOR_LEN + 1)) end
       end
     end
   end
@@ -287,7 +324,7 @@ local function removeKeys(prefix, keys, tier)
         out[#out + 1] = nv
       end
       if nv and located then
-        mirror(prefix, sub(old, 1, LOCATOR_LEN), keys[k], sub(nv, LOCATOR_LEN + 1))
+        mirror(prefix, sub(old, 1, 8), positionOf(old), keys[k], sub(nv, LOCATOR_LEN + 1))
       end
     end
     if gotten then gone[#gone + 1] = k end

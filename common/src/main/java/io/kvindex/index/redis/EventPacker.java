@@ -73,11 +73,11 @@ final class EventPacker {
         for (int from = 0; from < hashes.size(); ) {
           int to = from + Math.min(Math.max(1, out.room() / weight), hashes.size() - from);
           Long parent = from == 0 ? s.parentBlockHash() : hashes.get(from - 1);
-          out.add(
-              mode == KeyMode.ENGINE
-                  ? stored(s, group, parent, hashes.subList(from, to))
-                  : tokenStored(model, s, group, parent, from > 0, from, to),
-              weight * (to - from));
+          if (mode == KeyMode.ENGINE) {
+            out.store(Tier.of(s.medium()), group, parent, hashes.subList(from, to));
+          } else {
+            out.add(tokenStored(model, s, group, parent, from > 0, from, to), weight * (to - from));
+          }
           from = to;
         }
       }
@@ -85,12 +85,23 @@ final class EventPacker {
     return new Packed(out.done(), dropped);
   }
 
-  /** Chunks being filled, each with at most {@code limit} blocks. */
+  /**
+   * Chunks being filled, each with at most {@code limit} blocks. An engine-key store that goes on
+   * from the chunk's last one (its parent is that store's last block, same tier and group: the
+   * consecutive batches of a stream applied as one) extends it, so the script walks the chain once.
+   */
   private static final class Chunks {
     private final int limit;
     private final List<List<byte[]>> chunks = new ArrayList<>();
     private List<byte[]> current = new ArrayList<>();
     private int used;
+
+    /** The current chunk's last event when it is an engine-key store, not packed yet. */
+    private Tier openTier;
+
+    private int openGroup;
+    private Long openParent;
+    private final List<Long> openHashes = new ArrayList<>();
 
     Chunks(int limit) {
       this.limit = limit;
@@ -99,6 +110,7 @@ final class EventPacker {
     /** Blocks the current chunk still takes (a full one is closed first). */
     int room() {
       if (used >= limit) {
+        close();
         chunks.add(current);
         current = new ArrayList<>();
         used = 0;
@@ -108,11 +120,39 @@ final class EventPacker {
 
     void add(byte[] event, int blocks) {
       room();
+      close();
       current.add(event);
       used += blocks;
     }
 
+    void store(Tier tier, int group, Long parent, List<Long> hashes) {
+      room();
+      boolean goesOn =
+          openTier == tier
+              && openGroup == group
+              && parent != null
+              && parent.equals(openHashes.get(openHashes.size() - 1));
+      if (!goesOn) {
+        close();
+        openTier = tier;
+        openGroup = group;
+        openParent = parent;
+      }
+      openHashes.addAll(hashes);
+      used += hashes.size();
+    }
+
+    /** Packs the open store, if any. */
+    private void close() {
+      if (openTier != null) {
+        current.add(stored(openTier, openGroup, openParent, openHashes));
+        openTier = null;
+        openHashes.clear();
+      }
+    }
+
     List<List<byte[]>> done() {
+      close();
       if (!current.isEmpty() || chunks.isEmpty()) {
         chunks.add(current);
       }
@@ -126,8 +166,8 @@ final class EventPacker {
     return buf.array();
   }
 
-  private static byte[] stored(BlockStored s, int cacheGroup, Long parent, List<Long> hashes) {
-    ByteBuffer buf = header('S', Tier.of(s.medium()), cacheGroup, 9 + 8 * hashes.size());
+  private static byte[] stored(Tier tier, int cacheGroup, Long parent, List<Long> hashes) {
+    ByteBuffer buf = header('S', tier, cacheGroup, 9 + 8 * hashes.size());
     buf.put((byte) (parent == null ? 0 : 1));
     buf.putLong(parent == null ? 0 : parent);
     hashes.forEach(buf::putLong);

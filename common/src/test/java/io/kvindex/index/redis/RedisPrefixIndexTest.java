@@ -7,6 +7,8 @@ import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.Connectors;
@@ -36,12 +38,16 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -646,6 +652,94 @@ class RedisPrefixIndexTest {
     } finally {
       redis.configSet("slowlog-log-slower-than", "10000");
     }
+  }
+
+  /**
+   * A stream's consecutive batches applied as one call (as a writer behind its engine applies them,
+   * each store going on from the one before) write exactly the block fields, segments and spans
+   * that applying them one at a time writes.
+   */
+  @Test
+  void applyRange_chainedStoresAsOne_writeWhatOneByOneWrites() {
+    PrefixIndex oneByOne = open(PrefixIndex.builder().indexName("one"));
+    PrefixIndex asOne = open(PrefixIndex.builder().indexName("merged"));
+    List<List<KvEvent>> p = new ArrayList<>();
+    for (int from = 0; from < 300; from += 40) {
+      int n = Math.min(40, 300 - from);
+      p.add(List.of(stored(hashes(1 + from, n), from == 0 ? null : (long) from, null)));
+    }
+    List<KvEvent> q = List.of(stored(hashes(1, 100), null, null), removed(hashes(60, 5), null));
+    for (PrefixIndex index : List.of(oneByOne, asOne)) {
+      StreamId sq = StreamId.of(MODEL, "q");
+      index.apply(sq, Events.mode(sq), 0, lease(index, sq), KvEventBatch.of(0, q, null));
+      StreamId sp = StreamId.of(MODEL, "p");
+      Lease t = lease(index, sp);
+      int perCall = index == asOne ? 3 : 1;
+      for (int first = 0; first < p.size(); first += perCall) {
+        int last = Math.min(first + perCall, p.size()) - 1;
+        List<KvEvent> events = new ArrayList<>();
+        p.subList(first, last + 1).forEach(events::addAll);
+        assertThat(
+                index
+                    .applyAsync(
+                        sp, KeyMode.ENGINE, first, last, t, KvEventBatch.of(0, events, null), false)
+                    .join()
+                    .status())
+            .isEqualTo(ApplyStatus.APPLIED);
+      }
+      assertThat(depth(index, 300, "p", "q")).isEqualTo(300);
+    }
+    Map<String, String> written = blockAndSegmentFields(new KeySchema("one", 1).blocks(0));
+    assertThat(written).hasSizeGreaterThan(300);
+    assertThat(blockAndSegmentFields(new KeySchema("merged", 1).blocks(0))).isEqualTo(written);
+  }
+
+  /**
+   * A blocks hash's block, segment and span fields and values, in hex; a span slot that says "same
+   * as the slot before" is shown with those entries (where a chain's growth is cut into calls
+   * changes which slots say so, not what they mean).
+   */
+  private Map<String, String> blockAndSegmentFields(byte[] blocks) {
+    Map<String, String> out = new TreeMap<>();
+    redis
+        .hgetall(blocks)
+        .forEach(
+            (field, value) -> {
+              int n = field.length;
+              boolean segment =
+                  n == KeySchema.SEGMENT_FIELD_BYTES
+                      && field[n - 2] == '/'
+                      && (field[n - 1] == 's' || field[n - 1] == 'S');
+              if (n == KeySchema.BLOCK_FIELD_BYTES || segment) {
+                out.put(
+                    HexFormat.of().formatHex(field),
+                    HexFormat.of().formatHex(segment ? expanded(value) : value));
+              }
+            });
+    return out;
+  }
+
+  /** A segment or span value with each "same as before" slot's entries written out. */
+  private static byte[] expanded(byte[] value) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteBuffer in = ByteBuffer.wrap(value);
+    byte[] last = new byte[0];
+    while (in.remaining() >= 11) {
+      byte[] header = new byte[9];
+      in.get(header);
+      int length = Short.toUnsignedInt(in.getShort());
+      byte[] entries = last;
+      if (length != 0xFFFF) {
+        entries = new byte[length];
+        in.get(entries);
+      }
+      out.writeBytes(header);
+      out.write(entries.length >> 8);
+      out.write(entries.length & 0xFF);
+      out.writeBytes(entries);
+      last = entries;
+    }
+    return out.toByteArray();
   }
 
   /**

@@ -1,0 +1,102 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.Events.cleared;
+import static io.kvindex.index.Events.hashes;
+import static io.kvindex.index.Events.removed;
+import static io.kvindex.index.Events.stored;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.event.KvEvent;
+import io.kvindex.index.KeyMode;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class EventPackerTest {
+  private static final int CHUNK = 128;
+
+  private static EventPacker.Packed pack(KvEvent... events) {
+    return EventPacker.pack(KeyMode.ENGINE, "m", List.of(events), CHUNK);
+  }
+
+  /** An engine-key store as packed: its kind, tier bit, parent (null: none) and hashes. */
+  private record Store(char kind, int tier, Long parent, List<Long> hashes) {
+    static Store of(byte[] packed) {
+      ByteBuffer buf = ByteBuffer.wrap(packed);
+      char kind = (char) buf.get();
+      if (!buf.hasRemaining()) {
+        return new Store(kind, 0, null, List.of());
+      }
+      int tier = buf.get();
+      buf.getShort(); // cache group
+      if (kind != 'S') {
+        return new Store(kind, tier, null, List.of());
+      }
+      boolean hasParent = buf.get() == 1;
+      long parent = buf.getLong();
+      List<Long> hashes = new ArrayList<>();
+      while (buf.hasRemaining()) {
+        hashes.add(buf.getLong());
+      }
+      return new Store(kind, tier, hasParent ? parent : null, hashes);
+    }
+  }
+
+  private static List<Store> stores(List<byte[]> chunk) {
+    return chunk.stream().map(Store::of).toList();
+  }
+
+  @Test
+  void pack_storesGoingOnFromTheLastOne_areOneStoreOfTheWholeChain() {
+    EventPacker.Packed packed =
+        pack(
+            stored(hashes(100, 32), null, "GPU"),
+            stored(hashes(132, 32), 131L, "GPU"),
+            stored(hashes(164, 8), 163L, "GPU"));
+
+    assertThat(packed.chunks()).hasSize(1);
+    assertThat(stores(packed.chunks().get(0)))
+        .containsExactly(new Store('S', 1, null, hashes(100, 72)));
+  }
+
+  @Test
+  void pack_storesNotGoingOn_stayApart() {
+    EventPacker.Packed packed =
+        pack(
+            stored(hashes(100, 4), 7L, "GPU"),
+            stored(hashes(200, 4), 150L, "GPU"), // another parent
+            stored(hashes(204, 4), 203L, "CPU"), // another tier
+            stored(hashes(300, 4), null, "CPU"), // a chain's start
+            removed(hashes(300, 1), "CPU"),
+            stored(hashes(304, 4), 303L, "CPU")); // after a remove: in order, apart
+
+    assertThat(stores(packed.chunks().get(0)))
+        .containsExactly(
+            new Store('S', 1, 7L, hashes(100, 4)),
+            new Store('S', 1, 150L, hashes(200, 4)),
+            new Store('S', 2, 203L, hashes(204, 4)),
+            new Store('S', 2, null, hashes(300, 4)),
+            new Store('R', 2, null, List.of()),
+            new Store('S', 2, 303L, hashes(304, 4)));
+  }
+
+  @Test
+  void pack_aChainLongerThanAChunk_goesOnInTheNextChunkFromTheLastBlockPacked() {
+    EventPacker.Packed packed =
+        pack(
+            stored(hashes(1000, 100), null, "GPU"),
+            stored(hashes(1100, 100), 1099L, "GPU"),
+            cleared(),
+            stored(hashes(2000, 10), null, "GPU"));
+
+    assertThat(packed.chunks()).hasSize(2);
+    assertThat(stores(packed.chunks().get(0)))
+        .containsExactly(new Store('S', 1, null, hashes(1000, CHUNK)));
+    assertThat(stores(packed.chunks().get(1)))
+        .containsExactly(
+            new Store('S', 1, 1000L + CHUNK - 1, hashes(1000 + CHUNK, 200 - CHUNK)),
+            new Store('C', 0, null, List.of()),
+            new Store('S', 1, null, hashes(2000, 10)));
+  }
+}

@@ -1,8 +1,10 @@
 package io.kvindex.bench;
 
+import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.BatchCheck;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
@@ -16,9 +18,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Applies several streams' batches from one client as an ingester would: each stream in sequence
- * order (after its watermark, if it has one) with one batch in flight, all streams at once on the
- * index's one connection. Any outcome other than APPLIED fails the pump (a benchmark must not count
- * work that did not happen). Not thread-safe: one run at a time.
+ * order (after its watermark, if it has one) with one apply in flight, all streams at once on the
+ * index's one connection. With {@link Calls#COALESCED}, a stream's consecutive batches are applied
+ * as one call while their blocks fit one chunk ({@link PrefixIndex#applyChunkBlocks}), as the
+ * ingester applies a stream that is behind its engine (every stream is, at saturation); with {@link
+ * Calls#ONE_PER_BATCH}, one call per batch. Any outcome other than APPLIED fails the pump (a
+ * benchmark must not count work that did not happen). Not thread-safe: one run at a time.
  */
 final class ApplyPump {
   static final String OWNER = "kvindex-bench";
@@ -31,11 +36,23 @@ final class ApplyPump {
     }
   }
 
+  /** How a stream's batches map to apply calls. */
+  enum Calls {
+    ONE_PER_BATCH,
+    COALESCED
+  }
+
   private ApplyPump() {}
 
-  /** Applies every feed to the end; returns the blocks stored. */
+  /** Applies every feed to the end, one call per batch; returns the blocks stored. */
   static long run(PrefixIndex index, List<Feed> feeds) {
+    return run(index, feeds, Calls.ONE_PER_BATCH);
+  }
+
+  /** Applies every feed to the end; returns the blocks stored. */
+  static long run(PrefixIndex index, List<Feed> feeds, Calls calls) {
     AtomicLong blocks = new AtomicLong();
+    int mergeBlocks = calls == Calls.COALESCED ? index.applyChunkBlocks() : 0;
     List<CompletableFuture<Void>> done = new ArrayList<>();
     for (Feed feed : feeds) {
       Lease token =
@@ -46,37 +63,95 @@ final class ApplyPump {
       CompletableFuture<Void> streamDone = new CompletableFuture<>();
       // A stream fed before goes on after its watermark (the index refuses a replayed sequence).
       long first = index.watermark(feed.stream()).orElse(-1) + 1;
-      new Stream(index, feed, token, blocks, streamDone).next(first);
+      new Stream(index, feed, token, mergeBlocks, blocks, streamDone).next(first);
       done.add(streamDone);
     }
     CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).join();
     return blocks.get();
   }
 
-  private record Stream(
-      PrefixIndex index, Feed feed, Lease token, AtomicLong blocks, CompletableFuture<Void> done) {
+  private static final class Stream {
+    private final PrefixIndex index;
+    private final Feed feed;
+    private final Lease token;
+    private final int mergeBlocks;
+    private final AtomicLong blocks;
+    private final CompletableFuture<Void> done;
+
+    /** The batch taken from the feed that did not fit the last call (null: none). */
+    private KvEventBatch ahead;
+
+    Stream(
+        PrefixIndex index,
+        Feed feed,
+        Lease token,
+        int mergeBlocks,
+        AtomicLong blocks,
+        CompletableFuture<Void> done) {
+      this.index = index;
+      this.feed = feed;
+      this.token = token;
+      this.mergeBlocks = mergeBlocks;
+      this.blocks = blocks;
+      this.done = done;
+    }
+
+    private KvEventBatch take() {
+      KvEventBatch batch = ahead;
+      ahead = null;
+      return batch != null ? batch : feed.batches().hasNext() ? feed.batches().next() : null;
+    }
 
     void next(long seq) {
-      if (!feed.batches().hasNext()) {
+      KvEventBatch head = take();
+      if (head == null) {
         done.complete(null);
         return;
       }
-      KvEventBatch batch = feed.batches().next();
+      List<KvEvent> events = new ArrayList<>(head.events());
+      long callBlocks = BatchCheck.chunkBlocks(feed.mode(), events);
+      long last = seq;
+      KvEventBatch tail = head;
+      while (mergeBlocks > 0) {
+        KvEventBatch more = take();
+        if (more == null) {
+          break;
+        }
+        long moreBlocks = BatchCheck.chunkBlocks(feed.mode(), more.events());
+        if (callBlocks + moreBlocks > mergeBlocks) {
+          ahead = more;
+          break;
+        }
+        events.addAll(more.events());
+        callBlocks += moreBlocks;
+        tail = more;
+        last++;
+      }
+      KvEventBatch batch =
+          last == seq ? head : KvEventBatch.of(tail.timestamp(), events, tail.dataParallelRank());
+      long through = last;
       index
-          .applyAsync(feed.stream(), feed.mode(), seq, token, batch)
-          .whenComplete((result, error) -> completed(seq, result, error));
+          .applyAsync(feed.stream(), feed.mode(), seq, through, token, batch, false)
+          .whenComplete((result, error) -> completed(seq, through, result, error));
     }
 
-    private void completed(long seq, ApplyResult result, Throwable error) {
+    private void completed(long seq, long through, ApplyResult result, Throwable error) {
       if (error != null) {
         done.completeExceptionally(error);
       } else if (result.status() != ApplyStatus.APPLIED) {
         done.completeExceptionally(
             new IllegalStateException(
-                "apply of " + feed.stream() + " seq " + seq + " returned " + result));
+                "apply of "
+                    + feed.stream()
+                    + " seqs "
+                    + seq
+                    + ".."
+                    + through
+                    + " returned "
+                    + result));
       } else {
         blocks.addAndGet(result.blocksStored());
-        next(seq + 1);
+        next(through + 1);
       }
     }
   }

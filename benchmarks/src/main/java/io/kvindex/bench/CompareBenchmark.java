@@ -57,7 +57,9 @@ final class CompareBenchmark {
     describe(setup, fixture);
     List<ComparedIndex> indexes = new ArrayList<>();
     try {
-      indexes.add(new KvindexContender(redis.connector(), INDEX, IndexBenchmark.MODEL, 1));
+      indexes.add(
+          new KvindexContender(
+              redis.connector(), INDEX, IndexBenchmark.MODEL, 1, ApplyPump.Calls.COALESCED));
       indexes.add(new LlmdLayout(redis.uri(), LLMD_DATABASE));
       indexes.add(new InProcessIndex((int) (sizes.entries() / 8)));
       ObjectNode indexSetup = setup.putObject("indexes");
@@ -74,6 +76,7 @@ final class CompareBenchmark {
       Reports.child(details, "kvindex").put("incomplete_lookups", kvindex.incompleteLookups());
       new CompareClears(redis)
           .run(indexes, sizes.clearSizes(), figures, Reports.child(details, "clears"));
+      applyOneCallPerBatch(fixture, Reports.child(details, "kvindex"));
       ratios(figures, json.putObject("ratios_kvindex_to_llmd_layout"));
     } finally {
       indexes.forEach(ComparedIndex::close);
@@ -135,6 +138,38 @@ final class CompareBenchmark {
         "the table's arrays (keys, references, one short[] of pods per block) in the JVM's array"
             + " layout with compressed references, over entries; heap_growth_bytes_per_entry is the"
             + " heap in use after minus before (each after System.gc()), which other garbage blurs");
+  }
+
+  /**
+   * kvindex's apply blocks/s with one call per batch (no batches coalesced: a stream that keeps up
+   * with its engine), into an index of its own, over the first quarter of the workload's prompts.
+   */
+  private void applyOneCallPerBatch(LookupFixture fixture, ObjectNode out) {
+    int prompts = Math.max(1, fixture.prompts.size() / 4);
+    try (KvindexContender index =
+        new KvindexContender(
+            redis.connector(),
+            INDEX + "-per-batch",
+            IndexBenchmark.MODEL,
+            1,
+            ApplyPump.Calls.ONE_PER_BATCH)) {
+      long start = System.nanoTime();
+      long blocks =
+          index.store(fixture.feeds(IndexBenchmark.MODEL, sizes.batchBlocks(), 0, prompts));
+      long nanos = System.nanoTime() - start;
+      out.put("apply_blocks_per_s_one_call_per_batch", Reports.perSecond(blocks, nanos));
+      out.put(
+          "apply_one_call_per_batch_how",
+          "the first "
+              + prompts
+              + " prompts' "
+              + blocks
+              + " entries stored into another kvindex index with one apply call per "
+              + sizes.batchBlocks()
+              + "-block batch; figures.kvindex.apply_blocks_per_s coalesces a stream's"
+              + " consecutive batches into one call while they fit one chunk, as the ingester"
+              + " applies a stream behind its engine (every stream is, at saturation)");
+    }
   }
 
   private static double perEntry(long bytes, long entries) {

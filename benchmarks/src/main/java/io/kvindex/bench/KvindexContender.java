@@ -32,10 +32,22 @@ final class KvindexContender implements ComparedIndex {
 
   private final PrefixIndex index;
   private final String model;
+  private final ApplyPump.Calls calls;
   private final AtomicLong incomplete = new AtomicLong();
 
+  /** As below, one apply call per batch. */
   KvindexContender(RedisConnector connector, String indexName, String model, int groups) {
+    this(connector, indexName, model, groups, ApplyPump.Calls.ONE_PER_BATCH);
+  }
+
+  /**
+   * @param calls how a stream's batches map to apply calls when storing ({@link
+   *     ApplyPump.Calls#COALESCED}: as the ingester applies a stream that is behind)
+   */
+  KvindexContender(
+      RedisConnector connector, String indexName, String model, int groups, ApplyPump.Calls calls) {
     Check.notNull(connector, "connector");
+    this.calls = Check.notNull(calls, "calls");
     this.model = Check.name(model, "model");
     this.index =
         PrefixIndex.builder()
@@ -54,7 +66,7 @@ final class KvindexContender implements ComparedIndex {
 
   @Override
   public long store(List<ApplyPump.Feed> feeds) {
-    return ApplyPump.run(index, feeds);
+    return ApplyPump.run(index, feeds, calls);
   }
 
   @Override
@@ -107,8 +119,14 @@ final class KvindexContender implements ComparedIndex {
 
   @Override
   public String describe() {
-    return "PrefixIndex.builder().build(), one index group, engine keys: apply(stream,"
-        + " KeyMode.ENGINE, seq, token, batch) after acquireLease, one batch in flight per stream"
+    return "PrefixIndex.builder().build(), one index group, engine keys: "
+        + (calls == ApplyPump.Calls.COALESCED
+            ? "applyAsync(stream, KeyMode.ENGINE, firstSeq, seq, token, batch) after acquireLease,"
+                + " a stream's consecutive batches applied as one call while they fit one chunk"
+                + " (as the ingester applies a stream behind its engine), one call in flight per"
+                + " stream"
+            : "apply(stream, KeyMode.ENGINE, seq, token, batch) after acquireLease, one batch in"
+                + " flight per stream")
         + " on the index's one connection; lookup(LookupRequest.of(model, ENGINE, keys, pods)),"
         + " one HMGET; clear = purge(stream, token, KEEP_WATERMARK), then collectGarbage(group, "
         + PurgeBenchmark.GC_BUDGET

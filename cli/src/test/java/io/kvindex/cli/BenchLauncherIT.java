@@ -114,6 +114,13 @@ class BenchLauncherIT {
                 .asLong())
         .as("kvindex lookups that saw part of a purge")
         .isZero();
+    assertThat(
+            json.path("details")
+                .path("kvindex")
+                .path("apply_blocks_per_s_one_call_per_batch")
+                .asDouble())
+        .as("kvindex applying one call per batch, beside the coalesced figure")
+        .isPositive();
     JsonNode ratios = json.path("ratios_kvindex_to_llmd_layout");
     for (String figure :
         List.of(

@@ -22,6 +22,7 @@ import io.kvindex.index.ResyncStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.SweepResult;
 import io.kvindex.index.Touches;
+import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.RetryPolicy;
@@ -38,9 +39,13 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The Redis-backed {@link PrefixIndex}; see the implementation notes above. Thread-safe. */
 public final class RedisPrefixIndex implements PrefixIndex {
+  private static final Logger log = LoggerFactory.getLogger(RedisPrefixIndex.class);
+
   /**
    * The index format this code reads and writes, recorded in every group's meta hash when the group
    * is created: processes of another format refuse to open the index (README, "Rolling updates").
@@ -132,7 +137,30 @@ public final class RedisPrefixIndex implements PrefixIndex {
             Check.notNull(writes, "writes"),
             Check.notNull(lookups, "lookups"));
     index.checkGroups();
+    index.preloadScripts();
     return index;
+  }
+
+  /**
+   * Loads every script into Redis's script cache now, without waiting: compiling one takes about a
+   * millisecond of Redis's one thread, which the first call of each would otherwise pay in the
+   * middle of traffic (the first purge's and GC's calls were a clear's longest commands). Optional:
+   * a call still loads its script on NOSCRIPT (a restarted or new node), so a refusal is logged and
+   * the index works on.
+   */
+  private void preloadScripts() {
+    writes
+        .preload(Scripts.ALL.toArray(new LuaScript[0]))
+        .whenComplete(
+            (outcome, error) -> {
+              if (error != null || !outcome.isDone()) {
+                log.info(
+                    "index '{}': scripts not preloaded ({}); each compiles on its first call"
+                        + " instead. To preload them, grant this Redis user +script|load",
+                    config.indexName(),
+                    error != null ? error.getMessage() : outcome);
+              }
+            });
   }
 
   private void checkGroups() {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * The index's Lua scripts, each loaded from its resource with the script library ({@code lib.lua})
@@ -33,6 +34,31 @@ final class Scripts {
   static final LuaScript NOTE = load("note");
   static final LuaScript INFER = load("infer");
   static final LuaScript INFERRED = load("inferred");
+
+  /** Every script above. */
+  static final List<LuaScript> ALL =
+      List.of(
+          APPLY,
+          PURGE,
+          PUBLISH,
+          STAGED,
+          GC,
+          LEASE,
+          HEARTBEAT,
+          READ,
+          SPECULATE,
+          PODS,
+          SWEEP,
+          INIT,
+          LOOKUP,
+          TIME,
+          REGISTRY,
+          INCARNATION,
+          IDENTITY,
+          RESYNC,
+          NOTE,
+          INFER,
+          INFERRED);
 
   private Scripts() {}
 

@@ -28,6 +28,7 @@ import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.RandomFleet;
 import io.kvindex.index.StreamId;
+import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.redis.ScriptRejectedException;
@@ -122,6 +123,19 @@ class RedisPrefixIndexTest {
             "kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/" + g + "}:pods",
             "kvindex:v1:{a%7Bb%7D%3Ac%2Fd%20%C3%A9/" + g + "}:streams")
         .noneMatch(k -> k.contains("{model}") || k.contains("pod:"));
+  }
+
+  /**
+   * Opening the index loads every script into the script cache: compiling one stalls Redis for
+   * about a millisecond, which the first purge or GC call would otherwise pay in mid-traffic.
+   */
+  @Test
+  void open_loadsEveryScript() {
+    redis.scriptFlush();
+    String[] digests = Scripts.ALL.stream().map(LuaScript::sha1).toArray(String[]::new);
+    assertThat(redis.scriptExists(digests)).containsOnly(false);
+    open();
+    Poll.until(() -> !redis.scriptExists(digests).contains(false));
   }
 
   @Test

@@ -150,7 +150,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
    */
   private void preloadScripts() {
     writes
-        .preload(Scripts.ALL.toArray(new LuaScript[0]))
+        .preload(Scripts.all().toArray(new LuaScript[0]))
         .whenComplete(
             (outcome, error) -> {
               if (error != null || !outcome.isDone()) {

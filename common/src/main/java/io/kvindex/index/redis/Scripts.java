@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -13,6 +14,9 @@ import java.util.List;
  * stays its first. Thread-safe (constants).
  */
 final class Scripts {
+  /** Every script below, as loaded (declared first: the constants add to it as they load). */
+  private static final List<LuaScript> LOADED = new ArrayList<>();
+
   static final LuaScript APPLY = load("apply");
   static final LuaScript PURGE = load("purge");
   static final LuaScript PUBLISH = load("publish");
@@ -35,41 +39,25 @@ final class Scripts {
   static final LuaScript INFER = load("infer");
   static final LuaScript INFERRED = load("inferred");
 
-  /** Every script above. */
-  static final List<LuaScript> ALL =
-      List.of(
-          APPLY,
-          PURGE,
-          PUBLISH,
-          STAGED,
-          GC,
-          LEASE,
-          HEARTBEAT,
-          READ,
-          SPECULATE,
-          PODS,
-          SWEEP,
-          INIT,
-          LOOKUP,
-          TIME,
-          REGISTRY,
-          INCARNATION,
-          IDENTITY,
-          RESYNC,
-          NOTE,
-          INFER,
-          INFERRED);
-
   private Scripts() {}
+
+  /** Every script of the index. */
+  static List<LuaScript> all() {
+    return List.copyOf(LOADED);
+  }
 
   private static LuaScript load(String name) {
     String library = text("lib.lua");
     String body = text(name + ".lua");
+    LuaScript script;
     if (body.startsWith("#!")) {
       int eol = body.indexOf('\n') + 1;
-      return LuaScript.of(name, body.substring(0, eol) + library + body.substring(eol));
+      script = LuaScript.of(name, body.substring(0, eol) + library + body.substring(eol));
+    } else {
+      script = LuaScript.of(name, library + body);
     }
-    return LuaScript.of(name, library + body);
+    LOADED.add(script);
+    return script;
   }
 
   private static String text(String resource) {

@@ -132,7 +132,7 @@ class RedisPrefixIndexTest {
   @Test
   void open_loadsEveryScript() {
     redis.scriptFlush();
-    String[] digests = Scripts.ALL.stream().map(LuaScript::sha1).toArray(String[]::new);
+    String[] digests = Scripts.all().stream().map(LuaScript::sha1).toArray(String[]::new);
     assertThat(redis.scriptExists(digests)).containsOnly(false);
     open();
     Poll.until(() -> !redis.scriptExists(digests).contains(false));

@@ -1,6 +1,5 @@
 package io.kvindex.bench;
 
-import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
@@ -108,10 +107,8 @@ final class ApplyPump {
         done.complete(null);
         return;
       }
-      List<KvEvent> events = new ArrayList<>(head.events());
-      long callBlocks = BatchCheck.chunkBlocks(feed.mode(), events);
-      long last = seq;
-      KvEventBatch tail = head;
+      List<KvEventBatch> parts = new ArrayList<>(List.of(head));
+      long callBlocks = BatchCheck.chunkBlocks(feed.mode(), head.events());
       while (mergeBlocks > 0) {
         KvEventBatch more = take();
         if (more == null) {
@@ -122,14 +119,11 @@ final class ApplyPump {
           ahead = more;
           break;
         }
-        events.addAll(more.events());
+        parts.add(more);
         callBlocks += moreBlocks;
-        tail = more;
-        last++;
       }
-      KvEventBatch batch =
-          last == seq ? head : KvEventBatch.of(tail.timestamp(), events, tail.dataParallelRank());
-      long through = last;
+      KvEventBatch batch = KvEventBatch.concat(parts);
+      long through = seq + parts.size() - 1;
       index
           .applyAsync(feed.stream(), feed.mode(), seq, through, token, batch, false)
           .whenComplete((result, error) -> completed(seq, through, result, error));

@@ -1,5 +1,6 @@
 package io.kvindex.event;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -17,6 +18,25 @@ public record KvEventBatch(
   public KvEventBatch {
     events = List.copyOf(Objects.requireNonNull(events, "events"));
     skippedTags = List.copyOf(Objects.requireNonNull(skippedTags, "skippedTags"));
+  }
+
+  /**
+   * Consecutive batches of one stream as one: their events in order, the last one's timestamp and
+   * rank (what an apply of several batches in one call writes). One batch is returned as it is.
+   *
+   * @throws IllegalArgumentException if {@code parts} is empty
+   */
+  public static KvEventBatch concat(List<KvEventBatch> parts) {
+    if (parts.isEmpty()) {
+      throw new IllegalArgumentException("no batches to concatenate");
+    }
+    KvEventBatch last = parts.get(parts.size() - 1);
+    if (parts.size() == 1) {
+      return last;
+    }
+    List<KvEvent> events = new ArrayList<>();
+    parts.forEach(b -> events.addAll(b.events()));
+    return of(last.timestamp(), events, last.dataParallelRank());
   }
 
   /** A batch with nothing skipped. */

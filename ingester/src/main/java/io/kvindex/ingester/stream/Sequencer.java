@@ -1,6 +1,5 @@
 package io.kvindex.ingester.stream;
 
-import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.BatchCheck;
@@ -416,15 +415,12 @@ public final class Sequencer {
     if (parts.size() == 1) {
       return new Apply(head, rebuilding);
     }
-    List<KvEvent> events = new ArrayList<>();
     int bytes = 0;
     for (Batch p : parts) {
-      events.addAll(p.events().events());
       bytes += p.bytes();
     }
     Batch tail = parts.get(parts.size() - 1);
-    KvEventBatch merged =
-        KvEventBatch.of(tail.events().timestamp(), events, tail.events().dataParallelRank());
+    KvEventBatch merged = KvEventBatch.concat(parts.stream().map(Batch::events).toList());
     return new Apply(
         new Batch(tail.seq(), tail.payloadHash(), merged, null, tail.live(), bytes),
         rebuilding,

@@ -174,12 +174,7 @@ final class EvictionModel {
 
   /** The index lost the stream's entries (a purge): the model starts again from nothing. */
   void clear() {
-    held.clear();
-    order.clear();
-    parentOf.clear();
-    pending.clear();
-    waitingUnder.clear();
-    removing.clear();
+    forgetHeld();
     removed.clear();
     unsure.clear();
     heldBack.clear();
@@ -318,17 +313,24 @@ final class EvictionModel {
     }
   }
 
+  /**
+   * The engine holds nothing now: every held block, and every removal in progress, is forgotten.
+   */
+  private void forgetHeld() {
+    held.clear();
+    order.clear();
+    parentOf.clear();
+    pending.clear();
+    waitingUnder.clear();
+    removing.clear();
+  }
+
   /** Takes in the engine's events; with {@code holdBack}, stores the index could not place wait. */
   private void take(long seq, List<KvEvent> events, boolean holdBack) {
     for (int i = 0; i < events.size(); i++) {
       KvEvent event = events.get(i);
       if (event instanceof AllBlocksCleared) {
-        held.clear();
-        order.clear();
-        parentOf.clear();
-        pending.clear();
-        waitingUnder.clear();
-        removing.clear();
+        forgetHeld();
       } else if (event instanceof BlockStored s && modelled(s.tier(), s.cacheGroup())) {
         Long parent = s.parentBlockHash();
         if (parent != null) {
@@ -437,10 +439,7 @@ final class EvictionModel {
   }
 
   private void makePending(Long b, Long parent) {
-    held.put(b, State.PENDING);
-    if (!order.containsKey(b)) {
-      order.put(b, Boolean.TRUE);
-    }
+    hold(b, State.PENDING);
     parentOf.put(b, parent);
     pending.add(b);
     removed.remove(b);
@@ -448,10 +447,7 @@ final class EvictionModel {
   }
 
   private void makeWaiting(Long b, Long parent) {
-    held.put(b, State.WAITING);
-    if (!order.containsKey(b)) {
-      order.put(b, Boolean.TRUE);
-    }
+    hold(b, State.WAITING);
     parentOf.put(b, parent);
     waitingUnder.computeIfAbsent(parent, k -> new ArrayList<>()).add(b);
   }
@@ -523,11 +519,7 @@ final class EvictionModel {
     if (s == State.PENDING) {
       pending.remove(b);
       parentOf.remove(b);
-      for (Long child : pendingChildrenOf(b)) {
-        pending.remove(child);
-        makeWaiting(child, b);
-        demote(child);
-      }
+      demote(b);
     } else if (s == State.WAITING) {
       unwait(b);
     }

@@ -107,8 +107,10 @@ public final class StreamWorker implements Runnable {
   private String touchCursor;
   private long touchesDueNanos;
   private long markDueNanos;
-  private long touchesReadNanos;
-  private long touchesHeldOffUntil;
+
+  /** Touches are read before an apply from then on (a read lately, or a failure, holds it off). */
+  private long touchesBeforeApplyAt;
+
   private boolean resumeDue;
   private long resumeDueNanos;
   private final Backoff inferenceRetry;
@@ -399,8 +401,7 @@ public final class StreamWorker implements Runnable {
     }
     int capacity = inferable(0);
     if (capacity > 0) {
-      inferEvictions(capacity, "a router's resync request: " + note);
-      shared.metrics().inferenceStarted("resync");
+      inferEvictions(capacity, "resync", "a router's resync request: " + note);
       return;
     }
     log.warn(
@@ -438,10 +439,13 @@ public final class StreamWorker implements Runnable {
         + " vllm:cache_config_info); give the pod its metrics URL";
   }
 
-  private void inferEvictions(int capacity, String why) {
-    if (model == null) {
-      shared.metrics().inferring(true);
-    }
+  /**
+   * Starts inferring the engine's evictions (the stream infers none yet).
+   *
+   * @param start what started it, as counted ({@code resync}, {@code takeover})
+   */
+  private void inferEvictions(int capacity, String start, String why) {
+    shared.metrics().inferring(true);
     model = new EvictionModel(capacity);
     sequencer.mergeWithin(shared.index().applyChunkBlocks() / 2);
     touchCursor = null;
@@ -456,6 +460,7 @@ public final class StreamWorker implements Runnable {
         why,
         capacity,
         primed);
+    shared.metrics().inferenceStarted(start);
   }
 
   /**
@@ -492,39 +497,35 @@ public final class StreamWorker implements Runnable {
     try {
       marked = Await.of(shared.index().evictionsInferred(id.model(), id.pod()));
     } catch (RuntimeException e) {
-      inferenceFailed("reading whether its evictions are inferred", e);
+      resumeDueNanos = inferenceFailed("reading whether its evictions are inferred", e);
       resumeDue = true;
       return;
     }
     if (marked.isPresent()) {
-      inferEvictions(inferable(marked.getAsInt()), "the pod is marked so by a former owner");
-      shared.metrics().inferenceStarted("takeover");
+      inferEvictions(
+          inferable(marked.getAsInt()), "takeover", "the pod is marked so by a former owner");
     }
   }
 
   /**
    * A Redis call of the inference failed: counted and logged (at most once per retry interval), and
-   * tried again after a backoff of its own; ingestion goes on.
+   * tried again after a backoff of its own; ingestion goes on. Returns when to try again.
    */
-  private void inferenceFailed(String what, RuntimeException e) {
-    Throwable cause =
-        e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-            ? e.getCause()
-            : e;
+  private long inferenceFailed(String what, RuntimeException e) {
     long retryNanos = inferenceRetry.next().toNanos();
-    resumeDueNanos = shared.nanos() + retryNanos;
-    if (cause instanceof RedisUnavailableException) {
+    if (e instanceof RedisUnavailableException) {
       shared.metrics().swallowed(Operation.INFERENCE);
-      log.debug("{}: {} met a temporary error: {}", label, what, cause.toString());
+      log.debug("{}: {} met a temporary error: {}", label, what, e.toString());
     } else {
       shared.metrics().realError(Operation.INFERENCE);
       log.warn(
           "{}: {} failed ({}); tried again in {} ms, the stream goes on meanwhile",
           label,
           what,
-          cause.toString(),
+          e.toString(),
           retryNanos / 1_000_000);
     }
+    return shared.nanos() + retryNanos;
   }
 
   /** Refreshes the pod's mark and reads its touches, when due, while evictions are inferred. */
@@ -547,8 +548,7 @@ public final class StreamWorker implements Runnable {
           markDueNanos = shared.nanos() + inferenceRetry.next().toNanos();
         }
       } catch (RuntimeException e) {
-        inferenceFailed("marking the pod's evictions inferred", e);
-        markDueNanos = resumeDueNanos;
+        markDueNanos = inferenceFailed("marking the pod's evictions inferred", e);
       }
     }
     if (shared.nanos() - touchesDueNanos >= 0) {
@@ -561,9 +561,8 @@ public final class StreamWorker implements Runnable {
     try {
       read = shared.index().touches(id, touchCursor, TOUCHES_PER_READ);
     } catch (RuntimeException e) {
-      inferenceFailed("reading the pod's touches", e);
-      touchesDueNanos = resumeDueNanos;
-      touchesHeldOffUntil = resumeDueNanos;
+      touchesDueNanos = inferenceFailed("reading the pod's touches", e);
+      touchesBeforeApplyAt = Math.max(touchesBeforeApplyAt, touchesDueNanos);
       return;
     }
     if (touchCursor != null) {
@@ -571,8 +570,7 @@ public final class StreamWorker implements Runnable {
       shared.metrics().touches(read.touches().size());
     }
     touchCursor = read.cursor();
-    touchesReadNanos = shared.nanos();
-    touchesHeldOffUntil = touchesReadNanos;
+    touchesBeforeApplyAt = shared.nanos() + TOUCH_READ_BEFORE_APPLY.toNanos();
     boolean full = read.touches().size() == TOUCHES_PER_READ;
     touchesDueNanos = shared.nanos() + (full ? 0 : TOUCH_READ_INTERVAL.toNanos());
   }
@@ -669,10 +667,7 @@ public final class StreamWorker implements Runnable {
   }
 
   private boolean apply(Apply action) {
-    if (model != null
-        && touchCursor != null
-        && shared.nanos() - touchesReadNanos >= TOUCH_READ_BEFORE_APPLY.toNanos()
-        && shared.nanos() - touchesHeldOffUntil >= 0) {
+    if (model != null && touchCursor != null && shared.nanos() - touchesBeforeApplyAt >= 0) {
       readTouches();
     }
     shared.gate().passUninterruptibly();

@@ -32,13 +32,13 @@ final class ClosedLoop {
   /** How long what Redis said of a pod's inferred evictions is reused. */
   static final Duration INFERRED_REUSE = Duration.ofSeconds(1);
 
+  private static final long REUSE_NANOS = INFERRED_REUSE.toNanos();
+
   /** How long a pod's touches stand after the last one (its owners read them within a second). */
   static final Duration TOUCH_TTL = Duration.ofMinutes(1);
 
   /** Pods whose inferred state is kept at most (the least recently observed is forgotten). */
-  static final int INFERRED_PODS = 4096;
-
-  private record Pod(String model, String pod) {}
+  static final int INFERRED_PODS = DriftWatch.MAX_PODS;
 
   /** What Redis said of a pod's evictions: inferred or not, and when it was asked last. */
   private static final class Inferred {
@@ -51,10 +51,10 @@ final class ClosedLoop {
     }
   }
 
-  private final Map<Pod, Inferred> inferred =
+  private final Map<DriftWatch.Pod, Inferred> inferred =
       new LinkedHashMap<>(64, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<Pod, Inferred> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<DriftWatch.Pod, Inferred> eldest) {
           return size() > INFERRED_PODS;
         }
       };
@@ -117,7 +117,9 @@ final class ClosedLoop {
     long now = nanos.getAsLong();
     Inferred state;
     synchronized (inferred) {
-      state = inferred.computeIfAbsent(new Pod(model, pod), p -> new Inferred(now - REUSE_NANOS));
+      state =
+          inferred.computeIfAbsent(
+              new DriftWatch.Pod(model, pod), p -> new Inferred(now - REUSE_NANOS));
     }
     if (now - state.askedNanos >= REUSE_NANOS && state.asking.compareAndSet(false, true)) {
       state.askedNanos = now;
@@ -139,8 +141,6 @@ final class ClosedLoop {
     return state.inferred;
   }
 
-  private static final long REUSE_NANOS = INFERRED_REUSE.toNanos();
-
   private void overPredicted(Observation o, DriftWatch.Judged judged, KeyMode mode) {
     metrics.suspect(DriftWatch.Verdict.OVER);
     String why =
@@ -150,17 +150,14 @@ final class ClosedLoop {
                 + " engine no longer holds)",
             judged.over(),
             judged.window());
-    if (resyncInterval.isZero() || mode != KeyMode.ENGINE) {
+    String notResynced =
+        mode != KeyMode.ENGINE
+            ? "the model is keyed by token keys, and its ingester could only purge and replay it,"
+                + " which loses its hottest prefixes (eviction inference needs engine keys)"
+            : resyncInterval.isZero() ? "resyncs are off (resync-interval 0)" : null;
+    if (notResynced != null) {
       metrics.resync("off");
-      log.warn(
-          "pod={} model={}: {}; not resynced: {}",
-          o.pod(),
-          o.model(),
-          why,
-          mode != KeyMode.ENGINE
-              ? "the model is keyed by token keys, and its ingester could only purge and replay"
-                  + " it, which loses its hottest prefixes (eviction inference needs engine keys)"
-              : "resyncs are off (resync-interval 0)");
+      log.warn("pod={} model={}: {}; not resynced: {}", o.pod(), o.model(), why, notResynced);
       return;
     }
     index

@@ -36,7 +36,8 @@ final class DriftWatch {
    */
   record Judged(Verdict verdict, int over, int under, int window) {}
 
-  private record Pod(String model, String pod) {}
+  /** A pod of a model: what the loop keys its per-pod state by. */
+  record Pod(String model, String pod) {}
 
   private static final class Window {
     final byte[] signs;

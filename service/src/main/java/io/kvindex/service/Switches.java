@@ -4,7 +4,8 @@ import io.kvindex.common.Check;
 import java.util.Locale;
 
 /**
- * The one way every kvindex setting writes on or off. Thread-safe (stateless).
+ * How a service setting that is on or off reads (the ingester's {@code --infer-evictions}).
+ * Thread-safe (stateless).
  *
  * <p>Accepted, in any case: {@code true}, {@code on}, {@code yes}, {@code 1} and {@code false},
  * {@code off}, {@code no}, {@code 0}.

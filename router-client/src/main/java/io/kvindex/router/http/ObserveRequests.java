@@ -28,38 +28,15 @@ final class ObserveRequests {
   private ObserveRequests() {}
 
   /**
+   * An observation as the body gives it, and whether the pod's observations should carry the prompt
+   * (the index infers its evictions), as the router said once for this request.
+   */
+  record Parsed(Observation observation, boolean blocksWanted) {}
+
+  /**
    * The observation, with the prompt's block keys when the pod needs them and the body has them.
    */
-  static Observation parse(ObjectNode body, Limits limits, KvRouter router) {
-    Observation o = counts(body, limits);
-    JsonNode tokens = Json.field(body, "token_ids", "tokens");
-    JsonNode keys = Json.field(body, "block_keys");
-    if (tokens != null && keys != null) {
-      throw new BadRequestException("give at most one of 'token_ids' and 'block_keys'");
-    }
-    limits.tokens(tokens, "token_ids");
-    limits.blockKeys(keys, "block_keys");
-    String lora = limits.name(Json.text(body, "lora_name", "lora"), "lora_name");
-    if ((tokens == null && keys == null) || !router.needsBlockKeys(o.model(), o.pod())) {
-      return o;
-    }
-    long[] blockKeys =
-        keys != null
-            ? Json.blockKeys(keys, "block_keys")
-            : router.blockKeys(
-                o.model(), lora, Json.text(body, "cache_salt"), Json.tokenIds(tokens, "token_ids"));
-    return new Observation(
-        o.model(),
-        o.pod(),
-        o.predictedBlocks(),
-        o.promptTokens(),
-        o.cachedTokens(),
-        blockKeys,
-        o.rank());
-  }
-
-  /** The observation's counts, without the prompt. */
-  private static Observation counts(ObjectNode body, Limits limits) {
+  static Parsed parse(ObjectNode body, Limits limits, KvRouter router) {
     String model = limits.name(Json.requiredText(body, "model", "model_name"), "model");
     String pod = limits.name(Json.requiredText(body, "pod", "instance_id"), "pod");
     int predicted = required(body, "predicted_blocks");
@@ -79,7 +56,26 @@ final class ObserveRequests {
     if (rank != null && rank < 0) {
       throw new BadRequestException("'rank' must be >= 0, got " + rank);
     }
-    return new Observation(model, pod, predicted, prompt, cached, null, rank == null ? -1 : rank);
+    JsonNode tokens = Json.field(body, "token_ids", "tokens");
+    JsonNode keys = Json.field(body, "block_keys");
+    if (tokens != null && keys != null) {
+      throw new BadRequestException("give at most one of 'token_ids' and 'block_keys'");
+    }
+    limits.tokens(tokens, "token_ids");
+    limits.blockKeys(keys, "block_keys");
+    String lora = limits.name(Json.text(body, "lora_name", "lora"), "lora_name");
+    boolean wanted = router.needsBlockKeys(model, pod);
+    long[] blockKeys = null;
+    if (wanted && keys != null) {
+      blockKeys = Json.blockKeys(keys, "block_keys");
+    } else if (wanted && tokens != null) {
+      blockKeys =
+          router.blockKeys(
+              model, lora, Json.text(body, "cache_salt"), Json.tokenIds(tokens, "token_ids"));
+    }
+    Observation o =
+        new Observation(model, pod, predicted, prompt, cached, blockKeys, rank == null ? -1 : rank);
+    return new Parsed(o, wanted);
   }
 
   /**

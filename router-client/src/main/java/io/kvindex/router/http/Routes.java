@@ -8,7 +8,6 @@ import io.kvindex.index.PodMatch;
 import io.kvindex.router.Explanation;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.LoadSignal;
-import io.kvindex.router.Observation;
 import io.kvindex.router.Pick;
 import io.kvindex.router.ScoreRequest;
 import io.kvindex.router.Scores;
@@ -104,10 +103,9 @@ final class Routes {
 
   /** {@code POST /observe}: the closed loop's input, see {@link ObserveRequests}. */
   private Response observe(ObjectNode body) {
-    Observation o = ObserveRequests.parse(body, limits, router);
-    int error = router.observe(o);
-    return Response.json(
-        200, ObserveRequests.answer(error, router.needsBlockKeys(o.model(), o.pod())));
+    ObserveRequests.Parsed parsed = ObserveRequests.parse(body, limits, router);
+    int error = router.observe(parsed.observation());
+    return Response.json(200, ObserveRequests.answer(error, parsed.blocksWanted()));
   }
 
   /**

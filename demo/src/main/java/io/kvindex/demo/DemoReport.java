@@ -314,23 +314,25 @@ public final class DemoReport {
         at,
         b.config.closedLoop() ? "on" : "off");
     line(s, "    %-28s %16s %18s", "", "kvindex / oracle", "exact predictions");
-    phase(
-        s,
-        "before the fault",
-        ratio(kv.hitRateBefore(at), oracle.hitRateBefore(at)),
-        b.predictions(0, at));
+    double ratioBefore = ratio(kv.hitRateBefore(at), oracle.hitRateBefore(at));
+    RouterPolicy.Predictions predictedBefore = b.predictions(0, at);
+    phase(s, "before the fault", ratioBefore, predictedBefore);
     phase(
         s,
         "after the fault",
         ratio(kv.hitRateFrom(at), oracle.hitRateFrom(at)),
         b.predictions(at, Integer.MAX_VALUE));
     Integer settled = kv.fired().get(Demo.SETTLED);
+    double ratioSettled = Double.NaN;
+    RouterPolicy.Predictions predictedSettled = null;
     if (settled != null) {
+      ratioSettled = ratio(kv.hitRateFrom(settled), oracle.hitRateFrom(settled));
+      predictedSettled = b.predictions(settled, Integer.MAX_VALUE);
       phase(
           s,
           "from " + Demo.SETTLE.toSeconds() + " s after the fault",
-          ratio(kv.hitRateFrom(settled), oracle.hitRateFrom(settled)),
-          b.predictions(settled, Integer.MAX_VALUE));
+          ratioSettled,
+          predictedSettled);
     }
     phase(
         s,
@@ -344,24 +346,18 @@ public final class DemoReport {
           Demo.SETTLE.toSeconds());
       return;
     }
-    double ratioDrop =
-        100
-            * (ratio(kv.hitRateBefore(at), oracle.hitRateBefore(at))
-                - ratio(kv.hitRateFrom(settled), oracle.hitRateFrom(settled)));
-    double exactDrop =
-        100
-            * (b.predictions(0, at).exactShare()
-                - b.predictions(settled, Integer.MAX_VALUE).exactShare());
+    double ratioDrop = 100 * (ratioBefore - ratioSettled);
+    double exactDrop = 100 * (predictedBefore.exactShare() - predictedSettled.exactShare());
+    boolean within = ratioDrop <= SETTLED_POINTS && exactDrop <= SETTLED_POINTS;
     line(
         s,
         "    from %d s after the fault, below the fault-free figures by %.1f points (kvindex /"
-            + " oracle) and %.1f points (exact predictions): %s",
+            + " oracle) and %.1f points (exact predictions): %swithin %d points",
         Demo.SETTLE.toSeconds(),
         ratioDrop,
         exactDrop,
-        ratioDrop <= SETTLED_POINTS && exactDrop <= SETTLED_POINTS
-            ? "within " + (int) SETTLED_POINTS + " points"
-            : "not within " + (int) SETTLED_POINTS + " points");
+        within ? "" : "not ",
+        (int) SETTLED_POINTS);
   }
 
   /** How close to the fault-free figures the closed loop brings a fault run back. */

@@ -44,19 +44,7 @@ final class RouterClient {
    */
   JsonNode score(int[] tokenIds, List<String> pods, Map<String, Integer> load)
       throws IOException, InterruptedException {
-    URI router = routers.get(Math.floorMod(next.getAndIncrement(), routers.size()));
-    HttpRequest post =
-        HttpRequest.newBuilder(router.resolve("/score"))
-            .timeout(Duration.ofSeconds(5))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body(tokenIds, pods, load)))
-            .build();
-    HttpResponse<byte[]> response = http.send(post, HttpResponse.BodyHandlers.ofByteArray());
-    if (response.statusCode() != 200 && response.statusCode() != 503) {
-      throw new IOException(
-          router + " answered " + response.statusCode() + ": " + new String(response.body()));
-    }
-    return JSON.readTree(response.body());
+    return post("/score", body(tokenIds, pods, load), true);
   }
 
   /**
@@ -69,7 +57,6 @@ final class RouterClient {
    */
   JsonNode observe(String pod, int predictedBlocks, Map<String, Object> usage, int[] tokenIds)
       throws IOException, InterruptedException {
-    URI router = routers.get(Math.floorMod(next.getAndIncrement(), routers.size()));
     JsonNode reported = JSON.valueToTree(usage);
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
     try (JsonGenerator out = JSON.getFactory().createGenerator(bytes)) {
@@ -86,16 +73,28 @@ final class RouterClient {
       }
       out.writeEndObject();
     }
+    return post("/observe", bytes.toByteArray(), false);
+  }
+
+  /**
+   * POSTs a JSON body to the next router, round robin; returns its answer.
+   *
+   * @param unavailableToo whether a 503 (index unavailable, a body still given) is an answer
+   * @throws IOException if the router cannot be reached or answers another error
+   */
+  private JsonNode post(String path, byte[] body, boolean unavailableToo)
+      throws IOException, InterruptedException {
+    URI router = routers.get(Math.floorMod(next.getAndIncrement(), routers.size()));
     HttpRequest post =
-        HttpRequest.newBuilder(router.resolve("/observe"))
+        HttpRequest.newBuilder(router.resolve(path))
             .timeout(Duration.ofSeconds(5))
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(bytes.toByteArray()))
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
             .build();
     HttpResponse<byte[]> response = http.send(post, HttpResponse.BodyHandlers.ofByteArray());
-    if (response.statusCode() != 200) {
-      throw new IOException(
-          router + " answered " + response.statusCode() + ": " + new String(response.body()));
+    int status = response.statusCode();
+    if (status != 200 && !(unavailableToo && status == 503)) {
+      throw new IOException(router + " answered " + status + ": " + new String(response.body()));
     }
     return JSON.readTree(response.body());
   }

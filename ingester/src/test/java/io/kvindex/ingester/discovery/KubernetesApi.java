@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -20,6 +21,7 @@ import io.fabric8.mockwebserver.http.Response;
 import io.fabric8.mockwebserver.http.WebSocket;
 import io.fabric8.mockwebserver.http.WebSocketListener;
 import io.kvindex.common.Threads;
+import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.List;
@@ -140,12 +142,14 @@ public final class KubernetesApi implements AutoCloseable {
 
   /** The vLLM container restarted in place: a new container ID, one restart more. */
   public void restart(String name) {
+    int restarts = pod(name).getStatus().getContainerStatuses().get(0).getRestartCount() + 1;
+    String id = "containerd://" + UUID.randomUUID();
     status(
         name,
         s -> {
           var c = s.getContainerStatuses().get(0);
-          c.setRestartCount(c.getRestartCount() + 1);
-          c.setContainerID("containerd://" + UUID.randomUUID());
+          c.setRestartCount(restarts);
+          c.setContainerID(id);
         });
   }
 
@@ -202,16 +206,42 @@ public final class KubernetesApi implements AutoCloseable {
     return faults.lists.get();
   }
 
+  /**
+   * Answers the next PATCH with 503 after it took effect, as when an answer is lost on the way
+   * back: the client sends it again.
+   */
+  public void loseNextPatchAnswer() {
+    faults.loseNextPatchAnswer = true;
+  }
+
+  public Pod pod(String name) {
+    return admin.pods().inNamespace(NAMESPACE).withName(name).get();
+  }
+
+  /**
+   * Changes a pod's status as a kubelet does: read, change, write; on a conflict (the pod changed
+   * in between, or a resent write that had already taken effect) read again and change again. Each
+   * change sets values, so making it twice is making it once.
+   */
   private void status(String name, java.util.function.Consumer<PodStatus> change) {
-    admin
-        .pods()
-        .inNamespace(NAMESPACE)
-        .withName(name)
-        .editStatus(
-            p -> {
-              change.accept(p.getStatus());
-              return p;
-            });
+    for (int attempt = 1; ; attempt++) {
+      try {
+        admin
+            .pods()
+            .inNamespace(NAMESPACE)
+            .withName(name)
+            .editStatus(
+                p -> {
+                  change.accept(p.getStatus());
+                  return p;
+                });
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != HttpURLConnection.HTTP_CONFLICT || attempt == 5) {
+          throw e;
+        }
+      }
+    }
   }
 
   private static void readiness(PodStatus s, boolean ready) {
@@ -243,6 +273,7 @@ public final class KubernetesApi implements AutoCloseable {
     private volatile boolean refuseWatches;
     private volatile boolean down;
     private volatile boolean expireNext;
+    private volatile boolean loseNextPatchAnswer;
 
     Faults(KubernetesMixedDispatcher crud) {
       this.crud = crud;
@@ -258,6 +289,10 @@ public final class KubernetesApi implements AutoCloseable {
         lists.incrementAndGet();
       }
       MockResponse response = crud.dispatch(request);
+      if (loseNextPatchAnswer && request.getMethod().equals("PATCH")) {
+        loseNextPatchAnswer = false;
+        return new MockResponse().setResponseCode(503).setBody(UNAVAILABLE);
+      }
       WebSocketListener listener = response.getWebSocketListener();
       if (watch && listener != null) {
         response.withWebSocketUpgrade(new Tracked(listener));

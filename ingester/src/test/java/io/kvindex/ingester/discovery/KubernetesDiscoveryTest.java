@@ -114,6 +114,23 @@ class KubernetesDiscoveryTest {
   }
 
   @Test
+  void pods_statusWriteResentAfterItsAnswerWasLost_takesEffectOnce() {
+    KubernetesDiscovery d = discovery();
+    api.create("a", annotations());
+    api.loseNextPatchAnswer();
+    api.ready("a", "10.1.0.7");
+    awaitPods(d, "a");
+    String incarnation = d.pods().get(0).incarnation();
+
+    api.loseNextPatchAnswer();
+    api.restart("a");
+    assertThat(api.pod("a").getStatus().getContainerStatuses().get(0).getRestartCount())
+        .isEqualTo(1);
+    Await.until(
+        WAIT, "the restart seen", () -> !d.pods().get(0).incarnation().equals(incarnation));
+  }
+
+  @Test
   void pods_podWithoutModel_isSkippedAndCountedOnce() {
     KubernetesDiscovery d = discovery();
     api.create("good", annotations());

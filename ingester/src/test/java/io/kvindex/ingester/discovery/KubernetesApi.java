@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.PodResource;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -33,6 +34,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A Kubernetes API server for tests: fabric8's mock server in CRUD mode (a real HTTP API with list
@@ -155,15 +157,14 @@ public final class KubernetesApi implements AutoCloseable {
 
   /** Sets the pod's kvindex label. */
   public void label(String name, String value) {
-    admin
-        .pods()
-        .inNamespace(NAMESPACE)
-        .withName(name)
-        .edit(
-            p -> {
-              p.getMetadata().getLabels().put(LABEL, value);
-              return p;
-            });
+    edit(
+        name,
+        r ->
+            r.edit(
+                p -> {
+                  p.getMetadata().getLabels().put(LABEL, value);
+                  return p;
+                }));
   }
 
   public void delete(String name) {
@@ -218,23 +219,26 @@ public final class KubernetesApi implements AutoCloseable {
     return admin.pods().inNamespace(NAMESPACE).withName(name).get();
   }
 
-  /**
-   * Changes a pod's status as a kubelet does: read, change, write; on a conflict (the pod changed
-   * in between, or a resent write that had already taken effect) read again and change again. Each
-   * change sets values, so making it twice is making it once.
-   */
-  private void status(String name, java.util.function.Consumer<PodStatus> change) {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        admin
-            .pods()
-            .inNamespace(NAMESPACE)
-            .withName(name)
-            .editStatus(
+  private void status(String name, Consumer<PodStatus> change) {
+    edit(
+        name,
+        r ->
+            r.editStatus(
                 p -> {
                   change.accept(p.getStatus());
                   return p;
-                });
+                }));
+  }
+
+  /**
+   * Changes a pod as a kubelet or a controller does: read, change, write; on a conflict (the pod
+   * changed in between, or a resent write that had already taken effect) read again and change
+   * again. Each change sets values, so making it twice is making it once.
+   */
+  private void edit(String name, Consumer<PodResource> edit) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        edit.accept(admin.pods().inNamespace(NAMESPACE).withName(name));
         return;
       } catch (KubernetesClientException e) {
         if (e.getCode() != HttpURLConnection.HTTP_CONFLICT || attempt == 5) {

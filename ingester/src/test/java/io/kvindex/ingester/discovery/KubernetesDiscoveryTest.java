@@ -128,6 +128,10 @@ class KubernetesDiscoveryTest {
         .isEqualTo(1);
     Await.until(
         WAIT, "the restart seen", () -> !d.pods().get(0).incarnation().equals(incarnation));
+
+    api.loseNextPatchAnswer();
+    api.label("a", "false");
+    awaitPods(d);
   }
 
   @Test

@@ -126,8 +126,7 @@ class KubernetesDiscoveryTest {
     api.restart("a");
     assertThat(api.pod("a").getStatus().getContainerStatuses().get(0).getRestartCount())
         .isEqualTo(1);
-    Await.until(
-        WAIT, "the restart seen", () -> !d.pods().get(0).incarnation().equals(incarnation));
+    Await.until(WAIT, "the restart seen", () -> !d.pods().get(0).incarnation().equals(incarnation));
 
     api.loseNextPatchAnswer();
     api.label("a", "false");

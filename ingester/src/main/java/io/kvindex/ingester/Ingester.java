@@ -282,6 +282,9 @@ public final class Ingester implements AutoCloseable {
     } catch (RedisUnavailableException e) {
       shared.metrics().swallowed(Operation.GC);
     } catch (RuntimeException e) {
+      if (Thread.currentThread().isInterrupted()) {
+        return; // stopping: the wait for Redis was cut short, nothing failed
+      }
       shared.metrics().realError(Operation.GC);
       log.error("garbage collection step failed", e);
     }

@@ -102,6 +102,25 @@ class RedisFaultsTest {
   }
 
   @Test
+  void close_whileRedisIsStopped_countsNoError(@Fresh RedisStandalone redis) {
+    Ingester ingester = start(redis);
+    IngesterMetrics m = ingester.metrics();
+    redis.node().pause();
+    try {
+      // Coordination, reconciling and GC run every 200 ms; each call now waits out its budget
+      // (1 s), and a round that gave up is soon waiting in the next.
+      Await.until(
+          WAIT,
+          "a call gave up on the stopped Redis",
+          () -> m.total("kvindex.redis.swallowed") > 0);
+      ingester.close(); // interrupts the rounds waiting on Redis
+    } finally {
+      redis.node().resume();
+    }
+    assertThat(m.total("kvindex.ingester.errors")).as("stopping is not an error").isZero();
+  }
+
+  @Test
   void realError_marksTheStreamFailedOnReadyz(@Fresh RedisStandalone redis) throws Exception {
     Ingester ingester = start(redis);
     assertThat(get(ingester, "/readyz").statusCode()).isEqualTo(200);

@@ -132,6 +132,9 @@ public final class Coordinator implements StreamWorker.Listener {
       shared.metrics().swallowed(Operation.COORDINATION);
       log.warn("replica={}: coordination skipped, Redis unavailable: {}", replica, e.getMessage());
     } catch (RuntimeException e) {
+      if (Thread.currentThread().isInterrupted()) {
+        return; // stopping: the wait for Redis was cut short, nothing failed
+      }
       shared.metrics().realError(Operation.COORDINATION);
       log.error("replica={}: coordination failed", replica, e);
     }

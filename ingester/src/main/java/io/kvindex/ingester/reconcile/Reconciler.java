@@ -83,6 +83,9 @@ public final class Reconciler {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RuntimeException e) {
+      if (Thread.currentThread().isInterrupted()) {
+        return; // stopping: the wait for Redis was cut short, nothing failed
+      }
       shared.metrics().realError(Operation.RECONCILE);
       log.error("reconcile round failed", e);
     }

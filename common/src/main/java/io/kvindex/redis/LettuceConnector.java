@@ -17,6 +17,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.event.connection.ConnectionActivatedEvent;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -41,6 +42,7 @@ final class LettuceConnector implements RedisConnector {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong activations = new AtomicLong();
   private final Disposable activationWatch;
+  private final Duration commandTimeout;
 
   private LettuceConnector(
       boolean cluster,
@@ -54,6 +56,7 @@ final class LettuceConnector implements RedisConnector {
     this.closeClient = closeClient;
     this.resources = resources;
     this.scheduler = scheduler;
+    this.commandTimeout = settings.commandTimeout;
     this.meterRegistry = settings.meterRegistry;
     this.metrics = new RedisMetrics(settings.meterRegistry);
     this.classifier = RedisErrorClassifier.of(settings.oomIsTemporary);
@@ -96,7 +99,7 @@ final class LettuceConnector implements RedisConnector {
         ClientOptions.builder()
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .requestQueueSize(settings.requestQueueSize)
-            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout))
+            .timeoutOptions(timeoutOptions(settings))
             .socketOptions(socketOptions(settings))
             .maintNotificationsConfig(MaintNotificationsConfig.disabled());
     if (settings.tlsCaFile != null) {
@@ -129,7 +132,7 @@ final class LettuceConnector implements RedisConnector {
         ClusterClientOptions.builder()
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .requestQueueSize(settings.requestQueueSize)
-            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout))
+            .timeoutOptions(timeoutOptions(settings))
             .socketOptions(socketOptions(settings))
             .topologyRefreshOptions(
                 ClusterTopologyRefreshOptions.builder()
@@ -156,6 +159,30 @@ final class LettuceConnector implements RedisConnector {
       client.shutdown(0, 2, TimeUnit.SECONDS);
       throw e;
     }
+  }
+
+  /**
+   * Lettuce times out every command after the command timeout, except those a kvindex call's
+   * attempt dispatches: that attempt's own timer bounds them (by the same timeout, or sooner by the
+   * call's budget), so they need no second timer.
+   */
+  private static TimeoutOptions timeoutOptions(RedisConnector.Builder settings) {
+    long nanos = settings.commandTimeout.toNanos();
+    return TimeoutOptions.builder()
+        .timeoutCommands()
+        .timeoutSource(
+            new TimeoutOptions.TimeoutSource() {
+              @Override
+              public long getTimeout(RedisCommand<?, ?, ?> command) {
+                return ResilientRedisCalls.boundByCaller() ? 0 : nanos;
+              }
+
+              @Override
+              public TimeUnit getTimeUnit() {
+                return TimeUnit.NANOSECONDS;
+              }
+            })
+        .build();
   }
 
   private static SocketOptions socketOptions(RedisConnector.Builder settings) {
@@ -213,7 +240,8 @@ final class LettuceConnector implements RedisConnector {
 
   @Override
   public RedisCalls calls(RetryPolicy policy) {
-    return new ResilientRedisCalls(Check.notNull(policy, "policy"), scheduler, metrics, classifier);
+    return new ResilientRedisCalls(
+        Check.notNull(policy, "policy"), scheduler, metrics, classifier, commandTimeout);
   }
 
   @Override

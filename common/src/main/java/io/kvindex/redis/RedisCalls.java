@@ -102,7 +102,7 @@ public interface RedisCalls {
     public RedisCalls build() {
       Check.notNull(scheduler, "scheduler");
       return new ResilientRedisCalls(
-          policy, scheduler, new RedisMetrics(meterRegistry), classifier);
+          policy, scheduler, new RedisMetrics(meterRegistry), classifier, null);
     }
   }
 }

@@ -5,6 +5,7 @@ import io.github.resilience4j.core.functions.Either;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
 import io.kvindex.common.Check;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -29,10 +30,14 @@ import org.slf4j.LoggerFactory;
  * draws the exponential random backoff and returns -1 ("stop", resilience4j >= 2.2) when the wait
  * would end past the call's deadline, so the total budget holds without a Retry per call.
  *
- * An attempt in flight is also bounded: a task on the scheduler fails it with a
- * DeadlineExceededException when the budget runs out (lettuce's own command timeout may be far
- * longer than a router's 5 ms). The lettuce command is not cancelled; it completes later and is
- * ignored. That is safe because every kvindex call is idempotent.
+ * An attempt in flight is also bounded, by one task on the scheduler: it fails the attempt with a
+ * DeadlineExceededException when the budget runs out, or, when an attempt timeout is set and comes
+ * first, with a RedisCommandTimeoutException (temporary: retried while the budget lasts), as
+ * lettuce's own command timeout would. The lettuce command is not cancelled; it completes later
+ * and is ignored. That is safe because every kvindex call is idempotent. With an attempt timeout
+ * the commands an attempt dispatches are marked (boundByCaller), and the connector's lettuce
+ * timeout source gives them no timer of their own: one timer per attempt instead of one more per
+ * command (on a cluster lookup, 16 commands).
  *
  * Pitfalls handled: the supplier is called again for each attempt and a throw becomes a failed
  * stage (resilience4j issue #1718 would otherwise hang the call); nothing here blocks, because the
@@ -50,6 +55,10 @@ final class ResilientRedisCalls implements RedisCalls {
   private static final Logger LOG = LoggerFactory.getLogger(ResilientRedisCalls.class);
   private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
+  /** Per thread: whether it is dispatching an attempt that this class bounds with a timer. */
+  private static final ThreadLocal<boolean[]> BOUNDING =
+      ThreadLocal.withInitial(() -> new boolean[1]);
+
   private final RetryPolicy policy;
   private final ScheduledExecutorService scheduler;
   private final RedisMetrics metrics;
@@ -57,12 +66,20 @@ final class ResilientRedisCalls implements RedisCalls {
   private final IntervalFunction backoff;
   private final Retry retry;
   private final AtomicLong lastWarnNanos = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+  private final Duration attemptTimeout;
+  private final long attemptTimeoutNanos;
 
+  /**
+   * @param attemptTimeout the longest one attempt may wait, or null for no bound but the budget
+   */
   ResilientRedisCalls(
       RetryPolicy policy,
       ScheduledExecutorService scheduler,
       RedisMetrics metrics,
-      RedisErrorClassifier classifier) {
+      RedisErrorClassifier classifier,
+      Duration attemptTimeout) {
+    this.attemptTimeout = attemptTimeout;
+    this.attemptTimeoutNanos = attemptTimeout == null ? Long.MAX_VALUE : attemptTimeout.toNanos();
     this.policy = policy;
     this.scheduler = scheduler;
     this.metrics = metrics;
@@ -147,14 +164,9 @@ final class ResilientRedisCalls implements RedisCalls {
       return CompletableFuture.failedFuture(
           failure(call, new DeadlineExceededException(call.budget)));
     }
-    CompletionStage<T> stage;
-    try {
-      stage = Check.notNull(command.get(), "the stage returned by the command supplier");
-    } catch (RuntimeException e) {
-      stage = CompletableFuture.failedFuture(e);
-    }
     CompletableFuture<T> result = new CompletableFuture<>();
     ScheduledFuture<?> timer = deadlineTimer(call, result, remainingNanos);
+    CompletionStage<T> stage = dispatch(command, timer != null && attemptTimeout != null);
     stage.whenComplete(
         (value, error) -> {
           if (timer != null) {
@@ -169,18 +181,58 @@ final class ResilientRedisCalls implements RedisCalls {
     return result;
   }
 
+  /**
+   * Fails {@code result} when the budget runs out, or at the attempt timeout if that comes first
+   * (the exception made only then: most attempts are answered in time).
+   */
   private ScheduledFuture<?> deadlineTimer(
       Call call, CompletableFuture<?> result, long remainingNanos) {
+    boolean budgetFirst = remainingNanos <= attemptTimeoutNanos;
     try {
       return scheduler.schedule(
           () ->
               result.completeExceptionally(
-                  failure(call, new DeadlineExceededException(call.budget))),
-          remainingNanos,
+                  failure(
+                      call,
+                      budgetFirst
+                          ? new DeadlineExceededException(call.budget)
+                          : new RedisCommandTimeoutException(
+                              "Command timed out after " + attemptTimeout))),
+          budgetFirst ? remainingNanos : attemptTimeoutNanos,
           TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
-      return null; // shutting down: lettuce's own command timeout still bounds the attempt
+      return null; // shutting down: the commands keep lettuce's own command timeout
     }
+  }
+
+  /**
+   * Runs the supplier (a throw becomes a failed stage); when {@code bounded}, the commands it
+   * dispatches on this thread are marked as bounded by this attempt's timer.
+   */
+  private static <T> CompletionStage<T> dispatch(
+      Supplier<? extends CompletionStage<T>> command, boolean bounded) {
+    boolean[] bounding = bounded ? BOUNDING.get() : null;
+    boolean outer = bounded && bounding[0];
+    if (bounded) {
+      bounding[0] = true;
+    }
+    try {
+      return Check.notNull(command.get(), "the stage returned by the command supplier");
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    } finally {
+      if (bounded) {
+        bounding[0] = outer;
+      }
+    }
+  }
+
+  /**
+   * Whether the calling thread is dispatching the commands of an attempt that a timer of this class
+   * bounds: lettuce need not time them out as well.
+   */
+  static boolean boundByCaller() {
+    return BOUNDING.get()[0];
   }
 
   private AttemptFailure failure(Call call, Throwable error) {

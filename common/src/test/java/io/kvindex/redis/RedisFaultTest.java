@@ -9,13 +9,17 @@ import io.kvindex.testing.UsesRedis;
 import io.lettuce.core.AclSetuserArgs;
 import io.lettuce.core.RedisBusyException;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -307,6 +311,49 @@ class RedisFaultTest {
     Long value =
         awaitDone(Duration.ofSeconds(10), () -> runner.run(INCR, ScriptOutputType.INTEGER, KEY));
     assertThat(value).isGreaterThanOrEqualTo(2L);
+  }
+
+  @Test
+  void call_boundsItsCommandsWithItsOwnTimerAlone(@Fresh RedisStandalone redis) throws Exception {
+    connect(uriOf(redis), Duration.ofMillis(200));
+    RedisCalls calls =
+        connector.calls(
+            RetryPolicy.builder()
+                .maxAttempts(3)
+                .initialBackoff(Duration.ofMillis(10))
+                .maxBackoff(Duration.ofMillis(20))
+                .totalBudget(Duration.ofSeconds(1))
+                .build());
+    List<CompletableFuture<byte[]>> sent = new CopyOnWriteArrayList<>();
+
+    redis.node().pause();
+    try {
+      CompletableFuture<byte[]> outside = connector.commands().get(KEY[0]).toCompletableFuture();
+      RedisOutcome<byte[]> outcome =
+          await(
+              calls.call(
+                  "get",
+                  () -> {
+                    CompletableFuture<byte[]> get =
+                        connector.commands().get(KEY[0]).toCompletableFuture();
+                    sent.add(get);
+                    return get;
+                  }));
+
+      assertThat(outcome.isDone()).isFalse();
+      assertThat(count(RedisMetrics.RETRIES, "reason", "timeout"))
+          .as("each attempt timed out after the command timeout, and was tried again")
+          .isGreaterThanOrEqualTo(1);
+      assertThat(sent).hasSizeGreaterThanOrEqualTo(2);
+      assertThat(sent)
+          .as("lettuce put no timer of its own on an attempt's commands")
+          .noneMatch(CompletableFuture::isDone);
+      assertThat(failureOf(outside))
+          .as("a command sent outside a call keeps lettuce's command timeout")
+          .isInstanceOf(RedisCommandTimeoutException.class);
+    } finally {
+      redis.node().resume();
+    }
   }
 
   @Test

@@ -45,6 +45,15 @@ class RedisFaultTest {
           + " while now() - start < tonumber(ARGV[1]) do end"
           + " return 1";
 
+  /** Three attempts within a budget five times the 200 ms command timeout the tests set. */
+  private static final RetryPolicy BEYOND_TIMEOUT =
+      RetryPolicy.builder()
+          .maxAttempts(3)
+          .initialBackoff(Duration.ofMillis(10))
+          .maxBackoff(Duration.ofMillis(20))
+          .totalBudget(Duration.ofSeconds(1))
+          .build();
+
   private static final RetryPolicy QUICK =
       RetryPolicy.builder()
           .maxAttempts(5)
@@ -284,14 +293,7 @@ class RedisFaultTest {
   @Test
   void run_pausedNodeTimesOutThenHealsAfterResume(@Fresh RedisStandalone redis) throws Exception {
     connect(uriOf(redis), Duration.ofMillis(200));
-    ScriptRunner runner =
-        connector.scripts(
-            RetryPolicy.builder()
-                .maxAttempts(3)
-                .initialBackoff(Duration.ofMillis(10))
-                .maxBackoff(Duration.ofMillis(20))
-                .totalBudget(Duration.ofSeconds(1))
-                .build());
+    ScriptRunner runner = connector.scripts(BEYOND_TIMEOUT);
     await(runner.run(INCR, ScriptOutputType.INTEGER, KEY));
 
     redis.node().pause();
@@ -316,14 +318,7 @@ class RedisFaultTest {
   @Test
   void call_boundsItsCommandsWithItsOwnTimerAlone(@Fresh RedisStandalone redis) throws Exception {
     connect(uriOf(redis), Duration.ofMillis(200));
-    RedisCalls calls =
-        connector.calls(
-            RetryPolicy.builder()
-                .maxAttempts(3)
-                .initialBackoff(Duration.ofMillis(10))
-                .maxBackoff(Duration.ofMillis(20))
-                .totalBudget(Duration.ofSeconds(1))
-                .build());
+    RedisCalls calls = connector.calls(BEYOND_TIMEOUT);
     List<CompletableFuture<byte[]>> sent = new CopyOnWriteArrayList<>();
 
     redis.node().pause();

@@ -211,19 +211,24 @@ final class ResilientRedisCalls implements RedisCalls {
    */
   private static <T> CompletionStage<T> dispatch(
       Supplier<? extends CompletionStage<T>> command, boolean bounded) {
-    boolean[] bounding = bounded ? BOUNDING.get() : null;
-    boolean outer = bounded && bounding[0];
-    if (bounded) {
-      bounding[0] = true;
+    if (!bounded) {
+      return supply(command);
     }
+    boolean[] bounding = BOUNDING.get();
+    boolean outer = bounding[0];
+    bounding[0] = true;
+    try {
+      return supply(command);
+    } finally {
+      bounding[0] = outer;
+    }
+  }
+
+  private static <T> CompletionStage<T> supply(Supplier<? extends CompletionStage<T>> command) {
     try {
       return Check.notNull(command.get(), "the stage returned by the command supplier");
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
-    } finally {
-      if (bounded) {
-        bounding[0] = outer;
-      }
     }
   }
 

@@ -265,8 +265,15 @@ class AclUsersTest {
     try (StatefulRedisConnection<byte[], byte[]> router = client.connect(ByteArrayCodec.INSTANCE)) {
       RedisCommands<byte[], byte[]> sync = router.sync();
       byte[] blocks = keys.blocks(0);
-      assertThatThrownBy(() -> sync.eval("return 1", ScriptOutputType.INTEGER, blocks))
+      // Lua of its own could loop and hold Redis (BUSY) for every client, whatever keys it names.
+      assertThatThrownBy(() -> sync.eval("return 1", ScriptOutputType.INTEGER))
           .as("EVAL of Lua of its own")
+          .hasMessageStartingWith("NOPERM");
+      assertThatThrownBy(
+              () ->
+                  sync.eval(
+                      "return 1", ScriptOutputType.INTEGER, keys.speculative(MODEL, STREAM.pod())))
+          .as("EVAL on a key the router may write")
           .hasMessageStartingWith("NOPERM");
       assertThatThrownBy(
               () ->
@@ -331,11 +338,10 @@ class AclUsersTest {
       // The gate forged too, read by a router that starts now: ignored, and replaced by the next
       // honest route.
       PrefixIndex fresh = openAsRouter(connect(routerUri));
-      sync.set(gate, tenYears);
-      assertThat(depth(fresh, forged)).isEqualTo(20);
       sync.set(gate, bytes("never"));
       assertThat(depth(fresh, forged)).as("a gate that is not a number").isEqualTo(20);
       sync.set(gate, tenYears);
+      assertThat(depth(fresh, forged)).isEqualTo(20);
       long[] honest = hashes(500, 22).stream().mapToLong(Long::longValue).toArray();
       assertThat(
               routerIndex

@@ -95,15 +95,15 @@ final class EvalShaScriptRunner implements ScriptRunner {
   }
 
   private CompletionStage<Void> loadAll(LuaScript[] scripts) {
-    CompletableFuture<?>[] loads = new CompletableFuture<?>[scripts.length];
+    CompletableFuture<?>[] sent = new CompletableFuture<?>[scripts.length];
     for (int i = 0; i < scripts.length; i++) {
       LuaScript script = scripts[i];
-      loads[i] =
+      sent[i] =
           send(() -> commands.scriptLoad(script.source()))
               .thenAccept(sha -> checkDigest(script, sha))
               .toCompletableFuture();
     }
-    return CompletableFuture.allOf(loads);
+    return CompletableFuture.allOf(sent);
   }
 
   private static void checkDigest(LuaScript script, String sha) {

@@ -124,6 +124,10 @@ final class RouterBenchmark {
 
   private void topology(ObjectNode json, List<URI> nodes, int groups) {
     List<String> uris = nodes.stream().map(URI::toString).toList();
+    fill(
+        String.join(",", uris),
+        groups,
+        null); // an ingester's index creates it: a router never does
     try (KvRouter router = router(uris, groups)) {
       List<int[]> prompts = new ArrayList<>();
       List<long[]> keys = new ArrayList<>();
@@ -273,6 +277,7 @@ final class RouterBenchmark {
     return (uris.size() == 1 ? builder.redisUri(uris.get(0)) : builder.clusterSeeds(uris)).build();
   }
 
+  /** Opens the index as an ingester does (creating it), and stores {@code fixture} unless null. */
   private void fill(String uri, int groups, LookupFixture fixture) {
     try (RedisConnector connector =
             RedisConnector.builder().uri(uri).commandTimeout(Duration.ofSeconds(10)).build();
@@ -283,8 +288,10 @@ final class RouterBenchmark {
                 .groups(groups)
                 .podTtl(Duration.ofHours(2))
                 .build()) {
-      log.info("router: storing {} entries ({} groups)", fixture.entries, groups);
-      ApplyPump.run(index, fixture.feeds(IndexBenchmark.MODEL, 64));
+      if (fixture != null) {
+        log.info("router: storing {} entries ({} groups)", fixture.entries, groups);
+        ApplyPump.run(index, fixture.feeds(IndexBenchmark.MODEL, 64));
+      }
     }
   }
 

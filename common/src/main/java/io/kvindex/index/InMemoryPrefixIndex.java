@@ -336,7 +336,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     Check.name(model, "model");
     Check.name(pod, "pod");
     Check.notNull(mode, "mode");
-    Check.atLeastOneMilli(ttl, "ttl");
+    PrefixIndex.checkSpeculativeTtl(ttl, "ttl");
     Map<SpecBlock, Long> entries =
         speculative.computeIfAbsent(new Pod(model, pod), x -> new HashMap<>());
     long until = now() + ttl.toMillis();

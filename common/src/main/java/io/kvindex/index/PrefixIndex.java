@@ -1,6 +1,7 @@
 package io.kvindex.index;
 
 import io.kvindex.common.Await;
+import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
 import java.time.Duration;
 import java.util.List;
@@ -43,6 +44,34 @@ public interface PrefixIndex extends AutoCloseable {
 
   /** The longest note of a resync request ({@link #requestResyncAsync}), in characters. */
   int MAX_RESYNC_NOTE = 256;
+
+  /**
+   * The longest a speculative route may count ({@link #speculateAsync}): one minute. The script
+   * that records routes refuses a longer one, and lookups ignore entries (routers' Redis users may
+   * write them directly) whose deadline lies further ahead than this.
+   */
+  Duration MAX_SPECULATIVE_TTL = Duration.ofMinutes(1);
+
+  /**
+   * {@code ttl} if a speculative route may last that long: at least 1 ms, at most {@link
+   * #MAX_SPECULATIVE_TTL}.
+   *
+   * @throws IllegalArgumentException naming {@code name} otherwise
+   */
+  static Duration checkSpeculativeTtl(Duration ttl, String name) {
+    Check.atLeastOneMilli(ttl, name);
+    if (ttl.compareTo(MAX_SPECULATIVE_TTL) > 0) {
+      throw new IllegalArgumentException(
+          name
+              + " must be at most "
+              + MAX_SPECULATIVE_TTL.toMillis()
+              + " ms (the longest a speculative route may count: a route is a hint until the"
+              + " engine's own events arrive), got "
+              + ttl.toMillis()
+              + " ms");
+    }
+    return ttl;
+  }
 
   /** A builder for a Redis-backed index (or, for tests, the in-memory model). */
   static PrefixIndexBuilder builder() {
@@ -181,7 +210,7 @@ public interface PrefixIndex extends AutoCloseable {
    * its first 1 024 blocks at most (one call writes them all).
    *
    * @param blockKeys the prompt's block keys (read, never kept)
-   * @param ttl how long the entries count, at least 1 ms
+   * @param ttl how long the entries count, 1 ms to {@link #MAX_SPECULATIVE_TTL}
    * @return true if recorded, false if Redis was unavailable (best effort; nothing to heal)
    */
   CompletableFuture<Boolean> speculateAsync(

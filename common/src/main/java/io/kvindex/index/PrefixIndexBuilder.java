@@ -67,6 +67,7 @@ public final class PrefixIndexBuilder {
   private RetryPolicy writePolicy = RetryPolicy.defaults();
   private RetryPolicy lookupPolicy = RetryPolicy.router();
   private RedisConnector connector;
+  private boolean loadsScripts = true;
   private InstantSource clock = InstantSource.system();
 
   PrefixIndexBuilder() {
@@ -171,6 +172,19 @@ public final class PrefixIndexBuilder {
     return this;
   }
 
+  /**
+   * Whether this process loads the index's scripts into Redis: SCRIPT LOAD of every script when it
+   * opens the index, and EVAL plus SCRIPT LOAD of every script again when a node answers NOSCRIPT
+   * (a restart, a failover, SCRIPT FLUSH). Writers (ingesters) do. A router does not (its Redis
+   * user needs no EVAL or SCRIPT LOAD): it runs EVALSHA and EVALSHA_RO of the scripts writers
+   * loaded, a missing one is a temporary error (its lookups answer "index unavailable" until a
+   * writer loads it), and it cannot create an index that does not exist. Default true.
+   */
+  public PrefixIndexBuilder loadsScripts(boolean loads) {
+    this.loadsScripts = loads;
+    return this;
+  }
+
   /** The clock of the in-memory model (Redis uses its own TIME). Default the system clock. */
   public PrefixIndexBuilder clock(InstantSource clock) {
     this.clock = Check.notNull(clock, "clock");
@@ -182,12 +196,14 @@ public final class PrefixIndexBuilder {
    * on first use).
    *
    * @throws IndexMismatchException if the index exists with another group count or index format
+   * @throws IndexNotFoundException if the index does not exist and this process does not {@link
+   *     #loadsScripts load scripts}, so may not create it
    */
   public PrefixIndex build() {
     if (connector == null) {
       throw new IllegalStateException("redis(connector) is required to build a Redis index");
     }
-    return RedisPrefixIndex.open(config(), connector, writePolicy, lookupPolicy);
+    return RedisPrefixIndex.open(config(), connector, writePolicy, lookupPolicy, loadsScripts);
   }
 
   /** The in-memory model of the same semantics, for tests. */

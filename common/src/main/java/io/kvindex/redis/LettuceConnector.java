@@ -245,8 +245,8 @@ final class LettuceConnector implements RedisConnector {
   }
 
   @Override
-  public ScriptRunner scripts(RetryPolicy policy) {
-    return new EvalShaScriptRunner(commands, calls(policy), metrics);
+  public ScriptRunner scripts(RetryPolicy policy, boolean loadsScripts) {
+    return new EvalShaScriptRunner(commands, calls(policy), metrics, loadsScripts);
   }
 
   @Override

@@ -82,8 +82,19 @@ public interface RedisConnector extends AutoCloseable {
    */
   RedisCalls calls(RetryPolicy policy);
 
-  /** A script runner on this connection retrying under {@code policy}. */
-  ScriptRunner scripts(RetryPolicy policy);
+  /**
+   * A script runner on this connection retrying under {@code policy}, which loads scripts (EVAL on
+   * NOSCRIPT, SCRIPT LOAD): a writer's.
+   */
+  default ScriptRunner scripts(RetryPolicy policy) {
+    return scripts(policy, true);
+  }
+
+  /**
+   * A script runner on this connection retrying under {@code policy}; one that does not load
+   * scripts sends EVALSHA and EVALSHA_RO only (see {@link ScriptRunner}): a router's.
+   */
+  ScriptRunner scripts(RetryPolicy policy, boolean loadsScripts);
 
   /** Where this connector's meters go; an index built on it registers its own there too. */
   MeterRegistry meterRegistry();

@@ -508,7 +508,16 @@ public abstract class PrefixIndexContract {
   @Test
   void speculate_countsAsGpuUntilTheEngineConfirms() {
     PrefixIndex index = open();
-    assertThat(index.speculateAsync(MODEL, KeyMode.ENGINE, "p", Events.keys(1, 3), 0, LONG).join())
+    assertThat(
+            index
+                .speculateAsync(
+                    MODEL,
+                    KeyMode.ENGINE,
+                    "p",
+                    Events.keys(1, 3),
+                    0,
+                    PrefixIndex.MAX_SPECULATIVE_TTL)
+                .join())
         .isTrue();
     LookupResult r = lookup(index, hashes(1, 4), "p", "q");
     PodMatch spec = r.pods().get("p");
@@ -539,7 +548,15 @@ public abstract class PrefixIndexContract {
   void speculate_shortAndLongPrompts_markTheRightCandidate() {
     PrefixIndex index = open();
     assertThat(
-            index.speculateAsync(MODEL, KeyMode.ENGINE, "p", Events.keys(1, 300), 0, LONG).join())
+            index
+                .speculateAsync(
+                    MODEL,
+                    KeyMode.ENGINE,
+                    "p",
+                    Events.keys(1, 300),
+                    0,
+                    PrefixIndex.MAX_SPECULATIVE_TTL)
+                .join())
         .isTrue();
     StreamId q = StreamId.of(MODEL, "q");
     index.apply(q, Events.mode(q), 0, lease(index, q), batch(stored(hashes(1, 100), null, null)));

@@ -1,5 +1,6 @@
 package io.kvindex.router;
 
+import io.kvindex.index.PrefixIndex;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -90,9 +91,10 @@ public interface KvRouter extends AutoCloseable {
    * @param model the model the prompt is for
    * @param pod the pod the request went to
    * @param blockKeys the prompt's block keys (see {@link #blockKeys})
-   * @param ttl how long the entries live, at least 1 ms; a few seconds covers the time an engine
-   *     takes to report the blocks
-   * @throws IllegalArgumentException if the model has no configured key mode
+   * @param ttl how long the entries live, 1 ms to {@link PrefixIndex#MAX_SPECULATIVE_TTL} (one
+   *     minute); a few seconds covers the time an engine takes to report the blocks
+   * @throws IllegalArgumentException if the model has no configured key mode, or {@code ttl} is out
+   *     of range
    */
   CompletableFuture<Boolean> recordRoute(String model, String pod, long[] blockKeys, Duration ttl);
 

@@ -76,7 +76,7 @@ class SpeculativeRoutesTest {
             new IndexFixture(KvRouterTest.uri(redis), "spec", MODEL, KeyMode.ENGINE);
         KvRouter router = router(redis)) {
       long[] keys = router.blockKeys(MODEL, null, null, tokens);
-      router.recordRoute(MODEL, "pod-a", Arrays.copyOf(keys, 4), Duration.ofMinutes(5)).join();
+      router.recordRoute(MODEL, "pod-a", Arrays.copyOf(keys, 4), Duration.ofMinutes(1)).join();
       engine.store(MODEL, "pod-a", Arrays.copyOf(keys, 2), null);
 
       PodMatch partly = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();

@@ -2,6 +2,7 @@ package io.kvindex.simulator;
 
 import io.kvindex.common.KvIndexException;
 import io.kvindex.service.DurationConverter;
+import io.kvindex.service.HttpService;
 import io.kvindex.simulator.load.LoadRunner;
 import io.kvindex.simulator.load.SyntheticWorkload;
 import io.kvindex.simulator.load.TraceWriter;
@@ -186,6 +187,14 @@ public final class SimCommand implements Callable<Integer> {
   String router;
 
   @Option(
+      names = "--router-token-file",
+      paramLabel = "FILE",
+      description =
+          "With router URLs: a file holding the routers' auth token (their --auth-token-file),"
+              + " sent as 'Authorization: Bearer <token>' (default: none).")
+  Path routerTokenFile;
+
+  @Option(
       names = "--replay-framing",
       paramLabel = "F",
       defaultValue = "WITH_TOPIC",
@@ -360,7 +369,8 @@ public final class SimCommand implements Callable<Integer> {
         for (String url : router.split(",")) {
           urls.add(URI.create(url.trim()));
         }
-        yield PodRouter.scoring(urls);
+        yield PodRouter.scoring(
+            urls, routerTokenFile == null ? null : HttpService.readAuthToken(routerTokenFile));
       }
     };
   }

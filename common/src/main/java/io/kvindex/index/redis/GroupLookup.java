@@ -1,6 +1,7 @@
 package io.kvindex.index.redis;
 
 import io.kvindex.index.PodMatch;
+import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.redis.RedisLookups.GroupCandidates;
 import io.kvindex.index.redis.RedisLookups.HeadReply;
 import io.kvindex.index.redis.RedisLookups.PodKeys;
@@ -53,6 +54,13 @@ final class GroupLookup {
 
   /** Turns after which a lookup reads everything with one script call (never reached in use). */
   private static final int MAX_TURNS = 32;
+
+  /**
+   * How far ahead of the Redis clock a speculation gate may lie and still open the script path: as
+   * far as a route may last, plus a second for this router's estimate of that clock. A gate further
+   * ahead was not written by speculate.lua, which replaces it with the next route it records.
+   */
+  private static final long MAX_GATE_AHEAD_MS = PrefixIndex.MAX_SPECULATIVE_TTL.toMillis() + 1000;
 
   /** A turn's result: the answer (null when Redis stayed unavailable), or another turn. */
   private record Step(boolean done, PodMatch[] matches) {
@@ -203,7 +211,8 @@ final class GroupLookup {
       allFresh = true;
       return Step.AGAIN;
     }
-    if (read.speculationUntil() >= read.now()) {
+    if (read.speculationUntil() >= read.now()
+        && read.speculationUntil() <= read.now() + MAX_GATE_AHEAD_MS) {
       long localUntil = System.currentTimeMillis() + read.speculationUntil() - read.now() + 1;
       ctx.speculationUntil.accumulateAndGet(g, localUntil, Math::max);
       script = true;
@@ -344,6 +353,18 @@ final class GroupLookup {
   }
 
   /**
+   * The speculation gate's deadline, or 0 (closed) when it is not a number: a router's Redis user
+   * may write the gate directly, and a bad value must not fail every lookup of the group.
+   */
+  private static long gateDeadline(byte[] gate) {
+    try {
+      return Bytes.decimal(gate);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /**
    * A head read: the speculation deadline, the slots generation, the unlocated count, the decoder
    * layout of the candidates' records (null when the cached ones are stale and not all were read),
    * the block values, and the records read, to cache.
@@ -361,7 +382,7 @@ final class GroupLookup {
 
   private HeadRead headRead(HeadReply outcome, List<Integer> fresh, PodRecords known, long nowMs) {
     List<KeyValue<byte[], byte[]>> reply = outcome.blocks();
-    long speculation = Bytes.decimal(outcome.gate());
+    long speculation = gateDeadline(outcome.gate());
     long gen = Bytes.decimal(value(reply.get(0)));
     long unlocatedBlocks = Bytes.decimal(value(reply.get(1)));
     byte[] epoch = value(reply.get(2));

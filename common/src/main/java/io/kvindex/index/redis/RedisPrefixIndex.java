@@ -10,6 +10,7 @@ import io.kvindex.index.ApplyResult;
 import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.IndexMismatchException;
+import io.kvindex.index.IndexNotFoundException;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -25,6 +26,7 @@ import io.kvindex.index.Touches;
 import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.RedisUnavailableException;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.KeyValue;
@@ -89,11 +91,15 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
 
   private RedisPrefixIndex(
-      IndexConfig config, RedisConnector connector, RetryPolicy writePolicy, RetryPolicy lookup) {
+      IndexConfig config,
+      RedisConnector connector,
+      RetryPolicy writePolicy,
+      RetryPolicy lookup,
+      boolean loadsScripts) {
     this.config = config;
     this.keys = new KeySchema(config.indexName(), config.groups());
-    this.writes = connector.scripts(writePolicy);
-    this.reads = connector.scripts(lookup);
+    this.writes = connector.scripts(writePolicy, loadsScripts);
+    this.reads = connector.scripts(lookup, loadsScripts);
     this.commands = connector.commands();
     this.identity =
         new IndexIdentity(config.indexName(), config.groups(), connector.meterRegistry());
@@ -125,19 +131,30 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * checks the group count and the index format stored in Redis, recording them on first use.
    * {@link io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half.
    *
+   * @param loadsScripts whether this process loads the index's scripts (SCRIPT LOAD now, EVAL and
+   *     SCRIPT LOAD when a node lacks them): ingesters do; routers run loaded scripts only
    * @throws IndexMismatchException if the index exists with another group count, or in an index
    *     format this code does not read and write
+   * @throws IndexNotFoundException if the index needs creating and this process does not load
+   *     scripts, and no process loaded them in time
    */
   public static RedisPrefixIndex open(
-      IndexConfig config, RedisConnector connector, RetryPolicy writes, RetryPolicy lookups) {
+      IndexConfig config,
+      RedisConnector connector,
+      RetryPolicy writes,
+      RetryPolicy lookups,
+      boolean loadsScripts) {
     RedisPrefixIndex index =
         new RedisPrefixIndex(
             Check.notNull(config, "config"),
             Check.notNull(connector, "connector"),
             Check.notNull(writes, "writes"),
-            Check.notNull(lookups, "lookups"));
+            Check.notNull(lookups, "lookups"),
+            loadsScripts);
     index.checkGroups();
-    index.preloadScripts();
+    if (loadsScripts) {
+      index.preloadScripts();
+    }
     return index;
   }
 
@@ -206,7 +223,21 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * @throws IndexMismatchException if the index exists with another group count or format
    */
   private String init(int g) {
-    return Await.of(initAsync(g));
+    try {
+      return Await.of(initAsync(g));
+    } catch (RedisUnavailableException e) {
+      if (writes.loadsScripts() || !e.lastError().reason().equals("noscript")) {
+        throw e;
+      }
+      throw new IndexNotFoundException(
+          "index '"
+              + config.indexName()
+              + "' is not in this Redis (no ingester has created it yet, or Redis lost it), and"
+              + " its scripts are not loaded; a router neither creates an index nor loads scripts:"
+              + " start an ingester of the index on this Redis first (it does both), then this"
+              + " router",
+          e);
+    }
   }
 
   private CompletableFuture<String> initAsync(int g) {
@@ -396,7 +427,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
     Check.name(pod, "pod");
     Check.notNull(mode, "mode");
     Check.notNull(blockKeys, "blockKeys");
-    Check.atLeastOneMilli(ttl, "ttl");
+    PrefixIndex.checkSpeculativeTtl(ttl, "ttl");
     if (blockKeys.length == 0) {
       return CompletableFuture.completedFuture(true);
     }

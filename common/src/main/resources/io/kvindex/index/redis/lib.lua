@@ -3,6 +3,11 @@
 -- rank u16) pairs; stream records are "<slot>|<watermark>"; leases are "token:owner". A local
 -- function costs nothing until called.
 
+-- The longest a speculative route may count, in ms (RedisPrefixIndex.MAX_SPECULATIVE_TTL): a
+-- router's Redis user may write spec: keys directly, so speculate.lua refuses a longer route and
+-- lookups ignore an entry, and routers a gate, whose deadline lies further ahead than this.
+local SPEC_TTL_MAX_MS = 60000
+
 -- Redis's clock in ms.
 local function nowMs()
   local t = redis.call('TIME')

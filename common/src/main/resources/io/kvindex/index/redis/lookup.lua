@@ -65,8 +65,9 @@ while i <= last do
     local held = checkedHeld
     local mark = ''
     for s = 1, #spec do
-      local d = specVals[s][k]
-      if d and tonumber(d) >= now then
+      -- A deadline further ahead than any route may last was not written by speculate.lua.
+      local d = tonumber(specVals[s][k] or '')
+      if d and d >= now and d <= now + SPEC_TTL_MAX_MS then
         mark = mark .. string.char(math.floor(spec[s] / 256), spec[s] % 256)
         held = true
       end

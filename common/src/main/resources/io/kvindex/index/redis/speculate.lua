@@ -5,9 +5,16 @@
 -- KEYS: 1 the pod's speculative hash, 2 the group's speculation gate, which holds a deadline no
 -- earlier than any speculative entry of the group's, so that lookups read no speculative hash
 -- while no router speculates. Both are spec: keys: a router's Redis user may write no other.
--- ARGV: 1 ttl ms, 2 field limit, 3.. block fields
+-- A route lasts at most SPEC_TTL_MAX_MS; a gate or a hash expiry further ahead than that was not
+-- written by this script, and is replaced.
+-- ARGV: 1 ttl ms (1 to SPEC_TTL_MAX_MS), 2 field limit, 3.. block fields
 local ttl = tonumber(ARGV[1])
-local deadlineMs = nowMs() + ttl
+if not ttl or ttl < 1 or ttl > SPEC_TTL_MAX_MS or ttl ~= math.floor(ttl) then
+  return redis.error_reply('KVINDEX_SPEC_TTL a speculative route lasts 1 to ' .. SPEC_TTL_MAX_MS ..
+    ' ms, not ' .. tostring(ARGV[1]))
+end
+local now = nowMs()
+local deadlineMs = now + ttl
 local deadline = string.format('%d', deadlineMs)
 if redis.call('HLEN', KEYS[1]) + #ARGV - 2 > tonumber(ARGV[2]) then
   redis.call('DEL', KEYS[1])
@@ -26,10 +33,14 @@ while i <= last do
   redis.call('HSET', KEYS[1], unpack(args))
   i = j + 1
 end
-if redis.call('PTTL', KEYS[1]) < ttl then
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl < ttl then
   redis.call('PEXPIRE', KEYS[1], ttl)
+elseif pttl > SPEC_TTL_MAX_MS then
+  redis.call('PEXPIRE', KEYS[1], SPEC_TTL_MAX_MS)
 end
-if tonumber(redis.call('GET', KEYS[2]) or '0') < deadlineMs then
+local gate = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if gate < deadlineMs or gate > now + SPEC_TTL_MAX_MS then
   redis.call('SET', KEYS[2], deadline, 'PX', ttl)
 end
 return last - 2

@@ -49,6 +49,9 @@ class ScoringServerTest {
   @BeforeAll
   static void start(@Fresh RedisStandalone fresh) throws IOException {
     redis = fresh;
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString())) {
+      PrefixIndex.builder().indexName("http").redis(connector).build().close(); // an ingester's
+    }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     router =
         KvRouter.builder()

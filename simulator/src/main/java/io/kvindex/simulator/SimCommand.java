@@ -1,6 +1,7 @@
 package io.kvindex.simulator;
 
 import io.kvindex.common.KvIndexException;
+import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.service.DurationConverter;
 import io.kvindex.service.HttpService;
 import io.kvindex.simulator.load.LoadRunner;
@@ -147,15 +148,26 @@ public final class SimCommand implements Callable<Integer> {
       paramLabel = "MODE",
       defaultValue = "ENGINE",
       description =
-          "ENGINE = sha256_cbor with --hash-seed, RANDOM = a private seed per engine process"
+          "ENGINE = --hash-algo with --hash-seed, RANDOM = a private seed per engine process"
               + " (default: ${DEFAULT-VALUE}).")
   HashMode hashMode;
+
+  @Option(
+      names = "--hash-algo",
+      paramLabel = "ALGO",
+      defaultValue = "sha256_cbor",
+      description =
+          "The engines' --prefix-caching-hash-algo for ENGINE mode: sha256, sha256_cbor, xxhash,"
+              + " xxhash_cbor or sha256_cbor_64bit (default: ${DEFAULT-VALUE}).")
+  String hashAlgorithm;
 
   @Option(
       names = "--hash-seed",
       paramLabel = "SEED",
       defaultValue = "0",
-      description = "The engines' PYTHONHASHSEED for ENGINE mode (default: ${DEFAULT-VALUE}).")
+      description =
+          "The engines' PYTHONHASHSEED for ENGINE mode; 'unset' for engines started without it"
+              + " (vLLM's default seed) (default: ${DEFAULT-VALUE}).")
   String hashSeed;
 
   @Option(
@@ -320,7 +332,8 @@ public final class SimCommand implements Callable<Integer> {
             .era(era)
             .hashEncoding(hashEncoding)
             .hashMode(hashMode)
-            .hashSeed(hashSeed)
+            .hashAlgorithm(HashAlgorithm.fromVllmName(hashAlgorithm))
+            .hashSeed(hashSeed.equals("unset") ? null : hashSeed)
             .topic(topic)
             .replayFraming(replayFraming)
             .replayBufferSteps(replayBuffer)

@@ -3,25 +3,37 @@ package io.kvindex.redis;
 import io.kvindex.common.Check;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * EVALSHA first, EVAL once on NOSCRIPT; EVALSHA_RO and EVAL_RO for {@linkplain LuaScript#readOnly()
- * read-only} scripts. Thread-safe: lettuce connections are.
+ * read-only} scripts. Preloads with SCRIPT LOAD on each node its {@code loadInto} names at the
+ * time. Thread-safe: lettuce connections are.
  */
 final class EvalShaScriptRunner implements ScriptRunner {
 
   private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
+  private final Supplier<CompletionStage<List<RedisScriptingAsyncCommands<byte[], byte[]>>>>
+      loadInto;
   private final RedisCalls calls;
   private final RedisMetrics metrics;
 
+  /**
+   * @param commands where scripts run
+   * @param loadInto the nodes a preload loads the scripts into, asked at each attempt
+   */
   EvalShaScriptRunner(
       RedisScriptingAsyncCommands<byte[], byte[]> commands,
+      Supplier<CompletionStage<List<RedisScriptingAsyncCommands<byte[], byte[]>>>> loadInto,
       RedisCalls calls,
       RedisMetrics metrics) {
     this.commands = Check.notNull(commands, "commands");
+    this.loadInto = Check.notNull(loadInto, "loadInto");
     this.calls = Check.notNull(calls, "calls");
     this.metrics = metrics;
   }
@@ -58,19 +70,22 @@ final class EvalShaScriptRunner implements ScriptRunner {
     for (LuaScript script : scripts) {
       Check.notNull(script, "script");
     }
-    return calls.call("script_load", () -> loadAll(scripts));
+    return calls.call(
+        "script_load", () -> send(loadInto::get).thenCompose(nodes -> loadAll(nodes, scripts)));
   }
 
-  private CompletionStage<Void> loadAll(LuaScript[] scripts) {
-    CompletableFuture<?>[] loads = new CompletableFuture<?>[scripts.length];
-    for (int i = 0; i < scripts.length; i++) {
-      LuaScript script = scripts[i];
-      loads[i] =
-          send(() -> commands.scriptLoad(script.source()))
-              .thenAccept(sha -> checkDigest(script, sha))
-              .toCompletableFuture();
+  private static CompletionStage<Void> loadAll(
+      List<RedisScriptingAsyncCommands<byte[], byte[]>> nodes, LuaScript[] scripts) {
+    List<CompletableFuture<Void>> loads = new ArrayList<>();
+    for (RedisScriptingAsyncCommands<byte[], byte[]> node : nodes) {
+      for (LuaScript script : scripts) {
+        loads.add(
+            send(() -> node.scriptLoad(script.source()))
+                .thenAccept(sha -> checkDigest(script, sha))
+                .toCompletableFuture());
+      }
     }
-    return CompletableFuture.allOf(loads);
+    return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]));
   }
 
   private static void checkDigest(LuaScript script, String sha) {

@@ -5,11 +5,13 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.MaintNotificationsConfig;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -22,6 +24,8 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,6 +37,7 @@ final class LettuceConnector implements RedisConnector {
 
   private final boolean cluster;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+  private final ServingNodes nodes;
   private final Runnable closeClient;
   private final ClientResources resources;
   private final ScheduledExecutorService scheduler;
@@ -47,12 +52,14 @@ final class LettuceConnector implements RedisConnector {
   private LettuceConnector(
       boolean cluster,
       RedisClusterAsyncCommands<byte[], byte[]> commands,
+      ServingNodes nodes,
       Runnable closeClient,
       ClientResources resources,
       ScheduledExecutorService scheduler,
       RedisConnector.Builder settings) {
     this.cluster = cluster;
     this.commands = commands;
+    this.nodes = nodes;
     this.closeClient = closeClient;
     this.resources = resources;
     this.scheduler = scheduler;
@@ -107,11 +114,13 @@ final class LettuceConnector implements RedisConnector {
     }
     client.setOptions(options.build());
     try {
+      RedisURI uri = endpoints.uris().get(0);
       StatefulRedisConnection<byte[], byte[]> connection =
-          client.connect(ByteArrayCodec.INSTANCE, endpoints.uris().get(0));
+          client.connect(ByteArrayCodec.INSTANCE, uri);
       return new LettuceConnector(
           false,
           connection.async(),
+          ServingNodes.single(address(uri), connection.async()),
           closer(connection, client::shutdown),
           resources,
           scheduler,
@@ -151,6 +160,7 @@ final class LettuceConnector implements RedisConnector {
       return new LettuceConnector(
           true,
           connection.async(),
+          ServingNodes.cluster(client, connection),
           closer(connection, client::shutdown),
           resources,
           scheduler,
@@ -159,6 +169,13 @@ final class LettuceConnector implements RedisConnector {
       client.shutdown(0, 2, TimeUnit.SECONDS);
       throw e;
     }
+  }
+
+  /** Where a server is, for messages: host:port, or the name its Sentinels know it by. */
+  private static String address(RedisURI uri) {
+    return uri.getSentinels().isEmpty()
+        ? uri.getHost() + ":" + uri.getPort()
+        : "the primary Sentinel names '" + uri.getSentinelMasterId() + "'";
   }
 
   /**
@@ -234,6 +251,11 @@ final class LettuceConnector implements RedisConnector {
   }
 
   @Override
+  public CompletionStage<List<Node>> primaries() {
+    return nodes.primaries();
+  }
+
+  @Override
   public long activations() {
     return activations.get();
   }
@@ -246,7 +268,12 @@ final class LettuceConnector implements RedisConnector {
 
   @Override
   public ScriptRunner scripts(RetryPolicy policy) {
-    return new EvalShaScriptRunner(commands, calls(policy), metrics);
+    return new EvalShaScriptRunner(
+        commands,
+        () ->
+            nodes.reachable().thenApply(List::<RedisScriptingAsyncCommands<byte[], byte[]>>copyOf),
+        calls(policy),
+        metrics);
   }
 
   @Override

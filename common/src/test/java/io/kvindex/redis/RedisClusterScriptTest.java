@@ -2,6 +2,7 @@ package io.kvindex.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.Poll;
 import io.kvindex.localredis.ClusterNode;
 import io.kvindex.testing.Fresh;
 import io.kvindex.testing.RedisCluster;
@@ -11,6 +12,7 @@ import io.lettuce.core.cluster.SlotHash;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -98,6 +100,45 @@ class RedisClusterScriptTest {
           .isEqualTo(-1L);
     }
     assertThat(count(RedisMetrics.RELOADS, "script", "cluster_decr")).isZero();
+  }
+
+  /**
+   * A primary lost for good, its replica promoted: the cluster keeps the dead node in its node list
+   * (failed, without slots), and preloading must not wait on it.
+   */
+  @Test
+  void preload_aPrimaryLostForGood_loadsIntoEveryLiveNode(@Fresh RedisCluster redis)
+      throws Exception {
+    ScriptRunner runner = connect(redis, RetryPolicy.defaults());
+    byte[][] key = keys("kvindex:test:{lost}:counter");
+    ClusterNode primary = redis.cluster().ownerOf(SlotHash.getSlot(key[0]));
+    primary.kill();
+    Poll.until(
+        () -> !redis.cluster().ownerOf(SlotHash.getSlot(key[0])).uri().equals(primary.uri()),
+        Duration.ofSeconds(30));
+    redis.cluster().awaitHealthy(Duration.ofSeconds(30));
+    LuaScript decr =
+        LuaScript.of("cluster_lost_decr", "-- lost primary\nreturn redis.call('DECR', KEYS[1])");
+
+    RedisOutcome<Void> preloaded = await(runner.preload(decr));
+
+    assertThat(preloaded.isDone()).as("preload: %s", preloaded).isTrue();
+    for (int group = 0; group < 16; group++) {
+      byte[][] each = keys("kvindex:test:{q" + group + "}:counter");
+      assertThat(await(runner.<Long>run(decr, ScriptOutputType.INTEGER, each)).orElseThrow())
+          .isEqualTo(-1L);
+    }
+    assertThat(count(RedisMetrics.RELOADS, "script", "cluster_lost_decr")).isZero();
+
+    List<RedisConnector.Node> primaries = await(connector.primaries());
+    assertThat(primaries)
+        .extracting(RedisConnector.Node::address)
+        .containsExactlyInAnyOrderElementsOf(
+            redis.cluster().primaries().stream().map(p -> p.host() + ":" + p.port()).toList())
+        .doesNotContain(primary.host() + ":" + primary.port());
+    for (RedisConnector.Node p : primaries) {
+      assertThat(await(p.commands().info("replication"))).as(p.address()).contains("role:master");
+    }
   }
 
   @Test

@@ -17,6 +17,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.event.connection.ConnectionActivatedEvent;
 import io.lettuce.core.protocol.RedisCommand;
@@ -150,6 +151,7 @@ final class LettuceConnector implements RedisConnector {
                     .adaptiveRefreshTriggersTimeout(settings.adaptiveRefreshTimeout)
                     .build());
     options.maintNotificationsConfig(MaintNotificationsConfig.disabled());
+    options.nodeFilter(LettuceConnector::inTopology);
     if (settings.tlsCaFile != null) {
       options.sslOptions(sslOptions(settings));
     }
@@ -169,6 +171,21 @@ final class LettuceConnector implements RedisConnector {
       client.shutdown(0, 2, TimeUnit.SECONDS);
       throw e;
     }
+  }
+
+  /**
+   * Whether a node stays in the client's topology: not one flagged failed (or without an address)
+   * that serves no slots, which is what a primary lost for good becomes once its replica has taken
+   * its slots, or a lost replica. The cluster keeps such a node in its node list until it is
+   * forgotten; left in the topology, lettuce would keep reconnecting to it for as long as it stays
+   * dead, and every failed reconnect triggers another topology refresh (one every second or two).
+   * Each periodic refresh still tries it once: lettuce finds it in the live nodes' lists. A failed
+   * primary that still owns slots stays: nothing else serves them.
+   */
+  private static boolean inTopology(RedisClusterNode node) {
+    boolean lost =
+        node.is(RedisClusterNode.NodeFlag.FAIL) || node.is(RedisClusterNode.NodeFlag.NOADDR);
+    return !(lost && node.hasNoSlots());
   }
 
   /** Where a server is, for messages: host:port, or the name its Sentinels know it by. */

@@ -10,12 +10,17 @@ import io.kvindex.testing.UsesRedisCluster;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.SlotHash;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -38,6 +43,10 @@ class RedisClusterScriptTest {
   }
 
   private ScriptRunner connect(RedisCluster redis, RetryPolicy policy) {
+    return connect(redis, policy, Duration.ofSeconds(1));
+  }
+
+  private ScriptRunner connect(RedisCluster redis, RetryPolicy policy, Duration refreshPeriod) {
     String seeds =
         redis.uris().stream()
             .map(uri -> uri.getHost() + ":" + uri.getPort())
@@ -46,7 +55,7 @@ class RedisClusterScriptTest {
         RedisConnector.builder()
             .uri("redis-cluster://" + seeds)
             .commandTimeout(Duration.ofMillis(500))
-            .topologyRefreshPeriod(Duration.ofSeconds(1))
+            .topologyRefreshPeriod(refreshPeriod)
             .meterRegistry(registry)
             .build();
     assertThat(connector.isCluster()).isTrue();
@@ -104,19 +113,24 @@ class RedisClusterScriptTest {
 
   /**
    * A primary lost for good, its replica promoted: the cluster keeps the dead node in its node list
-   * (failed, without slots), and preloading must not wait on it.
+   * (failed, without slots); preloading must not wait on it, the primaries are the live ones, and
+   * once the topology says so the connector stops reconnecting to it. (A periodic topology refresh
+   * still tries it once, lettuce discovering nodes from the live nodes' lists: no periodic refresh
+   * here.)
    */
   @Test
-  void preload_aPrimaryLostForGood_loadsIntoEveryLiveNode(@Fresh RedisCluster redis)
-      throws Exception {
-    ScriptRunner runner = connect(redis, RetryPolicy.defaults());
+  void aPrimaryLostForGood_nothingAsksTheDeadNode(@Fresh RedisCluster redis) throws Exception {
+    ScriptRunner runner = connect(redis, RetryPolicy.defaults(), Duration.ofMinutes(10));
     byte[][] key = keys("kvindex:test:{lost}:counter");
     ClusterNode primary = redis.cluster().ownerOf(SlotHash.getSlot(key[0]));
+    assertThat(await(runner.<Long>run(INCR, ScriptOutputType.INTEGER, key)).orElseThrow())
+        .isEqualTo(1L); // a connection to the primary, which will die
     primary.kill();
     Poll.until(
         () -> !redis.cluster().ownerOf(SlotHash.getSlot(key[0])).uri().equals(primary.uri()),
         Duration.ofSeconds(30));
     redis.cluster().awaitHealthy(Duration.ofSeconds(30));
+    Poll.until(() -> healed(runner, key), Duration.ofSeconds(30)); // the client saw the promotion
     LuaScript decr =
         LuaScript.of("cluster_lost_decr", "-- lost primary\nreturn redis.call('DECR', KEYS[1])");
 
@@ -138,6 +152,40 @@ class RedisClusterScriptTest {
         .doesNotContain(primary.host() + ":" + primary.port());
     for (RedisConnector.Node p : primaries) {
       assertThat(await(p.commands().info("replication"))).as(p.address()).contains("role:master");
+    }
+
+    // Listen where the dead node was: with its topology read again, the connector must never call.
+    await(connector.primaries()); // reads the topology again
+    try (ServerSocket deadPort = new ServerSocket()) {
+      deadPort.bind(new InetSocketAddress(primary.host(), primary.port()));
+      AtomicInteger calls = new AtomicInteger();
+      Thread listener =
+          new Thread(
+              () -> {
+                while (!deadPort.isClosed()) {
+                  try (Socket s = deadPort.accept()) {
+                    calls.incrementAndGet();
+                  } catch (IOException closed) {
+                    return;
+                  }
+                }
+              },
+              "dead-node-port");
+      listener.start();
+      // An absence can only be watched for a while: longer than the connector's 2 s longest
+      // reconnect delay.
+      TimeUnit.SECONDS.sleep(5);
+      deadPort.close();
+      listener.join();
+      assertThat(calls.get()).as("connections to the dead node's port").isZero();
+    }
+  }
+
+  private static boolean healed(ScriptRunner runner, byte[][] key) {
+    try {
+      return await(runner.<Long>run(INCR, ScriptOutputType.INTEGER, key)).isDone();
+    } catch (Exception e) {
+      return false;
     }
   }
 

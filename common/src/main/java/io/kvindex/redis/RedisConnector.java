@@ -38,7 +38,8 @@ import java.util.concurrent.CompletionStage;
  * with backoff instead of lettuce buffering and replaying them), with at most {@code
  * requestQueueSize} (default 10 000) queued per connection; TCP keepalive on; reconnect delay
  * exponential from 10 ms to 2 s; cluster topology refreshed every 30 s and on MOVED/ASK/reconnect
- * triggers, at most once a second.
+ * triggers, at most once a second, leaving out a node flagged failed (or without an address) that
+ * serves no slots.
  *
  * <p>Thread-safe.
  */

@@ -75,7 +75,14 @@ enum ChaosScenario {
       Topology.STANDALONE,
       false,
       false,
-      "a flood of hostile /score requests: oversized bodies, huge record_ttl_ms, 10 kB names");
+      "a flood of hostile /score requests: oversized bodies, huge record_ttl_ms, 10 kB names"),
+  DEMO_CLUSTER_PRIMARY_LOST(
+      Topology.CLUSTER_AOF,
+      false,
+      false,
+      "the demo itself (its reset, restart and ingester kill included) on a cluster whose primary"
+          + " of the index is killed (SIGKILL) 18/40 of the way through and stays dead; its"
+          + " replica is promoted");
 
   /** Where the scenario runs. */
   enum Topology {
@@ -84,6 +91,11 @@ enum ChaosScenario {
     STANDALONE_AOF,
     /** 3 primaries, 3 replicas. */
     CLUSTER,
+    /**
+     * 3 primaries, 3 replicas, cluster-node-timeout 2000, appendonly yes, noeviction: the cluster a
+     * user would run the demo on.
+     */
+    CLUSTER_AOF,
     /** A primary, a replica and 3 Sentinels. */
     SENTINEL
   }

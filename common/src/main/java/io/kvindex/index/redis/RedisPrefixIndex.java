@@ -26,6 +26,7 @@ import io.kvindex.index.Touches;
 import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.RedisRealException;
 import io.kvindex.redis.RedisUnavailableException;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.redis.ScriptRunner;
@@ -40,6 +41,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -173,11 +175,18 @@ public final class RedisPrefixIndex implements PrefixIndex {
               if (error != null || !outcome.isDone()) {
                 log.info(
                     "index '{}': scripts not preloaded ({}); each compiles on its first call"
-                        + " instead. To preload them, grant this Redis user +script|load",
+                        + " instead{}",
                     config.indexName(),
-                    error != null ? error.getMessage() : outcome);
+                    error != null ? error.getMessage() : outcome,
+                    refused(error) ? ". To preload them, grant this Redis user +script|load" : "");
               }
             });
+  }
+
+  /** A refusal by the server's ACL, as opposed to a node that could not be reached. */
+  private static boolean refused(Throwable error) {
+    Throwable e = error instanceof CompletionException ? error.getCause() : error;
+    return e instanceof RedisRealException real && "NOPERM".equals(real.code());
   }
 
   private void checkGroups() {

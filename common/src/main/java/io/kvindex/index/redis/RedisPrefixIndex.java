@@ -38,7 +38,9 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -89,7 +91,11 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
 
   private RedisPrefixIndex(
-      IndexConfig config, RedisConnector connector, RetryPolicy writePolicy, RetryPolicy lookup) {
+      IndexConfig config,
+      RedisConnector connector,
+      RetryPolicy writePolicy,
+      RetryPolicy lookup,
+      Supplier<? extends CompletionStage<?>> betweenChunks) {
     this.config = config;
     this.keys = new KeySchema(config.indexName(), config.groups());
     this.writes = connector.scripts(writePolicy);
@@ -111,7 +117,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.inference = new RedisInference(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
     this.notes = new RedisNotes(config, keys, writes);
-    this.streams = new RedisStreamWrites(config, keys, writes, notes, identity, this::initAsync);
+    this.streams =
+        new RedisStreamWrites(
+            config, keys, writes, notes, identity, this::initAsync, betweenChunks);
     identity.addListener(
         (group, what) -> {
           if (what.equals("epoch")) {
@@ -123,19 +131,25 @@ public final class RedisPrefixIndex implements PrefixIndex {
   /**
    * Opens the index on {@code connector} (which the caller owns and closes after the index) and
    * checks the group count and the index format stored in Redis, recording them on first use.
-   * {@link io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half.
+   * {@link io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half. A batch
+   * applied in several calls waits for what {@code betweenChunks} answers between two of them.
    *
    * @throws IndexMismatchException if the index exists with another group count, or in an index
    *     format this code does not read and write
    */
   public static RedisPrefixIndex open(
-      IndexConfig config, RedisConnector connector, RetryPolicy writes, RetryPolicy lookups) {
+      IndexConfig config,
+      RedisConnector connector,
+      RetryPolicy writes,
+      RetryPolicy lookups,
+      Supplier<? extends CompletionStage<?>> betweenChunks) {
     RedisPrefixIndex index =
         new RedisPrefixIndex(
             Check.notNull(config, "config"),
             Check.notNull(connector, "connector"),
             Check.notNull(writes, "writes"),
-            Check.notNull(lookups, "lookups"));
+            Check.notNull(lookups, "lookups"),
+            Check.notNull(betweenChunks, "betweenChunks"));
     index.checkGroups();
     index.preloadScripts();
     return index;

@@ -26,7 +26,9 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 /**
  * A stream's writes: its batches applied chunk by chunk, its purges, the publish that ends a staged
@@ -41,21 +43,27 @@ final class RedisStreamWrites {
   private final RedisNotes notes;
   private final IndexIdentity identity;
   private final IntFunction<CompletableFuture<String>> init;
+  private final Supplier<? extends CompletionStage<?>> betweenChunks;
 
-  /** {@code init}: records a group if it needs it and answers its epoch (init.lua). */
+  /**
+   * {@code init}: records a group if it needs it and answers its epoch (init.lua); {@code
+   * betweenChunks}: what a batch applied in several calls waits for between two of them.
+   */
   RedisStreamWrites(
       IndexConfig config,
       KeySchema keys,
       ScriptRunner writes,
       RedisNotes notes,
       IndexIdentity identity,
-      IntFunction<CompletableFuture<String>> init) {
+      IntFunction<CompletableFuture<String>> init,
+      Supplier<? extends CompletionStage<?>> betweenChunks) {
     this.config = config;
     this.keys = keys;
     this.writes = writes;
     this.notes = notes;
     this.identity = identity;
     this.init = init;
+    this.betweenChunks = betweenChunks;
   }
 
   /** Applies batches {@code firstSeq} to {@code seq} (one, when equal) of a stream as one. */
@@ -169,7 +177,11 @@ final class RedisStreamWrites {
               batch.removed += ((Long) reply.get(3)).intValue();
               batch.dropped += ((Long) reply.get(4)).intValue();
               if (status.equals("CHUNK")) {
-                return applyChunks(batch, ((Long) reply.get(5)).intValue());
+                int next = ((Long) reply.get(5)).intValue();
+                return betweenChunks
+                    .get()
+                    .toCompletableFuture()
+                    .thenCompose(ignored -> applyChunks(batch, next));
               }
               ApplyStatus applied = ApplyStatus.valueOf(status);
               return CompletableFuture.completedFuture(

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Several ingester replicas sharing a fleet through leases. */
 @UsesRedis
@@ -124,15 +124,17 @@ class ReplicasTest {
   }
 
   /**
-   * A replica stopped between two calls of a long batch (a prefill of 60 blocks in calls of 16),
-   * its stream taken over by one that packs batches in calls of 128: the new owner goes on from the
-   * block the former one stopped at (before, it went on at its own chunk of that index, past the
-   * end of its packing: the stream failed), and the former one is fenced when it wakes.
+   * A replica stopped between two calls of a long batch (a prefill in calls of 16 blocks), its
+   * stream taken over by one that packs batches in calls of 128: the new owner goes on from the
+   * block the former one stopped at, or applies the batch alone when it would have made it part of
+   * a run (before, it went on at its own chunk of the former's index: blocks skipped), and the
+   * former one is fenced when it wakes.
    */
-  @ParameterizedTest(name = "{0} keys")
-  @ValueSource(strings = {"engine", "token"})
-  void pausedBetweenTwoCallsOfABatch_newOwnerWithOtherChunksGoesOnWhereItStopped(String keys) {
-    fleet = Fleet.start(1);
+  @ParameterizedTest(name = "{0} keys, a prefill of {1} blocks")
+  @CsvSource({"engine, 300", "token, 300", "engine, 60", "token, 60"})
+  void pausedBetweenTwoCallsOfABatch_newOwnerWithOtherChunksGoesOnWhereItStopped(
+      String keys, int blocks) {
+    fleet = Fleet.start(1, 42, c -> c.capacityBlocks(512));
     SimulatedPod pod = fleet.pod(0);
     Ingester a = rig.start("a", fleet.specs(keys), c -> c.applyChunkBlocks(16));
     Await.until(WAIT, "a owns the stream", () -> owned(a) == 1);
@@ -142,7 +144,7 @@ class ReplicasTest {
 
     a.pauseBetweenChunks();
     Random random = new Random(7);
-    int[] prompt = random.ints(60 * Fleet.BLOCK + 1, 0, 32_000).toArray();
+    int[] prompt = random.ints(blocks * Fleet.BLOCK + 1, 0, 32_000).toArray();
     fleet.serve(pod, 0, InferenceRequest.of(prompt, new int[] {1}));
     Await.until(WAIT, "a stopped between two calls of the batch", a::paused);
     Ingester b = rig.start("b", fleet.specs(keys));

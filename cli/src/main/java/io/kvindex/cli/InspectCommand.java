@@ -228,7 +228,12 @@ final class InspectCommand implements Callable<Integer> {
       }
       line.append("  watermark ").append(k.watermark() == null ? "none" : k.watermark());
       if (k.batchInProgress() != null) {
-        line.append(" (batch in progress ").append(k.batchInProgress()).append(')');
+        String[] batch = k.batchInProgress().split(":", 2);
+        line.append(" (batch ").append(batch[0]).append(" in progress");
+        if (batch.length > 1) {
+          line.append(", ").append(batch[1]).append(" blocks done");
+        }
+        line.append(')');
       }
       line.append("  lease ")
           .append(

@@ -44,6 +44,13 @@ enum ChaosScenario {
       false,
       true,
       "an ingester frozen past its lease while its pods go idle, then resumed: it is fenced"),
+  INGESTER_PAUSED_MID_BATCH(
+      Topology.STANDALONE,
+      true,
+      false,
+      "evictions inferred; an ingester applying calls of 64 blocks frozen past its lease between"
+          + " two calls of a 300-block prefill, its streams taken over by one applying calls of"
+          + " 128"),
   INGESTER_KILLED(
       Topology.STANDALONE, false, false, "an ingester killed; its leases expire and move"),
   ZMQ_FAULTS(

@@ -3,6 +3,7 @@ package io.kvindex.demo;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.IndexMeters;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.ingester.Ingester;
@@ -27,6 +28,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,12 +75,25 @@ final class Stack implements AutoCloseable {
   private RedisConnector auditConnector;
   private PrefixIndex auditIndex;
   private Cleanup cleanup = Cleanup.NONE;
+  private List<Integer> applyChunkBlocks;
 
   private Stack() {}
 
   /** Starts everything; on a failure, ends what had started and rethrows. */
   static Stack start(DemoConfig config, int capacityBlocks) {
+    return start(
+        config,
+        capacityBlocks,
+        Collections.nCopies(INGESTERS, PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS));
+  }
+
+  /**
+   * {@link #start(DemoConfig, int)} with each ingester's blocks per apply call ({@code
+   * ingester-1}'s first).
+   */
+  static Stack start(DemoConfig config, int capacityBlocks, List<Integer> applyChunkBlocks) {
     Stack stack = new Stack();
+    stack.applyChunkBlocks = List.copyOf(applyChunkBlocks);
     try {
       stack.open(config, capacityBlocks);
       return stack;
@@ -109,7 +124,7 @@ final class Stack implements AutoCloseable {
     fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
     for (int i = 1; i <= INGESTERS; i++) {
-      startIngester("ingester-" + i);
+      startIngester("ingester-" + i, applyChunkBlocks.get(i - 1));
     }
     for (int i = 1; i <= ROUTERS; i++) {
       startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
@@ -127,7 +142,7 @@ final class Stack implements AutoCloseable {
     opened.push(auditIndex);
   }
 
-  private void startIngester(String replica) {
+  private void startIngester(String replica, int chunkBlocks) {
     IngesterConfig config =
         IngesterConfig.builder()
             .redisUri(redisUri)
@@ -140,6 +155,7 @@ final class Stack implements AutoCloseable {
             .idleCatchUp(Duration.ofSeconds(1))
             // A loaded laptop can stall a replay for seconds; giving up purges a pod needlessly.
             .replayIdleTimeout(REPLAY_IDLE_TIMEOUT)
+            .applyChunkBlocks(chunkBlocks)
             .pods(podSpecs())
             .build();
     Ingester ingester = Ingester.start(config);

@@ -66,6 +66,7 @@ public final class IngesterConfig {
   private final Duration departedRetention;
   private final boolean inferEvictions;
   private final int gcMaxSteps;
+  private final int applyChunkBlocks;
   private final int maxPendingBatches;
   private final MemoryBounds memoryBounds;
   private final Path discoveryFile;
@@ -102,6 +103,7 @@ public final class IngesterConfig {
     this.departedRetention = Check.positive(b.departedRetention, "departedRetention");
     this.inferEvictions = b.inferEvictions;
     this.gcMaxSteps = Check.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
+    this.applyChunkBlocks = Check.between(b.applyChunkBlocks, 16, 8192, "applyChunkBlocks");
     this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
     this.memoryBounds =
         new MemoryBounds(
@@ -260,6 +262,11 @@ public final class IngesterConfig {
     return gcMaxSteps;
   }
 
+  /** Blocks one apply call writes at most; a larger batch takes several calls. */
+  public int applyChunkBlocks() {
+    return applyChunkBlocks;
+  }
+
   public int maxPendingBatches() {
     return maxPendingBatches;
   }
@@ -320,6 +327,7 @@ public final class IngesterConfig {
     private Duration departedRetention;
     private boolean inferEvictions;
     private int gcMaxSteps;
+    private int applyChunkBlocks;
     private int maxPendingBatches;
     private long maxPendingBytes;
     private long maxReplayBytes;
@@ -467,6 +475,11 @@ public final class IngesterConfig {
 
     public Builder gcMaxSteps(int v) {
       gcMaxSteps = v;
+      return this;
+    }
+
+    public Builder applyChunkBlocks(int v) {
+      applyChunkBlocks = v;
       return this;
     }
 

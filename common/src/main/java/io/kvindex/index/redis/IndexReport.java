@@ -99,7 +99,8 @@ public record IndexReport(
    * @param staged whether a rebuild is replaying into the slot: the pod record does not list it
    *     yet, so routers do not see its blocks until the rebuild is published
    * @param watermark the last batch sequence applied, or null for none (it starts afresh)
-   * @param batchInProgress the sequence and chunks done of a batch applied in chunks, or null
+   * @param batchInProgress a batch applied in several calls and left between two: its sequence and
+   *     the blocks of its call done, as {@code <seq>:<blocks done>}; or null
    * @param leaseOwner the ingester replica whose lease covers it, or null for none
    * @param leaseTtlMs the lease's remaining time to live, or null without a lease
    * @param blocks the block entries its slot holds, in all and per tier

@@ -285,6 +285,15 @@ public final class RedisInspector {
           done);
     }
 
+    /**
+     * A record's batch in progress ({@code <seq>:<blocks done>:<digest>[:x]}, see apply.lua) as
+     * {@code <seq>:<blocks done>}.
+     */
+    private static String inProgress(String part) {
+      String[] fields = part.split(":", -1);
+      return fields.length >= 2 ? fields[0] + ":" + fields[1] : part;
+    }
+
     private CompletableFuture<Rank> rank(
         String[] name,
         byte[] podField,
@@ -297,7 +306,7 @@ public final class RedisInspector {
       String[] parts = stream.split("\\|", 3);
       int slot = Integer.parseInt(parts[0]);
       Long watermark = parts.length > 1 && !parts[1].isEmpty() ? Long.valueOf(parts[1]) : null;
-      String inProgress = parts.length > 2 ? parts[2] : null;
+      String inProgress = parts.length > 2 ? inProgress(parts[2]) : null;
       byte[] leaseKey = keys.lease(new io.kvindex.index.StreamId(name[0], name[1], rank));
       CompletableFuture<byte[]> lease = redis.get(leaseKey).toCompletableFuture();
       CompletableFuture<Long> ttl = redis.pttl(leaseKey).toCompletableFuture();

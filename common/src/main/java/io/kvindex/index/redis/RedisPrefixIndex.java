@@ -42,7 +42,9 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,9 +56,11 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * The index format this code reads and writes, recorded in every group's meta hash when the group
    * is created: processes of another format refuse to open the index (README, "Rolling updates").
    * Raise it with every change that processes of the previous format would misread or miswrite: 2
-   * since locators carry chain positions and blocks from position 256 on are kept in spans.
+   * since locators carry chain positions and blocks from position 256 on are kept in spans; 3 since
+   * a stream record names the batch in progress by its blocks done and its events' digest, not by
+   * its chunks done.
    */
-  static final int FORMAT = 2;
+  static final int FORMAT = 3;
 
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;
@@ -97,7 +101,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
       RedisConnector connector,
       RetryPolicy writePolicy,
       RetryPolicy lookup,
-      boolean loadsScripts) {
+      boolean loadsScripts,
+      Supplier<? extends CompletionStage<?>> betweenChunks) {
     this.config = config;
     this.keys = new KeySchema(config.indexName(), config.groups());
     this.writes = connector.scripts(writePolicy, loadsScripts);
@@ -119,7 +124,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.inference = new RedisInference(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
     this.notes = new RedisNotes(config, keys, writes);
-    this.streams = new RedisStreamWrites(config, keys, writes, notes, identity, this::initAsync);
+    this.streams =
+        new RedisStreamWrites(
+            config, keys, writes, notes, identity, this::initAsync, betweenChunks);
     identity.addListener(
         (group, what) -> {
           if (what.equals("epoch")) {
@@ -131,7 +138,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
   /**
    * Opens the index on {@code connector} (which the caller owns and closes after the index) and
    * checks the group count and the index format stored in Redis, recording them on first use.
-   * {@link io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half.
+   * {@link io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half. A batch
+   * applied in several calls waits for what {@code betweenChunks} answers between two of them.
    *
    * @param loadsScripts whether this process loads the index's scripts (SCRIPT LOAD now, EVAL and
    *     SCRIPT LOAD when a node lacks them): ingesters do; routers run loaded scripts only
@@ -145,14 +153,16 @@ public final class RedisPrefixIndex implements PrefixIndex {
       RedisConnector connector,
       RetryPolicy writes,
       RetryPolicy lookups,
-      boolean loadsScripts) {
+      boolean loadsScripts,
+      Supplier<? extends CompletionStage<?>> betweenChunks) {
     RedisPrefixIndex index =
         new RedisPrefixIndex(
             Check.notNull(config, "config"),
             Check.notNull(connector, "connector"),
             Check.notNull(writes, "writes"),
             Check.notNull(lookups, "lookups"),
-            loadsScripts);
+            loadsScripts,
+            Check.notNull(betweenChunks, "betweenChunks"));
     index.checkGroups();
     if (loadsScripts) {
       index.preloadScripts();

@@ -18,7 +18,8 @@
  *                  cursor (HSCAN cursor of the pass in progress), fence (lease tokens), and notes
  *                  for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
  *                  "note:segment-slots:<n>" -> the time a writer last noted them
- *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
+ *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none),
+ *                  then "|<seq>:<blocks done>:<digest>[:x]" while a call in chunks is in progress
  *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
  *   blocks   HASH  "kvindex/node" -> the node history (replication id) the group's data was
  *                  written on (lib.lua, adoptNode), "kvindex/epoch" -> a copy of meta's epoch;
@@ -101,6 +102,40 @@
  * ran but whose reply was lost comes back DUPLICATE. A run of consecutive batches applied as one
  * call (first..seq, in one chunk) is checked by its first sequence and moves the watermark to its
  * last: a run that overlaps what is applied comes back DUPLICATE with the watermark.
+ *
+ * A call in chunks. A call of more blocks than applyChunkBlocks is applied in chunks, one script
+ * each, and the stream record names the call in progress: "<slot>|<wm>|<seq>:<blocks done>:<digest>
+ * [:x]". Blocks done count the call's positions (its events' blocks in order: an AllBlocksCleared
+ * one, each stored or removed block one, a store the index drops none), the digest names its events,
+ * not how they are cut (EventPacker), and x says the blocks done ended in a dropped token store. A
+ * chunk is applied only if it starts at the blocks done of a call with the same sequence and digest,
+ * or at block 0 of any other; otherwise nothing changes and the reply names the block to go on from.
+ * A writer that packs the same events in chunks of another size (another applyChunkBlocks) thus
+ * goes on at the exact block; one with other events for the batch (an owner's eviction model holds
+ * back other stores, restores or removes other blocks than the former owner's did) applies its own
+ * from block 0. The record's seq is the watermark's successor (it moves with the last chunk), and a
+ * purge or a reset forgets the call in progress. Applying from block 0 after a part of another call
+ * is safe because, for every block the new events name, what they leave does not depend on what
+ * was applied before them:
+ *   - an engine-key store sets, and a removal clears, one tier bit of the stream's entry: the last
+ *     event naming a (block, tier) decides it, whatever the former call applied; a block's
+ *     locator is written once and is the same from any store of it (a chain position never
+ *     changes); its segment copy is rewritten from its value in the same call; the counts move
+ *     with the entries' real changes, so a store of what the slot holds counts nothing;
+ *   - AllBlocksCleared retires the slot the stream holds then (with whatever the former call wrote
+ *     after its own clear), and the events after it land on a fresh slot, as they did;
+ *   - what the former call applied that the new events do not name stays: an engine store the new
+ *     owner holds back (the engine did store it; the new model has it pending or waiting), or the
+ *     former model's restores and inferred removals (its guesses, as if it had finished). No event
+ *     the engine published is skipped: a model holds back stores only, so every owner's events
+ *     carry every removal and clear of the batch;
+ *   - token-key events are not idempotent so: a store finds its parent's token key in the stream's
+ *     map, which a removal later in the part applied may have dropped (the store would be dropped
+ *     when applied again), and a removal of what is gone finds no key. But no model changes a
+ *     token-keyed stream's events, so its calls always resume at the exact block, and x carries a
+ *     dropped store's state to the piece that continues it. Consecutive batches given as one
+ *     whose first is part applied would apply that part again from its first block: the script
+ *     refuses them (PARTLY_APPLIED) and the writer applies them one at a time.
  *
  * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with a GET of the
  * gate key beside it, on the same connection): the slots generation, the unlocated count, the holder records of the candidates the router has no

@@ -300,12 +300,12 @@ class RedisPrefixIndexTest {
   }
 
   /**
-   * A batch of more blocks than a chunk is applied in chunks; the stream record names the chunks of
-   * the next batch already done, and an apply goes on from there: chunks done are not written
-   * again.
+   * A batch of more blocks than a chunk is applied in chunks; the stream record names the blocks of
+   * the next batch already done and the digest of its events, and an apply of the same events goes
+   * on from there: blocks done are not written again.
    */
   @Test
-  void apply_manyBlocks_goesOnFromTheChunkTheRecordNames() {
+  void apply_manyBlocks_goesOnFromTheBlockTheRecordNames() {
     PrefixIndex index = open(PrefixIndex.builder().indexName("t").applyChunkBlocks(16));
     KeySchema keys = new KeySchema("t", 1);
     StreamId s = StreamId.of(MODEL, "a");
@@ -315,10 +315,13 @@ class RedisPrefixIndexTest {
     String record = new String(redis.hget(keys.streams(0), field), StandardCharsets.UTF_8);
     assertThat(record).endsWith("|0");
     String slot = record.substring(0, record.indexOf('|'));
-    // Chunks 0 and 1 of batch 1 "done" (by an attempt whose reply was lost, say).
-    redis.hset(keys.streams(0), field, (slot + "|0|1:2").getBytes(StandardCharsets.UTF_8));
+    KvEventBatch events = batch(stored(hashes(1, 48), null, null));
+    String digest = EventPacker.pack(KeyMode.ENGINE, MODEL, events.events(), 16).digest();
+    // Blocks 0..31 of batch 1 "done" (by an attempt whose reply was lost, say).
+    redis.hset(
+        keys.streams(0), field, (slot + "|0|1:32:" + digest).getBytes(StandardCharsets.UTF_8));
 
-    var result = index.apply(s, Events.mode(s), 1, lease, batch(stored(hashes(1, 48), null, null)));
+    var result = index.apply(s, Events.mode(s), 1, lease, events);
 
     assertThat(result.status()).isEqualTo(ApplyStatus.APPLIED);
     assertThat(result.blocksStored()).as("only the last chunk was written").isEqualTo(16);

@@ -547,18 +547,21 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     ArrayDeque<Touched> pod =
         touches.getOrDefault(new Pod(stream.model(), stream.pod()), new ArrayDeque<>());
     if (cursor == null) {
-      return new Touches(List.of(), Long.toString(pod.isEmpty() ? 0 : pod.getLast().id()));
+      return new Touches(List.of(), Long.toString(pod.isEmpty() ? 0 : pod.getLast().id()), false);
     }
     long after = Long.parseLong(Check.notBlank(cursor, "cursor"));
     List<Touch> out = new ArrayList<>();
     long last = after;
+    boolean more = false;
     for (Touched t : pod) {
       if (t.id() > after && out.size() < max) {
         out.add(t.touch());
         last = t.id();
+      } else if (t.id() > after) {
+        more = true;
       }
     }
-    return new Touches(out, Long.toString(last));
+    return new Touches(out, Long.toString(last), more);
   }
 
   @Override

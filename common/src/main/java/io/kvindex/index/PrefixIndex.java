@@ -330,10 +330,33 @@ public interface PrefixIndex extends AutoCloseable {
   int MAX_TOUCHES = 4096;
 
   /**
+   * Bytes of touches a pod keeps at most (each touch counted as its block keys' 8 bytes each plus
+   * {@value #TOUCH_OVERHEAD_BYTES}): older ones are dropped as new ones come, so a pod whose
+   * touches nobody reads holds at most this much (4 MiB).
+   */
+  int MAX_TOUCH_BYTES = 4 << 20;
+
+  /** What a touch counts towards {@link #MAX_TOUCH_BYTES} beside its block keys. */
+  int TOUCH_OVERHEAD_BYTES = 64;
+
+  /**
+   * Bytes of touches one {@link #touches} read returns at most, past its first touch (256 KiB): a
+   * read holds Redis for about as long as this takes to copy.
+   */
+  int MAX_TOUCH_READ_BYTES = 256 << 10;
+
+  /**
+   * How long a reader's cursor holds back the trimming of its pod's touches after its last read (1
+   * minute): a reader gone longer than this no longer keeps the touches it has not read.
+   */
+  Duration TOUCH_READER_TTL = Duration.ofMinutes(1);
+
+  /**
    * Records that an observed request went to {@code pod}, whose evictions are inferred, with the
    * prompt's block keys (once served, the engine holds them all) and the prediction's error. The
-   * owners of the pod's streams read them in order ({@link #touches}). A pod keeps its latest
-   * {@value #MAX_TOUCHES} touches for {@code ttl} after the last one. Best effort, never blocks.
+   * owners of the pod's streams read them in order ({@link #touches}); what every current reader
+   * has read is dropped. A pod keeps its latest {@value #MAX_TOUCHES} touches and at most {@value
+   * #MAX_TOUCH_BYTES} bytes of them for {@code ttl} after the last one. Best effort, never blocks.
    *
    * @param blockKeys the prompt's block keys, block 0 first; only the first {@value
    *     #MAX_TOUCH_BLOCKS} are recorded (read, never kept)
@@ -345,8 +368,10 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * The touches of the stream's pod recorded after {@code cursor}, oldest first, at most {@code
-   * max}. A null cursor reads none and returns the cursor of the latest touch, from which a reader
-   * that starts now goes on.
+   * max} and about {@link #MAX_TOUCH_READ_BYTES}. A null cursor reads none and returns the cursor
+   * of the latest touch, from which a reader that starts now goes on. Each read notes the stream's
+   * cursor, and the touches every reader of the pod (each rank that read in the last {@link
+   * #TOUCH_READER_TTL}) has read are dropped.
    *
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */

@@ -300,11 +300,25 @@ public final class KeySchema {
 
   /**
    * The blocks of observed requests on a pod whose evictions are inferred (infer.lua): a stream of
-   * entries {@code r} → rank (decimal), {@code k} → block keys (8 bytes each, big-endian), capped
-   * and expiring after its last entry.
+   * entries {@code r} → rank (decimal), {@code k} → block keys (8 bytes each, big-endian), {@code
+   * e} → the prediction's error, each with the id {@code <offset>-<size>} in bytes; capped in
+   * bytes, trimmed to what its readers have read, and expiring after its last entry.
    */
   byte[] touches(String model, String pod) {
     return podKey(model, pod, "touch:");
+  }
+
+  /**
+   * The state of a pod's touches (infer.lua): {@code o} → the bytes of touches ever added (the
+   * offset of the next), {@code c<rank>} → each reader's cursor and the time of its last read. A
+   * {@code touch:} key, which routers may write, expiring with the touches or the last read.
+   */
+  byte[] touchState(String model, String pod) {
+    byte[] stream = touches(model, pod);
+    byte[] key = Arrays.copyOf(stream, stream.length + 2);
+    key[stream.length] = '/';
+    key[stream.length + 1] = 'o';
+    return key;
   }
 
   private byte[] podKey(String model, String pod, String kind) {

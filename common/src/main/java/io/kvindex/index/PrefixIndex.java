@@ -172,17 +172,26 @@ public interface PrefixIndex extends AutoCloseable {
   /** Gives the lease up if it is still held as {@code lease}; true if it did. */
   boolean releaseLease(StreamId stream, Lease lease);
 
+  /** Blocks one speculative route records at most: its prompt's first. */
+  int MAX_ROUTE_BLOCKS = 1024;
+
   /**
-   * Records that a request whose prompt has {@code blockKeys} was routed to {@code pod}: lookups
-   * see those blocks on the pod (as GPU blocks, flagged {@link PodMatch#speculative()}) before the
-   * engine reports them. Each entry lives {@code ttl}, enforced by Redis itself (the pod's
-   * speculative hash carries a PEXPIRE), so entries vanish even if every router dies. Confirmed
-   * entries supersede them: a block the pod's engine reported is not speculative. A route records
-   * its first 1 024 blocks at most (one call writes them all).
+   * Records that a request whose prompt has {@code blockKeys} was routed to {@code pod}: lookups of
+   * the pod while it is live see the blocks their prompt shares with the route on it (as GPU
+   * blocks, flagged {@link PodMatch#speculative()}) before the engine reports them. The blocks
+   * credited are exact to within 15: in each segment (16 blocks up to block 256) or span (256
+   * blocks) of the route, its head, then its blocks at each multiple of 16 and its last, as far as
+   * the prompt has the same keys there. A route lives {@code ttl}, enforced by Redis itself (the
+   * routes carry a PEXPIRE), so routes vanish even if every router dies. Confirmed entries
+   * supersede them: a block the pod's engine reported is not speculative. A route records its first
+   * {@value #MAX_ROUTE_BLOCKS} blocks at most, and only for a pod with a live record; an index
+   * keeps a bounded number of routes per group (the latest few pods per segment, the segments whose
+   * routes expire last), so routes to made-up pods cost nothing and floods cost a bounded amount.
    *
    * @param blockKeys the prompt's block keys (read, never kept)
-   * @param ttl how long the entries count, at least 1 ms
-   * @return true if recorded, false if Redis was unavailable (best effort; nothing to heal)
+   * @param ttl how long the route counts, at least 1 ms
+   * @return true if recorded (or empty), false if the pod has no live record or Redis was
+   *     unavailable (best effort; nothing to heal)
    */
   CompletableFuture<Boolean> speculateAsync(
       String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl);

@@ -226,12 +226,7 @@ class ScoringServerTest {
 
   @Test
   void score_recordsThePickAsASpeculativeRoute() throws Exception {
-    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString());
-        PrefixIndex index = PrefixIndex.builder().indexName("http").redis(connector).build()) {
-      for (String pod : List.of("pod-s1", "pod-s2")) {
-        assertThat(index.heartbeat(MODEL, pod, Duration.ofMinutes(1))).isTrue(); // live pods
-      }
-    }
+    live(List.of("pod-s1", "pod-s2"), Duration.ofMinutes(1));
     String body =
         "{\"model\":\""
             + MODEL
@@ -250,6 +245,16 @@ class ScoringServerTest {
     assertThat(podS1.get("matched_blocks").asInt()).isEqualTo(3);
     assertThat(podS1.get("speculative").asBoolean()).isTrue();
     assertError(send("POST", "/score", body + ",\"record_ttl_ms\":0}"), 400, "record_ttl_ms");
+    live(List.of("pod-s1", "pod-s2"), Duration.ofMillis(1)); // gone again, for the other tests
+  }
+
+  private static void live(List<String> pods, Duration ttl) throws Exception {
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString());
+        PrefixIndex index = PrefixIndex.builder().indexName("http").redis(connector).build()) {
+      for (String pod : pods) {
+        assertThat(index.heartbeat(MODEL, pod, ttl)).isTrue();
+      }
+    }
   }
 
   @Test

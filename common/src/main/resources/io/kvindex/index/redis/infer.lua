@@ -85,6 +85,9 @@ elseif op == 'read' then
   if #entries == 0 and total > after then
     -- The next unread touch starts past the budget (what came before it was dropped unread).
     entries = redis.call('XRANGE', KEYS[1], '(' .. cursor, '+', 'COUNT', 1)
+    if #entries == 0 then
+      cursor = redis.call('HGET', KEYS[2], 'l') or cursor -- none is left: go on after the latest
+    end
   end
   local out = {0}
   for _, entry in ipairs(entries) do

@@ -145,6 +145,27 @@ class TouchBoundsTest {
     assertThat(index.touches(rank0, c0, 100).touches()).isEmpty();
   }
 
+  /**
+   * A reader whose unread touches are all gone (dropped past the cap, then the stream expired) goes
+   * on after the latest touch, and is not told to read again at once.
+   */
+  @Test
+  void touches_allUnreadGone_readerGoesOnAfterTheLatest() {
+    StreamId stream = new StreamId(MODEL, POD, 0);
+    String cursor = index.touches(stream, null, 10).cursor();
+    for (int i = 0; i < 3; i++) {
+      index.touchAsync(MODEL, POD, 0, new long[] {i}, 0, TTL).join();
+    }
+    redis.del(KEYS.touches(MODEL, POD)); // as expiry would, the state staying
+    Touches read = index.touches(stream, cursor, 10);
+    assertThat(read.touches()).isEmpty();
+    assertThat(read.more()).isFalse();
+    index.touchAsync(MODEL, POD, 0, new long[] {7}, 0, TTL).join();
+    Touches next = index.touches(stream, read.cursor(), 10);
+    assertThat(next.touches()).hasSize(1);
+    assertThat(next.touches().get(0).blockKeys()).containsExactly(7);
+  }
+
   /** One read returns about the byte budget, however many touches wait. */
   @Test
   void touches_longOnes_readInPiecesOfBoundedSize() {

@@ -69,6 +69,11 @@ final class LookupDecoder {
   private int[] specOrder;
 
   /**
+   * The mark of the {@code n} deepest of {@link #specOrder}, at {@code n - 1}, made on first use.
+   */
+  private byte[][] specMarks;
+
+  /**
    * Per stream: how it holds the blocks of its current stretch (tier bits, {@link #CONFIRMED}), 0
    * before its first; and the block the stretch began at. A stretch is credited (score, the depths)
    * when it ends: when the kind changes, the stream stops, or the matches are read.
@@ -257,6 +262,22 @@ final class LookupDecoder {
     for (int k = 0; k < n; k++) {
       specOrder[k] = order[k];
     }
+    specMarks = new byte[n][];
+  }
+
+  /** The mark naming the {@code n} deepest candidates with speculative blocks. */
+  private byte[] specMark(int n) {
+    byte[] mark = specMarks[n - 1];
+    if (mark == null) {
+      mark = new byte[2 * n];
+      for (int k = 0; k < n; k++) {
+        int c = specOrder[k] + 1;
+        mark[2 * k] = (byte) (c >>> 8);
+        mark[2 * k + 1] = (byte) c;
+      }
+      specMarks[n - 1] = mark;
+    }
+    return mark;
   }
 
   /**
@@ -278,12 +299,7 @@ final class LookupDecoder {
       byte[] mark = NO_MARK;
       if (n > 0) {
         step = Math.min(left, specDepth[specOrder[n - 1]] - block);
-        mark = new byte[2 * n];
-        for (int k = 0; k < n; k++) {
-          int c = specOrder[k] + 1;
-          mark[2 * k] = (byte) (c >>> 8);
-          mark[2 * k + 1] = (byte) c;
-        }
+        mark = specMark(n);
       }
       if (!add(value, from, to, mark, step)) {
         return false;

@@ -440,9 +440,9 @@ final class GroupLookup {
    * Per candidate, the blocks its routes give it (null when no route names one): from each of its
    * routes in the prompt's segment or span k, the segment's head (the field is named after it, and
    * keys are a chain: the same key at a position means the same prefix), then each kept key of the
-   * route there that the prompt has too, in order. Routes whose deadline passed ({@code nowMs}, Redis
-   * clock) count for nothing. The work is one pass over the values read, whatever the prompt or the
-   * candidates.
+   * route there that the prompt has too, in order. Routes whose deadline passed ({@code nowMs},
+   * Redis clock) count for nothing. The work is one pass over the values read, whatever the prompt
+   * or the candidates.
    */
   private int[] speculativeDepths(List<KeyValue<byte[], byte[]>> routes, long nowMs) {
     int[] depths = null;

@@ -303,6 +303,7 @@ public final class Ingester implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    reconciler.close();
     coordinator.stopAll(crash, Duration.ofSeconds(10));
     if (http != null) {
       http.close();

@@ -3,17 +3,19 @@ package io.kvindex.ingester.reconcile;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.lease.Coordinator;
+import io.kvindex.ingester.reconcile.MetricsScraper.Failed;
+import io.kvindex.ingester.reconcile.MetricsScraper.Page;
+import io.kvindex.ingester.reconcile.MetricsScraper.Result;
 import io.kvindex.ingester.stream.StreamWorker;
 import io.kvindex.redis.RedisUnavailableException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +25,10 @@ import org.slf4j.LoggerFactory;
  * a stream's worker to purge when its engine sleeps or the pod has been unreachable past a bound;
  * it also tells each worker its engine's KV-cache capacity, which inferred evictions need. Driven
  * by one scheduled thread ({@link #tick()}); {@link #reachable} may be called from any thread.
+ *
+ * <p>A round scrapes every owned pod at once ({@link MetricsScraper}: each page within the scrape
+ * timeout and the page limit) and takes each page up as it arrives, so a slow or huge page delays
+ * no other pod's sleep, restart or reachability, and a round lasts at most the scrape timeout.
  *
  * <p>A condition asks for one purge per episode (asleep, unreachable) and per worker; the worker
  * keeps the purge pending until it succeeds, so a temporary Redis error never latches it as done.
@@ -35,7 +41,8 @@ public final class Reconciler {
 
   private final Shared shared;
   private final Coordinator coordinator;
-  private final HttpClient http;
+  private final MetricsScraper scraper;
+  private final Set<String> warnedTooLarge = new HashSet<>();
   private final Map<String, Long> unreachableSince = new ConcurrentHashMap<>();
   private final Map<StreamWorker, String> purgedFor = new ConcurrentHashMap<>();
   private final Map<String, String> startTimes = new HashMap<>();
@@ -45,7 +52,13 @@ public final class Reconciler {
   public Reconciler(Shared shared, Coordinator coordinator) {
     this.shared = shared;
     this.coordinator = coordinator;
-    this.http = HttpClient.newBuilder().connectTimeout(shared.config().scrapeTimeout()).build();
+    this.scraper =
+        new MetricsScraper(shared.config().scrapeTimeout(), shared.config().maxScrapeBytes());
+  }
+
+  /** Stops the scrapes' threads. */
+  public void close() {
+    scraper.close();
   }
 
   /** False once a pod's metrics endpoint has failed for longer than the unreachable bound. */
@@ -76,7 +89,7 @@ public final class Reconciler {
       Set<StreamWorker> live = Set.copyOf(coordinator.workers().values());
       purgedFor.keySet().retainAll(live);
       restartsSeen.keySet().retainAll(live);
-      byPod.forEach(this::reconcile);
+      scrapeAll(byPod);
       unreachableSince.keySet().retainAll(byPod.keySet());
       asleep.keySet().removeIf(s -> !byPod.containsKey(s.pod()));
       startTimes.keySet().retainAll(byPod.keySet());
@@ -91,19 +104,47 @@ public final class Reconciler {
     }
   }
 
-  private void reconcile(String pod, List<StreamWorker> workers) {
-    String url = workers.get(0).pod().metricsUrl();
-    if (url == null) {
-      return;
+  /**
+   * Scrapes every pod that has a metrics URL, all at once, and takes each page up as it arrives;
+   * each scrape ends by the scrape timeout, so the round does too.
+   */
+  private void scrapeAll(Map<String, List<StreamWorker>> byPod) throws InterruptedException {
+    LinkedBlockingQueue<Map.Entry<String, Result>> arrived = new LinkedBlockingQueue<>();
+    int pending = 0;
+    for (Map.Entry<String, List<StreamWorker>> e : byPod.entrySet()) {
+      String url = e.getValue().get(0).pod().metricsUrl();
+      if (url != null) {
+        String pod = e.getKey();
+        scraper.scrape(url).thenAccept(r -> arrived.add(Map.entry(pod, r)));
+        pending++;
+      }
     }
-    String page = scrape(url);
-    if (page == null) {
+    // Each scrape completes by its deadline; the margin only covers the callback's delivery.
+    long end = shared.nanos() + shared.config().scrapeTimeout().toNanos() + 1_000_000_000L;
+    for (; pending > 0; pending--) {
+      Map.Entry<String, Result> r =
+          arrived.poll(Math.max(0, end - shared.nanos()), TimeUnit.NANOSECONDS);
+      if (r == null) {
+        return; // not expected: the scrapes left are taken as failed at the next round
+      }
+      reconcile(r.getKey(), byPod.get(r.getKey()), r.getValue());
+    }
+  }
+
+  private void reconcile(String pod, List<StreamWorker> workers, Result scraped) {
+    shared.metrics().scrape(scraped.outcome());
+    if (scraped instanceof Failed f) {
+      if (f.outcome().equals("too_large") && warnedTooLarge.add(pod)) {
+        log.warn("pod={}: its /metrics cannot be read: {}", pod, f.why());
+      }
       unreachableSince.putIfAbsent(pod, shared.nanos());
       if (!reachable(pod)) {
         workers.forEach(w -> ensurePurged(w, "unreachable"));
       }
       return;
     }
+    warnedTooLarge.remove(pod);
+    String page = ((Page) scraped).text();
     unreachableSince.remove(pod);
     String start = EngineMetrics.processStart(page);
     if (start != null) {
@@ -155,20 +196,6 @@ public final class Reconciler {
       purgedFor.put(w, reason);
       log.info("pod={} stream={}: {}; purging", w.id().pod(), w.id(), reason);
       w.status().requestPurge(reason);
-    }
-  }
-
-  private String scrape(String url) {
-    try {
-      HttpRequest req =
-          HttpRequest.newBuilder(URI.create(url)).timeout(shared.config().scrapeTimeout()).build();
-      HttpResponse<String> resp = http.send(req, HttpResponse.BodyHandlers.ofString());
-      return resp.statusCode() == 200 ? resp.body() : null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
-    } catch (Exception e) {
-      return null;
     }
   }
 }

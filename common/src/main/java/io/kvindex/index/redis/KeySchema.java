@@ -149,9 +149,12 @@ public final class KeySchema {
     return key("ingesters", "replicas");
   }
 
-  /** A pod's engine incarnation (its process start time) as its owners last saw it. */
-  byte[] incarnation(String model, String pod) {
-    return podKey(model, pod, "incarnation:");
+  /**
+   * The engine incarnation (its process start time) a stream's entries came from, as its owners
+   * confirmed it (incarnation.lua).
+   */
+  byte[] incarnation(StreamId stream) {
+    return key(groupOf(stream.model(), stream.pod()), "incarnation:" + streamDigest(stream));
   }
 
   byte[] meta(int group) {

@@ -16,7 +16,7 @@ import java.util.Optional;
 
 /**
  * Who writes what: stream leases with fencing tokens (lease.lua), the ingester replica registry
- * (registry.lua) and pods' engine incarnations (incarnation.lua). Thread-safe.
+ * (registry.lua) and streams' engine incarnations (incarnation.lua). Thread-safe.
  */
 final class RedisLeases {
   private final KeySchema keys;
@@ -86,22 +86,38 @@ final class RedisLeases {
     return out.orElseThrow().intValue();
   }
 
-  Optional<String> swapIncarnation(String model, String pod, String incarnation, Duration ttl) {
-    Check.name(model, "model");
-    Check.name(pod, "pod");
+  Optional<String> incarnation(StreamId stream) {
+    Check.notNull(stream, "stream");
+    byte[] recorded =
+        this.<byte[]>incarnationCall(stream, ScriptOutputType.VALUE, "get").orElseThrow();
+    return recorded == null ? Optional.empty() : Optional.of(text(recorded));
+  }
+
+  boolean recordIncarnation(StreamId stream, String expected, String incarnation, Duration ttl) {
+    Check.notNull(stream, "stream");
     Check.notBlank(incarnation, "incarnation");
     long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
-    RedisOutcome<byte[]> out =
-        Await.of(
-            writes
-                .<byte[]>run(
-                    Scripts.INCARNATION,
-                    ScriptOutputType.VALUE,
-                    new byte[][] {keys.incarnation(model, pod)},
-                    utf8(incarnation),
-                    ascii(ttlMs))
-                .toCompletableFuture());
-    byte[] old = out.orElseThrow();
-    return old == null ? Optional.empty() : Optional.of(text(old));
+    Long set =
+        this.<Long>incarnationCall(
+                stream,
+                ScriptOutputType.INTEGER,
+                "set",
+                expected == null ? "" : expected,
+                incarnation,
+                Long.toString(ttlMs))
+            .orElseThrow();
+    return set == 1;
+  }
+
+  private <T> RedisOutcome<T> incarnationCall(
+      StreamId stream, ScriptOutputType type, String... args) {
+    byte[][] argv = new byte[args.length][];
+    for (int i = 0; i < args.length; i++) {
+      argv[i] = utf8(args[i]);
+    }
+    return Await.of(
+        writes
+            .<T>run(Scripts.INCARNATION, type, new byte[][] {keys.incarnation(stream)}, argv)
+            .toCompletableFuture());
   }
 }

@@ -7,8 +7,6 @@ import io.kvindex.ingester.reconcile.MetricsScraper.Failed;
 import io.kvindex.ingester.reconcile.MetricsScraper.Page;
 import io.kvindex.ingester.reconcile.MetricsScraper.Result;
 import io.kvindex.ingester.stream.StreamWorker;
-import io.kvindex.redis.RedisUnavailableException;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -37,16 +35,13 @@ import org.slf4j.LoggerFactory;
 public final class Reconciler {
   private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
 
-  private static final java.time.Duration INCARNATION_TTL = java.time.Duration.ofDays(1);
-
   private final Shared shared;
   private final Coordinator coordinator;
   private final MetricsScraper scraper;
   private final Set<String> warnedTooLarge = new HashSet<>();
   private final Map<String, Long> unreachableSince = new ConcurrentHashMap<>();
   private final Map<StreamWorker, String> purgedFor = new ConcurrentHashMap<>();
-  private final Map<String, String> startTimes = new HashMap<>();
-  private final Map<StreamWorker, Integer> restartsSeen = new HashMap<>();
+  private final Incarnations incarnations;
   private final Map<io.kvindex.index.StreamId, Boolean> asleep = new ConcurrentHashMap<>();
 
   public Reconciler(Shared shared, Coordinator coordinator) {
@@ -54,6 +49,8 @@ public final class Reconciler {
     this.coordinator = coordinator;
     this.scraper =
         new MetricsScraper(shared.config().scrapeTimeout(), shared.config().maxScrapeBytes());
+    this.incarnations =
+        new Incarnations(shared.index(), () -> shared.metrics().swallowed(Operation.INCARNATION));
   }
 
   /** Stops the scrapes' threads. */
@@ -88,11 +85,10 @@ public final class Reconciler {
           coordinator.workers().values().stream().collect(Collectors.groupingBy(w -> w.id().pod()));
       Set<StreamWorker> live = Set.copyOf(coordinator.workers().values());
       purgedFor.keySet().retainAll(live);
-      restartsSeen.keySet().retainAll(live);
+      incarnations.retain(live);
       scrapeAll(byPod);
       unreachableSince.keySet().retainAll(byPod.keySet());
       asleep.keySet().removeIf(s -> !byPod.containsKey(s.pod()));
-      startTimes.keySet().retainAll(byPod.keySet());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RuntimeException e) {
@@ -148,7 +144,7 @@ public final class Reconciler {
     unreachableSince.remove(pod);
     String start = EngineMetrics.processStart(page);
     if (start != null) {
-      checkIncarnation(pod, workers, start);
+      workers.forEach(w -> incarnations.check(w, start, shared.nanos()));
     }
     Map<Integer, Boolean> sleeping = EngineMetrics.asleepByEngine(page);
     Map<Integer, Integer> capacity = EngineMetrics.capacityByEngine(page);
@@ -160,35 +156,6 @@ public final class Reconciler {
       w.status().engineAsleep(now);
       purgedFor.remove(w);
     }
-  }
-
-  /**
-   * A changed process start time means the engine restarted, even when its sequence numbers have
-   * already passed the old watermark. The incarnation is also kept in Redis, so a new owner
-   * compares with what the last owner saw.
-   */
-  private void checkIncarnation(String pod, List<StreamWorker> workers, String start) {
-    String seen = startTimes.get(pod);
-    if (!start.equals(seen)) {
-      String model = workers.get(0).id().model();
-      String before;
-      try {
-        before = shared.index().swapIncarnation(model, pod, start, INCARNATION_TTL).orElse(null);
-      } catch (RedisUnavailableException e) {
-        shared.metrics().swallowed(Operation.INCARNATION);
-        return;
-      }
-      String reference = seen != null ? seen : before;
-      if (reference != null && !reference.equals(start)) {
-        for (StreamWorker w : workers) {
-          if (w.status().restarts() == restartsSeen.getOrDefault(w, 0)) {
-            w.status().requestRestart(); // not already seen through its sequence numbers
-          }
-        }
-      }
-      startTimes.put(pod, start);
-    }
-    workers.forEach(w -> restartsSeen.put(w, w.status().restarts()));
   }
 
   private void ensurePurged(StreamWorker w, String reason) {

@@ -315,13 +315,20 @@ public final class Coordinator implements StreamWorker.Listener {
     }
   }
 
-  /** Keeps idle owned pods live; a pod whose batches are being applied is refreshed by them. */
+  /**
+   * Keeps idle owned pods live while their event channels show that their engines are (a batch, a
+   * connected SUB socket answering heartbeats, a replay answer within a third of the liveness TTL),
+   * and their {@code /metrics}, if any, answers; a pod whose batches are being applied is refreshed
+   * by them. A pod whose channels all went silent is left to expire: lookups stop crediting it one
+   * liveness TTL later.
+   */
   private void heartbeat() {
     Set<List<String>> pods = new java.util.HashSet<>();
     long idle = shared.config().podLivenessTtl().toNanos() / 3;
     for (StreamWorker w : workers.values()) {
       if (w.status().state() == StreamStatus.State.RUNNING
           && shared.nanos() - w.status().lastAppliedNanos() > idle
+          && w.status().silentNanos() < idle
           && podReachable.test(w.id().pod())) {
         pods.add(List.of(w.id().model(), w.id().pod()));
       }

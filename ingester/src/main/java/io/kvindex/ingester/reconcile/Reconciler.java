@@ -41,6 +41,7 @@ public final class Reconciler {
   private final Set<String> warnedTooLarge = new HashSet<>();
   private final Map<String, Long> unreachableSince = new ConcurrentHashMap<>();
   private final Map<StreamWorker, String> purgedFor = new ConcurrentHashMap<>();
+  private final Set<StreamWorker> channelLost = ConcurrentHashMap.newKeySet();
   private final Incarnations incarnations;
   private final Map<io.kvindex.index.StreamId, Boolean> asleep = new ConcurrentHashMap<>();
 
@@ -70,6 +71,7 @@ public final class Reconciler {
    */
   public void indexReset() {
     purgedFor.clear();
+    channelLost.clear();
   }
 
   /** Whether a stream's engine said it sleeps at the last scrape of its pod. */
@@ -86,6 +88,7 @@ public final class Reconciler {
       Set<StreamWorker> live = Set.copyOf(coordinator.workers().values());
       purgedFor.keySet().retainAll(live);
       incarnations.retain(live);
+      checkChannels(live);
       scrapeAll(byPod);
       unreachableSince.keySet().retainAll(byPod.keySet());
       asleep.keySet().removeIf(s -> !byPod.containsKey(s.pod()));
@@ -155,6 +158,30 @@ public final class Reconciler {
       asleep.put(w.id(), now);
       w.status().engineAsleep(now);
       purgedFor.remove(w);
+    }
+  }
+
+  /**
+   * Purges, once per episode, each stream whose event channel has shown no sign of its engine (no
+   * batch, no connection answering heartbeats, no replay answer) for the unreachable bound: its
+   * entries may be stale, and nothing would tell (one of several ranks going silent keeps its pod
+   * live, and a pod without {@code /metrics} has nothing else).
+   */
+  private void checkChannels(Set<StreamWorker> live) {
+    channelLost.retainAll(live);
+    long bound = shared.config().unreachableAfter().toNanos();
+    for (StreamWorker w : live) {
+      long silentNanos = w.status().silentNanos();
+      if (silentNanos <= bound) {
+        channelLost.remove(w);
+      } else if (channelLost.add(w)) {
+        log.info(
+            "pod={} stream={}: no batch, connection or replay answer for {} ms; purging",
+            w.id().pod(),
+            w.id(),
+            silentNanos / 1_000_000);
+        w.status().requestPurge("event_channel_lost");
+      }
     }
   }
 

@@ -255,8 +255,12 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * Registers an ingester replica as alive until now + ttl and tells how many replicas are alive
-   * (itself included), so that replicas can share the streams fairly.
+   * (itself included), so that replicas can share the streams fairly. A replica name belongs to the
+   * index instance that registered it while its entry lives.
    *
+   * @throws ReplicaConflictException if another live process (another index instance) holds the
+   *     name: leases name their owner, so two processes under one name would pass each other's
+   *     fencing
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
   int registerReplica(String replica, Duration ttl);

@@ -149,6 +149,11 @@ public final class KeySchema {
     return key("ingesters", "replicas");
   }
 
+  /** Which process holds each live replica name (hash: replica -> the process's run id). */
+  byte[] replicaProcesses() {
+    return key("ingesters", "replica-processes");
+  }
+
   /**
    * The engine incarnation (its process start time) a stream's entries came from, as its owners
    * confirmed it (incarnation.lua).

@@ -7,6 +7,7 @@ import static io.kvindex.index.redis.Bytes.utf8;
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.index.Lease;
+import io.kvindex.index.ReplicaConflictException;
 import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
@@ -21,6 +22,9 @@ import java.util.Optional;
 final class RedisLeases {
   private final KeySchema keys;
   private final ScriptRunner writes;
+
+  /** This index instance's run id in the replica registry: a replica name is held by one. */
+  private final String process = java.util.UUID.randomUUID().toString();
 
   RedisLeases(KeySchema keys, ScriptRunner writes) {
     this.keys = keys;
@@ -65,11 +69,20 @@ final class RedisLeases {
 
   int registerReplica(String replica, Duration ttl) {
     long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
-    return registry(Check.name(replica, "replica"), Math.max(1, ttlMs));
+    int live = registry(Check.name(replica, "replica"), Math.max(1, ttlMs));
+    if (live < 0) {
+      throw new ReplicaConflictException(
+          "replica id '"
+              + replica
+              + "' is registered by another live ingester of this index: give each replica its own --replica-id (the default, $HOSTNAME-<random>,"
+              + " always is); a replica that restarts under its old id waits for the old entry"
+              + " to expire (one lease TTL)");
+    }
+    return live;
   }
 
   void deregisterReplica(String replica) {
-    registry(Check.name(replica, "replica"), -1);
+    registry(Check.name(replica, "replica"), -1); // another process's name is left alone
   }
 
   private int registry(String replica, long ttlMillis) {
@@ -79,9 +92,10 @@ final class RedisLeases {
                 .<Long>run(
                     Scripts.REGISTRY,
                     ScriptOutputType.INTEGER,
-                    new byte[][] {keys.replicas()},
+                    new byte[][] {keys.replicas(), keys.replicaProcesses()},
                     utf8(replica),
-                    ascii(ttlMillis))
+                    ascii(ttlMillis),
+                    utf8(process))
                 .toCompletableFuture());
     return out.orElseThrow().intValue();
   }

@@ -315,6 +315,16 @@ public final class KeySchema {
     return podKey(model, pod, "touch:");
   }
 
+  /**
+   * The ids of a pod's latest touches (infer.lua: 8 bytes each, newest first, with the touch
+   * stream's PX), so that a touch retried after a lost reply is not added twice. Named under {@code
+   * touch:}, which a router's Redis user may write.
+   */
+  byte[] touchIds(String model, String pod) {
+    byte[] digest = sha256(podField(model, pod));
+    return key(groupOf(model, pod), "touch:" + HEX.formatHex(digest, 0, 16) + ":ids");
+  }
+
   private byte[] podKey(String model, String pod, String kind) {
     byte[] digest = sha256(podField(model, pod));
     return key(groupOf(model, pod), kind + HEX.formatHex(digest, 0, 16));

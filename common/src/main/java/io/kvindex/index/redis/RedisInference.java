@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Inferred evictions in Redis (infer.lua, two keys per pod in its group): the mark that a pod's
@@ -73,17 +74,19 @@ final class RedisInference {
     for (int i = 0; i < n; i++) {
       packed.putLong(blockKeys[i]);
     }
+    byte[] id = ByteBuffer.allocate(8).putLong(ThreadLocalRandom.current().nextLong()).array();
     return writes
         .<Long>run(
             Scripts.INFER,
             ScriptOutputType.INTEGER,
-            new byte[][] {key},
+            new byte[][] {key, keys.touchIds(model, pod)},
             ascii("touch"),
             ascii(rank),
             packed.array(),
             ascii(errorBlocks),
             ascii(PrefixIndex.MAX_TOUCHES),
-            ascii(ms))
+            ascii(ms),
+            id)
         .toCompletableFuture()
         .thenApply(RedisOutcome::isDone);
   }

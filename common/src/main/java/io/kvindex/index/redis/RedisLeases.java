@@ -74,8 +74,9 @@ final class RedisLeases {
       throw new ReplicaConflictException(
           "replica id '"
               + replica
-              + "' is registered by another live ingester of this index: give each replica its own --replica-id (the default, $HOSTNAME-<random>,"
-              + " always is); a replica that restarts under its old id waits for the old entry"
+              + "' is registered by another live ingester of this index: give each replica"
+              + " its own --replica-id (the default, $HOSTNAME-<random>, always is); a replica"
+              + " that restarts under its old id waits for the old entry"
               + " to expire (one lease TTL)");
     }
     return live;

@@ -7,6 +7,7 @@ import io.kvindex.hash.BlockHashInputs;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.StreamId;
 import io.kvindex.index.redis.IndexReport;
 import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -373,7 +374,13 @@ class IngesterTest {
       rig.awaitEqual(pod, rank, fleet.everHeld(), WAIT);
       watermarks[rank] = pod.nextSequence(rank) - 1;
     }
-    Await.until(WAIT, "incarnation recorded", () -> rig.incarnationRecorded());
+    for (int rank = 0; rank < 2; rank++) {
+      StreamId stream = new StreamId(Fleet.MODEL, pod.name(), rank);
+      Await.until(
+          WAIT,
+          stream + "'s incarnation recorded",
+          () -> rig.index().incarnation(stream).isPresent());
+    }
     first.close();
 
     pod.restart(); // while nobody watches, and each rank's new engine runs past its watermark

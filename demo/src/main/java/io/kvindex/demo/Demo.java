@@ -16,8 +16,9 @@ import java.util.function.BooleanSupplier;
  * The whole stack on one machine, and what it gained: replays one workload through kvindex routing
  * (Redis, simulated pods, two ingesters, two routers; the gateway sends each engine's cached_tokens
  * back, closing the loop) and through the oracle (the pods' true caches), round-robin and random
- * routing on fresh fleets of the same shape; midway resets one pod's prefix cache, restarts one pod
- * and kills one ingester; then audits the index against the pods' ground truth at quiescence.
+ * routing on fresh fleets of the same shape; midway resets the prefix cache of the pod holding the
+ * most blocks, restarts another pod's engine and kills one ingester; then audits the index against
+ * the pods' ground truth at quiescence.
  *
  * <pre>{@code
  * DemoReport report = Demo.run(DemoConfig.builder().pods(4).build(), new PrintWriter(System.out));
@@ -27,7 +28,6 @@ import java.util.function.BooleanSupplier;
  * <p>Thread-safe: each call runs its own stack and cleans it up before it returns.
  */
 public final class Demo {
-  static final String RESET_POD = "pod-1";
   static final String RESTART_POD = "pod-2";
   static final String KILLED_INGESTER = "ingester-2";
   static final String SURVIVOR = "ingester-1";
@@ -54,6 +54,8 @@ public final class Demo {
   private volatile Duration takeover;
   private Run.Result kvindexRun;
   private IngestStats beforeKill;
+  private PrefixCacheReset reset;
+  private String restarted = RESTART_POD;
 
   private Demo(DemoConfig config, PrintWriter out) {
     this.config = config;
@@ -98,6 +100,7 @@ public final class Demo {
       stack.ingesters().forEach((name, i) -> registries.put(name, i.meterRegistry()));
       awaitLeases(stack);
       routeThroughKvindex(stack, report);
+      report.reset(reset).restarted(restarted);
       quiesce(stack);
       report.ingest(stats(stack));
       report.accuracy(audit(stack));
@@ -117,7 +120,8 @@ public final class Demo {
         () -> "the ingesters lease only " + stats(stack).leasesHeld() + " streams");
   }
 
-  private void routeThroughKvindex(Stack stack, DemoReport.Builder report) {
+  private void routeThroughKvindex(Stack stack, DemoReport.Builder report)
+      throws InterruptedException {
     RouterPolicy router = new RouterPolicy(stack.routers(), stack.fleet().names());
     Fleet fleet = stack.fleet();
     Run run = new Run(requests, fleet, new Policy(Policy.KVINDEX, router));
@@ -140,13 +144,23 @@ public final class Demo {
         run.atFractionOfLimit(settled, SETTLED, () -> {});
       }
     }
-    run.atFractionOfLimit(0.4, RESET, () -> reset(fleet))
+    run.atFractionOfLimit(0.4, RESET, () -> reset(fleet, stack))
         .atFractionOfLimit(0.5, RESTART, () -> restart(fleet))
         .atFractionOfLimit(0.6, KILL, () -> kill(stack))
         .onProgress(r -> progress.update(r, stats(stack)));
     Run.Result result = run.execute();
     kvindexRun = result;
     progress.done(result);
+    if (reset != null) {
+      reset.afterRun(
+          result.fired().get(RESET),
+          fleet,
+          router,
+          new RouterClient(stack.routers()),
+          requests,
+          stack.auditInspector());
+      reset.probe().ifPresent(progress::line);
+    }
     report
         .result(result)
         .routing(router.reasons(), router.failures(), router.lastFailure())
@@ -165,24 +179,39 @@ public final class Demo {
     progress.line("every engine now evicts without publishing BlockRemoved (silent eviction)");
   }
 
+  private void reset(Fleet fleet, Stack stack) {
+    reset = PrefixCacheReset.fire(fleet, stack.auditInspector());
+    progress.line(
+        "reset "
+            + reset.pod()
+            + "'s prefix cache, which held "
+            + reset.heldBlocks()
+            + " blocks; its AllBlocksCleared goes out with the engine's next step");
+  }
+
   /** The pod faults at the requests where the kvindex run had them. */
   private Run samePodFaults(Run run, Fleet fleet) {
     Map<String, Integer> fired = kvindexRun.fired();
     if (fired.containsKey(RESET)) {
-      run.at(fired.get(RESET), () -> reset(fleet));
+      run.at(fired.get(RESET), () -> fleet.pod(reset.pod()).resetPrefixCache());
     }
     if (fired.containsKey(RESTART)) {
-      run.at(fired.get(RESTART), () -> restart(fleet));
+      run.at(fired.get(RESTART), () -> fleet.pod(restarted).restart());
     }
     return run;
   }
 
-  private void reset(Fleet fleet) {
-    fleet.pod(RESET_POD).resetPrefixCache();
-  }
-
+  /**
+   * Restarts pod-2's engine, or, when pod-2 is the one whose cache was reset or there is no pod-2,
+   * the first other pod's.
+   */
   private void restart(Fleet fleet) {
-    fleet.pod(RESTART_POD).restart();
+    String spared = reset == null ? null : reset.pod();
+    List<String> names = fleet.names();
+    if (!names.contains(RESTART_POD) || RESTART_POD.equals(spared)) {
+      restarted = names.stream().filter(n -> !n.equals(spared)).findFirst().orElseThrow();
+    }
+    fleet.pod(restarted).restart();
   }
 
   private void kill(Stack stack) {

@@ -151,13 +151,13 @@ final class PrefixCacheReset {
           : String.format(
               Locale.ROOT,
               "handled: its AllBlocksCleared went out with the engine's next step (batch %d,"
-                  + " request %d) and purged the pod's entries; of the %d requests %s served from"
-                  + " the reset on, %d were over-predicted",
+                  + " request %d) and purged the pod's entries; over-predicted: %d of the %d"
+                  + " requests %s served from the reset on",
               clearBatch,
               publishedWith,
+              afterReset.over(),
               afterReset.observed(),
-              pod,
-              afterReset.over());
+              pod);
     }
     if (probe == null) {
       return "NOT handled: its AllBlocksCleared was never published";

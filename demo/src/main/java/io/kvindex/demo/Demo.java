@@ -102,6 +102,9 @@ public final class Demo {
       routeThroughKvindex(stack, report);
       report.reset(reset).restarted(restarted);
       quiesce(stack);
+      if (reset != null && reset.probed()) {
+        awaitClearCounted(stack);
+      }
       report.ingest(stats(stack));
       report.accuracy(audit(stack));
     }
@@ -249,6 +252,20 @@ public final class Demo {
         QUIESCENCE_TIMEOUT,
         () -> lagging(stack).isEmpty(),
         () -> "streams still behind: " + lagging(stack));
+  }
+
+  /**
+   * The request sent after the run to an engine whose clear was still queued makes the stack's last
+   * batch: quiescence sees Redis's watermark reach it a moment before the ingester has taken the
+   * reply in and counted the purge. Waits for that count (the summary reads it next), for up to the
+   * quiescence timeout; the summary says so if it never comes.
+   */
+  private void awaitClearCounted(Stack stack) throws InterruptedException {
+    long deadline = System.nanoTime() + QUIESCENCE_TIMEOUT.toNanos();
+    while (stats(stack).purges().getOrDefault("all_blocks_cleared", 0L) == 0
+        && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
   }
 
   private List<String> lagging(Stack stack) {

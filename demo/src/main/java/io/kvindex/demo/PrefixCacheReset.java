@@ -73,6 +73,11 @@ final class PrefixCacheReset {
     return heldBlocks;
   }
 
+  /** Whether {@link #afterRun} sent the engine a request, and it published the clear. */
+  boolean probed() {
+    return probe != null && probe.published();
+  }
+
   /** A progress line about the request {@link #afterRun} sent the engine, if it sent one. */
   Optional<String> probe() {
     return Optional.ofNullable(probe)

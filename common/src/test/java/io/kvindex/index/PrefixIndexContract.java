@@ -249,6 +249,32 @@ public abstract class PrefixIndexContract {
         .isEqualTo(2);
   }
 
+  /**
+   * A rebuild whose history so far stores nothing (a clear, removals) holds no slot, and is still a
+   * rebuild: a new owner that takes it over goes on staged, or the history it applies next would
+   * show lookups a past state.
+   */
+  @Test
+  void applyStaged_nothingHeldYet_stillStagedUntilPublished() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    Lease t = lease(index, s);
+    assertThat(
+            index.apply(s, Events.mode(s), 0, t, batch(removed(hashes(3, 1), null)), true).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(index.watermark(s)).hasValue(0);
+    assertThat(index.staged(s)).as("a staged rebuild holding nothing yet").isTrue();
+    assertThat(index.publish(s, t)).isEqualTo(PurgeStatus.PURGED);
+    assertThat(index.staged(s)).as("published").isFalse();
+    assertThat(index.watermark(s)).hasValue(0);
+
+    index.apply(s, Events.mode(s), 1, t, batch(removed(hashes(4, 1), null)), true);
+    assertThat(index.staged(s)).isTrue();
+    index.apply(s, Events.mode(s), 2, t, batch());
+    assertThat(index.staged(s)).as("an unstaged batch ends it").isFalse();
+    assertThat(index.watermark(s)).hasValue(2);
+  }
+
   @Test
   void lookup_tiers_depthsAndScore() {
     PrefixIndex index = open();

@@ -303,7 +303,8 @@ public final class RedisInspector {
       String[] parts = stream.split("\\|", 3);
       int slot = Integer.parseInt(parts[0]);
       Long watermark = parts.length > 1 && !parts[1].isEmpty() ? Long.valueOf(parts[1]) : null;
-      String inProgress = parts.length > 2 ? inProgress(parts[2]) : null;
+      boolean stagedEmpty = parts.length > 2 && parts[2].equals("s"); // see lib.lua, parseStream
+      String inProgress = parts.length > 2 && !stagedEmpty ? inProgress(parts[2]) : null;
       byte[] leaseKey = keys.lease(new io.kvindex.index.StreamId(name[0], name[1], rank));
       CompletableFuture<byte[]> lease = redis.get(leaseKey).toCompletableFuture();
       CompletableFuture<Long> ttl = redis.pttl(leaseKey).toCompletableFuture();
@@ -321,7 +322,7 @@ public final class RedisInspector {
                 return new Rank(
                     rank,
                     slot,
-                    slot != 0 && !lists(record, slot, rank),
+                    stagedEmpty || (slot != 0 && !lists(record, slot, rank)),
                     watermark,
                     inProgress,
                     owner,

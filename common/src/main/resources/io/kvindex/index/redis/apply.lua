@@ -725,5 +725,7 @@ if to < total then
     ':' .. string.format('%d', to) .. ':' .. digest .. (tailDropped and ':x' or ''))
   return {'CHUNK', wm or -1, stored, removed, dropped, to}
 end
-redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq))
+-- A staged rebuild that holds no slot is marked as such: a new owner must go on staged.
+redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq) ..
+  ((slot == 0 and ARGV[13] == '1') and '|s' or ''))
 return {'APPLIED', seq, stored, removed, dropped, total}

@@ -60,12 +60,14 @@ end
 
 -- A stream record's slot (0 for none), watermark (nil for none), watermark as written (''), and
 -- the batch being applied in chunks, if any: its sequence, the blocks of its call done, the digest
--- of the call's events, and whether the blocks done ended in a dropped token store (see apply.lua).
+-- of the call's events, and whether the blocks done ended in a dropped token store (see apply.lua);
+-- last, whether it is a staged rebuild that holds no slot yet ('<0>|<wm>|s': its history so far
+-- stored nothing, and it stays staged until published or an unstaged batch is applied).
 local function parseStream(rec)
   if not rec then return 0, nil, '' end
   local s, w, rest = string.match(rec, '^(%d+)|(%d*)(.*)$')
   local ps, pd, digest, tail = string.match(rest, '^|(%d+):(%d+):(%x+)(:?x?)$')
-  return tonumber(s), tonumber(w), w, tonumber(ps), tonumber(pd), digest, tail == ':x'
+  return tonumber(s), tonumber(w), w, tonumber(ps), tonumber(pd), digest, tail == ':x', rest == '|s'
 end
 
 -- A pod record's (slot, rank) pairs without those of one rank (2 bytes).

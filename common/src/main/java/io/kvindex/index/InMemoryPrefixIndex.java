@@ -527,13 +527,20 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<Boolean> touchAsync(
-      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl) {
+      String model,
+      String pod,
+      int rank,
+      long[] blockKeys,
+      int errorBlocks,
+      int cachedBlocks,
+      Duration ttl) {
     Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
     Check.notNull(blockKeys, "blockKeys");
     Check.atLeastOneMilli(ttl, "ttl");
     long[] first = Arrays.copyOf(blockKeys, Math.min(blockKeys.length, MAX_TOUCH_BLOCKS));
     ArrayDeque<Touched> kept = touches.computeIfAbsent(key, k -> new ArrayDeque<>());
-    kept.addLast(new Touched(++touchIds, new Touch(rank, first, errorBlocks)));
+    Touch touch = new Touch(rank, first, errorBlocks, cachedBlocks, now());
+    kept.addLast(new Touched(++touchIds, touch));
     while (kept.size() > MAX_TOUCHES) {
       kept.removeFirst();
     }

@@ -331,17 +331,25 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * Records that an observed request went to {@code pod}, whose evictions are inferred, with the
-   * prompt's block keys (once served, the engine holds them all) and the prediction's error. The
-   * owners of the pod's streams read them in order ({@link #touches}). A pod keeps its latest
-   * {@value #MAX_TOUCHES} touches for {@code ttl} after the last one. Best effort, never blocks.
+   * prompt's block keys, how many of them the engine served from its cache and the prediction's
+   * error. The owners of the pod's streams read them in order ({@link #touches}) and restore from
+   * them only what their own model removed, within the cached depth. A pod keeps its latest {@value
+   * #MAX_TOUCHES} touches for {@code ttl} after the last one. Best effort, never blocks.
    *
    * @param blockKeys the prompt's block keys, block 0 first; only the first {@value
    *     #MAX_TOUCH_BLOCKS} are recorded (read, never kept)
    * @param errorBlocks the prediction's error for the request, in blocks (see {@link Touch})
+   * @param cachedBlocks the blocks the engine reported cached, from block 0, at least 0
    * @return true if recorded, false if Redis was unavailable
    */
   CompletableFuture<Boolean> touchAsync(
-      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl);
+      String model,
+      String pod,
+      int rank,
+      long[] blockKeys,
+      int errorBlocks,
+      int cachedBlocks,
+      Duration ttl);
 
   /**
    * The touches of the stream's pod recorded after {@code cursor}, oldest first, at most {@code

@@ -649,14 +649,19 @@ public abstract class PrefixIndexContract {
     StreamId rank1 = new StreamId(MODEL, "p:{x}", 1);
     String start = index.touches(rank0, null, 10).cursor();
     assertThat(index.touches(rank0, start, 10).touches()).isEmpty();
-    index.touchAsync(MODEL, "p:{x}", 0, new long[] {1, -2, Long.MAX_VALUE}, 3, LONG).join();
-    index.touchAsync(MODEL, "p:{x}", 1, new long[] {1}, -40, LONG).join();
-    index.touchAsync(MODEL, "other", 0, new long[] {9}, 0, LONG).join();
-    index.touchAsync(MODEL, "p:{x}", 0, new long[] {}, 0, LONG).join();
+    long before = System.currentTimeMillis();
+    index.touchAsync(MODEL, "p:{x}", 0, new long[] {1, -2, Long.MAX_VALUE}, 3, 2, LONG).join();
+    index.touchAsync(MODEL, "p:{x}", 1, new long[] {1}, -40, 1, LONG).join();
+    index.touchAsync(MODEL, "other", 0, new long[] {9}, 0, 0, LONG).join();
+    index.touchAsync(MODEL, "p:{x}", 0, new long[] {}, 0, 0, LONG).join();
 
     Touches first = index.touches(rank0, start, 2);
     assertThat(first.touches()).extracting(Touch::rank).containsExactly(0, 1);
     assertThat(first.touches()).extracting(Touch::errorBlocks).containsExactly(3, -40);
+    assertThat(first.touches()).extracting(Touch::cachedBlocks).containsExactly(2, 1);
+    assertThat(first.touches().get(0).atMillis())
+        .as("recorded now, by the index's clock")
+        .isBetween(before - 5_000, System.currentTimeMillis() + 5_000);
     assertThat(first.touches().get(0).blockKeys()).containsExactly(1, -2, Long.MAX_VALUE);
     Touches rest = index.touches(rank0, first.cursor(), 10);
     assertThat(rest.touches()).hasSize(1);
@@ -676,14 +681,14 @@ public abstract class PrefixIndexContract {
     String start = index.touches(stream, null, 1).cursor();
     long[] keys = new long[PrefixIndex.MAX_TOUCH_BLOCKS + 5];
     keys[PrefixIndex.MAX_TOUCH_BLOCKS - 1] = 77;
-    index.touchAsync(MODEL, "p", 0, keys, 0, LONG).join();
+    index.touchAsync(MODEL, "p", 0, keys, 0, 0, LONG).join();
     Touches longOne = index.touches(stream, start, 10);
     assertThat(longOne.touches().get(0).blockKeys())
         .hasSize(PrefixIndex.MAX_TOUCH_BLOCKS)
         .endsWith(77);
 
     for (int i = 0; i < PrefixIndex.MAX_TOUCHES + 300; i++) {
-      index.touchAsync(MODEL, "p", 0, new long[] {i}, 0, LONG).join();
+      index.touchAsync(MODEL, "p", 0, new long[] {i}, 0, 0, LONG).join();
     }
     List<Touch> all = new ArrayList<>();
     String cursor = start;

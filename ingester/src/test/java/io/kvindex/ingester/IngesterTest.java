@@ -233,7 +233,10 @@ class IngesterTest {
       int error =
           Math.min(predicted, reportable) - Math.min(done.cachedTokens() / Fleet.BLOCK, reportable);
       over += error > 0 ? 1 : 0;
-      rig.index().touchAsync(Fleet.MODEL, pod.name(), 0, keys, error, Duration.ofMinutes(1)).join();
+      int cached = Math.min(done.cachedTokens() / Fleet.BLOCK, reportable);
+      rig.index()
+          .touchAsync(Fleet.MODEL, pod.name(), 0, keys, error, cached, Duration.ofMinutes(1))
+          .join();
       histories.set(c, prompt.length > 20 * Fleet.BLOCK ? tokens(random, Fleet.BLOCK) : prompt);
     }
     return over;

@@ -95,7 +95,14 @@ final class ClosedLoop {
     metrics.observed(o.pod(), error);
     if (o.blockKeys() != null && evictionsInferred(o.model(), o.pod())) {
       index
-          .touchAsync(o.model(), o.pod(), o.rank(), o.blockKeys(), error, TOUCH_TTL)
+          .touchAsync(
+              o.model(),
+              o.pod(),
+              o.rank(),
+              o.blockKeys(),
+              error,
+              o.actual(keys.blockSize()),
+              TOUCH_TTL)
           .whenComplete((done, e) -> metrics.touch(e == null && done));
     }
     DriftWatch.Judged judged = watch.observe(o.model(), o.pod(), error, nanos.getAsLong());

@@ -63,10 +63,17 @@ final class RedisInference {
   }
 
   CompletableFuture<Boolean> touch(
-      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl) {
+      String model,
+      String pod,
+      int rank,
+      long[] blockKeys,
+      int errorBlocks,
+      int cachedBlocks,
+      Duration ttl) {
     byte[] key = keys.touches(Check.name(model, "model"), Check.name(pod, "pod"));
     Check.atLeast(rank, -1, "rank");
     Check.notNull(blockKeys, "blockKeys");
+    Check.atLeast(cachedBlocks, 0, "cachedBlocks");
     long ms = Check.atLeastOneMilli(ttl, "ttl").toMillis();
     int n = Math.min(blockKeys.length, PrefixIndex.MAX_TOUCH_BLOCKS);
     ByteBuffer packed = ByteBuffer.allocate(8 * n);
@@ -83,9 +90,16 @@ final class RedisInference {
             packed.array(),
             ascii(errorBlocks),
             ascii(PrefixIndex.MAX_TOUCHES),
-            ascii(ms))
+            ascii(ms),
+            ascii(cachedBlocks))
         .toCompletableFuture()
         .thenApply(RedisOutcome::isDone);
+  }
+
+  /** The time part of a stream entry's id ({@code <ms>-<n>}). */
+  private static long entryMillis(String id) {
+    int dash = id.indexOf('-');
+    return Long.parseLong(dash < 0 ? id : id.substring(0, dash));
   }
 
   Touches read(StreamId stream, String cursor, int max) {
@@ -113,9 +127,9 @@ final class RedisInference {
                         ascii(max))
                     .toCompletableFuture())
             .orElseThrow();
-    List<Touch> out = new ArrayList<>(flat.size() / 4);
+    List<Touch> out = new ArrayList<>(flat.size() / 5);
     String next = cursor;
-    for (int i = 0; i + 3 < flat.size(); i += 4) {
+    for (int i = 0; i + 4 < flat.size(); i += 5) {
       next = text(flat.get(i));
       ByteBuffer packed = ByteBuffer.wrap((byte[]) flat.get(i + 2));
       long[] blockKeys = new long[packed.remaining() / 8];
@@ -123,7 +137,9 @@ final class RedisInference {
         blockKeys[b] = packed.getLong();
       }
       int rank = (int) decimal((byte[]) flat.get(i + 1));
-      out.add(new Touch(rank, blockKeys, (int) decimal((byte[]) flat.get(i + 3))));
+      int error = (int) decimal((byte[]) flat.get(i + 3));
+      int cached = (int) Math.max(0, decimal((byte[]) flat.get(i + 4)));
+      out.add(new Touch(rank, blockKeys, error, cached, entryMillis(next)));
     }
     return new Touches(out, next);
   }

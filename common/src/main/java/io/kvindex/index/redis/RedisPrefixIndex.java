@@ -503,8 +503,14 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<Boolean> touchAsync(
-      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl) {
-    return inference.touch(model, pod, rank, blockKeys, errorBlocks, ttl);
+      String model,
+      String pod,
+      int rank,
+      long[] blockKeys,
+      int errorBlocks,
+      int cachedBlocks,
+      Duration ttl) {
+    return inference.touch(model, pod, rank, blockKeys, errorBlocks, cachedBlocks, ttl);
   }
 
   @Override

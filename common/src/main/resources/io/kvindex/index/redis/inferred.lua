@@ -6,7 +6,8 @@
 if ARGV[1] == 'state' then
   return redis.call('GET', KEYS[1])
 elseif ARGV[1] == 'read' then
-  -- id, rank, keys, error of each entry after the cursor, flat, oldest first
+  -- id, rank, keys, error, cached blocks of each entry after the cursor, flat, oldest first (an
+  -- entry without 'c', from a router that did not send it, restores nothing)
   local out = {}
   for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '(' .. ARGV[2], '+', 'COUNT', ARGV[3])) do
     local fields = {}
@@ -17,6 +18,7 @@ elseif ARGV[1] == 'read' then
     out[#out + 1] = fields['r'] or '0'
     out[#out + 1] = fields['k'] or ''
     out[#out + 1] = fields['e'] or '0'
+    out[#out + 1] = fields['c'] or '0'
   end
   return out
 elseif ARGV[1] == 'last' then

@@ -180,7 +180,7 @@ class AclUsersTest {
                 .join())
         .isEqualTo(ResyncStatus.REQUESTED);
     assertThat(index.evictionsInferred(MODEL, STREAM.pod()).join()).hasValue(1024);
-    assertThat(index.touchAsync(MODEL, STREAM.pod(), 0, keys, 0, Duration.ofMinutes(1)).join())
+    assertThat(index.touchAsync(MODEL, STREAM.pod(), 0, keys, 0, 0, Duration.ofMinutes(1)).join())
         .isTrue();
   }
 

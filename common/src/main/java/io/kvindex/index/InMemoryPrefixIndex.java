@@ -61,6 +61,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<String, Long> replicas = new HashMap<>();
   private final Map<Pod, String> incarnations = new HashMap<>();
   private final Map<Pod, Resync> resyncs = new HashMap<>();
+  private final Map<StreamId, Long> resyncsTaken = new HashMap<>();
   private final Map<Pod, Inferred> inferred = new HashMap<>();
   private final Map<Pod, ArrayDeque<Touched>> touches = new HashMap<>();
   private long touchIds;
@@ -495,14 +496,18 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized Optional<String> takeResync(StreamId stream) {
+  public synchronized Optional<String> takeResync(StreamId stream, Duration spacing) {
     Check.notNull(stream, "stream");
+    long least = Check.atLeastOneMilli(spacing, "spacing").toMillis();
     Resync standing = resyncs.get(new Pod(stream.model(), stream.pod()));
+    Long last = resyncsTaken.get(stream);
     if (standing == null
         || standing.untilMillis() <= now()
+        || (last != null && now() - last < least)
         || !standing.takenByRank().add(stream.dpRank())) {
       return Optional.empty();
     }
+    resyncsTaken.put(stream, now());
     return Optional.of(standing.note());
   }
 

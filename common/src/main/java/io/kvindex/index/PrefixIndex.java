@@ -296,12 +296,17 @@ public interface PrefixIndex extends AutoCloseable {
   /**
    * Takes the standing resync request of the stream's pod, once per stream: the owner of the stream
    * calls this, then resyncs it (each rank of the pod takes it once, whichever replica owns that
-   * rank). The request keeps standing, taken, until its interval ends.
+   * rank). The request keeps standing, taken, until its interval ends. A stream takes no request
+   * within {@code spacing} of the last one it took (the index records when, for every owner), so a
+   * pod is resynced at most once per spacing whatever routers ask and however often: a request made
+   * sooner is taken once the spacing has passed, if it still stands.
    *
-   * @return the request's note, or empty if none stands or this stream took it already
+   * @param spacing the least time between two resyncs of the stream, at least 1 ms
+   * @return the request's note, or empty if none stands, this stream took it already, or it took
+   *     the last one less than {@code spacing} ago
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
-  Optional<String> takeResync(StreamId stream);
+  Optional<String> takeResync(StreamId stream, Duration spacing);
 
   /**
    * Marks the pod's evictions as inferred until now + {@code ttl}: its engine does not publish them

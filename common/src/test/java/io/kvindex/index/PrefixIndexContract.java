@@ -605,6 +605,31 @@ public abstract class PrefixIndexContract {
     }
   }
 
+  /** A resync spacing that the tests of request intervals never reach. */
+  private static final Duration SPACED = Duration.ofMillis(1);
+
+  /**
+   * However often routers ask (a short interval, or a request whose key was deleted), a stream
+   * takes a resync at most once per spacing; another stream of the pod is not held back by it.
+   */
+  @Test
+  void takeResync_withinTheSpacingOfTheLast_notTakenWhateverIsAsked() {
+    PrefixIndex index = open();
+    Duration spacing = Duration.ofMillis(700);
+    Duration interval = Duration.ofMillis(20);
+    StreamId rank0 = new StreamId(MODEL, "p", 0);
+    StreamId rank1 = new StreamId(MODEL, "p", 1);
+    index.requestResyncAsync(MODEL, "p", "first", interval).join();
+    assertThat(index.takeResync(rank0, spacing)).contains("first");
+    Poll.until(
+        () ->
+            index.requestResyncAsync(MODEL, "p", "again", Duration.ofMinutes(1)).join()
+                == ResyncStatus.REQUESTED);
+    assertThat(index.takeResync(rank0, spacing)).as("within the spacing").isEmpty();
+    assertThat(index.takeResync(rank1, spacing)).as("another rank").contains("again");
+    Poll.until(() -> index.takeResync(rank0, spacing).isPresent());
+  }
+
   @Test
   void requestResync_onePerPodPerInterval_takenOncePerRank() {
     PrefixIndex index = open();
@@ -616,11 +641,11 @@ public abstract class PrefixIndexContract {
     assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
         .as("another router within the interval")
         .isEqualTo(ResyncStatus.STANDING);
-    assertThat(index.takeResync(new StreamId(MODEL, "other", 0))).isEmpty();
-    assertThat(index.takeResync(new StreamId(TOKEN_MODEL, "p:{x}", 0))).isEmpty();
-    assertThat(index.takeResync(rank0)).contains("router-a: 20/32");
-    assertThat(index.takeResync(rank0)).as("taken once").isEmpty();
-    assertThat(index.takeResync(rank1)).as("each rank once").contains("router-a: 20/32");
+    assertThat(index.takeResync(new StreamId(MODEL, "other", 0), SPACED)).isEmpty();
+    assertThat(index.takeResync(new StreamId(TOKEN_MODEL, "p:{x}", 0), SPACED)).isEmpty();
+    assertThat(index.takeResync(rank0, SPACED)).contains("router-a: 20/32");
+    assertThat(index.takeResync(rank0, SPACED)).as("taken once").isEmpty();
+    assertThat(index.takeResync(rank1, SPACED)).as("each rank once").contains("router-a: 20/32");
     assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
         .as("taken, it still stands until its interval ends")
         .isEqualTo(ResyncStatus.STANDING);
@@ -628,7 +653,7 @@ public abstract class PrefixIndexContract {
         () ->
             index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join()
                 == ResyncStatus.REQUESTED);
-    assertThat(index.takeResync(rank0)).contains("router-b");
+    assertThat(index.takeResync(rank0, SPACED)).contains("router-b");
   }
 
   @Test

@@ -105,9 +105,10 @@ class ClosedLoopTest {
           .as("one request stands per pod per interval, whichever router asks")
           .isEqualTo(1);
       assertThat(count(first, "kvindex.router.drift.suspects", "direction", "over")).isEqualTo(1);
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a")))
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a"), Duration.ofMillis(1)))
           .hasValueSatisfying(note -> assertThat(note).contains("over-predicted in 8 of"));
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a"))).isEmpty();
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a"), Duration.ofMillis(1)))
+          .isEmpty();
     }
   }
 
@@ -125,7 +126,8 @@ class ClosedLoopTest {
           .isEqualTo(1);
       assertThat(count(registry, "kvindex.router.resync.requests", "outcome", "requested"))
           .isZero();
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-b"))).isEmpty();
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-b"), Duration.ofMillis(1)))
+          .isEmpty();
     }
   }
 
@@ -192,8 +194,10 @@ class ClosedLoopTest {
       Poll.until(
           () -> count(registry, "kvindex.router.resync.requests", "outcome", "requested") == 1);
       assertThat(count(registry, "kvindex.router.resync.requests", "outcome", "off")).isEqualTo(1);
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-c"))).isPresent();
-      assertThat(ingester.index().takeResync(StreamId.of("t", "pod-t"))).isEmpty();
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-c"), Duration.ofMillis(1)))
+          .isPresent();
+      assertThat(ingester.index().takeResync(StreamId.of("t", "pod-t"), Duration.ofMillis(1)))
+          .isEmpty();
     }
   }
 }

@@ -213,6 +213,11 @@ public final class KeySchema {
     return prefixed((byte) 'p', streamField);
   }
 
+  /** The field of the time a stream last took a resync, in its group's activity hash. */
+  static byte[] resyncedField(byte[] streamField) {
+    return prefixed((byte) 'r', streamField);
+  }
+
   private static byte[] prefixed(byte kind, byte[] field) {
     return ByteBuffer.allocate(1 + field.length).put(kind).put(field).array();
   }

@@ -487,8 +487,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public Optional<String> takeResync(StreamId stream) {
-    return resyncs.take(stream);
+  public Optional<String> takeResync(StreamId stream, Duration spacing) {
+    return resyncs.take(stream, spacing);
   }
 
   @Override

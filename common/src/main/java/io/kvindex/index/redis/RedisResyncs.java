@@ -18,7 +18,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Resync requests (resync.lua, one key per pod in its group): made by routers, taken once per rank
- * by the owner of each of the pod's streams. Thread-safe.
+ * by the owner of each of the pod's streams, and by each stream at most once per spacing (the time
+ * of its last one is kept in the group's activity hash, which routers cannot write). Thread-safe.
  */
 final class RedisResyncs {
   private final KeySchema keys;
@@ -51,18 +52,22 @@ final class RedisResyncs {
             });
   }
 
-  Optional<String> take(StreamId stream) {
+  Optional<String> take(StreamId stream, Duration spacing) {
     Check.notNull(stream, "stream");
+    long ms = Check.atLeastOneMilli(spacing, "spacing").toMillis();
     byte[] key = keys.resync(stream.model(), stream.pod());
+    byte[] activity = keys.activity(keys.groupOf(stream.model(), stream.pod()));
     RedisOutcome<byte[]> out =
         Await.of(
             writes
                 .<byte[]>run(
                     Scripts.RESYNC,
                     ScriptOutputType.VALUE,
-                    new byte[][] {key},
+                    new byte[][] {key, activity},
                     ascii("take"),
-                    ascii(stream.dpRank()))
+                    ascii(stream.dpRank()),
+                    KeySchema.resyncedField(KeySchema.streamField(stream)),
+                    ascii(ms))
                 .toCompletableFuture());
     byte[] note = out.orElseThrow();
     return note == null ? Optional.empty() : Optional.of(text(note));

@@ -1,9 +1,14 @@
 -- kvindex resync: a request that the owners of a pod's streams purge them and replay what the
 -- engine's ring covers. One stands per pod per interval, whoever asks: a hash with the note in
 -- field 'n' and, once a stream's owner took it, a field 't<rank>' per rank, with the request's
--- PEXPIRE kept throughout. Each rank takes it once, whichever replica owns that rank.
--- KEYS: 1 the pod's resync key
--- ARGV: 1 'request' or 'take'; request: 2 note, 3 interval ms; take: 2 dp rank
+-- PEXPIRE kept throughout. Each rank takes it once, whichever replica owns that rank, and no
+-- stream takes one within the spacing of the last it took: the group's activity hash (which
+-- routers cannot write) keeps when, 'r' + stream field -> ms, so however often a pod is asked for
+-- (by routers with short intervals, or by writes to the resync key itself), it is resynced at most
+-- once per spacing.
+-- KEYS: 1 the pod's resync key; take: 2 the group's activity hash
+-- ARGV: 1 'request' or 'take'; request: 2 note, 3 interval ms; take: 2 dp rank, 3 the stream's
+--       field in the activity hash, 4 spacing ms
 if ARGV[1] == 'request' then
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return 0
@@ -13,7 +18,14 @@ if ARGV[1] == 'request' then
   return 1
 end
 local note = redis.call('HGET', KEYS[1], 'n')
-if note and redis.call('HSETNX', KEYS[1], 't' .. ARGV[2], '1') == 1 then
-  return note
+if not note or redis.call('HGET', KEYS[1], 't' .. ARGV[2]) then
+  return false
 end
-return false
+local now = nowMs()
+local last = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '')
+if last and now - last < tonumber(ARGV[4]) then
+  return false
+end
+redis.call('HSET', KEYS[1], 't' .. ARGV[2], '1')
+redis.call('HSET', KEYS[2], ARGV[3], now)
+return note

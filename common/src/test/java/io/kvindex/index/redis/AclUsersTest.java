@@ -245,7 +245,7 @@ class AclUsersTest {
       ingest(ingester);
       PrefixIndex router = open(connect(withUser(uri, "kvindex-router")));
       route(router);
-      assertThat(ingester.takeResync(STREAM)).contains("router: drift");
+      assertThat(ingester.takeResync(STREAM, Duration.ofMillis(1))).contains("router: drift");
       assertThat(ingester.touches(STREAM, "0-0", 10).touches()).hasSize(1);
       RedisConnector inspector = connect(withUser(uri, "kvindex-inspect"));
       IndexReport report = RedisInspector.of(inspector, INDEX).read(null, null);
@@ -285,7 +285,7 @@ class AclUsersTest {
       ingest(ingester);
       PrefixIndex router = open(connect(withUser("redis-cluster://" + seeds, "kvindex-router")));
       route(router);
-      assertThat(ingester.takeResync(STREAM)).contains("router: drift");
+      assertThat(ingester.takeResync(STREAM, Duration.ofMillis(1))).contains("router: drift");
       assertThat(ingester.touches(STREAM, "0-0", 10).touches()).hasSize(1);
 
       for (RedisURI node : redis.uris()) {

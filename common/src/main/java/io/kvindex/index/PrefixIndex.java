@@ -366,6 +366,42 @@ public interface PrefixIndex extends AutoCloseable {
   Touches touches(StreamId stream, String cursor, int max);
 
   /**
+   * Leaves the stream's eviction model, as far as its next owner needs it, in the index for {@code
+   * ttl} (its owner refreshes it while it infers): a new owner of the stream reads it ({@link
+   * #inferenceHandover}). Best effort, never blocks.
+   *
+   * @return true if recorded, false if Redis was unavailable
+   */
+  CompletableFuture<Boolean> handOverInferenceAsync(
+      StreamId stream, InferenceHandover handover, Duration ttl);
+
+  /**
+   * What the stream's former owner left of its eviction model ({@link #handOverInferenceAsync}), or
+   * empty when none stands.
+   *
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  Optional<InferenceHandover> inferenceHandover(StreamId stream);
+
+  /**
+   * Records how far the stream's owner is behind its engine, for {@code ttl}: routers read the
+   * reports of a pod's streams ({@link #ingestLag}) before they take a prediction error for drift.
+   * Best effort, never blocks.
+   *
+   * @param lag how far behind, at least 0
+   * @return true if recorded, false if Redis was unavailable
+   */
+  CompletableFuture<Boolean> reportLagAsync(StreamId stream, Duration lag, Duration ttl);
+
+  /**
+   * The latest report of each of the pod's streams that still stands ({@link #reportLagAsync}), in
+   * no order; empty when none does (no owner reports, or none has yet). Completes exceptionally
+   * with a {@link io.kvindex.redis.RedisUnavailableException} when Redis did not answer within the
+   * write retry budget.
+   */
+  CompletableFuture<List<IngestLag>> ingestLag(String model, String pod);
+
+  /**
    * Compares every group's epoch and node history with what this process last saw; a change means
    * Redis lost data or failed over, and the {@link #addResetListener listeners} hear of it (once
    * per change). Writers call it periodically: an idle stream would otherwise never notice.

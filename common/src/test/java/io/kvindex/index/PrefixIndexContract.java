@@ -700,6 +700,47 @@ public abstract class PrefixIndexContract {
   }
 
   @Test
+  void handOverInference_readByTheStreamsNextOwner_untilItsTtl() {
+    PrefixIndex index = open();
+    StreamId stream = new StreamId(MODEL, "p:{x}", 1);
+    assertThat(index.inferenceHandover(stream)).isEmpty();
+    long[] removals = {1, -2, Long.MAX_VALUE};
+    assertThat(
+            index
+                .handOverInferenceAsync(
+                    stream, new InferenceHandover(1234, removals), Duration.ofMillis(300))
+                .join())
+        .isTrue();
+
+    assertThat(index.inferenceHandover(stream))
+        .hasValueSatisfying(
+            h -> {
+              assertThat(h.sizeBlocks()).isEqualTo(1234);
+              assertThat(h.removals()).containsExactly(1, -2, Long.MAX_VALUE);
+            });
+    assertThat(index.inferenceHandover(new StreamId(MODEL, "p:{x}", 0))).isEmpty();
+    Poll.until(() -> index.inferenceHandover(stream).isEmpty());
+  }
+
+  @Test
+  void reportLag_eachRanksLatestReport_withItsAge() {
+    PrefixIndex index = open();
+    assertThat(index.ingestLag(MODEL, "p:{x}").join()).isEmpty();
+    index.reportLagAsync(new StreamId(MODEL, "p:{x}", 0), Duration.ofSeconds(9), LONG).join();
+    index.reportLagAsync(new StreamId(MODEL, "p:{x}", 0), Duration.ofMillis(1500), LONG).join();
+    index.reportLagAsync(new StreamId(MODEL, "p:{x}", 1), Duration.ZERO, LONG).join();
+
+    List<IngestLag> lags = index.ingestLag(MODEL, "p:{x}").join();
+    assertThat(lags).extracting(IngestLag::rank).containsExactlyInAnyOrder(0, 1);
+    assertThat(lags)
+        .filteredOn(l -> l.rank() == 0)
+        .extracting(IngestLag::lag)
+        .containsExactly(Duration.ofMillis(1500));
+    assertThat(lags).allSatisfy(l -> assertThat(l.age()).isLessThan(Duration.ofSeconds(5)));
+    assertThat(index.ingestLag(MODEL, "other").join()).isEmpty();
+  }
+
+  @Test
   void touches_keepTheFirstBlocksAndThePodsLatestTouchesOnly() {
     PrefixIndex index = open();
     StreamId stream = new StreamId(MODEL, "p", 0);

@@ -312,6 +312,22 @@ public final class KeySchema {
     return podKey(model, pod, "touch:");
   }
 
+  /**
+   * How far each of a pod's streams is behind its engine, as their owners report it (lag.lua): a
+   * hash of rank (decimal) → {@code <ms>|<lag ms>}, expiring a while after the last report.
+   */
+  byte[] lag(String model, String pod) {
+    return podKey(model, pod, "lag:");
+  }
+
+  /**
+   * What the owner of a stream whose evictions are inferred leaves for its next owner (infer.lua):
+   * {@code <size>|} then the removals not applied, 8 bytes each, big-endian; with PX.
+   */
+  byte[] handover(StreamId stream) {
+    return key(groupOf(stream.model(), stream.pod()), "handover:" + streamDigest(stream));
+  }
+
   private byte[] podKey(String model, String pod, String kind) {
     byte[] digest = sha256(podField(model, pod));
     return key(groupOf(model, pod), kind + HEX.formatHex(digest, 0, 16));

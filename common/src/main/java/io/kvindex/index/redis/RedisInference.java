@@ -6,6 +6,7 @@ import static io.kvindex.index.redis.Bytes.text;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
+import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.Touch;
@@ -16,13 +17,16 @@ import io.lettuce.core.ScriptOutputType;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Inferred evictions in Redis (infer.lua, two keys per pod in its group): the mark that a pod's
- * evictions are inferred and the pod's touches. Thread-safe.
+ * Inferred evictions in Redis (infer.lua, two keys per pod in its group and one per stream): the
+ * mark that a pod's evictions are inferred, the pod's touches, and what each stream's owner leaves
+ * for its next owner. Thread-safe.
  */
 final class RedisInference {
   private final KeySchema keys;
@@ -94,6 +98,56 @@ final class RedisInference {
             ascii(cachedBlocks))
         .toCompletableFuture()
         .thenApply(RedisOutcome::isDone);
+  }
+
+  CompletableFuture<Boolean> handOver(StreamId stream, InferenceHandover handover, Duration ttl) {
+    Check.notNull(stream, "stream");
+    Check.notNull(handover, "handover");
+    long ms = Check.atLeastOneMilli(ttl, "ttl").toMillis();
+    byte[] size = ascii(handover.sizeBlocks() + "|");
+    ByteBuffer value = ByteBuffer.allocate(size.length + 8 * handover.removals().length);
+    value.put(size);
+    for (long b : handover.removals()) {
+      value.putLong(b);
+    }
+    return writes
+        .<Long>run(
+            Scripts.INFER,
+            ScriptOutputType.INTEGER,
+            new byte[][] {keys.handover(stream)},
+            ascii("handover"),
+            value.array(),
+            ascii(ms))
+        .toCompletableFuture()
+        .thenApply(RedisOutcome::isDone);
+  }
+
+  Optional<InferenceHandover> handover(StreamId stream) {
+    Check.notNull(stream, "stream");
+    byte[] value =
+        Await.of(
+                writes
+                    .<byte[]>run(
+                        Scripts.INFERRED,
+                        ScriptOutputType.VALUE,
+                        new byte[][] {keys.handover(stream)},
+                        ascii("state"))
+                    .toCompletableFuture())
+            .orElseThrow();
+    if (value == null) {
+      return Optional.empty();
+    }
+    int bar = 0;
+    while (bar < value.length && value[bar] != '|') {
+      bar++;
+    }
+    ByteBuffer removals = ByteBuffer.wrap(value, bar + 1, value.length - bar - 1);
+    long[] blocks = new long[Math.min(removals.remaining() / 8, InferenceHandover.MAX_REMOVALS)];
+    for (int i = 0; i < blocks.length; i++) {
+      blocks[i] = removals.getLong();
+    }
+    int size = (int) decimal(Arrays.copyOf(value, bar));
+    return Optional.of(new InferenceHandover(Math.max(1, size), blocks));
   }
 
   /** The time part of a stream entry's id ({@code <ms>-<n>}). */

@@ -1,7 +1,9 @@
 #!lua flags=no-writes
 -- kvindex inferred evictions, the reads (infer.lua writes): whether a pod's evictions are
 -- inferred (routers ask) and the pod's touches after a cursor (its streams' owners read them).
--- KEYS: 1 the pod's infer key ('state') or its touch stream ('read', 'last')
+-- A stream's handover (infer.lua) is read with 'state' too.
+-- KEYS: 1 the pod's infer key or the stream's handover key ('state'), or the pod's touch stream
+--       ('read', 'last')
 -- ARGV: 1 the operation; read: 2 cursor (an entry id), 3 most entries
 if ARGV[1] == 'state' then
   return redis.call('GET', KEYS[1])

@@ -7,6 +7,7 @@ import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.event.Tiers;
+import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.Touch;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -67,9 +68,6 @@ final class EvictionModel {
     PENDING,
     WAITING
   }
-
-  /** Removals handed over at most ({@link #handover}): the oldest decided first. */
-  static final int MAX_HANDED_OVER = 4096;
 
   /** Held blocks, least recently used first (the values are unused). */
   private final LinkedHashMap<Long, Boolean> order = new LinkedHashMap<>(1024, 0.75f, true);
@@ -179,25 +177,18 @@ final class EvictionModel {
 
   /**
    * What the stream's next owner needs to go on where this model is: its size, and the removals it
-   * decided that the index has not applied (at most {@link #MAX_HANDED_OVER}, the oldest first).
+   * decided that the index has not applied (at most {@link InferenceHandover#MAX_REMOVALS}, the
+   * oldest first).
    */
-  Handover handover() {
-    int n = Math.min(removing.size(), MAX_HANDED_OVER);
+  InferenceHandover handover() {
+    int n = Math.min(removing.size(), InferenceHandover.MAX_REMOVALS);
     long[] out = new long[n];
     Iterator<Long> it = removing.iterator();
     for (int i = 0; i < n; i++) {
       out[i] = it.next();
     }
-    return new Handover((int) size, out);
+    return new InferenceHandover(Math.max(1, (int) size), out);
   }
-
-  /**
-   * What a model hands to the stream's next owner.
-   *
-   * @param sizeBlocks the model's size
-   * @param removals blocks it evicted whose removal the index has not applied
-   */
-  record Handover(int sizeBlocks, long[] removals) {}
 
   /**
    * Goes on from a former owner's model: its size (set before {@link #prime}, so that the ring is

@@ -166,7 +166,7 @@ public final class StreamWorker implements Runnable {
     this.inferenceRetry = new Backoff(shared.config().retryMax(), INFERENCE_RETRY_MAX);
     this.label = "pod=" + id.pod() + " stream=" + id;
     this.writes = new IndexWrites(shared, id, mode, lease, label);
-    this.lag = new StreamLag(shared.config().inferenceLagLimit());
+    this.lag = new StreamLag(shared.config().inferenceLagLimit(), () -> shared.clock().millis());
     long now = shared.nanos();
     this.status = new StreamStatus(now);
     this.quietSinceNanos = now;

@@ -11,13 +11,16 @@ import org.junit.jupiter.api.Test;
 class StreamLagTest {
   private static final long MS = 1_000_000L;
 
+  /** This host's wall clock, ms: 200 s. */
+  private static final long WALL = 200_000;
+
   private static KvEventBatch at(double seconds) {
     return KvEventBatch.of(seconds, List.of(), 0);
   }
 
   @Test
   void lag_engineTimeBehindTheNewestReceived_plusTheTimeSince() {
-    StreamLag lag = new StreamLag(Duration.ofSeconds(1));
+    StreamLag lag = new StreamLag(Duration.ofSeconds(1), () -> WALL);
     lag.received(at(100.0), 5_000 * MS);
     lag.received(at(103.0), 6_000 * MS);
     assertThat(lag.lagMillis(103.0, 6_000 * MS)).isZero();
@@ -26,15 +29,23 @@ class StreamLagTest {
   }
 
   @Test
+  void lag_beforeTheFirstLiveBatch_byThisHostsWallClock() {
+    StreamLag lag = new StreamLag(Duration.ofSeconds(1), () -> WALL);
+    assertThat(lag.lagMillis(197.5, 0)).as("a batch replayed to a new owner").isEqualTo(2_500);
+    lag.received(at(199.0), 0);
+    assertThat(lag.lagMillis(197.5, 0)).isEqualTo(1_500);
+  }
+
+  @Test
   void lag_anEngineClockFarFromThisHosts_changesNothing() {
-    StreamLag lag = new StreamLag(Duration.ofSeconds(1));
+    StreamLag lag = new StreamLag(Duration.ofSeconds(1), () -> WALL);
     lag.received(at(1e9), 5_000 * MS); // an engine whose clock is decades ahead
     assertThat(lag.lagMillis(1e9, 5_010 * MS)).isEqualTo(10);
   }
 
   @Test
   void report_theWorstAppliedSinceTheLast_orTheOldestWaiting() {
-    StreamLag lag = new StreamLag(Duration.ofSeconds(1));
+    StreamLag lag = new StreamLag(Duration.ofSeconds(1), () -> WALL);
     lag.received(at(10.0), 0);
     lag.applied(9.0, 0);
     lag.applied(10.0, 0);
@@ -49,7 +60,7 @@ class StreamLagTest {
    */
   @Test
   void applied_lateThroughAStretchAsLongAsTheLimit_cannotKeepUp() {
-    StreamLag lag = new StreamLag(Duration.ofSeconds(2));
+    StreamLag lag = new StreamLag(Duration.ofSeconds(2), () -> WALL);
     lag.received(at(100.0), 0);
     assertThat(lag.applied(97.0, 0)).as("late, alone").isFalse();
     assertThat(lag.applied(99.5, 0)).as("in time again").isFalse();

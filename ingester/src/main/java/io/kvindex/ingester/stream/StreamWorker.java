@@ -843,9 +843,14 @@ public final class StreamWorker implements Runnable {
   }
 
   /**
-   * Measures the lag of an applied call's batches; an inferring stream that cannot keep up stops.
+   * Measures the lag of an applied call's batches; an inferring stream that cannot keep up stops. A
+   * staged rebuild (the ring replayed from its start after a purge, which cleared the model) is
+   * history, not lag, and is not judged.
    */
   private void appliedLate(Apply action) {
+    if (action.staged()) {
+      return;
+    }
     long now = shared.nanos();
     boolean behind = false;
     double last = 0;

@@ -47,18 +47,26 @@
  *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
  *                  as long as its longest-lived entry, so it vanishes with no process left
  *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
- *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
+ *                  PEXPIRE the request's interval; a stream takes none within the spacing of its
+ *                  last (activity 'r') (resync.lua; RedisResyncs)
  *   infer:<p> STRING the pod's evictions are inferred: the engine's capacity in blocks, with PX,
  *                  refreshed by its streams' owners (infer.lua, inferred.lua; RedisInference)
  *   touch:<p> STREAM observed requests on such a pod (routers XADD, MAXLEN ~): r -> rank, k -> the
- *                  prompt's block keys (8 bytes each), e -> the prediction's error; PEXPIRE from
- *                  the last entry; each rank's owner reads them with XRANGE after its cursor
+ *                  prompt's block keys (8 bytes each), e -> the prediction's error, c -> the blocks
+ *                  the engine reported cached; PEXPIRE from the last entry; each rank's owner
+ *                  reads them with XRANGE after its cursor
+ *   handover:<d> STRING what an inferring stream's owner leaves for the next: "<size>|" then the
+ *                  removals its model decided and the index has not applied (8 bytes each), PX
+ *                  (infer.lua, inferred.lua; RedisInference)
+ *   lag:<p>  HASH  rank -> "<ms>|<lag ms>": how far each of the pod's streams is behind its engine,
+ *                  as its owner reports it every second; PEXPIRE (lag.lua, lags.lua; RedisLags)
  *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
  *                  all and per tier (decimal): apply changes them with the entries, GC counts
  *                  the entries it strips out, so inspecting a stream never scans blocks;
  *                  "overflowed-segments" -> the segments apply marked "O"
  *   activity HASH  'a' + streamField -> ms of the last applied chunk; 'p' + streamField ->
- *                  "<ms>|<slot retired>" of the last purge; swept with the stream
+ *                  "<ms>|<slot retired>" of the last purge; 'r' + streamField -> ms of the last
+ *                  resync the stream took; swept with the stream
  *   spec:models HASH (group 0) routers' notes "note:keys:" + lp(keys) + lp(model) -> ms
  *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
  *                  speculation gate), with PX as long; a key of its own, so that routers write

@@ -5,16 +5,19 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.MaintNotificationsConfig;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.event.connection.ConnectionActivatedEvent;
 import io.lettuce.core.protocol.RedisCommand;
@@ -22,6 +25,8 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,6 +38,7 @@ final class LettuceConnector implements RedisConnector {
 
   private final boolean cluster;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+  private final ServingNodes nodes;
   private final Runnable closeClient;
   private final ClientResources resources;
   private final ScheduledExecutorService scheduler;
@@ -47,12 +53,14 @@ final class LettuceConnector implements RedisConnector {
   private LettuceConnector(
       boolean cluster,
       RedisClusterAsyncCommands<byte[], byte[]> commands,
+      ServingNodes nodes,
       Runnable closeClient,
       ClientResources resources,
       ScheduledExecutorService scheduler,
       RedisConnector.Builder settings) {
     this.cluster = cluster;
     this.commands = commands;
+    this.nodes = nodes;
     this.closeClient = closeClient;
     this.resources = resources;
     this.scheduler = scheduler;
@@ -107,11 +115,13 @@ final class LettuceConnector implements RedisConnector {
     }
     client.setOptions(options.build());
     try {
+      RedisURI uri = endpoints.uris().get(0);
       StatefulRedisConnection<byte[], byte[]> connection =
-          client.connect(ByteArrayCodec.INSTANCE, endpoints.uris().get(0));
+          client.connect(ByteArrayCodec.INSTANCE, uri);
       return new LettuceConnector(
           false,
           connection.async(),
+          ServingNodes.single(address(uri), connection.async()),
           closer(connection, client::shutdown),
           resources,
           scheduler,
@@ -141,6 +151,7 @@ final class LettuceConnector implements RedisConnector {
                     .adaptiveRefreshTriggersTimeout(settings.adaptiveRefreshTimeout)
                     .build());
     options.maintNotificationsConfig(MaintNotificationsConfig.disabled());
+    options.nodeFilter(LettuceConnector::inTopology);
     if (settings.tlsCaFile != null) {
       options.sslOptions(sslOptions(settings));
     }
@@ -151,6 +162,7 @@ final class LettuceConnector implements RedisConnector {
       return new LettuceConnector(
           true,
           connection.async(),
+          ServingNodes.cluster(client, connection),
           closer(connection, client::shutdown),
           resources,
           scheduler,
@@ -159,6 +171,28 @@ final class LettuceConnector implements RedisConnector {
       client.shutdown(0, 2, TimeUnit.SECONDS);
       throw e;
     }
+  }
+
+  /**
+   * Whether a node stays in the client's topology: not one flagged failed (or without an address)
+   * that serves no slots, which is what a primary lost for good becomes once its replica has taken
+   * its slots, or a lost replica. The cluster keeps such a node in its node list until it is
+   * forgotten; left in the topology, lettuce would keep reconnecting to it for as long as it stays
+   * dead, and every failed reconnect triggers another topology refresh (one every second or two).
+   * Each periodic refresh still tries it once: lettuce finds it in the live nodes' lists. A failed
+   * primary that still owns slots stays: nothing else serves them.
+   */
+  private static boolean inTopology(RedisClusterNode node) {
+    boolean lost =
+        node.is(RedisClusterNode.NodeFlag.FAIL) || node.is(RedisClusterNode.NodeFlag.NOADDR);
+    return !(lost && node.hasNoSlots());
+  }
+
+  /** Where a server is, for messages: host:port, or the name its Sentinels know it by. */
+  private static String address(RedisURI uri) {
+    return uri.getSentinels().isEmpty()
+        ? uri.getHost() + ":" + uri.getPort()
+        : "the primary Sentinel names '" + uri.getSentinelMasterId() + "'";
   }
 
   /**
@@ -234,6 +268,11 @@ final class LettuceConnector implements RedisConnector {
   }
 
   @Override
+  public CompletionStage<List<Node>> primaries() {
+    return nodes.primaries();
+  }
+
+  @Override
   public long activations() {
     return activations.get();
   }
@@ -245,8 +284,14 @@ final class LettuceConnector implements RedisConnector {
   }
 
   @Override
-  public ScriptRunner scripts(RetryPolicy policy) {
-    return new EvalShaScriptRunner(commands, calls(policy), metrics);
+  public ScriptRunner scripts(RetryPolicy policy, boolean loadsScripts) {
+    return new EvalShaScriptRunner(
+        commands,
+        () ->
+            nodes.reachable().thenApply(List::<RedisScriptingAsyncCommands<byte[], byte[]>>copyOf),
+        calls(policy),
+        metrics,
+        loadsScripts);
   }
 
   @Override

@@ -71,13 +71,14 @@ public final class Ingester implements AutoCloseable {
     this.connector = connector;
     this.discovery = discovery;
     IngesterMetrics metrics = new IngesterMetrics(registry);
+    Gate gate = new Gate();
     this.shared =
         new Shared(
             config,
             new ZContext(),
-            index(config, connector),
+            index(config, connector, gate),
             metrics,
-            new Gate(),
+            gate,
             InstantSource.system(),
             System::nanoTime);
     this.coordinator = new Coordinator(shared, discovery);
@@ -144,8 +145,8 @@ public final class Ingester implements AutoCloseable {
     }
   }
 
-  private static PrefixIndex index(IngesterConfig config, RedisConnector connector) {
-    return indexBuilder(config).redis(connector).build();
+  private static PrefixIndex index(IngesterConfig config, RedisConnector connector, Gate gate) {
+    return indexBuilder(config).redis(connector).betweenChunks(gate::betweenChunks).build();
   }
 
   /** The index as this ingester writes it (tests read it the same way). */
@@ -155,6 +156,7 @@ public final class Ingester implements AutoCloseable {
         .groups(config.indexGroups())
         .podTtl(config.podLivenessTtl())
         .departedRetention(config.departedRetention())
+        .applyChunkBlocks(config.applyChunkBlocks())
         .writePolicy(RetryPolicy.builder().totalBudget(config.redisRetryBudget()).build());
   }
 
@@ -206,6 +208,20 @@ public final class Ingester implements AutoCloseable {
    */
   public void pause() {
     shared.gate().close();
+  }
+
+  /**
+   * Freezes this replica as {@link #pause()} does, at the moment one of its streams is between two
+   * calls of a batch applied in several (a prefill longer than one call's chunk): that write stops
+   * before its next call, every other loop at its next write. For tests and fault drills.
+   */
+  public void pauseBetweenChunks() {
+    shared.gate().closeBetweenChunks();
+  }
+
+  /** Whether this replica is paused ({@link #pause}, or {@link #pauseBetweenChunks} got there). */
+  public boolean paused() {
+    return shared.gate().closed();
   }
 
   /** Lets a paused replica run again. */

@@ -67,6 +67,7 @@ public final class IngesterConfig {
   private final boolean inferEvictions;
   private final Duration inferenceLagLimit;
   private final int gcMaxSteps;
+  private final int applyChunkBlocks;
   private final int maxPendingBatches;
   private final MemoryBounds memoryBounds;
   private final Path discoveryFile;
@@ -104,6 +105,7 @@ public final class IngesterConfig {
     this.inferEvictions = b.inferEvictions;
     this.inferenceLagLimit = Check.positive(b.inferenceLagLimit, "inferenceLagLimit");
     this.gcMaxSteps = Check.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
+    this.applyChunkBlocks = Check.between(b.applyChunkBlocks, 16, 8192, "applyChunkBlocks");
     this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
     this.memoryBounds =
         new MemoryBounds(
@@ -270,6 +272,11 @@ public final class IngesterConfig {
     return gcMaxSteps;
   }
 
+  /** Blocks one apply call writes at most; a larger batch takes several calls. */
+  public int applyChunkBlocks() {
+    return applyChunkBlocks;
+  }
+
   public int maxPendingBatches() {
     return maxPendingBatches;
   }
@@ -331,6 +338,7 @@ public final class IngesterConfig {
     private boolean inferEvictions;
     private Duration inferenceLagLimit;
     private int gcMaxSteps;
+    private int applyChunkBlocks;
     private int maxPendingBatches;
     private long maxPendingBytes;
     private long maxReplayBytes;
@@ -483,6 +491,11 @@ public final class IngesterConfig {
 
     public Builder gcMaxSteps(int v) {
       gcMaxSteps = v;
+      return this;
+    }
+
+    public Builder applyChunkBlocks(int v) {
+      applyChunkBlocks = v;
       return this;
     }
 

@@ -1,5 +1,6 @@
 package io.kvindex.ingester;
 
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.ingester.discovery.KubernetesOptions;
 import io.kvindex.ingester.discovery.StaticPods;
 import io.kvindex.service.ByteSizes;
@@ -162,6 +163,16 @@ enum IngesterSetting {
   GC_MAX_STEPS(
       Setting.of("gc-max-steps", "100", "N", "Most cleanup steps per group per GC round"),
       (b, v) -> b.gcMaxSteps(Integer.parseInt(v))),
+  APPLY_CHUNK_BLOCKS(
+      Setting.of(
+          "apply-chunk-blocks",
+          Integer.toString(PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS),
+          "N",
+          "Blocks one apply call writes at most, 16 to 8192 (a token-mode block counts two): a"
+              + " larger batch, such as a long prompt's prefill, takes several calls, so that no"
+              + " call holds Redis for long. Replicas may differ: a batch one of them left between"
+              + " two calls is taken up by another at the block it stopped at"),
+      (b, v) -> b.applyChunkBlocks(Integer.parseInt(v))),
   DEPARTED_RETENTION(
       Setting.of(
           "departed-retention",

@@ -24,9 +24,9 @@ import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Inferred evictions in Redis (infer.lua, two keys per pod in its group and one per stream): the
- * mark that a pod's evictions are inferred, the pod's touches, and what each stream's owner leaves
- * for its next owner. Thread-safe.
+ * Inferred evictions in Redis (infer.lua, three keys per pod in its group and one per stream): the
+ * mark that a pod's evictions are inferred, the pod's touches with their state (offsets and
+ * readers' cursors), and what each stream's owner leaves for its next owner. Thread-safe.
  */
 final class RedisInference {
   private final KeySchema keys;
@@ -74,7 +74,8 @@ final class RedisInference {
       int errorBlocks,
       int cachedBlocks,
       Duration ttl) {
-    byte[] key = keys.touches(Check.name(model, "model"), Check.name(pod, "pod"));
+    Check.name(model, "model");
+    Check.name(pod, "pod");
     Check.atLeast(rank, -1, "rank");
     Check.notNull(blockKeys, "blockKeys");
     Check.atLeast(cachedBlocks, 0, "cachedBlocks");
@@ -88,13 +89,15 @@ final class RedisInference {
         .<Long>run(
             Scripts.INFER,
             ScriptOutputType.INTEGER,
-            new byte[][] {key},
+            new byte[][] {keys.touches(model, pod), keys.touchState(model, pod)},
             ascii("touch"),
             ascii(rank),
             packed.array(),
             ascii(errorBlocks),
             ascii(PrefixIndex.MAX_TOUCHES),
             ascii(ms),
+            ascii(PrefixIndex.MAX_TOUCH_BYTES),
+            ascii(PrefixIndex.TOUCH_OVERHEAD_BYTES),
             ascii(cachedBlocks))
         .toCompletableFuture()
         .thenApply(RedisOutcome::isDone);
@@ -150,51 +153,59 @@ final class RedisInference {
     return Optional.of(new InferenceHandover(Math.max(1, size), blocks));
   }
 
-  /** The time part of a stream entry's id ({@code <ms>-<n>}). */
-  private static long entryMillis(String id) {
-    int dash = id.indexOf('-');
-    return Long.parseLong(dash < 0 ? id : id.substring(0, dash));
-  }
-
   Touches read(StreamId stream, String cursor, int max) {
     Check.notNull(stream, "stream");
     Check.atLeast(max, 1, "max");
-    byte[][] key = {keys.touches(stream.model(), stream.pod())};
+    byte[][] key = {
+      keys.touches(stream.model(), stream.pod()), keys.touchState(stream.model(), stream.pod())
+    };
+    byte[] rank = ascii(stream.dpRank());
+    byte[] readerTtl = ascii(PrefixIndex.TOUCH_READER_TTL.toMillis());
     if (cursor == null) {
       byte[] last =
           Await.of(
                   writes
-                      .<byte[]>run(Scripts.INFERRED, ScriptOutputType.VALUE, key, ascii("last"))
+                      .<byte[]>run(
+                          Scripts.INFER,
+                          ScriptOutputType.VALUE,
+                          key,
+                          ascii("last"),
+                          rank,
+                          readerTtl)
                       .toCompletableFuture())
               .orElseThrow();
-      return new Touches(List.of(), text(last));
+      return new Touches(List.of(), text(last), false);
     }
     List<Object> flat =
         Await.of(
                 writes
                     .<List<Object>>run(
-                        Scripts.INFERRED,
+                        Scripts.INFER,
                         ScriptOutputType.MULTI,
                         key,
                         ascii("read"),
+                        rank,
                         ascii(Check.notBlank(cursor, "cursor")),
-                        ascii(max))
+                        ascii(max),
+                        ascii(PrefixIndex.MAX_TOUCH_READ_BYTES),
+                        readerTtl)
                     .toCompletableFuture())
             .orElseThrow();
-    List<Touch> out = new ArrayList<>(flat.size() / 5);
+    List<Touch> out = new ArrayList<>(flat.size() / 6);
     String next = cursor;
-    for (int i = 0; i + 4 < flat.size(); i += 5) {
+    for (int i = 1; i + 5 < flat.size(); i += 6) {
       next = text(flat.get(i));
       ByteBuffer packed = ByteBuffer.wrap((byte[]) flat.get(i + 2));
       long[] blockKeys = new long[packed.remaining() / 8];
       for (int b = 0; b < blockKeys.length; b++) {
         blockKeys[b] = packed.getLong();
       }
-      int rank = (int) decimal((byte[]) flat.get(i + 1));
+      int r = (int) decimal((byte[]) flat.get(i + 1));
       int error = (int) decimal((byte[]) flat.get(i + 3));
       int cached = (int) Math.max(0, decimal((byte[]) flat.get(i + 4)));
-      out.add(new Touch(rank, blockKeys, error, cached, entryMillis(next)));
+      long at = decimal((byte[]) flat.get(i + 5));
+      out.add(new Touch(r, blockKeys, error, cached, at));
     }
-    return new Touches(out, next);
+    return new Touches(out, next, (Long) flat.get(0) == 1L);
   }
 }

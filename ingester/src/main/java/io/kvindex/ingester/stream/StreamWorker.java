@@ -4,6 +4,7 @@ import io.kvindex.common.Await;
 import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
+import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.Touches;
 import io.kvindex.ingester.IngesterMetrics.Operation;
@@ -94,8 +95,11 @@ public final class StreamWorker implements Runnable {
    */
   static final Duration TOUCH_READ_BEFORE_APPLY = Duration.ofMillis(20);
 
-  /** Touches read at most per call; a full read is followed by another at once. */
-  static final int TOUCHES_PER_READ = 512;
+  /**
+   * Touches read at most per call (which also stops at about {@link
+   * PrefixIndex#MAX_TOUCH_READ_BYTES}); a read that left some is followed by another at once.
+   */
+  static final int TOUCHES_PER_READ = 64;
 
   /** How long the pod's mark stands after a refresh; it is refreshed every {@link #MARK_EVERY}. */
   static final Duration MARK_TTL = Duration.ofMinutes(1);
@@ -734,8 +738,7 @@ public final class StreamWorker implements Runnable {
     }
     touchCursor = read.cursor();
     touchesBeforeApplyAt = shared.nanos() + TOUCH_READ_BEFORE_APPLY.toNanos();
-    boolean full = read.touches().size() == TOUCHES_PER_READ;
-    touchesDueNanos = shared.nanos() + (full ? 0 : TOUCH_READ_INTERVAL.toNanos());
+    touchesDueNanos = shared.nanos() + (read.more() ? 0 : TOUCH_READ_INTERVAL.toNanos());
   }
 
   /**

@@ -2,6 +2,8 @@ package io.kvindex.router.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.testing.Fresh;
@@ -34,6 +36,9 @@ class ScoringServerMemoryTest {
   @Test
   void score_madeUpPodsWithRoutes_keepsNothingInRedis(@Fresh RedisStandalone redis)
       throws Exception {
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString())) {
+      PrefixIndex.builder().indexName("memory").redis(connector).build().close(); // an ingester's
+    }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     RedisClient client = RedisClient.create(redis.uri());
     try (KvRouter router =
@@ -52,7 +57,8 @@ class ScoringServerMemoryTest {
       long keys = raw.sync().dbsize();
       long before = usedMemory(raw);
       for (int i = 1; i <= 200; i++) {
-        assertThat(post(score, i).statusCode()).isEqualTo(200);
+        HttpResponse<String> scored = post(score, i);
+        assertThat(scored.statusCode()).as(scored.body()).isEqualTo(200);
       }
       assertThat(raw.sync().dbsize()).as("keys in Redis").isEqualTo(keys);
       assertThat(raw.sync().keys("*spec:*")).allMatch(k -> k.endsWith(":spec:models"));

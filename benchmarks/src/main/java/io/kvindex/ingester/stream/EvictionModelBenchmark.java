@@ -25,17 +25,20 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * JMH: what inferring a long-prompt engine's evictions costs a stream's worker, without Redis. An
- * engine of 32 768 GPU blocks that evicts without publishing serves conversations of about 750
- * blocks a prompt (12 000 tokens at 16 a block): 400 conversations, each turn its history and 48
- * new blocks, so that most blocks are evicted before they are used again. Each request publishes
- * its computed blocks in batches of 128 (chunked prefill), and a router's touch records what the
- * engine reported; the model takes the touches in and then builds and settles one call per batch,
- * as the worker does. {@code keepingUp}: each request's touch, then its batches. {@code behind}: a
- * stream 64 requests behind its engine, which reads the touches of 64 requests at once (they come
- * from routers, which are not behind) before it applies the batches of the 64 requests before them.
- * One operation is one request: divide by the batches a request published (about 6 here: most
- * prompts miss; the run prints it) for the cost per batch. In this package because the model is the
- * ingester's own, package-private code. Not thread-safe (JMH runs it one state per thread).
+ * engine of {@code capacity} GPU blocks (32 768, and 4 096 to compare) that evicts without
+ * publishing serves conversations of about 750 blocks a prompt (12 000 tokens at 16 a block): 400
+ * conversations, each turn its history and 48 new blocks, so that most blocks are evicted before
+ * they are used again. Each request publishes its computed blocks in batches of 128 (chunked
+ * prefill), and a router's touch records what the engine reported; the model takes the touches in
+ * and then builds and settles one call per batch, as the worker does. {@code keepingUp}: each
+ * request's touch, then its batches. {@code behind}: a stream 64 requests behind its engine, which
+ * reads the touches of 64 requests at once (they come from routers, which are not behind) before it
+ * applies the batches of the 64 requests before them. One operation is one request, the simulated
+ * engine's own work included: divide by the batches a request published (about 6 to 7 here: most
+ * prompts miss; the run prints it) for the cost per batch, and compare the two capacities for what
+ * the engine's size adds to it (nothing, when the model's work is linear in what it takes in). In
+ * this package because the model is the ingester's own, package-private code. Not thread-safe (JMH
+ * runs it one state per thread).
  *
  * <p>Run, after the CLI is built ({@code scripts/kvindex --help} builds it): {@code java -cp
  * "cli/target/kvindex-cli.jar:cli/target/lib/*" org.openjdk.jmh.Main EvictionModelBenchmark}.
@@ -47,7 +50,6 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 2)
 @Fork(1)
 public class EvictionModelBenchmark {
-  static final int CAPACITY = 32_768;
   static final int FIRST_TURN_BLOCKS = 700;
   static final int TURN_BLOCKS = 48;
   static final int LONGEST_HISTORY = 1_000;
@@ -65,12 +67,16 @@ public class EvictionModelBenchmark {
   @Param({"keepingUp", "behind"})
   public String stream;
 
+  /** The engine's GPU blocks, which the model is sized to. */
+  @Param({"4096", "32768"})
+  public int capacity;
+
   private LongPrompts load;
 
   @Setup
   public void setUp() {
-    load = new LongPrompts(new Random(29), CAPACITY, stream.equals("behind") ? BEHIND : 0);
-    for (int i = 0; i < 4 * CAPACITY / FIRST_TURN_BLOCKS; i++) {
+    load = new LongPrompts(new Random(29), capacity, stream.equals("behind") ? BEHIND : 0);
+    for (int i = 0; i < Math.max(4 * capacity / FIRST_TURN_BLOCKS, 2 * BEHIND); i++) {
       load.request(); // the engine and the model full
     }
   }
@@ -78,8 +84,8 @@ public class EvictionModelBenchmark {
   @TearDown
   public void report() {
     System.out.printf(
-        "%n%s: %.2f batches a request, %d of %d blocks held%n",
-        stream, (double) load.batches / load.requests, load.model.held(), CAPACITY);
+        "%n%s, %d blocks: %.2f batches a request, %d blocks held%n",
+        stream, capacity, (double) load.batches / load.requests, load.model.held());
   }
 
   @Benchmark

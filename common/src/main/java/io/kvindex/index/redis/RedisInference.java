@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Inferred evictions in Redis (infer.lua, three keys per pod in its group and one per stream): the
@@ -85,6 +86,7 @@ final class RedisInference {
     for (int i = 0; i < n; i++) {
       packed.putLong(blockKeys[i]);
     }
+    byte[] id = ByteBuffer.allocate(8).putLong(ThreadLocalRandom.current().nextLong()).array();
     return writes
         .<Long>run(
             Scripts.INFER,
@@ -98,6 +100,7 @@ final class RedisInference {
             ascii(ms),
             ascii(PrefixIndex.MAX_TOUCH_BYTES),
             ascii(PrefixIndex.TOUCH_OVERHEAD_BYTES),
+            id,
             ascii(cachedBlocks))
         .toCompletableFuture()
         .thenApply(RedisOutcome::isDone);

@@ -7,8 +7,10 @@
 -- (by routers with short intervals, or by writes to the resync key itself), it is resynced at most
 -- once per spacing.
 -- KEYS: 1 the pod's resync key; take: 2 the group's activity hash
--- ARGV: 1 'request' or 'take'; request: 2 note, 3 interval ms; take: 2 dp rank, 3 the stream's
---       field in the activity hash, 4 spacing ms
+-- ARGV: 1 'request' or 'take'; request: 2 note, 3 interval ms; take: 2 dp rank, 3 the taker's
+--       call (unique to one take, the same in its retries: a retry after a lost reply gets the
+--       note again, a later take does not), 4 the stream's field in the activity hash, 5 spacing
+--       ms
 if ARGV[1] == 'request' then
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return 0
@@ -18,14 +20,22 @@ if ARGV[1] == 'request' then
   return 1
 end
 local note = redis.call('HGET', KEYS[1], 'n')
-if not note or redis.call('HGET', KEYS[1], 't' .. ARGV[2]) then
+if not note then
+  return false
+end
+local taken = 't' .. ARGV[2]
+local by = redis.call('HGET', KEYS[1], taken)
+if by then
+  if by == ARGV[3] then
+    return note -- a retry of the take that took it
+  end
   return false
 end
 local now = nowMs()
-local last = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '')
-if last and now - last < tonumber(ARGV[4]) then
+local last = tonumber(redis.call('HGET', KEYS[2], ARGV[4]) or '')
+if last and now - last < tonumber(ARGV[5]) then
   return false
 end
-redis.call('HSET', KEYS[1], 't' .. ARGV[2], '1')
-redis.call('HSET', KEYS[2], ARGV[3], now)
+redis.call('HSET', KEYS[1], taken, ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[4], now)
 return note

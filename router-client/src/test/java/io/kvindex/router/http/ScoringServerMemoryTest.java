@@ -36,8 +36,10 @@ class ScoringServerMemoryTest {
   @Test
   void score_madeUpPodsWithRoutes_keepsNothingInRedis(@Fresh RedisStandalone redis)
       throws Exception {
-    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString())) {
-      PrefixIndex.builder().indexName("memory").redis(connector).build().close(); // an ingester's
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString());
+        PrefixIndex ingester = PrefixIndex.builder().indexName("memory").redis(connector).build()) {
+      // An ingester's: it creates the index, and its first write loads every script.
+      assertThat(ingester.heartbeat(MODEL, "engine-0", Duration.ofMinutes(5))).isTrue();
     }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     RedisClient client = RedisClient.create(redis.uri());

@@ -46,6 +46,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private record Touched(long id, Touch touch) {}
 
+  private record HandedOver(InferenceHandover handover, long untilMillis) {}
+
   private static final class Stream {
     Long watermark;
     boolean staged;
@@ -63,6 +65,13 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<String, Long> replicas = new HashMap<>();
   private final Map<StreamId, String> incarnations = new HashMap<>();
   private final Map<Pod, Resync> resyncs = new HashMap<>();
+  private final Map<StreamId, Long> resyncsTaken = new HashMap<>();
+  private final Map<StreamId, HandedOver> handovers = new HashMap<>();
+
+  /** Per pod, per rank: {reported at ms, lag ms}; the pod's reports stand until lagUntil. */
+  private final Map<Pod, Map<Integer, long[]>> lagReports = new HashMap<>();
+
+  private final Map<Pod, Long> lagUntil = new HashMap<>();
   private final Map<Pod, Inferred> inferred = new HashMap<>();
   private final Map<Pod, ArrayDeque<Touched>> touches = new HashMap<>();
   private long touchIds;
@@ -550,14 +559,18 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized Optional<String> takeResync(StreamId stream) {
+  public synchronized Optional<String> takeResync(StreamId stream, Duration spacing) {
     Check.notNull(stream, "stream");
+    long least = Check.atLeastOneMilli(spacing, "spacing").toMillis();
     Resync standing = resyncs.get(new Pod(stream.model(), stream.pod()));
+    Long last = resyncsTaken.get(stream);
     if (standing == null
         || standing.untilMillis() <= now()
+        || (last != null && now() - last < least)
         || !standing.takenByRank().add(stream.dpRank())) {
       return Optional.empty();
     }
+    resyncsTaken.put(stream, now());
     return Optional.of(standing.note());
   }
 
@@ -582,13 +595,20 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   @Override
   public synchronized CompletableFuture<Boolean> touchAsync(
-      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl) {
+      String model,
+      String pod,
+      int rank,
+      long[] blockKeys,
+      int errorBlocks,
+      int cachedBlocks,
+      Duration ttl) {
     Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
     Check.notNull(blockKeys, "blockKeys");
     Check.atLeastOneMilli(ttl, "ttl");
     long[] first = Arrays.copyOf(blockKeys, Math.min(blockKeys.length, MAX_TOUCH_BLOCKS));
     ArrayDeque<Touched> kept = touches.computeIfAbsent(key, k -> new ArrayDeque<>());
-    kept.addLast(new Touched(++touchIds, new Touch(rank, first, errorBlocks)));
+    Touch touch = new Touch(rank, first, errorBlocks, cachedBlocks, now());
+    kept.addLast(new Touched(++touchIds, touch));
     while (kept.size() > MAX_TOUCHES) {
       kept.removeFirst();
     }
@@ -617,6 +637,53 @@ final class InMemoryPrefixIndex implements PrefixIndex {
       }
     }
     return new Touches(out, Long.toString(last), more);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> handOverInferenceAsync(
+      StreamId stream, InferenceHandover handover, Duration ttl) {
+    Check.notNull(stream, "stream");
+    Check.notNull(handover, "handover");
+    long until = now() + Check.atLeastOneMilli(ttl, "ttl").toMillis();
+    handovers.put(stream, new HandedOver(handover, until));
+    return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized Optional<InferenceHandover> inferenceHandover(StreamId stream) {
+    HandedOver h = handovers.get(Check.notNull(stream, "stream"));
+    return h == null || h.untilMillis() <= now() ? Optional.empty() : Optional.of(h.handover());
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> reportLagAsync(
+      StreamId stream, Duration lag, Duration ttl) {
+    Check.notNull(stream, "stream");
+    long lagMs = Check.atLeast(Check.notNull(lag, "lag").toMillis(), 0, "lag ms");
+    long until = now() + Check.atLeastOneMilli(ttl, "ttl").toMillis();
+    Pod pod = new Pod(stream.model(), stream.pod());
+    lagReports
+        .computeIfAbsent(pod, p -> new HashMap<>())
+        .put(stream.dpRank(), new long[] {now(), lagMs});
+    lagUntil.put(pod, until);
+    return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized CompletableFuture<List<IngestLag>> ingestLag(String model, String pod) {
+    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
+    Long until = lagUntil.get(key);
+    List<IngestLag> out = new ArrayList<>();
+    if (until != null && until > now()) {
+      lagReports
+          .get(key)
+          .forEach(
+              (rank, r) ->
+                  out.add(
+                      new IngestLag(
+                          rank, Duration.ofMillis(r[1]), Duration.ofMillis(now() - r[0]))));
+    }
+    return CompletableFuture.completedFuture(out);
   }
 
   @Override

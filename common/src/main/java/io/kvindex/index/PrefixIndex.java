@@ -351,12 +351,17 @@ public interface PrefixIndex extends AutoCloseable {
   /**
    * Takes the standing resync request of the stream's pod, once per stream: the owner of the stream
    * calls this, then resyncs it (each rank of the pod takes it once, whichever replica owns that
-   * rank). The request keeps standing, taken, until its interval ends.
+   * rank). The request keeps standing, taken, until its interval ends. A stream takes no request
+   * within {@code spacing} of the last one it took (the index records when, for every owner), so a
+   * pod is resynced at most once per spacing whatever routers ask and however often: a request made
+   * sooner is taken once the spacing has passed, if it still stands.
    *
-   * @return the request's note, or empty if none stands or this stream took it already
+   * @param spacing the least time between two resyncs of the stream, at least 1 ms
+   * @return the request's note, or empty if none stands, this stream took it already, or it took
+   *     the last one less than {@code spacing} ago
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
-  Optional<String> takeResync(StreamId stream);
+  Optional<String> takeResync(StreamId stream, Duration spacing);
 
   /**
    * Marks the pod's evictions as inferred until now + {@code ttl}: its engine does not publish them
@@ -408,18 +413,26 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * Records that an observed request went to {@code pod}, whose evictions are inferred, with the
-   * prompt's block keys (once served, the engine holds them all) and the prediction's error. The
-   * owners of the pod's streams read them in order ({@link #touches}); what every current reader
-   * has read is dropped. A pod keeps its latest {@value #MAX_TOUCHES} touches and at most {@value
+   * prompt's block keys, how many of them the engine served from its cache and the prediction's
+   * error. The owners of the pod's streams read them in order ({@link #touches}) and restore from
+   * them only what their own model removed, within the cached depth; what every current reader has
+   * read is dropped. A pod keeps its latest {@value #MAX_TOUCHES} touches and at most {@value
    * #MAX_TOUCH_BYTES} bytes of them for {@code ttl} after the last one. Best effort, never blocks.
    *
    * @param blockKeys the prompt's block keys, block 0 first; only the first {@value
    *     #MAX_TOUCH_BLOCKS} are recorded (read, never kept)
    * @param errorBlocks the prediction's error for the request, in blocks (see {@link Touch})
+   * @param cachedBlocks the blocks the engine reported cached, from block 0, at least 0
    * @return true if recorded, false if Redis was unavailable
    */
   CompletableFuture<Boolean> touchAsync(
-      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl);
+      String model,
+      String pod,
+      int rank,
+      long[] blockKeys,
+      int errorBlocks,
+      int cachedBlocks,
+      Duration ttl);
 
   /**
    * The touches of the stream's pod recorded after {@code cursor}, oldest first, at most {@code
@@ -431,6 +444,42 @@ public interface PrefixIndex extends AutoCloseable {
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
   Touches touches(StreamId stream, String cursor, int max);
+
+  /**
+   * Leaves the stream's eviction model, as far as its next owner needs it, in the index for {@code
+   * ttl} (its owner refreshes it while it infers): a new owner of the stream reads it ({@link
+   * #inferenceHandover}). Best effort, never blocks.
+   *
+   * @return true if recorded, false if Redis was unavailable
+   */
+  CompletableFuture<Boolean> handOverInferenceAsync(
+      StreamId stream, InferenceHandover handover, Duration ttl);
+
+  /**
+   * What the stream's former owner left of its eviction model ({@link #handOverInferenceAsync}), or
+   * empty when none stands.
+   *
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  Optional<InferenceHandover> inferenceHandover(StreamId stream);
+
+  /**
+   * Records how far the stream's owner is behind its engine, for {@code ttl}: routers read the
+   * reports of a pod's streams ({@link #ingestLag}) before they take a prediction error for drift.
+   * Best effort, never blocks.
+   *
+   * @param lag how far behind, at least 0
+   * @return true if recorded, false if Redis was unavailable
+   */
+  CompletableFuture<Boolean> reportLagAsync(StreamId stream, Duration lag, Duration ttl);
+
+  /**
+   * The latest report of each of the pod's streams that still stands ({@link #reportLagAsync}), in
+   * no order; empty when none does (no owner reports, or none has yet). Completes exceptionally
+   * with a {@link io.kvindex.redis.RedisUnavailableException} when Redis did not answer within the
+   * write retry budget.
+   */
+  CompletableFuture<List<IngestLag>> ingestLag(String model, String pod);
 
   /**
    * Compares every group's epoch and node history with what this process last saw; a change means

@@ -722,6 +722,31 @@ public abstract class PrefixIndexContract {
     }
   }
 
+  /** A resync spacing that the tests of request intervals never reach. */
+  private static final Duration SPACED = Duration.ofMillis(1);
+
+  /**
+   * However often routers ask (a short interval, or a request whose key was deleted), a stream
+   * takes a resync at most once per spacing; another stream of the pod is not held back by it.
+   */
+  @Test
+  void takeResync_withinTheSpacingOfTheLast_notTakenWhateverIsAsked() {
+    PrefixIndex index = open();
+    Duration spacing = Duration.ofMillis(700);
+    Duration interval = Duration.ofMillis(20);
+    StreamId rank0 = new StreamId(MODEL, "p", 0);
+    StreamId rank1 = new StreamId(MODEL, "p", 1);
+    index.requestResyncAsync(MODEL, "p", "first", interval).join();
+    assertThat(index.takeResync(rank0, spacing)).contains("first");
+    Poll.until(
+        () ->
+            index.requestResyncAsync(MODEL, "p", "again", Duration.ofMinutes(1)).join()
+                == ResyncStatus.REQUESTED);
+    assertThat(index.takeResync(rank0, spacing)).as("within the spacing").isEmpty();
+    assertThat(index.takeResync(rank1, spacing)).as("another rank").contains("again");
+    Poll.until(() -> index.takeResync(rank0, spacing).isPresent());
+  }
+
   @Test
   void requestResync_onePerPodPerInterval_takenOncePerRank() {
     PrefixIndex index = open();
@@ -733,11 +758,11 @@ public abstract class PrefixIndexContract {
     assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
         .as("another router within the interval")
         .isEqualTo(ResyncStatus.STANDING);
-    assertThat(index.takeResync(new StreamId(MODEL, "other", 0))).isEmpty();
-    assertThat(index.takeResync(new StreamId(TOKEN_MODEL, "p:{x}", 0))).isEmpty();
-    assertThat(index.takeResync(rank0)).contains("router-a: 20/32");
-    assertThat(index.takeResync(rank0)).as("taken once").isEmpty();
-    assertThat(index.takeResync(rank1)).as("each rank once").contains("router-a: 20/32");
+    assertThat(index.takeResync(new StreamId(MODEL, "other", 0), SPACED)).isEmpty();
+    assertThat(index.takeResync(new StreamId(TOKEN_MODEL, "p:{x}", 0), SPACED)).isEmpty();
+    assertThat(index.takeResync(rank0, SPACED)).contains("router-a: 20/32");
+    assertThat(index.takeResync(rank0, SPACED)).as("taken once").isEmpty();
+    assertThat(index.takeResync(rank1, SPACED)).as("each rank once").contains("router-a: 20/32");
     assertThat(index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join())
         .as("taken, it still stands until its interval ends")
         .isEqualTo(ResyncStatus.STANDING);
@@ -745,7 +770,7 @@ public abstract class PrefixIndexContract {
         () ->
             index.requestResyncAsync(MODEL, "p:{x}", "router-b", interval).join()
                 == ResyncStatus.REQUESTED);
-    assertThat(index.takeResync(rank0)).contains("router-b");
+    assertThat(index.takeResync(rank0, SPACED)).contains("router-b");
   }
 
   @Test
@@ -767,14 +792,19 @@ public abstract class PrefixIndexContract {
     String start = index.touches(rank0, null, 10).cursor();
     String start1 = index.touches(rank1, null, 10).cursor();
     assertThat(index.touches(rank0, start, 10).touches()).isEmpty();
-    index.touchAsync(MODEL, "p:{x}", 0, new long[] {1, -2, Long.MAX_VALUE}, 3, LONG).join();
-    index.touchAsync(MODEL, "p:{x}", 1, new long[] {1}, -40, LONG).join();
-    index.touchAsync(MODEL, "other", 0, new long[] {9}, 0, LONG).join();
-    index.touchAsync(MODEL, "p:{x}", 0, new long[] {}, 0, LONG).join();
+    long before = System.currentTimeMillis();
+    index.touchAsync(MODEL, "p:{x}", 0, new long[] {1, -2, Long.MAX_VALUE}, 3, 2, LONG).join();
+    index.touchAsync(MODEL, "p:{x}", 1, new long[] {1}, -40, 1, LONG).join();
+    index.touchAsync(MODEL, "other", 0, new long[] {9}, 0, 0, LONG).join();
+    index.touchAsync(MODEL, "p:{x}", 0, new long[] {}, 0, 0, LONG).join();
 
     Touches first = index.touches(rank0, start, 2);
     assertThat(first.touches()).extracting(Touch::rank).containsExactly(0, 1);
     assertThat(first.touches()).extracting(Touch::errorBlocks).containsExactly(3, -40);
+    assertThat(first.touches()).extracting(Touch::cachedBlocks).containsExactly(2, 1);
+    assertThat(first.touches().get(0).atMillis())
+        .as("recorded now, by the index's clock")
+        .isBetween(before - 5_000, System.currentTimeMillis() + 5_000);
     assertThat(first.touches().get(0).blockKeys()).containsExactly(1, -2, Long.MAX_VALUE);
     Touches rest = index.touches(rank0, first.cursor(), 10);
     assertThat(rest.touches()).hasSize(1);
@@ -792,20 +822,61 @@ public abstract class PrefixIndexContract {
   }
 
   @Test
+  void handOverInference_readByTheStreamsNextOwner_untilItsTtl() {
+    PrefixIndex index = open();
+    StreamId stream = new StreamId(MODEL, "p:{x}", 1);
+    assertThat(index.inferenceHandover(stream)).isEmpty();
+    long[] removals = {1, -2, Long.MAX_VALUE};
+    assertThat(
+            index
+                .handOverInferenceAsync(
+                    stream, new InferenceHandover(1234, removals), Duration.ofMillis(300))
+                .join())
+        .isTrue();
+
+    assertThat(index.inferenceHandover(stream))
+        .hasValueSatisfying(
+            h -> {
+              assertThat(h.sizeBlocks()).isEqualTo(1234);
+              assertThat(h.removals()).containsExactly(1, -2, Long.MAX_VALUE);
+            });
+    assertThat(index.inferenceHandover(new StreamId(MODEL, "p:{x}", 0))).isEmpty();
+    Poll.until(() -> index.inferenceHandover(stream).isEmpty());
+  }
+
+  @Test
+  void reportLag_eachRanksLatestReport_withItsAge() {
+    PrefixIndex index = open();
+    assertThat(index.ingestLag(MODEL, "p:{x}").join()).isEmpty();
+    index.reportLagAsync(new StreamId(MODEL, "p:{x}", 0), Duration.ofSeconds(9), LONG).join();
+    index.reportLagAsync(new StreamId(MODEL, "p:{x}", 0), Duration.ofMillis(1500), LONG).join();
+    index.reportLagAsync(new StreamId(MODEL, "p:{x}", 1), Duration.ZERO, LONG).join();
+
+    List<IngestLag> lags = index.ingestLag(MODEL, "p:{x}").join();
+    assertThat(lags).extracting(IngestLag::rank).containsExactlyInAnyOrder(0, 1);
+    assertThat(lags)
+        .filteredOn(l -> l.rank() == 0)
+        .extracting(IngestLag::lag)
+        .containsExactly(Duration.ofMillis(1500));
+    assertThat(lags).allSatisfy(l -> assertThat(l.age()).isLessThan(Duration.ofSeconds(5)));
+    assertThat(index.ingestLag(MODEL, "other").join()).isEmpty();
+  }
+
+  @Test
   void touches_keepTheFirstBlocksAndThePodsLatestTouchesOnly() {
     PrefixIndex index = open();
     StreamId stream = new StreamId(MODEL, "p", 0);
     String start = index.touches(stream, null, 1).cursor();
     long[] keys = new long[PrefixIndex.MAX_TOUCH_BLOCKS + 5];
     keys[PrefixIndex.MAX_TOUCH_BLOCKS - 1] = 77;
-    index.touchAsync(MODEL, "p", 0, keys, 0, LONG).join();
+    index.touchAsync(MODEL, "p", 0, keys, 0, 0, LONG).join();
     Touches longOne = index.touches(stream, start, 10);
     assertThat(longOne.touches().get(0).blockKeys())
         .hasSize(PrefixIndex.MAX_TOUCH_BLOCKS)
         .endsWith(77);
 
     for (int i = 0; i < PrefixIndex.MAX_TOUCHES + 300; i++) {
-      index.touchAsync(MODEL, "p", 0, new long[] {i}, 0, LONG).join();
+      index.touchAsync(MODEL, "p", 0, new long[] {i}, 0, 0, LONG).join();
     }
     List<Touch> all = new ArrayList<>();
     String cursor = start;

@@ -66,6 +66,7 @@ public final class IngesterConfig {
   private final Duration gcInterval;
   private final Duration departedRetention;
   private final boolean inferEvictions;
+  private final Duration inferenceLagLimit;
   private final int gcMaxSteps;
   private final int applyChunkBlocks;
   private final int maxPendingBatches;
@@ -104,6 +105,7 @@ public final class IngesterConfig {
     this.gcInterval = Check.positive(b.gcInterval, "gcInterval");
     this.departedRetention = Check.positive(b.departedRetention, "departedRetention");
     this.inferEvictions = b.inferEvictions;
+    this.inferenceLagLimit = Check.positive(b.inferenceLagLimit, "inferenceLagLimit");
     this.gcMaxSteps = Check.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
     this.applyChunkBlocks = Check.between(b.applyChunkBlocks, 16, 8192, "applyChunkBlocks");
     this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
@@ -265,6 +267,14 @@ public final class IngesterConfig {
     return inferEvictions;
   }
 
+  /**
+   * How late a stream whose evictions are inferred may apply its batches, through as long a stretch
+   * of its engine's time, before it stops inferring because it cannot keep up.
+   */
+  public Duration inferenceLagLimit() {
+    return inferenceLagLimit;
+  }
+
   public int gcMaxSteps() {
     return gcMaxSteps;
   }
@@ -334,6 +344,7 @@ public final class IngesterConfig {
     private Duration gcInterval;
     private Duration departedRetention;
     private boolean inferEvictions;
+    private Duration inferenceLagLimit;
     private int gcMaxSteps;
     private int applyChunkBlocks;
     private int maxPendingBatches;
@@ -478,6 +489,11 @@ public final class IngesterConfig {
 
     public Builder inferEvictions(boolean v) {
       inferEvictions = v;
+      return this;
+    }
+
+    public Builder inferenceLagLimit(Duration v) {
+      inferenceLagLimit = v;
       return this;
     }
 

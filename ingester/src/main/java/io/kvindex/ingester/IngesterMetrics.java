@@ -42,7 +42,8 @@ public final class IngesterMetrics {
     RECONCILE,
     INCARNATION,
     RESYNC,
-    INFERENCE;
+    INFERENCE,
+    LAG;
 
     /** The label value: the name in lower case. */
     public String label() {
@@ -92,6 +93,7 @@ public final class IngesterMetrics {
       count("kvindex.ingester.redis.swallowed", "operation", operation.label(), 0);
     }
     count("kvindex.ingester.gaps", null, null, 0);
+    count("kvindex.ingester.inference.stops", "why", "behind", 0);
     for (String outcome : SCRAPE_OUTCOMES) {
       count("kvindex.ingester.scrapes", "outcome", outcome, 0);
     }
@@ -224,6 +226,14 @@ public final class IngesterMetrics {
    */
   public void inferenceStarted(String why) {
     count("kvindex.ingester.inference.starts", "why", why);
+  }
+
+  /**
+   * A stream stopped inferring its engine's evictions; {@code why}: {@code behind}, it could not
+   * keep up.
+   */
+  public void inferenceStopped(String why) {
+    count("kvindex.ingester.inference.stops", "why", why);
   }
 
   /** A stream began, or stopped, inferring its engine's evictions. */

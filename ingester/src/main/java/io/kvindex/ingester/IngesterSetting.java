@@ -202,6 +202,16 @@ enum IngesterSetting {
               + " routers observe, and remove what the model evicts (engine keys only; false: purge"
               + " and replay only)"),
       (b, v) -> b.inferEvictions(Switches.parse(v))),
+  INFERENCE_LAG_LIMIT(
+      Setting.of(
+          "inference-lag-limit",
+          "30s",
+          "DURATION",
+          "A stream whose evictions are inferred and whose batches are applied at least this late"
+              + " through as long a stretch of its engine's time cannot keep up: it says so"
+              + " (kvindex_ingester_inference_stops_total) and stops inferring, following only"
+              + " what its engine publishes"),
+      (b, v) -> b.inferenceLagLimit(Durations.parse(v))),
   MAX_PENDING_BATCHES(
       Setting.of(
           "max-pending-batches",

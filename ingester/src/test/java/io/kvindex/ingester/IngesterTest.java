@@ -6,6 +6,8 @@ import io.kvindex.event.KvEventBatch;
 import io.kvindex.hash.BlockHashInputs;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.InferenceHandover;
+import io.kvindex.index.IngestLag;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.redis.IndexReport;
@@ -22,6 +24,7 @@ import io.kvindex.wire.KvEventEncoder;
 import io.kvindex.wire.WireEra;
 import io.micrometer.core.instrument.DistributionSummary;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -294,7 +297,10 @@ class IngesterTest {
       int error =
           Math.min(predicted, reportable) - Math.min(done.cachedTokens() / Fleet.BLOCK, reportable);
       over += error > 0 ? 1 : 0;
-      rig.index().touchAsync(Fleet.MODEL, pod.name(), 0, keys, error, Duration.ofMinutes(1)).join();
+      int cached = Math.min(done.cachedTokens() / Fleet.BLOCK, reportable);
+      rig.index()
+          .touchAsync(Fleet.MODEL, pod.name(), 0, keys, error, cached, Duration.ofMinutes(1))
+          .join();
       histories.set(c, prompt.length > 20 * Fleet.BLOCK ? tokens(random, Fleet.BLOCK) : prompt);
     }
     return over;
@@ -369,11 +375,157 @@ class IngesterTest {
         .isPositive();
     assertThat(ingester.metrics().total("kvindex.ingester.touches")).isPositive();
 
+    StreamId stream = new StreamId(Fleet.MODEL, pod.name(), 0);
+    Await.until(
+        WAIT,
+        "the model left for a next owner",
+        () -> rig.index().inferenceHandover(stream).isPresent());
     ingester.close();
+    // What the former owner left, as if its model had decided to evict a block the index lists and
+    // stopped before the removal went out, at a size of its own.
+    Set<Long> listed = rig.held(pod.name(), new HashSet<>(pod.cachedBlocks(0, "GPU")));
+    long decided = listed.iterator().next();
+    rig.index()
+        .handOverInferenceAsync(
+            stream, new InferenceHandover(50, new long[] {decided}), Duration.ofMinutes(1))
+        .join();
+
     Ingester next = startOwningAll();
     Await.until(WAIT, "the new owner infers evictions", () -> inferring(next) == 1);
     assertThat(next.metrics().value("kvindex.ingester.inference.starts", "why", "takeover"))
         .isEqualTo(1.0);
+    Await.until(
+        WAIT,
+        "the removal the former owner decided applied",
+        () -> {
+          fleet.traffic(pod, 1);
+          rig.awaitCaughtUp(pod, WAIT);
+          return rig.held(pod.name(), Set.of(decided)).isEmpty();
+        });
+    Await.until(
+        WAIT,
+        "the new owner's model left at the size it took over",
+        () -> rig.index().inferenceHandover(stream).orElseThrow().sizeBlocks() == 50);
+  }
+
+  /** Starts inferring the pod's evictions, as a router's resync of an over-predicted pod does. */
+  private void inferEvictions(Ingester ingester, SimulatedPod pod) {
+    Await.until(
+        WAIT,
+        "the engine's capacity scraped",
+        () -> ingester.workers().values().iterator().next().status().capacityBlocks() > 0);
+    rig.index()
+        .requestResyncAsync(Fleet.MODEL, pod.name(), "test: over-predicted", Duration.ofMinutes(1))
+        .join();
+    Await.until(WAIT, "the stream infers evictions", () -> inferring(ingester) == 1);
+  }
+
+  /**
+   * A pod whose evictions are inferred takes observed requests from routers: an observation of a
+   * prompt the pod never held (anyone may send one to a router's /observe) lists nothing under it,
+   * whatever it claims the engine served from its cache.
+   */
+  @Test
+  void touch_ofAPromptThePodNeverHeld_listsNothingUnderIt() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    SimulatedPod pod = fleet.pod(0);
+    pod.faults().silentEviction(true);
+    fleet.traffic(pod, 20);
+    inferEvictions(ingester, pod);
+    Random random = new Random(11);
+    long[] invented = new long[40];
+    for (int i = 0; i < invented.length; i++) {
+      invented[i] = random.nextLong();
+    }
+    Set<Long> inventedSet = new HashSet<>();
+    Arrays.stream(invented).forEach(inventedSet::add);
+
+    // Sent until the owner has read some (a touch sent before its first read is not read).
+    Await.until(
+        WAIT,
+        "a touch read, then a batch applied",
+        () -> {
+          rig.index()
+              .touchAsync(Fleet.MODEL, pod.name(), 0, invented, -40, 40, Duration.ofMinutes(1))
+              .join();
+          fleet.traffic(pod, 1);
+          rig.awaitCaughtUp(pod, WAIT);
+          return ingester.metrics().total("kvindex.ingester.touches") > 0;
+        });
+    fleet.traffic(pod, 2);
+    rig.awaitCaughtUp(pod, WAIT);
+
+    assertThat(rig.held(pod.name(), inventedSet)).as("blocks the engine never held").isEmpty();
+    assertThat(ingester.metrics().value("kvindex.ingester.inferred.blocks", "change", "restored"))
+        .isZero();
+  }
+
+  /**
+   * A stream whose evictions are inferred and that falls behind its engine for good (here its
+   * writes are frozen while its engine publishes 2 s of batches, with a limit of 0.5 s) says so and
+   * stops inferring, then goes on applying what its engine publishes.
+   */
+  @Test
+  void inferring_streamThatCannotKeepUp_saysSoAndStopsInferring() {
+    AtomicReference<Instant> engineNow = new AtomicReference<>(Instant.now());
+    fleet = Fleet.start(1, 7, b -> b.clock(engineNow::get));
+    Ingester ingester =
+        rig.start("r1", fleet.specs("engine"), b -> b.inferenceLagLimit(Duration.ofMillis(500)));
+    Await.until(WAIT, "every stream owned", () -> running(ingester) == 1);
+    SimulatedPod pod = fleet.pod(0);
+    rig.warmUp(fleet, pod);
+    pod.faults().silentEviction(true);
+    inferEvictions(ingester, pod);
+
+    ingester.pause();
+    for (int i = 0; i < 20; i++) {
+      engineNow.set(engineNow.get().plusMillis(100));
+      fleet.traffic(pod, 1);
+    }
+    ingester.resume();
+
+    Await.until(
+        WAIT,
+        "the stream stops inferring",
+        () -> ingester.metrics().value("kvindex.ingester.inference.stops", "why", "behind") == 1);
+    assertThat(inferring(ingester)).isZero();
+    fleet.traffic(pod, 2);
+    rig.awaitCaughtUp(pod, WAIT);
+  }
+
+  /**
+   * The owner of a stream reports in the index how far behind its engine it is, every second: a
+   * frozen owner stops reporting (routers read its old report as behind), and once it has caught up
+   * its report is fresh and shows no lag.
+   */
+  @Test
+  void lagReport_freshWhileTheStreamKeepsUp_staleWhileItsOwnerIsStuck() {
+    fleet = Fleet.start(1);
+    Ingester ingester = startOwningAll();
+    SimulatedPod pod = fleet.pod(0);
+    fleet.traffic(pod, 5);
+    rig.awaitCaughtUp(pod, WAIT);
+    Await.until(WAIT, "a fresh report of no lag", () -> keepsUp(pod));
+
+    ingester.pause();
+    fleet.traffic(pod, 5);
+    Await.until(
+        WAIT,
+        "the report grows old",
+        () ->
+            rig.index().ingestLag(Fleet.MODEL, pod.name()).join().stream()
+                .allMatch(l -> l.age().compareTo(Duration.ofSeconds(3)) >= 0));
+    ingester.resume();
+    rig.awaitCaughtUp(pod, WAIT);
+    Await.until(WAIT, "a fresh report of no lag", () -> keepsUp(pod));
+  }
+
+  private boolean keepsUp(SimulatedPod pod) {
+    List<IngestLag> lags = rig.index().ingestLag(Fleet.MODEL, pod.name()).join();
+    return lags.size() == 1
+        && lags.get(0).age().compareTo(Duration.ofSeconds(2)) < 0
+        && lags.get(0).lag().compareTo(Duration.ofSeconds(1)) < 0;
   }
 
   @Test

@@ -1,10 +1,12 @@
 package io.kvindex.router;
 
+import io.kvindex.index.IngestLag;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.ResyncStatus;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -19,9 +21,20 @@ import org.slf4j.LoggerFactory;
  * what its ring covers, from then on inferring the engine's evictions when it can) through a
  * request in Redis that stands one interval whoever asks; a pod it under-predicts is not purged,
  * which would only make it colder. Each verdict is one log line. An observation of a pod whose
- * evictions the index infers is also recorded there as a touch (its prompt's blocks and the error),
- * which the pod's owners feed their model of its cache; whether a pod is inferred is read from
- * Redis at most once per {@link #INFERRED_REUSE} per pod. Thread-safe.
+ * evictions the index infers is also recorded there as a touch (its prompt's blocks, how many of
+ * them the engine served from its cache, and the error), which the pod's owners feed their model of
+ * its cache; whether a pod is inferred is read from Redis at most once per {@link #INFERRED_REUSE}
+ * per pod.
+ *
+ * <p>Lag is not drift. A stream that has not yet applied its engine's removals lists blocks the
+ * engine dropped, and one that has not applied its stores lacks blocks it holds: its pod's errors
+ * say nothing of the index's truth, and a resync would only make a stream that cannot keep up do
+ * more. So each observation is judged only when the pod's streams keep up: their owners report
+ * their lag in Redis every second ({@link PrefixIndex#ingestLag}, read at most once per {@link
+ * #INFERRED_REUSE} per pod, its answer used for {@link #LAG_REPORT_STALE}), and a pod with a stream
+ * {@link #LAG_EXCUSES} or more behind, or whose owner has not reported for {@link
+ * #LAG_REPORT_STALE}, is not judged ({@code kvindex_router_drift_unjudged_total}, one log line per
+ * pod at most every {@link #QUIET_WITHOUT_RESYNC}). Thread-safe.
  */
 final class ClosedLoop {
   private static final Logger log = LoggerFactory.getLogger(ClosedLoop.class);
@@ -34,27 +47,51 @@ final class ClosedLoop {
 
   private static final long REUSE_NANOS = INFERRED_REUSE.toNanos();
 
+  private static final long QUIET_NANOS = QUIET_WITHOUT_RESYNC.toNanos();
+
   /** How long a pod's touches stand after the last one (its owners read them within a second). */
   static final Duration TOUCH_TTL = Duration.ofMinutes(1);
 
   /** Pods whose inferred state is kept at most (the least recently observed is forgotten). */
   static final int INFERRED_PODS = DriftWatch.MAX_PODS;
 
-  /** What Redis said of a pod's evictions: inferred or not, and when it was asked last. */
-  private static final class Inferred {
-    volatile boolean inferred;
-    volatile long askedNanos;
-    final AtomicBoolean asking = new AtomicBoolean();
+  /** A stream reported at least this far behind its engine explains its pod's errors. */
+  static final Duration LAG_EXCUSES = Duration.ofSeconds(1);
 
-    Inferred(long askedNanos) {
-      this.askedNanos = askedNanos;
+  /**
+   * A stream's report this old means an owner that does not keep up with its own reports (one a
+   * second): behind too. What Redis said of a pod's lag is used for as long.
+   */
+  static final Duration LAG_REPORT_STALE = Duration.ofSeconds(3);
+
+  /** A report this old is no one's now (the stream stopped, or its new owner has not reported). */
+  static final Duration LAG_REPORT_GONE = Duration.ofSeconds(30);
+
+  private static final long STALE_NANOS = LAG_REPORT_STALE.toNanos();
+
+  /** What Redis said of a pod, and when it was asked last. */
+  private static final class PodState {
+    volatile boolean inferred;
+    volatile long inferredAsked;
+    final AtomicBoolean askingInferred = new AtomicBoolean();
+    volatile boolean behind;
+    volatile long lagAsked;
+    volatile long lagAnswered;
+    volatile boolean lagKnown;
+    final AtomicBoolean askingLag = new AtomicBoolean();
+    volatile long loggedBehind;
+    volatile boolean loggedOnce;
+
+    PodState(long askedNanos) {
+      this.inferredAsked = askedNanos;
+      this.lagAsked = askedNanos;
     }
   }
 
-  private final Map<DriftWatch.Pod, Inferred> inferred =
+  private final Map<DriftWatch.Pod, PodState> pods =
       new LinkedHashMap<>(64, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<DriftWatch.Pod, Inferred> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<DriftWatch.Pod, PodState> eldest) {
           return size() > INFERRED_PODS;
         }
       };
@@ -95,8 +132,19 @@ final class ClosedLoop {
     metrics.observed(o.pod(), error);
     if (o.blockKeys() != null && evictionsInferred(o.model(), o.pod())) {
       index
-          .touchAsync(o.model(), o.pod(), o.rank(), o.blockKeys(), error, TOUCH_TTL)
+          .touchAsync(
+              o.model(),
+              o.pod(),
+              o.rank(),
+              o.blockKeys(),
+              error,
+              o.actual(keys.blockSize()),
+              TOUCH_TTL)
           .whenComplete((done, e) -> metrics.touch(e == null && done));
+    }
+    if (lagging(o.model(), o.pod())) {
+      metrics.unjudged();
+      return error;
     }
     DriftWatch.Judged judged = watch.observe(o.model(), o.pod(), error, nanos.getAsLong());
     switch (judged.verdict()) {
@@ -115,14 +163,10 @@ final class ClosedLoop {
    */
   boolean evictionsInferred(String model, String pod) {
     long now = nanos.getAsLong();
-    Inferred state;
-    synchronized (inferred) {
-      state =
-          inferred.computeIfAbsent(
-              new DriftWatch.Pod(model, pod), p -> new Inferred(now - REUSE_NANOS));
-    }
-    if (now - state.askedNanos >= REUSE_NANOS && state.asking.compareAndSet(false, true)) {
-      state.askedNanos = now;
+    PodState state = state(model, pod, now);
+    if (now - state.inferredAsked >= REUSE_NANOS
+        && state.askingInferred.compareAndSet(false, true)) {
+      state.inferredAsked = now;
       try {
         index
             .evictionsInferred(model, pod)
@@ -131,14 +175,73 @@ final class ClosedLoop {
                   if (e == null) {
                     state.inferred = capacity.isPresent();
                   } // else: Redis did not answer; what it said last stands
-                  state.asking.set(false);
+                  state.askingInferred.set(false);
                 });
       } catch (RuntimeException e) {
-        state.asking.set(false);
+        state.askingInferred.set(false);
         log.debug("pod={} model={}: cannot ask whether its evictions are inferred", pod, model, e);
       }
     }
     return state.inferred;
+  }
+
+  private PodState state(String model, String pod, long now) {
+    synchronized (pods) {
+      return pods.computeIfAbsent(
+          new DriftWatch.Pod(model, pod), p -> new PodState(now - REUSE_NANOS));
+    }
+  }
+
+  /**
+   * Whether the pod's streams lag behind their engine, as Redis last said (asked again, without
+   * waiting, once what it said is {@link #INFERRED_REUSE} old; false until it first answers, and
+   * once its answer is {@link #LAG_REPORT_STALE} old).
+   */
+  boolean lagging(String model, String pod) {
+    long now = nanos.getAsLong();
+    PodState state = state(model, pod, now);
+    if (now - state.lagAsked >= REUSE_NANOS && state.askingLag.compareAndSet(false, true)) {
+      state.lagAsked = now;
+      try {
+        index
+            .ingestLag(model, pod)
+            .whenComplete(
+                (lags, e) -> {
+                  if (e == null) {
+                    state.behind = behind(lags);
+                    state.lagAnswered = nanos.getAsLong();
+                    state.lagKnown = true;
+                  } // else: Redis did not answer; what it said last stands while it is fresh
+                  state.askingLag.set(false);
+                });
+      } catch (RuntimeException e) {
+        state.askingLag.set(false);
+        log.debug("pod={} model={}: cannot read its streams' lag", pod, model, e);
+      }
+    }
+    boolean behind = state.lagKnown && state.behind && now - state.lagAnswered < STALE_NANOS;
+    if (behind && (!state.loggedOnce || now - state.loggedBehind >= QUIET_NANOS)) {
+      state.loggedOnce = true;
+      state.loggedBehind = now;
+      log.info(
+          "pod={} model={}: its streams lag behind its engine (or do not report how far): its"
+              + " observed requests are not judged for drift until they catch up",
+          pod,
+          model);
+    }
+    return behind;
+  }
+
+  /** Whether a stream of these reports is behind its engine, or its owner does not report. */
+  static boolean behind(List<IngestLag> lags) {
+    for (IngestLag l : lags) {
+      boolean gone = l.age().compareTo(LAG_REPORT_GONE) >= 0;
+      boolean stale = l.age().compareTo(LAG_REPORT_STALE) >= 0;
+      if (!gone && (stale || l.lag().compareTo(LAG_EXCUSES) >= 0)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void overPredicted(Observation o, DriftWatch.Judged judged, KeyMode mode) {

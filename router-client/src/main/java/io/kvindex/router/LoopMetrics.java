@@ -52,6 +52,7 @@ final class LoopMetrics {
   private final Map<String, Counter> resyncs = new HashMap<>();
   private final Counter touchesRecorded;
   private final Counter touchesFailed;
+  private final Counter unjudged;
 
   LoopMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -69,6 +70,12 @@ final class LoopMetrics {
               .tag("direction", v.name().toLowerCase(java.util.Locale.ROOT))
               .register(registry));
     }
+    this.unjudged =
+        Counter.builder("kvindex.router.drift.unjudged")
+            .description(
+                "Observed requests not judged for drift: their pod's streams lagged behind their"
+                    + " engine (or did not report), which explains their errors")
+            .register(registry);
     this.touchesRecorded = touches("recorded");
     this.touchesFailed = touches("failed");
     for (String outcome : new String[] {"requested", "standing", "unavailable", "failed", "off"}) {
@@ -124,6 +131,11 @@ final class LoopMetrics {
       recentExact += exact ? 1 : 0;
       recentNext = (recentNext + 1) % RECENT;
     }
+  }
+
+  /** An observation not judged for drift: its pod's streams lagged. */
+  void unjudged() {
+    unjudged.increment();
   }
 
   void suspect(DriftWatch.Verdict verdict) {

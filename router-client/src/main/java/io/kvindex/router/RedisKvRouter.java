@@ -303,6 +303,11 @@ final class RedisKvRouter implements KvRouter {
     return loop.evictionsInferred(Check.notBlank(model, "model"), Check.notBlank(pod, "pod"));
   }
 
+  /** Whether the closed loop takes the pod's streams for behind their engine (for tests). */
+  boolean lagging(String model, String pod) {
+    return loop.lagging(model, pod);
+  }
+
   @Override
   public Optional<List<String>> livePods(String model) {
     Check.notBlank(model, "model");

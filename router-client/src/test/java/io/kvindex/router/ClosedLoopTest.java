@@ -2,6 +2,7 @@ package io.kvindex.router;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.IngestLag;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Poll;
 import io.kvindex.index.StreamId;
@@ -11,6 +12,7 @@ import io.kvindex.testing.UsesRedis;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -105,10 +107,64 @@ class ClosedLoopTest {
           .as("one request stands per pod per interval, whichever router asks")
           .isEqualTo(1);
       assertThat(count(first, "kvindex.router.drift.suspects", "direction", "over")).isEqualTo(1);
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a")))
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a"), Duration.ofMillis(1)))
           .hasValueSatisfying(note -> assertThat(note).contains("over-predicted in 8 of"));
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a"))).isEmpty();
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-a"), Duration.ofMillis(1)))
+          .isEmpty();
     }
+  }
+
+  /**
+   * A pod whose stream reports it is far behind its engine is over-predicted because its stream has
+   * not applied the engine's removals yet, not because the index drifted: its observations are not
+   * judged (no suspect, no resync). Once it keeps up, the same errors make it suspect.
+   */
+  @Test
+  void observe_podWhoseStreamLags_notJudgedUntilItKeepsUp(RedisStandalone redis) {
+    String index = "loop-lag";
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (IndexFixture ingester =
+            new IndexFixture(redis.uri().toURI().toString(), index, MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis, index, registry)) {
+      StreamId stream = StreamId.of(MODEL, "pod-l");
+      ingester.index().reportLagAsync(stream, Duration.ofSeconds(20), Duration.ofMinutes(1)).join();
+      Poll.until(() -> ((RedisKvRouter) router).lagging(MODEL, "pod-l"));
+
+      for (int i = 0; i < 2 * WINDOW; i++) {
+        router.observe(observed("pod-l", 4));
+      }
+      assertThat(count(registry, "kvindex.router.drift.suspects", "direction", "over")).isZero();
+      assertThat(registry.get("kvindex.router.drift.unjudged").counter().count())
+          .isEqualTo(2 * WINDOW);
+      assertThat(ingester.index().takeResync(stream, Duration.ofMillis(1))).isEmpty();
+
+      Poll.until(
+          () -> {
+            ingester.index().reportLagAsync(stream, Duration.ZERO, Duration.ofMinutes(1)).join();
+            router.observe(observed("pod-l", 4));
+            return count(registry, "kvindex.router.drift.suspects", "direction", "over") == 1;
+          });
+    }
+  }
+
+  @Test
+  void behind_aStreamFarBehind_orNotReportingLately_butNotOneGoneLongAgo() {
+    Duration now = Duration.ZERO;
+    assertThat(ClosedLoop.behind(List.of())).as("no report: nothing known").isFalse();
+    assertThat(ClosedLoop.behind(List.of(new IngestLag(0, Duration.ofMillis(300), now)))).isFalse();
+    assertThat(
+            ClosedLoop.behind(
+                List.of(
+                    new IngestLag(0, Duration.ZERO, now),
+                    new IngestLag(1, Duration.ofSeconds(2), now))))
+        .as("one rank far behind")
+        .isTrue();
+    assertThat(ClosedLoop.behind(List.of(new IngestLag(0, Duration.ZERO, Duration.ofSeconds(5)))))
+        .as("an owner that does not report")
+        .isTrue();
+    assertThat(ClosedLoop.behind(List.of(new IngestLag(0, Duration.ZERO, Duration.ofMinutes(1)))))
+        .as("a report no one owns now")
+        .isFalse();
   }
 
   @Test
@@ -125,7 +181,8 @@ class ClosedLoopTest {
           .isEqualTo(1);
       assertThat(count(registry, "kvindex.router.resync.requests", "outcome", "requested"))
           .isZero();
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-b"))).isEmpty();
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-b"), Duration.ofMillis(1)))
+          .isEmpty();
     }
   }
 
@@ -192,8 +249,10 @@ class ClosedLoopTest {
       Poll.until(
           () -> count(registry, "kvindex.router.resync.requests", "outcome", "requested") == 1);
       assertThat(count(registry, "kvindex.router.resync.requests", "outcome", "off")).isEqualTo(1);
-      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-c"))).isPresent();
-      assertThat(ingester.index().takeResync(StreamId.of("t", "pod-t"))).isEmpty();
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-c"), Duration.ofMillis(1)))
+          .isPresent();
+      assertThat(ingester.index().takeResync(StreamId.of("t", "pod-t"), Duration.ofMillis(1)))
+          .isEmpty();
     }
   }
 }

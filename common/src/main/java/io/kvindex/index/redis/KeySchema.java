@@ -221,6 +221,11 @@ public final class KeySchema {
     return prefixed((byte) 'p', streamField);
   }
 
+  /** The field of the time a stream last took a resync, in its group's activity hash. */
+  static byte[] resyncedField(byte[] streamField) {
+    return prefixed((byte) 'r', streamField);
+  }
+
   private static byte[] prefixed(byte kind, byte[] field) {
     return ByteBuffer.allocate(1 + field.length).put(kind).put(field).array();
   }
@@ -325,8 +330,9 @@ public final class KeySchema {
   /**
    * The blocks of observed requests on a pod whose evictions are inferred (infer.lua): a stream of
    * entries {@code r} → rank (decimal), {@code k} → block keys (8 bytes each, big-endian), {@code
-   * e} → the prediction's error, each with the id {@code <offset>-<size>} in bytes; capped in
-   * bytes, trimmed to what its readers have read, and expiring after its last entry.
+   * e} → the prediction's error, {@code c} → the blocks the engine reported cached, {@code t} →
+   * when it was recorded (Redis's clock, ms), each with the id {@code <offset>-<size>} in bytes;
+   * capped in bytes, trimmed to what its readers have read, and expiring after its last entry.
    */
   byte[] touches(String model, String pod) {
     return podKey(model, pod, "touch:");
@@ -345,6 +351,22 @@ public final class KeySchema {
     key[stream.length] = '/';
     key[stream.length + 1] = 'o';
     return key;
+  }
+
+  /**
+   * How far each of a pod's streams is behind its engine, as their owners report it (lag.lua): a
+   * hash of rank (decimal) → {@code <ms>|<lag ms>}, expiring a while after the last report.
+   */
+  byte[] lag(String model, String pod) {
+    return podKey(model, pod, "lag:");
+  }
+
+  /**
+   * What the owner of a stream whose evictions are inferred leaves for its next owner (infer.lua):
+   * {@code <size>|} then the removals not applied, 8 bytes each, big-endian; with PX.
+   */
+  byte[] handover(StreamId stream) {
+    return key(groupOf(stream.model(), stream.pod()), "handover:" + streamDigest(stream));
   }
 
   private byte[] podKey(String model, String pod, String kind) {

@@ -11,6 +11,8 @@ import io.kvindex.index.GcResult;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.IndexMismatchException;
 import io.kvindex.index.IndexNotFoundException;
+import io.kvindex.index.InferenceHandover;
+import io.kvindex.index.IngestLag;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -103,6 +105,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisLeases leases;
   private final RedisResyncs resyncs;
   private final RedisInference inference;
+  private final RedisLags lags;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
   private final RedisNotes notes;
@@ -135,6 +138,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.leases = new RedisLeases(keys, writes);
     this.resyncs = new RedisResyncs(keys, writes);
     this.inference = new RedisInference(keys, writes);
+    this.lags = new RedisLags(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
     this.notes = new RedisNotes(config, keys, writes);
     this.streams =
@@ -576,8 +580,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public Optional<String> takeResync(StreamId stream) {
-    return resyncs.take(stream);
+  public Optional<String> takeResync(StreamId stream, Duration spacing) {
+    return resyncs.take(stream, spacing);
   }
 
   @Override
@@ -592,13 +596,40 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<Boolean> touchAsync(
-      String model, String pod, int rank, long[] blockKeys, int errorBlocks, Duration ttl) {
-    return inference.touch(model, pod, rank, blockKeys, errorBlocks, ttl);
+      String model,
+      String pod,
+      int rank,
+      long[] blockKeys,
+      int errorBlocks,
+      int cachedBlocks,
+      Duration ttl) {
+    return inference.touch(model, pod, rank, blockKeys, errorBlocks, cachedBlocks, ttl);
   }
 
   @Override
   public Touches touches(StreamId stream, String cursor, int max) {
     return inference.read(stream, cursor, max);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> handOverInferenceAsync(
+      StreamId stream, InferenceHandover handover, Duration ttl) {
+    return inference.handOver(stream, handover, ttl);
+  }
+
+  @Override
+  public Optional<InferenceHandover> inferenceHandover(StreamId stream) {
+    return inference.handover(stream);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> reportLagAsync(StreamId stream, Duration lag, Duration ttl) {
+    return lags.report(stream, lag, ttl);
+  }
+
+  @Override
+  public CompletableFuture<List<IngestLag>> ingestLag(String model, String pod) {
+    return lags.read(model, pod);
   }
 
   @Override

@@ -21,7 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Resync requests (resync.lua, one key per pod in its group): made by routers, taken once per rank
- * by the owner of each of the pod's streams. Thread-safe.
+ * by the owner of each of the pod's streams, and by each stream at most once per spacing (the time
+ * of its last one is kept in the group's activity hash, which routers cannot write). Thread-safe.
  */
 final class RedisResyncs {
   private final KeySchema keys;
@@ -58,13 +59,16 @@ final class RedisResyncs {
   }
 
   /**
-   * Takes the stream's request. Each take is one call, named by a random id that its retries share,
-   * so a retry after a lost reply gets the note the first attempt took; a take that never got an
-   * answer keeps its id for the stream's next take, which then gets that note too.
+   * Takes the stream's request, unless the stream took one less than {@code spacing} ago. Each take
+   * is one call, named by a random id that its retries share, so a retry after a lost reply gets
+   * the note the first attempt took; a take that never got an answer keeps its id for the stream's
+   * next take, which then gets that note too.
    */
-  Optional<String> take(StreamId stream) {
+  Optional<String> take(StreamId stream, Duration spacing) {
     Check.notNull(stream, "stream");
+    long ms = Check.atLeastOneMilli(spacing, "spacing").toMillis();
     byte[] key = keys.resync(stream.model(), stream.pod());
+    byte[] activity = keys.activity(keys.groupOf(stream.model(), stream.pod()));
     String call = unanswered.computeIfAbsent(stream, s -> UUID.randomUUID().toString());
     RedisOutcome<byte[]> out =
         Await.of(
@@ -72,10 +76,12 @@ final class RedisResyncs {
                 .<byte[]>run(
                     Scripts.RESYNC,
                     ScriptOutputType.VALUE,
-                    new byte[][] {key},
+                    new byte[][] {key, activity},
                     ascii("take"),
                     ascii(stream.dpRank()),
-                    ascii(call))
+                    ascii(call),
+                    KeySchema.resyncedField(KeySchema.streamField(stream)),
+                    ascii(ms))
                 .toCompletableFuture());
     byte[] note = out.orElseThrow(); // a swallowed call keeps its id for the next take
     unanswered.remove(stream, call);

@@ -38,6 +38,8 @@ final class Scripts {
   static final LuaScript NOTE = load("note");
   static final LuaScript INFER = load("infer");
   static final LuaScript INFERRED = load("inferred");
+  static final LuaScript LAG = load("lag");
+  static final LuaScript LAGS = load("lags");
 
   private Scripts() {}
 

@@ -52,22 +52,30 @@
  *   spec:order ZSET  the fields of spec:routes by their latest deadline: expired ones go as routes
  *                  come, and past 16 384 fields the oldest; PEXPIRE as spec:routes
  *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
- *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
+ *                  PEXPIRE the request's interval; a stream takes none within the spacing of its
+ *                  last (activity 'r') (resync.lua; RedisResyncs)
  *   infer:<p> STRING the pod's evictions are inferred: the engine's capacity in blocks, with PX,
  *                  refreshed by its streams' owners (infer.lua, inferred.lua; RedisInference)
  *   touch:<p> STREAM observed requests on such a pod (routers XADD): r -> rank, k -> the prompt's
- *                  block keys (8 bytes each), e -> the prediction's error; ids "<offset>-<size>"
- *                  in bytes, so it is capped at 4 MiB and trimmed to its readers' cursors by XTRIM
- *                  MINID; PEXPIRE from the last entry; each rank's owner reads it with XRANGE after
- *                  its cursor, about 256 KiB a read (infer.lua)
+ *                  block keys (8 bytes each), e -> the prediction's error, c -> the blocks the
+ *                  engine reported cached, t -> when it was recorded (Redis's clock, ms); ids
+ *                  "<offset>-<size>" in bytes, so it is capped at 4 MiB and trimmed to its readers'
+ *                  cursors by XTRIM MINID; PEXPIRE from the last entry; each rank's owner reads it
+ *                  with XRANGE after its cursor, about 256 KiB a read (infer.lua)
  *   touch:<p>/o HASH o -> bytes of touches ever added, l -> the latest id, c<rank> -> a reader's
  *                  "<cursor>|<ms of its read>"; PEXPIRE as the touches, or a minute after a read
+ *   handover:<d> STRING what an inferring stream's owner leaves for the next: "<size>|" then the
+ *                  removals its model decided and the index has not applied (8 bytes each), PX
+ *                  (infer.lua, inferred.lua; RedisInference)
+ *   lag:<p>  HASH  rank -> "<ms>|<lag ms>": how far each of the pod's streams is behind its engine,
+ *                  as its owner reports it every second; PEXPIRE (lag.lua, lags.lua; RedisLags)
  *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
  *                  all and per tier (decimal): apply changes them with the entries, GC counts
  *                  the entries it strips out, so inspecting a stream never scans blocks;
  *                  "overflowed-segments" -> the segments apply marked "O"
  *   activity HASH  'a' + streamField -> ms of the last applied chunk; 'p' + streamField ->
- *                  "<ms>|<slot retired>" of the last purge; swept with the stream
+ *                  "<ms>|<slot retired>" of the last purge; 'r' + streamField -> ms of the last
+ *                  resync the stream took; swept with the stream
  *   spec:models HASH (group 0) routers' notes "note:keys:" + lp(keys) + lp(model) -> ms
  * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
  * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.

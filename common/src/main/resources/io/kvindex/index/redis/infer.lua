@@ -1,23 +1,30 @@
 -- kvindex inferred evictions, the writes: the mark that a pod's evictions are inferred (its
 -- streams' owners set it), the pod's touches, the blocks of observed requests (routers add them),
--- and their reads (the owners read them in order, and drop what every reader has read).
+-- and their reads (the owners read them in order, and drop what every reader has read), and what
+-- a stream's owner leaves for the stream's next owner (its model's size and the removals it decided
+-- and the index has not applied).
 -- A touch's entry id is '<offset>-<size>': the bytes of touches the pod had before it, then its own
 -- (its block keys plus a fixed overhead), counted in the touch state's 'o' ('l' is the latest
 -- id). So the stream's bytes are known without reading it, and trimming by bytes or by a cursor is
 -- one XTRIM MINID. The state also holds each reader's cursor, 'c<rank>' -> '<cursor>|<ms of the
 -- read>', and 'i', the ids of the latest touches (8 bytes each, newest first), so that a touch
--- retried after a lost reply is added once. inferred.lua reads the mark.
--- KEYS: 1 the pod's infer key ('mark') or its touch stream (the others), 2 its touch state
+-- retried after a lost reply is added once. A touch records when it was made ('t', Redis's clock
+-- in ms) and the blocks the engine reported cached ('c'). inferred.lua reads the mark and the
+-- handover.
+-- KEYS: 1 the pod's infer key ('mark'), the stream's handover key ('handover') or the pod's touch
+--       stream (the others), 2 its touch state
 -- ARGV: 1 the operation; mark: 2 capacity, 3 ttl ms;
+--       handover: 2 the value ("<size>|" then the removals, 8 bytes each), 3 ttl ms;
 --       touch: 2 rank, 3 block keys, 4 the prediction's error in blocks, 5 most entries,
 --         6 ttl ms, 7 most bytes, 8 the overhead counted per touch, 9 the touch's id (8 bytes,
---         the same in its retries: a retry after a lost reply adds nothing, 0);
+--         the same in its retries: a retry after a lost reply adds nothing, 0), 10 the blocks the
+--         engine reported cached;
 --       read: 2 the reader's rank, 3 cursor (an entry id), 4 most entries, 5 most bytes,
 --         6 how long a reader's cursor counts ms;
 --       last: 2 the reader's rank, 3 how long a reader's cursor counts ms
 local RECENT_IDS = 16
 local op = ARGV[1]
-if op == 'mark' then
+if op == 'mark' or op == 'handover' then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   return 1
 end
@@ -68,7 +75,8 @@ if op == 'touch' then
   end
   local to = from + size
   local id = string.format('%d-%d', from, size)
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], id, 'r', ARGV[2], 'k', ARGV[3], 'e', ARGV[4])
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], id, 'r', ARGV[2], 'k', ARGV[3], 'e', ARGV[4],
+    'c', ARGV[10], 't', string.format('%d', nowMs()))
   redis.call('HSET', KEYS[2], 'o', string.format('%d', to), 'l', id,
     'i', string.sub(ARGV[9] .. recent, 1, 8 * RECENT_IDS))
   local most = tonumber(ARGV[7])
@@ -80,8 +88,9 @@ if op == 'touch' then
   redis.call('PEXPIRE', KEYS[2], ARGV[6])
   return 1
 elseif op == 'read' then
-  -- {more (1 when touches were left for the next read), then id, rank, keys, error of each entry
-  -- after the cursor, flat, oldest first}
+  -- {more (1 when touches were left for the next read), then id, rank, keys, error, cached
+  -- blocks and time of each entry after the cursor, flat, oldest first (an entry without 'c', from
+  -- a router that did not send it, restores nothing)}
   local now = nowMs()
   local cursor = ARGV[3]
   local after = entryEnd(cursor)
@@ -109,6 +118,8 @@ elseif op == 'read' then
     out[#out + 1] = fields['r'] or '0'
     out[#out + 1] = fields['k'] or ''
     out[#out + 1] = fields['e'] or '0'
+    out[#out + 1] = fields['c'] or '0'
+    out[#out + 1] = fields['t'] or '0'
     cursor = entry[1]
   end
   if entryEnd(cursor) < total then out[1] = 1 end

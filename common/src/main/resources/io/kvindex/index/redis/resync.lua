@@ -1,11 +1,16 @@
 -- kvindex resync: a request that the owners of a pod's streams purge them and replay what the
 -- engine's ring covers. One stands per pod per interval, whoever asks: a hash with the note in
 -- field 'n' and, once a stream's owner took it, a field 't<rank>' per rank, with the request's
--- PEXPIRE kept throughout. Each rank takes it once, whichever replica owns that rank.
--- KEYS: 1 the pod's resync key
+-- PEXPIRE kept throughout. Each rank takes it once, whichever replica owns that rank, and no
+-- stream takes one within the spacing of the last it took: the group's activity hash (which
+-- routers cannot write) keeps when, 'r' + stream field -> ms, so however often a pod is asked for
+-- (by routers with short intervals, or by writes to the resync key itself), it is resynced at most
+-- once per spacing.
+-- KEYS: 1 the pod's resync key; take: 2 the group's activity hash
 -- ARGV: 1 'request' or 'take'; request: 2 note, 3 interval ms; take: 2 dp rank, 3 the taker's
 --       call (unique to one take, the same in its retries: a retry after a lost reply gets the
---       note again, a later take does not)
+--       note again, a later take does not), 4 the stream's field in the activity hash, 5 spacing
+--       ms
 if ARGV[1] == 'request' then
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return 0
@@ -19,7 +24,18 @@ if not note then
   return false
 end
 local taken = 't' .. ARGV[2]
-if redis.call('HSETNX', KEYS[1], taken, ARGV[3]) == 1 or redis.call('HGET', KEYS[1], taken) == ARGV[3] then
-  return note
+local by = redis.call('HGET', KEYS[1], taken)
+if by then
+  if by == ARGV[3] then
+    return note -- a retry of the take that took it
+  end
+  return false
 end
-return false
+local now = nowMs()
+local last = tonumber(redis.call('HGET', KEYS[2], ARGV[4]) or '')
+if last and now - last < tonumber(ARGV[5]) then
+  return false
+end
+redis.call('HSET', KEYS[1], taken, ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[4], now)
+return note

@@ -6,7 +6,7 @@
 -- rank's apply before the pods phase must not revive a record that lists a dead slot, which GC
 -- would later free and hand to another pod.
 -- Bounded: one HSCAN of COUNT records per call.
--- A forgotten stream's activity (last apply and purge) goes with it.
+-- A forgotten stream's activity (last apply, purge and resync) goes with it.
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 dead, 6 activity
 -- ARGV: 1 HSCAN count, 2 retention ms, 3 holder-field prefix
 -- Returns {done (0|1), records scanned, pods forgotten, forgotten stream fields...}
@@ -51,7 +51,7 @@ local function sweepStreams(out)
       if slot ~= 0 then redis.call('HSET', KEYS[5], slot, pass) end
       forgetRank(podField, string.sub(field, #field - 1))
       redis.call('HDEL', KEYS[2], field)
-      redis.call('HDEL', KEYS[6], 'a' .. field, 'p' .. field)
+      redis.call('HDEL', KEYS[6], 'a' .. field, 'p' .. field, 'r' .. field)
       out[#out + 1] = field
     end
   end

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.common.Await;
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -191,6 +192,15 @@ class AclUsersTest {
     assertThat(index.markEvictionsInferred(MODEL, STREAM.pod(), 1024, Duration.ofMinutes(1)))
         .isTrue();
     assertThat(index.touches(STREAM, null, 10).cursor()).isEqualTo("0-0");
+    assertThat(
+            index
+                .handOverInferenceAsync(
+                    STREAM, new InferenceHandover(512, new long[] {7}), Duration.ofMinutes(1))
+                .join())
+        .isTrue();
+    assertThat(index.inferenceHandover(STREAM)).isPresent();
+    assertThat(index.reportLagAsync(STREAM, Duration.ZERO, Duration.ofMinutes(1)).join()).isTrue();
+    assertThat(index.takeResync(STREAM, Duration.ofMillis(1))).isEmpty();
     assertThat(index.releaseLease(STREAM, lease)).isTrue();
     index.deregisterReplica("replica-1");
     Lease again = index.acquireLease(STREAM, "replica-1", Duration.ofMinutes(1)).orElseThrow();
@@ -222,8 +232,9 @@ class AclUsersTest {
                 .join())
         .isEqualTo(ResyncStatus.REQUESTED);
     assertThat(index.evictionsInferred(MODEL, STREAM.pod()).join()).hasValue(1024);
-    assertThat(index.touchAsync(MODEL, STREAM.pod(), 0, keys, 0, Duration.ofMinutes(1)).join())
+    assertThat(index.touchAsync(MODEL, STREAM.pod(), 0, keys, 0, 0, Duration.ofMinutes(1)).join())
         .isTrue();
+    assertThat(index.ingestLag(MODEL, STREAM.pod()).join()).hasSize(1);
   }
 
   /** The router's user may not write the blocks hash, nor run a writing script on it. */
@@ -402,7 +413,7 @@ class AclUsersTest {
       ingest(ingester);
       PrefixIndex router = openAsRouter(connect(withUser(uri, "kvindex-router")));
       route(router);
-      assertThat(ingester.takeResync(STREAM)).contains("router: drift");
+      assertThat(ingester.takeResync(STREAM, Duration.ofMillis(1))).contains("router: drift");
       assertThat(ingester.touches(STREAM, "0-0", 10).touches()).hasSize(1);
       RedisConnector inspector = connect(withUser(uri, "kvindex-inspect"));
       IndexReport report = RedisInspector.of(inspector, INDEX).read(null, null);
@@ -505,7 +516,7 @@ class AclUsersTest {
       PrefixIndex router =
           openAsRouter(connect(withUser("redis-cluster://" + seeds, "kvindex-router")));
       route(router);
-      assertThat(ingester.takeResync(STREAM)).contains("router: drift");
+      assertThat(ingester.takeResync(STREAM, Duration.ofMillis(1))).contains("router: drift");
       assertThat(ingester.touches(STREAM, "0-0", 10).touches()).hasSize(1);
 
       for (RedisURI node : redis.uris()) {

@@ -87,10 +87,11 @@ class RetriedWritesTest {
     PrefixIndex index = open(redis);
     index.requestResyncAsync(MODEL, STREAM.pod(), "router: drift", Duration.ofMinutes(1)).join();
 
-    Optional<String> taken = afterALostReply(redis, () -> index.takeResync(STREAM));
+    Optional<String> taken =
+        afterALostReply(redis, () -> index.takeResync(STREAM, Duration.ofMillis(1)));
 
     assertThat(taken).as("the request the first attempt took").contains("router: drift");
-    assertThat(index.takeResync(STREAM)).as("a later take").isEmpty();
+    assertThat(index.takeResync(STREAM, Duration.ofMillis(1))).as("a later take").isEmpty();
   }
 
   @Test
@@ -104,7 +105,7 @@ class RetriedWritesTest {
             () ->
                 index
                     .touchAsync(
-                        MODEL, STREAM.pod(), 0, new long[] {1, 2, 3}, 1, Duration.ofMinutes(1))
+                        MODEL, STREAM.pod(), 0, new long[] {1, 2, 3}, 1, 3, Duration.ofMinutes(1))
                     .join());
 
     assertThat(added).isTrue();
@@ -112,7 +113,8 @@ class RetriedWritesTest {
     assertThat(read.touches()).as("touches read").hasSize(1);
     assertThat(
             index
-                .touchAsync(MODEL, STREAM.pod(), 0, new long[] {1, 2, 3}, 1, Duration.ofMinutes(1))
+                .touchAsync(
+                    MODEL, STREAM.pod(), 0, new long[] {1, 2, 3}, 1, 3, Duration.ofMinutes(1))
                 .join())
         .isTrue();
     assertThat(index.touches(STREAM, read.cursor(), 10).touches())

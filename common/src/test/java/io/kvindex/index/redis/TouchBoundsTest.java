@@ -92,7 +92,7 @@ class TouchBoundsTest {
   void touch_floodWithoutReaders_staysWithinTheByteCap() {
     int touches = 100; // 100 × 128 KiB = 12.5 MiB sent
     for (int i = 0; i < touches; i++) {
-      assertThat(index.touchAsync(MODEL, POD, 0, longPrompt(i), 0, TTL).join()).isTrue();
+      assertThat(index.touchAsync(MODEL, POD, 0, longPrompt(i), 0, 0, TTL).join()).isTrue();
     }
     long perTouch = 8L * PrefixIndex.MAX_TOUCH_BLOCKS + PrefixIndex.TOUCH_OVERHEAD_BYTES;
     long kept = redis.xlen(KEYS.touches(MODEL, POD));
@@ -112,7 +112,7 @@ class TouchBoundsTest {
     StreamId stream = new StreamId(MODEL, POD, 0);
     String cursor = index.touches(stream, null, 10).cursor();
     for (int i = 0; i < 50; i++) {
-      index.touchAsync(MODEL, POD, 0, new long[] {i, i + 1, i + 2}, 0, TTL).join();
+      index.touchAsync(MODEL, POD, 0, new long[] {i, i + 1, i + 2}, 0, 0, TTL).join();
     }
     Touches first = index.touches(stream, cursor, 20);
     assertThat(first.touches()).hasSize(20);
@@ -133,7 +133,7 @@ class TouchBoundsTest {
     String c0 = index.touches(rank0, null, 10).cursor();
     String c1 = index.touches(rank1, null, 10).cursor();
     for (int i = 0; i < 10; i++) {
-      index.touchAsync(MODEL, POD, -1, new long[] {i}, 0, TTL).join();
+      index.touchAsync(MODEL, POD, -1, new long[] {i}, 0, 0, TTL).join();
     }
     c0 = index.touches(rank0, c0, 100).cursor();
     assertThat(redis.xlen(KEYS.touches(MODEL, POD))).as("rank 1 has read none").isEqualTo(10);
@@ -154,13 +154,13 @@ class TouchBoundsTest {
     StreamId stream = new StreamId(MODEL, POD, 0);
     String cursor = index.touches(stream, null, 10).cursor();
     for (int i = 0; i < 3; i++) {
-      index.touchAsync(MODEL, POD, 0, new long[] {i}, 0, TTL).join();
+      index.touchAsync(MODEL, POD, 0, new long[] {i}, 0, 0, TTL).join();
     }
     redis.del(KEYS.touches(MODEL, POD)); // as expiry would, the state staying
     Touches read = index.touches(stream, cursor, 10);
     assertThat(read.touches()).isEmpty();
     assertThat(read.more()).isFalse();
-    index.touchAsync(MODEL, POD, 0, new long[] {7}, 0, TTL).join();
+    index.touchAsync(MODEL, POD, 0, new long[] {7}, 0, 0, TTL).join();
     Touches next = index.touches(stream, read.cursor(), 10);
     assertThat(next.touches()).hasSize(1);
     assertThat(next.touches().get(0).blockKeys()).containsExactly(7);
@@ -172,7 +172,7 @@ class TouchBoundsTest {
     StreamId stream = new StreamId(MODEL, POD, 0);
     String cursor = index.touches(stream, null, 10).cursor();
     for (int i = 0; i < 20; i++) {
-      index.touchAsync(MODEL, POD, 0, longPrompt(i), 0, TTL).join();
+      index.touchAsync(MODEL, POD, 0, longPrompt(i), 0, 0, TTL).join();
     }
     int perTouch = 8 * PrefixIndex.MAX_TOUCH_BLOCKS + PrefixIndex.TOUCH_OVERHEAD_BYTES;
     int reads = 0;

@@ -347,6 +347,12 @@ public final class Coordinator implements StreamWorker.Listener {
   }
 
   /**
+   * The least time between two resyncs of one stream, whatever routers ask: a resync that cannot
+   * infer purges and replays the stream, which no router may repeat at will.
+   */
+  static final Duration RESYNC_SPACING = Duration.ofSeconds(30);
+
+  /**
    * Hands each held stream the drift resync a router asked for its pod, if one stands that this
    * stream has not taken yet (one read per stream, in parallel like the renewals).
    */
@@ -354,7 +360,7 @@ public final class Coordinator implements StreamWorker.Listener {
     List<StreamWorker> held = List.copyOf(workers.values());
     List<Future<Optional<String>>> asked = new ArrayList<>(held.size());
     for (StreamWorker w : held) {
-      asked.add(leaseCalls.submit(() -> shared.index().takeResync(w.id())));
+      asked.add(leaseCalls.submit(() -> shared.index().takeResync(w.id(), RESYNC_SPACING)));
     }
     for (int i = 0; i < held.size(); i++) {
       StreamWorker w = held.get(i);

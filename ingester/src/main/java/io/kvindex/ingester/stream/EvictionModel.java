@@ -7,6 +7,7 @@ import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.event.Tiers;
+import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.Touch;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -77,17 +78,25 @@ final class EvictionModel {
   /** Parents of the pending and waiting blocks. */
   private final Map<Long, Long> parentOf = new HashMap<>();
 
+  /** The pending and waiting blocks by the parent they were stored under. */
+  private final Map<Long, Set<Long>> under = new HashMap<>();
+
   /** Pending blocks in the order to store them: each after its parent. */
   private final LinkedHashSet<Long> pending = new LinkedHashSet<>();
-
-  /** Waiting blocks by the parent they wait for. */
-  private final Map<Long, List<Long>> waitingUnder = new HashMap<>();
 
   /** Blocks the index still lists that the model evicted, in eviction order. */
   private final LinkedHashSet<Long> removing = new LinkedHashSet<>();
 
-  /** Blocks whose removal the index applied, the latest {@code capacity} of them. */
-  private final LinkedHashSet<Long> removed = new LinkedHashSet<>();
+  /**
+   * Blocks the index does not list, the latest {@code capacity} of them: true where the model
+   * removed (or dropped) the block, false where the engine published its removal.
+   */
+  private final LinkedHashMap<Long, Boolean> removed = new LinkedHashMap<>();
+
+  /**
+   * When the engine last published each block's removal (its batch's time, ms), the latest ones.
+   */
+  private final LinkedHashMap<Long, Long> publishedRemovalAt = new LinkedHashMap<>();
 
   /** Blocks sent as stores in calls that have not settled: they may be in the index. */
   private final Set<Long> unsure = new HashSet<>();
@@ -102,6 +111,7 @@ final class EvictionModel {
   private long takenThrough = -1;
   private long evicted;
   private long restored;
+  private long work;
   private List<Long> sentStores = List.of();
   private Set<Long> sentRemovals = Set.of();
   private long builtFirst = -1;
@@ -141,6 +151,14 @@ final class EvictionModel {
     return restored;
   }
 
+  /**
+   * Blocks visited so far, in every structure the model keeps: its cost, which tests and the
+   * benchmark compare with the blocks it took in.
+   */
+  long work() {
+    return work;
+  }
+
   /** Whether the model holds the block now. */
   boolean holds(long block) {
     return held.containsKey(block);
@@ -150,6 +168,55 @@ final class EvictionModel {
   boolean listed(long block) {
     State s = held.get(block);
     return s == State.LISTED || s == State.PENDING;
+  }
+
+  /** Whether a call is built and has not settled: its events must be sent again as they are. */
+  boolean callInFlight() {
+    return built != null;
+  }
+
+  /**
+   * What the stream's next owner needs to go on where this model is: its size, and the removals it
+   * decided that the index has not applied (at most {@link InferenceHandover#MAX_REMOVALS}, the
+   * oldest first).
+   */
+  InferenceHandover handover() {
+    int n = Math.min(removing.size(), InferenceHandover.MAX_REMOVALS);
+    long[] out = new long[n];
+    Iterator<Long> it = removing.iterator();
+    for (int i = 0; i < n; i++) {
+      out[i] = it.next();
+    }
+    return new InferenceHandover(Math.max(1, (int) size), out);
+  }
+
+  /**
+   * Goes on from a former owner's model: its size (set before {@link #prime}, so that the ring is
+   * taken in at the size the engine was found to hold), then, once primed, its removals not applied
+   * (evicted here too, whatever the ring showed, and removed with the next call).
+   */
+  void resize(int sizeBlocks) {
+    size = Math.max(smallest, Math.min(capacity, sizeBlocks));
+  }
+
+  /** The former owner's removals not applied: see {@link #resize}. */
+  void evict(long[] blocks) {
+    for (long block : blocks) {
+      work++;
+      Long b = block;
+      State s = held.get(b);
+      if (s == null && removed.containsKey(b)) {
+        continue; // the index does not list it
+      }
+      if (s != null) {
+        drop(b);
+      }
+      if (s == null || s == State.LISTED) {
+        removing.add(b); // one the model does not hold may be listed still: removing it is safe
+      } else {
+        noteRemoved(b, true);
+      }
+    }
   }
 
   /**
@@ -163,11 +230,12 @@ final class EvictionModel {
     long evictedBefore = evicted;
     for (Batch b : history) {
       if (b.seq() > takenThrough && b.seq() <= throughSeq) {
-        take(b.seq(), b.events().events(), false);
+        take(b.seq(), b.events(), false);
         takenThrough = b.seq();
       }
     }
     removing.clear();
+    removed.entrySet().removeIf(Map.Entry::getValue); // dropped while priming: never listed by it
     evicted = evictedBefore;
     takenThrough = Math.max(takenThrough, throughSeq);
   }
@@ -196,7 +264,7 @@ final class EvictionModel {
     }
     for (Batch part : parts) {
       if (part.seq() > takenThrough) {
-        take(part.seq(), part.events().events(), true);
+        take(part.seq(), part.events(), true);
         takenThrough = part.seq();
       }
     }
@@ -230,16 +298,18 @@ final class EvictionModel {
   /** The last call of {@link #eventsToApply} applied, through {@code seq}. */
   Carried applied(long seq) {
     for (Long b : sentStores) {
+      work++;
       unsure.remove(b);
       if (pending.remove(b)) {
         held.put(b, State.LISTED);
-        parentOf.remove(b);
+        unlink(b);
         placed(b);
       }
     }
     for (Long b : sentRemovals) {
+      work++;
       if (removing.remove(b)) {
-        noteRemoved(b);
+        noteRemoved(b, true);
       }
     }
     Carried carried = new Carried(sentRemovals.size(), sentStores.size());
@@ -262,9 +332,10 @@ final class EvictionModel {
   }
 
   /**
-   * Observed requests on this engine, in order: each prompt's blocks move to the most recent end,
-   * last first. Those credited to this rank restore their chain where the index does not list it
-   * (the engine just served them), and their prediction errors move the model's size.
+   * Observed requests on this engine, in order: each prompt's blocks the engine reported cached
+   * move to the most recent end, last first. Those credited to this rank restore what the model
+   * removed of that cached prefix (the engine just served it from its cache), and their prediction
+   * errors move the model's size.
    */
   void touched(List<Touch> touches, int rank, boolean onlyRank) {
     long errors = 0;
@@ -272,12 +343,12 @@ final class EvictionModel {
     for (Touch t : touches) {
       boolean mine = t.rank() == rank || (t.rank() < 0 && onlyRank);
       if (mine) {
-        restore(t.blockKeys());
+        restore(t);
         errors += t.errorBlocks();
         credited++;
       }
       long[] blocks = t.blockKeys();
-      for (int i = blocks.length - 1; i >= 0; i--) {
+      for (int i = cachedDepth(t) - 1; i >= 0; i--) {
         use(blocks[i]);
       }
     }
@@ -288,29 +359,59 @@ final class EvictionModel {
     evictOverSize();
   }
 
-  /** A prompt the engine just served: its chain from block 0 is made listed. */
-  private void restore(long[] blocks) {
-    for (int i = 0; i < blocks.length; i++) {
+  private static int cachedDepth(Touch t) {
+    return Math.min(t.cachedBlocks(), t.blockKeys().length);
+  }
+
+  /**
+   * A prompt the engine just served, from its cache up to the touch's cached depth: what the model
+   * removed of that chain is made listed again, parent first. Nothing else is: not a block whose
+   * removal the engine published (unless the touch came after it and the model removed the block
+   * since), not one the model never saw, not past the depth. The chain stops at the first block the
+   * index does not list and the touch may not restore, since what follows would have no place.
+   */
+  private void restore(Touch t) {
+    long[] blocks = t.blockKeys();
+    int depth = cachedDepth(t);
+    for (int i = 0; i < depth; i++) {
+      work++;
       Long b = blocks[i];
       Long parent = i == 0 ? null : blocks[i - 1];
       State s = held.get(b);
-      if (s == State.LISTED) {
+      if (s == State.LISTED || s == State.PENDING) {
         continue;
+      }
+      if (s == State.WAITING) {
+        unlink(b); // stored by the engine, held back for its parent, which precedes it here
+        restored++;
+        makePending(b, parent);
+        continue;
+      }
+      if (!restorable(b, t.atMillis())) {
+        if (removing.contains(b) || removed.containsKey(b)) {
+          return;
+        }
+        continue; // never seen: older than the ring, taken as listed
       }
       if (removing.contains(b) && !sentRemovals.contains(b)) {
         removing.remove(b);
         hold(b, State.LISTED); // still in the index: its removal is not sent yet
         continue;
       }
-      if (s == State.PENDING) {
-        continue; // its parent is listed or pending before it
-      }
-      if (s == State.WAITING) {
-        unwait(b);
-      }
+      removing.remove(b); // its removal is in a call that has not settled: stored again after it
       restored++;
       makePending(b, parent);
     }
+  }
+
+  /**
+   * Whether a touch recorded at {@code atMillis} may list the block again: the model removed it,
+   * and the engine published no removal of it after the touch's request.
+   */
+  private boolean restorable(Long b, long atMillis) {
+    boolean byModel = removing.contains(b) || Boolean.TRUE.equals(removed.get(b));
+    Long publishedAt = publishedRemovalAt.get(b);
+    return byModel && (publishedAt == null || atMillis > publishedAt);
   }
 
   /**
@@ -320,13 +421,15 @@ final class EvictionModel {
     held.clear();
     order.clear();
     parentOf.clear();
+    under.clear();
     pending.clear();
-    waitingUnder.clear();
     removing.clear();
   }
 
   /** Takes in the engine's events; with {@code holdBack}, stores the index could not place wait. */
-  private void take(long seq, List<KvEvent> events, boolean holdBack) {
+  private void take(long seq, KvEventBatch batch, boolean holdBack) {
+    List<KvEvent> events = batch.events();
+    long atMillis = batch.timestamp() > 0 ? (long) (batch.timestamp() * 1000) : Long.MAX_VALUE;
     for (int i = 0; i < events.size(); i++) {
       KvEvent event = events.get(i);
       if (event instanceof AllBlocksCleared) {
@@ -345,11 +448,17 @@ final class EvictionModel {
         evictOverSize();
       } else if (event instanceof BlockRemoved r && modelled(r.tier(), r.cacheGroup())) {
         for (Long b : r.blockHashes()) {
+          work++;
           removing.remove(b);
           if (held.containsKey(b)) {
             drop(b);
           }
-          noteRemoved(b);
+          noteRemoved(b, false);
+          publishedRemovalAt.remove(b);
+          publishedRemovalAt.put(b, atMillis);
+          if (publishedRemovalAt.size() > capacity) {
+            publishedRemovalAt.remove(publishedRemovalAt.keySet().iterator().next());
+          }
         }
       }
     }
@@ -374,12 +483,13 @@ final class EvictionModel {
     if (s != null) {
       return s == State.LISTED;
     }
-    return removing.contains(parent) || !removed.contains(parent);
+    return removing.contains(parent) || !removed.containsKey(parent);
   }
 
   /** The engine's store, applied as it is: its blocks are listed. */
   private void storedPlaced(List<Long> blocks) {
     for (int i = blocks.size() - 1; i >= 0; i--) {
+      work++;
       Long b = blocks.get(i);
       removing.remove(b);
       removed.remove(b);
@@ -387,9 +497,9 @@ final class EvictionModel {
       State s = held.get(b);
       if (s == State.PENDING) {
         pending.remove(b);
-        parentOf.remove(b);
+        unlink(b);
       } else if (s == State.WAITING) {
-        unwait(b);
+        unlink(b);
       }
       hold(b, State.LISTED);
       use(b);
@@ -409,6 +519,7 @@ final class EvictionModel {
       use(blocks.get(i)); // the order of use, for blocks already held
     }
     for (Long b : blocks) {
+      work++;
       State s = held.get(b);
       if (s == State.LISTED || removing.remove(b)) {
         hold(b, State.LISTED);
@@ -435,12 +546,13 @@ final class EvictionModel {
 
   /** Moves a held block to the most recent end (a get of an access-ordered map moves it). */
   private void use(Long b) {
+    work++;
     order.get(b);
   }
 
   private void makePending(Long b, Long parent) {
     hold(b, State.PENDING);
-    parentOf.put(b, parent);
+    link(b, parent);
     pending.add(b);
     removed.remove(b);
     placed(b);
@@ -448,17 +560,25 @@ final class EvictionModel {
 
   private void makeWaiting(Long b, Long parent) {
     hold(b, State.WAITING);
-    parentOf.put(b, parent);
-    waitingUnder.computeIfAbsent(parent, k -> new ArrayList<>()).add(b);
+    link(b, parent);
+    removed.remove(b);
   }
 
-  private void unwait(Long b) {
+  private void link(Long b, Long parent) {
+    parentOf.put(b, parent);
+    if (parent != null) {
+      under.computeIfAbsent(parent, k -> new LinkedHashSet<>()).add(b);
+    }
+  }
+
+  /** The block is no longer pending or waiting: it leaves its parent's children. */
+  private void unlink(Long b) {
     Long parent = parentOf.remove(b);
-    List<Long> siblings = waitingUnder.get(parent);
+    Set<Long> siblings = parent == null ? null : under.get(parent);
     if (siblings != null) {
       siblings.remove(b);
       if (siblings.isEmpty()) {
-        waitingUnder.remove(parent);
+        under.remove(parent);
       }
     }
   }
@@ -468,11 +588,12 @@ final class EvictionModel {
     ArrayDeque<Long> ready = new ArrayDeque<>();
     ready.add(block);
     while (!ready.isEmpty()) {
-      List<Long> children = waitingUnder.remove(ready.poll());
+      Set<Long> children = under.get(ready.poll());
       if (children == null) {
         continue;
       }
       for (Long child : children) {
+        work++;
         if (held.get(child) == State.WAITING) {
           held.put(child, State.PENDING);
           pending.add(child);
@@ -482,12 +603,12 @@ final class EvictionModel {
     }
   }
 
-  private void noteRemoved(Long b) {
-    removed.add(b);
+  /** The block's removal applied; {@code byModel}: the model's own, not the engine's. */
+  private void noteRemoved(Long b, boolean byModel) {
+    removed.remove(b);
+    removed.put(b, byModel);
     if (removed.size() > capacity) {
-      Iterator<Long> oldest = removed.iterator();
-      oldest.next();
-      oldest.remove();
+      removed.remove(removed.keySet().iterator().next());
     }
   }
 
@@ -497,14 +618,18 @@ final class EvictionModel {
 
   private void evictOverSize() {
     while (order.size() > (int) size) {
+      work++;
       // A fresh iterator each time: dropping a block can make others wait.
       Long b = order.keySet().iterator().next();
       evicted++;
       State s = held.get(b);
-      if (s == State.LISTED || (s == State.PENDING && unsure.contains(b))) {
-        removing.add(b);
-      }
+      boolean inIndex = s == State.LISTED || (s == State.PENDING && unsure.contains(b));
       drop(b);
+      if (inIndex) {
+        removing.add(b);
+      } else {
+        noteRemoved(b, true); // never stored: nothing to remove, but the model's to restore
+      }
     }
   }
 
@@ -518,34 +643,29 @@ final class EvictionModel {
     unsure.remove(b);
     if (s == State.PENDING) {
       pending.remove(b);
-      parentOf.remove(b);
+      unlink(b);
       demote(b);
     } else if (s == State.WAITING) {
-      unwait(b);
+      unlink(b);
     }
   }
 
-  /** The pending blocks stored under {@code b}. */
-  private List<Long> pendingChildrenOf(Long b) {
-    List<Long> out = new ArrayList<>();
-    for (Long p : pending) {
-      if (b.equals(parentOf.get(p))) {
-        out.add(p);
-      }
-    }
-    return out;
-  }
-
-  /** A block that waits again: the pending blocks under it wait too. */
+  /** A block that waits again: the pending blocks under it wait too, and theirs. */
   private void demote(Long b) {
-    ArrayDeque<Long> todo = new ArrayDeque<>(List.of(b));
+    ArrayDeque<Long> todo = new ArrayDeque<>();
+    todo.add(b);
     while (!todo.isEmpty()) {
-      Long parent = todo.poll();
-      for (Long child : pendingChildrenOf(parent)) {
-        pending.remove(child);
-        parentOf.remove(child);
-        makeWaiting(child, parent);
-        todo.add(child);
+      Set<Long> children = under.get(todo.poll());
+      if (children == null) {
+        continue;
+      }
+      for (Long child : children) {
+        work++;
+        if (held.get(child) == State.PENDING) {
+          pending.remove(child);
+          held.put(child, State.WAITING);
+          todo.add(child);
+        }
       }
     }
   }
@@ -560,6 +680,7 @@ final class EvictionModel {
       if (stores.size() >= room) {
         break;
       }
+      work++;
       Long parent = parentOf.get(b);
       boolean continues = !run.isEmpty() && parent != null && parent.equals(last(run));
       if (!continues) {
@@ -576,6 +697,7 @@ final class EvictionModel {
       if (stores.size() + removals.size() >= room) {
         break;
       }
+      work++;
       removals.add(b);
     }
     if (!removals.isEmpty()) {

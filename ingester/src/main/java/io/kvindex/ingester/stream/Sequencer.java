@@ -268,6 +268,12 @@ public final class Sequencer {
     return pending.size();
   }
 
+  /** The batch waiting with the lowest sequence, or null when none waits. */
+  public Batch oldestPending() {
+    Map.Entry<Long, Batch> first = pending.firstEntry();
+    return first == null ? null : first.getValue();
+  }
+
   /** A live batch arrived. */
   public Live live(Batch batch) {
     long seq = batch.seq();

@@ -1,6 +1,7 @@
 package io.kvindex.ingester.stream;
 
 import io.kvindex.common.Await;
+import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
@@ -20,6 +21,7 @@ import io.kvindex.ingester.stream.StreamStatus.State;
 import io.kvindex.redis.RedisUnavailableException;
 import io.kvindex.wire.EventMessage;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.OptionalInt;
@@ -51,8 +53,16 @@ import org.zeromq.ZMQException;
  * apply; the pod is marked in the index so that routers send the blocks of the requests they
  * observe (touches), which the worker reads before its applies (at most every {@link
  * #TOUCH_READ_BEFORE_APPLY}) and every {@link #TOUCH_READ_INTERVAL} while idle. A new owner of a
- * marked pod's stream starts the same way. Purges clear the model with the index's entries;
- * inference lasts as long as the worker.
+ * marked pod's stream starts the same way, from what the former owner left in the index (its
+ * model's size and the removals it had decided and not applied, refreshed every {@link
+ * #HANDOVER_EVERY} when they changed). Purges clear the model with the index's entries. Inference
+ * lasts as long as the worker, unless the stream cannot keep up with it: applied at least {@code
+ * --inference-lag-limit} late through as long a stretch of its engine's time, it says so, stops
+ * inferring and does not infer again for {@link #INFERENCE_HOLD_OFF}.
+ *
+ * <p>Lag. Every {@link #LAG_REPORT_EVERY} the worker reports in the index how far behind its engine
+ * it is ({@link StreamLag}), so that routers do not take an error its lag explains for drift; a
+ * worker stuck in a call reports nothing, which routers read as behind too.
  */
 public final class StreamWorker implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(StreamWorker.class);
@@ -99,6 +109,21 @@ public final class StreamWorker implements Runnable {
   /** The longest wait before the inference's Redis calls are tried again after they failed. */
   static final Duration INFERENCE_RETRY_MAX = Duration.ofSeconds(30);
 
+  /**
+   * How often a stream whose evictions are inferred compares what its model would hand over with
+   * what it last left in the index, and leaves it again when it changed (else every {@link
+   * #MARK_EVERY}, for {@link #MARK_TTL}).
+   */
+  static final Duration HANDOVER_EVERY = Duration.ofMillis(250);
+
+  /** How long a stream that could not keep up while inferring does not infer again. */
+  static final Duration INFERENCE_HOLD_OFF = Duration.ofMinutes(10);
+
+  /** How often the stream reports its lag in the index, and how long a report stands there. */
+  static final Duration LAG_REPORT_EVERY = Duration.ofSeconds(1);
+
+  static final Duration LAG_REPORT_TTL = Duration.ofMinutes(1);
+
   private volatile boolean running = true;
   private volatile boolean halted;
   private State state = State.STARTING;
@@ -118,6 +143,13 @@ public final class StreamWorker implements Runnable {
   private boolean resumeDue;
   private long resumeDueNanos;
   private final Backoff inferenceRetry;
+  private final StreamLag lag;
+  private long lagReportDueNanos;
+  private long handoverDueNanos;
+  private long handedOverAtNanos;
+  private InferenceHandover handedOver;
+  private boolean heldOff;
+  private long heldOffUntilNanos;
 
   public StreamWorker(
       StreamId id, KeyMode mode, PodSpec pod, Lease lease, Shared shared, Listener listener) {
@@ -138,6 +170,7 @@ public final class StreamWorker implements Runnable {
     this.inferenceRetry = new Backoff(shared.config().retryMax(), INFERENCE_RETRY_MAX);
     this.label = "pod=" + id.pod() + " stream=" + id;
     this.writes = new IndexWrites(shared, id, mode, lease, label);
+    this.lag = new StreamLag(shared.config().inferenceLagLimit(), () -> shared.clock().millis());
     long now = shared.nanos();
     this.status = new StreamStatus(now);
     this.quietSinceNanos = now;
@@ -187,6 +220,9 @@ public final class StreamWorker implements Runnable {
       }
     } finally {
       if (model != null) {
+        if (!halted && state != State.FENCED) {
+          handOver(model.handover()); // a next owner goes on from it
+        }
         shared.metrics().inferring(false);
       }
       closeSocket();
@@ -207,7 +243,9 @@ public final class StreamWorker implements Runnable {
     }
     takeRequests();
     inferIfDue();
+    reportLagIfDue();
     progressIfDue();
+    handOverIfDue();
     if (sub.reconnected()) {
       // Maybe another process on the same endpoint, whose first batches were never heard: before
       // anything more is applied, compare the ring's copy of the last applied batch.
@@ -238,7 +276,9 @@ public final class StreamWorker implements Runnable {
       quietSinceNanos = shared.nanos();
       status.aliveAt(quietSinceNanos);
       status.received();
-      onLive(decoded(m.message(), true));
+      Batch batch = decoded(m.message(), true);
+      lag.received(batch.events(), quietSinceNanos);
+      onLive(batch);
     } else if (received instanceof LiveSocket.Garbled g) {
       status.received();
       shared.metrics().malformed();
@@ -407,7 +447,7 @@ public final class StreamWorker implements Runnable {
     }
     int capacity = inferable(0);
     if (capacity > 0) {
-      inferEvictions(capacity, "resync", "a router's resync request: " + note);
+      inferEvictions(capacity, "resync", "a router's resync request: " + note, null);
       return;
     }
     log.warn(
@@ -427,14 +467,24 @@ public final class StreamWorker implements Runnable {
    * {@code marked} (the one recorded in the pod's mark); 0 when they cannot be inferred.
    */
   private int inferable(int marked) {
-    if (!shared.config().inferEvictions() || mode != KeyMode.ENGINE) {
+    if (!shared.config().inferEvictions() || mode != KeyMode.ENGINE || heldOff()) {
       return 0;
     }
     int scraped = status.capacityBlocks();
     return scraped > 0 ? scraped : marked;
   }
 
+  /** Whether the stream stopped inferring, unable to keep up, too recently to start again. */
+  private boolean heldOff() {
+    return heldOff && shared.nanos() - heldOffUntilNanos < 0;
+  }
+
   private String whyNotInferred() {
+    if (heldOff()) {
+      return "it could not keep up while inferring them, less than "
+          + INFERENCE_HOLD_OFF.toMinutes()
+          + " min ago";
+    }
     if (!shared.config().inferEvictions()) {
       return "--infer-evictions is off";
     }
@@ -450,23 +500,66 @@ public final class StreamWorker implements Runnable {
    *
    * @param start what started it, as counted ({@code resync}, {@code takeover})
    */
-  private void inferEvictions(int capacity, String start, String why) {
+  private void inferEvictions(int capacity, String start, String why, InferenceHandover from) {
     shared.metrics().inferring(true);
     model = new EvictionModel(capacity);
     sequencer.mergeWithin(shared.index().applyChunkBlocks() / 2);
     touchCursor = null;
     touchesDueNanos = shared.nanos();
     markDueNanos = shared.nanos();
+    handedOver = null;
+    lag.forgive();
+    if (from != null) {
+      model.resize(from.sizeBlocks()); // before priming: the ring is taken in at that size
+    }
     int primed = prime();
+    if (from != null) {
+      model.evict(from.removals());
+    }
     log.warn(
-        "{}: its engine's evictions are inferred from now on ({}): a model of its {} blocks,"
+        "{}: its engine's evictions are inferred from now on ({}): a model of its {} blocks{},"
             + " primed from {} batches of its ring and fed by the requests routers observe, removes"
             + " from the index what it evicts; nothing is purged",
         label,
         why,
         capacity,
+        from == null
+            ? ""
+            : " (as the former owner left it: "
+                + from.sizeBlocks()
+                + " held, "
+                + from.removals().length
+                + " removals to apply)",
         primed);
     shared.metrics().inferenceStarted(start);
+  }
+
+  /**
+   * The stream's batches were applied late through a long stretch of its engine's time while it
+   * inferred: it cannot keep up. It stops inferring (what its model decided and did not apply yet
+   * stays listed) and follows what its engine publishes, as a stream that cannot infer does.
+   */
+  private void stopInferring(long lateMillis) {
+    Duration limit = shared.config().inferenceLagLimit();
+    log.warn(
+        "{}: cannot keep up while inferring its engine's evictions: its batches were applied at"
+            + " least {} s late through {} s of its engine's time ({} ms late now); it stops"
+            + " inferring, follows only what its engine publishes (as with --infer-evictions"
+            + " false), and does not infer again for {} min",
+        label,
+        limit.toSeconds(),
+        limit.toSeconds(),
+        lateMillis,
+        INFERENCE_HOLD_OFF.toMinutes());
+    shared.metrics().inferenceStopped("behind");
+    shared.metrics().inferring(false);
+    model = null;
+    touchCursor = null;
+    handedOver = null;
+    sequencer.mergeWithin(shared.index().applyChunkBlocks());
+    heldOff = true;
+    heldOffUntilNanos = shared.nanos() + INFERENCE_HOLD_OFF.toNanos();
+    lag.forgive();
   }
 
   /**
@@ -508,8 +601,78 @@ public final class StreamWorker implements Runnable {
       return;
     }
     if (marked.isPresent()) {
+      InferenceHandover from;
+      try {
+        from = shared.index().inferenceHandover(id).orElse(null);
+      } catch (RuntimeException e) {
+        inferenceFailed("reading what the former owner handed over", e);
+        from = null; // the model starts from the ring alone
+      }
       inferEvictions(
-          inferable(marked.getAsInt()), "takeover", "the pod is marked so by a former owner");
+          inferable(marked.getAsInt()), "takeover", "the pod is marked so by a former owner", from);
+    }
+  }
+
+  /**
+   * Leaves what the next owner of the stream needs of its model in the index, when it changed since
+   * it was last left there (or that is getting old).
+   */
+  private void handOverIfDue() {
+    long now = shared.nanos();
+    if (model == null || now - handoverDueNanos < 0) {
+      return;
+    }
+    handoverDueNanos = now + HANDOVER_EVERY.toNanos();
+    InferenceHandover h = model.handover();
+    boolean same =
+        handedOver != null
+            && handedOver.sizeBlocks() == h.sizeBlocks()
+            && Arrays.equals(handedOver.removals(), h.removals());
+    if (!same || now - handedOverAtNanos >= MARK_EVERY.toNanos()) {
+      handOver(h);
+    }
+  }
+
+  private void handOver(InferenceHandover h) {
+    handedOver = h;
+    handedOverAtNanos = shared.nanos();
+    try {
+      shared
+          .index()
+          .handOverInferenceAsync(id, h, MARK_TTL)
+          .whenComplete(
+              (done, e) -> {
+                if (e != null || !done) {
+                  shared.metrics().swallowed(Operation.INFERENCE);
+                }
+              });
+    } catch (RuntimeException e) {
+      inferenceFailed("leaving its model for its next owner", e);
+    }
+  }
+
+  /** Reports in the index how far behind its engine the stream is, every second. */
+  private void reportLagIfDue() {
+    long now = shared.nanos();
+    if (now - lagReportDueNanos < 0) {
+      return;
+    }
+    lagReportDueNanos = now + LAG_REPORT_EVERY.toNanos();
+    Batch waiting = sequencer.oldestPending();
+    long ms = lag.report(waiting == null ? Double.NaN : waiting.events().timestamp(), now);
+    try {
+      shared
+          .index()
+          .reportLagAsync(id, Duration.ofMillis(ms), LAG_REPORT_TTL)
+          .whenComplete(
+              (done, e) -> {
+                if (e != null || !done) {
+                  shared.metrics().swallowed(Operation.LAG);
+                }
+              });
+    } catch (RuntimeException e) {
+      shared.metrics().realError(Operation.LAG);
+      log.debug("{}: cannot report its lag: {}", label, e.toString());
     }
   }
 
@@ -681,7 +844,33 @@ public final class StreamWorker implements Runnable {
       readTouches();
     }
     shared.gate().passUninterruptibly();
-    return !halted && carryOut(writes.apply(sequencer, action, status, model));
+    long appliedBefore = status.lastAppliedNanos();
+    boolean goOn = !halted && carryOut(writes.apply(sequencer, action, status, model));
+    if (status.lastAppliedNanos() != appliedBefore) {
+      appliedLate(action);
+    }
+    return goOn;
+  }
+
+  /**
+   * Measures the lag of an applied call's batches; an inferring stream that cannot keep up stops. A
+   * staged rebuild (the ring replayed from its start after a purge, which cleared the model) is
+   * history, not lag, and is not judged.
+   */
+  private void appliedLate(Apply action) {
+    if (action.staged()) {
+      return;
+    }
+    long now = shared.nanos();
+    boolean behind = false;
+    double last = 0;
+    for (Batch part : action.parts()) {
+      last = part.events().timestamp();
+      behind |= lag.applied(last, now);
+    }
+    if (behind && model != null && !model.callInFlight()) {
+      stopInferring(lag.lagMillis(last, now));
+    }
   }
 
   /** Whether the stream goes on after a write. */

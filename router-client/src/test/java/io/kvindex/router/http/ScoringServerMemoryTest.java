@@ -59,7 +59,8 @@ class ScoringServerMemoryTest {
       long keys = raw.sync().dbsize();
       long before = usedMemory(raw);
       for (int i = 1; i <= 200; i++) {
-        assertThat(post(score, i).statusCode()).isEqualTo(200);
+        HttpResponse<String> scored = post(score, i);
+        assertThat(scored.statusCode()).as(scored.body()).isEqualTo(200);
       }
       assertThat(raw.sync().dbsize()).as("keys in Redis").isEqualTo(keys);
       assertThat(raw.sync().keys("*spec:*")).allMatch(k -> k.endsWith(":spec:models"));

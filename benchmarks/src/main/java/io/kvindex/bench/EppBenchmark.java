@@ -34,9 +34,12 @@ import io.kvindex.router.KvRouter;
 import io.kvindex.router.LoadSignal;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.Scores;
+import io.kvindex.simulator.PodConfig;
+import io.kvindex.simulator.SimulatedPod;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,11 +53,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code kvindex bench epp}: the endpoint picker's own added latency, as the proxy sees it: from
- * sending a request's headers (its body, 4 096 token ids, right behind them, full-duplex streamed as
- * the reference picker runs) to the answer carrying the pick, with 16 candidate endpoints, one
+ * sending a request's headers (its body, 4 096 token ids, right behind them, full-duplex streamed
+ * as the reference picker runs) to the answer carrying the pick, with 16 candidate endpoints, one
  * request at a time over a real gRPC socket; against, in the same run, the router library's score
- * and pick of the same prompt in-process (the part of it that is the index's). Each request's
- * response (its usage) is reported back so that the picker does all it does per request.
+ * and pick of the same prompt in-process (the part of it that is the index's); and the same for
+ * chat prompts of about as many words, which the picker has a simulated engine tokenize ({@code
+ * POST /tokenize} on loopback: the cost of that path's round trip). Each request's response (its
+ * usage) is reported back so that the picker does all it does per request.
  *
  * <p>Run: {@code scripts/kvindex bench epp [--quick] --out FILE}. Not thread-safe.
  */
@@ -83,7 +88,14 @@ final class EppBenchmark {
     try (LocalRedis redis = LocalRedis.start()) {
       String uri = redis.uri().toString();
       List<Endpoint> endpoints = new ArrayList<>();
-      for (int i = 0; i < CANDIDATES; i++) {
+      // The first candidate is a simulated engine, whose POST /tokenize the chat path asks (the
+      // least loaded candidate is asked, and every load is 0); the others are addresses only.
+      SimulatedPod engine =
+          SimulatedPod.start(
+              PodConfig.builder().name("pod-0").model(MODEL).blockSize(BLOCK).build());
+      URI engineHttp = engine.httpAddress();
+      endpoints.add(Endpoint.of("pod-0", engineHttp.getHost(), engineHttp.getPort()));
+      for (int i = 1; i < CANDIDATES; i++) {
         endpoints.add(Endpoint.of("pod-" + i, "127.0.0." + (10 + i), 8000));
       }
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -108,6 +120,7 @@ final class EppBenchmark {
           }
         }
         LatencyRecorder picker = new LatencyRecorder();
+        LatencyRecorder chat = new LatencyRecorder();
         try (EppServer server =
             EppServer.start(
                 EppConfig.builder()
@@ -130,17 +143,27 @@ final class EppBenchmark {
                 picker.recordNanos(nanos);
               }
             }
+            int chats = Math.max(100, requests / 10);
+            for (int i = 0; i < chats + warmup / 10; i++) {
+              long nanos = exchange(channel, chatBody(prompts.get(i)), endpoints.get(0), CHAT);
+              if (i >= warmup / 10) {
+                chat.recordNanos(nanos);
+              }
+            }
           } finally {
             channel.shutdownNow();
           }
         }
         ObjectNode results = json.putObject("results");
         picker.writeTo(results, "picker_added");
+        chat.writeTo(results, "picker_added_chat_tokenized");
         library.writeTo(results, "library_score_pick");
         results.put("picker_p50_over_library_p50", ratio(picker.micros(50), library.micros(50)));
         results.put("goal_p50_us", 1000);
         results.put("goal_p99_us", 5000);
         results.put("goal_met", picker.micros(50) <= 1000 && picker.micros(99) <= 5000);
+      } finally {
+        engine.close();
       }
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException("the picker could not serve on loopback", e);
@@ -209,8 +232,28 @@ final class EppBenchmark {
               + "\"prompt_tokens_details\":{\"cached_tokens\":1024}}}")
           .getBytes(StandardCharsets.UTF_8);
 
-  /** One request through the picker as a full-duplex proxy sends it; the nanoseconds to the pick. */
+  private static final String COMPLETIONS = "/v1/completions";
+  private static final String CHAT = "/v1/chat/completions";
+
+  /** The same prompt as chat text: one word per token, in a user message. */
+  private static byte[] chatBody(int[] prompt) {
+    StringBuilder out = new StringBuilder(PROMPT_TOKENS * 7 + 96);
+    out.append("{\"model\":\"").append(MODEL).append("\",\"max_tokens\":1,\"messages\":[");
+    out.append("{\"role\":\"user\",\"content\":\"");
+    for (int i = 0; i < prompt.length - 8; i++) {
+      out.append(i == 0 ? "" : " ").append('w').append(prompt[i]);
+    }
+    return out.append("\"}]}").toString().getBytes(StandardCharsets.UTF_8);
+  }
+
   private static long exchange(ManagedChannel channel, byte[] body, Endpoint served) {
+    return exchange(channel, body, served, COMPLETIONS);
+  }
+
+  /**
+   * One request through the picker as a full-duplex proxy sends it; the nanoseconds to the pick.
+   */
+  private static long exchange(ManagedChannel channel, byte[] body, Endpoint served, String path) {
     BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
     StreamObserver<ProcessingRequest> out =
         ExternalProcessorGrpc.newStub(channel)
@@ -239,7 +282,7 @@ final class EppBenchmark {
                     .setHeaders(
                         HeaderMap.newBuilder()
                             .addHeaders(header(":method", "POST"))
-                            .addHeaders(header(":path", "/v1/completions"))
+                            .addHeaders(header(":path", path))
                             .addHeaders(header("content-type", "application/json"))))
             .setProtocolConfig(
                 ProtocolConfiguration.newBuilder()

@@ -548,7 +548,11 @@ class KubernetesManifestsTest {
       String account = binding.path("subjects").get(0).path("name").asText();
       object(overlay, "ServiceAccount", account);
       assertThat(
-              rendered.get(overlay).template("kvindex-epp").path("spec").path("serviceAccountName")
+              rendered
+                  .get(overlay)
+                  .template("kvindex-epp")
+                  .path("spec")
+                  .path("serviceAccountName")
                   .asText())
           .isEqualTo(account);
     }
@@ -581,15 +585,20 @@ class KubernetesManifestsTest {
         .containsExactly(vllmFlags(texts(container.path("args"))).get("--port"));
 
     JsonNode httpRoute =
-        gateway.stream().filter(d -> d.path("kind").asText().equals("HTTPRoute")).findFirst()
+        gateway.stream()
+            .filter(d -> d.path("kind").asText().equals("HTTPRoute"))
+            .findFirst()
             .orElseThrow();
     JsonNode gw =
-        gateway.stream().filter(d -> d.path("kind").asText().equals("Gateway")).findFirst()
+        gateway.stream()
+            .filter(d -> d.path("kind").asText().equals("Gateway"))
+            .findFirst()
             .orElseThrow();
     JsonNode backend = httpRoute.path("spec").path("rules").get(0).path("backendRefs").get(0);
     assertThat(backend.path("group").asText()).isEqualTo("inference.networking.k8s.io");
     assertThat(backend.path("kind").asText()).isEqualTo("InferencePool");
-    assertThat(backend.path("name").asText()).isEqualTo(pool.path("metadata").path("name").asText());
+    assertThat(backend.path("name").asText())
+        .isEqualTo(pool.path("metadata").path("name").asText());
     assertThat(httpRoute.path("spec").path("parentRefs").get(0).path("name").asText())
         .isEqualTo(gw.path("metadata").path("name").asText());
 

@@ -28,14 +28,11 @@ final class BearerCheck implements ServerInterceptor {
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(
       ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-    if (!call.getMethodDescriptor()
-        .getServiceName()
-        .equals(ExternalProcessorGrpc.SERVICE_NAME)) {
+    if (!call.getMethodDescriptor().getServiceName().equals(ExternalProcessorGrpc.SERVICE_NAME)) {
       return next.startCall(call, headers);
     }
     String given = headers.get(AUTHORIZATION);
-    if (given == null
-        || !MessageDigest.isEqual(expected, given.getBytes(StandardCharsets.UTF_8))) {
+    if (given == null || !MessageDigest.isEqual(expected, given.getBytes(StandardCharsets.UTF_8))) {
       call.close(
           Status.UNAUTHENTICATED.withDescription(
               "the picker wants 'authorization: Bearer <token>' (its --auth-token-file secret);"

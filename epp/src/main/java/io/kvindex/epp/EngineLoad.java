@@ -69,8 +69,7 @@ final class EngineLoad implements AutoCloseable {
     Check.atLeastOneMilli(interval, "interval");
     Check.atLeastOneMilli(timeout, "timeout");
     EngineLoad load = new EngineLoad(candidates, timeout, registry, System::nanoTime);
-    load.timer.scheduleWithFixedDelay(
-        load::round, 0, interval.toNanos(), TimeUnit.NANOSECONDS);
+    load.timer.scheduleWithFixedDelay(load::round, 0, interval.toNanos(), TimeUnit.NANOSECONDS);
     return load;
   }
 

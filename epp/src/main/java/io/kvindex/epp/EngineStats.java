@@ -17,9 +17,7 @@ public record EngineStats(double waiting, double running, double kvCacheUsage, l
   static final String KV_USAGE = "vllm:kv_cache_usage_perc";
   static final String KV_USAGE_BEFORE_0_10 = "vllm:gpu_cache_usage_perc";
 
-  /**
-   * Reads the three figures from a Prometheus text exposition; a metric the text lacks reads 0.
-   */
+  /** Reads the three figures from a Prometheus text exposition; a metric the text lacks reads 0. */
   static EngineStats parse(String text, long atNanos) {
     double waiting = 0;
     double running = 0;

@@ -115,11 +115,9 @@ public final class EppCommand implements Callable<Integer> {
     v.apply(EppSetting.SCRAPE_INTERVAL.setting, t -> config.scrapeInterval(Durations.parse(t)));
     v.apply(EppSetting.SCRAPE_TIMEOUT.setting, t -> config.scrapeTimeout(Durations.parse(t)));
     v.apply(EppSetting.SCRAPE_STALENESS.setting, t -> config.scrapeStaleness(Durations.parse(t)));
+    v.apply(EppSetting.QUEUE_THRESHOLD.setting, q -> config.queueThreshold(Double.parseDouble(q)));
     v.apply(
-        EppSetting.QUEUE_THRESHOLD.setting, q -> config.queueThreshold(Double.parseDouble(q)));
-    v.apply(
-        EppSetting.KV_CACHE_THRESHOLD.setting,
-        k -> config.kvCacheThreshold(Double.parseDouble(k)));
+        EppSetting.KV_CACHE_THRESHOLD.setting, k -> config.kvCacheThreshold(Double.parseDouble(k)));
     config.sheddableObjectives(Set.copyOf(v.values(EppSetting.SHEDDABLE_OBJECTIVES.setting)));
     v.apply(
         EppSetting.BODY_MODES.setting,
@@ -148,8 +146,7 @@ public final class EppCommand implements Callable<Integer> {
     v.apply(EppSetting.IMBALANCE_RATIO.setting, r -> guard[1] = Double.parseDouble(r));
     builder.pickPolicy(PickPolicy.standard(guard[0], guard[1]));
     v.apply(EppSetting.DRIFT_WINDOW.setting, w -> builder.driftWindow(Integer.parseInt(w)));
-    v.apply(
-        EppSetting.DRIFT_THRESHOLD.setting, t -> builder.driftThreshold(Double.parseDouble(t)));
+    v.apply(EppSetting.DRIFT_THRESHOLD.setting, t -> builder.driftThreshold(Double.parseDouble(t)));
     v.apply(EppSetting.RESYNC_INTERVAL.setting, i -> builder.resyncInterval(Durations.parse(i)));
     List<String> seeds = v.values(EppSetting.CLUSTER_SEED.setting);
     if (seeds.isEmpty()) {
@@ -164,7 +161,9 @@ public final class EppCommand implements Callable<Integer> {
           int eq = m.lastIndexOf('=');
           if (eq <= 0) {
             throw new IllegalArgumentException(
-                "'" + m + "' is malformed; expected NAME=engine:<algo>[:<seed>]:<blockSize> or"
+                "'"
+                    + m
+                    + "' is malformed; expected NAME=engine:<algo>[:<seed>]:<blockSize> or"
                     + " NAME=token:<blockSize>");
           }
           builder.model(m.substring(0, eq), ModelKeys.parse(m.substring(eq + 1)));
@@ -182,7 +181,9 @@ public final class EppCommand implements Callable<Integer> {
     int eq = spec.indexOf('=');
     if (eq <= 0 || eq == spec.length() - 1) {
       throw new IllegalArgumentException(
-          "'" + spec + "' is malformed; expected ADAPTER=BASE_MODEL, for example"
+          "'"
+              + spec
+              + "' is malformed; expected ADAPTER=BASE_MODEL, for example"
               + " sql-lora=Qwen/Qwen3-8B");
     }
     adapters.put(spec.substring(0, eq), spec.substring(eq + 1));

@@ -40,11 +40,14 @@ final class EppMetrics {
 
   /** Gauges over the picker's state: its candidates and its own open requests. */
   void gauges(Supplier<Integer> candidates, Supplier<Integer> inFlight) {
+    // Held strongly: nothing else holds the suppliers, and a gauge holds its object weakly.
     Gauge.builder("kvindex.epp.candidates", candidates, s -> s.get())
         .description("Candidate endpoints known now (ready pods times target ports)")
+        .strongReference(true)
         .register(registry);
     Gauge.builder("kvindex.epp.in.flight", inFlight, s -> s.get())
         .description("Requests this picker sent that have not finished")
+        .strongReference(true)
         .register(registry);
   }
 
@@ -62,7 +65,11 @@ final class EppMetrics {
     pickLatency.record(nanos, TimeUnit.NANOSECONDS);
     String reason =
         d.unscored() != null ? "by_load" : d.pick().reason().name().toLowerCase(Locale.ROOT);
-    count("kvindex.epp.picks", "Requests given endpoints, by the step that decided", "reason", reason);
+    count(
+        "kvindex.epp.picks",
+        "Requests given endpoints, by the step that decided",
+        "reason",
+        reason);
   }
 
   void refused(int status) {
@@ -118,8 +125,7 @@ final class EppMetrics {
     counters
         .computeIfAbsent(
             name + '\0' + value,
-            k ->
-                Counter.builder(name).description(description).tag(tag, value).register(registry))
+            k -> Counter.builder(name).description(description).tag(tag, value).register(registry))
         .increment();
   }
 }

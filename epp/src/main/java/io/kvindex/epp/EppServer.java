@@ -135,7 +135,11 @@ public final class EppServer implements AutoCloseable {
         engines.close();
       }
       throw new IOException(
-          "cannot serve gRPC on " + config.listen() + " (" + e.getMessage() + "); choose another"
+          "cannot serve gRPC on "
+              + config.listen()
+              + " ("
+              + e.getMessage()
+              + "); choose another"
               + " --listen",
           e);
     }
@@ -156,8 +160,7 @@ public final class EppServer implements AutoCloseable {
       throw e;
     }
     self[0] =
-        new EppServer(
-            config, router, candidates, engines, grpc, http, health, executor, probes);
+        new EppServer(config, router, candidates, engines, grpc, http, health, executor, probes);
     self[0].refreshHealth();
     probes.scheduleWithFixedDelay(self[0]::refreshHealth, 1, 1, TimeUnit.SECONDS);
     return self[0];
@@ -196,9 +199,7 @@ public final class EppServer implements AutoCloseable {
     }
   }
 
-  /**
-   * Stops taking streams and lets the open ones finish for up to {@code grace}, then ends them.
-   */
+  /** Stops taking streams and lets the open ones finish for up to {@code grace}, then ends them. */
   public void close(Duration grace) {
     probes.shutdownNow();
     health.enterTerminalState();

@@ -6,8 +6,8 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.stub.StreamObserver;
 
 /**
- * Envoy's {@code envoy.service.ext_proc.v3.ExternalProcessor}: one {@link ProcessStream} per
- * HTTP request the proxy processes. Thread-safe.
+ * Envoy's {@code envoy.service.ext_proc.v3.ExternalProcessor}: one {@link ProcessStream} per HTTP
+ * request the proxy processes. Thread-safe.
  */
 final class ExtProcService extends ExternalProcessorGrpc.ExternalProcessorImplBase {
   private final ProcessStream.Shared shared;

@@ -132,7 +132,8 @@ final class InferencePoolCandidates implements Candidates {
   static InferencePoolCandidates connect(
       Config config, String namespace, String name, boolean podNameIsIp, MeterRegistry registry) {
     ThreadPoolExecutor executor =
-        Threads.bounded("kvindex-epp-kubernetes", 2, 1024, new ThreadPoolExecutor.CallerRunsPolicy());
+        Threads.bounded(
+            "kvindex-epp-kubernetes", 2, 1024, new ThreadPoolExecutor.CallerRunsPolicy());
     KubernetesClient client =
         new KubernetesClientBuilder().withConfig(config).withTaskExecutor(executor).build();
     String ns = namespace != null ? namespace : ownNamespace(client);
@@ -227,8 +228,7 @@ final class InferencePoolCandidates implements Candidates {
       }
     }
     if (!out.equals(endpoints)) {
-      log.info(
-          "candidates: {} endpoints of InferencePool {}/{}", out.size(), namespace, name);
+      log.info("candidates: {} endpoints of InferencePool {}/{}", out.size(), namespace, name);
     }
     endpoints = List.copyOf(out);
   }

@@ -94,9 +94,7 @@ final class LoadBook implements LoadSignal {
     for (Endpoint e : endpoints) {
       EngineStats s = fresh(e.key());
       sum +=
-          s == null
-              ? 1.0
-              : Math.max(s.waiting() / queueThreshold, s.kvCacheUsage() / kvThreshold);
+          s == null ? 1.0 : Math.max(s.waiting() / queueThreshold, s.kvCacheUsage() / kvThreshold);
     }
     return sum / endpoints.size();
   }

@@ -50,8 +50,8 @@ final class Messages {
       List.of("x-llm-d-inference-objective", "x-gateway-inference-objective");
 
   /**
-   * The largest body chunk the picker streams back: the reference picker's 62 000 bytes, under
-   * the 64 KiB some proxies accept per chunk.
+   * The largest body chunk the picker streams back: the reference picker's 62 000 bytes, under the
+   * 64 KiB some proxies accept per chunk.
    */
   static final int CHUNK_BYTES = 62_000;
 
@@ -61,8 +61,7 @@ final class Messages {
   static Map<String, String> headers(HttpHeaders headers) {
     Map<String, String> out = new HashMap<>();
     for (HeaderValue h : headers.getHeaders().getHeadersList()) {
-      String value =
-          h.getRawValue().isEmpty() ? h.getValue() : h.getRawValue().toStringUtf8();
+      String value = h.getRawValue().isEmpty() ? h.getValue() : h.getRawValue().toStringUtf8();
       out.put(h.getKey().toLowerCase(java.util.Locale.ROOT), value);
     }
     return out;
@@ -86,8 +85,8 @@ final class Messages {
   }
 
   /**
-   * The pick as a common response: the destination header set (replacing any the client sent),
-   * the route cache cleared so that the proxy routes by it.
+   * The pick as a common response: the destination header set (replacing any the client sent), the
+   * route cache cleared so that the proxy routes by it.
    */
   static CommonResponse destination(String destination) {
     HeaderValueOption header =
@@ -183,8 +182,7 @@ final class Messages {
               .build();
       ProcessingResponse.Builder message = ProcessingResponse.newBuilder();
       out.add(
-          (request ? message.setRequestBody(response) : message.setResponseBody(response))
-              .build());
+          (request ? message.setRequestBody(response) : message.setResponseBody(response)).build());
       from += length;
     } while (from < body.length);
     return out;

@@ -18,8 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decides where one request goes: from the candidate endpoints and the request's prompt to the
- * pick and its fallbacks, by the router library's scores and pick policy. Thread-safe.
+ * Decides where one request goes: from the candidate endpoints and the request's prompt to the pick
+ * and its fallbacks, by the router library's scores and pick policy. Thread-safe.
  *
  * <p>Implementation notes. The steps: no candidate → 503; a sheddable request while the candidates
  * are saturated → 429 (as the reference picker sheds); then the prompt's tokens (token ids as

@@ -22,8 +22,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One external processing stream: one HTTP request and its response, as the proxy shows them to
- * the picker. Not thread-safe: gRPC delivers one stream's messages one at a time.
+ * One external processing stream: one HTTP request and its response, as the proxy shows them to the
+ * picker. Not thread-safe: gRPC delivers one stream's messages one at a time.
  *
  * <p>Implementation notes. Where the pick goes depends on how the proxy sends the request body
  * ({@link Modes}). Full-duplex streamed (the reference picker's mode), or streamed with the body
@@ -31,8 +31,8 @@ import org.slf4j.LoggerFactory;
  * with the pick, followed by the body (passed on, in full duplex as chunks of at most 62 000
  * bytes), then the answer to the trailers if any: the protocol's order, headers, body, trailers.
  * Buffered: the headers are answered at once and the pick goes in the answer to the body, whose
- * header mutations the proxy still applies. No body (a request without one, a mode that sends
- * none, or streamed while the proxy waits for the headers' answer): the pick, by load, answers the
+ * header mutations the proxy still applies. No body (a request without one, a mode that sends none,
+ * or streamed while the proxy waits for the headers' answer): the pick, by load, answers the
  * headers. On the way back every message is answered at once (the response body passed on as it
  * comes); the endpoint the proxy reports serving the request ({@code envoy.lb} / {@code
  * x-gateway-destination-endpoint-served}) is the one whose open count the request holds and the one
@@ -246,10 +246,10 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private void responseHeaders(ProcessingRequest request) {
     served(request.getMetadataContext());
     String type = Messages.headers(request.getResponseHeaders()).getOrDefault("content-type", "");
-    usage = new UsageReader(type.contains("text/event-stream"), shared.maxBodyBytes(), shared.json());
+    usage =
+        new UsageReader(type.contains("text/event-stream"), shared.maxBodyBytes(), shared.json());
     send(Messages.responseHeaders());
-    if (request.getResponseHeaders().getEndOfStream()
-        || modes.response() == BodySendMode.NONE) {
+    if (request.getResponseHeaders().getEndOfStream() || modes.response() == BodySendMode.NONE) {
       responseComplete();
     }
   }
@@ -297,10 +297,11 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     Endpoint e = decision.at(address);
     String which = e == null ? "other" : e.equals(decision.primary()) ? "pick" : "fallback";
     if (e == null) {
-      e = shared.candidates().endpoints().stream()
-          .filter(c -> c.address().equals(address))
-          .findFirst()
-          .orElse(null);
+      e =
+          shared.candidates().endpoints().stream()
+              .filter(c -> c.address().equals(address))
+              .findFirst()
+              .orElse(null);
       if (e == null) {
         which = "unknown";
       }

@@ -97,7 +97,8 @@ final class UsageReader {
         JsonNode cached = u.path("prompt_tokens_details").path("cached_tokens");
         usage =
             new Usage(
-                u.get("prompt_tokens").intValue(), cached.canConvertToInt() ? cached.intValue() : -1);
+                u.get("prompt_tokens").intValue(),
+                cached.canConvertToInt() ? cached.intValue() : -1);
       }
     } catch (IOException e) {
       // not JSON (an error page, a cut chunk): no usage from it

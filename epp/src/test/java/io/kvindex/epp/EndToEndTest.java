@@ -167,7 +167,11 @@ class EndToEndTest {
       String type = answer.headers().firstValue("content-type").orElse("application/json");
       byte[] back =
           proxy.response(
-              s, mode, new Proxy.HttpResponse(answer.statusCode(), type, answer.body()), endpoint, 4);
+              s,
+              mode,
+              new Proxy.HttpResponse(answer.statusCode(), type, answer.body()),
+              endpoint,
+              4);
       assertThat(back).as("the response passes the picker unchanged").isEqualTo(answer.body());
       s.halfClose();
       assertThat(s.end()).isNull();
@@ -228,13 +232,13 @@ class EndToEndTest {
 
     for (int i = 0; i < 6; i++) {
       Served again =
-          exchange(
-              DUPLEX, "/v1/completions", completion(prefix + "," + (900 + i), false, false));
+          exchange(DUPLEX, "/v1/completions", completion(prefix + "," + (900 + i), false, false));
       assertThat(again.endpoint()).as("request %d", i).isEqualTo(first.endpoint());
       assertThat(again.usage().path("prompt_tokens_details").path("cached_tokens").asInt())
           .isEqualTo(BLOCK * 12);
     }
-    assertThat(Await.until(() -> counter("kvindex_epp_observations_total{outcome=\"observed\"") >= 7))
+    assertThat(
+            Await.until(() -> counter("kvindex_epp_observations_total{outcome=\"observed\"") >= 7))
         .isTrue();
     assertThat(counter("kvindex_router_predictions_total{outcome=\"exact\""))
         .as("the picker observed the engines' usage against its predictions")
@@ -247,7 +251,8 @@ class EndToEndTest {
         "{\"model\":\""
             + MODEL
             + "\",\"messages\":[{\"role\":\"system\",\"content\":\""
-            + "You are a careful assistant who answers in full sentences and cites sources. ".repeat(8)
+            + "You are a careful assistant who answers in full sentences and cites sources. "
+                .repeat(8)
             + "\"},{\"role\":\"user\",\"content\":\"What is a KV cache?\"}],\"max_tokens\":3}";
     Served first = exchange(DUPLEX, "/v1/chat/completions", chat);
     assertThat(first.status()).isEqualTo(200);
@@ -265,8 +270,7 @@ class EndToEndTest {
   void streamedResponses_giveTheirUsageWhenAskedAndAreCountedWhenNot() throws Exception {
     String prefix = tokens(BLOCK * 5, 2);
     double noUsage = counter("kvindex_epp_observations_total{outcome=\"no_usage\"");
-    Served streamed =
-        exchange(DUPLEX, "/v1/completions", completion(prefix, true, true));
+    Served streamed = exchange(DUPLEX, "/v1/completions", completion(prefix, true, true));
     assertThat(streamed.body()).startsWith("data:").endsWith("data: [DONE]\n\n");
     assertThat(streamed.usage()).isNotNull();
 

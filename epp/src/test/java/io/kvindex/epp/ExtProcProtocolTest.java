@@ -124,8 +124,7 @@ class ExtProcProtocolTest {
 
       assertThat(routed.immediateStatus()).isZero();
       assertThat(routed.endpoints()).hasSize(3).doesNotHaveDuplicates();
-      assertThat(ENDPOINTS.stream().map(Endpoint::address))
-          .containsAll(routed.endpoints());
+      assertThat(ENDPOINTS.stream().map(Endpoint::address)).containsAll(routed.endpoints());
       assertThat(routed.destinationMetadata())
           .as("the header and the envoy.lb metadata carry the same list")
           .isEqualTo(routed.destinationHeader());
@@ -148,7 +147,7 @@ class ExtProcProtocolTest {
 
   @Test
   void process_bodyLargerThanAChunk_comesBackWhole() {
-    byte[] body = completion(20_000, 2);
+    byte[] body = completion(40_000, 2);
     assertThat(body.length).isGreaterThan(2 * Messages.CHUNK_BYTES);
     try (ProxyStream s = proxy.open()) {
       Proxy.Routed routed =
@@ -302,7 +301,8 @@ class ExtProcProtocolTest {
     double before = 0;
     try (ProxyStream s = proxy.open()) {
       Proxy.Routed routed =
-          proxy.request(s, Proxy.Mode.of(BodySendMode.FULL_DUPLEX_STREAMED), post(completion(32, 9)), 1);
+          proxy.request(
+              s, Proxy.Mode.of(BodySendMode.FULL_DUPLEX_STREAMED), post(completion(32, 9)), 1);
       assertThat(routed.immediateStatus()).isZero();
       assertThat(gauge("kvindex_epp_in_flight")).isEqualTo(before + 1);
 
@@ -371,8 +371,7 @@ class ExtProcProtocolTest {
         Proxy with = new Proxy(guarded.address(), "s3cret")) {
       try (ProxyStream s = without.open()) {
         s.send(
-            Proxy.requestHeaders(
-                Proxy.Mode.of(BodySendMode.NONE), post(completion(4, 11)), true));
+            Proxy.requestHeaders(Proxy.Mode.of(BodySendMode.NONE), post(completion(4, 11)), true));
         Status status = s.end();
         assertThat(status).isNotNull();
         assertThat(status.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
@@ -399,5 +398,4 @@ class ExtProcProtocolTest {
     }
     return Double.NaN;
   }
-
 }

@@ -7,17 +7,26 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.ServerRequest;
+import io.fabric8.mockwebserver.ServerResponse;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.InetAddress;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The candidates of an InferencePool, from a real (mock) API server with list and watch: ready
- * pods the selector picks, once per target port, following the pool and its pods as they change.
+ * The candidates of an InferencePool, from a real (mock) API server with list and watch: ready pods
+ * the selector picks, once per target port, following the pool and its pods as they change.
  */
 class InferencePoolCandidatesTest {
   private static final String NS = "models";
@@ -27,8 +36,16 @@ class InferencePoolCandidatesTest {
 
   @BeforeEach
   void start() {
-    server = new KubernetesMockServer(false);
-    server.init();
+    // CRUD mode: a real API with list and watch, for any resource, InferencePools included.
+    Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
+    server =
+        new KubernetesMockServer(
+            new Context(Serialization.jsonMapper()),
+            new MockWebServer(),
+            responses,
+            new KubernetesMixedDispatcher(responses),
+            false);
+    server.init(InetAddress.getLoopbackAddress(), 0);
     client = server.createClient();
   }
 
@@ -93,7 +110,9 @@ class InferencePoolCandidatesTest {
         InferencePoolCandidates.start(client, NS, "vllm", false, new SimpleMeterRegistry())) {
       assertThat(Await.until(() -> c.endpoints().size() == 1)).isTrue();
       assertThat(c.endpoints()).containsExactly(Endpoint.of("vllm-0", "10.0.0.1", 8000));
-      assertThat(c.problem()).isEmpty();
+      assertThat(Await.until(() -> c.problem().isEmpty()))
+          .as("ready once the pool and its pods are watched")
+          .isTrue();
 
       pod("vllm-1", "10.0.0.2", "vllm", true, Map.of());
 
@@ -123,7 +142,9 @@ class InferencePoolCandidatesTest {
   void problem_namesAMissingPool() {
     try (InferencePoolCandidates c =
         InferencePoolCandidates.start(client, NS, "absent", false, new SimpleMeterRegistry())) {
-      assertThat(Await.until(() -> c.problem().isPresent() && c.problem().get().contains("does not exist")))
+      assertThat(
+              Await.until(
+                  () -> c.problem().isPresent() && c.problem().get().contains("does not exist")))
           .isTrue();
       assertThat(c.endpoints()).isEmpty();
     }

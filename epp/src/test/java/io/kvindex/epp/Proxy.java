@@ -81,8 +81,8 @@ final class Proxy implements AutoCloseable {
   }
 
   /**
-   * Sends a request's headers and body as the mode has them sent, and reads the picker's answers
-   * in the order the protocol fixes; on a local reply, the stream ends there.
+   * Sends a request's headers and body as the mode has them sent, and reads the picker's answers in
+   * the order the protocol fixes; on a local reply, the stream ends there.
    *
    * @param chunks how many pieces a streamed body comes in
    */
@@ -92,7 +92,8 @@ final class Proxy implements AutoCloseable {
     if (noBody || mode.request() == BodySendMode.NONE) {
       return headersAnswer(s.next(), null);
     }
-    List<byte[]> pieces = split(request.body(), mode.request() == BodySendMode.BUFFERED ? 1 : chunks);
+    List<byte[]> pieces =
+        split(request.body(), mode.request() == BodySendMode.BUFFERED ? 1 : chunks);
     switch (mode.request()) {
       case BUFFERED -> {
         ProcessingResponse headers = s.next();
@@ -264,7 +265,10 @@ final class Proxy implements AutoCloseable {
 
   static ProcessingRequest body(byte[] bytes, boolean endOfStream, boolean request) {
     HttpBody body =
-        HttpBody.newBuilder().setBody(ByteString.copyFrom(bytes)).setEndOfStream(endOfStream).build();
+        HttpBody.newBuilder()
+            .setBody(ByteString.copyFrom(bytes))
+            .setEndOfStream(endOfStream)
+            .build();
     return request
         ? ProcessingRequest.newBuilder().setRequestBody(body).build()
         : ProcessingRequest.newBuilder().setResponseBody(body).build();

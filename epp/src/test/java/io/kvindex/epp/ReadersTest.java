@@ -69,14 +69,12 @@ class ReadersTest {
 
   @Test
   void parse_unreadableBodies_sayWhy() {
-    assertThatThrownBy(
-            () -> InferenceCall.parse(InferenceCall.Api.COMPLETIONS, bytes("[1]"), JSON))
+    assertThatThrownBy(() -> InferenceCall.parse(InferenceCall.Api.COMPLETIONS, bytes("[1]"), JSON))
         .isInstanceOfSatisfying(
             InferenceCall.Unreadable.class, e -> assertThat(e.reason).isEqualTo("unparseable"));
     assertThatThrownBy(
             () ->
-                InferenceCall.parse(
-                    InferenceCall.Api.COMPLETIONS, bytes("{\"prompt\":[1]}"), JSON))
+                InferenceCall.parse(InferenceCall.Api.COMPLETIONS, bytes("{\"prompt\":[1]}"), JSON))
         .isInstanceOfSatisfying(
             InferenceCall.Unreadable.class, e -> assertThat(e.reason).isEqualTo("no_model"));
     assertThatThrownBy(

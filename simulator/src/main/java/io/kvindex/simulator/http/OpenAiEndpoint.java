@@ -18,13 +18,13 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A simulated pod's OpenAI-compatible endpoint, as vLLM serves it: {@code POST /v1/completions}
- * (a prompt of token ids or text), {@code POST /v1/chat/completions}, and {@code POST /tokenize}
- * of either. Each request is served by the pod's engine, so its prefix cache and KV events are
- * those of the prompt; {@code usage} carries {@code prompt_tokens_details.cached_tokens} as vLLM
- * reports it with {@code --enable-prompt-tokens-details}, and a streamed response ends with a
- * usage chunk when {@code stream_options.include_usage} asks for one. A {@code model} other than
- * the pod's is served as a LoRA adapter of that name. Thread-safe.
+ * A simulated pod's OpenAI-compatible endpoint, as vLLM serves it: {@code POST /v1/completions} (a
+ * prompt of token ids or text), {@code POST /v1/chat/completions}, and {@code POST /tokenize} of
+ * either. Each request is served by the pod's engine, so its prefix cache and KV events are those
+ * of the prompt; {@code usage} carries {@code prompt_tokens_details.cached_tokens} as vLLM reports
+ * it with {@code --enable-prompt-tokens-details}, and a streamed response ends with a usage chunk
+ * when {@code stream_options.include_usage} asks for one. A {@code model} other than the pod's is
+ * served as a LoRA adapter of that name. Thread-safe.
  *
  * <p>Text is tokenized by {@link SimTokenizer}, a deterministic stand-in for a model's tokenizer
  * and chat template; what matters to a gateway is that {@code /tokenize} answers what serving the
@@ -80,7 +80,8 @@ final class OpenAiEndpoint {
       return Response.error(400, "the request names no model");
     }
     int[] prompt = chat ? chatTokens(body) : promptTokens(body, firstPrompt(body));
-    int maxTokens = Math.min(Math.max(body.path("max_tokens").asInt(DEFAULT_MAX_TOKENS), 1), MOST_TOKENS);
+    int maxTokens =
+        Math.min(Math.max(body.path("max_tokens").asInt(DEFAULT_MAX_TOKENS), 1), MOST_TOKENS);
     int[] output = SimTokenizer.output(prompt, maxTokens);
     String lora = model.equals(pod.model()) ? null : model;
     Completion done;

@@ -23,8 +23,8 @@ import java.util.Set;
  * {@code POST /wake_up}, {@code GET /is_sleeping}), {@code GET /metrics} with {@code
  * vllm:engine_sleep_state}, {@code vllm:cache_config_info} (its {@code num_gpu_blocks}, the pod's
  * capacity) and {@code process_start_time_seconds} as vLLM exports them, and the simulator's own
- * {@code GET /kv_blocks} (ground truth) and {@code POST /restart}; and the OpenAI-compatible
- * {@code POST /v1/completions}, {@code POST /v1/chat/completions} and {@code POST /tokenize} that a
+ * {@code GET /kv_blocks} (ground truth) and {@code POST /restart}; and the OpenAI-compatible {@code
+ * POST /v1/completions}, {@code POST /v1/chat/completions} and {@code POST /tokenize} that a
  * gateway forwards requests to ({@link OpenAiEndpoint}). Thread-safe.
  */
 public final class PodHttpServer implements AutoCloseable {

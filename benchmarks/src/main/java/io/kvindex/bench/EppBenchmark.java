@@ -99,7 +99,10 @@ final class EppBenchmark {
         endpoints.add(Endpoint.of("pod-" + i, "127.0.0." + (10 + i), 8000));
       }
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-      try (KvRouter router =
+      try (RedisConnector connector = RedisConnector.connect(uri);
+          PrefixIndex index =
+              PrefixIndex.builder().indexName("bench-epp").redis(connector).build();
+          KvRouter router =
           KvRouter.builder()
               .redisUri(uri)
               .indexName("bench-epp")
@@ -108,7 +111,7 @@ final class EppBenchmark {
               .meterRegistry(registry)
               .build()) {
         List<int[]> prompts = prompts(requests + warmup);
-        fill(uri, router, prompts);
+        fill(index, router, prompts);
         LatencyRecorder library = new LatencyRecorder();
         List<String> pods = endpoints.stream().map(Endpoint::pod).toList();
         for (int i = 0; i < prompts.size(); i++) {
@@ -197,24 +200,24 @@ final class EppBenchmark {
     return out;
   }
 
-  /** Puts each system prompt's blocks on two of the pods, as an ingester would. */
-  private static void fill(String uri, KvRouter router, List<int[]> prompts) {
-    try (RedisConnector connector = RedisConnector.connect(uri);
-        PrefixIndex index = PrefixIndex.builder().indexName("bench-epp").redis(connector).build()) {
-      for (int pod = 0; pod < CANDIDATES; pod++) {
-        StreamId stream = StreamId.of(MODEL, "pod-" + pod);
-        Lease lease = index.acquireLease(stream, "bench", Duration.ofMinutes(10)).orElseThrow();
-        List<KvEvent> stored = new ArrayList<>();
-        for (int s = pod % 2; s < 32; s += 2) {
-          long[] keys = router.blockKeys(MODEL, null, null, prompts.get(s));
-          List<Long> system = new ArrayList<>();
-          for (int b = 0; b < 1024 / BLOCK; b++) {
-            system.add(keys[b]);
-          }
-          stored.add(BlockStored.of(system, null, List.of(), BLOCK));
+  /**
+   * Puts half the system prompts' blocks on each pod (as an ingester would: the index, opened
+   * first, is created by this writer, whose scripts the router then runs).
+   */
+  private static void fill(PrefixIndex index, KvRouter router, List<int[]> prompts) {
+    for (int pod = 0; pod < CANDIDATES; pod++) {
+      StreamId stream = StreamId.of(MODEL, "pod-" + pod);
+      Lease lease = index.acquireLease(stream, "bench", Duration.ofMinutes(10)).orElseThrow();
+      List<KvEvent> stored = new ArrayList<>();
+      for (int s = pod % 2; s < 32; s += 2) {
+        long[] keys = router.blockKeys(MODEL, null, null, prompts.get(s));
+        List<Long> system = new ArrayList<>();
+        for (int b = 0; b < 1024 / BLOCK; b++) {
+          system.add(keys[b]);
         }
-        index.apply(stream, KeyMode.ENGINE, 1, lease, KvEventBatch.of(0, stored, 0));
+        stored.add(BlockStored.of(system, null, List.of(), BLOCK));
       }
+      index.apply(stream, KeyMode.ENGINE, 1, lease, KvEventBatch.of(0, stored, 0));
     }
   }
 

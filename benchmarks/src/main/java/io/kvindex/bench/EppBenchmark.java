@@ -103,13 +103,13 @@ final class EppBenchmark {
           PrefixIndex index =
               PrefixIndex.builder().indexName("bench-epp").redis(connector).build();
           KvRouter router =
-          KvRouter.builder()
-              .redisUri(uri)
-              .indexName("bench-epp")
-              .model(MODEL, ModelKeys.engine("sha256_cbor", "42", BLOCK))
-              .lookupBudget(Duration.ofMillis(250))
-              .meterRegistry(registry)
-              .build()) {
+              KvRouter.builder()
+                  .redisUri(uri)
+                  .indexName("bench-epp")
+                  .model(MODEL, ModelKeys.engine("sha256_cbor", "42", BLOCK))
+                  .lookupBudget(Duration.ofMillis(250))
+                  .meterRegistry(registry)
+                  .build()) {
         List<int[]> prompts = prompts(requests + warmup);
         fill(index, router, prompts);
         LatencyRecorder library = new LatencyRecorder();

@@ -3,7 +3,11 @@ package io.kvindex.epp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
@@ -17,6 +21,10 @@ import io.kvindex.testing.UsesRedis;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -387,6 +395,134 @@ class ExtProcProtocolTest {
                   .getStatus())
           .as("health needs no token")
           .isEqualTo(ServingStatus.SERVING);
+    }
+  }
+
+  @Test
+  void process_requestTrailers_fullDuplex_comeAfterTheBodyAndCloseIt() {
+    byte[] body = completion(64, 12);
+    Proxy.Mode m = Proxy.Mode.of(BodySendMode.FULL_DUPLEX_STREAMED);
+    try (ProxyStream s = proxy.open()) {
+      s.send(Proxy.requestHeaders(m, post(body), false));
+      s.send(Proxy.body(body, false, true));
+      s.send(
+          ProcessingRequest.newBuilder()
+              .setRequestTrailers(HttpTrailers.getDefaultInstance())
+              .build());
+
+      ProcessingResponse headers = s.next();
+      assertThat(headers.hasRequestHeaders()).as("the pick answers the headers first").isTrue();
+      assertThat(headers.getRequestHeaders().getResponse().getHeaderMutation().getSetHeadersList())
+          .anyMatch(h -> h.getHeader().getKey().equals(Messages.DESTINATION));
+      ProcessingResponse chunk = s.next();
+      assertThat(chunk.hasRequestBody()).isTrue();
+      var streamed = chunk.getRequestBody().getResponse().getBodyMutation().getStreamedResponse();
+      assertThat(streamed.getBody().toByteArray()).isEqualTo(body);
+      assertThat(streamed.getEndOfStream())
+          .as("the trailers end the request, not the body")
+          .isFalse();
+      assertThat(s.next().hasRequestTrailers()).as("then the trailers' answer").isTrue();
+    }
+  }
+
+  @Test
+  void process_streamedWithoutWaitingForTheHeadersAnswer_picksFromTheBody() throws Exception {
+    byte[] body = completion(64, 13);
+    Proxy.Mode m = Proxy.Mode.of(BodySendMode.STREAMED);
+    PrometheusMeterRegistry own = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (EppServer streamed = start(config(), Candidates.of(ENDPOINTS), own);
+        Proxy p = new Proxy(streamed.address(), null);
+        ProxyStream s = p.open()) {
+      ProcessingRequest headers = Proxy.requestHeaders(m, post(body), false);
+      s.send(
+          headers.toBuilder()
+              .setProtocolConfig(
+                  headers.getProtocolConfig().toBuilder()
+                      .setSendBodyWithoutWaitingForHeaderResponse(true))
+              .build());
+      List<byte[]> pieces = Proxy.split(body, 2);
+      for (int i = 0; i < pieces.size(); i++) {
+        s.send(Proxy.body(pieces.get(i), i == pieces.size() - 1, true));
+      }
+
+      ProcessingResponse answer = s.next();
+      assertThat(answer.hasRequestHeaders()).isTrue();
+      assertThat(answer.getDynamicMetadata().getFieldsMap()).containsKey(Messages.LB_NAMESPACE);
+      assertThat(own.scrape())
+          .as("the body came before the pick: it was scored, not picked by load")
+          .contains("kvindex_epp_picks_total")
+          .doesNotContain("kvindex_epp_unscored_total{");
+      for (int i = 0; i < pieces.size(); i++) {
+        ProcessingResponse chunk = s.next();
+        assertThat(chunk.hasRequestBody()).as("each chunk answered, in order").isTrue();
+        assertThat(chunk.getRequestBody().getResponse().hasBodyMutation()).isFalse();
+      }
+    }
+  }
+
+  @Test
+  void http_servesMetricsAndProbes() throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    InetSocketAddress at = server.metricsAddress();
+    Map<String, String> expected =
+        Map.of(
+            "/metrics", "kvindex_epp_streams_open",
+            "/healthz", "",
+            "/readyz", "ready: 4 candidate endpoints");
+    for (Map.Entry<String, String> e : expected.entrySet()) {
+      HttpResponse<String> answer =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + at.getPort() + e.getKey()))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(answer.statusCode()).as(e.getKey()).isEqualTo(200);
+      assertThat(answer.body()).as(e.getKey()).contains(e.getValue());
+    }
+  }
+
+  @Test
+  void close_letsAnOpenStreamFinishItsResponse() throws Exception {
+    PrometheusMeterRegistry own = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    EppServer draining = start(config(), Candidates.of(ENDPOINTS), own);
+    Proxy.Mode m = Proxy.Mode.of(BodySendMode.FULL_DUPLEX_STREAMED);
+    try (Proxy p = new Proxy(draining.address(), null);
+        ProxyStream s = p.open()) {
+      Proxy.Routed routed = p.request(s, m, post(completion(32, 14)), 1);
+      assertThat(routed.immediateStatus()).isZero();
+
+      Thread closer = new Thread(() -> draining.close(Duration.ofSeconds(60)), "closer");
+      closer.start();
+      assertThat(
+              Await.until(
+                  () -> {
+                    try {
+                      return HealthGrpc.newBlockingStub(p.channel())
+                              .check(
+                                  HealthCheckRequest.newBuilder().setService("readiness").build())
+                              .getStatus()
+                          != ServingStatus.SERVING;
+                    } catch (StatusRuntimeException refused) {
+                      return true; // new calls are refused once it shuts down
+                    }
+                  }))
+          .as("readiness turns NOT_SERVING (or new calls are refused) as the picker shuts down")
+          .isTrue();
+      byte[] back =
+          p.response(
+              s,
+              m,
+              new Proxy.HttpResponse(200, "text/event-stream", SSE),
+              routed.endpoints().get(0),
+              1);
+      assertThat(back).as("the open stream still passes its response on").isEqualTo(SSE);
+      assertThat(closer.isAlive()).as("shutdown waits for the open stream").isTrue();
+      s.halfClose();
+      assertThat(s.end()).isNull();
+      closer.join(30_000);
+      assertThat(closer.isAlive()).as("shutdown ends once the stream has").isFalse();
+      assertThat(own.scrape()).contains("kvindex_epp_streams_total{outcome=\"completed\"} 1.0");
+    } finally {
+      draining.close(Duration.ZERO);
     }
   }
 

@@ -14,6 +14,18 @@ interface Gateway extends PodRouter {
    */
   RouterPolicy.Predictions predictions(int from, int to);
 
+  /**
+   * As {@link #predictions(int, int)}, over the requests {@code pod} served ({@code null}: every
+   * pod's).
+   */
+  RouterPolicy.Predictions predictions(String pod, int from, int to);
+
+  /** The index of the first request from {@code from} on that {@code pod} served, or -1. */
+  int firstServedBy(String pod, int from);
+
+  /** The index of the last request before {@code to} that {@code pod} served, or -1. */
+  int lastServedBy(String pod, int to);
+
   /** Observations that could not be made (the engine's usage did not reach kvindex). */
   int observeFailures();
 

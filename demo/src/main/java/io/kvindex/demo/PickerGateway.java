@@ -72,6 +72,7 @@ final class PickerGateway implements Gateway, AutoCloseable {
   private final Map<String, Integer> load = new HashMap<>();
   private final List<Long> roundTrips = new ArrayList<>();
   private final List<Byte> outcomes = new ArrayList<>();
+  private final List<String> servedBy = new ArrayList<>();
   private int turn;
   private int failures;
   private String lastFailure;
@@ -157,6 +158,7 @@ final class PickerGateway implements Gateway, AutoCloseable {
    */
   @Override
   public void served(InferenceRequest request, Completion completion) {
+    servedBy.add(completion.pod());
     Exchange x = current;
     current = null;
     if (x == null) {
@@ -201,6 +203,7 @@ final class PickerGateway implements Gateway, AutoCloseable {
   /** The pod refused the request: the proxy drops the stream (the picker counts it). */
   @Override
   public void refused(InferenceRequest request, SimulatedPod pod) {
+    servedBy.add(null);
     if (current != null) {
       current.cancel();
       current = null;
@@ -210,10 +213,18 @@ final class PickerGateway implements Gateway, AutoCloseable {
 
   @Override
   public RouterPolicy.Predictions predictions(int from, int to) {
+    return predictions(null, from, to);
+  }
+
+  @Override
+  public RouterPolicy.Predictions predictions(String pod, int from, int to) {
     int exact = 0;
     int over = 0;
     int under = 0;
     for (int i = Math.max(0, from); i < Math.min(to, outcomes.size()); i++) {
+      if (pod != null && !pod.equals(servedBy.get(i))) {
+        continue;
+      }
       switch (outcomes.get(i)) {
         case 0 -> exact++;
         case 1 -> over++;
@@ -224,6 +235,26 @@ final class PickerGateway implements Gateway, AutoCloseable {
       }
     }
     return new RouterPolicy.Predictions(exact, over, under);
+  }
+
+  @Override
+  public int firstServedBy(String pod, int from) {
+    for (int i = Math.max(0, from); i < servedBy.size(); i++) {
+      if (pod.equals(servedBy.get(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  @Override
+  public int lastServedBy(String pod, int to) {
+    for (int i = Math.min(to, servedBy.size()) - 1; i >= 0; i--) {
+      if (pod.equals(servedBy.get(i))) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   @Override

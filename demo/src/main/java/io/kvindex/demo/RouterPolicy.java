@@ -39,6 +39,7 @@ final class RouterPolicy implements Gateway {
   private String lastFailure;
   private int predicted = -1;
   private final List<Byte> outcomes = new ArrayList<>();
+  private final List<String> servedBy = new ArrayList<>();
   private int observeFailures;
   private final Set<String> blocksWanted = new HashSet<>();
 
@@ -84,6 +85,7 @@ final class RouterPolicy implements Gateway {
    */
   @Override
   public void served(InferenceRequest request, Completion completion) {
+    servedBy.add(completion.pod());
     if (predicted < 0) {
       outcomes.add(NOT_OBSERVED);
       return;
@@ -110,6 +112,7 @@ final class RouterPolicy implements Gateway {
 
   @Override
   public void refused(InferenceRequest request, SimulatedPod pod) {
+    servedBy.add(null);
     outcomes.add(NOT_OBSERVED);
   }
 
@@ -121,10 +124,22 @@ final class RouterPolicy implements Gateway {
    */
   @Override
   public Predictions predictions(int from, int to) {
+    return predictions(null, from, to);
+  }
+
+  /**
+   * As {@link #predictions(int, int)}, over the requests {@code pod} served ({@code null}: every
+   * pod's).
+   */
+  @Override
+  public Predictions predictions(String pod, int from, int to) {
     int exact = 0;
     int over = 0;
     int under = 0;
     for (int i = Math.max(0, from); i < Math.min(to, outcomes.size()); i++) {
+      if (pod != null && !pod.equals(servedBy.get(i))) {
+        continue;
+      }
       switch (outcomes.get(i)) {
         case 0 -> exact++;
         case 1 -> over++;
@@ -146,6 +161,30 @@ final class RouterPolicy implements Gateway {
     double exactShare() {
       return observed() == 0 ? Double.NaN : (double) exact / observed();
     }
+  }
+
+  /**
+   * The index of the first request from {@code from} on that {@code pod} served, or -1 if none did.
+   */
+  @Override
+  public int firstServedBy(String pod, int from) {
+    for (int i = Math.max(0, from); i < servedBy.size(); i++) {
+      if (pod.equals(servedBy.get(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** The index of the last request before {@code to} that {@code pod} served, or -1 if none did. */
+  @Override
+  public int lastServedBy(String pod, int to) {
+    for (int i = Math.min(to, servedBy.size()) - 1; i >= 0; i--) {
+      if (pod.equals(servedBy.get(i))) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   @Override

@@ -33,8 +33,10 @@ import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,18 +60,29 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * Raise it with every change that processes of the previous format would misread or miswrite: 2
    * since locators carry chain positions and blocks from position 256 on are kept in spans; 3 since
    * a stream record names the batch in progress by its blocks done and its events' digest, not by
-   * its chunks done.
+   * its chunks done; 4 since speculative routes are kept per segment in one hash per group and
+   * touches are ids by offset.
    */
-  static final int FORMAT = 3;
-
-  /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
-  static final int SPECULATIVE_FIELD_LIMIT = 100_000;
+  static final int FORMAT = 4;
 
   /**
-   * Blocks one speculative route records at most: its first ones. A route is a hint for the moment
-   * until the engine's own events arrive, and one call writes every field it records.
+   * Blocks one speculative route records at most: its first ones (16 segments and 3 spans, so a
+   * route writes and a lookup reads at most 19 fields of routes). A route is a hint for the moment
+   * until the engine's own events arrive.
    */
-  static final int SPECULATIVE_BLOCKS_PER_ROUTE = 1024;
+  static final int SPECULATIVE_BLOCKS_PER_ROUTE = PrefixIndex.MAX_ROUTE_BLOCKS;
+
+  /**
+   * Fields a group's speculative routes hold at most (segments and spans routed through): past it,
+   * those whose routes expire first are dropped.
+   */
+  static final int SPECULATIVE_FIELDS = 16_384;
+
+  /** Pods one segment's or span's speculative routes name at most: the latest routed there. */
+  static final int SPECULATIVE_PODS_PER_FIELD = 8;
+
+  /** Blocks of a route between two of the keys kept for it (and its last block's key). */
+  static final int SPECULATIVE_KEY_EVERY = 16;
 
   /** How long a model's live pods, read for a lookup without candidates, are reused. */
   static final Duration LIVE_PODS_REUSE = Duration.ofSeconds(1);
@@ -451,23 +464,44 @@ public final class RedisPrefixIndex implements PrefixIndex {
       return CompletableFuture.completedFuture(true);
     }
     int recorded = Math.min(blockKeys.length, SPECULATIVE_BLOCKS_PER_ROUTE);
-    byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
-    byte[][] args = new byte[2 + recorded][];
+    long[] keysRecorded = Arrays.copyOf(blockKeys, recorded);
+    Prompt route =
+        new Prompt(KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup), keysRecorded);
+    int g = keys.groupOf(model, pod);
+    byte[] podField = KeySchema.podField(model, pod);
+    byte[][] args = new byte[6 + 2 * route.segments()][];
     args[0] = ascii(ttl.toMillis());
-    args[1] = ascii(SPECULATIVE_FIELD_LIMIT);
-    for (int i = 0; i < recorded; i++) {
-      args[2 + i] = KeySchema.blockField(prefix, blockKeys[i]);
+    args[1] = keys.pods(g);
+    args[2] = podField;
+    args[3] = ByteBuffer.allocate(8).putLong(KeySchema.podDigest(podField)).array();
+    args[4] = ascii(SPECULATIVE_FIELDS);
+    args[5] = ascii(SPECULATIVE_PODS_PER_FIELD);
+    for (int k = 0; k < route.segments(); k++) {
+      args[6 + 2 * k] = route.segmentField(k);
+      args[7 + 2 * k] = routeInSegment(keysRecorded, route.segmentStart(k), route.segmentEnd(k));
     }
     return writes
         .<Long>run(
             Scripts.SPECULATE,
             ScriptOutputType.INTEGER,
-            new byte[][] {
-              keys.speculative(model, pod), keys.speculationGate(keys.groupOf(model, pod))
-            },
+            new byte[][] {keys.speculativeRoutes(g), keys.speculativeOrder(g)},
             args)
-        .thenApply(RedisOutcome::isDone)
+        .thenApply(outcome -> outcome.isDone() && outcome.orElseThrow() > 0)
         .toCompletableFuture();
+  }
+
+  /**
+   * What a route keeps of its blocks {@code [from, to)} in their segment or span: their count (2
+   * bytes), then the keys of every {@value #SPECULATIVE_KEY_EVERY}th and of the last.
+   */
+  static byte[] routeInSegment(long[] keys, int from, int to) {
+    int n = to - from;
+    int kept = (n + SPECULATIVE_KEY_EVERY - 1) / SPECULATIVE_KEY_EVERY;
+    ByteBuffer out = ByteBuffer.allocate(2 + 8 * kept).putShort((short) n);
+    for (int i = 0; i < kept; i++) {
+      out.putLong(keys[from + Math.min((i + 1) * SPECULATIVE_KEY_EVERY, n) - 1]);
+    }
+    return out.array();
   }
 
   @Override
@@ -504,9 +538,14 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public Optional<String> swapIncarnation(
-      String model, String pod, String incarnation, Duration ttl) {
-    return leases.swapIncarnation(model, pod, incarnation, ttl);
+  public Optional<String> incarnation(StreamId stream) {
+    return leases.incarnation(stream);
+  }
+
+  @Override
+  public boolean recordIncarnation(
+      StreamId stream, String expected, String incarnation, Duration ttl) {
+    return leases.recordIncarnation(stream, expected, incarnation, ttl);
   }
 
   @Override

@@ -1,4 +1,4 @@
-# kvindex: one image for every service (ingester, router, sim, demo); the command picks which.
+# kvindex: one image for every service (ingester, router, epp, sim, demo); the command picks which.
 #   docker build -t kvindex .
 #   docker run --rm kvindex --help
 # Build stage: Maven with JDK 17 compiles the launcher jar and copies its runtime dependencies.
@@ -12,6 +12,7 @@ COPY service/pom.xml service/
 COPY simulator/pom.xml simulator/
 COPY ingester/pom.xml ingester/
 COPY router-client/pom.xml router-client/
+COPY epp/pom.xml epp/
 COPY benchmarks/pom.xml benchmarks/
 COPY demo/pom.xml demo/
 COPY cli/pom.xml cli/

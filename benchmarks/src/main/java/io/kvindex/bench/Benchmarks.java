@@ -73,6 +73,18 @@ public final class Benchmarks {
     return ScaleBenchmark.run(options, dir);
   }
 
+  /**
+   * The endpoint picker's added latency (request headers in to the pick out, 4 096-token token-id
+   * prompts, 16 candidates, full-duplex streamed) against the library's score and pick of the same
+   * prompts, on a local Redis started here.
+   *
+   * @throws IllegalArgumentException if {@code options} name a Redis (this benchmark starts its
+   *     own)
+   */
+  public static JsonNode epp(BenchOptions options) {
+    return EppBenchmark.run(options);
+  }
+
   /** Writes a result as indented JSON, creating the parent directories. */
   public static void write(Path file, JsonNode result) {
     Reports.write(file, result);

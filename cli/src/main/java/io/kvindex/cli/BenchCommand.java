@@ -35,7 +35,8 @@ import picocli.CommandLine.Spec;
       BenchCommand.Router.class,
       BenchCommand.Ingest.class,
       BenchCommand.Compare.class,
-      BenchCommand.Scale.class
+      BenchCommand.Scale.class,
+      BenchCommand.Epp.class
     })
 final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -128,6 +129,30 @@ final class BenchCommand implements Callable<Integer> {
           common.out,
           () -> Benchmarks.router(BenchOptions.local(common.quick)),
           List.of("standalone", "cluster"));
+    }
+  }
+
+  @Command(
+      name = "epp",
+      mixinStandardHelpOptions = true,
+      sortOptions = false,
+      description = {
+        "The endpoint picker's added latency as a proxy sees it: request headers (and a"
+            + " 4,096-token token-id body right behind them, full-duplex streamed) in, the pick"
+            + " out, with 16 candidates, one request at a time; against the router library's"
+            + " score and pick of the same prompts in the same run. Starts a local Redis."
+      })
+  static final class Epp implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin Common common;
+
+    @Override
+    public Integer call() {
+      return run(
+          spec,
+          common.out,
+          () -> Benchmarks.epp(BenchOptions.local(common.quick)),
+          List.of("results"));
     }
   }
 

@@ -38,6 +38,7 @@ import picocli.CommandLine.Spec;
       InspectCommand.class,
       io.kvindex.router.http.RouterCommand.class,
       io.kvindex.ingester.IngesterCommand.class,
+      io.kvindex.epp.EppCommand.class,
       BenchCommand.class,
       io.kvindex.simulator.SimCommand.class,
       io.kvindex.demo.DemoCommand.class,

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -153,7 +154,12 @@ class KubernetesManifestsTest {
       }
     }
     object("standalone-redis", "Deployment", "kvindex-redis");
-    assertThat(kind("external-redis", "Deployment")).hasSize(2);
+    assertThat(kind("external-redis", "Deployment")).hasSize(3);
+    for (String overlay : OVERLAYS) {
+      object(overlay, "Deployment", "kvindex-epp");
+      object(overlay, "Service", "kvindex-epp");
+      object(overlay, "NetworkPolicy", "kvindex-epp");
+    }
     object("prometheus", "ServiceMonitor", "kvindex");
   }
 
@@ -162,7 +168,7 @@ class KubernetesManifestsTest {
     assertThat(Files.readString(root.resolve("Dockerfile")))
         .containsPattern("(?m)^ENTRYPOINT \\[\"[^\"]*scripts/kvindex\"\\]");
     for (String overlay : OVERLAYS) {
-      for (String service : List.of("ingester", "router")) {
+      for (String service : List.of("ingester", "router", "epp")) {
         JsonNode c = container(overlay, "kvindex-" + service);
         assertThat(c.path("image").asText())
             .as(overlay + " " + service + " image")
@@ -178,7 +184,7 @@ class KubernetesManifestsTest {
     Set<String> launcher = launcherEnv();
     assertThat(launcher).contains("KVINDEX_JAVA_OPTS");
     for (String overlay : OVERLAYS) {
-      for (String service : List.of("ingester", "router")) {
+      for (String service : List.of("ingester", "router", "epp")) {
         JsonNode c = container(overlay, "kvindex-" + service);
         ParseResult parsed = parse(overlay, c);
         Set<String> reads = settingsEnv(parsed.commandSpec());
@@ -205,11 +211,16 @@ class KubernetesManifestsTest {
     for (String overlay : OVERLAYS) {
       JsonNode ingester = container(overlay, "kvindex-ingester");
       JsonNode router = container(overlay, "kvindex-router");
+      JsonNode epp = container(overlay, "kvindex-epp");
       for (String flag : List.of("--index-name", "--index-groups")) {
         assertThat(String.valueOf(setting(overlay, ingester, flag, "default")))
             .as(overlay + " " + flag)
-            .isEqualTo(String.valueOf(setting(overlay, router, flag, "default")));
+            .isEqualTo(String.valueOf(setting(overlay, router, flag, "default")))
+            .isEqualTo(String.valueOf(setting(overlay, epp, flag, "default")));
       }
+      assertThat(setting(overlay, epp, "--redis-uri", null))
+          .as("the picker reads and writes what a router does, as the router's Redis user")
+          .isEqualTo("secret kvindex-redis-router/uri");
       assertThat(setting(overlay, ingester, "--redis-uri", null))
           .isEqualTo("secret kvindex-redis-ingester/uri");
       assertThat(setting(overlay, router, "--redis-uri", null))
@@ -286,16 +297,15 @@ class KubernetesManifestsTest {
     for (String overlay : OVERLAYS) {
       assertThat(kind(overlay, "ClusterRole")).isEmpty();
       assertThat(kind(overlay, "ClusterRoleBinding")).isEmpty();
-      assertThat(kind(overlay, "Role")).hasSize(1);
-      JsonNode rules = kind(overlay, "Role").get(0).path("rules");
+      assertThat(kind(overlay, "Role")).hasSize(2);
+      JsonNode rules = object(overlay, "Role", "kvindex-ingester").path("rules");
       assertThat(rules.size()).isEqualTo(1);
       assertThat(texts(rules.get(0).path("apiGroups"))).containsExactly("");
       assertThat(texts(rules.get(0).path("resources"))).containsExactly("pods");
       assertThat(texts(rules.get(0).path("verbs")))
           .containsExactlyInAnyOrder("get", "list", "watch");
-      JsonNode binding = kind(overlay, "RoleBinding").get(0);
-      assertThat(binding.path("roleRef").path("name").asText())
-          .isEqualTo(kind(overlay, "Role").get(0).path("metadata").path("name").asText());
+      JsonNode binding = object(overlay, "RoleBinding", "kvindex-ingester");
+      assertThat(binding.path("roleRef").path("name").asText()).isEqualTo("kvindex-ingester");
       String account = binding.path("subjects").get(0).path("name").asText();
       object(overlay, "ServiceAccount", account);
       assertThat(binding.path("subjects").get(0).path("namespace").asText()).isEqualTo(NAMESPACE);
@@ -317,7 +327,7 @@ class KubernetesManifestsTest {
   @Test
   void disruptionBudgetsAndResources_keepAReplicaUpAndRequestWhatTheyUse() {
     for (String overlay : OVERLAYS) {
-      for (String name : List.of("kvindex-ingester", "kvindex-router")) {
+      for (String name : List.of("kvindex-ingester", "kvindex-router", "kvindex-epp")) {
         JsonNode d = object(overlay, "Deployment", name);
         JsonNode pdb = object(overlay, "PodDisruptionBudget", name);
         assertThat(
@@ -448,7 +458,7 @@ class KubernetesManifestsTest {
     JsonNode monitor = object("prometheus", "ServiceMonitor", "kvindex");
     JsonNode endpoint = monitor.path("spec").path("endpoints").get(0);
     assertThat(endpoint.path("path").asText()).isEqualTo("/metrics");
-    for (String name : List.of("kvindex-ingester", "kvindex-router")) {
+    for (String name : List.of("kvindex-ingester", "kvindex-router", "kvindex-epp")) {
       JsonNode service = object("prometheus", "Service", name);
       assertThat(
               selects(
@@ -516,6 +526,119 @@ class KubernetesManifestsTest {
                   + env.get("PYTHONHASHSEED")
                   + ":"
                   + flags.get("--block-size"));
+    }
+  }
+
+  @Test
+  void epp_readsItsPoolAndPodsOnly() {
+    for (String overlay : OVERLAYS) {
+      JsonNode rules = object(overlay, "Role", "kvindex-epp").path("rules");
+      Map<String, String> groups = new HashMap<>();
+      for (JsonNode rule : rules) {
+        assertThat(texts(rule.path("verbs"))).containsExactlyInAnyOrder("get", "list", "watch");
+        for (String resource : texts(rule.path("resources"))) {
+          groups.put(resource, texts(rule.path("apiGroups")).get(0));
+        }
+      }
+      assertThat(groups)
+          .containsExactlyInAnyOrderEntriesOf(
+              Map.of("pods", "", "inferencepools", "inference.networking.k8s.io"));
+      JsonNode binding = object(overlay, "RoleBinding", "kvindex-epp");
+      assertThat(binding.path("roleRef").path("name").asText()).isEqualTo("kvindex-epp");
+      String account = binding.path("subjects").get(0).path("name").asText();
+      object(overlay, "ServiceAccount", account);
+      assertThat(
+              rendered
+                  .get(overlay)
+                  .template("kvindex-epp")
+                  .path("spec")
+                  .path("serviceAccountName")
+                  .asText())
+          .isEqualTo(account);
+    }
+  }
+
+  @Test
+  void eppExamples_routeThroughThePickerToTheVllmPods() throws IOException {
+    JsonNode vllm = YAML.readTree(root.resolve("deploy/kubernetes/examples/vllm.yaml").toFile());
+    JsonNode pool =
+        YAML.readTree(root.resolve("deploy/kubernetes/examples/inferencepool.yaml").toFile());
+    List<JsonNode> gateway = new ArrayList<>();
+    YAML.readerFor(JsonNode.class)
+        .readValues(root.resolve("deploy/kubernetes/examples/gateway.yaml").toFile())
+        .forEachRemaining(d -> gateway.add((JsonNode) d));
+    JsonNode template = vllm.path("spec").path("template");
+    JsonNode container = template.path("spec").path("containers").get(0);
+
+    assertThat(pool.path("apiVersion").asText()).isEqualTo("inference.networking.k8s.io/v1");
+    assertThat(pool.path("metadata").path("namespace").asText())
+        .as("the pool lives with its pods and its picker")
+        .isEqualTo(vllm.path("metadata").path("namespace").asText())
+        .isEqualTo(NAMESPACE);
+    assertThat(
+            selects(
+                pool.path("spec").path("selector").path("matchLabels"),
+                template.path("metadata").path("labels")))
+        .as("the pool selects the vLLM pods")
+        .isTrue();
+    assertThat(pool.path("spec").path("targetPorts").findValuesAsText("number"))
+        .containsExactly(vllmFlags(texts(container.path("args"))).get("--port"));
+
+    JsonNode httpRoute =
+        gateway.stream()
+            .filter(d -> d.path("kind").asText().equals("HTTPRoute"))
+            .findFirst()
+            .orElseThrow();
+    JsonNode gw =
+        gateway.stream()
+            .filter(d -> d.path("kind").asText().equals("Gateway"))
+            .findFirst()
+            .orElseThrow();
+    JsonNode backend = httpRoute.path("spec").path("rules").get(0).path("backendRefs").get(0);
+    assertThat(backend.path("group").asText()).isEqualTo("inference.networking.k8s.io");
+    assertThat(backend.path("kind").asText()).isEqualTo("InferencePool");
+    assertThat(backend.path("name").asText())
+        .isEqualTo(pool.path("metadata").path("name").asText());
+    assertThat(httpRoute.path("spec").path("parentRefs").get(0).path("name").asText())
+        .isEqualTo(gw.path("metadata").path("name").asText());
+
+    for (String overlay : OVERLAYS) {
+      JsonNode epp = container(overlay, "kvindex-epp");
+      ParseResult parsed = parse(overlay, epp);
+      assertThat(setting(overlay, epp, "--pool-name", null))
+          .isEqualTo(pool.path("metadata").path("name").asText());
+      assertThat(parsed.matchedOptionValue("--model", List.<String>of()))
+          .as(overlay + ": the picker hashes as the router")
+          .isEqualTo(
+              parse(overlay, container(overlay, "kvindex-router"))
+                  .matchedOptionValue("--model", List.<String>of()));
+      JsonNode ref = pool.path("spec").path("endpointPickerRef");
+      JsonNode service = object(overlay, "Service", ref.path("name").asText());
+      JsonNode servicePort = null;
+      for (JsonNode p : service.path("spec").path("ports")) {
+        if (p.path("port").asInt() == ref.path("port").path("number").asInt()) {
+          servicePort = p;
+        }
+      }
+      assertThat(servicePort).as("the Service serves the pool's picker port").isNotNull();
+      int listen =
+          Integer.parseInt(setting(overlay, epp, "--listen", "127.0.0.1:9002").split(":")[1]);
+      assertThat(setting(overlay, epp, "--listen", null)).startsWith("0.0.0.0:");
+      assertThat(port(epp, servicePort.path("targetPort"))).isEqualTo(listen);
+      assertThat(
+              selects(
+                  service.path("spec").path("selector"),
+                  rendered.get(overlay).template("kvindex-epp").path("metadata").path("labels")))
+          .isTrue();
+      for (String probe : List.of("livenessProbe", "readinessProbe")) {
+        assertThat(epp.path(probe).path("grpc").path("port").asInt()).isEqualTo(listen);
+      }
+      assertThat(epp.path("readinessProbe").path("grpc").path("service").asText())
+          .isEqualTo("readiness");
+      JsonNode policy = object(overlay, "NetworkPolicy", "kvindex-epp");
+      assertThat(policy.path("spec").path("ingress").get(0).path("ports").findValuesAsText("port"))
+          .as("the network policy guards the ext_proc port")
+          .containsExactly(String.valueOf(listen));
     }
   }
 

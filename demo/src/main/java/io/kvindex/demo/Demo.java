@@ -160,7 +160,39 @@ public final class Demo {
 
   private void routeThroughKvindex(Stack stack, DemoReport.Builder report)
       throws InterruptedException {
-    RouterPolicy router = new RouterPolicy(stack.routers(), stack.fleet().names());
+    if (config.via() == DemoConfig.Via.EPP) {
+      progress.line(
+          "the gateway goes through "
+              + stack.pickers().size()
+              + " endpoint pickers "
+              + stack.pickers()
+              + " over Envoy's external processing protocol");
+      try (PickerGateway gateway = pickerGateway(stack)) {
+        routeThroughKvindex(stack, report, gateway);
+      }
+    } else {
+      routeThroughKvindex(stack, report, new RouterPolicy(stack.routers(), stack.fleet().names()));
+    }
+  }
+
+  private static PickerGateway pickerGateway(Stack stack) {
+    Map<String, String> pods = new LinkedHashMap<>();
+    stack.endpoints().forEach(e -> pods.put(e.address(), e.pod()));
+    return new PickerGateway(
+        stack.pickers(),
+        pods,
+        Workloads.MODEL,
+        () -> {
+          Map<String, Long> by = stack.countedBy("kvindex.router.predictions", "outcome");
+          return new long[] {
+            by.getOrDefault("exact", 0L), by.getOrDefault("over", 0L), by.getOrDefault("under", 0L)
+          };
+        },
+        () -> stack.countedBy("kvindex.epp.picks", "reason"));
+  }
+
+  private void routeThroughKvindex(Stack stack, DemoReport.Builder report, Gateway router)
+      throws InterruptedException {
     Fleet fleet = stack.fleet();
     Run run = new Run(requests, fleet, new Policy(Policy.KVINDEX, router));
     Duration length;

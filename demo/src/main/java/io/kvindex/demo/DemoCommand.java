@@ -100,6 +100,17 @@ public final class DemoCommand implements Callable<Integer> {
   String closedLoop;
 
   @Option(
+      names = "--via",
+      paramLabel = "score|epp",
+      defaultValue = "score",
+      description =
+          "How the gateway asks kvindex: score (the routers' POST /score and POST /observe) or epp"
+              + " (the endpoint picker, over Envoy's external processing protocol, the proxy's"
+              + " part played here; the picker reads cached_tokens from the responses itself)."
+              + " Default: ${DEFAULT-VALUE}")
+  String via;
+
+  @Option(
       names = "--seed",
       defaultValue = "7",
       description = "Seed of the workload and the random baseline. Default: ${DEFAULT-VALUE}")
@@ -128,6 +139,7 @@ public final class DemoCommand implements Callable<Integer> {
               .speed(speed)
               .fault(DemoConfig.Fault.named(fault))
               .closedLoop(onOff(closedLoop))
+              .via(DemoConfig.Via.named(via))
               .seed(seed)
               .build();
     } catch (IllegalArgumentException e) {

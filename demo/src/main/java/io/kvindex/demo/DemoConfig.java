@@ -20,6 +20,7 @@ public final class DemoConfig {
   private final Double speed;
   private final Fault fault;
   private final boolean closedLoop;
+  private final Via via;
 
   /** A fault the demo can inject into every pod, on top of its midway ones. */
   public enum Fault {
@@ -46,6 +47,35 @@ public final class DemoConfig {
     }
   }
 
+  /**
+   * How the gateway's requests reach kvindex: the routers' {@code POST /score} and {@code POST
+   * /observe}, or the endpoint picker (Envoy's external processing protocol, the proxy's part
+   * played in-process), which reads the engines' usage from the responses itself.
+   */
+  public enum Via {
+    SCORE,
+    EPP;
+
+    /**
+     * The one named on the command line.
+     *
+     * @throws IllegalArgumentException if none is
+     */
+    public static Via named(String name) {
+      for (Via v : values()) {
+        if (v.cliName().equals(name)) {
+          return v;
+        }
+      }
+      throw new IllegalArgumentException("--via must be score or epp, got " + name);
+    }
+
+    /** Its name on the command line. */
+    public String cliName() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
   private DemoConfig(Builder b) {
     this.redisUri = b.redisUri;
     this.pods = b.pods;
@@ -57,6 +87,7 @@ public final class DemoConfig {
     this.speed = b.speed;
     this.fault = b.fault;
     this.closedLoop = b.closedLoop;
+    this.via = b.via;
   }
 
   /**
@@ -79,6 +110,11 @@ public final class DemoConfig {
    */
   public boolean closedLoop() {
     return closedLoop;
+  }
+
+  /** How the gateway reaches kvindex. */
+  public Via via() {
+    return via;
   }
 
   /** Whether this is the full default run whose kvindex/oracle ratio is checked. */
@@ -151,6 +187,7 @@ public final class DemoConfig {
     private Double speed;
     private Fault fault = Fault.NONE;
     private boolean closedLoop = true;
+    private Via via = Via.SCORE;
 
     private Builder() {}
 
@@ -166,6 +203,12 @@ public final class DemoConfig {
     /** Default {@link Fault#NONE}. */
     public Builder fault(Fault fault) {
       this.fault = Objects.requireNonNull(fault, "fault");
+      return this;
+    }
+
+    /** Default {@link Via#SCORE}. */
+    public Builder via(Via via) {
+      this.via = Objects.requireNonNull(via, "via");
       return this;
     }
 

@@ -185,13 +185,17 @@ public final class DemoReport {
             : "; not checked against 90%: only the full default run is a measurement");
     line(
         s,
-        "  kvindex picks by reason: %s; router calls failed: %d%s",
+        "  kvindex picks by reason: %s; %s calls failed: %d%s",
         join(b.reasons),
+        b.config.via() == DemoConfig.Via.EPP ? "endpoint picker" : "router",
         b.routerFailures,
         b.lastRouterFailure == null ? "" : " (last: " + b.lastRouterFailure + ")");
     line(
         s,
-        "  router POST /score round trip (HTTP, JSON token ids): p50 %s, p99 %s",
+        b.config.via() == DemoConfig.Via.EPP
+            ? "  endpoint picker round trip (ext_proc over gRPC, full-duplex streamed: request"
+                + " headers and token-id body in, the pick out): p50 %s, p99 %s"
+            : "  router POST /score round trip (HTTP, JSON token ids): p50 %s, p99 %s",
         millis(b.scoreP50Millis),
         millis(b.scoreP99Millis));
     line(
@@ -241,8 +245,10 @@ public final class DemoReport {
     RouterPolicy.Predictions all = b.predictions(0, Integer.MAX_VALUE);
     line(
         s,
-        "Closed loop: every engine's cached_tokens sent back to a router (POST /observe); resyncs"
-            + " %s",
+        "Closed loop: every engine's cached_tokens %s; resyncs %s",
+        b.config.via() == DemoConfig.Via.EPP
+            ? "read from its response by the endpoint picker"
+            : "sent back to a router (POST /observe)",
         b.config.closedLoop()
             ? "on (every "
                 + Stack.RESYNC_INTERVAL.toSeconds()
@@ -251,12 +257,13 @@ public final class DemoReport {
     line(
         s,
         "  %d requests observed: %d exact (%.1f%%), %d over-predicted, %d under-predicted;"
-            + " observe calls failed: %d",
+            + " %s: %d",
         all.observed(),
         all.exact(),
         100 * all.exactShare(),
         all.over(),
         all.under(),
+        b.config.via() == DemoConfig.Via.EPP ? "responses not observed" : "observe calls failed",
         b.observeFailures);
     line(
         s,
@@ -573,7 +580,7 @@ public final class DemoReport {
     private double scoreP99Millis = Double.NaN;
     private Stack.IndexReads indexReads;
     private long lookupsOutOfBudget;
-    private RouterPolicy gateway;
+    private Gateway gateway;
     private int observeFailures;
     private Map<String, Long> suspects = Map.of();
     private Map<String, Long> resyncs = Map.of();
@@ -601,7 +608,7 @@ public final class DemoReport {
       return this;
     }
 
-    Builder loop(RouterPolicy gateway, Map<String, Long> suspects, Map<String, Long> resyncs) {
+    Builder loop(Gateway gateway, Map<String, Long> suspects, Map<String, Long> resyncs) {
       this.gateway = gateway;
       this.observeFailures = gateway.observeFailures();
       this.suspects = Map.copyOf(suspects);

@@ -102,7 +102,7 @@ final class PrefixCacheReset {
   void afterRun(
       int atRequest,
       Fleet fleet,
-      RouterPolicy gateway,
+      Gateway gateway,
       RouterClient routers,
       List<InferenceRequest> requests,
       RedisInspector inspector)

@@ -3,7 +3,6 @@ package io.kvindex.demo;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.InferenceRequest;
-import io.kvindex.simulator.PodRouter;
 import io.kvindex.simulator.SimulatedPod;
 import java.io.IOException;
 import java.net.URI;
@@ -27,7 +26,7 @@ import java.util.TreeMap;
  * pick's prediction ({@code POST /observe}), with the prompt for pods the router asked it of (their
  * evictions are inferred). Not thread-safe: one run drives it.
  */
-final class RouterPolicy implements PodRouter {
+final class RouterPolicy implements Gateway {
   private static final int LOAD_WINDOW = 64;
 
   private final RouterClient client;
@@ -123,7 +122,8 @@ final class RouterPolicy implements PodRouter {
    * How the predictions of the requests from index {@code from} to {@code to} (exclusive) compared
    * with what the engines reported: exact, over, under.
    */
-  Predictions predictions(int from, int to) {
+  @Override
+  public Predictions predictions(int from, int to) {
     return predictions(null, from, to);
   }
 
@@ -131,7 +131,8 @@ final class RouterPolicy implements PodRouter {
    * As {@link #predictions(int, int)}, over the requests {@code pod} served ({@code null}: every
    * pod's).
    */
-  Predictions predictions(String pod, int from, int to) {
+  @Override
+  public Predictions predictions(String pod, int from, int to) {
     int exact = 0;
     int over = 0;
     int under = 0;
@@ -165,7 +166,8 @@ final class RouterPolicy implements PodRouter {
   /**
    * The index of the first request from {@code from} on that {@code pod} served, or -1 if none did.
    */
-  int firstServedBy(String pod, int from) {
+  @Override
+  public int firstServedBy(String pod, int from) {
     for (int i = Math.max(0, from); i < servedBy.size(); i++) {
       if (pod.equals(servedBy.get(i))) {
         return i;
@@ -175,7 +177,8 @@ final class RouterPolicy implements PodRouter {
   }
 
   /** The index of the last request before {@code to} that {@code pod} served, or -1 if none did. */
-  int lastServedBy(String pod, int to) {
+  @Override
+  public int lastServedBy(String pod, int to) {
     for (int i = Math.min(to, servedBy.size()) - 1; i >= 0; i--) {
       if (pod.equals(servedBy.get(i))) {
         return i;
@@ -184,17 +187,20 @@ final class RouterPolicy implements PodRouter {
     return -1;
   }
 
-  int observeFailures() {
+  @Override
+  public int observeFailures() {
     return observeFailures;
   }
 
   /** How many picks each policy step decided (longest_prefix, least_load, ...). */
-  Map<String, Integer> reasons() {
+  @Override
+  public Map<String, Integer> reasons() {
     return Map.copyOf(reasons);
   }
 
   /** The {@code q} quantile of the router round trips, in ms, or NaN before any. */
-  double roundTripMillis(double q) {
+  @Override
+  public double roundTripMillis(double q) {
     if (roundTrips.isEmpty()) {
       return Double.NaN;
     }
@@ -205,11 +211,13 @@ final class RouterPolicy implements PodRouter {
   }
 
   /** Requests whose router call failed (they went to the least loaded pod). */
-  int failures() {
+  @Override
+  public int failures() {
     return failures;
   }
 
-  String lastFailure() {
+  @Override
+  public String lastFailure() {
     return lastFailure;
   }
 

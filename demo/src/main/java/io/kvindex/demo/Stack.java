@@ -1,5 +1,9 @@
 package io.kvindex.demo;
 
+import io.kvindex.epp.Candidates;
+import io.kvindex.epp.Endpoint;
+import io.kvindex.epp.EppConfig;
+import io.kvindex.epp.EppServer;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.IndexMeters;
 import io.kvindex.index.PrefixIndex;
@@ -72,6 +76,7 @@ final class Stack implements AutoCloseable {
   private final List<String> killed = new ArrayList<>();
   private final List<URI> routers = new ArrayList<>();
   private final List<PrometheusMeterRegistry> routerRegistries = new ArrayList<>();
+  private final List<InetSocketAddress> pickers = new ArrayList<>();
   private RedisConnector auditConnector;
   private PrefixIndex auditIndex;
   private Cleanup cleanup = Cleanup.NONE;
@@ -129,6 +134,11 @@ final class Stack implements AutoCloseable {
     for (int i = 1; i <= ROUTERS; i++) {
       startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
     }
+    if (config.via() == DemoConfig.Via.EPP) {
+      for (int i = 1; i <= ROUTERS; i++) {
+        startPicker(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
+      }
+    }
     auditConnector =
         RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
     opened.push(auditConnector);
@@ -185,6 +195,57 @@ final class Stack implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start a router on a free loopback port", e);
     }
+  }
+
+  /**
+   * An endpoint picker replica (its own router, Redis connections and registry, counted with the
+   * routers'), whose candidates are the pods' HTTP endpoints, the names the ingesters index.
+   */
+  private void startPicker(Duration resyncInterval) {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    routerRegistries.add(registry);
+    KvRouter router =
+        KvRouter.builder()
+            .redisUri(redisUri)
+            .indexName(indexName)
+            .model(MODEL, modelKeys())
+            .lookupBudget(LOOKUP_BUDGET)
+            .resyncInterval(resyncInterval)
+            .meterRegistry(registry)
+            .build();
+    opened.push(router);
+    try {
+      EppServer server =
+          EppServer.start(
+              EppConfig.builder()
+                  .listen(new InetSocketAddress("127.0.0.1", 0))
+                  .metricsListen(new InetSocketAddress("127.0.0.1", 0))
+                  .models(java.util.Set.of(MODEL), false, Map.of())
+                  .shutdownGrace(Duration.ofSeconds(1))
+                  .build(),
+              router,
+              Candidates.of(endpoints()),
+              registry);
+      opened.push(server);
+      pickers.add(server.address());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start an endpoint picker on a free loopback port", e);
+    }
+  }
+
+  /** The pods as the picker's candidates: each pod's name and its OpenAI endpoint's address. */
+  List<Endpoint> endpoints() {
+    List<Endpoint> out = new ArrayList<>();
+    for (SimulatedPod pod : fleet.pods()) {
+      URI http = pod.httpAddress();
+      out.add(Endpoint.of(pod.name(), http.getHost(), http.getPort()));
+    }
+    return out;
+  }
+
+  /** The endpoint pickers' gRPC addresses (none unless the run goes through them). */
+  List<InetSocketAddress> pickers() {
+    return List.copyOf(pickers);
   }
 
   static ModelKeys modelKeys() {

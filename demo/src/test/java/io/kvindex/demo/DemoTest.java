@@ -48,6 +48,36 @@ class DemoTest {
   }
 
   /**
+   * Through the endpoint picker: the proxy's part of ext_proc played over gRPC, the engines' usage
+   * reaching kvindex only in the responses the picker sees; the run is as good as through /score.
+   */
+  @Test
+  void run_viaEndpointPicker_routesAndClosesTheLoopFromTheResponses() throws Exception {
+    StringWriter progress = new StringWriter();
+    DemoReport report =
+        Demo.run(
+            DemoConfig.builder()
+                .pods(4)
+                .duration(Duration.ofSeconds(8))
+                .via(DemoConfig.Via.EPP)
+                .build(),
+            new PrintWriter(progress, true));
+
+    String summary = report.render();
+    assertThat(report.problems()).as(summary).isEmpty();
+    assertThat(report.podAccuracy()).as(summary).isEqualTo(1.0);
+    assertThat(report.hitRate("kvindex")).as(summary).isGreaterThan(report.hitRate("round-robin"));
+    assertThat(summary)
+        .contains("endpoint picker round trip")
+        .contains("endpoint picker calls failed: 0")
+        .contains("read from its response by the endpoint picker")
+        .containsPattern("longest_prefix=[1-9]")
+        .containsPattern("[1-9][0-9]* requests observed: [1-9][0-9]* exact")
+        .contains("responses not observed: 0");
+    assertThat(progress.toString()).contains("endpoint pickers");
+  }
+
+  /**
    * Engines that evict without publishing: the summary gives both figures before and after the
    * fault, and what the closed loop did.
    */

@@ -23,7 +23,9 @@ import java.util.Set;
  * {@code POST /wake_up}, {@code GET /is_sleeping}), {@code GET /metrics} with {@code
  * vllm:engine_sleep_state}, {@code vllm:cache_config_info} (its {@code num_gpu_blocks}, the pod's
  * capacity) and {@code process_start_time_seconds} as vLLM exports them, and the simulator's own
- * {@code GET /kv_blocks} (ground truth) and {@code POST /restart}. Thread-safe.
+ * {@code GET /kv_blocks} (ground truth) and {@code POST /restart}; and the OpenAI-compatible {@code
+ * POST /v1/completions}, {@code POST /v1/chat/completions} and {@code POST /tokenize} that a
+ * gateway forwards requests to ({@link OpenAiEndpoint}). Thread-safe.
  */
 public final class PodHttpServer implements AutoCloseable {
   private static final String SLEEP_HELP =
@@ -32,10 +34,12 @@ public final class PodHttpServer implements AutoCloseable {
 
   private final SimulatedPod pod;
   private final HttpService http;
+  private final OpenAiEndpoint openAi;
 
   private PodHttpServer(SimulatedPod pod, HttpService http) {
     this.pod = pod;
     this.http = http;
+    this.openAi = new OpenAiEndpoint(pod);
   }
 
   /** Starts a pod's endpoint on {@code address} (port 0: a free port). */
@@ -45,7 +49,7 @@ public final class PodHttpServer implements AutoCloseable {
       HttpService http =
           HttpService.builder("sim-" + pod.name())
               .address(address)
-              .threads(1)
+              .threads(2)
               .queue(256)
               .metrics(() -> metrics(pod))
               .fallback(request -> self[0].handle(request))
@@ -61,7 +65,11 @@ public final class PodHttpServer implements AutoCloseable {
     return http.uri();
   }
 
-  private Response handle(Request request) {
+  private Response handle(Request request) throws IOException {
+    Response served = openAi.handle(request);
+    if (served != null) {
+      return served;
+    }
     String path = request.path();
     String method = request.method();
     return switch (method + " " + path) {

@@ -1,0 +1,366 @@
+package io.kvindex.bench;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import io.envoyproxy.envoy.config.core.v3.HeaderMap;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.config.core.v3.Metadata;
+import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
+import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProtocolConfiguration;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import io.kvindex.epp.Candidates;
+import io.kvindex.epp.Endpoint;
+import io.kvindex.epp.EppConfig;
+import io.kvindex.epp.EppServer;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import io.kvindex.localredis.LocalRedis;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.router.KvRouter;
+import io.kvindex.router.LoadSignal;
+import io.kvindex.router.ModelKeys;
+import io.kvindex.router.Scores;
+import io.kvindex.simulator.PodConfig;
+import io.kvindex.simulator.SimulatedPod;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code kvindex bench epp}: the endpoint picker's own added latency, as the proxy sees it: from
+ * sending a request's headers (its body, 4 096 token ids, right behind them, full-duplex streamed
+ * as the reference picker runs) to the answer carrying the pick, with 16 candidate endpoints, one
+ * request at a time over a real gRPC socket; against, in the same run, the router library's score
+ * and pick of the same prompt in-process (the part of it that is the index's); and the same for
+ * chat prompts of about as many words, which the picker has a simulated engine tokenize ({@code
+ * POST /tokenize} on loopback: the cost of that path's round trip). Each request's response (its
+ * usage) is reported back so that the picker does all it does per request.
+ *
+ * <p>Run: {@code scripts/kvindex bench epp [--quick] --out FILE}. Not thread-safe.
+ */
+final class EppBenchmark {
+  private static final String MODEL = "bench/epp";
+  private static final int PROMPT_TOKENS = 4096;
+  private static final int BLOCK = 16;
+  private static final int CANDIDATES = 16;
+
+  private EppBenchmark() {}
+
+  static ObjectNode run(BenchOptions options) {
+    if (options.redisUri().isPresent()) {
+      throw new IllegalArgumentException("bench epp starts its own Redis; it takes no --redis");
+    }
+    long start = System.nanoTime();
+    ObjectNode json = Reports.header("epp", options);
+    int requests = options.quick() ? 400 : 5000;
+    int warmup = options.quick() ? 100 : 1000;
+    ObjectNode setup = json.putObject("setup");
+    setup.put("prompt_tokens", PROMPT_TOKENS);
+    setup.put("candidates", CANDIDATES);
+    setup.put("body_mode", "FULL_DUPLEX_STREAMED");
+    setup.put("requests", requests);
+    setup.put("warmup", warmup);
+    try (LocalRedis redis = LocalRedis.start()) {
+      String uri = redis.uri().toString();
+      List<Endpoint> endpoints = new ArrayList<>();
+      // The first candidate is a simulated engine, whose POST /tokenize the chat path asks (the
+      // least loaded candidate is asked, and every load is 0); the others are addresses only.
+      SimulatedPod engine =
+          SimulatedPod.start(
+              PodConfig.builder().name("pod-0").model(MODEL).blockSize(BLOCK).build());
+      URI engineHttp = engine.httpAddress();
+      endpoints.add(Endpoint.of("pod-0", engineHttp.getHost(), engineHttp.getPort()));
+      for (int i = 1; i < CANDIDATES; i++) {
+        endpoints.add(Endpoint.of("pod-" + i, "127.0.0." + (10 + i), 8000));
+      }
+      PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+      try (RedisConnector connector = RedisConnector.connect(uri);
+          PrefixIndex index =
+              PrefixIndex.builder().indexName("bench-epp").redis(connector).build();
+          KvRouter router =
+              KvRouter.builder()
+                  .redisUri(uri)
+                  .indexName("bench-epp")
+                  .model(MODEL, ModelKeys.engine("sha256_cbor", "42", BLOCK))
+                  .lookupBudget(Duration.ofMillis(250))
+                  .meterRegistry(registry)
+                  .build()) {
+        List<int[]> prompts = prompts(requests + warmup);
+        fill(index, router, prompts);
+        LatencyRecorder library = new LatencyRecorder();
+        List<String> pods = endpoints.stream().map(Endpoint::pod).toList();
+        for (int i = 0; i < prompts.size(); i++) {
+          long t0 = System.nanoTime();
+          Scores s = router.score(MODEL, null, prompts.get(i), pods);
+          router.pick(s, pods, LoadSignal.none());
+          if (i >= warmup) {
+            library.recordNanos(System.nanoTime() - t0);
+          }
+        }
+        LatencyRecorder picker = new LatencyRecorder();
+        LatencyRecorder chat = new LatencyRecorder();
+        try (EppServer server =
+            EppServer.start(
+                EppConfig.builder()
+                    .listen(new InetSocketAddress("127.0.0.1", 0))
+                    .metricsListen(new InetSocketAddress("127.0.0.1", 0))
+                    .scrapeInterval(Duration.ZERO)
+                    .models(Set.of(MODEL), false, Map.of())
+                    .build(),
+                router,
+                Candidates.of(endpoints),
+                registry)) {
+          ManagedChannel channel =
+              NettyChannelBuilder.forAddress("127.0.0.1", server.address().getPort())
+                  .usePlaintext()
+                  .build();
+          try {
+            for (int i = 0; i < prompts.size(); i++) {
+              long nanos = exchange(channel, body(prompts.get(i)), endpoints.get(i % 16));
+              if (i >= warmup) {
+                picker.recordNanos(nanos);
+              }
+            }
+            int chats = Math.max(100, requests / 10);
+            for (int i = 0; i < chats + warmup / 10; i++) {
+              long nanos = exchange(channel, chatBody(prompts.get(i)), endpoints.get(0), CHAT);
+              if (i >= warmup / 10) {
+                chat.recordNanos(nanos);
+              }
+            }
+          } finally {
+            channel.shutdownNow();
+          }
+        }
+        ObjectNode results = json.putObject("results");
+        picker.writeTo(results, "picker_added");
+        chat.writeTo(results, "picker_added_chat_tokenized");
+        library.writeTo(results, "library_score_pick");
+        results.put("picker_p50_over_library_p50", ratio(picker.micros(50), library.micros(50)));
+        // The picker's own share, measured inside it: from the message that completes what it
+        // reads to the answer with the pick (the rest is the gRPC round trip and the body's).
+        io.micrometer.core.instrument.Timer inside = registry.find("kvindex.epp.pick").timer();
+        if (inside != null && inside.count() > 0) {
+          results.put(
+              "picker_inside_mean_us", Math.round(inside.mean(TimeUnit.MICROSECONDS) * 10) / 10.0);
+        }
+        results.put("goal_p50_us", 1000);
+        results.put("goal_p99_us", 5000);
+        results.put("goal_met", picker.micros(50) <= 1000 && picker.micros(99) <= 5000);
+      } finally {
+        engine.close();
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("the picker could not serve on loopback", e);
+    }
+    Reports.finish(json, start);
+    return json;
+  }
+
+  private static double ratio(double a, double b) {
+    return b == 0 ? 0 : Math.round(a / b * 100.0) / 100.0;
+  }
+
+  /** Prompts of 4 096 tokens: 32 shared system prompts of 1 024 tokens, then their own. */
+  private static List<int[]> prompts(int n) {
+    Random random = new Random(7);
+    int[][] systems = new int[32][1024];
+    for (int[] s : systems) {
+      for (int i = 0; i < s.length; i++) {
+        s[i] = random.nextInt(50_000);
+      }
+    }
+    List<int[]> out = new ArrayList<>(n);
+    for (int r = 0; r < n; r++) {
+      int[] p = new int[PROMPT_TOKENS];
+      System.arraycopy(systems[r % systems.length], 0, p, 0, 1024);
+      for (int i = 1024; i < p.length; i++) {
+        p[i] = random.nextInt(50_000);
+      }
+      out.add(p);
+    }
+    return out;
+  }
+
+  /**
+   * Puts half the system prompts' blocks on each pod (as an ingester would: the index, opened
+   * first, is created by this writer, whose scripts the router then runs).
+   */
+  private static void fill(PrefixIndex index, KvRouter router, List<int[]> prompts) {
+    for (int pod = 0; pod < CANDIDATES; pod++) {
+      StreamId stream = StreamId.of(MODEL, "pod-" + pod);
+      Lease lease = index.acquireLease(stream, "bench", Duration.ofMinutes(10)).orElseThrow();
+      List<KvEvent> stored = new ArrayList<>();
+      for (int s = pod % 2; s < 32; s += 2) {
+        long[] keys = router.blockKeys(MODEL, null, null, prompts.get(s));
+        List<Long> system = new ArrayList<>();
+        for (int b = 0; b < 1024 / BLOCK; b++) {
+          system.add(keys[b]);
+        }
+        stored.add(BlockStored.of(system, null, List.of(), BLOCK));
+      }
+      index.apply(stream, KeyMode.ENGINE, 1, lease, KvEventBatch.of(0, stored, 0));
+    }
+  }
+
+  private static byte[] body(int[] prompt) {
+    StringBuilder out = new StringBuilder(PROMPT_TOKENS * 6 + 64);
+    out.append("{\"model\":\"").append(MODEL).append("\",\"max_tokens\":1,\"prompt\":[");
+    for (int i = 0; i < prompt.length; i++) {
+      out.append(i == 0 ? "" : ",").append(prompt[i]);
+    }
+    return out.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static final byte[] USAGE =
+      ("{\"choices\":[],\"usage\":{\"prompt_tokens\":4096,\"completion_tokens\":1,"
+              + "\"prompt_tokens_details\":{\"cached_tokens\":1024}}}")
+          .getBytes(StandardCharsets.UTF_8);
+
+  private static final String COMPLETIONS = "/v1/completions";
+  private static final String CHAT = "/v1/chat/completions";
+
+  /** The same prompt as chat text: one word per token, in a user message. */
+  private static byte[] chatBody(int[] prompt) {
+    StringBuilder out = new StringBuilder(PROMPT_TOKENS * 7 + 96);
+    out.append("{\"model\":\"").append(MODEL).append("\",\"max_tokens\":1,\"messages\":[");
+    out.append("{\"role\":\"user\",\"content\":\"");
+    for (int i = 0; i < prompt.length - 8; i++) {
+      out.append(i == 0 ? "" : " ").append('w').append(prompt[i]);
+    }
+    return out.append("\"}]}").toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static long exchange(ManagedChannel channel, byte[] body, Endpoint served) {
+    return exchange(channel, body, served, COMPLETIONS);
+  }
+
+  /**
+   * One request through the picker as a full-duplex proxy sends it; the nanoseconds to the pick.
+   */
+  private static long exchange(ManagedChannel channel, byte[] body, Endpoint served, String path) {
+    BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
+    StreamObserver<ProcessingRequest> out =
+        ExternalProcessorGrpc.newStub(channel)
+            .process(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(ProcessingResponse r) {
+                    answers.add(r);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    answers.add(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    answers.add("done");
+                  }
+                });
+    long t0 = System.nanoTime();
+    out.onNext(
+        ProcessingRequest.newBuilder()
+            .setRequestHeaders(
+                HttpHeaders.newBuilder()
+                    .setHeaders(
+                        HeaderMap.newBuilder()
+                            .addHeaders(header(":method", "POST"))
+                            .addHeaders(header(":path", path))
+                            .addHeaders(header("content-type", "application/json"))))
+            .setProtocolConfig(
+                ProtocolConfiguration.newBuilder()
+                    .setRequestBodyMode(BodySendMode.FULL_DUPLEX_STREAMED)
+                    .setResponseBodyMode(BodySendMode.FULL_DUPLEX_STREAMED))
+            .build());
+    out.onNext(
+        ProcessingRequest.newBuilder()
+            .setRequestBody(
+                HttpBody.newBuilder().setBody(ByteString.copyFrom(body)).setEndOfStream(true))
+            .build());
+    ProcessingResponse pick = (ProcessingResponse) take(answers);
+    long nanos = System.nanoTime() - t0;
+    if (!pick.hasRequestHeaders()) {
+      throw new IllegalStateException("the picker answered " + pick);
+    }
+    while (!((ProcessingResponse) take(answers))
+        .getRequestBody()
+        .getResponse()
+        .getBodyMutation()
+        .getStreamedResponse()
+        .getEndOfStream()) {
+      // the body passed back, up to its last chunk
+    }
+    out.onNext(
+        ProcessingRequest.newBuilder()
+            .setResponseHeaders(
+                HttpHeaders.newBuilder()
+                    .setHeaders(
+                        HeaderMap.newBuilder()
+                            .addHeaders(header(":status", "200"))
+                            .addHeaders(header("content-type", "application/json"))))
+            .setMetadataContext(
+                Metadata.newBuilder()
+                    .putFilterMetadata(
+                        "envoy.lb",
+                        Struct.newBuilder()
+                            .putFields(
+                                "x-gateway-destination-endpoint-served",
+                                Value.newBuilder().setStringValue(served.address()).build())
+                            .build()))
+            .build());
+    take(answers);
+    out.onNext(
+        ProcessingRequest.newBuilder()
+            .setResponseBody(
+                HttpBody.newBuilder().setBody(ByteString.copyFrom(USAGE)).setEndOfStream(true))
+            .build());
+    take(answers);
+    out.onCompleted();
+    take(answers);
+    return nanos;
+  }
+
+  private static HeaderValue header(String key, String value) {
+    return HeaderValue.newBuilder().setKey(key).setRawValue(ByteString.copyFromUtf8(value)).build();
+  }
+
+  private static Object take(BlockingQueue<Object> answers) {
+    try {
+      Object o = answers.poll(10, TimeUnit.SECONDS);
+      if (o == null || o instanceof Throwable) {
+        throw new IllegalStateException("the picker did not answer: " + o);
+      }
+      return o;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+}

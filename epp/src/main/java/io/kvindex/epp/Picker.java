@@ -1,0 +1,213 @@
+package io.kvindex.epp;
+
+import io.kvindex.index.PodMatch;
+import io.kvindex.router.Explanation;
+import io.kvindex.router.KvRouter;
+import io.kvindex.router.Pick;
+import io.kvindex.router.ScoreRequest;
+import io.kvindex.router.Scores;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides where one request goes: from the candidate endpoints and the request's prompt to the pick
+ * and its fallbacks, by the router library's scores and pick policy. Thread-safe.
+ *
+ * <p>Implementation notes. The steps: no candidate → 503; a sheddable request while the candidates
+ * are saturated → 429 (as the reference picker sheds); then the prompt's tokens (token ids as
+ * given; text and chat from an engine's {@code /tokenize}), the index's scores for the candidate
+ * pods, and the policy's pick; the fallbacks are the policy's picks among the endpoints left, one
+ * after the other. A request the picker cannot score (no body, an unknown model, a body it cannot
+ * read, a tokenizer that failed) still gets endpoints, by load alone, and the reason is counted. A
+ * pool with several target ports has several endpoints per pod: each is scored as its pod (the
+ * index's best rank), and the policy tells them apart by load.
+ */
+final class Picker {
+  private static final Logger log = LoggerFactory.getLogger(Picker.class);
+
+  private final KvRouter router;
+  private final ModelMap models;
+  private final LoadBook loads;
+  private final EngineTokenizer tokenizer;
+  private final EppMetrics metrics;
+  private final int fallbacks;
+  private final Duration routeTtl;
+
+  Picker(
+      KvRouter router,
+      ModelMap models,
+      LoadBook loads,
+      EngineTokenizer tokenizer,
+      EppMetrics metrics,
+      int fallbacks,
+      Duration routeTtl) {
+    this.router = router;
+    this.models = models;
+    this.loads = loads;
+    this.tokenizer = tokenizer;
+    this.metrics = metrics;
+    this.fallbacks = fallbacks;
+    this.routeTtl = routeTtl;
+  }
+
+  /**
+   * Picks endpoints for a request.
+   *
+   * @param candidates the endpoints it may go to (the proxy's subset applied)
+   * @param call what its body says, or null when the picker cannot score it
+   * @param unscored why it cannot be scored, when {@code call} is null
+   * @param sheddable whether it may be shed when the candidates are saturated
+   */
+  Decision decide(
+      List<Endpoint> candidates, InferenceCall call, String unscored, boolean sheddable) {
+    if (candidates.isEmpty()) {
+      return Decision.refused(503, "no ready endpoint to serve the request");
+    }
+    if (sheddable && loads.saturation(candidates) >= 1.0) {
+      return Decision.refused(429, "the endpoints are saturated and the request is sheddable");
+    }
+    if (call == null) {
+      return byLoad(candidates, unscored, 1);
+    }
+    ModelMap.Target target = models.target(call.model());
+    if (target == null) {
+      return byLoad(candidates, "unknown_model", call.prompts());
+    }
+    int[] tokens = call.tokenIds();
+    if (tokens == null) {
+      tokens = tokenize(candidates, call);
+      if (tokens == null) {
+        return byLoad(candidates, "tokenize_failed", call.prompts());
+      }
+    }
+    return scored(candidates, call, target, tokens);
+  }
+
+  private int[] tokenize(List<Endpoint> candidates, InferenceCall call) {
+    Endpoint engine = leastLoaded(candidates);
+    long start = System.nanoTime();
+    try {
+      int[] tokens = tokenizer.tokenize(engine, call.tokenize());
+      metrics.tokenized("ok", System.nanoTime() - start);
+      return tokens;
+    } catch (EngineTokenizer.Failed e) {
+      metrics.tokenized("failed", System.nanoTime() - start);
+      log.debug("tokenizing for model {} failed: {}", call.model(), e.getMessage());
+      return null;
+    }
+  }
+
+  private Decision scored(
+      List<Endpoint> candidates, InferenceCall call, ModelMap.Target target, int[] tokens) {
+    Set<String> pods = new LinkedHashSet<>();
+    candidates.forEach(e -> pods.add(e.pod()));
+    Scores scores =
+        router.score(
+            new ScoreRequest(
+                target.model(),
+                target.lora(),
+                call.cacheSalt(),
+                tokens,
+                null,
+                new ArrayList<>(pods)));
+    Scores byEndpoint = byEndpoint(scores, candidates);
+    List<Endpoint> chosen = new ArrayList<>();
+    Pick pick = choose(byEndpoint, candidates, chosen);
+    if (log.isDebugEnabled()) {
+      explain(byEndpoint, candidates);
+    }
+    Endpoint primary = chosen.get(0);
+    if (!routeTtl.isZero() && scores.indexAvailable() && scores.queriedBlocks() > 0) {
+      router.recordRoute(target.model(), primary.pod(), scores.blockKeys(), routeTtl);
+    }
+    loads.opened(primary.key());
+    return new Decision(
+        0, null, chosen, pick, scores, target.model(), null, Math.max(call.prompts(), 1));
+  }
+
+  private Decision byLoad(List<Endpoint> candidates, String reason, int prompts) {
+    Scores none =
+        new Scores(
+            "unscored",
+            0,
+            new long[0],
+            ThreadLocalRandom.current().nextLong(),
+            List.of(),
+            Scores.Outcome.UNAVAILABLE);
+    List<Endpoint> chosen = new ArrayList<>();
+    Pick pick = choose(none, candidates, chosen);
+    loads.opened(chosen.get(0).key());
+    metrics.unscored(reason);
+    return new Decision(0, null, chosen, pick, null, null, reason, prompts);
+  }
+
+  /** The pick, then the fallbacks, each the policy's choice among the endpoints left. */
+  private Pick choose(Scores scores, List<Endpoint> candidates, List<Endpoint> chosen) {
+    Map<String, Endpoint> left = new LinkedHashMap<>();
+    candidates.forEach(e -> left.put(e.key(), e));
+    Pick first = null;
+    while (!left.isEmpty() && chosen.size() <= fallbacks) {
+      Pick pick = router.pick(scores, List.copyOf(left.keySet()), loads);
+      chosen.add(left.remove(pick.pod()));
+      if (first == null) {
+        first = pick;
+      }
+    }
+    return first;
+  }
+
+  /** The scores per endpoint key: the pods' own when each pod has one endpoint. */
+  private static Scores byEndpoint(Scores scores, List<Endpoint> candidates) {
+    boolean plain = candidates.stream().allMatch(e -> e.key().equals(e.pod()));
+    if (plain || !scores.indexAvailable()) {
+      return scores;
+    }
+    List<PodMatch> matches = new ArrayList<>();
+    for (Endpoint e : candidates) {
+      scores
+          .pod(e.pod())
+          .ifPresent(
+              m ->
+                  matches.add(
+                      new PodMatch(
+                          e.key(),
+                          m.depth(),
+                          m.gpuDepth(),
+                          m.gpuCpuDepth(),
+                          m.score(),
+                          m.rankDepths(),
+                          m.speculative())));
+    }
+    return new Scores(
+        scores.model(),
+        scores.blockSize(),
+        scores.blockKeys(),
+        scores.affinityKey(),
+        matches,
+        scores.outcome());
+  }
+
+  private void explain(Scores scores, List<Endpoint> candidates) {
+    List<String> keys = candidates.stream().map(Endpoint::key).toList();
+    Explanation why = router.explain(scores, keys, loads);
+    log.debug("pick for model {}: {}", scores.model(), why);
+  }
+
+  private Endpoint leastLoaded(List<Endpoint> candidates) {
+    Endpoint best = candidates.get(0);
+    for (Endpoint e : candidates) {
+      if (loads.load(e.key()) < loads.load(best.key())) {
+        best = e;
+      }
+    }
+    return best;
+  }
+}

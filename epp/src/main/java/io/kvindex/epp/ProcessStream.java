@@ -1,0 +1,389 @@
+package io.kvindex.epp;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Value;
+import io.envoyproxy.envoy.config.core.v3.Metadata;
+import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.kvindex.index.PodMatch;
+import io.kvindex.router.KvRouter;
+import io.kvindex.router.Observation;
+import java.io.ByteArrayOutputStream;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One external processing stream: one HTTP request and its response, as the proxy shows them to the
+ * picker. Not thread-safe: gRPC delivers one stream's messages one at a time.
+ *
+ * <p>Implementation notes. Where the pick goes depends on how the proxy sends the request body
+ * ({@link Modes}). Full-duplex streamed (the reference picker's mode), or streamed with the body
+ * sent without waiting: the answer to the headers is held until the whole body has come, then sent
+ * with the pick, followed by the body (passed on, in full duplex as chunks of at most 62 000
+ * bytes), then the answer to the trailers if any: the protocol's order, headers, body, trailers.
+ * Buffered: the headers are answered at once and the pick goes in the answer to the body, whose
+ * header mutations the proxy still applies. No body (a request without one, a mode that sends none,
+ * or streamed while the proxy waits for the headers' answer): the pick, by load, answers the
+ * headers. On the way back every message is answered at once (the response body passed on as it
+ * comes); the endpoint the proxy reports serving the request ({@code envoy.lb} / {@code
+ * x-gateway-destination-endpoint-served}) is the one whose open count the request holds and the one
+ * observed, with the usage its engine reported.
+ */
+final class ProcessStream implements StreamObserver<ProcessingRequest> {
+  private static final Logger log = LoggerFactory.getLogger(ProcessStream.class);
+
+  /** What every stream of the service shares. Immutable; its parts are thread-safe. */
+  record Shared(
+      Picker picker,
+      Candidates candidates,
+      LoadBook loads,
+      KvRouter router,
+      EppMetrics metrics,
+      ObjectMapper json,
+      Modes assumed,
+      int maxBodyBytes,
+      Set<String> sheddableObjectives) {}
+
+  private final Shared shared;
+  private final StreamObserver<ProcessingResponse> out;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final ByteArrayOutputStream body = new ByteArrayOutputStream();
+  private Modes modes;
+  private boolean silent;
+  private boolean ended;
+  private Map<String, String> headers = Map.of();
+  private List<Endpoint> candidates = List.of();
+  private int heldChunks;
+  private Decision decision;
+  private Endpoint serving;
+  private boolean servedKnown;
+  private UsageReader usage;
+  private boolean responseDone;
+
+  ProcessStream(Shared shared, StreamObserver<ProcessingResponse> out) {
+    this.shared = shared;
+    this.out = out;
+    shared.metrics().streamOpened();
+    if (out instanceof ServerCallStreamObserver<ProcessingResponse> call) {
+      call.setOnCancelHandler(() -> close("cancelled"));
+    }
+  }
+
+  @Override
+  public void onNext(ProcessingRequest request) {
+    if (ended) {
+      return;
+    }
+    if (modes == null) {
+      modes = Modes.of(request, shared.assumed());
+    }
+    silent = request.getObservabilityMode();
+    try {
+      switch (request.getRequestCase()) {
+        case REQUEST_HEADERS -> requestHeaders(request);
+        case REQUEST_BODY -> requestBody(request);
+        case REQUEST_TRAILERS -> requestTrailers();
+        case RESPONSE_HEADERS -> responseHeaders(request);
+        case RESPONSE_BODY -> responseBody(request);
+        case RESPONSE_TRAILERS -> responseTrailers(request);
+        default -> {}
+      }
+    } catch (RuntimeException e) {
+      log.error("ext_proc stream failed on a {} message", request.getRequestCase(), e);
+      ended = true;
+      out.onError(Status.INTERNAL.withDescription("picker error: " + e).asRuntimeException());
+      close("error");
+    }
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    close(Status.fromThrowable(t).getCode() == Status.Code.CANCELLED ? "cancelled" : "error");
+  }
+
+  @Override
+  public void onCompleted() {
+    if (!ended) {
+      ended = true;
+      out.onCompleted();
+    }
+    close(responseDone || decision == null ? "completed" : "cancelled");
+  }
+
+  // The request
+
+  private void requestHeaders(ProcessingRequest request) {
+    headers = Messages.headers(request.getRequestHeaders());
+    candidates = Subset.apply(request.getMetadataContext(), shared.candidates().endpoints());
+    if (request.getRequestHeaders().getEndOfStream()) {
+      pickAtHeaders("no_body");
+    } else if (modes.picksAtBufferedBody()) {
+      send(Messages.requestHeadersContinue());
+    } else if (!modes.holdsHeaders()) {
+      pickAtHeaders("body_not_sent");
+    }
+  }
+
+  private void pickAtHeaders(String unscored) {
+    long start = System.nanoTime();
+    Decision d = decide(null, unscored);
+    if (d != null) {
+      send(Messages.requestHeaders(d.destination()));
+      shared.metrics().picked(d, System.nanoTime() - start);
+    }
+  }
+
+  private void requestBody(ProcessingRequest request) {
+    ByteString chunk = request.getRequestBody().getBody();
+    if (decision != null) {
+      // The headers were answered before the body came: pass each chunk on.
+      send(Messages.requestBodyContinue());
+      return;
+    }
+    if (body.size() + chunk.size() > shared.maxBodyBytes()) {
+      refuse(
+          413,
+          "the request body is larger than "
+              + shared.maxBodyBytes()
+              + " bytes, the limit set by max-body-bytes (--max-body-bytes, KVINDEX_MAX_BODY_BYTES)");
+      return;
+    }
+    body.write(chunk.toByteArray(), 0, chunk.size());
+    heldChunks++;
+    if (request.getRequestBody().getEndOfStream() || modes.picksAtBufferedBody()) {
+      bodyComplete(false);
+    }
+  }
+
+  private void requestTrailers() {
+    if (decision == null && modes.holdsHeaders()) {
+      bodyComplete(true);
+      if (decision == null) {
+        return; // refused
+      }
+    }
+    send(Messages.requestTrailers());
+  }
+
+  /** The whole request body has come: pick, and answer what the mode wants answered. */
+  private void bodyComplete(boolean trailersFollow) {
+    long start = System.nanoTime();
+    byte[] bytes = body.toByteArray();
+    InferenceCall call = null;
+    String unscored = null;
+    InferenceCall.Api api = InferenceCall.Api.of(headers.get(":path"));
+    if (api == null) {
+      unscored = "unknown_path";
+    } else {
+      try {
+        call = InferenceCall.parse(api, bytes, shared.json());
+      } catch (InferenceCall.Unreadable e) {
+        unscored = e.reason;
+        log.debug("request body not scored ({}): {}", e.reason, e.getMessage());
+      }
+    }
+    Decision d = decide(call, unscored);
+    if (d == null) {
+      return;
+    }
+    if (modes.picksAtBufferedBody()) {
+      send(Messages.requestBody(d.destination()));
+    } else {
+      send(Messages.requestHeaders(d.destination()));
+      if (modes.request() == BodySendMode.FULL_DUPLEX_STREAMED) {
+        Messages.streamed(bytes, !trailersFollow, true).forEach(this::send);
+      } else {
+        for (int i = 0; i < heldChunks; i++) {
+          send(Messages.requestBodyContinue());
+        }
+      }
+    }
+    shared.metrics().picked(d, System.nanoTime() - start);
+    body.reset();
+  }
+
+  /** The decision, or null when the request was refused (the refusal then sent). */
+  private Decision decide(InferenceCall call, String unscored) {
+    Decision d = shared.picker().decide(candidates, call, unscored, sheddable());
+    if (!d.picked()) {
+      refuse(d.status(), d.refusal());
+      return null;
+    }
+    decision = d;
+    serving = d.primary();
+    return d;
+  }
+
+  private boolean sheddable() {
+    for (String header : Messages.OBJECTIVE) {
+      String objective = headers.get(header);
+      if (objective != null) {
+        return shared.sheddableObjectives().contains(objective);
+      }
+    }
+    return false;
+  }
+
+  private void refuse(int status, String why) {
+    shared.metrics().refused(status);
+    send(Messages.immediate(status, why));
+    ended = true;
+    out.onCompleted();
+    close("refused");
+  }
+
+  // The response
+
+  private void responseHeaders(ProcessingRequest request) {
+    served(request.getMetadataContext());
+    String type = Messages.headers(request.getResponseHeaders()).getOrDefault("content-type", "");
+    usage =
+        new UsageReader(type.contains("text/event-stream"), shared.maxBodyBytes(), shared.json());
+    send(Messages.responseHeaders());
+    if (request.getResponseHeaders().getEndOfStream() || modes.response() == BodySendMode.NONE) {
+      responseComplete();
+    }
+  }
+
+  private void responseBody(ProcessingRequest request) {
+    served(request.getMetadataContext());
+    byte[] chunk = request.getResponseBody().getBody().toByteArray();
+    boolean end = request.getResponseBody().getEndOfStream();
+    if (usage == null) {
+      usage = new UsageReader(looksLikeEvents(chunk), shared.maxBodyBytes(), shared.json());
+    }
+    usage.feed(chunk);
+    if (modes.response() == BodySendMode.FULL_DUPLEX_STREAMED) {
+      Messages.streamed(chunk, end, false).forEach(this::send);
+    } else {
+      send(Messages.responseBodyContinue());
+    }
+    if (end) {
+      responseComplete();
+    }
+  }
+
+  private void responseTrailers(ProcessingRequest request) {
+    served(request.getMetadataContext());
+    send(Messages.responseTrailers());
+    responseComplete();
+  }
+
+  private static boolean looksLikeEvents(byte[] chunk) {
+    return chunk.length >= 5
+        && (new String(chunk, 0, 5, java.nio.charset.StandardCharsets.US_ASCII).equals("data:"));
+  }
+
+  /** The endpoint the proxy reports serving the request, when this message carries it. */
+  private void served(Metadata metadata) {
+    if (servedKnown || decision == null) {
+      return;
+    }
+    Value v = Messages.metadata(metadata, Messages.LB_NAMESPACE, Messages.SERVED);
+    if (v == null || !v.hasStringValue()) {
+      return;
+    }
+    servedKnown = true;
+    String address = v.getStringValue().trim();
+    Endpoint e = decision.at(address);
+    String which = e == null ? "other" : e.equals(decision.primary()) ? "pick" : "fallback";
+    if (e == null) {
+      e =
+          shared.candidates().endpoints().stream()
+              .filter(c -> c.address().equals(address))
+              .findFirst()
+              .orElse(null);
+      if (e == null) {
+        which = "unknown";
+      }
+    }
+    shared.metrics().served(which);
+    if (e != null && !e.equals(serving)) {
+      shared.loads().closed(serving.key());
+      shared.loads().opened(e.key());
+      serving = e;
+    }
+  }
+
+  private void responseComplete() {
+    if (responseDone) {
+      return;
+    }
+    responseDone = true;
+    if (decision == null) {
+      return;
+    }
+    if (!servedKnown) {
+      shared.metrics().served("missing");
+    }
+    shared.metrics().observation(observe());
+  }
+
+  /** Closes the loop with the engine's usage; returns what became of it. */
+  private String observe() {
+    UsageReader.Usage u = usage == null ? null : usage.finish();
+    if (u == null) {
+      return usage != null && usage.overflowed() ? "too_large" : "no_usage";
+    }
+    if (decision.scores() == null) {
+      return "unscored";
+    }
+    if (decision.prompts() > 1) {
+      return "batch";
+    }
+    if (!decision.scores().indexAvailable()) {
+      return "index_unavailable";
+    }
+    if (u.cachedTokens() < 0) {
+      return "no_cached_tokens";
+    }
+    if (u.promptTokens() < 1 || u.cachedTokens() > u.promptTokens()) {
+      return "invalid";
+    }
+    Endpoint e = serving;
+    int predicted = decision.scores().pod(e.pod()).map(PodMatch::depth).orElse(0);
+    int rank = e.key().equals(e.pod()) ? -1 : e.rank();
+    shared
+        .router()
+        .observe(
+            new Observation(
+                decision.model(),
+                e.pod(),
+                predicted,
+                u.promptTokens(),
+                u.cachedTokens(),
+                decision.scores().blockKeys(),
+                rank));
+    return "observed";
+  }
+
+  private void send(ProcessingResponse response) {
+    if (!silent) {
+      out.onNext(response);
+    }
+  }
+
+  /** The stream has ended, however: the request no longer counts as open. */
+  private void close(String outcome) {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    ended = true;
+    if (serving != null) {
+      shared.loads().closed(serving.key());
+    }
+    if (decision != null && !responseDone) {
+      shared.metrics().observation("stream_closed");
+    }
+    shared.metrics().streamClosed(outcome);
+  }
+}

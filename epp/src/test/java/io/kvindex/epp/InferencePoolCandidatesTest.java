@@ -1,0 +1,152 @@
+package io.kvindex.epp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.ServerRequest;
+import io.fabric8.mockwebserver.ServerResponse;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.InetAddress;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The candidates of an InferencePool, from a real (mock) API server with list and watch: ready pods
+ * the selector picks, once per target port, following the pool and its pods as they change.
+ */
+class InferencePoolCandidatesTest {
+  private static final String NS = "models";
+
+  private KubernetesMockServer server;
+  private KubernetesClient client;
+
+  @BeforeEach
+  void start() {
+    // CRUD mode: a real API with list and watch, for any resource, InferencePools included.
+    Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
+    server =
+        new KubernetesMockServer(
+            new Context(Serialization.jsonMapper()),
+            new MockWebServer(),
+            responses,
+            new KubernetesMixedDispatcher(responses),
+            false);
+    server.init(InetAddress.getLoopbackAddress(), 0);
+    client = server.createClient();
+  }
+
+  @AfterEach
+  void stop() {
+    client.close();
+    server.destroy();
+  }
+
+  private void pool(List<Integer> ports) {
+    GenericKubernetesResource pool =
+        new GenericKubernetesResourceBuilder()
+            .withApiVersion(InferencePoolCandidates.API_VERSION)
+            .withKind(InferencePoolCandidates.KIND)
+            .withNewMetadata()
+            .withName("vllm")
+            .withNamespace(NS)
+            .endMetadata()
+            .addToAdditionalProperties(
+                "spec",
+                Map.of(
+                    "selector",
+                    Map.of("matchLabels", Map.of("app", "vllm")),
+                    "targetPorts",
+                    ports.stream().map(p -> Map.of("number", p)).toList()))
+            .build();
+    client
+        .genericKubernetesResources(InferencePoolCandidates.POOLS)
+        .inNamespace(NS)
+        .resource(pool)
+        .createOr(r -> r.update());
+  }
+
+  private void pod(String name, String ip, String app, boolean ready, Map<String, String> notes) {
+    Pod pod =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace(NS)
+            .withLabels(Map.of("app", app))
+            .withAnnotations(notes)
+            .endMetadata()
+            .withNewStatus()
+            .withPhase("Running")
+            .withPodIP(ip)
+            .addNewCondition()
+            .withType("Ready")
+            .withStatus(ready ? "True" : "False")
+            .endCondition()
+            .endStatus()
+            .build();
+    client.pods().inNamespace(NS).resource(pod).createOr(r -> r.update());
+  }
+
+  @Test
+  void endpoints_areTheReadyPodsTheSelectorPicks() {
+    pool(List.of(8000));
+    pod("vllm-0", "10.0.0.1", "vllm", true, Map.of());
+    pod("vllm-1", "10.0.0.2", "vllm", false, Map.of());
+    pod("other-0", "10.0.0.3", "other", true, Map.of());
+    try (InferencePoolCandidates c =
+        InferencePoolCandidates.start(client, NS, "vllm", false, new SimpleMeterRegistry())) {
+      assertThat(Await.until(() -> c.endpoints().size() == 1)).isTrue();
+      assertThat(c.endpoints()).containsExactly(Endpoint.of("vllm-0", "10.0.0.1", 8000));
+      assertThat(Await.until(() -> c.problem().isEmpty()))
+          .as("ready once the pool and its pods are watched")
+          .isTrue();
+
+      pod("vllm-1", "10.0.0.2", "vllm", true, Map.of());
+
+      assertThat(Await.until(() -> c.endpoints().size() == 2))
+          .as("a pod that turns ready becomes a candidate")
+          .isTrue();
+    }
+  }
+
+  @Test
+  void endpoints_severalTargetPorts_areRanksOfTheirPod() {
+    pool(List.of(8000, 8001));
+    pod("vllm-0", "10.0.0.1", "vllm", true, Map.of());
+    pod("vllm-1", "10.0.0.2", "vllm", true, Map.of(InferencePoolCandidates.ACTIVE_PORTS, "8001"));
+    try (InferencePoolCandidates c =
+        InferencePoolCandidates.start(client, NS, "vllm", true, new SimpleMeterRegistry())) {
+      assertThat(Await.until(() -> c.endpoints().size() == 3)).isTrue();
+      assertThat(c.endpoints())
+          .containsExactly(
+              Endpoint.ranked("10.0.0.1", 0, "10.0.0.1", 8000),
+              Endpoint.ranked("10.0.0.1", 1, "10.0.0.1", 8001),
+              Endpoint.ranked("10.0.0.2", 1, "10.0.0.2", 8001));
+    }
+  }
+
+  @Test
+  void problem_namesAMissingPool() {
+    try (InferencePoolCandidates c =
+        InferencePoolCandidates.start(client, NS, "absent", false, new SimpleMeterRegistry())) {
+      assertThat(
+              Await.until(
+                  () -> c.problem().isPresent() && c.problem().get().contains("does not exist")))
+          .isTrue();
+      assertThat(c.endpoints()).isEmpty();
+    }
+  }
+}

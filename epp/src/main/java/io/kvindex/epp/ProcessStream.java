@@ -16,6 +16,7 @@ import io.kvindex.router.Observation;
 import java.io.ByteArrayOutputStream;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -350,7 +351,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       return "invalid";
     }
     Endpoint e = serving;
-    int predicted = decision.scores().pod(e.pod()).map(PodMatch::depth).orElse(0);
+    Optional<PodMatch> match = decision.scores().pod(e.pod());
+    int predicted = match.map(PodMatch::depth).orElse(0);
     int rank = e.key().equals(e.pod()) ? -1 : e.rank();
     shared
         .router()
@@ -362,7 +364,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
                 u.promptTokens(),
                 u.cachedTokens(),
                 decision.scores().blockKeys(),
-                rank));
+                rank,
+                match.map(PodMatch::speculative).orElse(false)));
     return "observed";
   }
 

@@ -142,8 +142,14 @@ final class ClosedLoop {
               TOUCH_TTL)
           .whenComplete((done, e) -> metrics.touch(e == null && done));
     }
+    if (o.speculative() && error > 0) {
+      // The excess may be the route's alone (a request the engine had not computed yet, or has
+      // evicted since): the index's own entries are not in question.
+      metrics.unjudged(LoopMetrics.Unjudged.SPECULATIVE);
+      return error;
+    }
     if (lagging(o.model(), o.pod())) {
-      metrics.unjudged();
+      metrics.unjudged(LoopMetrics.Unjudged.LAG);
       return error;
     }
     DriftWatch.Judged judged = watch.observe(o.model(), o.pod(), error, nanos.getAsLong());

@@ -52,7 +52,15 @@ final class LoopMetrics {
   private final Map<String, Counter> resyncs = new HashMap<>();
   private final Counter touchesRecorded;
   private final Counter touchesFailed;
-  private final Counter unjudged;
+  private final Map<Unjudged, Counter> unjudged = new java.util.EnumMap<>(Unjudged.class);
+
+  /** Why an observation was not judged for drift. */
+  enum Unjudged {
+    /** Its pod's streams lagged behind their engine (or did not report). */
+    LAG,
+    /** It over-predicted on a prediction that rested on speculative routes. */
+    SPECULATIVE
+  }
 
   LoopMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -70,12 +78,17 @@ final class LoopMetrics {
               .tag("direction", v.name().toLowerCase(java.util.Locale.ROOT))
               .register(registry));
     }
-    this.unjudged =
-        Counter.builder("kvindex.router.drift.unjudged")
-            .description(
-                "Observed requests not judged for drift: their pod's streams lagged behind their"
-                    + " engine (or did not report), which explains their errors")
-            .register(registry);
+    for (Unjudged reason : Unjudged.values()) {
+      unjudged.put(
+          reason,
+          Counter.builder("kvindex.router.drift.unjudged")
+              .description(
+                  "Observed requests not judged for drift: their pod's streams lagged behind their"
+                      + " engine (or did not report), or they over-predicted on speculative routes,"
+                      + " either of which explains their errors")
+              .tag("reason", reason.name().toLowerCase(java.util.Locale.ROOT))
+              .register(registry));
+    }
     this.touchesRecorded = touches("recorded");
     this.touchesFailed = touches("failed");
     for (String outcome : new String[] {"requested", "standing", "unavailable", "failed", "off"}) {
@@ -133,9 +146,9 @@ final class LoopMetrics {
     }
   }
 
-  /** An observation not judged for drift: its pod's streams lagged. */
-  void unjudged() {
-    unjudged.increment();
+  /** An observation not judged for drift, and why. */
+  void unjudged(Unjudged reason) {
+    unjudged.get(reason).increment();
   }
 
   void suspect(DriftWatch.Verdict verdict) {

@@ -28,6 +28,10 @@ import io.kvindex.common.Check;
  * @param rank the data-parallel rank of the pod the request went to, or -1 when the caller does not
  *     know it (a pod's own load balancing picks the rank): a pod whose evictions are inferred
  *     credits an unknown rank to its only rank, if it has one
+ * @param speculative whether the prediction rested in part on speculative routes ({@link
+ *     Pick#speculative()}, {@link io.kvindex.index.PodMatch#speculative()}): a route is a hint
+ *     until the engine's own events arrive, so such a prediction that proves too high says nothing
+ *     about the index's entries and is not judged for drift
  */
 public record Observation(
     String model,
@@ -36,7 +40,8 @@ public record Observation(
     int promptTokens,
     int cachedTokens,
     long[] blockKeys,
-    int rank) {
+    int rank,
+    boolean speculative) {
 
   public Observation {
     Check.notBlank(model, "model");
@@ -47,10 +52,22 @@ public record Observation(
     Check.atLeast(rank, -1, "rank");
   }
 
+  /** An observation whose prediction rested on the engines' own entries only. */
+  public Observation(
+      String model,
+      String pod,
+      int predictedBlocks,
+      int promptTokens,
+      int cachedTokens,
+      long[] blockKeys,
+      int rank) {
+    this(model, pod, predictedBlocks, promptTokens, cachedTokens, blockKeys, rank, false);
+  }
+
   /** An observation without the prompt's block keys, of an unknown rank. */
   public Observation(
       String model, String pod, int predictedBlocks, int promptTokens, int cachedTokens) {
-    this(model, pod, predictedBlocks, promptTokens, cachedTokens, null, -1);
+    this(model, pod, predictedBlocks, promptTokens, cachedTokens, null, -1, false);
   }
 
   /**
@@ -59,7 +76,15 @@ public record Observation(
    */
   public static Observation of(String model, Pick pick, int promptTokens, int cachedTokens) {
     Check.notNull(pick, "pick");
-    return new Observation(model, pick.pod(), pick.matchedBlocks(), promptTokens, cachedTokens);
+    return new Observation(
+        model,
+        pick.pod(),
+        pick.matchedBlocks(),
+        promptTokens,
+        cachedTokens,
+        null,
+        -1,
+        pick.speculative());
   }
 
   /**
@@ -76,7 +101,8 @@ public record Observation(
         promptTokens,
         cachedTokens,
         scores.blockKeys(),
-        -1);
+        -1,
+        pick.speculative());
   }
 
   /** The most blocks the engine can report cached: all but the prompt's last token's. */

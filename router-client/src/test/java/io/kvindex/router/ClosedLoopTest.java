@@ -134,7 +134,7 @@ class ClosedLoopTest {
         router.observe(observed("pod-l", 4));
       }
       assertThat(count(registry, "kvindex.router.drift.suspects", "direction", "over")).isZero();
-      assertThat(registry.get("kvindex.router.drift.unjudged").counter().count())
+      assertThat(count(registry, "kvindex.router.drift.unjudged", "reason", "lag"))
           .isEqualTo(2 * WINDOW);
       assertThat(ingester.index().takeResync(stream, Duration.ofMillis(1))).isEmpty();
 
@@ -144,6 +144,49 @@ class ClosedLoopTest {
             router.observe(observed("pod-l", 4));
             return count(registry, "kvindex.router.drift.suspects", "direction", "over") == 1;
           });
+    }
+  }
+
+  /**
+   * Predictions that rested on speculative routes and proved too high are not judged: the excess
+   * may be the routes' alone (the index's own entries are not in question), so the pod is not
+   * resynced. Too low is still judged, and so are the same errors on the entries alone.
+   */
+  @Test
+  void observe_overPredictedOnSpeculativeRoutes_notJudged(RedisStandalone redis) {
+    String index = "loop-speculative";
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (IndexFixture ingester =
+            new IndexFixture(redis.uri().toURI().toString(), index, MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis, index, registry)) {
+      Observation overOnRoutes =
+          new Observation(MODEL, "pod-s", 10, 20 * BLOCK + 1, 4 * BLOCK, null, -1, true);
+      for (int i = 0; i < 2 * WINDOW; i++) {
+        assertThat(router.observe(overOnRoutes)).isEqualTo(6);
+      }
+      assertThat(count(registry, "kvindex.router.drift.suspects", "direction", "over")).isZero();
+      assertThat(count(registry, "kvindex.router.drift.unjudged", "reason", "speculative"))
+          .isEqualTo(2 * WINDOW);
+      assertThat(count(registry, "kvindex.router.predictions", "outcome", "over"))
+          .as("still metered")
+          .isEqualTo(2 * WINDOW);
+      assertThat(ingester.index().takeResync(StreamId.of(MODEL, "pod-s"), Duration.ofMillis(1)))
+          .isEmpty();
+
+      Observation underOnRoutes =
+          new Observation(MODEL, "pod-u", 10, 20 * BLOCK + 1, 14 * BLOCK, null, -1, true);
+      for (int i = 0; i < WINDOW; i++) {
+        router.observe(underOnRoutes);
+      }
+      assertThat(count(registry, "kvindex.router.drift.suspects", "direction", "under"))
+          .isEqualTo(1);
+
+      for (int i = 0; i < WINDOW; i++) {
+        router.observe(observed("pod-s", 4));
+      }
+      assertThat(count(registry, "kvindex.router.drift.suspects", "direction", "over"))
+          .as("the same error on the entries alone")
+          .isEqualTo(1);
     }
   }
 

@@ -74,7 +74,15 @@ final class ObserveRequests {
               model, lora, Json.text(body, "cache_salt"), Json.tokenIds(tokens, "token_ids"));
     }
     Observation o =
-        new Observation(model, pod, predicted, prompt, cached, blockKeys, rank == null ? -1 : rank);
+        new Observation(
+            model,
+            pod,
+            predicted,
+            prompt,
+            cached,
+            blockKeys,
+            rank == null ? -1 : rank,
+            Json.flag(body, "speculative"));
     return new Parsed(o, wanted);
   }
 

@@ -199,7 +199,7 @@ enum IngesterSetting {
   MAX_CONCURRENT_REPLAYS(
       Setting.of(
           "max-concurrent-replays",
-          "2",
+          "4",
           "N",
           "Streams reading a replay at a time, each in an equal window of the budget's replay half"
               + " (a longer replay is read window by window); the others wait their turn"),

@@ -40,7 +40,7 @@ class ConfigTest {
     long heap = Runtime.getRuntime().maxMemory();
     MemoryBounds defaults = parse().config(Map.of()).memoryBounds();
     assertThat(defaults.budgetBytes()).isEqualTo((long) (heap * 0.25));
-    assertThat(defaults.concurrentReplays()).isEqualTo(2);
+    assertThat(defaults.concurrentReplays()).isEqualTo(4);
     assertThat(parse("--memory-budget", "256MiB").config(Map.of()).memoryBounds().budgetBytes())
         .isEqualTo(256L << 20);
     assertThat(parse().config(Map.of("KVINDEX_MEMORY_BUDGET", "10%")).memoryBounds().budgetBytes())

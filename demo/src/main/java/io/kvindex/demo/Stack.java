@@ -80,9 +80,17 @@ final class Stack implements AutoCloseable {
 
   /** Starts everything; on a failure, ends what had started and rethrows. */
   static Stack start(DemoConfig config, int capacityBlocks) {
+    return start(config, capacityBlocks, INGESTERS);
+  }
+
+  /**
+   * Starts everything with {@code ingesters} ingester replicas in this process (0: the caller runs
+   * its own, on {@link #podSpecs()}); on a failure, ends what had started and rethrows.
+   */
+  static Stack start(DemoConfig config, int capacityBlocks, int ingesters) {
     Stack stack = new Stack();
     try {
-      stack.open(config, capacityBlocks);
+      stack.open(config, capacityBlocks, ingesters);
       return stack;
     } catch (RuntimeException e) {
       try {
@@ -94,7 +102,7 @@ final class Stack implements AutoCloseable {
     }
   }
 
-  private void open(DemoConfig config, int capacityBlocks) {
+  private void open(DemoConfig config, int capacityBlocks, int ingesterCount) {
     if (config.redisUri() == null) {
       LocalRedis redis = LocalRedis.builder().setting("maxmemory-policy", "noeviction").start();
       opened.push(redis);
@@ -110,7 +118,7 @@ final class Stack implements AutoCloseable {
     }
     fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
-    for (int i = 1; i <= INGESTERS; i++) {
+    for (int i = 1; i <= ingesterCount; i++) {
       startIngester("ingester-" + i);
     }
     for (int i = 1; i <= ROUTERS; i++) {
@@ -177,7 +185,8 @@ final class Stack implements AutoCloseable {
     return ModelKeys.engine(HashAlgorithm.SHA256_CBOR, HASH_SEED, Workloads.BLOCK_SIZE);
   }
 
-  private List<PodSpec> podSpecs() {
+  /** What an ingester is told of each pod: its endpoints and metrics URL. */
+  List<PodSpec> podSpecs() {
     List<PodSpec> specs = new ArrayList<>();
     for (SimulatedPod pod : fleet.pods()) {
       specs.add(

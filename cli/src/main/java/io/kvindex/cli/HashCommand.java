@@ -30,7 +30,8 @@ import picocli.CommandLine.Spec;
     description = {
       "Print the block hash of every full block of the token ids in a file, one unsigned 64-bit"
           + " decimal per line, as vLLM reports them in KV events.",
-      "The engines must run with --prefix-caching-hash-algo ALGO and PYTHONHASHSEED=SEED."
+      "The engines run with --prefix-caching-hash-algo ALGO and PYTHONHASHSEED=SEED, or without"
+          + " PYTHONHASHSEED when no --seed is given."
     })
 final class HashCommand implements Callable<Integer> {
   static final String TOKEN_KEYS = "token_keys";
@@ -40,7 +41,7 @@ final class HashCommand implements Callable<Integer> {
   @Option(
       names = "--algo",
       paramLabel = "ALGO",
-      defaultValue = "sha256_cbor",
+      defaultValue = "sha256",
       completionCandidates = AlgoNames.class,
       description =
           "One of: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}). token_keys is kvindex's"
@@ -50,7 +51,10 @@ final class HashCommand implements Callable<Integer> {
   @Option(
       names = "--seed",
       paramLabel = "SEED",
-      description = "The engines' PYTHONHASHSEED (required except for token_keys).")
+      description =
+          "The engines' PYTHONHASHSEED, as the string it is set to. Without it: vLLM's default"
+              + " seed, for sha256 and sha256_cbor; xxhash and xxhash_cbor engines without"
+              + " PYTHONHASHSEED cannot be reproduced.")
   String seed;
 
   @Option(
@@ -109,8 +113,9 @@ final class HashCommand implements Callable<Integer> {
       throw usage("unknown --algo '" + algo + "'; expected one of " + String.join(", ", names()));
     }
     rejectIfSet(model, "--model");
-    if (seed == null) {
-      throw usage("--seed is required: the engines' PYTHONHASHSEED");
+    HashAlgorithm algorithm = HashAlgorithm.fromVllmName(algo);
+    if (seed == null && algorithm.defaultSeed().isEmpty()) {
+      throw usage(algorithm.unreproducible() + "; here: --seed SEED");
     }
   }
 

@@ -33,13 +33,14 @@ class ComposeFileTest {
   private static final Set<String> KVINDEX_COMMANDS = Set.of("sim", "ingester", "router");
 
   private static Path root;
+  private static JsonNode compose;
   private static JsonNode services;
   private static final Map<String, ParseResult> parsed = new LinkedHashMap<>();
 
   @BeforeAll
   static void load() throws IOException {
     root = repositoryRoot();
-    JsonNode compose = YAML.readTree(root.resolve("docker-compose.yml").toFile());
+    compose = YAML.readTree(root.resolve("docker-compose.yml").toFile());
     services = compose.path("services");
     for (Map.Entry<String, JsonNode> e : services.properties()) {
       if (e.getValue().has("build")) {
@@ -139,16 +140,54 @@ class ComposeFileTest {
   }
 
   @Test
-  void redisUris_nameTheRedisService() {
-    Set<String> uris = new HashSet<>();
-    servicesRunning("ingester").forEach(s -> uris.add(option(s, "--redis-uri")));
-    servicesRunning("router").forEach(s -> uris.add(option(s, "--redis-uri")));
-    assertThat(uris).hasSize(1);
-    URI uri = URI.create(uris.iterator().next());
-    assertThat(services.has(uri.getHost())).as("a service named " + uri.getHost()).isTrue();
-    assertThat(services.path(uri.getHost()).path("image").asText()).startsWith("redis:");
-    assertThat(uri.getPort()).isEqualTo(6379);
-    assertThat(texts(services.path(uri.getHost()).path("expose"))).contains("6379");
+  void redisUris_nameTheRedisServiceAndEachRolesAclUser() throws IOException {
+    assertThat(command(services.path("redis")))
+        .containsSubsequence("--aclfile", "/etc/redis/users.acl");
+    List<String> users = Files.readAllLines(mountedSource("redis", "/etc/redis/users.acl"));
+    Map<String, String> roles = Map.of("ingester", "kvindex-ingester", "router", "kvindex-router");
+    Set<String> hosts = new HashSet<>();
+    roles.forEach(
+        (role, user) -> {
+          assertThat(servicesRunning(role)).isNotEmpty();
+          for (String service : servicesRunning(role)) {
+            URI uri = URI.create(option(service, "--redis-uri"));
+            hosts.add(uri.getHost() + ":" + uri.getPort());
+            String[] login = uri.getUserInfo().split(":", 2);
+            assertThat(login[0]).as(service + " logs in as its role's user").isEqualTo(user);
+            assertThat(users)
+                .as(service + "'s password is its user's in the ACL file")
+                .anyMatch(l -> l.startsWith("user " + user + " on >" + login[1] + " "));
+          }
+        });
+    assertThat(hosts).containsExactly("redis:6379");
+    assertThat(services.path("redis").path("image").asText()).startsWith("redis:");
+    assertThat(texts(services.path("redis").path("expose"))).contains("6379");
+    assertThat(services.path("redis").has("ports"))
+        .as("Redis stays on compose's network")
+        .isFalse();
+  }
+
+  @Test
+  void routers_listenBeyondLoopbackWithTheTokenOfASecretTheSimSends() throws IOException {
+    String sim = servicesRunning("sim").get(0);
+    String simToken = option(sim, "--router-token-file");
+    for (String router : servicesRunning("router")) {
+      assertThat(option(router, "--listen")).startsWith("0.0.0.0:");
+      assertThat(parsed.get(router).hasMatchedOption("--insecure-no-auth")).isFalse();
+      String file = option(router, "--auth-token-file");
+      assertThat(file).as(router).startsWith("/run/secrets/").isEqualTo(simToken);
+      String secret = file.substring("/run/secrets/".length());
+      assertThat(texts(services.path(router).path("secrets"))).contains(secret);
+      assertThat(texts(services.path(sim).path("secrets"))).contains(secret);
+      Path source = root.resolve(compose.path("secrets").path(secret).path("file").asText());
+      assertThat(source).as("the secret's file").isRegularFile();
+      assertThat(Files.readString(source).trim()).hasSizeGreaterThanOrEqualTo(32);
+      for (String mapping : texts(services.path(router).path("ports"))) {
+        assertThat(mapping)
+            .as(router + " is published on this host's loopback")
+            .startsWith("127.0.0.1:");
+      }
+    }
   }
 
   @Test

@@ -49,15 +49,45 @@ class HashCommandTest {
   }
 
   @Test
-  void hash_defaults_sha256CborBlockSize16() {
-    CliRun run = CliRun.of("hash", "--seed", "42", "--tokens", golden.toString());
-    assertThat(run.outLines()).containsExactly(GoldenVectors.baseHashesDecimal());
+  void hash_defaults_vllmDefaultsSha256NoSeedBlockSize16() {
+    CliRun run = CliRun.of("hash", "--tokens", golden.toString());
+    BlockHasher vllmDefaults = BlockHasher.create(HashAlgorithm.SHA256, null, 16);
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.outLines())
+        .containsExactly(decimal(vllmDefaults.blockHashes(GoldenVectors.tokens())));
+  }
+
+  @Test
+  void hash_sha256NoSeed_printsTheDefaultSeedChain() throws IOException {
+    // tokens 0..15: vLLM's sha256 with PYTHONHASHSEED unset (NONE_HASH of "vllm-none-hash")
+    Path file =
+        Files.writeString(dir.resolve("count.txt"), "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15");
+    CliRun run =
+        CliRun.of("hash", "--algo", "sha256", "--block-size", "16", "--tokens", file.toString());
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.outLines()).containsExactly("3262291359910021016");
+  }
+
+  @Test
+  void hash_seedGiven_isUsedAsAString() {
+    CliRun run =
+        CliRun.of("hash", "--algo", "sha256", "--seed", "0", "--tokens", golden.toString());
+    BlockHasher seeded = BlockHasher.create(HashAlgorithm.SHA256, "0", 16);
+    assertThat(run.outLines()).containsExactly(decimal(seeded.blockHashes(GoldenVectors.tokens())));
   }
 
   @Test
   void hash_stdin_sameAsFile() {
     CliRun run =
-        CliRun.withStdin(GoldenVectors.tokensText(), "hash", "--seed", "42", "--tokens", "-");
+        CliRun.withStdin(
+            GoldenVectors.tokensText(),
+            "hash",
+            "--algo",
+            "sha256_cbor",
+            "--seed",
+            "42",
+            "--tokens",
+            "-");
     assertThat(run.exitCode()).isZero();
     assertThat(run.outLines()).containsExactly(GoldenVectors.baseHashesDecimal());
   }
@@ -67,6 +97,8 @@ class HashCommandTest {
     CliRun run =
         CliRun.of(
             "hash",
+            "--algo",
+            "sha256_cbor",
             "--seed",
             "42",
             "--lora-name",
@@ -85,7 +117,7 @@ class HashCommandTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"sha256_cbor_64bit", "xxhash_cbor", "XXHASH_CBOR"})
+  @ValueSource(strings = {"sha256_cbor_64bit", "xxhash_cbor", "XXHASH_CBOR", "sha256", "xxhash"})
   void hash_otherAlgorithms_matchLibrary(String algo) {
     CliRun run =
         CliRun.of(
@@ -170,19 +202,23 @@ class HashCommandTest {
 
   @Test
   void hash_unknownAlgo_usageErrorExit2() {
-    CliRun run = CliRun.of("hash", "--algo", "sha256", "--seed", "42", "--tokens", "x");
+    CliRun run = CliRun.of("hash", "--algo", "builtin", "--seed", "42", "--tokens", "x");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err())
         .isEqualTo(
-            "kvindex hash: unknown --algo 'sha256'; expected one of sha256_cbor,"
-                + " sha256_cbor_64bit, xxhash_cbor, token_keys (see 'kvindex hash --help')\n");
+            "kvindex hash: unknown --algo 'builtin'; expected one of sha256, sha256_cbor,"
+                + " sha256_cbor_64bit, xxhash, xxhash_cbor, token_keys (see 'kvindex hash"
+                + " --help')\n");
   }
 
-  @Test
-  void hash_missingSeed_usageErrorExit2() {
-    CliRun run = CliRun.of("hash", "--tokens", golden.toString());
+  @ParameterizedTest
+  @ValueSource(strings = {"xxhash", "xxhash_cbor"})
+  void hash_xxhashWithoutSeed_saysItCannotBeReproducedExit2(String algo) {
+    CliRun run = CliRun.of("hash", "--algo", algo, "--tokens", golden.toString());
     assertThat(run.exitCode()).isEqualTo(2);
-    assertThat(run.err()).contains("--seed is required").hasLineCount(1);
+    assertThat(run.err())
+        .contains("cannot be reproduced", "PYTHONHASHSEED", "--seed", "token keys")
+        .hasLineCount(1);
   }
 
   @Test

@@ -201,15 +201,50 @@ class KubernetesManifestsTest {
   }
 
   @Test
-  void ingestersAndRouters_shareTheIndex() {
+  void ingestersAndRouters_shareTheIndexWithRedisUsersAndSecretsOfTheirOwn() {
     for (String overlay : OVERLAYS) {
       JsonNode ingester = container(overlay, "kvindex-ingester");
       JsonNode router = container(overlay, "kvindex-router");
-      for (String flag : List.of("--index-name", "--index-groups", "--redis-uri")) {
+      for (String flag : List.of("--index-name", "--index-groups")) {
         assertThat(String.valueOf(setting(overlay, ingester, flag, "default")))
             .as(overlay + " " + flag)
             .isEqualTo(String.valueOf(setting(overlay, router, flag, "default")));
       }
+      assertThat(setting(overlay, ingester, "--redis-uri", null))
+          .isEqualTo("secret kvindex-redis-ingester/uri");
+      assertThat(setting(overlay, router, "--redis-uri", null))
+          .isEqualTo("secret kvindex-redis-router/uri");
+    }
+  }
+
+  @Test
+  void router_listensBeyondLoopbackWithTheTokenOfASecret() {
+    for (String overlay : OVERLAYS) {
+      JsonNode router = container(overlay, "kvindex-router");
+      ParseResult parsed = parse(overlay, router);
+      assertThat(parsed.hasMatchedOption("--insecure-no-auth")).isFalse();
+      assertThat(env(overlay, router)).doesNotContainKey("KVINDEX_INSECURE_NO_AUTH");
+      Path file = Path.of(setting(overlay, router, "--auth-token-file", null));
+      JsonNode mount = null;
+      for (JsonNode m : router.path("volumeMounts")) {
+        if (file.startsWith(m.path("mountPath").asText())) {
+          mount = m;
+        }
+      }
+      assertThat(mount).as(overlay + ": a volume holds " + file).isNotNull();
+      JsonNode volume = null;
+      for (JsonNode v :
+          rendered.get(overlay).template("kvindex-router").path("spec").path("volumes")) {
+        if (v.path("name").asText().equals(mount.path("name").asText())) {
+          volume = v;
+        }
+      }
+      assertThat(volume).isNotNull();
+      assertThat(volume.path("secret").path("secretName").asText())
+          .isEqualTo("kvindex-router-auth");
+      String relative = Path.of(mount.path("mountPath").asText()).relativize(file).toString();
+      assertThat(volume.path("secret").path("items").findValuesAsText("path")).contains(relative);
+      assertThat(volume.path("secret").path("items").findValuesAsText("key")).contains("token");
     }
   }
 
@@ -308,14 +343,29 @@ class KubernetesManifestsTest {
   }
 
   @Test
-  void redis_standaloneIsNoevictionBehindTheUriItsClientsUse() {
+  void redis_standaloneIsNoevictionWithTheReadmesAclUsersBehindTheUrisItsDocsCreate()
+      throws IOException {
     String overlay = "standalone-redis";
-    URI uri =
-        URI.create(setting(overlay, container(overlay, "kvindex-ingester"), "--redis-uri", null));
-    assertThat(uri.getScheme()).isEqualTo("redis");
-    JsonNode service = object(overlay, "Service", uri.getHost());
-    assertThat(service.path("spec").path("ports").get(0).path("port").asInt())
-        .isEqualTo(uri.getPort());
+    Path dir = root.resolve("deploy/kubernetes/overlays/" + overlay);
+    String doc = Files.readString(dir.resolve("kustomization.yaml"));
+    JsonNode service = object(overlay, "Service", "kvindex-redis");
+    int servicePort = service.path("spec").path("ports").get(0).path("port").asInt();
+    for (String user : List.of("ingester", "router")) {
+      assertThat(doc)
+          .as("the doc creates the " + user + "s' URI with their user, on the Service")
+          .contains(
+              "create secret generic kvindex-redis-"
+                  + user
+                  + " --from-literal=uri=\"redis://kvindex-"
+                  + user
+                  + ":$"
+                  + user.toUpperCase(java.util.Locale.ROOT)
+                  + "@kvindex-redis:"
+                  + servicePort
+                  + "\"");
+      assertThat(doc)
+          .contains("--from-literal=" + user + "=\"$" + user.toUpperCase(java.util.Locale.ROOT));
+    }
     JsonNode redis = object(overlay, "Deployment", "kvindex-redis");
     assertThat(
             selects(
@@ -324,30 +374,71 @@ class KubernetesManifestsTest {
         .isTrue();
     JsonNode c = redis.path("spec").path("template").path("spec").path("containers").get(0);
     assertThat(c.path("image").asText()).startsWith("redis:");
-    assertThat(texts(c.path("args"))).containsSubsequence("--maxmemory-policy", "noeviction");
+    String script = String.join(" ", texts(c.path("args")));
+    assertThat(script)
+        .contains("--maxmemory-policy noeviction")
+        .contains("--aclfile /data/users.acl")
+        .contains("/etc/redis/acl/redis-users.acl");
+    for (String user : List.of("ingester", "router", "inspect")) {
+      assertThat(script).contains(" >" + user + "-password ").contains("$(hash " + user + ")");
+    }
     assertThat(port(c, service.path("spec").path("ports").get(0).path("targetPort")))
         .isEqualTo(6379);
+    Map<String, String> volumes = new HashMap<>();
+    for (JsonNode v : redis.path("spec").path("template").path("spec").path("volumes")) {
+      volumes.put(
+          v.path("name").asText(),
+          v.has("secret")
+              ? "secret " + v.path("secret").path("secretName").asText()
+              : "configMap " + v.path("configMap").path("name").asText());
+    }
+    Map<String, String> mounts = new HashMap<>();
+    for (JsonNode m : c.path("volumeMounts")) {
+      mounts.put(m.path("mountPath").asText(), volumes.get(m.path("name").asText()));
+    }
+    assertThat(mounts).containsEntry("/etc/redis/passwords", "secret kvindex-redis-users");
+    String acl = mounts.get("/etc/redis/acl").substring("configMap ".length());
+    assertThat(object(overlay, "ConfigMap", acl).path("data").path("redis-users.acl").asText())
+        .as("the ACL lines are the overlay's file, which AclUsersTest holds to the README's")
+        .isEqualTo(Files.readString(dir.resolve("redis-users.acl")));
   }
 
   @Test
-  void redis_externalComesFromTheSecretItsDocsCreate() throws IOException {
-    String doc =
-        Files.readString(
-            root.resolve("deploy/kubernetes/overlays/external-redis/kustomization.yaml"));
-    for (String overlay : List.of("external-redis", "prometheus")) {
+  void secrets_areTheOperatorsCreatedAsTheDocsSay() throws IOException {
+    for (String overlay : OVERLAYS) {
+      String docOf = overlay.equals("prometheus") ? "external-redis" : overlay;
+      String doc =
+          Files.readString(
+              root.resolve("deploy/kubernetes/overlays/" + docOf + "/kustomization.yaml"));
       assertThat(kind(overlay, "Secret"))
-          .as("the Secret is the operator's, not the repository's")
+          .as("the Secrets are the operator's, not the repository's")
           .isEmpty();
-      for (String name : List.of("kvindex-ingester", "kvindex-router")) {
-        JsonNode ref =
-            env(overlay, container(overlay, name))
-                .get("KVINDEX_REDIS_URI")
-                .path("valueFrom")
-                .path("secretKeyRef");
-        String secret = ref.path("name").asText();
-        String key = ref.path("key").asText();
-        assertThat(doc)
-            .contains("create secret generic " + secret + " --from-literal=" + key + "=");
+      for (JsonNode d : kind(overlay, "Deployment")) {
+        JsonNode pod = d.path("spec").path("template").path("spec");
+        Map<String, String> needed = new LinkedHashMap<>();
+        for (JsonNode c : pod.path("containers")) {
+          for (JsonNode e : c.path("env")) {
+            JsonNode ref = e.path("valueFrom").path("secretKeyRef");
+            if (!ref.isMissingNode()) {
+              needed.put(
+                  ref.path("name").asText(), " --from-literal=" + ref.path("key").asText() + "=");
+            }
+          }
+        }
+        for (JsonNode v : pod.path("volumes")) {
+          String secret = v.path("secret").path("secretName").asText();
+          if (!secret.isEmpty()) {
+            needed.put(secret, "");
+            for (String key : v.path("secret").path("items").findValuesAsText("key")) {
+              needed.put(secret, " --from-literal=" + key + "=");
+            }
+          }
+        }
+        needed.forEach(
+            (secret, key) ->
+                assertThat(doc)
+                    .as(overlay + ": " + d.path("metadata").path("name").asText())
+                    .contains("create secret generic " + secret + (key.isEmpty() ? " " : key)));
       }
     }
   }

@@ -185,7 +185,7 @@ public final class BlockHashInputs {
    * {@code cursor[0]} is the first multimodal item that may still overlap; blocks must come in
    * increasing order for one cursor.
    */
-  void write(CborWriter out, int block, long start, long end, int[] cursor) {
+  void write(KeyWriter out, int block, long start, long end, int[] cursor) {
     int first = cursor[0];
     while (first < multimodal.size() && itemEnd(first) <= start) {
       first++;
@@ -202,10 +202,10 @@ public final class BlockHashInputs {
     boolean lora = loraUtf8 != null || loraId != null;
     int count = (lora ? 1 : 0) + mmCount + (salt ? 1 : 0) + (embeds != null ? 1 : 0);
     if (count == 0) {
-      out.nil();
+      out.none();
       return;
     }
-    out.arrayHeader(count);
+    out.beginTuple(count);
     if (loraUtf8 != null) {
       out.text(loraUtf8);
     } else if (loraId != null) {
@@ -213,9 +213,10 @@ public final class BlockHashInputs {
     }
     for (int i = first; i < multimodal.size() && multimodal.get(i).offset() < end; i++) {
       if (itemEnd(i) > start && multimodalOffsets) {
-        out.arrayHeader(2);
+        out.beginTuple(2);
         out.text(multimodalUtf8[i]);
         out.integer(multimodal.get(i).offset() - start);
+        out.endTuple(2);
       } else if (itemEnd(i) > start) {
         out.text(multimodalUtf8[i]);
       }
@@ -226,6 +227,7 @@ public final class BlockHashInputs {
     if (embeds != null) {
       out.bytes(embeds);
     }
+    out.endTuple(count);
   }
 
   private long itemEnd(int i) {

@@ -5,16 +5,16 @@ import java.util.List;
 
 /**
  * Computes vLLM's prefix-cache block hashes for a token sequence, exactly as an engine started with
- * {@code --prefix-caching-hash-algo <algorithm>}, {@code PYTHONHASHSEED=<seed>} and {@code
- * --block-size <blockSize>} does, so a router can look up blocks by the hashes engines report in
- * their KV events.
+ * {@code --prefix-caching-hash-algo <algorithm>}, {@code PYTHONHASHSEED=<seed>} (or none) and
+ * {@code --block-size <blockSize>} does, so a router can look up blocks by the hashes engines
+ * report in their KV events.
  *
  * <p>Only full blocks are hashed; a partial tail is ignored. Each returned value is the external
  * form events carry: the last 8 bytes of the block's digest as an unsigned 64-bit integer (Java
  * {@code long} bits; print with {@link Long#toUnsignedString(long)}).
  *
  * <pre>{@code
- * BlockHasher hasher = BlockHasher.create(HashAlgorithm.SHA256_CBOR, "42", 16);
+ * BlockHasher hasher = BlockHasher.create(HashAlgorithm.SHA256, null, 16); // vLLM's defaults
  * long[] hashes = hasher.blockHashes(tokenIds, BlockHashInputs.builder().loraName("Alice").build());
  * }</pre>
  *
@@ -26,17 +26,21 @@ public interface BlockHasher {
    * A hasher for one engine configuration.
    *
    * @param algorithm the engine's {@code --prefix-caching-hash-algo}
-   * @param seed the engine's {@code PYTHONHASHSEED}, as the string it is set to
+   * @param seed the engine's {@code PYTHONHASHSEED}, as the string it is set to (any string, empty
+   *     included); {@code null} when the engines run without it, which means the algorithm's
+   *     {@linkplain HashAlgorithm#defaultSeed() default seed}
    * @param blockSize tokens per hashed block (vLLM's block size times the DCP size, or the hybrid
    *     hash granularity)
-   * @throws IllegalArgumentException if {@code blockSize < 1}
+   * @throws IllegalArgumentException if {@code blockSize < 1}, or if {@code seed} is null and the
+   *     algorithm has no default seed (its engines' hashes cannot be reproduced)
    */
   static BlockHasher create(HashAlgorithm algorithm, String seed, int blockSize) {
-    return new CborBlockHasher(algorithm, seed, blockSize);
+    return new EngineBlockHasher(algorithm, seed, blockSize);
   }
 
   HashAlgorithm algorithm();
 
+  /** The seed NONE_HASH is derived from: the one given, or the algorithm's default. */
   String seed();
 
   int blockSize();

@@ -6,9 +6,9 @@ import java.util.Arrays;
 /**
  * The few canonical CBOR (RFC 8949 §4.2.1, as cbor2 {@code canonical=True}) items block hashing
  * needs: arrays, integers in their shortest form, text and byte strings, null. Writes into one
- * growable buffer that is reused between blocks. Not thread-safe.
+ * growable buffer that is reused between blocks. A tuple is a CBOR array. Not thread-safe.
  */
-final class CborWriter {
+final class CborWriter implements KeyWriter {
   private static final int UNSIGNED = 0;
   private static final int NEGATIVE = 1 << 5;
   private static final int BYTES = 2 << 5;
@@ -30,17 +30,41 @@ final class CborWriter {
     return writer.toByteArray();
   }
 
-  void reset() {
+  @Override
+  public void reset() {
     length = 0;
   }
 
-  byte[] buffer() {
+  @Override
+  public byte[] buffer() {
     return buf;
   }
 
-  int length() {
+  @Override
+  public int length() {
     return length;
   }
+
+  @Override
+  public void beginTuple(int items) {
+    arrayHeader(items);
+  }
+
+  @Override
+  public void endTuple(int items) {}
+
+  @Override
+  public int tokenIds(int[] values, int from, int to) {
+    return unsignedInts(values, from, to);
+  }
+
+  @Override
+  public void none() {
+    nil();
+  }
+
+  @Override
+  public void finish() {}
 
   byte[] toByteArray() {
     return Arrays.copyOf(buf, length);
@@ -51,7 +75,8 @@ final class CborWriter {
   }
 
   /** A signed integer: major type 0 when non-negative, else major type 1 carrying -1-value. */
-  void integer(long value) {
+  @Override
+  public void integer(long value) {
     if (value >= 0) {
       head(UNSIGNED, value);
     } else {
@@ -104,12 +129,14 @@ final class CborWriter {
     text(value.getBytes(StandardCharsets.UTF_8));
   }
 
-  void text(byte[] utf8) {
+  @Override
+  public void text(byte[] utf8) {
     head(TEXT, utf8.length);
     put(utf8, 0, utf8.length);
   }
 
-  void bytes(byte[] value) {
+  @Override
+  public void bytes(byte[] value) {
     bytes(value, 0, value.length);
   }
 

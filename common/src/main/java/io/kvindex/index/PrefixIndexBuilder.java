@@ -8,6 +8,9 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * Configures a {@link PrefixIndex}. Each setter checks its argument at once; defaults are listed on
@@ -67,7 +70,12 @@ public final class PrefixIndexBuilder {
   private RetryPolicy writePolicy = RetryPolicy.defaults();
   private RetryPolicy lookupPolicy = RetryPolicy.router();
   private RedisConnector connector;
+  private boolean loadsScripts = true;
   private InstantSource clock = InstantSource.system();
+  private Supplier<? extends CompletionStage<?>> betweenChunks = NOTHING_TO_WAIT_FOR;
+
+  private static final Supplier<CompletionStage<?>> NOTHING_TO_WAIT_FOR =
+      () -> CompletableFuture.completedFuture(null);
 
   PrefixIndexBuilder() {
     tierWeights.putAll(DEFAULT_TIER_WEIGHTS);
@@ -150,6 +158,17 @@ public final class PrefixIndexBuilder {
     return this;
   }
 
+  /**
+   * What a batch applied in several calls (more blocks than {@link #applyChunkBlocks}) waits for
+   * between two of its calls: asked once between each two, the next call is sent once the stage
+   * completes. Default: nothing. A writer's pause switch (tests, fault drills) holds its writes
+   * there, as a process stopped between two calls would be held.
+   */
+  public PrefixIndexBuilder betweenChunks(Supplier<? extends CompletionStage<?>> wait) {
+    this.betweenChunks = Check.notNull(wait, "wait");
+    return this;
+  }
+
   /** Retries of writes, leases and GC. Default {@link RetryPolicy#defaults()}. */
   public PrefixIndexBuilder writePolicy(RetryPolicy policy) {
     this.writePolicy = Check.notNull(policy, "policy");
@@ -171,6 +190,19 @@ public final class PrefixIndexBuilder {
     return this;
   }
 
+  /**
+   * Whether this process loads the index's scripts into Redis: SCRIPT LOAD of every script when it
+   * opens the index, and EVAL plus SCRIPT LOAD of every script again when a node answers NOSCRIPT
+   * (a restart, a failover, SCRIPT FLUSH). Writers (ingesters) do. A router does not (its Redis
+   * user needs no EVAL or SCRIPT LOAD): it runs EVALSHA and EVALSHA_RO of the scripts writers
+   * loaded, a missing one is a temporary error (its lookups answer "index unavailable" until a
+   * writer loads it), and it cannot create an index that does not exist. Default true.
+   */
+  public PrefixIndexBuilder loadsScripts(boolean loads) {
+    this.loadsScripts = loads;
+    return this;
+  }
+
   /** The clock of the in-memory model (Redis uses its own TIME). Default the system clock. */
   public PrefixIndexBuilder clock(InstantSource clock) {
     this.clock = Check.notNull(clock, "clock");
@@ -182,12 +214,15 @@ public final class PrefixIndexBuilder {
    * on first use).
    *
    * @throws IndexMismatchException if the index exists with another group count or index format
+   * @throws IndexNotFoundException if the index does not exist and this process does not {@link
+   *     #loadsScripts load scripts}, so may not create it
    */
   public PrefixIndex build() {
     if (connector == null) {
       throw new IllegalStateException("redis(connector) is required to build a Redis index");
     }
-    return RedisPrefixIndex.open(config(), connector, writePolicy, lookupPolicy);
+    return RedisPrefixIndex.open(
+        config(), connector, writePolicy, lookupPolicy, loadsScripts, betweenChunks);
   }
 
   /** The in-memory model of the same semantics, for tests. */

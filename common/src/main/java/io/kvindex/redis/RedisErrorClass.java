@@ -7,7 +7,10 @@ public enum RedisErrorClass {
    * LOADING, cluster churn): retried with backoff, then swallowed and counted.
    */
   TEMPORARY,
-  /** The node does not have the script (NOSCRIPT): send it with EVAL once, right away. */
+  /**
+   * The node does not have the script (NOSCRIPT): a runner that loads scripts sends it with EVAL
+   * once, right away; one that does not fails the attempt as temporary.
+   */
   RELOAD,
   /** Retrying gives the same answer (a bug, bad data, ACL, capacity): surfaced to the caller. */
   REAL

@@ -14,6 +14,7 @@ final class RedisMetrics {
   static final String SWALLOWED = "kvindex.redis.swallowed";
   static final String ERRORS = "kvindex.redis.errors";
   static final String RELOADS = "kvindex.redis.script.reloads";
+  static final String MISSING = "kvindex.redis.script.missing";
 
   private final MeterRegistry registry;
 
@@ -51,6 +52,15 @@ final class RedisMetrics {
   void reload(String script) {
     Counter.builder(RELOADS)
         .description("Scripts sent again with EVAL after NOSCRIPT")
+        .tag("script", script)
+        .register(registry)
+        .increment();
+  }
+
+  void missing(String script) {
+    Counter.builder(MISSING)
+        .description(
+            "Scripts a process that does not load scripts (a router) found missing (NOSCRIPT)")
         .tag("script", script)
         .register(registry)
         .increment();

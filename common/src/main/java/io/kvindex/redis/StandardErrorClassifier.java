@@ -47,6 +47,9 @@ final class StandardErrorClassifier implements RedisErrorClassifier {
     if (e instanceof RedisRealException real) {
       return new ClassifiedError(REAL, real.reason(), real.code(), real);
     }
+    if (e instanceof ScriptNotLoadedException) {
+      return new ClassifiedError(TEMPORARY, "noscript", "NOSCRIPT", e);
+    }
     if (e instanceof RedisUnavailableException unavailable) {
       return new ClassifiedError(TEMPORARY, unavailable.lastError().reason(), null, unavailable);
     }

@@ -13,7 +13,10 @@
  *       swallowed: the call completes with {@link io.kvindex.redis.RedisOutcome.Swallowed} and
  *       {@code kvindex.redis.swallowed} counts it. READONLY is retried too, but surfaces as real
  *       when the budget is spent;
- *   <li>reload (NOSCRIPT): the script is sent with EVAL once, at once, outside the budget;
+ *   <li>reload (NOSCRIPT): a runner that loads scripts (a writer's) sends the script with EVAL
+ *       once, at once, outside the budget, and loads every script it preloaded again; one that does
+ *       not (a router's) fails the attempt with a temporary {@link
+ *       io.kvindex.redis.ScriptNotLoadedException} instead, retried and swallowed as above;
  *   <li>real (Lua errors, WRONGTYPE, CROSSSLOT, ACL and auth errors, OOM, our own {@code KVINDEX_*}
  *       script codes, protocol errors, a closed client, anything unknown): the call fails at once
  *       with a {@link io.kvindex.redis.RedisRealException}, an {@link

@@ -380,15 +380,49 @@ class BlockHasherTest {
   @Test
   void fromVllmName_unknown_listsAcceptedNames() {
     assertThat(HashAlgorithm.fromVllmName("SHA256_CBOR")).isEqualTo(HashAlgorithm.SHA256_CBOR);
-    assertThatThrownBy(() -> HashAlgorithm.fromVllmName("sha256"))
+    assertThat(HashAlgorithm.fromVllmName("sha256")).isEqualTo(HashAlgorithm.SHA256);
+    assertThatThrownBy(() -> HashAlgorithm.fromVllmName("builtin"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("sha256_cbor, sha256_cbor_64bit, xxhash_cbor");
+        .hasMessageContaining("sha256, sha256_cbor, sha256_cbor_64bit, xxhash, xxhash_cbor");
+  }
+
+  @Test
+  void create_noSeed_usesVllmDefaultSeedForSha256Forms() {
+    for (HashAlgorithm algorithm : List.of(HashAlgorithm.SHA256, HashAlgorithm.SHA256_CBOR)) {
+      BlockHasher unset = BlockHasher.create(algorithm, null, 16);
+      assertThat(unset.seed()).isEqualTo("vllm-none-hash");
+      assertThat(unset.blockHashes(TOKENS))
+          .containsExactly(BlockHasher.create(algorithm, "vllm-none-hash", 16).blockHashes(TOKENS));
+    }
+    // vLLM's own reference digest of NONE_HASH for sha256 with no PYTHONHASHSEED
+    assertThat(hex(BlockHasher.create(HashAlgorithm.SHA256, null, 16).noneHash()))
+        .isEqualTo("066b1e8987e027138e98701c46128929378935f9b6cd1549105ae6b4f0d71198");
+  }
+
+  @Test
+  void create_noSeed_xxhashFormsRefusedWithWhatToDo() {
+    for (HashAlgorithm algorithm :
+        List.of(HashAlgorithm.XXHASH, HashAlgorithm.XXHASH_CBOR, HashAlgorithm.SHA256_CBOR_64BIT)) {
+      assertThat(algorithm.defaultSeed()).isEmpty();
+      assertThatThrownBy(() -> BlockHasher.create(algorithm, null, 16))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("cannot be reproduced")
+          .hasMessageContaining("PYTHONHASHSEED")
+          .hasMessageContaining("token keys");
+    }
+  }
+
+  @Test
+  void create_emptySeed_isASeedLikeAnyOther() {
+    assertThat(BlockHasher.create(HashAlgorithm.XXHASH, "", 16).seed()).isEmpty();
+    assertThat(BlockHasher.create(HashAlgorithm.SHA256, "", 16).blockHashes(TOKENS))
+        .isNotEqualTo(BlockHasher.create(HashAlgorithm.SHA256, null, 16).blockHashes(TOKENS));
   }
 
   @Test
   void legacy64bit_goldenTokens_matchReference() {
     BlockHasher legacy = BlockHasher.create(HashAlgorithm.SHA256_CBOR_64BIT, "42", 16);
-    assertThat(Long.toUnsignedString(CborBlockHasher.external(legacy.noneHash())))
+    assertThat(Long.toUnsignedString(EngineBlockHasher.external(legacy.noneHash())))
         .isEqualTo("12056132650316601216");
     long[] hashes = legacy.blockHashes(TOKENS);
     assertThat(hashes)

@@ -48,6 +48,12 @@ public final class Demo {
   static final String SETTLED = "settled";
   private static final double FAULT_AT = 0.25;
 
+  /** Where in the routing the midway faults come, as fractions of its length. */
+  static final double RESET_AT = 0.4;
+
+  static final double RESTART_AT = 0.5;
+  static final double KILL_AT = 0.6;
+
   /** How long after the fault the closed loop has to bring the figures back (the goal). */
   static final Duration SETTLE = Duration.ofSeconds(30);
 
@@ -55,8 +61,29 @@ public final class Demo {
   private Run.Result kvindexRun;
   private IngestStats beforeKill;
 
-  private Demo(DemoConfig config, PrintWriter out) {
+  private final Observer observer;
+
+  /**
+   * What a caller adds to a run: the chaos scenario that runs the demo attaches its auditor and its
+   * fault here. Called on the demo's thread; the default methods do nothing.
+   */
+  interface Observer {
+    /** No additions. */
+    Observer NONE = new Observer() {};
+
+    /**
+     * The stack is up and every stream leased; {@code run}, {@code length} long, is about to route
+     * through kvindex: add timed actions to it here.
+     */
+    default void routing(Stack stack, Run run, Duration length) {}
+
+    /** The index has caught up with every pod; the stack is still up, the audit still to come. */
+    default void quiesced(Stack stack) {}
+  }
+
+  private Demo(DemoConfig config, PrintWriter out, Observer observer) {
     this.config = config;
+    this.observer = observer;
     this.progress = new Progress(out);
     List<io.kvindex.simulator.load.TimedRequest> timed = Workloads.requests(config);
     this.requests = timed.stream().map(io.kvindex.simulator.load.TimedRequest::request).toList();
@@ -70,18 +97,25 @@ public final class Demo {
    * @throws io.kvindex.common.KvIndexException if Redis cannot be reached
    */
   public static DemoReport run(DemoConfig config, PrintWriter out) throws InterruptedException {
+    return run(config, out, Observer.NONE);
+  }
+
+  /** As {@link #run(DemoConfig, PrintWriter)}, with {@code observer} told of the run's steps. */
+  static DemoReport run(DemoConfig config, PrintWriter out, Observer observer)
+      throws InterruptedException {
     // The JDK's HTTP server otherwise leaves Nagle's algorithm on: each /score answer then waits
     // for the client's delayed ACK (about 40 ms). Read once, when the first server starts.
     if (System.getProperty(NODELAY) == null) {
       System.setProperty(NODELAY, "true");
     }
-    return new Demo(config, out).run();
+    return new Demo(config, out, observer).run();
   }
 
   private DemoReport run() throws InterruptedException {
     long start = System.nanoTime();
     DemoReport.Builder report = DemoReport.builder(config);
-    try (Stack stack = Stack.start(config, capacityBlocks)) {
+    Stack stack = Stack.start(config, capacityBlocks);
+    try (stack) {
       progress.line(
           "kvindex demo: Redis "
               + stack.redisUri()
@@ -99,10 +133,11 @@ public final class Demo {
       awaitLeases(stack);
       routeThroughKvindex(stack, report);
       quiesce(stack);
+      observer.quiesced(stack);
       report.ingest(stats(stack));
       report.accuracy(audit(stack));
     }
-    report.ingestBeforeKill(beforeKill).takeover(takeover);
+    report.cleanup(stack.cleanup()).ingestBeforeKill(beforeKill).takeover(takeover);
     for (String baseline : List.of(Policy.ORACLE, Policy.ROUND_ROBIN, Policy.RANDOM)) {
       report.result(baseline(baseline));
     }
@@ -140,10 +175,11 @@ public final class Demo {
         run.atFractionOfLimit(settled, SETTLED, () -> {});
       }
     }
-    run.atFractionOfLimit(0.4, RESET, () -> reset(fleet))
-        .atFractionOfLimit(0.5, RESTART, () -> restart(fleet))
-        .atFractionOfLimit(0.6, KILL, () -> kill(stack))
+    run.atFractionOfLimit(RESET_AT, RESET, () -> reset(fleet))
+        .atFractionOfLimit(RESTART_AT, RESTART, () -> restart(fleet))
+        .atFractionOfLimit(KILL_AT, KILL, () -> kill(stack))
         .onProgress(r -> progress.update(r, stats(stack)));
+    observer.routing(stack, run, length);
     Run.Result result = run.execute();
     kvindexRun = result;
     progress.done(result);

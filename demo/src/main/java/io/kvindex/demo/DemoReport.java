@@ -48,6 +48,16 @@ public final class DemoReport {
     return oracle == 0 ? Double.NaN : hitRate(Policy.KVINDEX) / oracle;
   }
 
+  /** Requests routed through kvindex. */
+  int routed() {
+    return result(Policy.KVINDEX).routed();
+  }
+
+  /** Requests routed through kvindex that a pod refused (asleep, or too large for it). */
+  int refused() {
+    return result(Policy.KVINDEX).unavailable();
+  }
+
   /** The fraction of pods whose indexed blocks equal their true blocks at quiescence. */
   public double podAccuracy() {
     return b.accuracy.podFraction();
@@ -82,7 +92,26 @@ public final class DemoReport {
     faults(s);
     line(s, "");
     verdict(s);
+    cleanup(s);
     return s.toString();
+  }
+
+  /** What closing did to a Redis the demo was given. */
+  Stack.Cleanup cleanup() {
+    return b.cleanup;
+  }
+
+  /**
+   * After the verdict, so that it never hides the figures: the keys deleted from a Redis the demo
+   * was given, or why they could not be and the command that deletes them. Not a problem of the
+   * run: the exit code stays the run's.
+   */
+  private void cleanup(StringBuilder s) {
+    if (b.cleanup.failed()) {
+      line(s, "Cleanup FAILED (the figures above stand): %s", b.cleanup.problem());
+    } else if (b.cleanup.given()) {
+      line(s, "Cleanup: the run's %d keys deleted from Redis", b.cleanup.keysDeleted());
+    }
   }
 
   /** Run header: pods, requests, workload, Redis, time. */
@@ -551,6 +580,7 @@ public final class DemoReport {
     private int observeFailures;
     private Map<String, Long> suspects = Map.of();
     private Map<String, Long> resyncs = Map.of();
+    private Stack.Cleanup cleanup = Stack.Cleanup.NONE;
 
     private Builder(DemoConfig config) {
       this.config = config;
@@ -610,6 +640,11 @@ public final class DemoReport {
 
     Builder ingestBeforeKill(IngestStats stats) {
       this.beforeKill = stats;
+      return this;
+    }
+
+    Builder cleanup(Stack.Cleanup cleanup) {
+      this.cleanup = Objects.requireNonNull(cleanup, "cleanup");
       return this;
     }
 

@@ -7,6 +7,7 @@ import io.kvindex.hash.BlockHashInputs;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.StreamId;
 import io.kvindex.index.redis.IndexReport;
 import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -352,6 +353,55 @@ class IngesterTest {
     assertThat(second.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
     assertThat(second.metrics().value("kvindex.ingester.purges", "reason", "engine_restart"))
         .isEqualTo(1.0);
+  }
+
+  /**
+   * A data-parallel pod's engine restarts while nobody watches, and its ranks run past their
+   * watermarks. The owner of rank 0 comes first and sees the new start time; rank 1's new owner,
+   * which comes later, must still see it: what rank 0's owner recorded is not what rank 1's entries
+   * came from.
+   */
+  @Test
+  void engineRestartPastTheWatermark_isCaughtByEachRanksNewOwner() {
+    fleet = Fleet.start(1, 5, b -> b.dataParallelSize(2));
+    SimulatedPod pod = fleet.pod(0);
+    Ingester first = rig.start("r1", fleet.specs("engine"));
+    Await.until(WAIT, "both ranks owned", () -> running(first) == 2);
+    long[] watermarks = new long[2];
+    for (int rank = 0; rank < 2; rank++) {
+      fleet.traffic(pod, 5, rank);
+      rig.awaitCaughtUp(pod, rank, WAIT);
+      rig.awaitEqual(pod, rank, fleet.everHeld(), WAIT);
+      watermarks[rank] = pod.nextSequence(rank) - 1;
+    }
+    for (int rank = 0; rank < 2; rank++) {
+      StreamId stream = new StreamId(Fleet.MODEL, pod.name(), rank);
+      Await.until(
+          WAIT,
+          stream + "'s incarnation recorded",
+          () -> rig.index().incarnation(stream).isPresent());
+    }
+    first.close();
+
+    pod.restart(); // while nobody watches, and each rank's new engine runs past its watermark
+    for (int rank = 0; rank < 2; rank++) {
+      while (pod.nextSequence(rank) <= watermarks[rank] + 3) {
+        fleet.traffic(pod, 1, rank);
+      }
+    }
+    PodSpec spec = Fleet.spec(pod, "engine");
+    Ingester rank0 = rig.start("r2", List.of(spec.withDpRanks(List.of(0))));
+    Await.until(
+        WAIT,
+        "rank 0's restart seen",
+        () -> rank0.metrics().total("kvindex.ingester.engine.restarts") >= 1);
+    rig.awaitEqual(pod, 0, fleet.everHeld(), WAIT);
+    Ingester rank1 = rig.start("r3", List.of(spec.withDpRanks(List.of(1))));
+    fleet.traffic(pod, 2, 1);
+
+    rig.awaitCaughtUp(pod, 1, WAIT);
+    rig.awaitEqual(pod, 1, fleet.everHeld(), WAIT);
+    assertThat(rank1.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
   }
 
   @Test

@@ -195,9 +195,13 @@ public final class KvRouterBuilder {
   }
 
   /**
-   * Connects to Redis and returns the router.
+   * Connects to Redis and returns the router. A router runs only the index's scripts that ingesters
+   * loaded (EVALSHA, never EVAL or SCRIPT LOAD), so it cannot create an index: start an ingester of
+   * the index first.
    *
    * @throws io.kvindex.common.KvIndexException if Redis cannot be reached or refuses the login
+   * @throws io.kvindex.index.IndexNotFoundException if the index is not in Redis and no ingester
+   *     loaded its scripts within the write retry budget (10 s)
    */
   public KvRouter build() {
     return RedisKvRouter.create(config());

@@ -11,7 +11,9 @@ import io.kvindex.index.KeyMode;
  * @param mode engine keys (vLLM's own hashes) or token keys (kvindex's chain over token ids)
  * @param hashAlgorithm vLLM's {@code --prefix-caching-hash-algo}; engine mode only, else {@code
  *     null}
- * @param seed the fleet's {@code PYTHONHASHSEED}; engine mode only, else {@code null}
+ * @param seed the fleet's {@code PYTHONHASHSEED} as the string it is set to; {@code null} when the
+ *     engines run without it (vLLM's default seed for the algorithm: see {@link
+ *     HashAlgorithm#defaultSeed()}) and always in token mode
  * @param blockSize tokens per block (for engine keys: vLLM's block size times the DCP size)
  */
 public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, int blockSize) {
@@ -21,13 +23,21 @@ public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, 
     Check.atLeast(blockSize, 1, "blockSize");
     if (mode == KeyMode.ENGINE) {
       Check.notNull(hashAlgorithm, "hashAlgorithm");
-      Check.notBlank(seed, "seed (the fleet's PYTHONHASHSEED)");
+      if (seed == null && hashAlgorithm.defaultSeed().isEmpty()) {
+        throw new IllegalArgumentException(hashAlgorithm.unreproducible());
+      }
     } else if (hashAlgorithm != null || seed != null) {
       throw new IllegalArgumentException("token keys take neither a hash algorithm nor a seed");
     }
   }
 
-  /** Engine keys: vLLM's hash algorithm with the fleet's seed and block size. */
+  /**
+   * Engine keys: vLLM's hash algorithm with the fleet's seed ({@code null}: the engines run without
+   * {@code PYTHONHASHSEED}) and block size.
+   *
+   * @throws IllegalArgumentException when the seed is null and the algorithm has no default one
+   *     ({@code xxhash}, {@code xxhash_cbor}: such engines' hashes cannot be reproduced)
+   */
   public static ModelKeys engine(HashAlgorithm hashAlgorithm, String seed, int blockSize) {
     return new ModelKeys(KeyMode.ENGINE, hashAlgorithm, seed, blockSize);
   }
@@ -47,26 +57,41 @@ public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, 
   }
 
   /**
-   * The form {@link #parse} reads: {@code engine:<algorithm>:<seed>:<blockSize>} or {@code
-   * token:<blockSize>}.
+   * The form {@link #parse} reads: {@code engine:<algorithm>:<blockSize>} (no seed), {@code
+   * engine:<algorithm>:<seed>:<blockSize>} or {@code token:<blockSize>}.
    */
   public String spec() {
-    return mode == KeyMode.ENGINE
-        ? "engine:" + hashAlgorithm.vllmName() + ":" + seed + ":" + blockSize
-        : "token:" + blockSize;
+    if (mode == KeyMode.TOKEN) {
+      return "token:" + blockSize;
+    }
+    return "engine:"
+        + hashAlgorithm.vllmName()
+        + (seed == null ? "" : ":" + seed)
+        + ":"
+        + blockSize;
   }
 
   /**
-   * Parses {@code engine:<algorithm>:<seed>:<blockSize>} or {@code token:<blockSize>}, the form the
-   * command line takes.
+   * Parses the form the command line takes: {@code engine:<algorithm>:<blockSize>} for engines
+   * started without {@code PYTHONHASHSEED} (vLLM's default seed), {@code
+   * engine:<algorithm>:<seed>:<blockSize>} for engines started with it (the seed as the string it
+   * is set to; it may be empty or hold colons), or {@code token:<blockSize>}.
    *
-   * @throws IllegalArgumentException with the expected form when {@code spec} is malformed
+   * @throws IllegalArgumentException with the expected form when {@code spec} is malformed, or when
+   *     it names an algorithm without a seed whose engines' hashes cannot be reproduced
    */
   public static ModelKeys parse(String spec) {
     String[] parts = Check.notNull(spec, "spec").split(":", -1);
     try {
-      if (parts.length == 4 && parts[0].equals("engine")) {
-        return engine(parts[1], parts[2], Integer.parseInt(parts[3]));
+      if (parts.length >= 3 && parts[0].equals("engine")) {
+        int blockSize = Integer.parseInt(parts[parts.length - 1]);
+        String seed =
+            parts.length == 3
+                ? null
+                : spec.substring(
+                    "engine:".length() + parts[1].length() + 1,
+                    spec.length() - parts[parts.length - 1].length() - 1);
+        return engine(parts[1], seed, blockSize);
       }
       if (parts.length == 2 && parts[0].equals("token")) {
         return token(Integer.parseInt(parts[1]));
@@ -77,7 +102,8 @@ public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, 
     throw new IllegalArgumentException(
         "key mode '"
             + spec
-            + "' is malformed; expected engine:<algorithm>:<seed>:<blockSize> (for example"
-            + " engine:sha256_cbor:42:16) or token:<blockSize>");
+            + "' is malformed; expected engine:<algorithm>:<blockSize> (engines without"
+            + " PYTHONHASHSEED, for example engine:sha256:16), engine:<algorithm>:<seed>:<blockSize>"
+            + " (for example engine:sha256_cbor:42:16) or token:<blockSize>");
   }
 }

@@ -37,7 +37,8 @@ import java.util.concurrent.TimeUnit;
  * pod, in the pod's group slot); lookups read them in the same script call as the confirmed
  * entries, count them as GPU blocks and flag the pod speculative unless the engine's own entries
  * cover the same depth. build() connects, checks the index's group count and runs one throw-away
- * lookup so the script is loaded before the first request.
+ * lookup so that the connection is warm before the first request. The router runs only the scripts
+ * ingesters loaded (its index does not load scripts): a missing one answers "index unavailable".
  */
 final class RedisKvRouter implements KvRouter {
   private final RouterConfig config;
@@ -90,6 +91,7 @@ final class RedisKvRouter implements KvRouter {
               .indexName(config.indexName())
               .groups(config.groups())
               .lookupPolicy(lookupPolicy)
+              .loadsScripts(false)
               .redis(connector);
       config.tierWeights().forEach(builder::tierWeight);
       RedisKvRouter router = new RedisKvRouter(config, connector, builder.build());

@@ -2,6 +2,7 @@ package io.kvindex.router;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -31,15 +32,19 @@ class KeyAgreementTest {
   private static final String SEED = "1234";
 
   enum Mode {
-    ENGINE(HashMode.ENGINE, "engine", ModelKeys.engine("sha256_cbor", SEED, BLOCK)),
-    TOKEN(HashMode.RANDOM, "token", ModelKeys.token(BLOCK));
+    ENGINE(HashMode.ENGINE, SEED, "engine", ModelKeys.engine("sha256_cbor", SEED, BLOCK)),
+    /** vLLM with no hashing flags: sha256 over pickle, PYTHONHASHSEED unset. */
+    ENGINE_VLLM_DEFAULTS(HashMode.ENGINE, null, "engine", ModelKeys.parse("engine:sha256:16")),
+    TOKEN(HashMode.RANDOM, SEED, "token", ModelKeys.token(BLOCK));
 
     final HashMode simulator;
+    final String simulatorSeed;
     final String ingester;
     final ModelKeys router;
 
-    Mode(HashMode simulator, String ingester, ModelKeys router) {
+    Mode(HashMode simulator, String simulatorSeed, String ingester, ModelKeys router) {
       this.simulator = simulator;
+      this.simulatorSeed = simulatorSeed;
       this.ingester = ingester;
       this.router = router;
     }
@@ -49,7 +54,7 @@ class KeyAgreementTest {
   @EnumSource(Mode.class)
   void blockKeys_equalWhatTheIngesterIndexed(Mode mode, RedisStandalone redis) {
     String uri = KvRouterTest.uri(redis);
-    String index = "agree-" + mode.ingester;
+    String index = "agree-" + mode.name().toLowerCase(java.util.Locale.ROOT);
     int[] prompt = KvRouterTest.prompt(BLOCK * 7 + 3, 17);
     try (SimulatedPod pod =
             SimulatedPod.start(
@@ -59,7 +64,11 @@ class KeyAgreementTest {
                     .blockSize(BLOCK)
                     .capacityBlocks(64)
                     .hashMode(mode.simulator)
-                    .hashSeed(SEED)
+                    .hashAlgorithm(
+                        mode.router.hashAlgorithm() == null
+                            ? HashAlgorithm.SHA256_CBOR
+                            : mode.router.hashAlgorithm())
+                    .hashSeed(mode.simulatorSeed)
                     .http(false)
                     .build());
         Ingester ingester = Ingester.start(ingesterConfig(uri, index, pod, mode));
@@ -82,7 +91,7 @@ class KeyAgreementTest {
           .as("the router finds the 7 full prompt blocks the ingester indexed")
           .isTrue();
       assertThat(router.score(request).pod("sim-1").orElseThrow().depth()).isZero();
-      if (mode == Mode.ENGINE) {
+      if (mode != Mode.TOKEN) {
         long[] keys = router.blockKeys(MODEL, "adapter-x", "salt-y", prompt);
         assertThat(pod.cachedBlocks(0, "GPU"))
             .containsAll(Arrays.stream(keys).boxed().collect(Collectors.toList()));

@@ -1,17 +1,46 @@
 package io.kvindex.router;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.hash.HashAlgorithm;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class RouterConfigTest {
 
   @ParameterizedTest
-  @ValueSource(strings = {"engine:sha256_cbor:42:16", "engine:xxhash_cbor:0:32", "token:16"})
+  @ValueSource(
+      strings = {
+        "engine:sha256_cbor:42:16",
+        "engine:xxhash_cbor:0:32",
+        "token:16",
+        "engine:sha256:16",
+        "engine:sha256_cbor:16",
+        "engine:sha256::16",
+        "engine:xxhash:a:b:32"
+      })
   void modelKeysSpec_isTheFormParseReads(String spec) {
     assertThat(ModelKeys.parse(spec).spec()).isEqualTo(spec);
+  }
+
+  @Test
+  void parse_noSeed_meansTheEnginesRunWithoutPythonHashSeed() {
+    assertThat(ModelKeys.parse("engine:sha256:16"))
+        .isEqualTo(ModelKeys.engine(HashAlgorithm.SHA256, null, 16));
+    assertThat(ModelKeys.parse("engine:sha256::16").seed()).isEmpty();
+    assertThat(ModelKeys.parse("engine:xxhash:a:b:32").seed()).isEqualTo("a:b");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"engine:xxhash:16", "engine:xxhash_cbor:16"})
+  void parse_xxhashWithoutSeed_refusedWithWhatToDo(String spec) {
+    assertThatThrownBy(() -> ModelKeys.parse(spec))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("cannot be reproduced")
+        .hasMessageContaining("token:<block size>");
   }
 
   @ParameterizedTest

@@ -77,7 +77,9 @@ final class DefaultSimulatedPod implements SimulatedPod {
 
   private static Supplier<ChainHasher> hashers(PodConfig config, long seed) {
     if (config.hashMode() == HashMode.ENGINE) {
-      ChainHasher fixed = ChainHashers.engine(config.hashSeed(), config.blockSize(), config.era());
+      ChainHasher fixed =
+          ChainHashers.engine(
+              config.hashAlgorithm(), config.hashSeed(), config.blockSize(), config.era());
       return () -> fixed;
     }
     Random random = new Random(seed);

@@ -1,5 +1,6 @@
 package io.kvindex.simulator;
 
+import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.wire.HashEncoding;
 import io.kvindex.wire.KvEventEncoder;
 import io.kvindex.wire.ReplayFraming;
@@ -29,6 +30,7 @@ public final class PodConfig {
   private final String topic;
   private final int highWaterMark;
   private final HashMode hashMode;
+  private final HashAlgorithm hashAlgorithm;
   private final String hashSeed;
   private final boolean http;
   private final InetSocketAddress httpBind;
@@ -52,6 +54,7 @@ public final class PodConfig {
     this.topic = b.topic;
     this.highWaterMark = b.highWaterMark;
     this.hashMode = b.hashMode;
+    this.hashAlgorithm = b.hashAlgorithm;
     this.hashSeed = b.hashSeed;
     this.http = b.http;
     this.httpBind = b.httpBind;
@@ -82,6 +85,7 @@ public final class PodConfig {
     b.topic = topic;
     b.highWaterMark = highWaterMark;
     b.hashMode = hashMode;
+    b.hashAlgorithm = hashAlgorithm;
     b.hashSeed = hashSeed;
     b.http = http;
     b.httpBind = httpBind;
@@ -149,6 +153,12 @@ public final class PodConfig {
     return hashMode;
   }
 
+  /** The engines' {@code --prefix-caching-hash-algo} in {@link HashMode#ENGINE}. */
+  public HashAlgorithm hashAlgorithm() {
+    return hashAlgorithm;
+  }
+
+  /** The engines' {@code PYTHONHASHSEED}, or {@code null} when it is not set. */
   public String hashSeed() {
     return hashSeed;
   }
@@ -199,6 +209,7 @@ public final class PodConfig {
     private String topic = "";
     private int highWaterMark = 100_000;
     private HashMode hashMode = HashMode.ENGINE;
+    private HashAlgorithm hashAlgorithm = HashAlgorithm.SHA256_CBOR;
     private String hashSeed = "0";
     private boolean http = true;
     private InetSocketAddress httpBind = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
@@ -311,9 +322,18 @@ public final class PodConfig {
       return this;
     }
 
-    /** {@code PYTHONHASHSEED} for {@link HashMode#ENGINE}. Default {@code "0"}. */
+    /** {@code --prefix-caching-hash-algo} for {@link HashMode#ENGINE}. Default sha256_cbor. */
+    public Builder hashAlgorithm(HashAlgorithm hashAlgorithm) {
+      this.hashAlgorithm = Objects.requireNonNull(hashAlgorithm, "hashAlgorithm");
+      return this;
+    }
+
+    /**
+     * {@code PYTHONHASHSEED} for {@link HashMode#ENGINE}, or {@code null} for engines started
+     * without it (vLLM's default seed for the algorithm). Default {@code "0"}.
+     */
     public Builder hashSeed(String hashSeed) {
-      this.hashSeed = Objects.requireNonNull(hashSeed, "hashSeed");
+      this.hashSeed = hashSeed;
       return this;
     }
 

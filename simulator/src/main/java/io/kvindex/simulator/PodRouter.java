@@ -49,7 +49,17 @@ public interface PodRouter {
    * @param routers base URLs such as {@code http://router-1:8190}
    */
   static PodRouter scoring(List<URI> routers) {
-    return new ScoringRouter(routers);
+    return new ScoringRouter(routers, null);
+  }
+
+  /**
+   * As {@link #scoring(List)}, to routers that run with an auth token: each request carries {@code
+   * Authorization: Bearer <token>}.
+   *
+   * @param token the routers' shared secret (their {@code --auth-token-file}), or null for none
+   */
+  static PodRouter scoring(List<URI> routers, String token) {
+    return new ScoringRouter(routers, token);
   }
 
   /**

@@ -1,7 +1,9 @@
 package io.kvindex.simulator;
 
 import io.kvindex.common.KvIndexException;
+import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.service.DurationConverter;
+import io.kvindex.service.HttpService;
 import io.kvindex.simulator.load.LoadRunner;
 import io.kvindex.simulator.load.SyntheticWorkload;
 import io.kvindex.simulator.load.TraceWriter;
@@ -146,15 +148,26 @@ public final class SimCommand implements Callable<Integer> {
       paramLabel = "MODE",
       defaultValue = "ENGINE",
       description =
-          "ENGINE = sha256_cbor with --hash-seed, RANDOM = a private seed per engine process"
+          "ENGINE = --hash-algo with --hash-seed, RANDOM = a private seed per engine process"
               + " (default: ${DEFAULT-VALUE}).")
   HashMode hashMode;
+
+  @Option(
+      names = "--hash-algo",
+      paramLabel = "ALGO",
+      defaultValue = "sha256_cbor",
+      description =
+          "The engines' --prefix-caching-hash-algo for ENGINE mode: sha256, sha256_cbor, xxhash,"
+              + " xxhash_cbor or sha256_cbor_64bit (default: ${DEFAULT-VALUE}).")
+  String hashAlgorithm;
 
   @Option(
       names = "--hash-seed",
       paramLabel = "SEED",
       defaultValue = "0",
-      description = "The engines' PYTHONHASHSEED for ENGINE mode (default: ${DEFAULT-VALUE}).")
+      description =
+          "The engines' PYTHONHASHSEED for ENGINE mode; 'unset' for engines started without it"
+              + " (vLLM's default seed) (default: ${DEFAULT-VALUE}).")
   String hashSeed;
 
   @Option(
@@ -184,6 +197,14 @@ public final class SimCommand implements Callable<Integer> {
               + " http://router-1:8190,http://router-2:8190: each request is routed by POST /score)"
               + " (default: ${DEFAULT-VALUE}).")
   String router;
+
+  @Option(
+      names = "--router-token-file",
+      paramLabel = "FILE",
+      description =
+          "With router URLs: a file holding the routers' auth token (their --auth-token-file),"
+              + " sent as 'Authorization: Bearer <token>' (default: none).")
+  Path routerTokenFile;
 
   @Option(
       names = "--replay-framing",
@@ -311,7 +332,8 @@ public final class SimCommand implements Callable<Integer> {
             .era(era)
             .hashEncoding(hashEncoding)
             .hashMode(hashMode)
-            .hashSeed(hashSeed)
+            .hashAlgorithm(HashAlgorithm.fromVllmName(hashAlgorithm))
+            .hashSeed(hashSeed.equals("unset") ? null : hashSeed)
             .topic(topic)
             .replayFraming(replayFraming)
             .replayBufferSteps(replayBuffer)
@@ -360,7 +382,8 @@ public final class SimCommand implements Callable<Integer> {
         for (String url : router.split(",")) {
           urls.add(URI.create(url.trim()));
         }
-        yield PodRouter.scoring(urls);
+        yield PodRouter.scoring(
+            urls, routerTokenFile == null ? null : HttpService.readAuthToken(routerTokenFile));
       }
     };
   }

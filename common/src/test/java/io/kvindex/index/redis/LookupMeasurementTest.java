@@ -40,7 +40,7 @@ class LookupMeasurementTest {
   private static final int PODS = 64;
   private static final int DOC_BLOCKS = 256;
   private static final int DOCS = 256;
-  private static final Duration TTL = Duration.ofHours(1);
+  private static final Duration TTL = PrefixIndex.MAX_SPECULATIVE_TTL;
 
   @Test
   void lookup_256Blocks64Candidates_timesAgainstPing(RedisStandalone server) throws Exception {

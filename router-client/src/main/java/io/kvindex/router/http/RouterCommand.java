@@ -10,6 +10,7 @@ import io.kvindex.service.Durations;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.SettingOptions;
 import io.kvindex.service.SettingValues;
+import io.kvindex.service.Switches;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -136,6 +137,9 @@ public final class RouterCommand implements Callable<Integer> {
               + RouterSetting.AUTH_TOKEN_FILE.setting.describe());
     }
     server.authMetrics(authMetrics[0]);
+    v.apply(RouterSetting.INSECURE_NO_AUTH.setting, i -> server.insecureNoAuth(Switches.parse(i)));
+    server
+        .config(); // the settings checked together (auth beyond loopback), before Redis is reached
     return server;
   }
 

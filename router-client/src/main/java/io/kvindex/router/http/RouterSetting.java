@@ -131,10 +131,19 @@ enum RouterSetting {
   AUTH_TOKEN_FILE(
       Setting.optional(
           "auth-token-file",
-          "none: no authentication",
+          "none: no authentication (refused beyond loopback, see --insecure-no-auth)",
           "FILE",
           "File holding a shared secret (trimmed); every route but /healthz and /readyz then"
-              + " needs 'Authorization: Bearer <secret>', else 401")),
+              + " needs 'Authorization: Bearer <secret>', else 401. Required when --listen is not"
+              + " a loopback address")),
+  INSECURE_NO_AUTH(
+      Setting.of(
+          "insecure-no-auth",
+          "false",
+          "true|false",
+          "Serve without --auth-token-file on an address other than loopback: anyone who reaches"
+              + " the port may record routes and report observations. Only for a network where"
+              + " every client is trusted")),
   AUTH_METRICS(
       Setting.of(
           "auth-metrics",

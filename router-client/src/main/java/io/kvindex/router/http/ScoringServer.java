@@ -2,6 +2,7 @@ package io.kvindex.router.http;
 
 import io.kvindex.common.Check;
 import io.kvindex.index.LookupRequest;
+import io.kvindex.index.PrefixIndex;
 import io.kvindex.router.KvRouter;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.HttpService.Probe;
@@ -19,7 +20,10 @@ import java.time.Duration;
  * <p>Every request is bounded ({@link Builder}): its body, its tokens, block keys and candidates,
  * the length of the names in it, and how long a route it records lives; each limit's refusal names
  * the setting that raises it. With an auth token, every route but the probes (and, unless asked,
- * {@code /metrics}) needs {@code Authorization: Bearer <token>}.
+ * {@code /metrics}) needs {@code Authorization: Bearer <token>}. Authentication fails closed: a
+ * server on an address other than loopback refuses to start without a token, unless told {@link
+ * Builder#insecureNoAuth} (what it serves records routes and observations that change what the
+ * index credits a pod with).
  *
  * <p>Errors are {@code {"error": "..."}}: 400 for bad input (a name or {@code record_ttl_ms} over
  * its limit included), 401 without the token, 404 for an unknown route, 405 for a wrong method, 413
@@ -85,6 +89,15 @@ public final class ScoringServer implements AutoCloseable {
     http.close(1);
   }
 
+  /** Whether the server would be reachable only from this host. */
+  private static boolean loopback(InetSocketAddress address) {
+    return address.getAddress() != null && address.getAddress().isLoopbackAddress();
+  }
+
+  private static String setBy(RouterSetting setting) {
+    return setting.setting.describe();
+  }
+
   /** What one server is told; the auth token never appears in {@link #toString()}. */
   record Config(
       InetSocketAddress address,
@@ -131,6 +144,7 @@ public final class ScoringServer implements AutoCloseable {
     private Duration maxRecordTtl = DEFAULT_MAX_RECORD_TTL;
     private String authToken;
     private boolean authMetrics;
+    private boolean insecureNoAuth;
     private Duration readTimeout = HttpService.DEFAULT_READ_TIMEOUT;
     private Duration idleTimeout = HttpService.DEFAULT_IDLE_TIMEOUT;
 
@@ -191,9 +205,12 @@ public final class ScoringServer implements AutoCloseable {
       return this;
     }
 
-    /** The longest {@code record_ttl_ms} a {@code /score} may ask (400 beyond it). Default 30 s. */
+    /**
+     * The longest {@code record_ttl_ms} a {@code /score} may ask (400 beyond it), at most {@link
+     * PrefixIndex#MAX_SPECULATIVE_TTL} (one minute). Default 30 s.
+     */
     public Builder maxRecordTtl(Duration ttl) {
-      this.maxRecordTtl = Check.atLeastOneMilli(ttl, "maxRecordTtl");
+      this.maxRecordTtl = PrefixIndex.checkSpeculativeTtl(ttl, "maxRecordTtl");
       return this;
     }
 
@@ -213,6 +230,17 @@ public final class ScoringServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Whether to serve without an {@link #authToken} on an address other than loopback, where
+     * anyone who reaches the port may score, record routes and report observations (which start and
+     * feed the inference of a pod's evictions). Only for a network every client of which is
+     * trusted; on loopback no token is needed. Default false: such a server refuses to start.
+     */
+    public Builder insecureNoAuth(boolean insecure) {
+      this.insecureNoAuth = insecure;
+      return this;
+    }
+
     /** {@link HttpService.Builder#readTimeout}: whole seconds, process-wide. Default 10 s. */
     public Builder readTimeout(Duration timeout) {
       this.readTimeout = HttpService.checkTimeout(timeout, "readTimeout");
@@ -228,6 +256,27 @@ public final class ScoringServer implements AutoCloseable {
     Config config() {
       if (authMetrics && authToken == null) {
         throw new IllegalArgumentException("authMetrics(true) needs an authToken");
+      }
+      if (authToken != null && insecureNoAuth) {
+        throw new IllegalArgumentException(
+            "both an auth token and "
+                + setBy(RouterSetting.INSECURE_NO_AUTH)
+                + " are set: choose one (the token, unless every client of the network is"
+                + " trusted)");
+      }
+      if (authToken == null && !insecureNoAuth && !loopback(address)) {
+        throw new IllegalArgumentException(
+            "the router would listen on "
+                + address.getHostString()
+                + ":"
+                + address.getPort()
+                + ", which is not a loopback address, without an auth token: anyone who reaches"
+                + " it could record routes and report observations that change what the index"
+                + " credits a pod with. Put a shared secret in a file and set "
+                + setBy(RouterSetting.AUTH_TOKEN_FILE)
+                + " (clients then send 'Authorization: Bearer <secret>'), or listen on"
+                + " 127.0.0.1, or, only on a network where every client is trusted, set "
+                + setBy(RouterSetting.INSECURE_NO_AUTH));
       }
       return new Config(
           address,

@@ -93,6 +93,9 @@ class OpenApiContractTest {
   @Test
   void everyResponse_isOneTheDocumentDescribes(@Fresh RedisStandalone redis) throws Exception {
     String uri = redis.uri().toURI().toString();
+    try (RedisConnector connector = RedisConnector.connect(uri)) {
+      PrefixIndex.builder().indexName("contract").redis(connector).build().close(); // an ingester's
+    }
     PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     try (KvRouter router =
             KvRouter.builder()

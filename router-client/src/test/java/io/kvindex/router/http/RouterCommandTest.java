@@ -34,6 +34,9 @@ class RouterCommandTest {
 
   @Test
   void call_servesUntilStopped(RedisStandalone redis, @TempDir Path dir) throws Exception {
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString())) {
+      PrefixIndex.builder().redis(connector).build().close(); // an ingester creates the index
+    }
     Path config = dir.resolve("router.json");
     Files.writeString(config, "{\"model\": [\"org/m:v1=token:16\"], \"lookup-budget\": \"250ms\"}");
     RouterCommand command = new RouterCommand();
@@ -190,11 +193,63 @@ class RouterCommandTest {
         });
 
     assertThat(line.execute("--model", "m=token")).isEqualTo(2);
-    assertThat(err.toString()).contains("expected engine:<algorithm>:<seed>:<blockSize>");
+    assertThat(err.toString()).contains("engine:<algorithm>:<seed>:<blockSize>");
     assertThat(line.execute("--lookup-budget", "soon")).isEqualTo(2);
     assertThat(err.toString()).contains("'soon' is not a duration");
     assertThat(line.execute("--listen", "nowhere")).isEqualTo(2);
     assertThat(err.toString()).contains("must be HOST:PORT");
+  }
+
+  @Test
+  void service_beyondLoopbackWithoutToken_refusedSayingWhatToDo(@TempDir Path dir)
+      throws Exception {
+    assertRefused(
+        dir,
+        "set auth-token-file (--auth-token-file, KVINDEX_AUTH_TOKEN_FILE)",
+        "--listen",
+        "0.0.0.0:8190");
+    assertRefused(
+        dir,
+        "insecure-no-auth (--insecure-no-auth, KVINDEX_INSECURE_NO_AUTH)",
+        "--listen",
+        "[::]:8190");
+
+    Path token = dir.resolve("token");
+    Files.writeString(token, "s3cret\n");
+    assertThat(config(Map.of(), "--listen", "0.0.0.0:8190", "--auth-token-file", token.toString()))
+        .extracting(ScoringServer.Config::authToken)
+        .isEqualTo("s3cret");
+    assertThat(config(Map.of("KVINDEX_INSECURE_NO_AUTH", "true"), "--listen", "0.0.0.0:8190"))
+        .extracting(ScoringServer.Config::authToken)
+        .isNull();
+    assertThat(config(Map.of(), "--listen", "127.0.0.1:8190").authToken())
+        .as("loopback, as the demo runs")
+        .isNull();
+  }
+
+  @Test
+  void call_beyondLoopbackWithoutToken_exitsWithUsageErrorBeforeRedis() {
+    StringWriter err = new StringWriter();
+    CommandLine line = new CommandLine(new RouterCommand()).setErr(new PrintWriter(err, true));
+    line.setParameterExceptionHandler(
+        (e, args) -> {
+          e.getCommandLine().getErr().println(e.getMessage());
+          return 2;
+        });
+
+    assertThat(line.execute("--listen", "0.0.0.0:0", "--redis-uri", "redis://127.0.0.1:1"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("not a loopback address").contains("--auth-token-file");
+  }
+
+  private static ScoringServer.Config config(Map<String, String> env, String... args)
+      throws Exception {
+    RouterCommand command = new RouterCommand();
+    new CommandLine(command).parseArgs(args);
+    return command
+        .service(env, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+        .server()
+        .config();
   }
 
   /** An index of another format stops the router at start, saying what to do (rolling updates). */

@@ -1,8 +1,11 @@
 package io.kvindex.router.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.testing.RedisStandalone;
@@ -20,7 +23,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The scoring service behind a shared secret: routes need it, probes never, metrics on request. */
+/**
+ * The scoring service behind a shared secret: routes need it, probes never, metrics on request; and
+ * authentication fails closed: beyond loopback a server without a token refuses to start, unless
+ * told it may, with a setting whose name says it is insecure.
+ */
 @UsesRedis
 class ScoringServerAuthTest {
   private static final String TOKEN = "s3cret-token";
@@ -33,8 +40,15 @@ class ScoringServerAuthTest {
   private static ScoringServer metricsOpen;
   private static ScoringServer metricsClosed;
 
+  private static final String OBSERVE =
+      "{\"model\":\"m\",\"pod\":\"pod-a\",\"predicted_blocks\":0,\"prompt_tokens\":48,"
+          + "\"cached_tokens\":0}";
+
   @BeforeAll
   static void start(RedisStandalone redis) throws IOException {
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString())) {
+      PrefixIndex.builder().indexName("auth").redis(connector).build().close(); // an ingester's
+    }
     registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     router =
         KvRouter.builder()
@@ -98,12 +112,58 @@ class ScoringServerAuthTest {
     assertUnauthorized(send(metricsOpen, "POST", "/score", SCORE, "Bearer " + TOKEN + "x"));
     assertUnauthorized(send(metricsOpen, "POST", "/score", SCORE, TOKEN));
     assertUnauthorized(send(metricsOpen, "POST", "/query", SCORE, null));
+    assertUnauthorized(send(metricsOpen, "POST", "/observe", OBSERVE, null));
+    assertUnauthorized(send(metricsOpen, "POST", "/observe", OBSERVE, "Bearer wrong"));
     assertUnauthorized(send(metricsOpen, "GET", "/nowhere", null, null));
 
     HttpResponse<String> right = send(metricsOpen, "POST", "/score", SCORE, "Bearer " + TOKEN);
     assertThat(right.statusCode()).as(right.body()).isEqualTo(200);
     assertThat(send(metricsOpen, "POST", "/query", SCORE, "Bearer " + TOKEN).statusCode())
         .isEqualTo(200);
+    HttpResponse<String> observed =
+        send(metricsOpen, "POST", "/observe", OBSERVE, "Bearer " + TOKEN);
+    assertThat(observed.statusCode()).as(observed.body()).isEqualTo(200);
+  }
+
+  @Test
+  void beyondLoopback_withoutToken_refusesToStart() {
+    ScoringServer.Builder open =
+        ScoringServer.builder().address(new InetSocketAddress("0.0.0.0", 0)).threads(1);
+
+    assertThatThrownBy(() -> open.start(router, registry).close())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("0.0.0.0")
+        .hasMessageContaining("not a loopback address")
+        .hasMessageContaining("auth-token-file (--auth-token-file, KVINDEX_AUTH_TOKEN_FILE)")
+        .hasMessageContaining("insecure-no-auth (--insecure-no-auth, KVINDEX_INSECURE_NO_AUTH)");
+    assertThatThrownBy(
+            () ->
+                ScoringServer.builder()
+                    .address(new InetSocketAddress("0.0.0.0", 0))
+                    .authToken(TOKEN)
+                    .insecureNoAuth(true)
+                    .config())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("choose one");
+  }
+
+  @Test
+  void beyondLoopback_withTokenOrToldInsecure_isConfigured() {
+    InetSocketAddress everywhere = new InetSocketAddress("0.0.0.0", 8190);
+    assertThat(ScoringServer.builder().address(everywhere).authToken(TOKEN).config().authToken())
+        .isEqualTo(TOKEN);
+    assertThat(
+            ScoringServer.builder().address(everywhere).insecureNoAuth(true).config().authToken())
+        .isNull();
+    for (String loopback : new String[] {"127.0.0.1", "127.0.0.2", "::1", "localhost"}) {
+      assertThat(
+              ScoringServer.builder()
+                  .address(new InetSocketAddress(loopback, 8190))
+                  .config()
+                  .authToken())
+          .as(loopback + " needs no token")
+          .isNull();
+    }
   }
 
   @Test

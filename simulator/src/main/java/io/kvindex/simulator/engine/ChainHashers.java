@@ -16,13 +16,13 @@ public final class ChainHashers {
   private ChainHashers() {}
 
   /**
-   * vLLM's {@code sha256_cbor} under {@code PYTHONHASHSEED=seed}. Engines of eras before v0.14 hash
-   * a LoRA adapter's int id instead of its name.
+   * vLLM's {@code algorithm} under {@code PYTHONHASHSEED=seed} ({@code null}: not set, vLLM's
+   * default seed). Engines of eras before v0.14 hash a LoRA adapter's int id instead of its name.
    */
-  public static ChainHasher engine(String seed, int blockSize, WireEra era) {
-    return new Cbor(
-        BlockHasher.create(HashAlgorithm.SHA256_CBOR, seed, blockSize),
-        era.compareTo(WireEra.V0_14) < 0);
+  public static ChainHasher engine(
+      HashAlgorithm algorithm, String seed, int blockSize, WireEra era) {
+    return new EngineChain(
+        BlockHasher.create(algorithm, seed, blockSize), era.compareTo(WireEra.V0_14) < 0);
   }
 
   /**
@@ -30,11 +30,12 @@ public final class ChainHashers {
    * knows, new for every engine process.
    */
   public static ChainHasher random(long seed, int blockSize, WireEra era) {
-    return engine("sim-random-" + Long.toUnsignedString(seed), blockSize, era);
+    return engine(
+        HashAlgorithm.SHA256_CBOR, "sim-random-" + Long.toUnsignedString(seed), blockSize, era);
   }
 
   /** The common hasher with the request's extra keys as the engine's era sees them. */
-  private record Cbor(BlockHasher hasher, boolean loraById) implements ChainHasher {
+  private record EngineChain(BlockHasher hasher, boolean loraById) implements ChainHasher {
     @Override
     public long[] hashes(int[] tokens, String loraName, String cacheSalt) {
       return hasher.blockHashes(tokens, inputs(loraName, cacheSalt));

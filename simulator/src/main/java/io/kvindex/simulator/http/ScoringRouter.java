@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * Routes through kvindex's HTTP scoring service, as a gateway would: {@code POST /score} on the
  * router replicas in turn, with the prompt's token ids, the candidate pods and their load (the
  * requests each got among the last {@value #LOAD_WINDOW}); the request goes to the pod the router
- * picks. When no router answers, the least loaded candidate. Thread-safe (one decision at a time).
+ * picks, with the routers' auth token when given. When no router answers, the least loaded
+ * candidate. Thread-safe (one decision at a time).
  */
 public final class ScoringRouter implements PodRouter {
   private static final Logger log = LoggerFactory.getLogger(ScoringRouter.class);
@@ -33,6 +34,7 @@ public final class ScoringRouter implements PodRouter {
   static final int LOAD_WINDOW = 64;
 
   private final List<URI> routers;
+  private final String token;
   private final HttpClient http =
       HttpClient.newBuilder()
           .version(HttpClient.Version.HTTP_1_1)
@@ -43,7 +45,11 @@ public final class ScoringRouter implements PodRouter {
   private int next;
   private long failures;
 
-  public ScoringRouter(List<URI> routers) {
+  /**
+   * Routes through {@code routers} (base URLs), sending {@code Authorization: Bearer <token>}
+   * unless {@code token} is null.
+   */
+  public ScoringRouter(List<URI> routers, String token) {
     if (routers.isEmpty()) {
       throw new IllegalArgumentException("name at least one router URL, e.g. http://router:8190");
     }
@@ -53,6 +59,7 @@ public final class ScoringRouter implements PodRouter {
       }
     }
     this.routers = List.copyOf(routers);
+    this.token = token;
   }
 
   @Override
@@ -78,13 +85,21 @@ public final class ScoringRouter implements PodRouter {
 
   private String pick(URI router, InferenceRequest request, List<SimulatedPod> pods)
       throws IOException, InterruptedException {
-    HttpRequest post =
+    HttpRequest.Builder post =
         HttpRequest.newBuilder(router.resolve("/score"))
             .timeout(Duration.ofSeconds(5))
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body(request, pods)))
-            .build();
-    HttpResponse<byte[]> response = http.send(post, HttpResponse.BodyHandlers.ofByteArray());
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body(request, pods)));
+    if (token != null) {
+      post.header("Authorization", "Bearer " + token);
+    }
+    HttpResponse<byte[]> response =
+        http.send(post.build(), HttpResponse.BodyHandlers.ofByteArray());
+    if (response.statusCode() == 401) {
+      throw new IOException(
+          "HTTP 401: the router wants its auth token; give the sim --router-token-file, a file"
+              + " holding the routers' --auth-token-file secret");
+    }
     // 503 is "index unavailable": the body still carries the router's load-based pick.
     if (response.statusCode() != 200 && response.statusCode() != 503) {
       throw new IOException("HTTP " + response.statusCode() + ": " + new String(response.body()));

@@ -60,6 +60,33 @@ class ScoringRouterTest {
   }
 
   @Test
+  void choose_withToken_sendsItAsBearer() throws IOException {
+    AtomicReference<String> authorization = new AtomicReference<>();
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.createContext(
+        "/score",
+        exchange -> {
+          authorization.set(exchange.getRequestHeaders().getFirst("Authorization"));
+          exchange.getRequestBody().readAllBytes();
+          byte[] body = "{\"pick\":{\"pod\":\"pod-0\"}}".getBytes(StandardCharsets.UTF_8);
+          exchange.sendResponseHeaders(200, body.length);
+          exchange.getResponseBody().write(body);
+          exchange.close();
+        });
+    server.start();
+    try (SimulatedFleet fleet = fleet()) {
+      PodRouter router =
+          PodRouter.scoring(
+              List.of(URI.create("http://127.0.0.1:" + server.getAddress().getPort())), "s3cret");
+
+      assertThat(router.choose(REQUEST, fleet.pods()).name()).isEqualTo("pod-0");
+      assertThat(authorization.get()).isEqualTo("Bearer s3cret");
+    } finally {
+      server.stop(0);
+    }
+  }
+
+  @Test
   void choose_noRouterAnswers_leastLoaded() throws IOException {
     int port;
     try (ServerSocket free = new ServerSocket(0)) {

@@ -28,6 +28,10 @@ class GatewayTest {
   void route_sendsThePromptWhereItsPrefixIsThenSpreadsByLoad(RedisStandalone redis) {
     String uri = "redis://" + redis.uri().getHost() + ":" + redis.uri().getPort();
     int[] prompt = IntStream.range(0, 16 * 4).map(i -> 500 + i).toArray();
+    try (RedisConnector connector = RedisConnector.connect(uri)) {
+      PrefixIndex.builder().indexName("gateway").redis(connector).build().close(); // an ingester's
+    }
+    store(uri, "pod-b", keysOf(uri, prompt));
     try (Gateway gateway =
         new Gateway(
             KvRouter.builder()
@@ -38,7 +42,6 @@ class GatewayTest {
                 .build(),
             MODEL,
             List.of("pod-a", "pod-b"))) {
-      store(uri, "pod-b", keysOf(uri, prompt));
 
       Pick first = gateway.route(prompt);
       assertThat(first.pod()).isEqualTo("pod-b");

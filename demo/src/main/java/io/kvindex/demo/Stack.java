@@ -127,9 +127,7 @@ final class Stack implements AutoCloseable {
     for (int i = 1; i <= applyChunkBlocks.size(); i++) {
       startIngester("ingester-" + i, applyChunkBlocks.get(i - 1));
     }
-    for (int i = 1; i <= ROUTERS; i++) {
-      startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
-    }
+    // Opened before the routers: it creates the index when no ingester of this process has.
     auditConnector =
         RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
     opened.push(auditConnector);
@@ -141,6 +139,9 @@ final class Stack implements AutoCloseable {
             .redis(auditConnector)
             .build();
     opened.push(auditIndex);
+    for (int i = 1; i <= ROUTERS; i++) {
+      startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
+    }
   }
 
   private void startIngester(String replica, int chunkBlocks) {

@@ -102,6 +102,39 @@ class BoundedMemoryTest {
             gauge(ingester, "kvindex.ingester.replays.running") == 0 && usedReplay(ingester) == 0);
   }
 
+  /**
+   * A quiet pod whose ring has wrapped (its oldest batch is past 0), read by a catch-up into
+   * windows smaller than the ring: the gap before the ring's oldest batch cannot be covered, so the
+   * stream goes on from that batch (what only older batches stored is missing: an under-report,
+   * never a false positive), and each later window is read as its live socket is found deaf,
+   * without the stream failing on the socket it closed.
+   */
+  @Test
+  void wrappedRingLargerThanAWindow_quietStreamRebuiltFromTheRingsOldestBatch(
+      @Fresh RedisStandalone redis) {
+    rig = new Rig(redis);
+    fleet = Fleet.start(2, 42, b -> b.replayBufferSteps(200));
+    fleet.traffic(500); // each ring holds only its last 200 batches; no live batch follows
+    Ingester ingester =
+        rig.start(
+            "r1",
+            fleet.specs("engine"),
+            b -> b.memoryBudgetBytes(BUDGET).maxConcurrentReplays(1).maxReplayBytes(64 << 10));
+    for (SimulatedPod p : fleet.pods()) {
+      rig.awaitCaughtUp(p, WAIT);
+      assertThat(rig.falsePositives(p, fleet.everHeld())).isEmpty();
+      assertThat(rig.held(p.name(), p.cachedBlocks(0, "GPU")))
+          .as("%s rebuilt from its ring", p.name())
+          .isNotEmpty();
+    }
+    assertThat(counted(ingester, "kvindex.ingester.errors", "operation", "stream"))
+        .as("no stream failed")
+        .isZero();
+    assertThat(counted(ingester, "kvindex.ingester.replays", "outcome", "cut"))
+        .as("history read window by window")
+        .isGreaterThanOrEqualTo(2);
+  }
+
   private static double usedReplay(Ingester i) {
     return i.meterRegistry()
         .get("kvindex.ingester.memory.used")

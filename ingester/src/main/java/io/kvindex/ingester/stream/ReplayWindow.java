@@ -24,6 +24,7 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
   private final List<Batch> batches = new ArrayList<>();
   private boolean tooLarge;
   private boolean reachedThrough;
+  private long firstOffered = -1;
   private Replay.Read read = new Replay.Read(false, false);
 
   /**
@@ -55,6 +56,9 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
   @Override
   public boolean take(EventMessage message) {
     long seq = message.seq();
+    if (firstOffered < 0) {
+      firstOffered = seq;
+    }
     if (seq < from || !batches.isEmpty() && seq <= batches.get(batches.size() - 1).seq()) {
       return true; // not asked for, or not in order: passed over
     }
@@ -101,6 +105,14 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
   /** Whether a batch is larger than any window: no replay can bring it (nor what follows it). */
   boolean tooLarge() {
     return tooLarge;
+  }
+
+  /**
+   * The sequence of the first batch the ring sent, taken or not (its oldest at or after the one
+   * asked for), or -1 when it sent none.
+   */
+  long firstOffered() {
+    return firstOffered;
   }
 
   /** Bytes the window holds. */

@@ -709,6 +709,15 @@ public final class Sequencer {
     return ended ? GapRepair.COVERED : GapRepair.PARTIAL;
   }
 
+  /**
+   * A replay for {@code gap} had no room for a batch, but the ring's oldest batch, {@code oldest},
+   * is past the gap's start: no replay can cover it, so the stream goes on from there.
+   */
+  public GapRepair beyondRing(RepairGap gap, long oldest) {
+    goOnFrom(Math.min(oldest, gap.firstLive()), "gap_beyond_ring");
+    return GapRepair.BEYOND_RING;
+  }
+
   /** The replay sent more than the stream may hold: what it covered is lost. */
   public GapRepair replayTooLarge(RepairGap gap) {
     goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "replay_too_large");

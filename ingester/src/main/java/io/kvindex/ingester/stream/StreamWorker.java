@@ -250,6 +250,9 @@ public final class StreamWorker implements Runnable {
     }
     if (historyOwed && sequencer.mayCatchUp()) {
       catchUp(false); // the next window of a history, whether or not live batches arrive
+      if (sub == null) {
+        return; // the catch-up found the live socket deaf and closed it: the next step reopens it
+      }
     }
     LiveSocket.Received received = sub.receive();
     if (received instanceof LiveSocket.Nothing) {
@@ -880,20 +883,25 @@ public final class StreamWorker implements Runnable {
           return true;
         }
         replayed = sequencer.notApplied(replayed);
-        if (w.cut() && replayed.isEmpty()) {
+        if (w.cut() && replayed.isEmpty() && w.firstOffered() > gap.from()) {
+          // No room for a batch, but the ring's oldest is past the gap: no window can cover it.
+          repair = sequencer.beyondRing(gap, w.firstOffered());
+          historyRead(w);
+        } else if (w.cut() && replayed.isEmpty()) {
           // The window had no room left (history it brought is still to apply): asked again then.
           shared.metrics().replay("cut");
           historyRead(w);
           return true;
-        }
-        repair =
-            w.tooLarge()
-                ? sequencer.replayTooLarge(gap)
-                : sequencer.replayed(gap, replayed, w.ended());
-        historyRead(w);
-        if (w.cut()) {
-          shared.metrics().replay("cut");
-          return true;
+        } else {
+          repair =
+              w.tooLarge()
+                  ? sequencer.replayTooLarge(gap)
+                  : sequencer.replayed(gap, replayed, w.ended());
+          historyRead(w);
+          if (w.cut()) {
+            shared.metrics().replay("cut");
+            return true;
+          }
         }
       }
     }

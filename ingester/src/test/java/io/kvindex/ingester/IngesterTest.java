@@ -154,6 +154,66 @@ class IngesterTest {
     assertThat(ingester.metrics().total("kvindex.ingester.batches.duplicate.live")).isPositive();
   }
 
+  /**
+   * A prefix-cache reset of an engine that serves nothing publishes nothing: vLLM sends the
+   * AllBlocksCleared with its next scheduler step, and an idle engine runs none. The index keeps
+   * listing what the engine held (false positives) and no scrape shows the reset, while another
+   * engine's sleep, which only its /metrics shows, is purged meanwhile. The false positives end
+   * with the engine's next request, whose first step publishes the clear ahead of its own stores:
+   * that request is the one they over-predict, and the one after it is predicted exactly.
+   */
+  @Test
+  void prefixCacheResetWhileIdle_listedUntilTheEnginesNextRequest() {
+    fleet = Fleet.start(2);
+    Ingester ingester = startOwningAll();
+    SimulatedPod idle = fleet.pod(0);
+    Random random = new Random(11);
+    int[] history = tokens(random, 4 * Fleet.BLOCK);
+    fleet.traffic(10);
+    fleet.serve(idle, 0, turn(history, random));
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> held = new HashSet<>(idle.cachedBlocks(0, "GPU"));
+    Set<Long> sleeping = new HashSet<>(fleet.pod(1).cachedBlocks(0, "GPU"));
+    long published = idle.nextSequence(0);
+
+    idle.resetPrefixCache();
+    fleet.pod(1).sleep(1);
+    Await.until(WAIT, "the sleeping pod purged", () -> rig.held("pod-1", sleeping).isEmpty());
+
+    assertThat(idle.cachedBlocks(0, "GPU")).isEmpty();
+    assertThat(idle.nextSequence(0)).as("batches published since the reset").isEqualTo(published);
+    assertThat(rig.held("pod-0", held)).as("listed while the engine is idle").isEqualTo(held);
+    assertThat(clears(ingester)).isZero();
+
+    InferenceRequest next = turn(history, random);
+    int predicted = predictedBlocks(idle, next);
+    Completion served = fleet.serve(idle, 0, next);
+    assertThat(predicted).as("the index's prediction for the next request").isEqualTo(4);
+    assertThat(served.cachedTokens()).as("what the engine had of it").isZero();
+
+    awaitEqual(idle);
+    assertThat(clears(ingester)).isEqualTo(1.0);
+    InferenceRequest after = turn(history, random);
+    assertThat(predictedBlocks(idle, after))
+        .as("the request after it")
+        .isEqualTo(fleet.serve(idle, 0, after).cachedTokens() / Fleet.BLOCK)
+        .isEqualTo(4);
+  }
+
+  /** A new turn of a conversation: its history, then 8 new tokens (part of a block). */
+  private static InferenceRequest turn(int[] history, Random random) {
+    return InferenceRequest.of(concat(history, tokens(random, 8)), tokens(random, 4));
+  }
+
+  private int predictedBlocks(SimulatedPod pod, InferenceRequest request) {
+    List<Long> keys = Arrays.stream(keys(request)).boxed().toList();
+    return Rig.depth(rig.index(), KeyMode.ENGINE, pod.name(), keys);
+  }
+
+  private static double clears(Ingester ingester) {
+    return ingester.metrics().value("kvindex.ingester.purges", "reason", "all_blocks_cleared");
+  }
+
   @Test
   void gap_isRepairedByReplay() {
     fleet = Fleet.start(1);

@@ -19,7 +19,7 @@ class ChainFeedTest {
     feed.forEachRemaining((KvEventBatch batch) -> stored.add((BlockStored) batch.events().get(0)));
 
     assertThat(stored)
-        .extracting(BlockStored::blockHashes)
+        .extracting(s -> (List<Long>) s.blockHashes())
         .containsExactly(List.of(10L, 11L), List.of(12L, 13L), List.of(14L), List.of(13L, 14L));
     assertThat(stored)
         .extracting(BlockStored::parentBlockHash)

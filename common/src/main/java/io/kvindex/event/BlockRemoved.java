@@ -10,11 +10,16 @@ import java.util.Objects;
  * @param medium the tier as sent ({@code null} means GPU, see {@link Tiers})
  * @param groupIdx the KV-cache group, or {@code null}
  */
-public record BlockRemoved(List<Long> blockHashes, String medium, Integer groupIdx)
+public record BlockRemoved(BlockHashes blockHashes, String medium, Integer groupIdx)
     implements KvEvent {
 
   public BlockRemoved {
-    blockHashes = List.copyOf(Objects.requireNonNull(blockHashes, "blockHashes"));
+    Objects.requireNonNull(blockHashes, "blockHashes");
+  }
+
+  /** A removal from a list of hashes (copied into an array). */
+  public BlockRemoved(List<Long> blockHashes, String medium, Integer groupIdx) {
+    this(BlockHashes.copyOf(Objects.requireNonNull(blockHashes, "blockHashes")), medium, groupIdx);
   }
 
   /** The normalised tier ({@code GPU} when the medium was nil). */

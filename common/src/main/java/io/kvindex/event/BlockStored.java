@@ -12,6 +12,11 @@ import java.util.Objects;
  * {@code extraKeys} is {@code null} when absent; otherwise it has one entry per hash, an empty list
  * standing for a nil entry.
  *
+ * <p>Hashes and token ids are held in arrays ({@link BlockHashes}, {@link TokenIds}): a decoded
+ * 256-block store takes about its payload's size, not several times it. A consumer that keys blocks
+ * by the engine's hashes may decode stores without their token ids ({@link
+ * io.kvindex.wire.KvEventDecoder#decodeWithoutTokenIds}).
+ *
  * @param blockHashes the blocks' external hashes, unsigned 64-bit
  * @param parentBlockHash the hash of the block before the first one, or {@code null} at a chain
  *     start
@@ -26,9 +31,9 @@ import java.util.Objects;
  * @param kvCacheSpecSlidingWindow the group's sliding window
  */
 public record BlockStored(
-    List<Long> blockHashes,
+    BlockHashes blockHashes,
     Long parentBlockHash,
-    List<Integer> tokenIds,
+    TokenIds tokenIds,
     int blockSize,
     Integer loraId,
     String medium,
@@ -40,8 +45,8 @@ public record BlockStored(
     implements KvEvent {
 
   public BlockStored {
-    blockHashes = List.copyOf(Objects.requireNonNull(blockHashes, "blockHashes"));
-    tokenIds = List.copyOf(Objects.requireNonNull(tokenIds, "tokenIds"));
+    Objects.requireNonNull(blockHashes, "blockHashes");
+    Objects.requireNonNull(tokenIds, "tokenIds");
     if (blockSize < 0) {
       throw new IllegalArgumentException("blockSize must be >= 0, got " + blockSize);
     }
@@ -52,6 +57,33 @@ public record BlockStored(
       }
       extraKeys = Collections.unmodifiableList(copy);
     }
+  }
+
+  /** A store from lists (copied into arrays); the other fields as in the canonical constructor. */
+  public BlockStored(
+      List<Long> blockHashes,
+      Long parentBlockHash,
+      List<Integer> tokenIds,
+      int blockSize,
+      Integer loraId,
+      String medium,
+      String loraName,
+      List<List<ExtraKey>> extraKeys,
+      Integer groupIdx,
+      String kvCacheSpecKind,
+      Integer kvCacheSpecSlidingWindow) {
+    this(
+        BlockHashes.copyOf(Objects.requireNonNull(blockHashes, "blockHashes")),
+        parentBlockHash,
+        TokenIds.copyOf(Objects.requireNonNull(tokenIds, "tokenIds")),
+        blockSize,
+        loraId,
+        medium,
+        loraName,
+        extraKeys,
+        groupIdx,
+        kvCacheSpecKind,
+        kvCacheSpecSlidingWindow);
   }
 
   /** A store with only the fields every era carries; the rest nil. */
@@ -69,6 +101,24 @@ public record BlockStored(
         null,
         null,
         null);
+  }
+
+  /** The same store without its token ids (for consumers that key blocks by engine hashes). */
+  public BlockStored withoutTokenIds() {
+    return tokenIds.isEmpty()
+        ? this
+        : new BlockStored(
+            blockHashes,
+            parentBlockHash,
+            TokenIds.empty(),
+            blockSize,
+            loraId,
+            medium,
+            loraName,
+            extraKeys,
+            groupIdx,
+            kvCacheSpecKind,
+            kvCacheSpecSlidingWindow);
   }
 
   /** The normalised tier ({@code GPU} when the medium was nil). */

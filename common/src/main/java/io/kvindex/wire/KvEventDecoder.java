@@ -50,6 +50,19 @@ public final class KvEventDecoder {
   public static KvEventBatch decode(byte[] buffer, int offset, int length) {
     Objects.requireNonNull(buffer, "buffer");
     Objects.checkFromIndexSize(offset, length, buffer.length);
-    return new PayloadReader(buffer, offset, length, 0).readBatch();
+    return new PayloadReader(buffer, offset, length, 0, true).readBatch();
+  }
+
+  /**
+   * Decodes a whole payload as {@link #decode(byte[])} does (the same payloads are accepted and
+   * refused), but every {@code BlockStored} comes without its token ids: for consumers that key
+   * blocks by the engine's hashes, to which the tokens (most of a long prefill's bytes) are dead
+   * weight.
+   *
+   * @throws MalformedEventException if the bytes are not one valid {@code KVEventBatch}
+   */
+  public static KvEventBatch decodeWithoutTokenIds(byte[] payload) {
+    Objects.requireNonNull(payload, "payload");
+    return new PayloadReader(payload, 0, payload.length, 0, false).readBatch();
   }
 }

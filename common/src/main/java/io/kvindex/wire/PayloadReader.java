@@ -1,11 +1,13 @@
 package io.kvindex.wire;
 
 import io.kvindex.event.AllBlocksCleared;
+import io.kvindex.event.BlockHashes;
 import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.ExtraKey;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.event.TokenIds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -80,6 +82,9 @@ final class PayloadReader {
   private final int start;
   private final MessageUnpacker in;
 
+  /** Whether stores keep their token ids (else they are read, checked and dropped). */
+  private final boolean keepTokenIds;
+
   private List<KvEvent> events;
   private List<String> skippedTags = List.of();
 
@@ -96,8 +101,12 @@ final class PayloadReader {
   private int index = -1;
   private int sub = -1;
 
-  /** Reads the payload {@code buf[base, base + length)} from payload offset {@code start}. */
-  PayloadReader(byte[] buf, int base, int length, int start) {
+  /**
+   * Reads the payload {@code buf[base, base + length)} from payload offset {@code start}; {@code
+   * keepTokenIds} false: stores are decoded with no token ids.
+   */
+  PayloadReader(byte[] buf, int base, int length, int start, boolean keepTokenIds) {
+    this.keepTokenIds = keepTokenIds;
     this.buf = buf;
     this.base = base;
     this.length = length;
@@ -236,9 +245,9 @@ final class PayloadReader {
       field(null);
       throw fail("a BlockStored array has " + n + " elements, expected at least 6");
     }
-    List<Long> hashes = hashes();
+    BlockHashes hashes = hashes();
     Long parent = parentHash();
-    List<Integer> tokens = tokenIds();
+    TokenIds tokens = tokenIds();
     int blockSize = blockSize();
     Integer loraId = loraId();
     String medium = n > 6 ? medium() : null;
@@ -258,7 +267,7 @@ final class PayloadReader {
       field(null);
       throw fail("a BlockRemoved array has " + n + " elements, expected at least 2");
     }
-    List<Long> hashes = hashes();
+    BlockHashes hashes = hashes();
     String medium = n > 2 ? medium() : null;
     Integer groupIdx = n > 3 ? groupIdx() : null;
     return new BlockRemoved(hashes, medium, groupIdx);
@@ -303,7 +312,7 @@ final class PayloadReader {
   }
 
   private int tagFromLookahead(int n, long eventAt) throws IOException {
-    PayloadReader ahead = new PayloadReader(buf, base, length, (int) pos());
+    PayloadReader ahead = new PayloadReader(buf, base, length, (int) pos(), keepTokenIds);
     ahead.event = event;
     for (int i = 0; i < n; i++) {
       ahead.field(null);
@@ -324,9 +333,9 @@ final class PayloadReader {
   }
 
   private BlockStored mapStored(int first, int n, long eventAt) throws IOException {
-    List<Long> hashes = null;
+    BlockHashes hashes = null;
     Long parent = null;
-    List<Integer> tokens = null;
+    TokenIds tokens = null;
     int blockSize = -1;
     Integer loraId = null;
     String medium = null;
@@ -376,7 +385,7 @@ final class PayloadReader {
   }
 
   private BlockRemoved mapRemoved(int first, int n, long eventAt) throws IOException {
-    List<Long> hashes = null;
+    BlockHashes hashes = null;
     String medium = null;
     Integer groupIdx = null;
     for (int i = first; i < n; i++) {
@@ -416,15 +425,15 @@ final class PayloadReader {
 
   // ---- event fields ------------------------------------------------------------------------
 
-  private List<Long> hashes() throws IOException {
+  private BlockHashes hashes() throws IOException {
     field("block_hashes");
     int n = arrayHeader(0, "an array of block hashes");
-    Long[] hashes = new Long[n];
+    long[] hashes = new long[n];
     for (int i = 0; i < n; i++) {
       index = i;
       hashes[i] = hash();
     }
-    return Arrays.asList(hashes);
+    return BlockHashes.of(hashes);
   }
 
   private Long parentHash() throws IOException {
@@ -432,15 +441,18 @@ final class PayloadReader {
     return nilNext() ? null : hash();
   }
 
-  private List<Integer> tokenIds() throws IOException {
+  private TokenIds tokenIds() throws IOException {
     field("token_ids");
     int n = arrayHeader(0, "an array of token ids");
-    Integer[] tokens = new Integer[n];
+    int[] tokens = keepTokenIds ? new int[n] : null;
     for (int i = 0; i < n; i++) {
       index = i;
-      tokens[i] = int32("a token id");
+      int token = int32("a token id");
+      if (tokens != null) {
+        tokens[i] = token;
+      }
     }
-    return Arrays.asList(tokens);
+    return tokens == null ? TokenIds.empty() : TokenIds.of(tokens);
   }
 
   private int blockSize() throws IOException {

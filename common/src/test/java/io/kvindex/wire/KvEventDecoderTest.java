@@ -12,6 +12,7 @@ import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.ExtraKey;
+import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -777,5 +778,49 @@ class KvEventDecoderTest {
     BlockStored stored = (BlockStored) KvEventDecoder.decode(hex("v0_9_0.hex")).events().get(0);
 
     assertThat(stored.tokenIds()).isEqualTo(GOLDEN_0_TOKENS);
+  }
+
+  @Test
+  void decodeWithoutTokenIds_sameBatchButTheStoresTokens() {
+    RandomBatches random = new RandomBatches(7);
+    for (int i = 0; i < 200; i++) {
+      KvEventBatch batch = random.batch();
+      WireEra era = WireEra.values()[i % WireEra.values().length];
+      byte[] payload = KvEventEncoder.of(era, HashEncoding.UINT64).encode(batch);
+
+      KvEventBatch full = KvEventDecoder.decode(payload);
+      KvEventBatch lean = KvEventDecoder.decodeWithoutTokenIds(payload);
+
+      List<KvEvent> expected =
+          full.events().stream()
+              .map(e -> e instanceof BlockStored s ? (KvEvent) s.withoutTokenIds() : e)
+              .toList();
+      assertThat(lean.events()).isEqualTo(expected);
+      assertThat(lean.timestamp()).isEqualTo(full.timestamp());
+      assertThat(lean.dataParallelRank()).isEqualTo(full.dataParallelRank());
+    }
+  }
+
+  @Test
+  void decodeWithoutTokenIds_aTokenThatIsNoInteger_stillFails() {
+    byte[] payload =
+        Pack.pack()
+            .array(2)
+            .f64(1.0)
+            .array(1)
+            .array(6)
+            .str("BlockStored")
+            .array(1)
+            .integer(3)
+            .nil()
+            .array(1)
+            .str("not a token")
+            .integer(16)
+            .nil()
+            .bytes();
+
+    assertThatThrownBy(() -> KvEventDecoder.decodeWithoutTokenIds(payload))
+        .isInstanceOf(MalformedEventException.class)
+        .hasMessageContaining("token");
   }
 }

@@ -3,6 +3,7 @@ package io.kvindex.demo;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindex.index.redis.KeySchema;
+import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.localredis.ClusterNode;
 import io.kvindex.localredis.LocalRedis;
 import io.kvindex.localredis.LocalRedisCluster;
@@ -18,6 +19,10 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,6 +105,9 @@ final class ChaosRun implements AutoCloseable {
   }
 
   private ObjectNode execute() throws InterruptedException {
+    if (scenario == ChaosScenario.RING_REBUILD_HEAP_CAPPED) {
+      return executeHeapCapped(timings == Timings.QUICK ? RingRebuild.QUICK : RingRebuild.FULL);
+    }
     long began = System.nanoTime();
     String uri = startRedis();
     DemoConfig config =
@@ -122,7 +130,7 @@ final class ChaosRun implements AutoCloseable {
         new ChaosAuditor(stack.fleet(), stack.auditIndex(), routers, requests, GRACE, seed);
     opened.add(auditor);
     long realBefore = figures.counted("kvindex.redis.errors", null, null);
-    startLoad();
+    startLoad(timings.rate());
     sleep(timings.warm());
     auditor.start();
     sleep(Duration.ofSeconds(1));
@@ -146,7 +154,7 @@ final class ChaosRun implements AutoCloseable {
     out.put("requests_served", served.get());
     out.put("requests_refused_by_pods", refused.get());
     auditor.writeTo(out);
-    long behind = quiesce();
+    long behind = quiesce(QUIESCENCE_LIMIT, () -> true);
     out.put("batches_lost", behind);
     out.put(
         "real_errors_surfaced", figures.counted("kvindex.redis.errors", null, null) - realBefore);
@@ -224,13 +232,13 @@ final class ChaosRun implements AutoCloseable {
 
   // ---------------------------------------------------------------- load
 
-  private void startLoad() {
+  private void startLoad(double rate) {
     loading.set(true);
     PodRouter random = PodRouter.random(seed);
     load =
         new Thread(
             () -> {
-              long intervalNanos = (long) (1e9 / timings.rate());
+              long intervalNanos = (long) (1e9 / rate);
               long next = System.nanoTime();
               int i = 0;
               while (loading.get()) {
@@ -463,6 +471,172 @@ final class ChaosRun implements AutoCloseable {
         .count();
   }
 
+  // ---------------------------------------------------------------- heap-capped ring rebuild
+
+  /**
+   * The shape of the heap-capped ring rebuild.
+   *
+   * @param pods simulated pods
+   * @param ringBatches batches in each pod's replay ring (vLLM's default ring)
+   * @param promptBlocks blocks of each prompt, all new: each request publishes one batch storing
+   *     them all with their token ids, and removing what they evict
+   * @param capacityBlocks each pod's GPU cache
+   * @param heap the ingester's {@code -Xmx}
+   * @param rate requests per second over the fleet while the rings are rebuilt
+   * @param beforeFlush how long the ingester rebuilds from its start before FLUSHALL
+   * @param rebuildLimit how long the rebuilds may take in all
+   */
+  record RingRebuild(
+      int pods,
+      int ringBatches,
+      int promptBlocks,
+      int capacityBlocks,
+      String heap,
+      double rate,
+      Duration beforeFlush,
+      Duration rebuildLimit) {
+    static final RingRebuild FULL =
+        new RingRebuild(
+            8, 10_000, 256, 1024, "384m", 4, Duration.ofSeconds(20), Duration.ofMinutes(30));
+    static final RingRebuild QUICK =
+        new RingRebuild(
+            8, 1_000, 256, 1024, "128m", 4, Duration.ofSeconds(10), Duration.ofMinutes(5));
+  }
+
+  /**
+   * Fills every pod's ring, then starts one ingester in a JVM of its own at the heap cap: it
+   * rebuilds every stream from its ring (what a successor of an ingester that ran out of memory
+   * does), and while it does Redis loses the index (FLUSHALL), so it starts over. The heap is
+   * sampled throughout.
+   */
+  private ObjectNode executeHeapCapped(RingRebuild shape) throws InterruptedException {
+    long began = System.nanoTime();
+    String uri = startRedis();
+    DemoConfig config =
+        DemoConfig.builder()
+            .redisUri(uri)
+            .pods(shape.pods())
+            .duration(shape.rebuildLimit())
+            .requestsPerSecond(shape.rate())
+            .seed(seed)
+            .build();
+    stack = Stack.start(config, shape.capacityBlocks(), List.of());
+    opened.add(stack);
+    figures = new StackFigures(stack::registries);
+    log.info(
+        "chaos {}: filling {} pods' rings with {} batches of {} blocks",
+        scenario.cliName(),
+        shape.pods(),
+        shape.ringBatches(),
+        shape.promptBlocks());
+    long fillStarted = System.nanoTime();
+    requests =
+        RingFill.fill(stack.fleet().pods(), shape.ringBatches(), shape.promptBlocks(), seed, 64);
+    long fillNanos = System.nanoTime() - fillStarted;
+
+    Path logFile;
+    try {
+      logFile = Files.createTempDirectory("kvindex-chaos-").resolve("ingester.log");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot make a directory for the ingester's log", e);
+    }
+    IngesterProcess ingester =
+        IngesterProcess.start(List.of("-Xmx" + shape.heap()), ingesterArgs(uri), logFile);
+    opened.add(ingester);
+    HeapSampler heap = new HeapSampler(ingester.httpPort());
+    opened.add(heap);
+    RouterClient routers = new RouterClient(stack.routers());
+    ChaosAuditor auditor =
+        new ChaosAuditor(stack.fleet(), stack.auditIndex(), routers, requests, GRACE, seed);
+    opened.add(auditor);
+    startLoad(shape.rate());
+    auditor.start();
+    sleep(shape.beforeFlush());
+    log.info("chaos {}: fault: FLUSHALL", scenario.cliName());
+    auditor.faultStarted();
+    long faultStarted = System.nanoTime();
+    connect(standalone).flushall();
+    auditor.faultEnded();
+    long faultNanos = System.nanoTime() - faultStarted;
+    long behind = quiesce(shape.rebuildLimit(), ingester::alive);
+    long rebuiltNanos = System.nanoTime() - faultStarted;
+    sleep(GRACE);
+    heap.sample();
+    auditor.close();
+    loading.set(false);
+    load.join();
+
+    ObjectNode out = JSON.createObjectNode();
+    out.put("scenario", scenario.cliName());
+    out.put("description", scenario.description);
+    out.put("topology", "standalone");
+    out.put("strict", scenario.strict);
+    ObjectNode shapeNode = out.putObject("setup");
+    shapeNode.put("pods", shape.pods());
+    shapeNode.put("ring_batches", shape.ringBatches());
+    shapeNode.put("prompt_blocks", shape.promptBlocks());
+    shapeNode.put("capacity_blocks", shape.capacityBlocks());
+    shapeNode.put("ingester_heap", "-Xmx" + shape.heap());
+    shapeNode.put("requests_per_s_while_rebuilding", shape.rate());
+    shapeNode.put("fill_s", Math.round(fillNanos / 1e8) / 10.0);
+    out.put("fault_ms", TimeUnit.NANOSECONDS.toMillis(faultNanos));
+    out.put("rebuilt_after_fault_s", Math.round(rebuiltNanos / 1e8) / 10.0);
+    out.put("requests_served", served.get());
+    out.put("requests_refused_by_pods", refused.get());
+    auditor.writeTo(out);
+    out.put("batches_lost", behind);
+    out.put("fenced_writes", heap.lastTotal("kvindex_ingester_fenced_total"));
+    out.put("real_errors_surfaced", heap.lastTotal("kvindex_redis_errors_total"));
+    out.set("purges", JSON.valueToTree(heap.last("kvindex_ingester_purges_total")));
+    out.set("replays", JSON.valueToTree(heap.last("kvindex_ingester_replays_total")));
+    out.set(
+        "live_batches_dropped",
+        JSON.valueToTree(heap.last("kvindex_ingester_batches_dropped_total")));
+    out.put("replay_waits", heap.lastTotal("kvindex_ingester_replay_waits_total"));
+    ObjectNode memory = out.putObject("heap");
+    heap.writeTo(memory);
+    memory.put("ingester_alive_at_end", ingester.alive());
+    memory.put("ingester_exit_code", ingester.exitCode());
+    memory.put("out_of_memory", ingester.ranOutOfMemory());
+    memory.put("ingester_log", logFile.toString());
+    Auditor.Accuracy accuracy =
+        new Auditor(stack.auditIndex(), stack.auditInspector(), routers, stack.fleet(), requests)
+            .audit();
+    out.put("quiescence_pods_exact_pct", percent(accuracy.podFraction()));
+    out.put("quiescence_lookups_exact_pct", percent(accuracy.lookups().fraction()));
+    if (!accuracy.wrongPods().isEmpty()) {
+      out.set("quiescence_wrong_pods", JSON.valueToTree(accuracy.wrongPods()));
+    }
+    out.put("elapsed_s", Math.round((System.nanoTime() - began) / 1e8) / 10.0);
+    return out;
+  }
+
+  /** The separate ingester's command line: the stack's index and pods, the demo's timings. */
+  private List<String> ingesterArgs(String redisUri) {
+    List<String> args = new ArrayList<>();
+    args.add("--redis-uri=" + redisUri);
+    args.add("--index-name=" + stack.indexName());
+    args.add("--replica-id=ingester-heap-capped");
+    args.add("--lease-ttl=" + Stack.LEASE_TTL.toMillis() + "ms");
+    args.add("--reconcile-interval=500ms");
+    args.add("--idle-catch-up=1s");
+    args.add("--replay-idle-timeout=" + Stack.REPLAY_IDLE_TIMEOUT.toMillis() + "ms");
+    for (PodSpec p : stack.podSpecs()) {
+      args.add(
+          "--pod=name="
+              + p.name()
+              + ",model="
+              + p.model()
+              + ",endpoint="
+              + p.publisherEndpoint(0)
+              + ",replay="
+              + p.replayEndpoint(0)
+              + ",metrics="
+              + p.metricsUrl());
+    }
+    return args;
+  }
+
   // ---------------------------------------------------------------- quiescence and figures
 
   /** Whether every pod's stream applied every batch published, within {@code limit}. */
@@ -488,16 +662,22 @@ final class ChaosRun implements AutoCloseable {
   }
 
   /**
-   * Waits until every pod's stream has applied (or purged past) its last batch; returns the batches
-   * still neither applied nor covered by a purge when the wait ends.
+   * Waits until every pod's stream has applied (or purged past) its last batch, at most {@code
+   * limit} and while {@code worthIt} holds; returns the batches still neither applied nor covered
+   * by a purge when the wait ends.
    */
-  private long quiesce() throws InterruptedException {
-    long deadline = System.nanoTime() + QUIESCENCE_LIMIT.toNanos();
+  private long quiesce(Duration limit, BooleanSupplier worthIt) throws InterruptedException {
+    long deadline = System.nanoTime() + limit.toNanos();
+    long logged = System.nanoTime();
     long behind;
     do {
       behind = behind();
-      if (behind == 0) {
+      if (behind == 0 || !worthIt.getAsBoolean()) {
         break;
+      }
+      if (System.nanoTime() - logged > TimeUnit.SECONDS.toNanos(15)) {
+        logged = System.nanoTime();
+        log.info("chaos {}: {} batches not applied yet", scenario.cliName(), behind);
       }
       TimeUnit.MILLISECONDS.sleep(200);
     } while (System.nanoTime() < deadline);

@@ -1,8 +1,10 @@
 package io.kvindex.demo;
 
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The faults {@code kvindex chaos} injects, one per run of the whole stack. A <b>strict</b>
@@ -78,6 +80,13 @@ enum ChaosScenario {
       false,
       false,
       "Redis at maxmemory with noeviction (writes refused: a real error), then memory freed"),
+  RING_REBUILD_HEAP_CAPPED(
+      Topology.STANDALONE,
+      true,
+      false,
+      "8 pods' full replay rings of 256-block batches with their token ids rebuilt by one"
+          + " ingester in a JVM of its own at a heap cap, from its start and again after FLUSHALL"
+          + " (rings of 10 000 at -Xmx384m; --quick: 1 000 at -Xmx128m)"),
   HOSTILE_SCORE_FLOOD(
       Topology.STANDALONE,
       false,
@@ -137,7 +146,18 @@ enum ChaosScenario {
             + Arrays.stream(values()).map(ChaosScenario::cliName).toList());
   }
 
+  /**
+   * Scenarios run only when named with {@code --scenario}: they take far longer than the others (a
+   * heap-capped ring rebuild runs for a quarter of an hour).
+   */
+  static final Set<ChaosScenario> ONLY_WHEN_NAMED = EnumSet.of(RING_REBUILD_HEAP_CAPPED);
+
   static List<ChaosScenario> quickOnes() {
     return Arrays.stream(values()).filter(s -> s.quick).toList();
+  }
+
+  /** What a run that names no scenario runs: every one but {@link #ONLY_WHEN_NAMED}. */
+  static List<ChaosScenario> everyRun() {
+    return Arrays.stream(values()).filter(s -> !ONLY_WHEN_NAMED.contains(s)).toList();
   }
 }

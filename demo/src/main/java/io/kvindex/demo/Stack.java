@@ -94,7 +94,8 @@ final class Stack implements AutoCloseable {
 
   /**
    * {@link #start(DemoConfig, int)} with each ingester's blocks per apply call ({@code
-   * ingester-1}'s first).
+   * ingester-1}'s first): as many ingester replicas in this process as the list has (none: the
+   * caller runs its own, on {@link #podSpecs()}).
    */
   static Stack start(DemoConfig config, int capacityBlocks, List<Integer> applyChunkBlocks) {
     Stack stack = new Stack();
@@ -128,17 +129,10 @@ final class Stack implements AutoCloseable {
     }
     fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
-    for (int i = 1; i <= INGESTERS; i++) {
+    for (int i = 1; i <= applyChunkBlocks.size(); i++) {
       startIngester("ingester-" + i, applyChunkBlocks.get(i - 1));
     }
-    for (int i = 1; i <= ROUTERS; i++) {
-      startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
-    }
-    if (config.via() == DemoConfig.Via.EPP) {
-      for (int i = 1; i <= ROUTERS; i++) {
-        startPicker(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
-      }
-    }
+    // Opened before the routers: it creates the index when no ingester of this process has.
     auditConnector =
         RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
     opened.push(auditConnector);
@@ -150,6 +144,14 @@ final class Stack implements AutoCloseable {
             .redis(auditConnector)
             .build();
     opened.push(auditIndex);
+    for (int i = 1; i <= ROUTERS; i++) {
+      startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
+    }
+    if (config.via() == DemoConfig.Via.EPP) {
+      for (int i = 1; i <= ROUTERS; i++) {
+        startPicker(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
+      }
+    }
   }
 
   private void startIngester(String replica, int chunkBlocks) {
@@ -252,7 +254,8 @@ final class Stack implements AutoCloseable {
     return ModelKeys.engine(HashAlgorithm.SHA256_CBOR, HASH_SEED, Workloads.BLOCK_SIZE);
   }
 
-  private List<PodSpec> podSpecs() {
+  /** What an ingester is told of each pod: its endpoints and metrics URL. */
+  List<PodSpec> podSpecs() {
     List<PodSpec> specs = new ArrayList<>();
     for (SimulatedPod pod : fleet.pods()) {
       specs.add(

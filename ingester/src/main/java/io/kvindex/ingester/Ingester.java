@@ -16,6 +16,9 @@ import io.kvindex.redis.RetryPolicy;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.HttpService.Probe;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmHeapPressureMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -60,6 +63,11 @@ public final class Ingester implements AutoCloseable {
   private final PrometheusMeterRegistry registry;
   private final HttpService http;
   private final CountDownLatch closed = new CountDownLatch(1);
+
+  /** The JVM's heap after each collection, for the memory budget's operators (GC listeners). */
+  private final JvmGcMetrics gcMetrics;
+
+  private final JvmHeapPressureMetrics heapPressure;
   private volatile boolean running = true;
 
   private Ingester(
@@ -101,6 +109,12 @@ public final class Ingester implements AutoCloseable {
       shared.zmq().close();
       throw e;
     }
+    metrics.memory(shared.memory());
+    new JvmMemoryMetrics().bindTo(registry);
+    this.gcMetrics = new JvmGcMetrics();
+    gcMetrics.bindTo(registry);
+    this.heapPressure = new JvmHeapPressureMetrics();
+    heapPressure.bindTo(registry);
     this.scheduler = Threads.scheduled("kvindex-ingester-loop", 3);
     this.http = config.httpPort() < 0 ? null : http(config);
     schedule(coordinator::tick, config.coordinationInterval());
@@ -339,6 +353,8 @@ public final class Ingester implements AutoCloseable {
     shared.index().close();
     connector.close();
     discovery.close();
+    gcMetrics.close();
+    heapPressure.close();
     closed.countDown();
     log.info(
         "replica={}: ingester stopped{}", shared.config().replicaId(), crash ? " (killed)" : "");

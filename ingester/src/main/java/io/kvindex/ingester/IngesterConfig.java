@@ -111,6 +111,8 @@ public final class IngesterConfig {
     this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
     this.memoryBounds =
         new MemoryBounds(
+            memoryBudget(b),
+            Check.between(b.maxConcurrentReplays, 1, 1024, "maxConcurrentReplays"),
             Check.atLeast(b.maxPendingBytes, 1 << 16, "maxPendingBytes"),
             Check.atLeast(b.maxReplayBytes, 1 << 16, "maxReplayBytes"),
             Check.atLeast(b.maxMessageBytes, 1 << 10, "maxMessageBytes"));
@@ -127,6 +129,15 @@ public final class IngesterConfig {
 
   public static Builder builder() {
     return new Builder();
+  }
+
+  /** The budget in bytes: as given, or the given share of the JVM's maximum heap. */
+  private static long memoryBudget(Builder b) {
+    if (b.memoryBudgetBytes > 0) {
+      return Check.atLeast(b.memoryBudgetBytes, 1 << 20, "memoryBudgetBytes");
+    }
+    Check.between(b.memoryBudgetHeapShare, 0.01, 0.9, "memoryBudgetHeapShare");
+    return Math.max(1 << 20, (long) (Runtime.getRuntime().maxMemory() * b.memoryBudgetHeapShare));
   }
 
   private static String defaultReplicaId() {
@@ -288,7 +299,7 @@ public final class IngesterConfig {
     return maxPendingBatches;
   }
 
-  /** What one stream may hold in memory. */
+  /** What the process, and each of its streams, may hold in memory. */
   public MemoryBounds memoryBounds() {
     return memoryBounds;
   }
@@ -349,6 +360,9 @@ public final class IngesterConfig {
     private int applyChunkBlocks;
     private int maxPendingBatches;
     private long maxPendingBytes;
+    private long memoryBudgetBytes;
+    private double memoryBudgetHeapShare;
+    private int maxConcurrentReplays;
     private long maxReplayBytes;
     private long maxMessageBytes;
     private Path discoveryFile;
@@ -519,6 +533,25 @@ public final class IngesterConfig {
 
     public Builder maxPendingBytes(long v) {
       maxPendingBytes = v;
+      return this;
+    }
+
+    /** The process's memory budget in bytes (instead of a share of the heap). */
+    public Builder memoryBudgetBytes(long v) {
+      memoryBudgetBytes = v;
+      memoryBudgetHeapShare = 0;
+      return this;
+    }
+
+    /** The process's memory budget as a share of the JVM's maximum heap, in (0.01, 0.9]. */
+    public Builder memoryBudgetHeapShare(double v) {
+      memoryBudgetHeapShare = v;
+      memoryBudgetBytes = 0;
+      return this;
+    }
+
+    public Builder maxConcurrentReplays(int v) {
+      maxConcurrentReplays = v;
       return this;
     }
 

@@ -6,8 +6,10 @@ import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.stream.MemoryBudget;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -196,6 +198,46 @@ public final class IngesterMetrics {
 
   public void replay(String outcome) {
     count("kvindex.ingester.replays", "outcome", outcome);
+  }
+
+  /**
+   * Counts a live batch a stream could not hold: {@code stream_bound} (its own count or bytes) or
+   * {@code memory_budget} (the process's live half is spent). The gap it leaves is replayed.
+   */
+  public void dropped(String reason) {
+    count("kvindex.ingester.batches.dropped", "reason", reason);
+  }
+
+  /** Meters the process's memory budget: what it holds, its peak and its replay slots. */
+  public void memory(MemoryBudget budget) {
+    Gauge.builder("kvindex.ingester.memory.budget", budget, MemoryBudget::total)
+        .description("The process's memory budget (--memory-budget)")
+        .baseUnit("bytes")
+        .register(registry);
+    for (MemoryBudget.Use use : MemoryBudget.Use.values()) {
+      Gauge.builder("kvindex.ingester.memory.used", budget, b -> b.used(use))
+          .description(
+              "Bytes the budget counts now: decoded batches, and messages received and not read"
+                  + " yet, by use (live, replay)")
+          .tag("use", use.name().toLowerCase(Locale.ROOT))
+          .baseUnit("bytes")
+          .register(registry);
+    }
+    Gauge.builder("kvindex.ingester.memory.peak", budget, MemoryBudget::peak)
+        .description("The most bytes the budget counted at any time since the process started")
+        .baseUnit("bytes")
+        .register(registry);
+    Gauge.builder("kvindex.ingester.replays.running", budget, MemoryBudget::replaysRunning)
+        .description("Streams holding a replay slot (--max-concurrent-replays)")
+        .register(registry);
+    Gauge.builder("kvindex.ingester.replays.waiting", budget, MemoryBudget::replaysWaiting)
+        .description("Streams waiting for a replay slot")
+        .register(registry);
+    FunctionCounter.builder("kvindex.ingester.replay.waits", budget, MemoryBudget::replayWaits)
+        .description("Times a stream began to wait for a replay slot")
+        .register(registry);
+    count("kvindex.ingester.batches.dropped", "reason", "stream_bound", 0);
+    count("kvindex.ingester.batches.dropped", "reason", "memory_budget", 0);
   }
 
   public void purge(String reason, String outcome) {

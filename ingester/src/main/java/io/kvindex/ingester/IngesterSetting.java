@@ -212,29 +212,54 @@ enum IngesterSetting {
               + " (kvindex_ingester_inference_stops_total) and stops inferring, following only"
               + " what its engine publishes"),
       (b, v) -> b.inferenceLagLimit(Durations.parse(v))),
+  MEMORY_BUDGET(
+      Setting.of(
+          "memory-budget",
+          "25%",
+          "SIZE|N%",
+          "The process's memory budget, shared by every stream: decoded batches waiting or"
+              + " replayed, and what its sockets received and it has not read yet; a size, or a"
+              + " share of the JVM's maximum heap. Half is for live batches (past it they are"
+              + " dropped and replayed later as a gap), half for replay windows"),
+      (b, v) -> {
+        if (v.trim().endsWith("%")) {
+          b.memoryBudgetHeapShare(heapShare(v));
+        } else {
+          b.memoryBudgetBytes(ByteSizes.parse(v));
+        }
+      }),
+  MAX_CONCURRENT_REPLAYS(
+      Setting.of(
+          "max-concurrent-replays",
+          "4",
+          "N",
+          "Streams reading a replay at a time, each in an equal window of the budget's replay half"
+              + " (a longer replay is read window by window); the others wait their turn"),
+      (b, v) -> b.maxConcurrentReplays(Integer.parseInt(v))),
   MAX_PENDING_BATCHES(
       Setting.of(
           "max-pending-batches",
           "100000",
           "N",
-          "Live batches buffered per stream while waiting (replay, pending purge); also the SUB"
-              + " HWM"),
+          "Batches one stream holds waiting (live, or brought by a replay); the SUB high-water"
+              + " mark is the smaller of this and 256"),
       (b, v) -> b.maxPendingBatches(Integer.parseInt(v))),
   MAX_PENDING_BYTES(
       Setting.of(
           "max-pending-bytes",
           "64MiB",
           "SIZE",
-          "Payload bytes of live batches buffered per stream while waiting; past it batches are"
-              + " dropped and replayed later as a gap"),
+          "Bytes of decoded live batches one stream holds waiting, within the memory budget; past"
+              + " it batches are dropped and replayed later as a gap"),
       (b, v) -> b.maxPendingBytes(ByteSizes.parse(v))),
   MAX_REPLAY_BYTES(
       Setting.of(
           "max-replay-bytes",
           "256MiB",
           "SIZE",
-          "Payload bytes one replay may return; a larger one is dropped and the stream purged, going"
-              + " on from live"),
+          "Bytes of decoded batches one replay window holds, within its share of the memory"
+              + " budget; a longer replay is read window by window, and a single batch larger"
+              + " than a window purges the stream, going on from live"),
       (b, v) -> b.maxReplayBytes(ByteSizes.parse(v))),
   MAX_MESSAGE_BYTES(
       Setting.of(
@@ -306,6 +331,18 @@ enum IngesterSetting {
   IngesterSetting(Setting setting, BiConsumer<IngesterConfig.Builder, String> apply) {
     this.setting = setting;
     this.apply = apply;
+  }
+
+  /** A share of the heap written {@code 25%}. */
+  private static double heapShare(String text) {
+    String v = text.trim();
+    try {
+      return Double.parseDouble(v.substring(0, v.length() - 1).trim()) / 100;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "'" + text + "' is not a share of the heap; write for example 25% (or a size: 256MiB)",
+          e);
+    }
   }
 
   /** Every declaration, in order. */

@@ -1,6 +1,7 @@
 package io.kvindex.ingester;
 
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.ingester.stream.MemoryBudget;
 import java.time.InstantSource;
 import java.util.function.LongSupplier;
 import org.zeromq.ZContext;
@@ -15,6 +16,7 @@ import org.zeromq.ZContext;
  * @param gate the pause gate (tests freeze a replica with it)
  * @param clock wall time, for the lag metric
  * @param ticker monotonic nanoseconds, for every timeout and backoff ({@link System#nanoTime})
+ * @param memory the process's memory budget, which every stream's batches and sockets count in
  */
 public record Shared(
     IngesterConfig config,
@@ -23,7 +25,26 @@ public record Shared(
     IngesterMetrics metrics,
     Gate gate,
     InstantSource clock,
-    LongSupplier ticker) {
+    LongSupplier ticker,
+    MemoryBudget memory) {
+
+  /** The parts, with a memory budget made from the config's bounds. */
+  public Shared(
+      IngesterConfig config,
+      ZContext zmq,
+      PrefixIndex index,
+      IngesterMetrics metrics,
+      Gate gate,
+      InstantSource clock,
+      LongSupplier ticker) {
+    this(config, zmq, index, metrics, gate, clock, ticker, budget(config));
+  }
+
+  /** The memory budget {@code config}'s bounds describe. */
+  public static MemoryBudget budget(IngesterConfig config) {
+    MemoryBounds bounds = config.memoryBounds();
+    return MemoryBudget.of(bounds.budgetBytes(), bounds.concurrentReplays(), bounds.replayBytes());
+  }
 
   /** Now on the monotonic ticker. */
   public long nanos() {

@@ -36,6 +36,24 @@ class ConfigTest {
   }
 
   @Test
+  void config_memoryBudget_aQuarterOfTheHeapByDefault_aSizeOrAShare() throws Exception {
+    long heap = Runtime.getRuntime().maxMemory();
+    MemoryBounds defaults = parse().config(Map.of()).memoryBounds();
+    assertThat(defaults.budgetBytes()).isEqualTo((long) (heap * 0.25));
+    assertThat(defaults.concurrentReplays()).isEqualTo(4);
+    assertThat(parse("--memory-budget", "256MiB").config(Map.of()).memoryBounds().budgetBytes())
+        .isEqualTo(256L << 20);
+    assertThat(parse().config(Map.of("KVINDEX_MEMORY_BUDGET", "10%")).memoryBounds().budgetBytes())
+        .isEqualTo((long) (heap * 0.10));
+    assertThatThrownBy(() -> parse("--memory-budget", "a lot").config(Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("memory-budget");
+    assertThatThrownBy(() -> parse("--memory-budget", "95%").config(Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("memoryBudgetHeapShare");
+  }
+
+  @Test
   void config_httpTimeoutsAreWholeSeconds() throws Exception {
     IngesterConfig c =
         parse("--http-read-timeout", "3s").config(Map.of("KVINDEX_HTTP_IDLE_TIMEOUT", "PT1M"));

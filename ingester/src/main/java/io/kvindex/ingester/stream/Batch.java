@@ -2,6 +2,7 @@ package io.kvindex.ingester.stream;
 
 import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.KeyMode;
 import io.kvindex.wire.EventMessage;
 import io.kvindex.wire.KvEventDecoder;
 import java.util.Arrays;
@@ -17,28 +18,38 @@ import java.util.List;
  * @param events the decoded batch; empty when the payload is malformed
  * @param malformed why the payload could not be decoded, or null
  * @param live whether it came from the live stream (else from the replay ring: history)
- * @param bytes the payload's size, which the stream's memory bounds count
+ * @param bytes what the decoded batch holds on the heap, as the memory budget counts it ({@link
+ *     HeapBytes})
  */
 public record Batch(
-    long seq, int payloadHash, KvEventBatch events, String malformed, boolean live, int bytes) {
+    long seq, int payloadHash, KvEventBatch events, String malformed, boolean live, long bytes) {
 
   private static final KvEventBatch NOTHING = KvEventBatch.of(0, List.of(), null);
 
-  /** Decodes a message's payload; a malformed one becomes an empty batch that says why. */
-  public static Batch decode(EventMessage message, boolean live) {
+  /**
+   * Decodes a message's payload as a stream keyed in {@code mode} needs it: token ids only in token
+   * mode (engine keys never read them, and they are most of a long prefill's bytes). A malformed
+   * payload becomes an empty batch that says why.
+   */
+  public static Batch decode(EventMessage message, boolean live, KeyMode mode) {
     byte[] payload = message.payload();
     int hash = Arrays.hashCode(payload);
     try {
-      return new Batch(
-          message.seq(), hash, KvEventDecoder.decode(payload), null, live, payload.length);
+      KvEventBatch events =
+          mode == KeyMode.TOKEN
+              ? KvEventDecoder.decode(payload)
+              : KvEventDecoder.decodeWithoutTokenIds(payload);
+      return new Batch(message.seq(), hash, events, null, live, HeapBytes.of(events));
     } catch (RuntimeException e) {
-      return new Batch(message.seq(), hash, NOTHING, e.getMessage(), live, payload.length);
+      String why = e.getMessage();
+      long bytes = HeapBytes.BATCH + HeapBytes.array(2, String.valueOf(why).length()) + 24;
+      return new Batch(message.seq(), hash, NOTHING, why, live, bytes);
     }
   }
 
   /** A decoded live batch, for tests. */
   public static Batch of(long seq, KvEventBatch events) {
-    return new Batch(seq, events.hashCode(), events, null, true, 0);
+    return new Batch(seq, events.hashCode(), events, null, true, HeapBytes.of(events));
   }
 
   /** Whether the batch carries an AllBlocksCleared (it applies as a purge first). */

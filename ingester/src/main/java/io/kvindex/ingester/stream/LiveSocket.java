@@ -28,6 +28,14 @@ final class LiveSocket implements AutoCloseable {
   /** How long one receive waits, so that the worker's loop sees its other work. */
   static final int RECEIVE_TIMEOUT_MS = 50;
 
+  /**
+   * The most live messages the socket holds unread (its receive high-water mark, unless {@code
+   * --max-pending-batches} is lower). The worker reads them at every step and between the calls of
+   * a backlog; while it cannot, the publisher drops what would pass the mark, and the gap is
+   * replayed. Their bytes count in the memory budget as they arrive ({@link MemoryBudget.Pipe}).
+   */
+  static final int RECEIVE_HWM = 256;
+
   /** What one receive got. */
   sealed interface Received permits Nothing, Message, Garbled {}
 
@@ -53,13 +61,21 @@ final class LiveSocket implements AutoCloseable {
   /** A PAIR socket receiving {@code socket}'s connection events; null when not monitored. */
   private final ZMQ.Socket events;
 
+  /** What the socket received and was not read yet, counted in the memory budget; or null. */
+  private final MemoryBudget.Pipe pipe;
+
   private int connections;
   private int open;
   private boolean again;
 
   LiveSocket(ZMQ.Socket socket, ZMQ.Socket events) {
+    this(socket, events, null);
+  }
+
+  LiveSocket(ZMQ.Socket socket, ZMQ.Socket events, MemoryBudget.Pipe pipe) {
     this.socket = socket;
     this.events = events;
+    this.pipe = pipe;
   }
 
   /**
@@ -67,13 +83,15 @@ final class LiveSocket implements AutoCloseable {
    *
    * @throws ZMQException or {@link IllegalArgumentException} if the endpoint cannot be used now
    */
-  static LiveSocket open(Shared shared, PodSpec pod, int rank) {
+  static LiveSocket open(Shared shared, MemoryBudget budget, PodSpec pod, int rank) {
+    MemoryBudget.Pipe pipe = budget.pipe(MemoryBudget.Use.LIVE);
     ZMQ.Socket s = shared.zmq().createSocket(SocketType.SUB);
     ZMQ.Socket events = null;
     try {
       s.setLinger(0);
-      s.setRcvHWM(shared.config().maxPendingBatches());
+      s.setRcvHWM(Math.min(shared.config().maxPendingBatches(), RECEIVE_HWM));
       s.setMaxMsgSize(shared.config().memoryBounds().messageBytes());
+      s.setMsgAllocator(pipe);
       s.setReceiveTimeOut(RECEIVE_TIMEOUT_MS);
       Duration min = shared.config().reconnectMin();
       s.setReconnectIVL(min.toMillis() + ThreadLocalRandom.current().nextLong(min.toMillis() + 1));
@@ -92,12 +110,13 @@ final class LiveSocket implements AutoCloseable {
       } else {
         s.connect(pod.publisherEndpoint(rank));
       }
-      return new LiveSocket(s, events);
+      return new LiveSocket(s, events, pipe);
     } catch (ZMQException | IllegalArgumentException e) {
       if (events != null) {
         events.close();
       }
       s.close();
+      pipe.close();
       throw e;
     }
   }
@@ -140,6 +159,9 @@ final class LiveSocket implements AutoCloseable {
     if (msg == null) {
       return new Nothing();
     }
+    if (pipe != null) {
+      msg.forEach(f -> pipe.read(f.size()));
+    }
     try {
       return new Message(ZmqFrames.parseLive(Replay.frames(msg)));
     } catch (WireFormatException e) {
@@ -162,5 +184,8 @@ final class LiveSocket implements AutoCloseable {
       events.close();
     }
     socket.close();
+    if (pipe != null) {
+      pipe.close();
+    }
   }
 }

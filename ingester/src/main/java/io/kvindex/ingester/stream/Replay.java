@@ -26,21 +26,39 @@ public final class Replay {
   /**
    * What a replay returned.
    *
-   * @param batches the batches, in the order received (none when too large)
+   * @param batches the batches, in the order received
    * @param ended true when the end marker arrived before the idle bound
-   * @param tooLarge true when the replay sent more than the bound: what it sent was dropped
    */
-  public record Result(List<EventMessage> batches, boolean ended, boolean tooLarge) {
-    Result(List<EventMessage> batches, boolean ended) {
-      this(batches, ended, false);
-    }
-
+  public record Result(List<EventMessage> batches, boolean ended) {
     public long firstSeq() {
       return batches.isEmpty() ? -1 : batches.get(0).seq();
     }
   }
 
+  /** Takes a replay's batches one by one as they are read. */
+  interface Reader {
+    /**
+     * Takes one replayed batch; false: the replay is cut here, before this batch (the rest is left
+     * to a later replay).
+     */
+    boolean take(EventMessage message);
+  }
+
+  /**
+   * How a replay read with a {@link Reader} ended.
+   *
+   * @param ended the end marker arrived
+   * @param cut the reader stopped it before its end
+   */
+  record Read(boolean ended, boolean cut) {}
+
   private static final int ASK_AGAIN_MS = 200;
+
+  /**
+   * The most replay messages a DEALER holds unread: the rest waits at the pod (a ROUTER queues what
+   * its peer has not taken), so that a window cut short leaves nothing more in this process.
+   */
+  static final int RECEIVE_HWM = 32;
 
   private Replay() {}
 
@@ -52,75 +70,84 @@ public final class Replay {
    * a late answer on an abandoned connection is discarded with its socket.
    */
   public static Result fetch(ZContext ctx, String endpoint, long fromSeq, Duration idle) {
-    return fetch(ctx, endpoint, fromSeq, idle, Long.MAX_VALUE, -1);
+    List<EventMessage> out = new ArrayList<>();
+    Read read = fetch(ctx, endpoint, fromSeq, idle, -1, null, m -> out.add(m));
+    return new Result(out, read.ended());
   }
 
   /**
-   * {@link #fetch(ZContext, String, long, Duration)} within memory bounds: at most {@code maxBytes}
-   * of payloads in all (past it the replay is dropped, {@link Result#tooLarge}), and no ZeroMQ
-   * message over {@code maxMessageBytes} ({@code -1}: no limit; a larger one closes the connection,
-   * so the replay goes silent).
+   * {@link #fetch(ZContext, String, long, Duration)} handing each batch to {@code reader} as it is
+   * read, until the reader cuts the replay, its end marker, or {@code idle} without a message. No
+   * ZeroMQ message over {@code maxMessageBytes} is accepted ({@code -1}: no limit; a larger one
+   * closes the connection, so the replay goes silent); {@code budget}, if not null, counts what
+   * each connection has received and not yet handed over ({@link MemoryBudget.Use#REPLAY}).
    */
-  public static Result fetch(
+  static Read fetch(
       ZContext ctx,
       String endpoint,
       long fromSeq,
       Duration idle,
-      long maxBytes,
-      long maxMessageBytes) {
+      long maxMessageBytes,
+      MemoryBudget budget,
+      Reader reader) {
     long end = System.nanoTime() + idle.toNanos();
     do {
+      MemoryBudget.Pipe pipe = budget == null ? null : budget.pipe(MemoryBudget.Use.REPLAY);
       ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
       try {
         dealer.setLinger(0);
-        dealer.setRcvHWM(0);
+        dealer.setRcvHWM(RECEIVE_HWM);
         dealer.setMaxMsgSize(maxMessageBytes);
+        if (pipe != null) {
+          dealer.setMsgAllocator(pipe);
+        }
         dealer.setReceiveTimeOut(ASK_AGAIN_MS);
         dealer.connect(endpoint);
         byte[][] request = ZmqFrames.replayRequest(fromSeq);
         dealer.send(request[0], ZMQ.SNDMORE);
         dealer.send(request[1], 0);
-        ZMsg first = ZMsg.recvMsg(dealer);
+        ZMsg first = received(dealer, pipe);
         if (first != null) {
           dealer.setReceiveTimeOut((int) Math.max(1, idle.toMillis()));
-          return read(dealer, first, endpoint, maxBytes);
+          return read(dealer, first, endpoint, pipe, reader);
         }
       } finally {
         dealer.close();
+        if (pipe != null) {
+          pipe.close(); // what the connection held unread is gone with its socket
+        }
       }
     } while (System.nanoTime() - end < 0);
-    return new Result(List.of(), false);
+    return new Read(false, false);
   }
 
-  private static Result read(ZMQ.Socket dealer, ZMsg first, String endpoint, long maxBytes) {
-    List<EventMessage> out = new ArrayList<>();
-    long bytes = 0;
-    for (ZMsg msg = first; msg != null; msg = ZMsg.recvMsg(dealer)) {
+  private static ZMsg received(ZMQ.Socket dealer, MemoryBudget.Pipe pipe) {
+    ZMsg msg = ZMsg.recvMsg(dealer);
+    if (msg != null && pipe != null) {
+      msg.forEach(f -> pipe.read(f.size()));
+    }
+    return msg;
+  }
+
+  private static Read read(
+      ZMQ.Socket dealer, ZMsg first, String endpoint, MemoryBudget.Pipe pipe, Reader reader) {
+    for (ZMsg msg = first; msg != null; msg = received(dealer, pipe)) {
       ReplayReply reply;
       try {
         reply = ZmqFrames.parseReplay(frames(msg));
       } catch (WireFormatException e) {
         LoggerFactory.getLogger(Replay.class)
             .warn("replay from {} sent a malformed reply: {}", endpoint, e.getMessage());
-        return new Result(out, false);
+        return new Read(false, false);
       }
       if (!(reply instanceof ReplayReply.Batch b)) {
-        return new Result(out, true);
+        return new Read(true, false);
       }
-      bytes += b.message().payload().length;
-      if (bytes > maxBytes) {
-        LoggerFactory.getLogger(Replay.class)
-            .warn(
-                "replay from {} sent more than {} bytes of batches from {}; dropped (raise"
-                    + " --max-replay-bytes if its ring is really that large)",
-                endpoint,
-                maxBytes,
-                out.isEmpty() ? b.message().seq() : out.get(0).seq());
-        return new Result(List.of(), false, true);
+      if (!reader.take(b.message())) {
+        return new Read(false, true);
       }
-      out.add(b.message());
     }
-    return new Result(out, false);
+    return new Read(false, false);
   }
 
   /** A ZeroMQ message's frames as byte arrays. */

@@ -50,6 +50,13 @@ import java.util.TreeMap;
  *
  * <p>A drift resync ({@link #resync}, asked by a router that found the pod over-predicted) is the
  * index-lost path by request: purge, forget the watermark, replay from the ring's oldest batch.
+ *
+ * <p>Memory. Every batch held is counted in the process's {@link MemoryBudget} for as long as it is
+ * held: a live one only if it fits ({@link Live#OVER_BUDGET} otherwise: dropped, and replayed later
+ * as a gap), replayed history always (its replay window already made room for it). What a replay or
+ * a catch-up brings is held up to the count bound of live batches. A replay that stopped at its
+ * window ({@link #historyCut}) leaves history to fetch: nothing is published before a later one has
+ * come to the ring's end.
  */
 public final class Sequencer {
   /** Live batches recognised as duplicates once applied: the most recent this many. */
@@ -120,7 +127,9 @@ public final class Sequencer {
     /** Below the watermark and new: the engine restarted; a purge now comes first. */
     RESTART,
     /** The pending buffer is full: dropped, and replayed later as a gap. */
-    DROPPED
+    DROPPED,
+    /** The process's memory budget for live batches is spent: dropped, replayed later as a gap. */
+    OVER_BUDGET
   }
 
   /** What a replay did to a gap, as the replay metric tags it. */
@@ -144,6 +153,7 @@ public final class Sequencer {
   private final int maxPending;
   private final long maxPendingBytes;
   private final KeyMode mode;
+  private final MemoryBudget budget;
   private int mergeBlocks;
 
   /**
@@ -154,6 +164,7 @@ public final class Sequencer {
 
   private final TreeMap<Long, Batch> pending = new TreeMap<>();
   private long pendingBytes;
+  private long liveBytes;
   private final Map<Long, Integer> recent = new LinkedHashMap<>(RECENT * 2, 0.75f, false);
   private long expected = -1;
   private long applied = -1;
@@ -173,17 +184,25 @@ public final class Sequencer {
   private boolean catchUpOwed;
 
   /**
-   * @param maxPending live batches buffered at most while waiting
-   * @param maxPendingBytes their payload bytes at most
+   * @param maxPending batches buffered at most while waiting (live, or brought by a replay)
+   * @param maxPendingBytes bytes of waiting live batches at most ({@link Batch#bytes()})
    * @param mode how the stream's model keys its blocks (what a batch counts against a chunk)
    * @param mergeBlocks consecutive waiting batches are applied as one while their blocks fit this
    *     many ({@link io.kvindex.index.PrefixIndex#applyChunkBlocks}); 0: one batch per apply
+   * @param budget the process's memory budget, which counts every batch held
    */
-  public Sequencer(int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks) {
+  public Sequencer(
+      int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks, MemoryBudget budget) {
     this.maxPending = maxPending;
     this.maxPendingBytes = maxPendingBytes;
     this.mode = mode;
     this.mergeBlocks = mergeBlocks;
+    this.budget = budget;
+  }
+
+  /** A sequencer whose batches no process budget bounds. */
+  public Sequencer(int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks) {
+    this(maxPending, maxPendingBytes, mode, mergeBlocks, MemoryBudget.unbounded());
   }
 
   /** A sequencer that applies one batch per call. */
@@ -196,26 +215,55 @@ public final class Sequencer {
     this(maxPending, Long.MAX_VALUE);
   }
 
-  /** Payload bytes of the batches waiting. */
+  /** Bytes of the batches waiting, live and replayed ({@link Batch#bytes()}). */
   public long pendingBytes() {
     return pendingBytes;
   }
 
+  /** Bytes of the replayed batches waiting: history a replay window brought, not applied yet. */
+  public long replayedBytes() {
+    return pendingBytes - liveBytes;
+  }
+
+  /** Holds a batch whose bytes the budget has counted already. */
   private void hold(Batch batch) {
     Batch before = pending.put(batch.seq(), batch);
-    pendingBytes += batch.bytes() - (before == null ? 0 : before.bytes());
+    if (before != null) {
+      forget(before);
+    }
+    pendingBytes += batch.bytes();
+    if (batch.live()) {
+      liveBytes += batch.bytes();
+    }
+  }
+
+  private static MemoryBudget.Use use(Batch batch) {
+    return batch.live() ? MemoryBudget.Use.LIVE : MemoryBudget.Use.REPLAY;
+  }
+
+  private void forget(Batch gone) {
+    pendingBytes -= gone.bytes();
+    if (gone.live()) {
+      liveBytes -= gone.bytes();
+    }
+    budget.give(use(gone), gone.bytes());
   }
 
   private void release(long seq) {
     Batch gone = pending.remove(seq);
     if (gone != null) {
-      pendingBytes -= gone.bytes();
+      forget(gone);
     }
   }
 
   private void releaseAll() {
+    pending.values().forEach(this::forget);
     pending.clear();
-    pendingBytes = 0;
+  }
+
+  /** The stream stops: every batch held is let go, its bytes given back to the budget. */
+  public void release() {
+    releaseAll();
   }
 
   /** Whether the stream's watermark has been read from the index. */
@@ -287,6 +335,7 @@ public final class Sequencer {
       }
       restart();
       lastLive = seq;
+      budget.take(MemoryBudget.Use.LIVE, batch.bytes()); // the new engine's first batch: kept
       hold(batch);
       return Live.RESTART;
     }
@@ -294,8 +343,11 @@ public final class Sequencer {
     if (pending.containsKey(seq)) {
       return Live.DUPLICATE; // a second copy of a batch still waiting
     }
-    if (pending.size() >= maxPending || pendingBytes + batch.bytes() > maxPendingBytes) {
+    if (pending.size() >= maxPending || liveBytes + batch.bytes() > maxPendingBytes) {
       return Live.DROPPED;
+    }
+    if (!budget.tryTake(MemoryBudget.Use.LIVE, batch.bytes())) {
+      return Live.OVER_BUDGET;
     }
     hold(batch);
     return Live.QUEUED;
@@ -515,17 +567,38 @@ public final class Sequencer {
 
   /**
    * Batches a catch-up returned; they are applied in order like live ones. A ring's readable copy
-   * replaces a live one that could not be read.
+   * replaces a live one that could not be read. At most as many batches are held as live ones may
+   * wait: when full, the newest batch waiting makes room for an older one (it is replayed later, as
+   * a gap), and what is newer than all of them is left to the next replay.
    */
   public void caughtUp(List<Batch> batches) {
     catchUpOwed = false;
     for (Batch b : batches) {
       Batch held = pending.get(b.seq());
-      if (b.seq() >= expected
-          && (held == null || held.malformed() != null && b.malformed() == null)) {
+      boolean wanted =
+          b.seq() >= expected
+              && (held == null || held.malformed() != null && b.malformed() == null);
+      if (wanted && held == null && pending.size() >= maxPending && pending.lastKey() > b.seq()) {
+        release(pending.lastKey()); // the newest waits again, as a gap: what comes next goes first
+      }
+      if (wanted && (held != null || pending.size() < maxPending)) {
+        budget.take(use(b), b.bytes());
         hold(b);
       }
     }
+  }
+
+  /**
+   * The last replay stopped at its window, before the ring's end: more history is to be fetched, so
+   * the rebuild is not published until a later catch-up or replay has reached the end.
+   */
+  public void historyCut() {
+    catchUpOwed = true;
+  }
+
+  /** How many more batches may be held now (what a replay window may bring at most). */
+  public int room() {
+    return Math.max(0, maxPending - pending.size());
   }
 
   /**
@@ -640,6 +713,15 @@ public final class Sequencer {
       return GapRepair.BEYOND_RING;
     }
     return ended ? GapRepair.COVERED : GapRepair.PARTIAL;
+  }
+
+  /**
+   * A replay for {@code gap} had no room for a batch, but the ring's oldest batch, {@code oldest},
+   * is past the gap's start: no replay can cover it, so the stream goes on from there.
+   */
+  public GapRepair beyondRing(RepairGap gap, long oldest) {
+    goOnFrom(Math.min(oldest, gap.firstLive()), "gap_beyond_ring");
+    return GapRepair.BEYOND_RING;
   }
 
   /** The replay sent more than the stream may hold: what it covered is lost. */

@@ -8,7 +8,6 @@ import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.Touches;
 import io.kvindex.ingester.IngesterMetrics.Operation;
-import io.kvindex.ingester.MemoryBounds;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.ingester.stream.Sequencer.Action;
@@ -63,6 +62,14 @@ import org.zeromq.ZMQException;
  * <p>Lag. Every {@link #LAG_REPORT_EVERY} the worker reports in the index how far behind its engine
  * it is ({@link StreamLag}), so that routers do not take an error its lag explains for drift; a
  * worker stuck in a call reports nothing, which routers read as behind too.
+ *
+ * <p>Memory. What the stream holds counts in the process's {@link MemoryBudget}: its socket's
+ * unread messages, the live batches waiting in its sequencer, and history. A replay (a gap's
+ * repair, a catch-up, a model's priming) is read only while the stream holds one of the budget's
+ * replay slots, and into one window of it: a longer history is read window by window, each applied
+ * before the next is asked for, and the slot is kept until the history is in. A stream that waits
+ * for a slot goes on reading its live socket and asks again at its next step. Between the apply
+ * calls of a backlog the worker reads what waits in its socket, so that unread messages stay few.
  */
 public final class StreamWorker implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(StreamWorker.class);
@@ -105,6 +112,12 @@ public final class StreamWorker implements Runnable {
   static final Duration MARK_TTL = Duration.ofMinutes(1);
 
   static final Duration MARK_EVERY = Duration.ofSeconds(5);
+
+  /** How long a priming that waits for a replay slot sleeps before it asks again. */
+  static final Duration SLOT_WAIT = Duration.ofMillis(50);
+
+  /** How often a stream that drops live batches says so, at most. */
+  static final Duration DROP_LOG_INTERVAL = Duration.ofSeconds(10);
 
   /** The longest wait before the inference's Redis calls are tried again after they failed. */
   static final Duration INFERENCE_RETRY_MAX = Duration.ofSeconds(30);
@@ -151,6 +164,20 @@ public final class StreamWorker implements Runnable {
   private boolean heldOff;
   private long heldOffUntilNanos;
 
+  private final MemoryBudget memory;
+
+  /** A replay stopped at its window: the rest of the history is still to be read. */
+  private boolean historyOwed;
+
+  /** This step asked for a replay slot and was told to wait. */
+  private boolean wantedReplay;
+
+  /** The live socket reconnected and the ring's copy of the last applied batch is still to see. */
+  private boolean reconnectCheckOwed;
+
+  private long droppedSinceLog;
+  private long dropLoggedNanos;
+
   public StreamWorker(
       StreamId id, KeyMode mode, PodSpec pod, Lease lease, Shared shared, Listener listener) {
     this.id = id;
@@ -159,12 +186,14 @@ public final class StreamWorker implements Runnable {
     this.lease = lease;
     this.shared = shared;
     this.listener = listener;
+    this.memory = shared.memory();
     this.sequencer =
         new Sequencer(
             shared.config().maxPendingBatches(),
             shared.config().memoryBounds().pendingBytes(),
             mode,
-            shared.index().applyChunkBlocks());
+            shared.index().applyChunkBlocks(),
+            memory);
     this.retry = new Backoff(shared.config().retryMin(), shared.config().retryMax());
     this.reconnect = new Backoff(shared.config().reconnectMin(), shared.config().reconnectMax());
     this.inferenceRetry = new Backoff(shared.config().retryMax(), INFERENCE_RETRY_MAX);
@@ -210,7 +239,9 @@ public final class StreamWorker implements Runnable {
     try {
       while (running) {
         try {
+          wantedReplay = false;
           step();
+          settleReplaySlot();
         } catch (IndexWrites.FencedException e) {
           fenced();
           break;
@@ -219,6 +250,8 @@ public final class StreamWorker implements Runnable {
         }
       }
     } finally {
+      memory.slots().release(id);
+      sequencer.release();
       if (model != null) {
         if (!halted && state != State.FENCED) {
           handOver(model.handover()); // a next owner goes on from it
@@ -247,9 +280,18 @@ public final class StreamWorker implements Runnable {
     progressIfDue();
     handOverIfDue();
     if (sub.reconnected()) {
+      reconnectCheckOwed = true;
+    }
+    if (reconnectCheckOwed) {
       // Maybe another process on the same endpoint, whose first batches were never heard: before
       // anything more is applied, compare the ring's copy of the last applied batch.
       catchUp(true);
+    }
+    if (historyOwed && sequencer.mayCatchUp()) {
+      catchUp(false); // the next window of a history, whether or not live batches arrive
+      if (sub == null) {
+        return; // the catch-up found the live socket deaf and closed it: the next step reopens it
+      }
     }
     LiveSocket.Received received = sub.receive();
     if (received instanceof LiveSocket.Nothing) {
@@ -328,7 +370,7 @@ public final class StreamWorker implements Runnable {
 
   private boolean openSocket() {
     try {
-      sub = LiveSocket.open(shared, pod, id.dpRank());
+      sub = LiveSocket.open(shared, memory, pod, id.dpRank());
       reconnect.reset();
       return true;
     } catch (ZMQException | IllegalArgumentException e) {
@@ -370,31 +412,54 @@ public final class StreamWorker implements Runnable {
       case RESTART ->
           restarted(
               "live sequence " + batch.seq() + " is below the watermark " + sequencer.applied());
-      case DROPPED -> {
-        // the gap this leaves is replayed later
-      }
+      case DROPPED -> dropped(batch, "stream_bound");
+      case OVER_BUDGET -> dropped(batch, "memory_budget");
       case QUEUED -> {
         // applied by the step, in order
       }
     }
   }
 
-  private Batch decoded(EventMessage message, boolean live) {
-    Batch batch = Batch.decode(message, live);
-    if (batch.malformed() != null) {
-      shared.metrics().malformed();
+  /**
+   * A live batch the stream could not hold (its own bounds, or the process's memory budget): the
+   * gap it leaves is replayed later. Counted; logged at most every 10 s.
+   */
+  private void dropped(Batch batch, String reason) {
+    shared.metrics().dropped(reason);
+    droppedSinceLog++;
+    long now = shared.nanos();
+    if (droppedSinceLog == 1 || now - dropLoggedNanos > DROP_LOG_INTERVAL.toNanos()) {
       log.warn(
-          "{}: batch {} ({}) cannot be read: {}",
+          "{}: live batch {} dropped ({}: {} bytes waiting, the process holds {} of its {}-byte"
+              + " memory budget); {} dropped since the last line, replayed later as a gap",
           label,
           batch.seq(),
-          live ? "live; its replay copy is tried next" : "replayed",
-          batch.malformed());
+          reason,
+          sequencer.pendingBytes(),
+          memory.used(),
+          memory.total(),
+          droppedSinceLog);
+      dropLoggedNanos = now;
+      droppedSinceLog = 0;
+    }
+  }
+
+  private Batch decoded(EventMessage message, boolean live) {
+    Batch batch = Batch.decode(message, live, mode);
+    if (batch.malformed() != null) {
+      malformed(batch);
     }
     return batch;
   }
 
-  private List<Batch> replayed(List<EventMessage> messages) {
-    return messages.stream().map(m -> decoded(m, false)).toList();
+  private void malformed(Batch batch) {
+    shared.metrics().malformed();
+    log.warn(
+        "{}: batch {} ({}) cannot be read: {}",
+        label,
+        batch.seq(),
+        batch.live() ? "live; its replay copy is tried next" : "replayed",
+        batch.malformed());
   }
 
   /** The ring holds another payload under a sequence this stream applied: a new process. */
@@ -572,14 +637,31 @@ public final class StreamWorker implements Runnable {
     if (endpoint == null || through < 0) {
       return 0;
     }
-    Replay.Result r = fetchReplay(endpoint, 0);
-    if (r.tooLarge()) {
-      shared.metrics().replay("too_large");
-      return 0;
+    int primed = 0;
+    long from = 0;
+    while (running) {
+      if (!replaySlot()) {
+        park(SLOT_WAIT);
+        continue;
+      }
+      try (ReplayWindow w = readReplay(endpoint, from, through)) {
+        if (w.tooLarge()) {
+          shared.metrics().replay("too_large");
+          return primed;
+        }
+        List<Batch> history = w.batches();
+        if (!history.isEmpty()) {
+          long last = history.get(history.size() - 1).seq();
+          model.prime(history, Math.min(through, last));
+          primed += history.size();
+          from = last + 1;
+        }
+        if (!w.cut() || history.isEmpty()) {
+          return primed;
+        }
+      }
     }
-    List<Batch> history = replayed(r.batches());
-    model.prime(history, through);
-    return (int) history.stream().filter(b -> b.seq() <= through).count();
+    return primed;
   }
 
   /**
@@ -745,53 +827,114 @@ public final class StreamWorker implements Runnable {
 
   /**
    * A quiet stream asks for anything after its watermark that it may have missed; so does one whose
-   * live socket reconnected ({@code reconnected}), whatever waits.
+   * live socket reconnected ({@code reconnected}), whatever waits. A stream that must wait for a
+   * replay slot asks again at its next step.
    */
   private void catchUp(boolean reconnected) {
     String endpoint = pod.replayEndpoint(id.dpRank());
     boolean may =
         reconnected ? sequencer.started() && !sequencer.purgePending() : sequencer.mayCatchUp();
     if (endpoint == null || !may) {
+      reconnectCheckOwed &= !reconnected;
       return;
     }
-    Replay.Result r = fetchReplay(endpoint, sequencer.catchUpFrom());
-    List<Batch> replayed = replayed(r.batches());
-    if (r.tooLarge()) {
-      shared.metrics().replay("too_large");
-    } else if (!sequencer.sameEngine(replayed)) {
-      anotherEngine(replayed);
-    } else if (reconnected) {
-      shared.metrics().replay("reconnect");
-      sequencer.caughtUp(sequencer.notApplied(replayed));
+    if (!replaySlot()) {
+      if (!reconnected) {
+        askTheRingSoon();
+      }
       return;
-    } else if (!(replayed = sequencer.notApplied(replayed)).isEmpty()) {
-      log.info("{}: quiet stream caught up {} batches from replay", label, replayed.size());
-      shared.metrics().replay("idle_catch_up");
-      sequencer.caughtUp(replayed);
+    }
+    reconnectCheckOwed &= !reconnected;
+    List<Batch> replayed;
+    boolean applyNow = false;
+    try (ReplayWindow w = readReplay(endpoint, sequencer.catchUpFrom(), Long.MAX_VALUE)) {
+      replayed = w.batches();
+      if (w.tooLarge()) {
+        shared.metrics().replay("too_large");
+      } else if (!sequencer.sameEngine(replayed)) {
+        anotherEngine(replayed);
+      } else if (reconnected) {
+        shared.metrics().replay("reconnect");
+        sequencer.caughtUp(sequencer.notApplied(replayed));
+        historyRead(w);
+        return;
+      } else if (!(replayed = sequencer.notApplied(replayed)).isEmpty()) {
+        log.info("{}: quiet stream caught up {} batches from replay", label, replayed.size());
+        shared.metrics().replay(w.cut() ? "cut" : "idle_catch_up");
+        sequencer.caughtUp(replayed);
+        applyNow = true;
+      } else if (w.ended()) {
+        sequencer.caughtUp(List.of()); // nothing newer than the watermark
+      }
+      historyRead(w);
+    }
+    if (applyNow) {
       progress();
       if (status.liveReceived() == liveAtLastCatchUp) {
         reopenDeafSocket(replayed.size());
       }
-    } else if (r.ended()) {
-      sequencer.caughtUp(List.of()); // nothing newer than the watermark
     }
     liveAtLastCatchUp = status.liveReceived();
   }
 
-  private Replay.Result fetchReplay(String endpoint, long from) {
-    MemoryBounds bounds = shared.config().memoryBounds();
-    Replay.Result r =
+  /**
+   * Whether this stream holds a replay slot now; when it must wait, it stays in line for as long as
+   * it asks again at each step.
+   */
+  private boolean replaySlot() {
+    if (memory.slots().tryAcquire(id)) {
+      return true;
+    }
+    wantedReplay = true;
+    return false;
+  }
+
+  /** Reads a replay from {@code from} (this stream holds a slot) into a window of the budget. */
+  private ReplayWindow readReplay(String endpoint, long from, long through) {
+    ReplayWindow w =
+        new ReplayWindow(
+            memory.window(sequencer.replayedBytes()),
+            memory.windowBytes(),
+            mode,
+            from,
+            through,
+            shared.config().maxPendingBatches(),
+            this::malformed);
+    w.read(
         Replay.fetch(
             shared.zmq(),
             endpoint,
             from,
             shared.config().replayIdleTimeout(),
-            bounds.replayBytes(),
-            bounds.messageBytes());
-    if (r.ended() || r.tooLarge() || !r.batches().isEmpty()) {
+            shared.config().memoryBounds().messageBytes(),
+            memory,
+            w));
+    if (w.ended() || w.tooLarge() || !w.batches().isEmpty()) {
       status.aliveAt(shared.nanos()); // the engine's replay socket answered
     }
-    return r;
+    return w;
+  }
+
+  /**
+   * After a replay's batches went to the sequencer: one cut at its window leaves history to read,
+   * which the next catch-up or gap fetches (nothing is published before), the slot kept meanwhile.
+   */
+  private void historyRead(ReplayWindow w) {
+    historyOwed = w.cut();
+    if (historyOwed) {
+      sequencer.historyCut();
+      askTheRingSoon();
+    }
+  }
+
+  /**
+   * Ends a step: the replay slot goes back once the stream holds no history and owes none, and a
+   * stream that did not ask for one this step leaves the line.
+   */
+  private void settleReplaySlot() {
+    if (!wantedReplay && !historyOwed && sequencer.replayedBytes() == 0) {
+      memory.slots().release(id);
+    }
   }
 
   /**
@@ -831,6 +974,19 @@ public final class StreamWorker implements Runnable {
       if (!goOn) {
         return;
       }
+      readWaiting();
+    }
+  }
+
+  /**
+   * Reads what waits in the live socket between the calls of a backlog: read, it counts against the
+   * stream's bounds and the budget (dropped past them), where unread it would only pile up.
+   */
+  private void readWaiting() {
+    for (int more = 0;
+        more < Sequencer.MAX_PARTS && sub != null && !sequencer.purgePending() && sub.waiting();
+        more++) {
+      take(sub.receive());
     }
   }
 
@@ -900,6 +1056,9 @@ public final class StreamWorker implements Runnable {
     if (endpoint == null) {
       repair = sequencer.noReplay(gap);
     } else {
+      if (!replaySlot()) {
+        return false; // asked again at the next step, in line for a slot
+      }
       log.info(
           "{}: {} {}..{}, replaying from {}",
           label,
@@ -907,16 +1066,34 @@ public final class StreamWorker implements Runnable {
           gap.from(),
           gap.firstLive() - 1,
           gap.from());
-      Replay.Result r = fetchReplay(endpoint, sequencer.replayFrom(gap));
-      List<Batch> replayed = replayed(r.batches());
-      if (!r.tooLarge() && !sequencer.sameEngine(replayed)) {
-        anotherEngine(replayed);
-        return true;
+      try (ReplayWindow w = readReplay(endpoint, sequencer.replayFrom(gap), Long.MAX_VALUE)) {
+        List<Batch> replayed = w.batches();
+        if (!w.tooLarge() && !sequencer.sameEngine(replayed)) {
+          anotherEngine(replayed);
+          return true;
+        }
+        replayed = sequencer.notApplied(replayed);
+        if (w.cut() && replayed.isEmpty() && w.firstOffered() > gap.from()) {
+          // No room for a batch, but the ring's oldest is past the gap: no window can cover it.
+          repair = sequencer.beyondRing(gap, w.firstOffered());
+          historyRead(w);
+        } else if (w.cut() && replayed.isEmpty()) {
+          // The window had no room left (history it brought is still to apply): asked again then.
+          shared.metrics().replay("cut");
+          historyRead(w);
+          return true;
+        } else {
+          repair =
+              w.tooLarge()
+                  ? sequencer.replayTooLarge(gap)
+                  : sequencer.replayed(gap, replayed, w.ended());
+          historyRead(w);
+          if (w.cut()) {
+            shared.metrics().replay("cut");
+            return true;
+          }
+        }
       }
-      repair =
-          r.tooLarge()
-              ? sequencer.replayTooLarge(gap)
-              : sequencer.replayed(gap, sequencer.notApplied(replayed), r.ended());
     }
     shared.metrics().replay(repair.name().toLowerCase(Locale.ROOT));
     if (repair != GapRepair.COVERED && repair != GapRepair.PARTIAL) {

@@ -1,6 +1,7 @@
 package io.kvindex.ingester;
 
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.ingester.keycheck.KeyChecks;
 import java.time.InstantSource;
 import java.util.function.LongSupplier;
 import org.zeromq.ZContext;
@@ -15,6 +16,7 @@ import org.zeromq.ZContext;
  * @param gate the pause gate (tests freeze a replica with it)
  * @param clock wall time, for the lag metric
  * @param ticker monotonic nanoseconds, for every timeout and backoff ({@link System#nanoTime})
+ * @param keyChecks the check of the engines' hashes against the routers' keys
  */
 public record Shared(
     IngesterConfig config,
@@ -23,7 +25,8 @@ public record Shared(
     IngesterMetrics metrics,
     Gate gate,
     InstantSource clock,
-    LongSupplier ticker) {
+    LongSupplier ticker,
+    KeyChecks keyChecks) {
 
   /** Now on the monotonic ticker. */
   public long nanos() {

@@ -339,6 +339,9 @@ public final class StreamWorker implements Runnable {
 
   private Batch decoded(EventMessage message, boolean live) {
     Batch batch = Batch.decode(message, live);
+    if (batch.malformed() == null) {
+      checkKeys(batch);
+    }
     if (batch.malformed() != null) {
       shared.metrics().malformed();
       log.warn(
@@ -349,6 +352,15 @@ public final class StreamWorker implements Runnable {
           batch.malformed());
     }
     return batch;
+  }
+
+  /** Hands the batch to the key check, which samples a store now and then; never fails ingest. */
+  private void checkKeys(Batch batch) {
+    try {
+      shared.keyChecks().sample(id.model(), mode, batch.events());
+    } catch (RuntimeException e) {
+      log.warn("{}: the key check failed on batch {}; ingest goes on", label, batch.seq(), e);
+    }
   }
 
   private List<Batch> replayed(List<EventMessage> messages) {

@@ -18,6 +18,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -60,7 +61,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<Pod, List<Route>> speculative = new HashMap<>();
   private final Map<StreamId, Held> leases = new HashMap<>();
   private final Map<String, Long> replicas = new HashMap<>();
-  private final Map<Pod, String> incarnations = new HashMap<>();
+  private final Map<StreamId, String> incarnations = new HashMap<>();
   private final Map<Pod, Resync> resyncs = new HashMap<>();
   private final Map<String, String> readerKeys = new HashMap<>();
   private final Map<String, KeyCheckNote> keyChecks = new HashMap<>();
@@ -533,12 +534,22 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized Optional<String> swapIncarnation(
-      String model, String pod, String incarnation, Duration ttl) {
+  public synchronized Optional<String> incarnation(StreamId stream) {
+    return Optional.ofNullable(incarnations.get(Check.notNull(stream, "stream")));
+  }
+
+  @Override
+  public synchronized boolean recordIncarnation(
+      StreamId stream, String expected, String incarnation, Duration ttl) {
+    Check.notNull(stream, "stream");
     Check.notBlank(incarnation, "incarnation");
     Check.atLeastOneMilli(ttl, "ttl");
-    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
-    return Optional.ofNullable(incarnations.put(key, incarnation));
+    String current = incarnations.get(stream);
+    if (incarnation.equals(current) || Objects.equals(current, expected)) {
+      incarnations.put(stream, incarnation);
+      return true;
+    }
+    return false;
   }
 
   @Override

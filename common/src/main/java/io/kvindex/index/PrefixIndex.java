@@ -318,8 +318,12 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * Registers an ingester replica as alive until now + ttl and tells how many replicas are alive
-   * (itself included), so that replicas can share the streams fairly.
+   * (itself included), so that replicas can share the streams fairly. A replica name belongs to the
+   * index instance that registered it while its entry lives.
    *
+   * @throws ReplicaConflictException if another live process (another index instance) holds the
+   *     name: leases name their owner, so two processes under one name would pass each other's
+   *     fencing
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
   int registerReplica(String replica, Duration ttl);
@@ -332,14 +336,27 @@ public interface PrefixIndex extends AutoCloseable {
   void deregisterReplica(String replica);
 
   /**
-   * Records a pod's engine incarnation (its process start time, as its {@code /metrics} reports it)
-   * for {@code ttl}, and returns the one recorded before: a changed incarnation means the engine
-   * restarted and lost its cache, even when its sequence numbers do not show it.
+   * The engine incarnation (its process start time, as its {@code /metrics} reports it) the
+   * stream's entries came from, as its owners last recorded it ({@link #recordIncarnation}): a new
+   * owner compares it with what the engine reports now, since a changed incarnation means the
+   * engine restarted and lost its cache even when its sequence numbers do not show it.
    *
-   * @return the incarnation recorded before, or empty if none
+   * @return the incarnation recorded, or empty if none
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
-  Optional<String> swapIncarnation(String model, String pod, String incarnation, Duration ttl);
+  Optional<String> incarnation(StreamId stream);
+
+  /**
+   * Records the stream's engine incarnation for {@code ttl}, if the record holds {@code expected}
+   * (null: none) or already holds {@code incarnation}: a compare-and-set, so that a retry after a
+   * lost reply answers as the first attempt did, and a record another owner changed meanwhile is
+   * never replaced unseen. Each stream has its own record, so a pod's ranks never move each
+   * other's.
+   *
+   * @return true if the record holds {@code incarnation} now, false if it held another one
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  boolean recordIncarnation(StreamId stream, String expected, String incarnation, Duration ttl);
 
   /**
    * Asks the ingester that owns the pod's streams to resync them: purge what the index holds of

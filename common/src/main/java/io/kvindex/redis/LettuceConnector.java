@@ -23,7 +23,12 @@ import io.lettuce.core.event.connection.ConnectionActivatedEvent;
 import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.EpollProvider;
+import io.lettuce.core.resource.IOUringProvider;
+import io.lettuce.core.resource.NettyCustomizer;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.channel.Channel;
+import io.netty.channel.epoll.Epoll;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
@@ -31,10 +36,45 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 
-/** A {@link RedisConnector} on lettuce. Thread-safe. */
+/**
+ * A {@link RedisConnector} on lettuce. Thread-safe.
+ *
+ * <p>A Redis host that vanishes without a reset (powered off, partitioned) leaves a connection that
+ * looks open: the kernel retransmits unacknowledged commands for about 15 minutes before it gives
+ * up, and never probes an idle one for two hours. So every connection probes an idle peer ({@link
+ * #KEEPALIVE_IDLE}, {@link #KEEPALIVE_INTERVAL}, {@link #KEEPALIVE_PROBES}: dropped about 11 s
+ * after the peer stops answering) and, on Netty's native epoll transport (shipped for Linux on
+ * x86-64 and arm64), drops one whose sent data stays unacknowledged for {@link #TCP_USER_TIMEOUT};
+ * lettuce then reconnects, which re-resolves a Sentinel's primary or a cluster's topology. On NIO
+ * (other platforms, or a native library that cannot load) only the probes apply, and the connector
+ * says so once at WARN.
+ */
 final class LettuceConnector implements RedisConnector {
+  private static final Logger log = LoggerFactory.getLogger(LettuceConnector.class);
+
+  /** Idle time before a connection's first keep-alive probe. */
+  static final Duration KEEPALIVE_IDLE = Duration.ofSeconds(5);
+
+  /** Time between keep-alive probes. */
+  static final Duration KEEPALIVE_INTERVAL = Duration.ofSeconds(2);
+
+  /** Unanswered keep-alive probes after which the connection is dropped. */
+  static final int KEEPALIVE_PROBES = 3;
+
+  /**
+   * How long sent data may stay unacknowledged before the connection is dropped (native transport
+   * only): as long as the keep-alive probes take, so both ways of going silent are noticed alike.
+   * The kernel of a busy or paused Redis still acknowledges, so this never drops a slow server.
+   */
+  static final Duration TCP_USER_TIMEOUT =
+      KEEPALIVE_IDLE.plus(KEEPALIVE_INTERVAL.multipliedBy(KEEPALIVE_PROBES));
+
+  private static final AtomicBoolean SAID = new AtomicBoolean();
 
   private final boolean cluster;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
@@ -49,6 +89,7 @@ final class LettuceConnector implements RedisConnector {
   private final AtomicLong activations = new AtomicLong();
   private final Disposable activationWatch;
   private final Duration commandTimeout;
+  private final AtomicReference<TcpSettings> lastSocket;
 
   private LettuceConnector(
       boolean cluster,
@@ -57,7 +98,9 @@ final class LettuceConnector implements RedisConnector {
       Runnable closeClient,
       ClientResources resources,
       ScheduledExecutorService scheduler,
+      AtomicReference<TcpSettings> lastSocket,
       RedisConnector.Builder settings) {
+    this.lastSocket = lastSocket;
     this.cluster = cluster;
     this.commands = commands;
     this.nodes = nodes;
@@ -79,17 +122,25 @@ final class LettuceConnector implements RedisConnector {
   static LettuceConnector open(RedisConnector.Builder settings) {
     RedisEndpoints endpoints = RedisEndpoints.parse(settings.uri, settings.commandTimeout);
     long start = System.nanoTime();
+    AtomicReference<TcpSettings> lastSocket = new AtomicReference<>();
     ClientResources resources =
         ClientResources.builder()
             .reconnectDelay(
                 Delay.exponential(
                     Duration.ofMillis(10), Duration.ofSeconds(2), 2, TimeUnit.MILLISECONDS))
+            .nettyCustomizer(
+                new NettyCustomizer() {
+                  @Override
+                  public void afterChannelInitialized(Channel channel) {
+                    lastSocket.set(socketSettings(channel));
+                  }
+                })
             .build();
     ScheduledExecutorService scheduler = RedisCalls.newScheduler("kvindex-redis-scheduler");
     try {
       return endpoints.cluster()
-          ? openCluster(endpoints, settings, resources, scheduler)
-          : openStandalone(endpoints, settings, resources, scheduler);
+          ? openCluster(endpoints, settings, resources, scheduler, lastSocket)
+          : openStandalone(endpoints, settings, resources, scheduler, lastSocket);
     } catch (RuntimeException e) {
       scheduler.shutdown();
       resources.shutdown(0, 2, TimeUnit.SECONDS);
@@ -101,7 +152,8 @@ final class LettuceConnector implements RedisConnector {
       RedisEndpoints endpoints,
       RedisConnector.Builder settings,
       ClientResources resources,
-      ScheduledExecutorService scheduler) {
+      ScheduledExecutorService scheduler,
+      AtomicReference<TcpSettings> lastSocket) {
     RedisClient client = RedisClient.create(resources);
     ClientOptions.Builder options =
         ClientOptions.builder()
@@ -125,6 +177,7 @@ final class LettuceConnector implements RedisConnector {
           closer(connection, client::shutdown),
           resources,
           scheduler,
+          lastSocket,
           settings);
     } catch (RuntimeException e) {
       client.shutdown(0, 2, TimeUnit.SECONDS);
@@ -136,7 +189,8 @@ final class LettuceConnector implements RedisConnector {
       RedisEndpoints endpoints,
       RedisConnector.Builder settings,
       ClientResources resources,
-      ScheduledExecutorService scheduler) {
+      ScheduledExecutorService scheduler,
+      AtomicReference<TcpSettings> lastSocket) {
     RedisClusterClient client = RedisClusterClient.create(resources, endpoints.uris());
     ClusterClientOptions.Builder options =
         ClusterClientOptions.builder()
@@ -166,6 +220,7 @@ final class LettuceConnector implements RedisConnector {
           closer(connection, client::shutdown),
           resources,
           scheduler,
+          lastSocket,
           settings);
     } catch (RuntimeException e) {
       client.shutdown(0, 2, TimeUnit.SECONDS);
@@ -220,11 +275,52 @@ final class LettuceConnector implements RedisConnector {
   }
 
   private static SocketOptions socketOptions(RedisConnector.Builder settings) {
-    return SocketOptions.builder()
-        .connectTimeout(settings.commandTimeout)
-        .keepAlive(true)
-        .tcpNoDelay(true)
-        .build();
+    SocketOptions.Builder options =
+        SocketOptions.builder()
+            .connectTimeout(settings.commandTimeout)
+            .keepAlive(
+                SocketOptions.KeepAliveOptions.builder()
+                    .enable()
+                    .idle(KEEPALIVE_IDLE)
+                    .interval(KEEPALIVE_INTERVAL)
+                    .count(KEEPALIVE_PROBES)
+                    .build())
+            .tcpNoDelay(true);
+    if (EpollProvider.isAvailable() || IOUringProvider.isAvailable()) {
+      // Lettuce refuses to connect if asked for it without a native transport.
+      options.tcpUserTimeout(
+          SocketOptions.TcpUserTimeoutOptions.builder()
+              .enable()
+              .tcpUserTimeout(TCP_USER_TIMEOUT)
+              .build());
+    }
+    return options.build();
+  }
+
+  /** Reads a new connection's socket settings back, and says once per process what they are. */
+  private static TcpSettings socketSettings(Channel channel) {
+    TcpSettings tcp = TcpSettings.of(channel);
+    if (SAID.compareAndSet(false, true)) {
+      if (tcp.userTimeoutMillis() > 0) {
+        log.info("Redis connections: {}", tcp);
+      } else {
+        log.warn(
+            "Redis connections: {}: a Redis host that vanishes without a reset while a command"
+                + " waits is noticed only by the kernel's retransmission limit (about 15 minutes);"
+                + " TCP_USER_TIMEOUT needs Netty's native epoll transport, which did not load here"
+                + " ({})",
+            tcp,
+            Epoll.isAvailable()
+                ? "epoll loaded, yet not used"
+                : String.valueOf(Epoll.unavailabilityCause()));
+      }
+    }
+    return tcp;
+  }
+
+  /** The socket settings of the last connection this connector opened, as the kernel holds them. */
+  TcpSettings lastSocket() {
+    return lastSocket.get();
   }
 
   /** Trusts the configured CA file instead of the JVM's default trust store. */

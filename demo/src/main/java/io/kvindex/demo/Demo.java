@@ -16,8 +16,9 @@ import java.util.function.BooleanSupplier;
  * The whole stack on one machine, and what it gained: replays one workload through kvindex routing
  * (Redis, simulated pods, two ingesters, two routers; the gateway sends each engine's cached_tokens
  * back, closing the loop) and through the oracle (the pods' true caches), round-robin and random
- * routing on fresh fleets of the same shape; midway resets one pod's prefix cache, restarts one pod
- * and kills one ingester; then audits the index against the pods' ground truth at quiescence.
+ * routing on fresh fleets of the same shape; midway resets the prefix cache of the pod holding the
+ * most blocks, restarts another pod's engine and kills one ingester; then audits the index against
+ * the pods' ground truth at quiescence.
  *
  * <pre>{@code
  * DemoReport report = Demo.run(DemoConfig.builder().pods(4).build(), new PrintWriter(System.out));
@@ -27,7 +28,6 @@ import java.util.function.BooleanSupplier;
  * <p>Thread-safe: each call runs its own stack and cleans it up before it returns.
  */
 public final class Demo {
-  static final String RESET_POD = "pod-1";
   static final String RESTART_POD = "pod-2";
   static final String KILLED_INGESTER = "ingester-2";
   static final String SURVIVOR = "ingester-1";
@@ -60,6 +60,8 @@ public final class Demo {
   private volatile Duration takeover;
   private Run.Result kvindexRun;
   private IngestStats beforeKill;
+  private PrefixCacheReset reset;
+  private String restarted = RESTART_POD;
 
   private final Observer observer;
 
@@ -132,7 +134,11 @@ public final class Demo {
       stack.ingesters().forEach((name, i) -> registries.put(name, i.meterRegistry()));
       awaitLeases(stack);
       routeThroughKvindex(stack, report);
+      report.reset(reset).restarted(restarted);
       quiesce(stack);
+      if (reset != null && reset.probed()) {
+        awaitClearCounted(stack);
+      }
       observer.quiesced(stack);
       report.ingest(stats(stack));
       report.accuracy(audit(stack));
@@ -152,7 +158,8 @@ public final class Demo {
         () -> "the ingesters lease only " + stats(stack).leasesHeld() + " streams");
   }
 
-  private void routeThroughKvindex(Stack stack, DemoReport.Builder report) {
+  private void routeThroughKvindex(Stack stack, DemoReport.Builder report)
+      throws InterruptedException {
     RouterPolicy router = new RouterPolicy(stack.routers(), stack.fleet().names());
     Fleet fleet = stack.fleet();
     Run run = new Run(requests, fleet, new Policy(Policy.KVINDEX, router));
@@ -175,7 +182,7 @@ public final class Demo {
         run.atFractionOfLimit(settled, SETTLED, () -> {});
       }
     }
-    run.atFractionOfLimit(RESET_AT, RESET, () -> reset(fleet))
+    run.atFractionOfLimit(RESET_AT, RESET, () -> reset(fleet, stack))
         .atFractionOfLimit(RESTART_AT, RESTART, () -> restart(fleet))
         .atFractionOfLimit(KILL_AT, KILL, () -> kill(stack))
         .onProgress(r -> progress.update(r, stats(stack)));
@@ -183,6 +190,16 @@ public final class Demo {
     Run.Result result = run.execute();
     kvindexRun = result;
     progress.done(result);
+    if (reset != null) {
+      reset.afterRun(
+          result.fired().get(RESET),
+          fleet,
+          router,
+          new RouterClient(stack.routers()),
+          requests,
+          stack.auditInspector());
+      reset.probe().ifPresent(progress::line);
+    }
     report
         .result(result)
         .routing(router.reasons(), router.failures(), router.lastFailure())
@@ -201,24 +218,39 @@ public final class Demo {
     progress.line("every engine now evicts without publishing BlockRemoved (silent eviction)");
   }
 
+  private void reset(Fleet fleet, Stack stack) {
+    reset = PrefixCacheReset.fire(fleet, stack.auditInspector());
+    progress.line(
+        "reset "
+            + reset.pod()
+            + "'s prefix cache, which held "
+            + reset.heldBlocks()
+            + " blocks; its AllBlocksCleared goes out with the engine's next step");
+  }
+
   /** The pod faults at the requests where the kvindex run had them. */
   private Run samePodFaults(Run run, Fleet fleet) {
     Map<String, Integer> fired = kvindexRun.fired();
     if (fired.containsKey(RESET)) {
-      run.at(fired.get(RESET), () -> reset(fleet));
+      run.at(fired.get(RESET), () -> fleet.pod(reset.pod()).resetPrefixCache());
     }
     if (fired.containsKey(RESTART)) {
-      run.at(fired.get(RESTART), () -> restart(fleet));
+      run.at(fired.get(RESTART), () -> fleet.pod(restarted).restart());
     }
     return run;
   }
 
-  private void reset(Fleet fleet) {
-    fleet.pod(RESET_POD).resetPrefixCache();
-  }
-
+  /**
+   * Restarts pod-2's engine, or, when pod-2 is the one whose cache was reset or there is no pod-2,
+   * the first other pod's.
+   */
   private void restart(Fleet fleet) {
-    fleet.pod(RESTART_POD).restart();
+    String spared = reset == null ? null : reset.pod();
+    List<String> names = fleet.names();
+    if (!names.contains(RESTART_POD) || RESTART_POD.equals(spared)) {
+      restarted = names.stream().filter(n -> !n.equals(spared)).findFirst().orElseThrow();
+    }
+    fleet.pod(restarted).restart();
   }
 
   private void kill(Stack stack) {
@@ -256,6 +288,20 @@ public final class Demo {
         QUIESCENCE_TIMEOUT,
         () -> lagging(stack).isEmpty(),
         () -> "streams still behind: " + lagging(stack));
+  }
+
+  /**
+   * The request sent after the run to an engine whose clear was still queued makes the stack's last
+   * batch: quiescence sees Redis's watermark reach it a moment before the ingester has taken the
+   * reply in and counted the purge. Waits for that count (the summary reads it next), for up to the
+   * quiescence timeout; the summary says so if it never comes.
+   */
+  private void awaitClearCounted(Stack stack) throws InterruptedException {
+    long deadline = System.nanoTime() + QUIESCENCE_TIMEOUT.toNanos();
+    while (stats(stack).purges().getOrDefault("all_blocks_cleared", 0L) == 0
+        && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
   }
 
   private List<String> lagging(Stack stack) {

@@ -311,14 +311,14 @@ public final class DemoReport {
     Map<String, Integer> fired = result("kvindex").fired();
     line(
         s,
-        "  reset %s's prefix cache (before request %s): %s",
-        Demo.RESET_POD,
-        fired.getOrDefault(Demo.RESET, -1),
-        resetOutcome());
+        "  %s",
+        b.reset == null
+            ? "reset: not injected, the run ended before it"
+            : b.reset.describe(clearsPurged(b)));
     line(
         s,
         "  restarted %s's engine (before request %s): %s",
-        Demo.RESTART_POD,
+        b.restarted,
         fired.getOrDefault(Demo.RESTART, -1),
         restartOutcome());
     line(
@@ -423,13 +423,8 @@ public final class DemoReport {
     }
   }
 
-  private String resetOutcome() {
-    long purges = b.ingest.purges().getOrDefault("all_blocks_cleared", 0L);
-    return purges > 0
-        ? "handled: its AllBlocksCleared purged the pod's entries (purges by reason "
-            + join(b.ingest.purges())
-            + ")"
-        : "NOT handled: no AllBlocksCleared purge was counted";
+  private static long clearsPurged(Builder b) {
+    return b.ingest.purges().getOrDefault("all_blocks_cleared", 0L);
   }
 
   private String restartOutcome() {
@@ -517,11 +512,13 @@ public final class DemoReport {
               100 * oracle,
               100 * MIN_ORACLE_RATIO));
     }
-    if (b.ingest.purges().getOrDefault("all_blocks_cleared", 0L) == 0) {
-      out.add("the prefix-cache reset of " + Demo.RESET_POD + " was not purged from the index");
+    if (b.reset == null) {
+      out.add("the prefix-cache reset was not injected: the run ended before it");
+    } else {
+      b.reset.problem(clearsPurged(b)).ifPresent(out::add);
     }
     if (b.ingest.restarts() == 0) {
-      out.add("the engine restart of " + Demo.RESTART_POD + " was not detected");
+      out.add("the engine restart of " + b.restarted + " was not detected");
     }
     if (b.takeover == null) {
       out.add(
@@ -581,6 +578,8 @@ public final class DemoReport {
     private Map<String, Long> suspects = Map.of();
     private Map<String, Long> resyncs = Map.of();
     private Stack.Cleanup cleanup = Stack.Cleanup.NONE;
+    private PrefixCacheReset reset;
+    private String restarted = Demo.RESTART_POD;
 
     private Builder(DemoConfig config) {
       this.config = config;
@@ -630,6 +629,18 @@ public final class DemoReport {
 
     Builder accuracy(Auditor.Accuracy accuracy) {
       this.accuracy = accuracy;
+      return this;
+    }
+
+    /** The midway reset, or {@code null} if the run ended before it. */
+    Builder reset(PrefixCacheReset reset) {
+      this.reset = reset;
+      return this;
+    }
+
+    /** The pod whose engine the demo restarted. */
+    Builder restarted(String pod) {
+      this.restarted = pod;
       return this;
     }
 

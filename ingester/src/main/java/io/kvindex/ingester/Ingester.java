@@ -105,6 +105,14 @@ public final class Ingester implements AutoCloseable {
               reconciler.indexReset();
             });
     metrics.failedStreamsFrom(this::failedStreams);
+    try {
+      coordinator.registerAtStart();
+    } catch (RuntimeException e) {
+      reconciler.close();
+      shared.index().close();
+      shared.zmq().close();
+      throw e;
+    }
     this.scheduler = Threads.scheduled("kvindex-ingester-loop", 3);
     this.http = config.httpPort() < 0 ? null : http(config);
     schedule(coordinator::tick, config.coordinationInterval());
@@ -267,6 +275,9 @@ public final class Ingester implements AutoCloseable {
     if (!running) {
       return Probe.failing("stopping");
     }
+    if (coordinator.replicaConflict()) {
+      return Probe.failing("replica id in use by another live ingester (the error is in the log)");
+    }
     if (!coordinator.redisOk()) {
       return Probe.failing("redis unreachable (registry heartbeat late)");
     }
@@ -355,6 +366,7 @@ public final class Ingester implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    reconciler.close();
     coordinator.stopAll(crash, Duration.ofSeconds(10));
     if (http != null) {
       http.close();

@@ -63,6 +63,7 @@ public final class IngesterConfig {
   private final Duration reconcileInterval;
   private final Duration unreachableAfter;
   private final Duration scrapeTimeout;
+  private final long maxScrapeBytes;
   private final Duration gcInterval;
   private final Duration departedRetention;
   private final boolean inferEvictions;
@@ -105,6 +106,7 @@ public final class IngesterConfig {
     this.reconcileInterval = Check.positive(b.reconcileInterval, "reconcileInterval");
     this.unreachableAfter = Check.positive(b.unreachableAfter, "unreachableAfter");
     this.scrapeTimeout = Check.positive(b.scrapeTimeout, "scrapeTimeout");
+    this.maxScrapeBytes = Check.atLeast(b.maxScrapeBytes, 1 << 10, "maxScrapeBytes");
     this.gcInterval = Check.positive(b.gcInterval, "gcInterval");
     this.departedRetention = Check.positive(b.departedRetention, "departedRetention");
     this.inferEvictions = b.inferEvictions;
@@ -255,6 +257,11 @@ public final class IngesterConfig {
     return scrapeTimeout;
   }
 
+  /** The largest {@code /metrics} page a scrape reads. */
+  public long maxScrapeBytes() {
+    return maxScrapeBytes;
+  }
+
   public Duration gcInterval() {
     return gcInterval;
   }
@@ -338,6 +345,7 @@ public final class IngesterConfig {
     private Duration reconcileInterval;
     private Duration unreachableAfter;
     private Duration scrapeTimeout;
+    private long maxScrapeBytes;
     private Duration gcInterval;
     private Duration departedRetention;
     private boolean inferEvictions;
@@ -475,6 +483,11 @@ public final class IngesterConfig {
 
     public Builder scrapeTimeout(Duration v) {
       scrapeTimeout = v;
+      return this;
+    }
+
+    public Builder maxScrapeBytes(long v) {
+      maxScrapeBytes = v;
       return this;
     }
 

@@ -151,8 +151,19 @@ enum IngesterSetting {
           "unreachable-after", "30s", "DURATION", "A pod whose /metrics fails this long is purged"),
       (b, v) -> b.unreachableAfter(Durations.parse(v))),
   SCRAPE_TIMEOUT(
-      Setting.of("scrape-timeout", "2s", "DURATION", "Timeout of one /metrics scrape"),
+      Setting.of(
+          "scrape-timeout",
+          "2s",
+          "DURATION",
+          "Longest one /metrics scrape may take, from its request to the page's last byte"),
       (b, v) -> b.scrapeTimeout(Durations.parse(v))),
+  MAX_SCRAPE_BYTES(
+      Setting.of(
+          "max-scrape-bytes",
+          "8MiB",
+          "SIZE",
+          "Largest /metrics page read; a larger one is a failed scrape, the rest of it unread"),
+      (b, v) -> b.maxScrapeBytes(ByteSizes.parse(v))),
   GC_INTERVAL(
       Setting.of(
           "gc-interval",

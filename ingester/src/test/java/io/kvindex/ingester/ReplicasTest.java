@@ -1,8 +1,10 @@
 package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.index.Lease;
+import io.kvindex.index.ReplicaConflictException;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.simulator.InferenceRequest;
@@ -52,6 +54,30 @@ class ReplicasTest {
       rig.awaitCaughtUp(pod, WAIT);
       rig.awaitEqual(pod, fleet.everHeld(), WAIT);
     }
+  }
+
+  /**
+   * Leases name their owner: a second live process under a replica id already in use would pass the
+   * first one's fencing, so it is refused at start, saying what to do, and the first one keeps its
+   * streams. A replica that crashed and comes back under its id gets it once its entry expired.
+   */
+  @Test
+  void duplicateReplicaId_isRefusedWhileTheOtherLives() {
+    fleet = Fleet.start(2);
+    Ingester a = rig.start("a", fleet.specs("engine"));
+    Await.until(WAIT, "a owns both streams", () -> owned(a) == 2);
+
+    assertThatThrownBy(() -> rig.start("a", fleet.specs("engine")))
+        .isInstanceOf(ReplicaConflictException.class)
+        .hasMessageContaining("replica id 'a' is registered by another live ingester")
+        .hasMessageContaining("--replica-id");
+    fleet.traffic(5);
+    awaitAllEqual();
+    assertThat(owned(a)).isEqualTo(2);
+
+    a.kill(); // a crash: its registry entry and leases are left to expire
+    Ingester again = rig.start("a", fleet.specs("engine"));
+    Await.until(WAIT, "the restarted 'a' owns both streams", () -> owned(again) == 2);
   }
 
   @Test

@@ -149,9 +149,17 @@ public final class KeySchema {
     return key("ingesters", "replicas");
   }
 
-  /** A pod's engine incarnation (its process start time) as its owners last saw it. */
-  byte[] incarnation(String model, String pod) {
-    return podKey(model, pod, "incarnation:");
+  /** Which process holds each live replica name (hash: replica -> the process's run id). */
+  byte[] replicaProcesses() {
+    return key("ingesters", "replica-processes");
+  }
+
+  /**
+   * The engine incarnation (its process start time) a stream's entries came from, as its owners
+   * confirmed it (incarnation.lua).
+   */
+  byte[] incarnation(StreamId stream) {
+    return key(groupOf(stream.model(), stream.pod()), "incarnation:" + streamDigest(stream));
   }
 
   byte[] meta(int group) {
@@ -357,8 +365,10 @@ public final class KeySchema {
 
   /**
    * The state of a pod's touches (infer.lua): {@code o} → the bytes of touches ever added (the
-   * offset of the next), {@code c<rank>} → each reader's cursor and the time of its last read. A
-   * {@code touch:} key, which routers may write, expiring with the touches or the last read.
+   * offset of the next), {@code l} → the latest touch's entry id, {@code i} → the ids of the latest
+   * 16 touches (8 bytes each, newest first: a touch retried after a lost reply is added once),
+   * {@code c<rank>} → each reader's cursor and the time of its last read. A {@code touch:} key,
+   * which routers may write, expiring with the touches or the last read.
    */
   byte[] touchState(String model, String pod) {
     byte[] stream = touches(model, pod);

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Inferred evictions in Redis (infer.lua, three keys per pod in its group): the mark that a pod's
@@ -75,6 +76,7 @@ final class RedisInference {
     for (int i = 0; i < n; i++) {
       packed.putLong(blockKeys[i]);
     }
+    byte[] id = ByteBuffer.allocate(8).putLong(ThreadLocalRandom.current().nextLong()).array();
     return writes
         .<Long>run(
             Scripts.INFER,
@@ -87,7 +89,8 @@ final class RedisInference {
             ascii(PrefixIndex.MAX_TOUCHES),
             ascii(ms),
             ascii(PrefixIndex.MAX_TOUCH_BYTES),
-            ascii(PrefixIndex.TOUCH_OVERHEAD_BYTES))
+            ascii(PrefixIndex.TOUCH_OVERHEAD_BYTES),
+            id)
         .toCompletableFuture()
         .thenApply(RedisOutcome::isDone);
   }

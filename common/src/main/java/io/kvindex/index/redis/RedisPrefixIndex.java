@@ -590,9 +590,14 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public Optional<String> swapIncarnation(
-      String model, String pod, String incarnation, Duration ttl) {
-    return leases.swapIncarnation(model, pod, incarnation, ttl);
+  public Optional<String> incarnation(StreamId stream) {
+    return leases.incarnation(stream);
+  }
+
+  @Override
+  public boolean recordIncarnation(
+      StreamId stream, String expected, String incarnation, Duration ttl) {
+    return leases.recordIncarnation(stream, expected, incarnation, ttl);
   }
 
   @Override

@@ -83,8 +83,8 @@
  * Scripts. Every script is loaded with lib.lua prepended (Scripts): the clock, the deadline codec,
  * the lease check, the stream-record parse and the pod-record write (both copies, and the slots
  * generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
- * and the pods' engine incarnations (incarnation:<p>, in the pod's group) are written here too, so
- * that every key of the index is named in KeySchema alone.
+ * and the streams' engine incarnations (incarnation:<d>, in the pod's group) are written here too,
+ * so that every key of the index is named in KeySchema alone.
  *
  * Node changes. Every write that can show slots (apply, purge, publish, sweep) first compares the
  * live node history (INFO replication, read in the script) with the one the group's data was

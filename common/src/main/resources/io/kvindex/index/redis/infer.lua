@@ -5,14 +5,17 @@
 -- (its block keys plus a fixed overhead), counted in the touch state's 'o' ('l' is the latest
 -- id). So the stream's bytes are known without reading it, and trimming by bytes or by a cursor is
 -- one XTRIM MINID. The state also holds each reader's cursor, 'c<rank>' -> '<cursor>|<ms of the
--- read>'. inferred.lua reads the mark.
+-- read>', and 'i', the ids of the latest touches (8 bytes each, newest first), so that a touch
+-- retried after a lost reply is added once. inferred.lua reads the mark.
 -- KEYS: 1 the pod's infer key ('mark') or its touch stream (the others), 2 its touch state
 -- ARGV: 1 the operation; mark: 2 capacity, 3 ttl ms;
 --       touch: 2 rank, 3 block keys, 4 the prediction's error in blocks, 5 most entries,
---         6 ttl ms, 7 most bytes, 8 the overhead counted per touch;
+--         6 ttl ms, 7 most bytes, 8 the overhead counted per touch, 9 the touch's id (8 bytes,
+--         the same in its retries: a retry after a lost reply adds nothing, 0);
 --       read: 2 the reader's rank, 3 cursor (an entry id), 4 most entries, 5 most bytes,
 --         6 how long a reader's cursor counts ms;
 --       last: 2 the reader's rank, 3 how long a reader's cursor counts ms
+local RECENT_IDS = 16
 local op = ARGV[1]
 if op == 'mark' then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
@@ -52,6 +55,12 @@ local function noteCursor(rank, cursor, now, readerTtl)
 end
 
 if op == 'touch' then
+  local recent = redis.call('HGET', KEYS[2], 'i') or ''
+  for at = 1, #recent - 7, 8 do
+    if string.sub(recent, at, at + 7) == ARGV[9] then
+      return 0
+    end
+  end
   local size = #ARGV[3] + tonumber(ARGV[8])
   local from = tonumber(redis.call('HGET', KEYS[2], 'o') or '0')
   if from == 0 then
@@ -60,7 +69,8 @@ if op == 'touch' then
   local to = from + size
   local id = string.format('%d-%d', from, size)
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], id, 'r', ARGV[2], 'k', ARGV[3], 'e', ARGV[4])
-  redis.call('HSET', KEYS[2], 'o', string.format('%d', to), 'l', id)
+  redis.call('HSET', KEYS[2], 'o', string.format('%d', to), 'l', id,
+    'i', string.sub(ARGV[9] .. recent, 1, 8 * RECENT_IDS))
   local most = tonumber(ARGV[7])
   if to > most then
     -- Keeps the touches that start at most `most` bytes before the end: at most `most` bytes.

@@ -174,7 +174,8 @@ class AclUsersTest {
     assertThat(apply(index, lease, 0, batch(stored(blocks, null, null))))
         .isEqualTo(ApplyStatus.APPLIED);
     assertThat(index.heartbeat(MODEL, STREAM.pod(), Duration.ofSeconds(30))).isTrue();
-    index.swapIncarnation(MODEL, STREAM.pod(), "1", Duration.ofMinutes(1));
+    index.recordIncarnation(STREAM, null, "1", Duration.ofMinutes(1));
+    assertThat(index.incarnation(STREAM)).hasValue("1");
     assertThat(index.watermark(STREAM)).hasValue(0);
     index.checkIdentity();
     assertThat(depth(index, blocks)).isEqualTo(20);

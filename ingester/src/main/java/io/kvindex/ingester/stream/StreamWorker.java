@@ -198,6 +198,7 @@ public final class StreamWorker implements Runnable {
   }
 
   private void step() {
+    status.observed(shared.nanos(), sub != null && sub.connected());
     if (sub == null && !openSocket()) {
       return;
     }
@@ -235,6 +236,7 @@ public final class StreamWorker implements Runnable {
   private void take(LiveSocket.Received received) {
     if (received instanceof LiveSocket.Message m) {
       quietSinceNanos = shared.nanos();
+      status.aliveAt(quietSinceNanos);
       status.received();
       onLive(decoded(m.message(), true));
     } else if (received instanceof LiveSocket.Garbled g) {
@@ -627,13 +629,18 @@ public final class StreamWorker implements Runnable {
 
   private Replay.Result fetchReplay(String endpoint, long from) {
     MemoryBounds bounds = shared.config().memoryBounds();
-    return Replay.fetch(
-        shared.zmq(),
-        endpoint,
-        from,
-        shared.config().replayIdleTimeout(),
-        bounds.replayBytes(),
-        bounds.messageBytes());
+    Replay.Result r =
+        Replay.fetch(
+            shared.zmq(),
+            endpoint,
+            from,
+            shared.config().replayIdleTimeout(),
+            bounds.replayBytes(),
+            bounds.messageBytes());
+    if (r.ended() || r.tooLarge() || !r.batches().isEmpty()) {
+      status.aliveAt(shared.nanos()); // the engine's replay socket answered
+    }
+    return r;
   }
 
   /**

@@ -113,7 +113,7 @@ public final class Ingester implements AutoCloseable {
       shared.zmq().close();
       throw e;
     }
-    this.scheduler = Threads.scheduled("kvindex-ingester-loop", 3);
+    this.scheduler = Threads.scheduled("kvindex-ingester-loop", 4);
     this.http = config.httpPort() < 0 ? null : http(config);
     schedule(coordinator::tick, config.coordinationInterval());
     schedule(reconciler::tick, config.reconcileInterval());

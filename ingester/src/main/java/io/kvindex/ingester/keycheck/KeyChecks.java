@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +40,9 @@ public final class KeyChecks {
 
   /** A model's note is written again this often (its counts move), besides on every change. */
   static final Duration NOTE_EVERY = Duration.ofSeconds(30);
+
+  /** The longest a refresh waits for the routers' notes; they are read again next time. */
+  static final Duration READ_TIMEOUT = Duration.ofSeconds(2);
 
   /** Models checked at most; past it new models are not checked (discovery bounds them anyway). */
   static final int MAX_MODELS = 4096;
@@ -153,7 +157,11 @@ public final class KeyChecks {
     if (!enabled()) {
       return;
     }
-    index.readerKeys().join().ifPresent(notes -> configured = parsed(notes));
+    index
+        .readerKeys()
+        .completeOnTimeout(Optional.empty(), READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+        .join()
+        .ifPresent(notes -> configured = parsed(notes));
     long now = ticker.getAsLong();
     for (ModelCheck check : models.values()) {
       KeyCheckNote note;

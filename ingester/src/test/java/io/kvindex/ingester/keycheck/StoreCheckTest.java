@@ -45,7 +45,8 @@ class StoreCheckTest {
   @Test
   void check_configuredKeysReproduce_matches() {
     BlockStored s = store(hashes(HashAlgorithm.SHA256, null, 16), 16, 64, null, null);
-    Finding f = StoreCheck.check(s, KeySpec.parse("engine:sha256:16"), KeyMode.ENGINE).orElseThrow();
+    Finding f =
+        StoreCheck.check(s, KeySpec.parse("engine:sha256:16"), KeyMode.ENGINE).orElseThrow();
     assertThat(f.matches()).isTrue();
     assertThat(f.engines()).isEqualTo(KeySpec.parse("engine:sha256:16"));
   }
@@ -103,7 +104,8 @@ class StoreCheckTest {
     assertThat(StoreCheck.check(store(hashes, 16, 48, null, null), keys, KeyMode.ENGINE))
         .as("fewer token ids than blocks (skipped blocks)")
         .isEmpty();
-    assertThat(StoreCheck.check(store(hashes, 16, 64, null, "sliding_window"), keys, KeyMode.ENGINE))
+    assertThat(
+            StoreCheck.check(store(hashes, 16, 64, null, "sliding_window"), keys, KeyMode.ENGINE))
         .isEmpty();
     assertThat(StoreCheck.check(store(hashes, 16, 64, null, null), keys, KeyMode.TOKEN))
         .as("a router keying another mode than the ingester is inspect's to report")

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.redis.IndexReport;
 import io.kvindex.index.redis.IndexReport.Group;
 import io.kvindex.index.redis.IndexReport.ModelKeys;
@@ -196,6 +197,20 @@ final class InspectCommand implements Callable<Integer> {
           m.readerKeys().isEmpty() ? "none noted" : String.join(", ", m.readerKeys()));
       if (m.problem() != null) {
         out.printf("    ! %s%n", m.problem());
+      }
+      KeyCheckNote check = m.keyCheck();
+      if (check != null) {
+        out.printf(
+            "    engines hash as: %s  (key check %s: %d of %d sampled stores matched the routers'"
+                + " keys, noted %s ago)%n",
+            check.engines() == null ? "no known form" : check.engines(),
+            check.verdict().label(),
+            check.matches(),
+            check.matches() + check.mismatches(),
+            ago(Math.max(0, now - check.atMillis())));
+        if (check.verdict() != KeyCheckNote.Verdict.MATCH) {
+          out.printf("    ! %s%n", check.detail());
+        }
       }
     }
 

@@ -72,6 +72,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<Pod, Map<Integer, long[]>> lagReports = new HashMap<>();
 
   private final Map<Pod, Long> lagUntil = new HashMap<>();
+  private final Map<String, String> readerKeys = new HashMap<>();
+  private final Map<String, KeyCheckNote> keyChecks = new HashMap<>();
   private final Map<Pod, Inferred> inferred = new HashMap<>();
   private final Map<Pod, ArrayDeque<Touched>> touches = new HashMap<>();
   private long touchIds;
@@ -400,14 +402,30 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     return CompletableFuture.completedFuture(true);
   }
 
-  /** The model keeps no notes: there is nothing to inspect. */
   @Override
-  public CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys) {
+  public synchronized CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys) {
     if (model != null) {
       Check.name(model, "model");
     }
-    Check.notBlank(modelKeys, "modelKeys");
+    readerKeys.put(model == null ? "" : model, Check.notBlank(modelKeys, "modelKeys"));
     return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Optional<Map<String, String>>> readerKeys() {
+    return CompletableFuture.completedFuture(Optional.of(Map.copyOf(readerKeys)));
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> noteKeyCheck(String model, KeyCheckNote note) {
+    keyChecks.put(Check.name(model, "model"), Check.notNull(note, "note"));
+    return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Optional<KeyCheckNote>> keyCheck(String model) {
+    return CompletableFuture.completedFuture(
+        Optional.ofNullable(keyChecks.get(Check.name(model, "model"))));
   }
 
   @Override

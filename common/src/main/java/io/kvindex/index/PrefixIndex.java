@@ -5,6 +5,7 @@ import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -236,6 +237,30 @@ public interface PrefixIndex extends AutoCloseable {
    * @return true once noted, false if Redis was unavailable
    */
   CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys);
+
+  /**
+   * The keys routers last noted ({@link #noteReaderKeys}) for each model: model to keys in the
+   * command line's form, the model {@code ""} for routers' default keys. One read, for the
+   * ingesters' key check.
+   *
+   * @return the notes; empty when Redis did not answer
+   */
+  CompletableFuture<Optional<Map<String, String>>> readerKeys();
+
+  /**
+   * Keeps what the ingesters' key check found for {@code model}, replacing the model's previous
+   * note. Best effort: one small write.
+   *
+   * @return true once kept, false if Redis was unavailable
+   */
+  CompletableFuture<Boolean> noteKeyCheck(String model, KeyCheckNote note);
+
+  /**
+   * What the ingesters' key check last found for {@code model}: one read.
+   *
+   * @return the note, empty when there is none; a failed future if Redis did not answer
+   */
+  CompletableFuture<Optional<KeyCheckNote>> keyCheck(String model);
 
   /**
    * The pod records of {@code pods} as the index holds them now, for explaining a lookup: whether

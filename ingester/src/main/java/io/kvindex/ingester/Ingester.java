@@ -6,6 +6,7 @@ import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.discovery.PodDiscovery;
+import io.kvindex.ingester.keycheck.KeyChecks;
 import io.kvindex.ingester.lease.Coordinator;
 import io.kvindex.ingester.reconcile.Reconciler;
 import io.kvindex.ingester.stream.StreamStatus;
@@ -68,6 +69,10 @@ public final class Ingester implements AutoCloseable {
   private final JvmGcMetrics gcMetrics;
 
   private final JvmHeapPressureMetrics heapPressure;
+
+  /** How often the routers' keys are read again for the key check, and its notes written. */
+  static final Duration KEY_CHECK_REFRESH = Duration.ofSeconds(5);
+
   private volatile boolean running = true;
 
   private Ingester(
@@ -80,15 +85,22 @@ public final class Ingester implements AutoCloseable {
     this.discovery = discovery;
     IngesterMetrics metrics = new IngesterMetrics(registry);
     Gate gate = new Gate();
+    PrefixIndex index = index(config, connector, gate);
     this.shared =
         new Shared(
             config,
             new ZContext(),
-            index(config, connector, gate),
+            index,
             metrics,
             gate,
             InstantSource.system(),
-            System::nanoTime);
+            System::nanoTime,
+            new KeyChecks(
+                config.keyCheckInterval(),
+                index,
+                metrics,
+                System::nanoTime,
+                InstantSource.system()));
     this.coordinator = new Coordinator(shared, discovery);
     this.reconciler = new Reconciler(shared, coordinator);
     coordinator.podReachability(reconciler::reachable);
@@ -115,11 +127,14 @@ public final class Ingester implements AutoCloseable {
     gcMetrics.bindTo(registry);
     this.heapPressure = new JvmHeapPressureMetrics();
     heapPressure.bindTo(registry);
-    this.scheduler = Threads.scheduled("kvindex-ingester-loop", 3);
+    this.scheduler = Threads.scheduled("kvindex-ingester-loop", 4);
     this.http = config.httpPort() < 0 ? null : http(config);
     schedule(coordinator::tick, config.coordinationInterval());
     schedule(reconciler::tick, config.reconcileInterval());
     schedule(this::collectGarbage, config.gcInterval());
+    if (shared.keyChecks().enabled()) {
+      schedule(this::refreshKeyChecks, KEY_CHECK_REFRESH);
+    }
     log.info(
         "replica={}: ingester started (lease TTL {}, HTTP port {})",
         config.replicaId(),
@@ -287,12 +302,33 @@ public final class Ingester implements AutoCloseable {
     if (!failed.isEmpty()) {
       return Probe.failing(String.join("; ", failed) + " (the errors are in the log)");
     }
+    List<String> keys = shared.keyChecks().mismatches();
     return Probe.ok(
         "ready: "
             + coordinator.workers().size()
             + " streams, "
             + coordinator.liveReplicas()
-            + " replicas");
+            + " replicas"
+            + (keys.isEmpty() ? "" : "; keys differ for " + String.join("; ", keys)));
+  }
+
+  /** The key check's refresh: the routers' keys read again, its notes written. */
+  private void refreshKeyChecks() {
+    try {
+      shared.gate().pass();
+      shared.keyChecks().refresh();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      if (!Thread.currentThread().isInterrupted()) {
+        log.debug("the key check's refresh failed; it runs again shortly", e);
+      }
+    }
+  }
+
+  /** The key check, for tests. */
+  KeyChecks keyChecks() {
+    return shared.keyChecks();
   }
 
   private int failedStreams() {

@@ -55,6 +55,7 @@ public final class IngesterConfig {
   private final Duration podLivenessTtl;
   private final Duration replayIdleTimeout;
   private final Duration idleCatchUp;
+  private final Duration keyCheckInterval;
   private final Duration reconnectMin;
   private final Duration reconnectMax;
   private final Duration retryMin;
@@ -94,6 +95,11 @@ public final class IngesterConfig {
     this.podLivenessTtl = Check.positive(b.podLivenessTtl, "podLivenessTtl");
     this.replayIdleTimeout = Check.positive(b.replayIdleTimeout, "replayIdleTimeout");
     this.idleCatchUp = Check.positive(b.idleCatchUp, "idleCatchUp");
+    this.keyCheckInterval = Check.notNull(b.keyCheckInterval, "keyCheckInterval");
+    if (keyCheckInterval.isNegative()) {
+      throw new IllegalArgumentException(
+          "keyCheckInterval must be >= 0 (0 turns the key check off), got " + keyCheckInterval);
+    }
     this.reconnectMin = Check.positive(b.reconnectMin, "reconnectMin");
     this.reconnectMax = Check.positive(b.reconnectMax, "reconnectMax");
     this.retryMin = Check.positive(b.retryMin, "retryMin");
@@ -228,6 +234,14 @@ public final class IngesterConfig {
     return idleCatchUp;
   }
 
+  /**
+   * How often each model's stores are checked against the keys routers noted for it (at most one
+   * {@code BlockStored} per model per interval); zero: never.
+   */
+  public Duration keyCheckInterval() {
+    return keyCheckInterval;
+  }
+
   public Duration reconnectMin() {
     return reconnectMin;
   }
@@ -344,6 +358,7 @@ public final class IngesterConfig {
     private Duration podLivenessTtl;
     private Duration replayIdleTimeout;
     private Duration idleCatchUp;
+    private Duration keyCheckInterval;
     private Duration reconnectMin;
     private Duration reconnectMax;
     private Duration retryMin;
@@ -453,6 +468,11 @@ public final class IngesterConfig {
 
     public Builder idleCatchUp(Duration v) {
       idleCatchUp = v;
+      return this;
+    }
+
+    public Builder keyCheckInterval(Duration v) {
+      keyCheckInterval = v;
       return this;
     }
 

@@ -292,6 +292,30 @@ public final class IngesterMetrics {
     count("kvindex.ingester.inferred.blocks", "change", "restored", restored);
   }
 
+  /**
+   * A sampled store of {@code model} checked against the keys routers noted for it: {@code match}
+   * when they reproduce its published hashes, else {@code mismatch}. Both series start at 0 for the
+   * model, so an alert on the first mismatch fires.
+   */
+  public void keyCheck(String model, boolean match) {
+    Counter matches = keyCheckCounter(model, "match");
+    Counter mismatches = keyCheckCounter(model, "mismatch");
+    (match ? matches : mismatches).increment();
+  }
+
+  private Counter keyCheckCounter(String model, String outcome) {
+    return counters.computeIfAbsent(
+        "kvindex.ingester.key.checks|" + model + "|" + outcome,
+        k ->
+            Counter.builder("kvindex.ingester.key.checks")
+                .description(
+                    "Sampled BlockStored events whose hashes the keys routers noted for the model"
+                        + " reproduce (match) or not (mismatch)")
+                .tag("model", model)
+                .tag("outcome", outcome)
+                .register(registry));
+  }
+
   /** Touches (observed requests) read for a stream whose evictions are inferred. */
   public void touches(int n) {
     count("kvindex.ingester.touches", null, null, n);

@@ -236,6 +236,17 @@ enum IngesterSetting {
           "Streams reading a replay at a time, each in an equal window of the budget's replay half"
               + " (a longer replay is read window by window); the others wait their turn"),
       (b, v) -> b.maxConcurrentReplays(Integer.parseInt(v))),
+  KEY_CHECK_INTERVAL(
+      Setting.of(
+          "key-check-interval",
+          "1s",
+          "DURATION",
+          "How often each model's events are checked against the routers' keys: at most one"
+              + " BlockStored per model per interval has its block hashes recomputed with the keys"
+              + " routers noted for the model (and, when they differ, with every known form), so"
+              + " a hashing mismatch shows in metrics, the log, /readyz and inspect; 0 turns the"
+              + " check off"),
+      (b, v) -> b.keyCheckInterval(Durations.parse(v))),
   MAX_PENDING_BATCHES(
       Setting.of(
           "max-pending-batches",

@@ -1,6 +1,7 @@
 package io.kvindex.ingester;
 
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.ingester.keycheck.KeyChecks;
 import io.kvindex.ingester.stream.MemoryBudget;
 import java.time.InstantSource;
 import java.util.function.LongSupplier;
@@ -17,6 +18,7 @@ import org.zeromq.ZContext;
  * @param clock wall time, for the lag metric
  * @param ticker monotonic nanoseconds, for every timeout and backoff ({@link System#nanoTime})
  * @param memory the process's memory budget, which every stream's batches and sockets count in
+ * @param keyChecks the check of the engines' hashes against the routers' keys
  */
 public record Shared(
     IngesterConfig config,
@@ -26,7 +28,8 @@ public record Shared(
     Gate gate,
     InstantSource clock,
     LongSupplier ticker,
-    MemoryBudget memory) {
+    MemoryBudget memory,
+    KeyChecks keyChecks) {
 
   /** The parts, with a memory budget made from the config's bounds. */
   public Shared(
@@ -36,8 +39,9 @@ public record Shared(
       IngesterMetrics metrics,
       Gate gate,
       InstantSource clock,
-      LongSupplier ticker) {
-    this(config, zmq, index, metrics, gate, clock, ticker, budget(config));
+      LongSupplier ticker,
+      KeyChecks keyChecks) {
+    this(config, zmq, index, metrics, gate, clock, ticker, budget(config), keyChecks);
   }
 
   /** The memory budget {@code config}'s bounds describe. */

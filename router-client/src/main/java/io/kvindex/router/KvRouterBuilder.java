@@ -47,6 +47,7 @@ public final class KvRouterBuilder {
   private int driftWindow = DEFAULT_DRIFT_WINDOW;
   private double driftThreshold = DEFAULT_DRIFT_THRESHOLD;
   private Duration resyncInterval = DEFAULT_RESYNC_INTERVAL;
+  private boolean adoptEngineKeys;
   private final Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
 
   KvRouterBuilder() {}
@@ -120,6 +121,16 @@ public final class KvRouterBuilder {
   /** The key mode of models not configured by {@link #model}; default none (they are rejected). */
   public KvRouterBuilder defaultModelKeys(ModelKeys keys) {
     this.defaultModelKeys = Check.notNull(keys, "defaultModelKeys");
+    return this;
+  }
+
+  /**
+   * Whether a model is keyed as its engines hash when the ingesters' key check found them hashing
+   * otherwise than this builder's keys for the model say (same key mode only); read again every 10
+   * s per model, logged when it changes. Default false: the check only reports.
+   */
+  public KvRouterBuilder adoptEngineKeys(boolean adopt) {
+    this.adoptEngineKeys = adopt;
     return this;
   }
 
@@ -221,7 +232,8 @@ public final class KvRouterBuilder {
         tierWeights,
         driftWindow,
         driftThreshold,
-        resyncInterval);
+        resyncInterval,
+        adoptEngineKeys);
   }
 
   /** The immutable result of a builder. */
@@ -238,7 +250,8 @@ public final class KvRouterBuilder {
       Map<Tier, Double> tierWeights,
       int driftWindow,
       double driftThreshold,
-      Duration resyncInterval) {
+      Duration resyncInterval,
+      boolean adoptEngineKeys) {
     RouterConfig {
       tierWeights = Map.copyOf(tierWeights);
       models = Map.copyOf(models);
@@ -271,6 +284,8 @@ public final class KvRouterBuilder {
           + driftThreshold
           + ", resyncInterval="
           + resyncInterval
+          + ", adoptEngineKeys="
+          + adoptEngineKeys
           + "]";
     }
 

@@ -1,8 +1,8 @@
 package io.kvindex.router;
 
-import io.kvindex.common.Check;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.KeySpec;
 
 /**
  * How one model's block keys are computed; it must match how the ingesters index that model.
@@ -19,16 +19,7 @@ import io.kvindex.index.KeyMode;
 public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, int blockSize) {
 
   public ModelKeys {
-    Check.notNull(mode, "mode");
-    Check.atLeast(blockSize, 1, "blockSize");
-    if (mode == KeyMode.ENGINE) {
-      Check.notNull(hashAlgorithm, "hashAlgorithm");
-      if (seed == null && hashAlgorithm.defaultSeed().isEmpty()) {
-        throw new IllegalArgumentException(hashAlgorithm.unreproducible());
-      }
-    } else if (hashAlgorithm != null || seed != null) {
-      throw new IllegalArgumentException("token keys take neither a hash algorithm nor a seed");
-    }
+    new KeySpec(mode, hashAlgorithm, seed, blockSize); // the one place the rules live
   }
 
   /**
@@ -61,14 +52,7 @@ public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, 
    * engine:<algorithm>:<seed>:<blockSize>} or {@code token:<blockSize>}.
    */
   public String spec() {
-    if (mode == KeyMode.TOKEN) {
-      return "token:" + blockSize;
-    }
-    return "engine:"
-        + hashAlgorithm.vllmName()
-        + (seed == null ? "" : ":" + seed)
-        + ":"
-        + blockSize;
+    return keySpec().spec();
   }
 
   /**
@@ -81,29 +65,16 @@ public record ModelKeys(KeyMode mode, HashAlgorithm hashAlgorithm, String seed, 
    *     it names an algorithm without a seed whose engines' hashes cannot be reproduced
    */
   public static ModelKeys parse(String spec) {
-    String[] parts = Check.notNull(spec, "spec").split(":", -1);
-    try {
-      if (parts.length >= 3 && parts[0].equals("engine")) {
-        int blockSize = Integer.parseInt(parts[parts.length - 1]);
-        String seed =
-            parts.length == 3
-                ? null
-                : spec.substring(
-                    "engine:".length() + parts[1].length() + 1,
-                    spec.length() - parts[parts.length - 1].length() - 1);
-        return engine(parts[1], seed, blockSize);
-      }
-      if (parts.length == 2 && parts[0].equals("token")) {
-        return token(Integer.parseInt(parts[1]));
-      }
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("the block size in '" + spec + "' is not an integer", e);
-    }
-    throw new IllegalArgumentException(
-        "key mode '"
-            + spec
-            + "' is malformed; expected engine:<algorithm>:<blockSize> (engines without"
-            + " PYTHONHASHSEED, for example engine:sha256:16), engine:<algorithm>:<seed>:<blockSize>"
-            + " (for example engine:sha256_cbor:42:16) or token:<blockSize>");
+    return of(KeySpec.parse(spec));
+  }
+
+  /** The same keys as {@code spec}. */
+  public static ModelKeys of(KeySpec spec) {
+    return new ModelKeys(spec.mode(), spec.hashAlgorithm(), spec.seed(), spec.blockSize());
+  }
+
+  /** These keys as the index's {@link KeySpec}. */
+  public KeySpec keySpec() {
+    return new KeySpec(mode, hashAlgorithm, seed, blockSize);
   }
 }

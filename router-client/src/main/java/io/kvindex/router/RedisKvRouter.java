@@ -53,6 +53,9 @@ final class RedisKvRouter implements KvRouter {
   /** The hasher of models not configured, or null when they are refused. */
   private final BlockKeyer defaultKeyer;
 
+  /** Keys adopted from the ingesters' key check, or null when the router does not adopt. */
+  private final AdoptedKeys adopted;
+
   private RedisKvRouter(RouterConfig config, RedisConnector connector, PrefixIndex index) {
     this.config = config;
     this.connector = connector;
@@ -75,6 +78,10 @@ final class RedisKvRouter implements KvRouter {
     this.keyers = Map.copyOf(configured);
     ModelKeys defaults = config.defaultModelKeys();
     this.defaultKeyer = defaults == null ? null : byMode.computeIfAbsent(defaults, BlockKeyer::new);
+    this.adopted =
+        config.adoptEngineKeys()
+            ? new AdoptedKeys(index, System::nanoTime, System::currentTimeMillis)
+            : null;
   }
 
   static RedisKvRouter create(RouterConfig config) {
@@ -234,7 +241,7 @@ final class RedisKvRouter implements KvRouter {
     if (keyer == null) {
       throw config.unconfigured(model);
     }
-    return keyer;
+    return adopted == null ? keyer : adopted.keyer(model, keyer);
   }
 
   /** Hashers by model this router holds: one per configured model, one for all others; tests. */

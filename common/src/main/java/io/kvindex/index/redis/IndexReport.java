@@ -1,5 +1,6 @@
 package io.kvindex.index.redis;
 
+import io.kvindex.index.KeyCheckNote;
 import java.util.List;
 import java.util.Map;
 
@@ -54,9 +55,15 @@ public record IndexReport(
    *     size>}, {@code token:<block size>}), their default keys included when they have none for it
    * @param problem what disagrees, or null: a router keys it in a mode no writer applies, or
    *     writers apply it in two modes
+   * @param keyCheck what the ingesters' key check last found for the model (the engines' published
+   *     hashes recomputed with the routers' keys), or null when it has not run
    */
   public record ModelKeys(
-      String model, List<String> writerModes, List<String> readerKeys, String problem) {
+      String model,
+      List<String> writerModes,
+      List<String> readerKeys,
+      String problem,
+      KeyCheckNote keyCheck) {
     public ModelKeys {
       writerModes = List.copyOf(writerModes);
       readerKeys = List.copyOf(readerKeys);

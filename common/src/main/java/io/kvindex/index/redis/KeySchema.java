@@ -211,6 +211,15 @@ public final class KeySchema {
     return key(0, "spec:models");
   }
 
+  /**
+   * What the ingesters' key check last found per model: field the model's name (UTF-8), value a
+   * {@link io.kvindex.index.KeyCheckNote}, in group 0. Nothing but inspect and routers that adopt
+   * the engines' keys read it.
+   */
+  byte[] keyChecks() {
+    return key(0, "keychecks");
+  }
+
   /** The field of a stream's last apply in its group's activity hash. */
   static byte[] appliedField(byte[] streamField) {
     return prefixed((byte) 'a', streamField);
@@ -257,6 +266,28 @@ public final class KeySchema {
     lengthPrefixed(out, keys);
     lengthPrefixed(out, model);
     return out.toByteArray();
+  }
+
+  /**
+   * A router's note ({@link #keysNote}) read back: {keys, model}, or null when {@code field} is
+   * another kind of note.
+   */
+  static String[] readKeysNote(byte[] field) {
+    byte[] prefix = ascii(NOTE + "keys:");
+    if (field.length < prefix.length + 8
+        || !Arrays.equals(field, 0, prefix.length, prefix, 0, prefix.length)) {
+      return null;
+    }
+    ByteBuffer in = ByteBuffer.wrap(field, prefix.length, field.length - prefix.length);
+    String keys = lengthPrefixed(in);
+    String model = lengthPrefixed(in);
+    return new String[] {keys, model};
+  }
+
+  private static String lengthPrefixed(ByteBuffer in) {
+    byte[] utf8 = new byte[in.getInt()];
+    in.get(utf8);
+    return new String(utf8, StandardCharsets.UTF_8);
   }
 
   private static byte[] ascii(String text) {

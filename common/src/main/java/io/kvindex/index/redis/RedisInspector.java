@@ -2,6 +2,7 @@ package io.kvindex.index.redis;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
+import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.redis.IndexReport.Blocks;
 import io.kvindex.index.redis.IndexReport.DeadSlot;
 import io.kvindex.index.redis.IndexReport.Group;
@@ -117,6 +118,7 @@ public final class RedisInspector {
     KeySchema keys = new KeySchema(indexName, groups);
     Notes notes = new Notes();
     notes.readers(await(redis.hgetall(keys.readerNotes())));
+    notes.keyChecks(await(redis.hgetall(keys.keyChecks())));
     List<Group> groupReports = new ArrayList<>();
     List<Pod> pods = new ArrayList<>();
     int[] budget = {MAX_STREAMS};
@@ -394,6 +396,20 @@ public final class RedisInspector {
     final Map<String, Set<String>> readerKeys = new TreeMap<>();
     final Set<String> models = new TreeSet<>();
     final Set<Integer> segmentSlots = new TreeSet<>();
+    final Map<String, KeyCheckNote> keyChecks = new TreeMap<>();
+
+    void keyChecks(Map<byte[], byte[]> notes) {
+      notes.forEach(
+          (field, value) -> {
+            try {
+              String model = new String(field, StandardCharsets.UTF_8);
+              keyChecks.put(model, KeyCheckNote.decode(value));
+              models.add(model);
+            } catch (IllegalArgumentException e) {
+              // a note of another release: not shown
+            }
+          });
+    }
 
     void writers(Map<String, byte[]> meta) {
       for (String field : meta.keySet()) {
@@ -438,7 +454,13 @@ public final class RedisInspector {
         if (keys.isEmpty()) {
           defaults.forEach(d -> keys.add(d + " (default keys)"));
         }
-        out.add(new ModelKeys(model, List.copyOf(modes), List.copyOf(keys), problem(modes, keys)));
+        out.add(
+            new ModelKeys(
+                model,
+                List.copyOf(modes),
+                List.copyOf(keys),
+                problem(modes, keys),
+                keyChecks.get(model)));
       }
       return out;
     }

@@ -13,6 +13,7 @@ import io.kvindex.index.IndexMismatchException;
 import io.kvindex.index.IndexNotFoundException;
 import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.IngestLag;
+import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -36,9 +37,11 @@ import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -514,6 +517,55 @@ public final class RedisPrefixIndex implements PrefixIndex {
       Check.name(model, "model");
     }
     return notes.reader(model, Check.notBlank(modelKeys, "modelKeys"));
+  }
+
+  /** One HGETALL of the routers' notes; the latest note of each model wins. */
+  @Override
+  public CompletableFuture<Optional<Map<String, String>>> readerKeys() {
+    return writes
+        .calls()
+        .<Map<byte[], byte[]>>call("notes", () -> commands.hgetall(keys.readerNotes()))
+        .thenApply(
+            outcome ->
+                outcome.isDone()
+                    ? Optional.of(latest(outcome.orElseThrow()))
+                    : Optional.<Map<String, String>>empty())
+        .toCompletableFuture();
+  }
+
+  private static Map<String, String> latest(Map<byte[], byte[]> notes) {
+    Map<String, String> keysOf = new HashMap<>();
+    Map<String, Long> at = new HashMap<>();
+    notes.forEach(
+        (field, value) -> {
+          String[] note = KeySchema.readKeysNote(field);
+          long when = value == null ? 0 : Long.parseLong(text(value));
+          if (note != null && when >= at.getOrDefault(note[1], Long.MIN_VALUE)) {
+            keysOf.put(note[1], note[0]);
+            at.put(note[1], when);
+          }
+        });
+    return keysOf;
+  }
+
+  @Override
+  public CompletableFuture<Boolean> noteKeyCheck(String model, KeyCheckNote note) {
+    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
+    byte[] value = Check.notNull(note, "note").encode();
+    return writes
+        .calls()
+        .<Boolean>call("note", () -> commands.hset(keys.keyChecks(), field, value))
+        .thenApply(RedisOutcome::isDone)
+        .toCompletableFuture();
+  }
+
+  @Override
+  public CompletableFuture<Optional<KeyCheckNote>> keyCheck(String model) {
+    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
+    return commands
+        .hget(keys.keyChecks(), field)
+        .toCompletableFuture()
+        .thenApply(value -> Optional.ofNullable(value).map(KeyCheckNote::decode));
   }
 
   @Override

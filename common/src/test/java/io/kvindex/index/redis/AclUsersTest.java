@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvindex.common.Await;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.InferenceHandover;
+import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -413,12 +414,25 @@ class AclUsersTest {
       ingest(ingester);
       PrefixIndex router = openAsRouter(connect(withUser(uri, "kvindex-router")));
       route(router);
+      KeyCheckNote check =
+          new KeyCheckNote(
+              KeyCheckNote.Verdict.MISMATCH,
+              "engine:sha256:16",
+              "engine:sha256_cbor:16",
+              0,
+              3,
+              "routers are told engine:sha256_cbor:16, but the engines hash as engine:sha256:16",
+              1L);
+      assertThat(ingester.readerKeys().join()).isPresent();
+      assertThat(ingester.noteKeyCheck(STREAM.model(), check).join()).isTrue();
+      assertThat(router.keyCheck(STREAM.model()).join()).contains(check);
       assertThat(ingester.takeResync(STREAM, Duration.ofMillis(1))).contains("router: drift");
       assertThat(ingester.touches(STREAM, "0-0", 10).touches()).hasSize(1);
       RedisConnector inspector = connect(withUser(uri, "kvindex-inspect"));
       IndexReport report = RedisInspector.of(inspector, INDEX).read(null, null);
 
       assertThat(report.pods()).extracting(IndexReport.Pod::pod).contains(STREAM.pod());
+      assertThat(report.models()).anySatisfy(m -> assertThat(m.keyCheck()).isEqualTo(check));
       assertThat(report.groupReports().get(0).memoryBytes()).containsKey("blocks");
       assertThat(aclLog(redis.uri())).as("ACL LOG").isEmpty();
       refusedToRouter(redis.uri(), router);

@@ -1,6 +1,9 @@
 package io.kvindex.ingester.stream;
 
 import io.kvindex.common.Await;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
@@ -19,6 +22,7 @@ import io.kvindex.ingester.stream.Sequencer.RunPurge;
 import io.kvindex.ingester.stream.StreamStatus.State;
 import io.kvindex.redis.RedisUnavailableException;
 import io.kvindex.wire.EventMessage;
+import io.kvindex.wire.KvEventDecoder;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -448,8 +452,38 @@ public final class StreamWorker implements Runnable {
     Batch batch = Batch.decode(message, live, mode);
     if (batch.malformed() != null) {
       malformed(batch);
+    } else {
+      checkKeys(message, batch);
     }
     return batch;
+  }
+
+  /**
+   * Hands the batch to the key check when the check is due for the model and the batch has a store
+   * that starts a chain (the only kind it can recompute). Engine-keyed batches are decoded without
+   * their token ids, so such a batch is decoded again with them, at most once per check. Never
+   * fails ingest.
+   */
+  private void checkKeys(EventMessage message, Batch batch) {
+    try {
+      if (!shared.keyChecks().due(id.model()) || !startsAChain(batch.events())) {
+        return;
+      }
+      KvEventBatch events =
+          mode == KeyMode.TOKEN ? batch.events() : KvEventDecoder.decode(message.payload());
+      shared.keyChecks().sample(id.model(), mode, events);
+    } catch (RuntimeException e) {
+      log.warn("{}: the key check failed on batch {}; ingest goes on", label, batch.seq(), e);
+    }
+  }
+
+  private static boolean startsAChain(KvEventBatch events) {
+    for (KvEvent event : events.events()) {
+      if (event instanceof BlockStored store && store.parentBlockHash() == null) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void malformed(Batch batch) {

@@ -10,6 +10,7 @@ import io.kvindex.ingester.IngesterMetrics;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.keycheck.KeyChecks;
 import io.kvindex.ingester.stream.StreamWorker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -53,15 +54,18 @@ class CoordinatorTest {
   private Coordinator replica(String name, PodDiscovery discovery) {
     IngesterConfig config =
         IngesterConfig.builder().replicaId(name).leaseTtl(TTL).httpPort(-1).build();
+    IngesterMetrics meters =
+        metrics.computeIfAbsent(name, n -> new IngesterMetrics(new SimpleMeterRegistry()));
     Shared shared =
         new Shared(
             config,
             zmq,
             index,
-            metrics.computeIfAbsent(name, n -> new IngesterMetrics(new SimpleMeterRegistry())),
+            meters,
             new Gate(),
             clock,
-            nowNanos::get);
+            nowNanos::get,
+            new KeyChecks(Duration.ZERO, index, meters, nowNanos::get, clock));
     Coordinator c = new Coordinator(shared, discovery);
     started.add(c);
     return c;

@@ -106,6 +106,8 @@ public final class RouterCommand implements Callable<Integer> {
     v.apply(RouterSetting.REDIS_TLS_CA_FILE.setting, f -> builder.redisTlsCaFile(Path.of(f)));
     v.apply(RouterSetting.MODEL.setting, m -> model(builder, m));
     v.apply(RouterSetting.DEFAULT_KEYS.setting, k -> builder.defaultModelKeys(ModelKeys.parse(k)));
+    v.apply(
+        RouterSetting.ADOPT_ENGINE_KEYS.setting, a -> builder.adoptEngineKeys(Switches.parse(a)));
     return new Service(builder, server(v));
   }
 

@@ -66,6 +66,14 @@ enum RouterSetting {
           "none: unknown models are refused",
           "KEYS",
           "Key mode of models not named by --model")),
+  ADOPT_ENGINE_KEYS(
+      Setting.of(
+          "adopt-engine-keys",
+          "false",
+          "BOOL",
+          "Whether a model whose engines the ingesters' key check found hashing otherwise than"
+              + " --model (or --default-keys) says is keyed as they hash (read again every 10s,"
+              + " logged when it changes); false: the check only reports")),
   LOOKUP_BUDGET(
       Setting.of(
           "lookup-budget",

@@ -32,7 +32,6 @@
 -- The activity hash keeps each stream's last applied chunk ('a' + stream field -> ms) and last
 -- purge ('p' + stream field -> "<ms>|<slot retired>"); the counts hash also counts the segments
 -- that overflowed ("overflowed-segments").
-local MAX_SLOT = 4095
 local FIRST_EVENT = 15
 local SEGMENT, SPAN = '/s', '/S'
 local SEGMENT_BLOCKS, SPAN_FROM, SPAN_BLOCKS, MAX_POSITION = 16, 256, 256, 16777215
@@ -527,14 +526,45 @@ end
 -- A segment or span value: slots of offset (1), block key (8), value length (2), value (a span's
 -- slot may instead say SAME_AS_BEFORE); or 'O' once it would hold more than its limit (lookups then
 -- read its block fields).
+-- The dead slots among those the call's changes name: the whole dead hash while it is small, else
+-- one HMGET of the slots named, so that a call costs no more while many slots await GC.
+local function deadSlots()
+  local dead, anyDead = {}, false
+  local count = redis.call('HLEN', KEYS[6])
+  if count == 0 then return dead, false end
+  if count <= 128 then
+    local deadList = redis.call('HKEYS', KEYS[6])
+    for k = 1, #deadList do dead[tonumber(deadList[k])] = true end
+    return dead, true
+  end
+  local named, ids = {}, {}
+  for _, field in ipairs(segmentOrder) do
+    local list = segments[field]
+    for c = 2, #list, 2 do
+      local v = list[c]
+      for e = 1, #v - 1, 2 do
+        local b1, b2 = byte(v, e, e + 1)
+        local s = b1 * 16 + (b2 - b2 % 16) / 16
+        if not named[s] then
+          named[s] = true
+          ids[#ids + 1] = s
+        end
+      end
+    end
+  end
+  local died = hmget(KEYS[6], ids)
+  for k = 1, #ids do
+    if died[k] then
+      dead[ids[k]] = true
+      anyDead = true
+    end
+  end
+  return dead, anyDead
+end
+
 local function flushSegments()
   if #segmentOrder == 0 then return end
-  local dead, anyDead = {}, false
-  local deadList = redis.call('HKEYS', KEYS[6])
-  for k = 1, #deadList do
-    dead[tonumber(deadList[k])] = true
-    anyDead = true
-  end
+  local dead, anyDead = deadSlots()
   local function live(v)
     if not anyDead or v == '' then return v end
     local keep, dropped = {}, false

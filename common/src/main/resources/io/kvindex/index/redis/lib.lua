@@ -8,6 +8,14 @@
 -- lookups ignore an entry, and routers a gate, whose deadline lies further ahead than this.
 local SPEC_TTL_MAX_MS = 60000
 
+-- Holder slots per group: an entry names its holder's slot in 12 bits, 0 meaning none.
+local MAX_SLOT = 4095
+
+-- Holder slots a new holder can take now: those GC freed, and those never handed out.
+local function slotsAvailable(metaKey, freeKey)
+  return redis.call('LLEN', freeKey) + MAX_SLOT - tonumber(redis.call('HGET', metaKey, 'next') or '0')
+end
+
 -- Redis's clock in ms.
 local function nowMs()
   local t = redis.call('TIME')

@@ -23,10 +23,11 @@ import java.util.concurrent.Executor;
  *   <li><b>script</b>: lookup.lua, while the group's speculation gate is open, or when the slots
  *       generation moved between two reads of one lookup (it reads everything in one call);
  *   <li><b>head</b>: a GET of the gate key beside one HMGET of the slots generation, the unlocated
- *       count, the records of the candidates whose cached record is not usable, and the prompt: its
+ *       heads, the records of the candidates whose cached record is not usable, and the prompt: its
  *       first block's field and its segment and span fields (an overflowed one's block fields in
- *       its place) while the group holds no unlocated block and the keys start at the chain's block
- *       0, else its first {@value #FIRST_CHUNK} block fields;
+ *       its place) while none of its segment fields is an unlocated head (a block under which the
+ *       group holds blocks of unknown position) and the keys start at the chain's block 0, else its
+ *       first {@value #FIRST_CHUNK} block fields;
  *   <li><b>chunk</b>: the prompt's next block fields (4 times the last read, at most {@value
  *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
  * </ul>
@@ -37,8 +38,8 @@ import java.util.concurrent.Executor;
  *
  * <p>A head read sends the next turn elsewhere when its answer demands it: the gate is open
  * (script), the generation moved since the records were cached (head, every record read afresh),
- * the keys do not start at the chain's block 0 (head by block fields), unlocated blocks appeared or
- * a segment or span overflowed since (head by the new plan).
+ * the keys do not start at the chain's block 0 (head by block fields), an unlocated head of the
+ * prompt appeared or a segment or span overflowed since (head by the new plan).
  */
 final class GroupLookup {
   /** Block fields of a first read by block fields: one round trip up to 4 096 tokens. */
@@ -47,7 +48,7 @@ final class GroupLookup {
   static final int MAX_CHUNK = 4096;
 
   /**
-   * Fields every head read starts with: the slots generation, the unlocated count, the epoch and
+   * Fields every head read starts with: the slots generation, the unlocated heads, the epoch and
    * the node history.
    */
   private static final int READ_HEADER = 4;
@@ -172,7 +173,7 @@ final class GroupLookup {
     if (!fresh.isEmpty()) {
       ctx.recordsRead.increment(fresh.size());
     }
-    boolean bySegment = ctx.unlocated.get(g) == 0 && !prompt.byBlockFields();
+    boolean bySegment = !prompt.byBlockFields() && !ctx.unlocatedHeads(g).touches(prompt);
     List<byte[]> payload =
         bySegment
             ? segmentPlan()
@@ -184,7 +185,7 @@ final class GroupLookup {
     }
     byte[][] fields = new byte[READ_HEADER + fresh.size() + payload.size()][];
     fields[0] = KeySchema.SLOTS_GENERATION_FIELD;
-    fields[1] = KeySchema.UNLOCATED_FIELD;
+    fields[1] = KeySchema.UNLOCATED_HEADS_FIELD;
     fields[2] = KeySchema.EPOCH_FIELD;
     fields[3] = KeySchema.NODE_FIELD;
     for (int i = 0; i < fresh.size(); i++) {
@@ -235,19 +236,17 @@ final class GroupLookup {
       return Step.AGAIN;
     }
     BlockValues values;
+    boolean unlocated = ctx.unlocatedHeads(g, read.unlocatedHeads()).touches(prompt);
     if (bySegment) {
-      values = read.unlocated() > 0 ? null : blockValues(payload, replied);
+      values = unlocated ? null : blockValues(payload, replied);
       if (values == null) {
-        // Unlocated blocks, or a segment that overflowed since: the next plan reads around them.
-        ctx.unlocated.set(g, read.unlocated() > 0 ? 1 : 0);
+        // Unlocated blocks past the prompt's heads, or a segment that overflowed since: the next
+        // plan reads around them.
         return Step.AGAIN;
       }
     } else {
       values = new BlockValues(replied.size());
       replied.forEach(values::addField);
-      if (read.unlocated() == 0) {
-        ctx.unlocated.set(g, 0);
-      }
     }
     decoder = new LookupDecoder(group.none(), read.layout(), ctx.weights);
     decoder.addValues(values);
@@ -342,11 +341,15 @@ final class GroupLookup {
 
   /**
    * Whether a first block's value allows a segment read: absent (no one holds it), or located at
-   * the chain's position 0. A value of odd length starts with its locator: head key, position.
+   * the chain's position 0. A value of odd length starts with its locator: head key, position; one
+   * of even length is unlocated, stored under a parent, so the keys start past the chain's block 0.
    */
   private static boolean startsChain(byte[] first) {
-    if (first == null || first.length % 2 == 0) {
+    if (first == null) {
       return true;
+    }
+    if (first.length % 2 == 0) {
+      return false;
     }
     int at = LookupDecoder.LOCATOR_BYTES - 3;
     return (first[at] | first[at + 1] | first[at + 2]) == 0;
@@ -365,7 +368,7 @@ final class GroupLookup {
   }
 
   /**
-   * A head read: the speculation deadline, the slots generation, the unlocated count, the decoder
+   * A head read: the speculation deadline, the slots generation, the unlocated heads, the decoder
    * layout of the candidates' records (null when the cached ones are stale and not all were read),
    * the block values, and the records read, to cache.
    */
@@ -373,7 +376,7 @@ final class GroupLookup {
       long now,
       long speculationUntil,
       long generation,
-      long unlocated,
+      byte[] unlocatedHeads,
       byte[] epoch,
       byte[] node,
       LookupDecoder.Layout layout,
@@ -384,7 +387,7 @@ final class GroupLookup {
     List<KeyValue<byte[], byte[]>> reply = outcome.blocks();
     long speculation = gateDeadline(outcome.gate());
     long gen = Bytes.decimal(value(reply.get(0)));
-    long unlocatedBlocks = Bytes.decimal(value(reply.get(1)));
+    byte[] unlocatedHeads = value(reply.get(1));
     byte[] epoch = value(reply.get(2));
     byte[] node = value(reply.get(3));
     boolean same = known != null && known.generation() == gen;
@@ -407,7 +410,7 @@ final class GroupLookup {
         nowMs,
         speculation,
         gen,
-        unlocatedBlocks,
+        unlocatedHeads,
         epoch,
         node,
         resolved == null ? null : resolved.layout(),

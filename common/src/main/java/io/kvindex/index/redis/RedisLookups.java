@@ -27,7 +27,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.LongSupplier;
@@ -36,9 +35,9 @@ import java.util.function.LongSupplier;
  * The read path of {@link RedisPrefixIndex}: splits a lookup by index group, runs one {@link
  * GroupLookup} per group (all in flight at once) and merges their answers. Holds what this router
  * learned about each group across lookups: the pod records last read and the slots generation they
- * were read at, whether speculation is on, whether the group holds unlocated blocks, which segments
- * overflowed; and the candidates' keys and the models' field prefixes, which cost a SHA-256 each.
- * See the implementation notes of {@link RedisPrefixIndex}. Thread-safe.
+ * were read at, whether speculation is on, the group's unlocated heads, which segments overflowed;
+ * and the candidates' keys and the models' field prefixes, which cost a SHA-256 each. See the
+ * implementation notes of {@link RedisPrefixIndex}. Thread-safe.
  */
 final class RedisLookups {
   /** Overflowed segment fields remembered; the set starts afresh past this size. */
@@ -91,8 +90,11 @@ final class RedisLookups {
   /** Per group, the pod records last read and the slots generation they were read at. */
   final AtomicReferenceArray<PodRecords> records;
 
-  /** Per group, 1 while its last read found unlocated blocks: lookups then read block fields. */
-  final AtomicIntegerArray unlocated;
+  /**
+   * Per group, the unlocated heads its last read found: lookups whose prompt has one read block
+   * fields.
+   */
+  private final AtomicReferenceArray<UnlocatedHeads> unlocated;
 
   /** Segment fields found overflowed: lookups read those segments' block fields instead. */
   private final Map<ByteBuffer, Boolean> overflowed = new ConcurrentHashMap<>();
@@ -212,7 +214,10 @@ final class RedisLookups {
     this.answeredOn = new AtomicLongArray(config.groups());
     this.activations = activations;
     this.records = new AtomicReferenceArray<>(config.groups());
-    this.unlocated = new AtomicIntegerArray(config.groups());
+    this.unlocated = new AtomicReferenceArray<>(config.groups());
+    for (int g = 0; g < config.groups(); g++) {
+      unlocated.set(g, UnlocatedHeads.NONE);
+    }
     this.recordsRead =
         counter(
             registry,
@@ -459,7 +464,7 @@ final class RedisLookups {
       return false;
     }
     records.set(g, null);
-    unlocated.set(g, 0);
+    unlocated.set(g, UnlocatedHeads.NONE);
     speculationUntil.set(g, 0);
     overflowed.clear();
     if (epochChanged) {
@@ -472,6 +477,22 @@ final class RedisLookups {
 
   private static boolean changed(byte[] before, byte[] now) {
     return before != null && before.length > 0 && !Arrays.equals(before, now);
+  }
+
+  /** The group's unlocated heads as this router last read them. */
+  UnlocatedHeads unlocatedHeads(int g) {
+    return unlocated.get(g);
+  }
+
+  /** The group's unlocated heads as a read just found them ({@code value}: the field's value). */
+  UnlocatedHeads unlocatedHeads(int g, byte[] value) {
+    UnlocatedHeads known = unlocated.get(g);
+    if (known.readAs(value)) {
+      return known;
+    }
+    UnlocatedHeads now = UnlocatedHeads.of(value);
+    unlocated.set(g, now);
+    return now;
   }
 
   boolean overflowed(byte[] segmentField) {

@@ -52,9 +52,10 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * The index format this code reads and writes, recorded in every group's meta hash when the group
    * is created: processes of another format refuse to open the index (README, "Rolling updates").
    * Raise it with every change that processes of the previous format would misread or miswrite: 2
-   * since locators carry chain positions and blocks from position 256 on are kept in spans.
+   * since locators carry chain positions and blocks from position 256 on are kept in spans; 3 since
+   * lookups read the unlocated heads, which writers of format 2 do not keep.
    */
-  static final int FORMAT = 2;
+  static final int FORMAT = 3;
 
   /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
   static final int SPECULATIVE_FIELD_LIMIT = 100_000;

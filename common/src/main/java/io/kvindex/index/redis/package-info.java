@@ -38,7 +38,11 @@
  *                  write both in the same call), so one HMGET reads holders and blocks at once;
  * *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
  *                  which slots a pod record lists moves in the same call;
- *                  "kvindex/unlocated" -> how many block fields have no locator
+ *                  "kvindex/unlocated" -> how many block fields have no locator;
+ *                  "kvindex/unlocated-parents" -> the block fields (18 bytes each) unlocated
+ *                  blocks were stored under; "kvindex/unlocated-heads" -> the segment and span
+ *                  fields (20 bytes each) of the located ones among them, or "*" past 16: both
+ *                  dropped with the last unlocated block
  *   free     LIST  slots ready for reuse
  *   dead     HASH  retired slot -> the GC pass number at its death
  *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
@@ -97,16 +101,18 @@
  * TIME) in the same atomic call. A stored block's locator follows from its parent's (a block with
  * no parent is block 0); a located block's entries, less dead slots', are copied into its
  * segment in the same call, and a block stored under a parent with no locator is counted as
- * unlocated until its field goes. Every script is idempotent for a retried duplicate: a batch that
+ * unlocated until its field goes; its parent is noted, and the call that locates a noted parent
+ * (or an unlocated block whose next block it does not store) lists that block's segment or span
+ * field as an unlocated head. Every script is idempotent for a retried duplicate: a batch that
  * ran but whose reply was lost comes back DUPLICATE. A run of consecutive batches applied as one
  * call (first..seq, in one chunk) is checked by its first sequence and moves the watermark to its
  * last: a run that overlaps what is applied comes back DUPLICATE with the watermark.
  *
  * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with a GET of the
- * gate key beside it, on the same connection): the slots generation, the unlocated count, the holder records of the candidates the router has no
+ * gate key beside it, on the same connection): the slots generation, the unlocated heads, the holder records of the candidates the router has no
  * usable copy of, the first block's field (its locator shows that the keys start a segment) and
- * one segment field per 16 blocks of the prompt. While the group holds unlocated blocks, or when
- * the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
+ * one segment field per 16 blocks of the prompt. While one of those fields is an unlocated head, or
+ * when the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
  * and an overflowed segment's 16 block fields in place of its segment field. One command reads one key atomically, so it sees a purge
  * entirely or not at all, and works unchanged on a cluster. Each router keeps the records it read
  * per group with the generation they were read at; a cached record stands for the current one while

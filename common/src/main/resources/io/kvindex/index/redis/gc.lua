@@ -6,10 +6,11 @@
 -- slots available (free, or never handed out), dead slots left}
 -- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries, after an 11-byte
 -- locator if the value's length is odd; a block field left with no entry is deleted (and the
--- unlocated count drops if it had no locator). Segment and span fields (20 bytes: a head block's
--- field and '/s' or '/S', one format) hold copies of entries: their dead ones are stripped too, so
--- a slot is reused only once no kind names it. A field of any other length (a pod's holder record, the speculation gate,
--- the counters) is never parsed and left untouched.
+-- unlocated count drops if it had no locator; with the last unlocated block go the unlocated
+-- parents and heads). Segment and span fields (20 bytes: a head block's field and '/s' or '/S',
+-- one format) hold copies of entries: their dead ones are stripped too, so a slot is reused only
+-- once no kind names it. A field of any other length (a pod's holder record, the speculation
+-- gate, the counters) is never parsed and left untouched.
 -- Each entry stripped from a block field is counted out of its slot's counts (see apply.lua), and
 -- a slot freed takes its counts, all 0 by then, with it.
 -- No part of a call grows with the number of dead slots, which is largest exactly when GC must
@@ -254,7 +255,11 @@ for k = 1, #items, 2 do
 end
 if nout > 0 then hset(KEYS[2], out) end
 if ndel > 0 then hdel(KEYS[2], del) end
-if unlocatedGone > 0 then redis.call('HINCRBY', KEYS[2], 'kvindex/unlocated', -unlocatedGone) end
+if unlocatedGone > 0
+    and redis.call('HINCRBY', KEYS[2], 'kvindex/unlocated', -unlocatedGone) <= 0 then
+  -- The last unlocated block is gone: no head leads to one (see apply.lua).
+  redis.call('HDEL', KEYS[2], 'kvindex/unlocated-parents', 'kvindex/unlocated-heads')
+end
 for s, c in pairs(stripped) do
   for k = 1, 5 do
     if c[k] > 0 then redis.call('HINCRBY', KEYS[5], s .. ':' .. COUNT_NAMES[k], -c[k]) end

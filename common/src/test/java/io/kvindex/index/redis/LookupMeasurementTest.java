@@ -17,7 +17,7 @@ import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
-import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -48,7 +48,8 @@ class LookupMeasurementTest {
   void lookup_256Blocks64Candidates_timesAgainstPing(RedisStandalone server) throws Exception {
     int docsPerPod = Integer.getInteger("kvindex.measure.docsPerPod", 4);
     int lookups = Integer.getInteger("kvindex.measure.lookups", 2000);
-    try (RedisConnector connector = Connectors.connect(server);
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    try (RedisConnector connector = Connectors.connect(server, meters);
         PrefixIndex index =
             PrefixIndex.builder()
                 .redis(connector)
@@ -85,7 +86,7 @@ class LookupMeasurementTest {
           docsPerPod,
           t,
           batch(stored(lost.subList(8, 64), lost.get(7), null)));
-      double blockReadsBefore = blockReads();
+      double blockReadsBefore = blockReads(meters);
       LookupRequest request = LookupRequest.of("m", KeyMode.ENGINE, doc(0), pods);
       LookupResult result = index.lookup(request);
       for (int p = 0; p < PODS; p++) {
@@ -144,7 +145,7 @@ class LookupMeasurementTest {
         speculativeNanos[i] = System.nanoTime() - start;
       }
       Arrays.sort(speculativeNanos);
-      double blockReads = blockReads() - blockReadsBefore;
+      double blockReads = blockReads(meters) - blockReadsBefore;
       System.out.printf(
           "lookups by block fields with one unlocated chain in the group: %.0f%n", blockReads);
       assertThat(blockReads).as("lookups that read block fields").isZero();
@@ -188,12 +189,8 @@ class LookupMeasurementTest {
     }
   }
 
-  private static double blockReads() {
-    return Metrics.globalRegistry
-        .get(IndexMeters.LOOKUP_BLOCK_READS)
-        .tag("index", "default")
-        .counter()
-        .count();
+  private static double blockReads(SimpleMeterRegistry meters) {
+    return meters.get(IndexMeters.LOOKUP_BLOCK_READS).tag("index", "default").counter().count();
   }
 
   private static long usedMemory(RedisConnector connector) throws Exception {

@@ -47,11 +47,8 @@ final class GroupLookup {
 
   static final int MAX_CHUNK = 4096;
 
-  /**
-   * Fields every head read starts with: the slots generation, the unlocated heads, the epoch and
-   * the node history.
-   */
-  private static final int READ_HEADER = 4;
+  /** Fields every head read starts with: the slots generation, the unlocated heads, the epoch. */
+  private static final int READ_HEADER = 3;
 
   /** Turns after which a lookup reads everything with one script call (never reached in use). */
   private static final int MAX_TURNS = 32;
@@ -187,7 +184,6 @@ final class GroupLookup {
     fields[0] = KeySchema.SLOTS_GENERATION_FIELD;
     fields[1] = KeySchema.UNLOCATED_HEADS_FIELD;
     fields[2] = KeySchema.EPOCH_FIELD;
-    fields[3] = KeySchema.NODE_FIELD;
     for (int i = 0; i < fresh.size(); i++) {
       fields[READ_HEADER + i] = candidates.get(fresh.get(i)).holder();
     }
@@ -207,7 +203,7 @@ final class GroupLookup {
 
   /** What a head read says: the answer, or which plan the next turn takes. */
   private Step absorb(HeadRead read, PodRecords known, boolean bySegment, List<byte[]> payload) {
-    if (ctx.identityIs(g, read.epoch(), read.node())) {
+    if (ctx.identityIs(g, read.epoch())) {
       // Redis lost the group or failed over since the last read: nothing cached stands.
       allFresh = true;
       return Step.AGAIN;
@@ -378,7 +374,6 @@ final class GroupLookup {
       long generation,
       byte[] unlocatedHeads,
       byte[] epoch,
-      byte[] node,
       LookupDecoder.Layout layout,
       List<byte[]> values,
       PodRecords learned) {}
@@ -389,7 +384,6 @@ final class GroupLookup {
     long gen = Bytes.decimal(value(reply.get(0)));
     byte[] unlocatedHeads = value(reply.get(1));
     byte[] epoch = value(reply.get(2));
-    byte[] node = value(reply.get(3));
     boolean same = known != null && known.generation() == gen;
     PodRecords learned = !same ? new PodRecords(gen) : fresh.isEmpty() ? known : known.copy();
     for (int i = 0; i < fresh.size(); i++) {
@@ -412,7 +406,6 @@ final class GroupLookup {
         gen,
         unlocatedHeads,
         epoch,
-        node,
         resolved == null ? null : resolved.layout(),
         values,
         learned);

@@ -54,13 +54,6 @@ public final class KeySchema {
   static final byte[] EPOCH_FIELD = "kvindex/epoch".getBytes(StandardCharsets.US_ASCII);
 
   /**
-   * The field of a group's blocks hash holding the node history (replication id) on which the slots
-   * generation last moved: with the epoch and the generation it tells a router whether the pod
-   * records it cached still stand.
-   */
-  static final byte[] NODE_FIELD = "kvindex/node".getBytes(StandardCharsets.US_ASCII);
-
-  /**
    * The version of what this code's scripts store under the v1 key layout, recorded in a group's
    * meta ({@code version}) when init.lua creates the group: 2 since the per-slot block counts and
    * the stream activity. A group without it was created by an earlier version, whose scripts kept

@@ -100,12 +100,10 @@ final class RedisLookups {
   private final Map<ByteBuffer, Boolean> overflowed = new ConcurrentHashMap<>();
 
   /**
-   * Per group, the epoch and node fields as the last head read found them (empty for none; null
-   * before the first), to see a reset.
+   * Per group, the epoch field as the last head read found it (empty for none; null before the
+   * first), to see a reset.
    */
   private final AtomicReferenceArray<byte[]> seenEpoch;
-
-  private final AtomicReferenceArray<byte[]> seenNode;
 
   private static final byte[] NO_VALUE = new byte[0];
 
@@ -207,7 +205,6 @@ final class RedisLookups {
     this.commands = commands;
     this.identity = identity;
     this.seenEpoch = new AtomicReferenceArray<>(config.groups());
-    this.seenNode = new AtomicReferenceArray<>(config.groups());
     this.clock = new ServerClock(reads, keys);
     this.speculationUntil = new AtomicLongArray(config.groups());
     this.lastAnswered = new AtomicLongArray(config.groups());
@@ -253,9 +250,9 @@ final class RedisLookups {
   }
 
   /**
-   * Whether the node serving the group is the one its data was written on (identity.lua): true, or
-   * false (counted) while no writer has reset the group since a failover, or null when Redis did
-   * not answer.
+   * Whether the node serving the group may serve its data as it is (identity.lua): true when it is
+   * the node the data was written on or one the group's slot moved to whole, false (counted) while
+   * no writer has reset the group since a failover, or null when Redis did not answer.
    */
   CompletableFuture<Boolean> verifyNode(int g) {
     return reads
@@ -266,7 +263,7 @@ final class RedisLookups {
               if (!outcome.isDone()) {
                 return null;
               }
-              if (IndexIdentity.Reply.of(outcome.orElseThrow()).sameNode()) {
+              if (IndexIdentity.Reply.of(outcome.orElseThrow()).trusted()) {
                 return Boolean.TRUE;
               }
               nodeUnverified.increment();
@@ -442,36 +439,31 @@ final class RedisLookups {
   }
 
   /**
-   * The epoch and node fields a head read found. A change from the last read means Redis lost the
-   * group or failed over: everything this router learned of the group is dropped (the records, the
-   * unlocated and speculation flags, the overflowed segments), and the change is counted and told.
+   * The epoch field a head read found. A change from the last read means Redis lost the group, or a
+   * writer reset it after a failover (adoptNode binds a new epoch to the new node history): all
+   * this router learned of the group is dropped (the records, the unlocated heads and speculation
+   * flags, the overflowed segments), and the change is counted and told. A node history that
+   * changed with the same epoch is the same data on another node (its slot moved whole): nothing
+   * cached is wrong there.
    *
    * @return whether the group was reset
    */
-  boolean identityIs(int g, byte[] epochField, byte[] nodeField) {
+  boolean identityIs(int g, byte[] epochField) {
     byte[] epoch = epochField == null ? NO_VALUE : epochField;
-    byte[] node = nodeField == null ? NO_VALUE : nodeField;
-    if (Arrays.equals(seenEpoch.get(g), epoch) && Arrays.equals(seenNode.get(g), node)) {
+    if (Arrays.equals(seenEpoch.get(g), epoch)) {
       return false; // as last read: nothing is written, so lookups share these slots read-only
     }
     byte[] epochBefore = seenEpoch.getAndSet(g, epoch);
-    byte[] nodeBefore = seenNode.getAndSet(g, node);
     // A field read empty before is a first sight (a new index, or one just found reset), not a
     // change: only a value replaced by another (or by none) is.
-    boolean epochChanged = changed(epochBefore, epoch);
-    boolean nodeChanged = changed(nodeBefore, node);
-    if (!epochChanged && !nodeChanged) {
+    if (!changed(epochBefore, epoch)) {
       return false;
     }
     records.set(g, null);
     unlocated.set(g, UnlocatedHeads.NONE);
     speculationUntil.set(g, 0);
     overflowed.clear();
-    if (epochChanged) {
-      identity.reset(g, "epoch", Bytes.textOrEmpty(epochBefore), Bytes.textOrEmpty(epoch));
-    } else {
-      identity.reset(g, "node", Bytes.textOrEmpty(nodeBefore), Bytes.textOrEmpty(node));
-    }
+    identity.reset(g, "epoch", Bytes.textOrEmpty(epochBefore), Bytes.textOrEmpty(epoch));
     return true;
   }
 

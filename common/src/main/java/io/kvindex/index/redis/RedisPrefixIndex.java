@@ -298,11 +298,13 @@ public final class RedisPrefixIndex implements PrefixIndex {
               Await.of(
                       reads
                           .<List<Object>>run(
-                              Scripts.IDENTITY, ScriptOutputType.MULTI, new byte[][] {keys.meta(g)})
+                              Scripts.IDENTITY,
+                              ScriptOutputType.MULTI,
+                              new byte[][] {keys.meta(g), keys.blocks(g)})
                           .toCompletableFuture())
                   .orElseThrow());
       changed |= identity.epochIs(g, reply.epoch().isEmpty() ? init(g) : reply.epoch());
-      changed |= identity.nodeIs(g, reply.liveNode());
+      changed |= identity.nodeIs(g, reply.liveNode(), reply.trusted());
     }
     return changed;
   }

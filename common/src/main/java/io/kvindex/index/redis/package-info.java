@@ -21,7 +21,9 @@
  *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
  *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
  *   blocks   HASH  "kvindex/node" -> the node history (replication id) the group's data was
- *                  written on (lib.lua, adoptNode), "kvindex/epoch" -> a copy of meta's epoch;
+ *                  written on (lib.lua, adoptNode), "kvindex/node-id" -> that history and the
+ *                  cluster node serving it ("<history>@<node id>", on a cluster), "kvindex/epoch"
+ *                  -> a copy of meta's epoch;
  *                  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
  *                  (11 bytes: its head's key, its chain position (3 bytes BE); present once
  *                  the position is known, so a located value has odd length), then entries of
@@ -90,10 +92,14 @@
  * restart that may have lost some) the same call retires every stream's slot, forgets every
  * watermark, empties every pod record and binds a new epoch to the node history, so every writer's
  * next call is RESET and every router drops its caches. O(streams + pods of the group), once per
- * node change. Readers cannot see the live node history in an HMGET: after a pause in a group's
+ * node change. A cluster node that the group's slot moved to with its data (CLUSTER SETSLOT and
+ * MIGRATE), proven by what it sees (lib.lua, movedHere: the node the data was written on is
+ * another, still a healthy primary, no primary is failing, its own history does not continue the
+ * recorded one, the epoch came with the blocks), records itself and keeps the data and the
+ * epoch. Readers cannot see the live node history in an HMGET: after a pause in a group's
  * answered reads longer than RedisLookups.VERIFY_AFTER_NANOS, a failed read or a reconnect (a
  * failover makes one of these for every router), a lookup first runs identity.lua and answers the
- * group unavailable while the two differ.
+ * group unavailable while the node may not serve the data as it is.
  *
  * Writes. apply.lua checks the lease token (FENCED), then the watermark (DUPLICATE / GAP change
  * nothing), checks slot capacity before its first write (a failing script keeps its writes), then

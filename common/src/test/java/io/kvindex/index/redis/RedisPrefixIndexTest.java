@@ -643,9 +643,9 @@ class RedisPrefixIndexTest {
 
   /**
    * Once a router has read its candidates' records, a lookup reads only the gate (its own key), the
-   * slots generation, the unlocated count, the epoch and node history, the first block's field
-   * (whose locator shows the keys start at a segment head) and the prompt's segment (8 blocks, one
-   * segment field): no holder record travels again while nothing changed.
+   * slots generation, the unlocated heads, the epoch, the first block's field (whose locator shows
+   * the keys start at a segment head) and the prompt's segment (8 blocks, one segment field): no
+   * holder record travels again while nothing changed.
    */
   @Test
   void lookup_steadyState_readsNoHolderRecords() {
@@ -663,8 +663,8 @@ class RedisPrefixIndexTest {
       List<List<String>> hmgets = slowlogged("hmget");
       List<List<String>> gets = slowlogged("get");
       assertThat(hmgets).hasSize(1);
-      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 4 + 2);
-      assertThat(hmgets.get(0).get(7)).endsWith("/s");
+      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 3 + 2);
+      assertThat(hmgets.get(0).get(6)).endsWith("/s");
       assertThat(gets).containsExactly(List.of("GET", "kvindex:v1:{t/0}:spec:gate"));
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
       assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
@@ -957,7 +957,7 @@ class RedisPrefixIndexTest {
     try {
       assertThat(depth(index, 600, "b", "a")).isEqualTo(300);
       List<String> hmget = slowlogged("hmget").get(0);
-      assertThat(hmget).hasSize(2 + 4 + 1 + 16 + 2);
+      assertThat(hmget).hasSize(2 + 3 + 1 + 16 + 2);
       assertThat(hmget.subList(hmget.size() - 2, hmget.size())).allMatch(f -> f.endsWith("/S"));
       assertThat(hmget.get(hmget.size() - 3)).endsWith("/s");
     } finally {

@@ -7,8 +7,12 @@ import io.kvindex.localredis.LocalRedis;
 import io.kvindex.localredis.LocalRedisCluster;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.KvRouter;
+import io.kvindex.router.LoadSignal;
 import io.kvindex.router.ModelKeys;
+import io.kvindex.router.Pick;
+import io.kvindex.router.Scores;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * the same from precomputed block keys; and, in the same run, its ceiling: the reads the router
  * sent for each prompt, captured from Redis ({@link CapturedReads}) and replayed raw from as many
  * threads. Block hashing is measured apart. The index is filled through {@link PrefixIndex#apply}
- * with the {@link LookupFixture} distribution, keyed by the router's own block keys.
+ * with the {@link LookupFixture} distribution, keyed by the router's own block keys. Then the same
+ * again with a route recorded for every prompt, as a gateway that records each route does ({@code
+ * routed}): what the lookups read (fields per HMGET, per key) and their rate.
  *
  * <p>Run: {@code scripts/kvindex bench router [--quick] --out FILE}. Not thread-safe.
  */
@@ -37,6 +43,9 @@ final class RouterBenchmark {
   private static final int BLOCK_SIZE = 16;
   private static final String HASH = "sha256_cbor";
   private static final Duration LOOKUP_BUDGET = Duration.ofMillis(250);
+
+  /** How long the routes of the routed run stand: longer than the run. */
+  private static final Duration ROUTE_TTL = Duration.ofMinutes(10);
 
   private final BenchOptions options;
 
@@ -118,6 +127,14 @@ final class RouterBenchmark {
     setup.put(
         "lookup_budget_ms",
         LOOKUP_BUDGET.toMillis() + " (not the 5 ms default, so every lookup is measured in full)");
+    setup.put(
+        "routed",
+        "the same after a route was recorded for every prompt to the pod the pick chose (the"
+            + " prompt's 256 blocks, TTL "
+            + ROUTE_TTL.toMinutes()
+            + " min), as a gateway recording each route leaves the index: captured_routed says"
+            + " what lookups then read, routed the router's and prehashed rates, routed.ratios"
+            + " routed over the run without routes");
     setup.put("warmup_s", warmup().toSeconds());
     setup.put("measured_s", measured().toSeconds());
   }
@@ -160,6 +177,74 @@ final class RouterBenchmark {
         describe(json.putObject("captured"), raw);
         measure(json, router, prompts, keys, fixture.pods, raw);
       }
+      routed(json, router, prompts, keys, fixture.pods, nodes);
+    }
+  }
+
+  /**
+   * Records a route for every prompt (to the pod its pick chooses), then captures and measures the
+   * lookups again: with routes recorded they must read what they read without, one HMGET of the
+   * blocks hash and one of the routes per group, at the same rate.
+   */
+  private void routed(
+      ObjectNode json,
+      KvRouter router,
+      List<int[]> prompts,
+      List<long[]> keys,
+      List<String> pods,
+      List<URI> nodes) {
+    int recorded = 0;
+    for (int i = 0; i < prompts.size(); i++) {
+      Scores scores = router.score(IndexBenchmark.MODEL, null, prompts.get(i), pods);
+      Pick pick = router.pick(scores, pods, LoadSignal.none());
+      if (router.recordRoute(IndexBenchmark.MODEL, pick.pod(), keys.get(i), ROUTE_TTL).join()) {
+        recorded++;
+      }
+      router.score(IndexBenchmark.MODEL, null, prompts.get(i), pods); // warm
+    }
+    ObjectNode routed = json.putObject("routed");
+    routed.put("routes_recorded", recorded);
+    try (CapturedReads raw =
+        CapturedReads.capture(
+            nodes,
+            prompts.size(),
+            i -> router.score(IndexBenchmark.MODEL, null, prompts.get(i), pods))) {
+      describe(json.putObject("captured_routed"), raw);
+    }
+    ObjectNode prehashed = routed.putObject("prehashed");
+    ObjectNode ratios = routed.putObject("ratios");
+    for (int threads : List.of(1, 8)) {
+      String name = "threads_" + threads;
+      log.info(
+          "router, routes recorded: {} client thread(s), {} group(s)",
+          threads,
+          json.path("groups"));
+      load(
+          (thread, i) ->
+              router
+                  .score(
+                      IndexBenchmark.MODEL,
+                      null,
+                      prompts.get(pick(thread, i) % prompts.size()),
+                      pods)
+                  .indexAvailable(),
+          threads,
+          routed.putObject(name));
+      load(
+          (thread, i) ->
+              router
+                  .score(IndexBenchmark.MODEL, keys.get(pick(thread, i) % keys.size()), pods)
+                  .indexAvailable(),
+          threads,
+          prehashed.putObject(name));
+      ratios.put(
+          "routed_to_unrouted_" + name,
+          ratio(routed.path(name), json.path(name).path("lookups_per_s").asDouble()));
+      ratios.put(
+          "prehashed_routed_to_unrouted_" + name,
+          ratio(
+              prehashed.path(name),
+              json.path("prehashed").path(name).path("lookups_per_s").asDouble()));
     }
   }
 
@@ -217,11 +302,15 @@ final class RouterBenchmark {
     return Math.round(run.path("lookups_per_s").asDouble() / ceiling * 1000) / 1000.0;
   }
 
-  /** What the router sent per prompt, as captured: the raw driver sends exactly this. */
+  /**
+   * What the router sent per prompt, as captured: the raw driver sends exactly this. The fields per
+   * HMGET are given over all HMGETs and per key: the blocks hash's and the speculative routes'.
+   */
   private static void describe(ObjectNode json, CapturedReads raw) {
     long hmgets = 0;
     long gets = 0;
     long fields = 0;
+    long[] byKey = new long[4]; // blocks HMGETs, their fields, routes HMGETs, their fields
     for (List<CapturedReads.Read> reads : raw.reads()) {
       for (CapturedReads.Read read : reads) {
         if (read.fields() == null) {
@@ -229,9 +318,16 @@ final class RouterBenchmark {
         } else {
           hmgets++;
           fields += read.fields().length;
+          int k = new String(read.key(), StandardCharsets.UTF_8).endsWith(":spec:routes") ? 2 : 0;
+          byKey[k]++;
+          byKey[k + 1] += read.fields().length;
         }
       }
     }
+    json.put("blocks_hmgets_per_prompt", (double) byKey[0] / raw.prompts());
+    json.put("blocks_fields_per_hmget", byKey[0] == 0 ? 0 : round1((double) byKey[1] / byKey[0]));
+    json.put("routes_hmgets_per_prompt", (double) byKey[2] / raw.prompts());
+    json.put("routes_fields_per_hmget", byKey[2] == 0 ? 0 : round1((double) byKey[3] / byKey[2]));
     json.put(
         "how", "MONITOR on every node while the router scored each prompt once, after a warm pass");
     json.put("prompts", raw.prompts());
@@ -260,6 +356,10 @@ final class RouterBenchmark {
     json.put("p99_us", recorder.micros(99));
     hashMicros = recorder.meanMicros();
     json.put("cores_per_10k_scores_per_s", cores(10_000));
+  }
+
+  private static double round1(double value) {
+    return Math.round(10 * value) / 10.0;
   }
 
   /** The cores block hashing alone takes at {@code scoresPerSecond} (mean µs × rate). */

@@ -207,12 +207,11 @@ final class InspectCommand implements Callable<Integer> {
                   ? "live, deadline in " + ago(p.livenessDeadlineMs() - now)
                   : "NOT live, deadline passed " + ago(now - p.livenessDeadlineMs()) + " ago";
       out.printf(
-          "  %s / %s  group %d  %s  speculative routes %d%s%n",
+          "  %s / %s  group %d  %s%s%n",
           p.model(),
           p.pod(),
           p.group(),
           liveness,
-          p.speculativeRoutes(),
           p.inferredCapacityBlocks() == null
               ? ""
               : "  evictions inferred (a model of " + p.inferredCapacityBlocks() + " blocks)");
@@ -228,7 +227,12 @@ final class InspectCommand implements Callable<Integer> {
       }
       line.append("  watermark ").append(k.watermark() == null ? "none" : k.watermark());
       if (k.batchInProgress() != null) {
-        line.append(" (batch in progress ").append(k.batchInProgress()).append(')');
+        String[] batch = k.batchInProgress().split(":", 2);
+        line.append(" (batch ").append(batch[0]).append(" in progress");
+        if (batch.length > 1) {
+          line.append(", ").append(batch[1]).append(" blocks done");
+        }
+        line.append(')');
       }
       line.append("  lease ")
           .append(
@@ -280,14 +284,13 @@ final class InspectCommand implements Callable<Integer> {
                   + (g.deadSlots().size() > 16 ? ", ..." : "")
                   + ")");
       out.printf(
-          "    gc pass %d%s  unlocated blocks %d  overflowed segments %d  speculation %s%n",
+          "    gc pass %d%s  unlocated blocks %d  overflowed segments %d  speculative route fields"
+              + " %d%n",
           g.gcPass(),
           g.gcPassInProgress() ? " in progress" : " done",
           g.unlocatedBlocks(),
           g.overflowedSegments(),
-          g.speculationGateTtlMs() == null
-              ? "off"
-              : "on for " + ago(g.speculationGateTtlMs() - now));
+          g.speculativeFields());
       long total = g.memoryBytes().values().stream().mapToLong(Long::longValue).sum();
       out.printf(
           "    memory %s (sampled: %s)%n",

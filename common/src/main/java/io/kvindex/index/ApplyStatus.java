@@ -8,6 +8,12 @@ public enum ApplyStatus {
   DUPLICATE,
   /** The sequence number skips past watermark + 1: nothing changed; replay from the watermark. */
   GAP,
+  /**
+   * Several batches were given as one ({@code firstSeq < seq}) and the first of them is part
+   * applied: an earlier call of it, in chunks, stopped between two (a writer paused or taken over).
+   * Nothing changed; apply the batches one at a time, and the first goes on from where it was left.
+   */
+  PARTLY_APPLIED,
   /** The lease is not the stream's current lease: nothing changed; stop writing. */
   FENCED,
   /**

@@ -18,6 +18,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -34,7 +35,8 @@ final class InMemoryPrefixIndex implements PrefixIndex {
 
   private record Pod(String model, String pod) {}
 
-  private record SpecBlock(KeyMode mode, int cacheGroup, long key) {}
+  /** A speculative route: the keys it records (its prompt's first) and until when it counts. */
+  private record Route(KeyMode mode, int cacheGroup, long[] keys, long untilMillis) {}
 
   private record Held(Lease lease, long expiresAtMillis) {}
 
@@ -56,10 +58,10 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final InstantSource clock;
   private final Map<StreamId, Stream> streams = new HashMap<>();
   private final Map<Pod, Long> deadlines = new HashMap<>();
-  private final Map<Pod, Map<SpecBlock, Long>> speculative = new HashMap<>();
+  private final Map<Pod, List<Route>> speculative = new HashMap<>();
   private final Map<StreamId, Held> leases = new HashMap<>();
   private final Map<String, Long> replicas = new HashMap<>();
-  private final Map<Pod, String> incarnations = new HashMap<>();
+  private final Map<StreamId, String> incarnations = new HashMap<>();
   private final Map<Pod, Resync> resyncs = new HashMap<>();
   private final Map<Pod, Inferred> inferred = new HashMap<>();
   private final Map<Pod, ArrayDeque<Touched>> touches = new HashMap<>();
@@ -236,7 +238,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private PodMatch match(LookupRequest request, String pod) {
     Long deadline = deadlines.get(new Pod(request.model(), pod));
     boolean live = deadline != null && deadline >= now();
-    int[] spec = speculativeTiers(request, pod);
+    int[] spec = speculativeTiers(request, pod, live);
     int depth = run(spec, 0xF);
     int confirmed = 0;
     int gpuDepth = run(spec, Tier.GPU.bit());
@@ -272,19 +274,55 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     return new PodMatch(pod, depth, gpuDepth, gpuCpuDepth, score, ranks, depth > confirmed);
   }
 
-  /** GPU for each block the pod holds speculatively (unexpired), else 0. */
-  private int[] speculativeTiers(LookupRequest request, String pod) {
-    Map<SpecBlock, Long> entries =
-        speculative.getOrDefault(new Pod(request.model(), pod), Map.of());
+  /**
+   * GPU for each block the pod holds speculatively, else 0: a live pod holds the blocks its
+   * unexpired routes credit ({@link #credited}).
+   */
+  private int[] speculativeTiers(LookupRequest request, String pod, boolean live) {
     int[] out = new int[request.length()];
     long now = now();
-    for (int i = 0; i < out.length; i++) {
-      Long until =
-          entries.get(
-              new SpecBlock(request.keyMode(), request.cacheGroup(), request.blockKeys()[i]));
-      out[i] = until != null && until >= now ? Tier.GPU.bit() : 0;
+    int depth = 0;
+    for (Route route :
+        live
+            ? speculative.getOrDefault(new Pod(request.model(), pod), List.of())
+            : List.<Route>of()) {
+      if (route.untilMillis() >= now
+          && route.mode() == request.keyMode()
+          && route.cacheGroup() == request.cacheGroup()) {
+        depth = Math.max(depth, credited(request.blockKeys(), route.keys()));
+      }
     }
+    Arrays.fill(out, 0, Math.min(depth, out.length), Tier.GPU.bit());
     return out;
+  }
+
+  /**
+   * The blocks of {@code prompt} a route of {@code route} credits (PrefixIndex#speculateAsync): in
+   * each segment or span of the route (16 blocks each up to block 256, then 256), its head when the
+   * prompt has the same key there, then each of the route's blocks there at a multiple of 16 and
+   * its last, in order, while the prompt has the same key; the deepest so found.
+   */
+  static int credited(long[] prompt, long[] route) {
+    int depth = 0;
+    for (int start = 0; start < route.length && start < prompt.length; ) {
+      int size = start < 256 ? 16 : 256;
+      int end = Math.min(route.length, start + size);
+      if (prompt[start] == route[start]) {
+        depth = Math.max(depth, start + 1);
+        for (int at = start + 15; ; at += 16) {
+          int pos = Math.min(at, end - 1);
+          if (pos >= prompt.length || prompt[pos] != route[pos]) {
+            break;
+          }
+          depth = Math.max(depth, pos + 1);
+          if (pos == end - 1) {
+            break;
+          }
+        }
+      }
+      start += size;
+    }
+    return depth;
   }
 
   private static int[] tiers(Map<Block, Integer> tiers, LookupRequest request) {
@@ -337,12 +375,19 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     Check.name(pod, "pod");
     Check.notNull(mode, "mode");
     PrefixIndex.checkSpeculativeTtl(ttl, "ttl");
-    Map<SpecBlock, Long> entries =
-        speculative.computeIfAbsent(new Pod(model, pod), x -> new HashMap<>());
-    long until = now() + ttl.toMillis();
-    for (long key : blockKeys) {
-      entries.put(new SpecBlock(mode, cacheGroup, key), until);
+    Check.notNull(blockKeys, "blockKeys");
+    if (blockKeys.length == 0) {
+      return CompletableFuture.completedFuture(true);
     }
+    Long deadline = deadlines.get(new Pod(model, pod));
+    if (deadline == null || deadline < now()) {
+      return CompletableFuture.completedFuture(false); // no live record: nothing to route to
+    }
+    long[] recorded = Arrays.copyOf(blockKeys, Math.min(blockKeys.length, MAX_ROUTE_BLOCKS));
+    long until = now() + ttl.toMillis();
+    List<Route> routes = speculative.computeIfAbsent(new Pod(model, pod), x -> new ArrayList<>());
+    routes.removeIf(r -> r.untilMillis() < now());
+    routes.add(new Route(mode, cacheGroup, recorded, until));
     return CompletableFuture.completedFuture(true);
   }
 
@@ -471,12 +516,22 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized Optional<String> swapIncarnation(
-      String model, String pod, String incarnation, Duration ttl) {
+  public synchronized Optional<String> incarnation(StreamId stream) {
+    return Optional.ofNullable(incarnations.get(Check.notNull(stream, "stream")));
+  }
+
+  @Override
+  public synchronized boolean recordIncarnation(
+      StreamId stream, String expected, String incarnation, Duration ttl) {
+    Check.notNull(stream, "stream");
     Check.notBlank(incarnation, "incarnation");
     Check.atLeastOneMilli(ttl, "ttl");
-    Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
-    return Optional.ofNullable(incarnations.put(key, incarnation));
+    String current = incarnations.get(stream);
+    if (incarnation.equals(current) || Objects.equals(current, expected)) {
+      incarnations.put(stream, incarnation);
+      return true;
+    }
+    return false;
   }
 
   @Override
@@ -547,18 +602,21 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     ArrayDeque<Touched> pod =
         touches.getOrDefault(new Pod(stream.model(), stream.pod()), new ArrayDeque<>());
     if (cursor == null) {
-      return new Touches(List.of(), Long.toString(pod.isEmpty() ? 0 : pod.getLast().id()));
+      return new Touches(List.of(), Long.toString(pod.isEmpty() ? 0 : pod.getLast().id()), false);
     }
     long after = Long.parseLong(Check.notBlank(cursor, "cursor"));
     List<Touch> out = new ArrayList<>();
     long last = after;
+    boolean more = false;
     for (Touched t : pod) {
       if (t.id() > after && out.size() < max) {
         out.add(t.touch());
         last = t.id();
+      } else if (t.id() > after) {
+        more = true;
       }
     }
-    return new Touches(out, Long.toString(last));
+    return new Touches(out, Long.toString(last), more);
   }
 
   @Override

@@ -201,17 +201,26 @@ public interface PrefixIndex extends AutoCloseable {
   /** Gives the lease up if it is still held as {@code lease}; true if it did. */
   boolean releaseLease(StreamId stream, Lease lease);
 
+  /** Blocks one speculative route records at most: its prompt's first. */
+  int MAX_ROUTE_BLOCKS = 1024;
+
   /**
-   * Records that a request whose prompt has {@code blockKeys} was routed to {@code pod}: lookups
-   * see those blocks on the pod (as GPU blocks, flagged {@link PodMatch#speculative()}) before the
-   * engine reports them. Each entry lives {@code ttl}, enforced by Redis itself (the pod's
-   * speculative hash carries a PEXPIRE), so entries vanish even if every router dies. Confirmed
-   * entries supersede them: a block the pod's engine reported is not speculative. A route records
-   * its first 1 024 blocks at most (one call writes them all).
+   * Records that a request whose prompt has {@code blockKeys} was routed to {@code pod}: lookups of
+   * the pod while it is live see the blocks their prompt shares with the route on it (as GPU
+   * blocks, flagged {@link PodMatch#speculative()}) before the engine reports them. The blocks
+   * credited are exact to within 15: in each segment (16 blocks up to block 256) or span (256
+   * blocks) of the route, its head, then its blocks at each multiple of 16 and its last, as far as
+   * the prompt has the same keys there. A route lives {@code ttl}, enforced by Redis itself (the
+   * routes carry a PEXPIRE), so routes vanish even if every router dies. Confirmed entries
+   * supersede them: a block the pod's engine reported is not speculative. A route records its first
+   * {@value #MAX_ROUTE_BLOCKS} blocks at most, and only for a pod with a live record; an index
+   * keeps a bounded number of routes per group (the latest few pods per segment, the segments whose
+   * routes expire last), so routes to made-up pods cost nothing and floods cost a bounded amount.
    *
    * @param blockKeys the prompt's block keys (read, never kept)
-   * @param ttl how long the entries count, 1 ms to {@link #MAX_SPECULATIVE_TTL}
-   * @return true if recorded, false if Redis was unavailable (best effort; nothing to heal)
+   * @param ttl how long the route counts, 1 ms to {@link #MAX_SPECULATIVE_TTL}
+   * @return true if recorded (or empty), false if the pod has no live record or Redis was
+   *     unavailable (best effort; nothing to heal)
    */
   CompletableFuture<Boolean> speculateAsync(
       String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl);
@@ -284,8 +293,12 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * Registers an ingester replica as alive until now + ttl and tells how many replicas are alive
-   * (itself included), so that replicas can share the streams fairly.
+   * (itself included), so that replicas can share the streams fairly. A replica name belongs to the
+   * index instance that registered it while its entry lives.
    *
+   * @throws ReplicaConflictException if another live process (another index instance) holds the
+   *     name: leases name their owner, so two processes under one name would pass each other's
+   *     fencing
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
   int registerReplica(String replica, Duration ttl);
@@ -298,14 +311,27 @@ public interface PrefixIndex extends AutoCloseable {
   void deregisterReplica(String replica);
 
   /**
-   * Records a pod's engine incarnation (its process start time, as its {@code /metrics} reports it)
-   * for {@code ttl}, and returns the one recorded before: a changed incarnation means the engine
-   * restarted and lost its cache, even when its sequence numbers do not show it.
+   * The engine incarnation (its process start time, as its {@code /metrics} reports it) the
+   * stream's entries came from, as its owners last recorded it ({@link #recordIncarnation}): a new
+   * owner compares it with what the engine reports now, since a changed incarnation means the
+   * engine restarted and lost its cache even when its sequence numbers do not show it.
    *
-   * @return the incarnation recorded before, or empty if none
+   * @return the incarnation recorded, or empty if none
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */
-  Optional<String> swapIncarnation(String model, String pod, String incarnation, Duration ttl);
+  Optional<String> incarnation(StreamId stream);
+
+  /**
+   * Records the stream's engine incarnation for {@code ttl}, if the record holds {@code expected}
+   * (null: none) or already holds {@code incarnation}: a compare-and-set, so that a retry after a
+   * lost reply answers as the first attempt did, and a record another owner changed meanwhile is
+   * never replaced unseen. Each stream has its own record, so a pod's ranks never move each
+   * other's.
+   *
+   * @return true if the record holds {@code incarnation} now, false if it held another one
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  boolean recordIncarnation(StreamId stream, String expected, String incarnation, Duration ttl);
 
   /**
    * Asks the ingester that owns the pod's streams to resync them: purge what the index holds of
@@ -359,10 +385,33 @@ public interface PrefixIndex extends AutoCloseable {
   int MAX_TOUCHES = 4096;
 
   /**
+   * Bytes of touches a pod keeps at most (each touch counted as its block keys' 8 bytes each plus
+   * {@value #TOUCH_OVERHEAD_BYTES}): older ones are dropped as new ones come, so a pod whose
+   * touches nobody reads holds at most this much (4 MiB).
+   */
+  int MAX_TOUCH_BYTES = 4 << 20;
+
+  /** What a touch counts towards {@link #MAX_TOUCH_BYTES} beside its block keys. */
+  int TOUCH_OVERHEAD_BYTES = 64;
+
+  /**
+   * Bytes of touches one {@link #touches} read returns at most, past its first touch (256 KiB): a
+   * read holds Redis for about as long as this takes to copy.
+   */
+  int MAX_TOUCH_READ_BYTES = 256 << 10;
+
+  /**
+   * How long a reader's cursor holds back the trimming of its pod's touches after its last read (1
+   * minute): a reader gone longer than this no longer keeps the touches it has not read.
+   */
+  Duration TOUCH_READER_TTL = Duration.ofMinutes(1);
+
+  /**
    * Records that an observed request went to {@code pod}, whose evictions are inferred, with the
    * prompt's block keys (once served, the engine holds them all) and the prediction's error. The
-   * owners of the pod's streams read them in order ({@link #touches}). A pod keeps its latest
-   * {@value #MAX_TOUCHES} touches for {@code ttl} after the last one. Best effort, never blocks.
+   * owners of the pod's streams read them in order ({@link #touches}); what every current reader
+   * has read is dropped. A pod keeps its latest {@value #MAX_TOUCHES} touches and at most {@value
+   * #MAX_TOUCH_BYTES} bytes of them for {@code ttl} after the last one. Best effort, never blocks.
    *
    * @param blockKeys the prompt's block keys, block 0 first; only the first {@value
    *     #MAX_TOUCH_BLOCKS} are recorded (read, never kept)
@@ -374,8 +423,10 @@ public interface PrefixIndex extends AutoCloseable {
 
   /**
    * The touches of the stream's pod recorded after {@code cursor}, oldest first, at most {@code
-   * max}. A null cursor reads none and returns the cursor of the latest touch, from which a reader
-   * that starts now goes on.
+   * max} and about {@link #MAX_TOUCH_READ_BYTES}. A null cursor reads none and returns the cursor
+   * of the latest touch, from which a reader that starts now goes on. Each read notes the stream's
+   * cursor, and the touches every reader of the pod (each rank that read in the last {@link
+   * #TOUCH_READER_TTL}) has read are dropped.
    *
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
    */

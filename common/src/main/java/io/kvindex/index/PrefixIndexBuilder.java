@@ -8,6 +8,9 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * Configures a {@link PrefixIndex}. Each setter checks its argument at once; defaults are listed on
@@ -69,6 +72,10 @@ public final class PrefixIndexBuilder {
   private RedisConnector connector;
   private boolean loadsScripts = true;
   private InstantSource clock = InstantSource.system();
+  private Supplier<? extends CompletionStage<?>> betweenChunks = NOTHING_TO_WAIT_FOR;
+
+  private static final Supplier<CompletionStage<?>> NOTHING_TO_WAIT_FOR =
+      () -> CompletableFuture.completedFuture(null);
 
   PrefixIndexBuilder() {
     tierWeights.putAll(DEFAULT_TIER_WEIGHTS);
@@ -151,6 +158,17 @@ public final class PrefixIndexBuilder {
     return this;
   }
 
+  /**
+   * What a batch applied in several calls (more blocks than {@link #applyChunkBlocks}) waits for
+   * between two of its calls: asked once between each two, the next call is sent once the stage
+   * completes. Default: nothing. A writer's pause switch (tests, fault drills) holds its writes
+   * there, as a process stopped between two calls would be held.
+   */
+  public PrefixIndexBuilder betweenChunks(Supplier<? extends CompletionStage<?>> wait) {
+    this.betweenChunks = Check.notNull(wait, "wait");
+    return this;
+  }
+
   /** Retries of writes, leases and GC. Default {@link RetryPolicy#defaults()}. */
   public PrefixIndexBuilder writePolicy(RetryPolicy policy) {
     this.writePolicy = Check.notNull(policy, "policy");
@@ -203,7 +221,8 @@ public final class PrefixIndexBuilder {
     if (connector == null) {
       throw new IllegalStateException("redis(connector) is required to build a Redis index");
     }
-    return RedisPrefixIndex.open(config(), connector, writePolicy, lookupPolicy, loadsScripts);
+    return RedisPrefixIndex.open(
+        config(), connector, writePolicy, lookupPolicy, loadsScripts, betweenChunks);
   }
 
   /** The in-memory model of the same semantics, for tests. */

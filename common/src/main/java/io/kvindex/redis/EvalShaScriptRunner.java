@@ -3,11 +3,14 @@ package io.kvindex.redis;
 import io.kvindex.common.Check;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * preloaded again, since a node that lost one script lost them all (a restart, a failover, SCRIPT
  * FLUSH) and processes that do not load scripts wait for them; a runner that does not load scripts
  * fails the attempt with a temporary {@link ScriptNotLoadedException}, counts it and says so in the
- * log. Thread-safe: lettuce connections are.
+ * log. Preloads with SCRIPT LOAD on each node its {@code loadInto} names at the time. Thread-safe:
+ * lettuce connections are.
  */
 final class EvalShaScriptRunner implements ScriptRunner {
   private static final Logger LOG = LoggerFactory.getLogger(EvalShaScriptRunner.class);
@@ -29,6 +33,8 @@ final class EvalShaScriptRunner implements ScriptRunner {
   private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
+  private final Supplier<CompletionStage<List<RedisScriptingAsyncCommands<byte[], byte[]>>>>
+      loadInto;
   private final RedisCalls calls;
   private final RedisMetrics metrics;
   private final boolean loads;
@@ -39,12 +45,18 @@ final class EvalShaScriptRunner implements ScriptRunner {
   /** What {@link #preload} was last given: loaded again after a NOSCRIPT. */
   private volatile LuaScript[] preloaded = new LuaScript[0];
 
+  /**
+   * @param commands where scripts run
+   * @param loadInto the nodes a preload loads the scripts into, asked at each attempt
+   */
   EvalShaScriptRunner(
       RedisScriptingAsyncCommands<byte[], byte[]> commands,
+      Supplier<CompletionStage<List<RedisScriptingAsyncCommands<byte[], byte[]>>>> loadInto,
       RedisCalls calls,
       RedisMetrics metrics,
       boolean loads) {
     this.commands = Check.notNull(commands, "commands");
+    this.loadInto = Check.notNull(loadInto, "loadInto");
     this.calls = Check.notNull(calls, "calls");
     this.metrics = Check.notNull(metrics, "metrics");
     this.loads = loads;
@@ -95,15 +107,21 @@ final class EvalShaScriptRunner implements ScriptRunner {
   }
 
   private CompletionStage<Void> loadAll(LuaScript[] scripts) {
-    CompletableFuture<?>[] sent = new CompletableFuture<?>[scripts.length];
-    for (int i = 0; i < scripts.length; i++) {
-      LuaScript script = scripts[i];
-      sent[i] =
-          send(() -> commands.scriptLoad(script.source()))
-              .thenAccept(sha -> checkDigest(script, sha))
-              .toCompletableFuture();
+    return send(loadInto::get).thenCompose(nodes -> loadAll(nodes, scripts));
+  }
+
+  private static CompletionStage<Void> loadAll(
+      List<RedisScriptingAsyncCommands<byte[], byte[]>> nodes, LuaScript[] scripts) {
+    List<CompletableFuture<Void>> sent = new ArrayList<>();
+    for (RedisScriptingAsyncCommands<byte[], byte[]> node : nodes) {
+      for (LuaScript script : scripts) {
+        sent.add(
+            send(() -> node.scriptLoad(script.source()))
+                .thenAccept(sha -> checkDigest(script, sha))
+                .toCompletableFuture());
+      }
     }
-    return CompletableFuture.allOf(sent);
+    return CompletableFuture.allOf(sent.toArray(new CompletableFuture<?>[0]));
   }
 
   private static void checkDigest(LuaScript script, String sha) {
@@ -194,8 +212,7 @@ final class EvalShaScriptRunner implements ScriptRunner {
             RedisErrorClass.REAL, "noscript", classified.code(), classified.error()));
   }
 
-  private static <T> CompletionStage<T> send(
-      java.util.function.Supplier<CompletionStage<T>> command) {
+  private static <T> CompletionStage<T> send(Supplier<CompletionStage<T>> command) {
     try {
       return command.get();
     } catch (RuntimeException e) {

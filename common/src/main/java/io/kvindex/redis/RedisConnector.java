@@ -7,6 +7,8 @@ import io.micrometer.core.instrument.Metrics;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
 
 /**
  * One connection to a Redis server or Redis Cluster, with binary keys and values, shared by every
@@ -36,7 +38,8 @@ import java.time.Duration;
  * with backoff instead of lettuce buffering and replaying them), with at most {@code
  * requestQueueSize} (default 10 000) queued per connection; TCP keepalive on; reconnect delay
  * exponential from 10 ms to 2 s; cluster topology refreshed every 30 s and on MOVED/ASK/reconnect
- * triggers, at most once a second.
+ * triggers, at most once a second, leaving out a node flagged failed (or without an address) that
+ * serves no slots.
  *
  * <p>Thread-safe.
  */
@@ -69,6 +72,28 @@ public interface RedisConnector extends AutoCloseable {
 
   /** True if connected to a Redis Cluster. */
   boolean isCluster();
+
+  /**
+   * The primaries that hold the data now, each with a connection of its own, for the commands a
+   * cluster does not route by key (SCAN, FLUSHALL). On a cluster the topology is read again first
+   * and every primary that owns slots in it is listed, never a primary a failover has replaced: a
+   * cluster keeps such a node in its node list (failed, without slots) until it is forgotten, and
+   * lettuce's own cluster-wide SCAN and FLUSHALL still ask it. Otherwise the one server.
+   *
+   * @return the primaries, in the topology's order; fails with lettuce's exception (a temporary
+   *     error, for {@link RedisCalls}) when the topology cannot be read or a primary that owns
+   *     slots cannot be connected to
+   */
+  CompletionStage<List<Node>> primaries();
+
+  /**
+   * One node and a connection to it, owned by the connector (closed with it). Immutable.
+   *
+   * @param address where it is, for messages: {@code host:port}, or for a primary found through
+   *     Sentinel the name its Sentinels know it by
+   * @param commands the node's own connection: every command goes to this node
+   */
+  record Node(String address, RedisClusterAsyncCommands<byte[], byte[]> commands) {}
 
   /**
    * How many times a connection of this connector became active (the first connection, and every

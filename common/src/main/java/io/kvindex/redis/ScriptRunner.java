@@ -3,6 +3,8 @@ package io.kvindex.redis;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -44,9 +46,11 @@ public interface ScriptRunner {
       LuaScript script, ScriptOutputType type, byte[][] keys, byte[]... args);
 
   /**
-   * Loads scripts into the script cache (SCRIPT LOAD; on a cluster, into every node) so the first
-   * calls need no EVAL, and remembers them: a later NOSCRIPT loads them all again. Retried and
-   * swallowed like any call (operation {@code script_load}).
+   * Loads scripts into the script cache (SCRIPT LOAD; on a cluster, into every node that can
+   * answer: each primary that owns slots and each replica, none flagged failing or failed, so that
+   * a primary lost for good does not fail every later preload) so the first calls need no EVAL, and
+   * remembers them: a later NOSCRIPT loads them all again. Retried and swallowed like any call
+   * (operation {@code script_load}).
    *
    * @throws IllegalStateException if this runner does not {@linkplain #loadsScripts() load scripts}
    */
@@ -60,12 +64,19 @@ public interface ScriptRunner {
 
   /**
    * A runner on any lettuce binary connection: both {@code RedisAsyncCommands} and {@code
-   * RedisAdvancedClusterAsyncCommands} are {@link RedisScriptingAsyncCommands}.
+   * RedisAdvancedClusterAsyncCommands} are {@link RedisScriptingAsyncCommands}. Its preload sends
+   * SCRIPT LOAD through that connection, which on a cluster means every node in lettuce's list, a
+   * failed one too; {@link RedisConnector#scripts} chooses the nodes instead.
    */
   static ScriptRunner create(
       RedisScriptingAsyncCommands<byte[], byte[]> commands,
       RedisCalls calls,
       MeterRegistry meterRegistry) {
-    return new EvalShaScriptRunner(commands, calls, new RedisMetrics(meterRegistry), true);
+    return new EvalShaScriptRunner(
+        commands,
+        () -> CompletableFuture.completedFuture(List.of(commands)),
+        calls,
+        new RedisMetrics(meterRegistry),
+        true);
   }
 }

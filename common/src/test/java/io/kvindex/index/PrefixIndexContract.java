@@ -13,6 +13,7 @@ import io.kvindex.event.KvEventBatch;
 import io.kvindex.hash.TokenKeys;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,6 +58,10 @@ public abstract class PrefixIndexContract {
 
   static LookupResult lookup(PrefixIndex index, List<Long> keys, String... pods) {
     return index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, keys, List.of(pods)));
+  }
+
+  static LookupResult lookup(PrefixIndex index, long[] keys, String... pods) {
+    return lookup(index, Arrays.stream(keys).boxed().toList(), pods);
   }
 
   @Test
@@ -508,6 +513,7 @@ public abstract class PrefixIndexContract {
   @Test
   void speculate_countsAsGpuUntilTheEngineConfirms() {
     PrefixIndex index = open();
+    assertThat(index.heartbeat(MODEL, "p", LONG)).isTrue();
     assertThat(
             index
                 .speculateAsync(
@@ -547,6 +553,7 @@ public abstract class PrefixIndexContract {
   @Test
   void speculate_shortAndLongPrompts_markTheRightCandidate() {
     PrefixIndex index = open();
+    assertThat(index.heartbeat(MODEL, "p", LONG)).isTrue();
     assertThat(
             index
                 .speculateAsync(
@@ -560,10 +567,11 @@ public abstract class PrefixIndexContract {
         .isTrue();
     StreamId q = StreamId.of(MODEL, "q");
     index.apply(q, Events.mode(q), 0, lease(index, q), batch(stored(hashes(1, 100), null, null)));
-    for (int blocks : List.of(200, 300)) {
+    for (int blocks : List.of(208, 300, 1000)) {
+      int credited = Math.min(blocks, 300);
       LookupResult r = lookup(index, hashes(1, blocks), "q", "none", "p");
-      assertThat(r.pods().get("p").depth()).as("%d blocks", blocks).isEqualTo(blocks);
-      assertThat(r.pods().get("p").gpuDepth()).isEqualTo(blocks);
+      assertThat(r.pods().get("p").depth()).as("%d blocks", blocks).isEqualTo(credited);
+      assertThat(r.pods().get("p").gpuDepth()).isEqualTo(credited);
       assertThat(r.pods().get("p").speculative()).isTrue();
       assertThat(r.pods().get("q").depth()).isEqualTo(100);
       assertThat(r.pods().get("q").speculative()).isFalse();
@@ -574,11 +582,77 @@ public abstract class PrefixIndexContract {
   @Test
   void speculate_expiresByItself() {
     PrefixIndex index = open();
+    assertThat(index.heartbeat(MODEL, "p", LONG)).isTrue();
     index
         .speculateAsync(MODEL, KeyMode.ENGINE, "p", Events.keys(1, 2), 0, Duration.ofMillis(150))
         .join();
     assertThat(lookup(index, hashes(1, 2), "p").pods().get("p").depth()).isEqualTo(2);
     Poll.until(() -> lookup(index, hashes(1, 2), "p").pods().get("p").depth() == 0);
+  }
+
+  /**
+   * A route counts for the prompt's blocks it shares to within 15: its segments' heads, and its
+   * blocks at multiples of 16 and its last, as far as the prompt has the same keys there.
+   */
+  @Test
+  void speculate_promptThatParts_creditedToWithinASegment() {
+    PrefixIndex index = open();
+    assertThat(index.heartbeat(MODEL, "p", LONG)).isTrue();
+    long[] route = Events.keys(1, 40);
+    index
+        .speculateAsync(MODEL, KeyMode.ENGINE, "p", route, 0, PrefixIndex.MAX_SPECULATIVE_TTL)
+        .join();
+    long[] parted = Arrays.copyOf(route, 50);
+    for (int i = 37; i < parted.length; i++) {
+      parted[i] = 1000 + i;
+    }
+    // shares 37 blocks: blocks 0..31 end at a multiple of 16, block 32 is a segment head
+    assertThat(lookup(index, parted, "p").pods().get("p").depth()).isEqualTo(33);
+    assertThat(lookup(index, Arrays.copyOf(route, 38), "p").pods().get("p").depth())
+        .as("a prompt that stops inside the route's last segment")
+        .isEqualTo(33);
+    assertThat(lookup(index, Events.keys(1, 60), "p").pods().get("p").depth())
+        .as("a prompt that extends the route: its last block")
+        .isEqualTo(40);
+    assertThat(lookup(index, Events.keys(2, 60), "p").pods().get("p").depth())
+        .as("another chain")
+        .isZero();
+  }
+
+  /** Routes name live pods only: one to a pod with no record, or a dead one, is not kept. */
+  @Test
+  void speculate_podWithoutLiveRecord_recordsNothing() {
+    PrefixIndex index = open(builder().podTtl(Duration.ofMillis(200)));
+    assertThat(
+            index
+                .speculateAsync(
+                    MODEL,
+                    KeyMode.ENGINE,
+                    "made-up",
+                    Events.keys(1, 3),
+                    0,
+                    PrefixIndex.MAX_SPECULATIVE_TTL)
+                .join())
+        .isFalse();
+    assertThat(index.heartbeat(MODEL, "made-up", LONG)).isTrue();
+    assertThat(lookup(index, hashes(1, 3), "made-up").pods().get("made-up").depth())
+        .as("not recorded, so nothing once the pod is live")
+        .isZero();
+    StreamId s = StreamId.of(MODEL, "p");
+    index.apply(s, Events.mode(s), 0, lease(index, s), batch(stored(hashes(1, 1), null, null)));
+    Poll.until(() -> lookup(index, hashes(1, 1), "p").pods().get("p").depth() == 0);
+    assertThat(
+            index
+                .speculateAsync(
+                    MODEL,
+                    KeyMode.ENGINE,
+                    "p",
+                    Events.keys(1, 3),
+                    0,
+                    PrefixIndex.MAX_SPECULATIVE_TTL)
+                .join())
+        .as("a pod whose record expired")
+        .isFalse();
   }
 
   @Test
@@ -665,6 +739,7 @@ public abstract class PrefixIndexContract {
     StreamId rank0 = new StreamId(MODEL, "p:{x}", 0);
     StreamId rank1 = new StreamId(MODEL, "p:{x}", 1);
     String start = index.touches(rank0, null, 10).cursor();
+    String start1 = index.touches(rank1, null, 10).cursor();
     assertThat(index.touches(rank0, start, 10).touches()).isEmpty();
     index.touchAsync(MODEL, "p:{x}", 0, new long[] {1, -2, Long.MAX_VALUE}, 3, LONG).join();
     index.touchAsync(MODEL, "p:{x}", 1, new long[] {1}, -40, LONG).join();
@@ -680,7 +755,11 @@ public abstract class PrefixIndexContract {
     assertThat(rest.touches().get(0).blockKeys()).isEmpty();
     assertThat(index.touches(rank0, rest.cursor(), 10).touches()).isEmpty();
     assertThat(index.touches(rank0, rest.cursor(), 10).cursor()).isEqualTo(rest.cursor());
-    assertThat(index.touches(rank1, start, 10).touches()).as("each rank reads them all").hasSize(3);
+    assertThat(first.more()).isTrue();
+    assertThat(rest.more()).isFalse();
+    assertThat(index.touches(rank1, start1, 10).touches())
+        .as("each rank reads them all")
+        .hasSize(3);
     assertThat(index.touches(rank1, null, 10).cursor())
         .as("a reader starting now")
         .isEqualTo(rest.cursor());

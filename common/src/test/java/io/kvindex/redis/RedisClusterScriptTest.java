@@ -2,6 +2,7 @@ package io.kvindex.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.Poll;
 import io.kvindex.localredis.ClusterNode;
 import io.kvindex.testing.Fresh;
 import io.kvindex.testing.RedisCluster;
@@ -9,11 +10,17 @@ import io.kvindex.testing.UsesRedisCluster;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.SlotHash;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -36,6 +43,10 @@ class RedisClusterScriptTest {
   }
 
   private ScriptRunner connect(RedisCluster redis, RetryPolicy policy) {
+    return connect(redis, policy, Duration.ofSeconds(1));
+  }
+
+  private ScriptRunner connect(RedisCluster redis, RetryPolicy policy, Duration refreshPeriod) {
     String seeds =
         redis.uris().stream()
             .map(uri -> uri.getHost() + ":" + uri.getPort())
@@ -44,7 +55,7 @@ class RedisClusterScriptTest {
         RedisConnector.builder()
             .uri("redis-cluster://" + seeds)
             .commandTimeout(Duration.ofMillis(500))
-            .topologyRefreshPeriod(Duration.ofSeconds(1))
+            .topologyRefreshPeriod(refreshPeriod)
             .meterRegistry(registry)
             .build();
     assertThat(connector.isCluster()).isTrue();
@@ -98,6 +109,84 @@ class RedisClusterScriptTest {
           .isEqualTo(-1L);
     }
     assertThat(count(RedisMetrics.RELOADS, "script", "cluster_decr")).isZero();
+  }
+
+  /**
+   * A primary lost for good, its replica promoted: the cluster keeps the dead node in its node list
+   * (failed, without slots); preloading must not wait on it, the primaries are the live ones, and
+   * once the topology says so the connector stops reconnecting to it. (A periodic topology refresh
+   * still tries it once, lettuce discovering nodes from the live nodes' lists: no periodic refresh
+   * here.)
+   */
+  @Test
+  void aPrimaryLostForGood_nothingAsksTheDeadNode(@Fresh RedisCluster redis) throws Exception {
+    ScriptRunner runner = connect(redis, RetryPolicy.defaults(), Duration.ofMinutes(10));
+    byte[][] key = keys("kvindex:test:{lost}:counter");
+    ClusterNode primary = redis.cluster().ownerOf(SlotHash.getSlot(key[0]));
+    assertThat(await(runner.<Long>run(INCR, ScriptOutputType.INTEGER, key)).orElseThrow())
+        .isEqualTo(1L); // a connection to the primary, which will die
+    primary.kill();
+    Poll.until(
+        () -> !redis.cluster().ownerOf(SlotHash.getSlot(key[0])).uri().equals(primary.uri()),
+        Duration.ofSeconds(30));
+    redis.cluster().awaitHealthy(Duration.ofSeconds(30));
+    Poll.until(() -> healed(runner, key), Duration.ofSeconds(30)); // the client saw the promotion
+    LuaScript decr =
+        LuaScript.of("cluster_lost_decr", "-- lost primary\nreturn redis.call('DECR', KEYS[1])");
+
+    RedisOutcome<Void> preloaded = await(runner.preload(decr));
+
+    assertThat(preloaded.isDone()).as("preload: %s", preloaded).isTrue();
+    for (int group = 0; group < 16; group++) {
+      byte[][] each = keys("kvindex:test:{q" + group + "}:counter");
+      assertThat(await(runner.<Long>run(decr, ScriptOutputType.INTEGER, each)).orElseThrow())
+          .isEqualTo(-1L);
+    }
+    assertThat(count(RedisMetrics.RELOADS, "script", "cluster_lost_decr")).isZero();
+
+    List<RedisConnector.Node> primaries = await(connector.primaries());
+    assertThat(primaries)
+        .extracting(RedisConnector.Node::address)
+        .containsExactlyInAnyOrderElementsOf(
+            redis.cluster().primaries().stream().map(p -> p.host() + ":" + p.port()).toList())
+        .doesNotContain(primary.host() + ":" + primary.port());
+    for (RedisConnector.Node p : primaries) {
+      assertThat(await(p.commands().info("replication"))).as(p.address()).contains("role:master");
+    }
+
+    // Listen where the dead node was: with its topology read again, the connector must never call.
+    await(connector.primaries()); // reads the topology again
+    try (ServerSocket deadPort = new ServerSocket()) {
+      deadPort.bind(new InetSocketAddress(primary.host(), primary.port()));
+      AtomicInteger calls = new AtomicInteger();
+      Thread listener =
+          new Thread(
+              () -> {
+                while (!deadPort.isClosed()) {
+                  try (Socket s = deadPort.accept()) {
+                    calls.incrementAndGet();
+                  } catch (IOException closed) {
+                    return;
+                  }
+                }
+              },
+              "dead-node-port");
+      listener.start();
+      // An absence can only be watched for a while: longer than the connector's 2 s longest
+      // reconnect delay.
+      TimeUnit.SECONDS.sleep(5);
+      deadPort.close();
+      listener.join();
+      assertThat(calls.get()).as("connections to the dead node's port").isZero();
+    }
+  }
+
+  private static boolean healed(ScriptRunner runner, byte[][] key) {
+    try {
+      return await(runner.<Long>run(INCR, ScriptOutputType.INTEGER, key)).isDone();
+    } catch (Exception e) {
+      return false;
+    }
   }
 
   @Test

@@ -4,6 +4,7 @@ import io.kvindex.localredis.LocalRedisCluster;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Assumptions;
@@ -52,6 +53,10 @@ final class ClusterHandle implements RedisCluster, AutoCloseable {
     return local;
   }
 
+  /**
+   * FLUSHALL on each primary that owns slots in the topology read now: lettuce's own cluster
+   * FLUSHALL also sends to a primary lost for good, which the cluster keeps in its node list.
+   */
   @Override
   public synchronized void flushAll() {
     if (connection == null) {
@@ -60,7 +65,12 @@ final class ClusterHandle implements RedisCluster, AutoCloseable {
       client = RedisClusterClient.create(targets);
       connection = client.connect();
     }
-    connection.sync().flushall();
+    client.refreshPartitions();
+    for (RedisClusterNode node : connection.getPartitions()) {
+      if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.hasNoSlots()) {
+        connection.getConnection(node.getNodeId()).sync().flushall();
+      }
+    }
   }
 
   @Override

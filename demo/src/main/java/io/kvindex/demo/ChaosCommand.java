@@ -114,7 +114,10 @@ public final class ChaosCommand implements Callable<Integer> {
       stdout.flush();
       ObjectNode r;
       try {
-        r = ChaosRun.run(scenario, timings, seed);
+        r =
+            scenario == ChaosScenario.DEMO_CLUSTER_PRIMARY_LOST
+                ? ChaosDemoRun.run(scenario, timings, seed, stdout)
+                : ChaosRun.run(scenario, timings, seed);
       } catch (RuntimeException e) {
         failedToRun++;
         r = JSON.createObjectNode();
@@ -164,6 +167,13 @@ public final class ChaosCommand implements Callable<Integer> {
         r.path("quiescence_pods_exact_pct").asDouble() == 100
             && r.path("quiescence_lookups_exact_pct").asDouble() == 100);
     goals.put("no_batch_lost_without_a_purge", r.path("batches_lost").asLong() == 0);
+    if (r.has("demo_exit_code")) {
+      goals.put("demo_reports_and_exits_0", r.path("demo_exit_code").asInt(-1) == 0);
+      goals.put(
+          "demo_keys_deleted_from_the_live_primaries",
+          !r.has("demo_cleanup_problem")
+              && r.path("keys_left_on_the_live_primaries").asLong() == 0);
+    }
     boolean all = true;
     for (JsonNode met : goals) {
       all &= met.asBoolean();

@@ -21,6 +21,7 @@ import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,6 +42,22 @@ final class ChaosRun implements AutoCloseable {
   static final Duration GRACE = Duration.ofSeconds(1);
 
   private static final Duration QUIESCENCE_LIMIT = Duration.ofSeconds(60);
+
+  /** The prefill each pod serves while an ingester is to be frozen between two of its calls. */
+  static final int LONG_PREFILL_BLOCKS = 300;
+
+  /**
+   * The ingesters' blocks per apply call in the mid-batch scenario: the one frozen packs a batch in
+   * smaller calls than the one that takes it over, so a resume by chunk index would skip blocks.
+   */
+  private static final List<Integer> MID_BATCH_CHUNK_BLOCKS = List.of(64, 128);
+
+  /**
+   * The pods' capacity in the mid-batch scenario: room for the prefills without an eviction, so
+   * that what the frozen ingester has not applied yet is only stores (late, never wrong).
+   */
+  private static final int MID_BATCH_CAPACITY_BLOCKS = 16_384;
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Phase lengths of a run. */
@@ -94,7 +111,10 @@ final class ChaosRun implements AutoCloseable {
             .seed(seed)
             .build();
     requests = Workloads.requests(config).stream().map(TimedRequest::request).toList();
-    stack = Stack.start(config, 512);
+    stack =
+        scenario == ChaosScenario.INGESTER_PAUSED_MID_BATCH
+            ? Stack.start(config, MID_BATCH_CAPACITY_BLOCKS, MID_BATCH_CHUNK_BLOCKS)
+            : Stack.start(config, 512);
     opened.add(stack);
     figures = new StackFigures(stack::registries);
     RouterClient routers = new RouterClient(stack.routers());
@@ -284,6 +304,7 @@ final class ChaosRun implements AutoCloseable {
         faultNotes.put("promoted", after.uri().toString());
       }
       case INGESTER_PAUSED -> ingesterPaused();
+      case INGESTER_PAUSED_MID_BATCH -> ingesterPausedMidBatch();
       case INGESTER_KILLED -> {
         stack.kill("ingester-1");
         sleep(Stack.LEASE_TTL.plusSeconds(1));
@@ -384,7 +405,87 @@ final class ChaosRun implements AutoCloseable {
     idle.set(false);
   }
 
+  /**
+   * Every pod's evictions inferred (a resync request each, as a router's closed loop makes), the
+   * load stopped and applied, then a 300-block prefill on every pod while ingester-1 (calls of 64
+   * blocks) is set to freeze between two calls of a batch; frozen past its lease, its streams move
+   * to ingester-2 (calls of 128), which takes the prefills up where they were left.
+   */
+  private void ingesterPausedMidBatch() throws InterruptedException {
+    inferEvictions();
+    idle.set(true);
+    if (!caughtUp(Duration.ofSeconds(30))) {
+      faultNotes.put("caught_up_before_the_prefills", false);
+    }
+    var frozen = stack.ingesters().get("ingester-1");
+    frozen.pauseBetweenChunks();
+    Random random = new Random(seed);
+    for (SimulatedPod pod : stack.fleet().pods()) {
+      int[] prompt =
+          random.ints(LONG_PREFILL_BLOCKS * Workloads.BLOCK_SIZE + 1, 0, 32_000).toArray();
+      pod.submit(InferenceRequest.of(prompt, new int[] {1}));
+    }
+    await(frozen::paused, Duration.ofSeconds(30), "ingester-1 frozen between two calls");
+    faultNotes.put("batches_left_between_calls", batchesInProgress());
+    sleep(Stack.LEASE_TTL.multipliedBy(2).plusSeconds(1));
+    frozen.resume();
+    idle.set(false);
+  }
+
+  /** Asks for a resync of every pod and waits until each pod's evictions are inferred. */
+  private void inferEvictions() throws InterruptedException {
+    for (String pod : stack.fleet().names()) {
+      stack
+          .auditIndex()
+          .requestResyncAsync(Stack.MODEL, pod, "chaos: infer evictions", Duration.ofMinutes(1))
+          .join();
+    }
+    await(
+        () -> stack.fleet().names().stream().allMatch(this::inferred),
+        Duration.ofSeconds(30),
+        "every pod's evictions inferred");
+    faultNotes.put("pods_inferred", stack.fleet().names().size());
+  }
+
+  private boolean inferred(String pod) {
+    try {
+      return stack.auditIndex().evictionsInferred(Stack.MODEL, pod).join().isPresent();
+    } catch (RuntimeException e) {
+      return false; // asked again
+    }
+  }
+
+  /** Streams whose record names a batch left between two of its calls. */
+  private long batchesInProgress() {
+    return stack.auditInspector().read(Stack.MODEL, null).pods().stream()
+        .flatMap(p -> p.ranks().stream())
+        .filter(r -> r.batchInProgress() != null)
+        .count();
+  }
+
   // ---------------------------------------------------------------- quiescence and figures
+
+  /** Whether every pod's stream applied every batch published, within {@code limit}. */
+  private boolean caughtUp(Duration limit) throws InterruptedException {
+    long deadline = System.nanoTime() + limit.toNanos();
+    do {
+      if (behind() == 0) {
+        return true;
+      }
+      TimeUnit.MILLISECONDS.sleep(100);
+    } while (System.nanoTime() < deadline);
+    return false;
+  }
+
+  /** Batches published and neither applied nor covered by a purge, over every pod. */
+  private long behind() {
+    long behind = 0;
+    for (SimulatedPod p : stack.fleet().pods()) {
+      long last = p.nextSequence(0) - 1;
+      behind += Math.max(0, last - stack.watermark(p.name()));
+    }
+    return behind;
+  }
 
   /**
    * Waits until every pod's stream has applied (or purged past) its last batch; returns the batches
@@ -394,11 +495,7 @@ final class ChaosRun implements AutoCloseable {
     long deadline = System.nanoTime() + QUIESCENCE_LIMIT.toNanos();
     long behind;
     do {
-      behind = 0;
-      for (SimulatedPod p : stack.fleet().pods()) {
-        long last = p.nextSequence(0) - 1;
-        behind += Math.max(0, last - stack.watermark(p.name()));
-      }
+      behind = behind();
       if (behind == 0) {
         break;
       }

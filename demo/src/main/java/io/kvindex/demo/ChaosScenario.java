@@ -44,6 +44,13 @@ enum ChaosScenario {
       false,
       true,
       "an ingester frozen past its lease while its pods go idle, then resumed: it is fenced"),
+  INGESTER_PAUSED_MID_BATCH(
+      Topology.STANDALONE,
+      true,
+      false,
+      "evictions inferred; an ingester applying calls of 64 blocks frozen past its lease between"
+          + " two calls of a 300-block prefill, its streams taken over by one applying calls of"
+          + " 128"),
   INGESTER_KILLED(
       Topology.STANDALONE, false, false, "an ingester killed; its leases expire and move"),
   ZMQ_FAULTS(
@@ -75,7 +82,14 @@ enum ChaosScenario {
       Topology.STANDALONE,
       false,
       false,
-      "a flood of hostile /score requests: oversized bodies, huge record_ttl_ms, 10 kB names");
+      "a flood of hostile /score requests: oversized bodies, huge record_ttl_ms, 10 kB names"),
+  DEMO_CLUSTER_PRIMARY_LOST(
+      Topology.CLUSTER_AOF,
+      false,
+      false,
+      "the demo itself (its reset, restart and ingester kill included) on a cluster whose primary"
+          + " of the index is killed (SIGKILL) 18/40 of the way through and stays dead; its"
+          + " replica is promoted");
 
   /** Where the scenario runs. */
   enum Topology {
@@ -84,6 +98,11 @@ enum ChaosScenario {
     STANDALONE_AOF,
     /** 3 primaries, 3 replicas. */
     CLUSTER,
+    /**
+     * 3 primaries, 3 replicas, cluster-node-timeout 2000, appendonly yes, noeviction: the cluster a
+     * user would run the demo on.
+     */
+    CLUSTER_AOF,
     /** A primary, a replica and 3 Sentinels. */
     SENTINEL
   }

@@ -48,6 +48,16 @@ public final class DemoReport {
     return oracle == 0 ? Double.NaN : hitRate(Policy.KVINDEX) / oracle;
   }
 
+  /** Requests routed through kvindex. */
+  int routed() {
+    return result(Policy.KVINDEX).routed();
+  }
+
+  /** Requests routed through kvindex that a pod refused (asleep, or too large for it). */
+  int refused() {
+    return result(Policy.KVINDEX).unavailable();
+  }
+
   /** The fraction of pods whose indexed blocks equal their true blocks at quiescence. */
   public double podAccuracy() {
     return b.accuracy.podFraction();
@@ -82,7 +92,26 @@ public final class DemoReport {
     faults(s);
     line(s, "");
     verdict(s);
+    cleanup(s);
     return s.toString();
+  }
+
+  /** What closing did to a Redis the demo was given. */
+  Stack.Cleanup cleanup() {
+    return b.cleanup;
+  }
+
+  /**
+   * After the verdict, so that it never hides the figures: the keys deleted from a Redis the demo
+   * was given, or why they could not be and the command that deletes them. Not a problem of the
+   * run: the exit code stays the run's.
+   */
+  private void cleanup(StringBuilder s) {
+    if (b.cleanup.failed()) {
+      line(s, "Cleanup FAILED (the figures above stand): %s", b.cleanup.problem());
+    } else if (b.cleanup.given()) {
+      line(s, "Cleanup: the run's %d keys deleted from Redis", b.cleanup.keysDeleted());
+    }
   }
 
   /** Run header: pods, requests, workload, Redis, time. */
@@ -282,14 +311,14 @@ public final class DemoReport {
     Map<String, Integer> fired = result("kvindex").fired();
     line(
         s,
-        "  reset %s's prefix cache (before request %s): %s",
-        Demo.RESET_POD,
-        fired.getOrDefault(Demo.RESET, -1),
-        resetOutcome());
+        "  %s",
+        b.reset == null
+            ? "reset: not injected, the run ended before it"
+            : b.reset.describe(clearsPurged(b)));
     line(
         s,
         "  restarted %s's engine (before request %s): %s",
-        Demo.RESTART_POD,
+        b.restarted,
         fired.getOrDefault(Demo.RESTART, -1),
         restartOutcome());
     line(
@@ -394,13 +423,8 @@ public final class DemoReport {
     }
   }
 
-  private String resetOutcome() {
-    long purges = b.ingest.purges().getOrDefault("all_blocks_cleared", 0L);
-    return purges > 0
-        ? "handled: its AllBlocksCleared purged the pod's entries (purges by reason "
-            + join(b.ingest.purges())
-            + ")"
-        : "NOT handled: no AllBlocksCleared purge was counted";
+  private static long clearsPurged(Builder b) {
+    return b.ingest.purges().getOrDefault("all_blocks_cleared", 0L);
   }
 
   private String restartOutcome() {
@@ -488,11 +512,13 @@ public final class DemoReport {
               100 * oracle,
               100 * MIN_ORACLE_RATIO));
     }
-    if (b.ingest.purges().getOrDefault("all_blocks_cleared", 0L) == 0) {
-      out.add("the prefix-cache reset of " + Demo.RESET_POD + " was not purged from the index");
+    if (b.reset == null) {
+      out.add("the prefix-cache reset was not injected: the run ended before it");
+    } else {
+      b.reset.problem(clearsPurged(b)).ifPresent(out::add);
     }
     if (b.ingest.restarts() == 0) {
-      out.add("the engine restart of " + Demo.RESTART_POD + " was not detected");
+      out.add("the engine restart of " + b.restarted + " was not detected");
     }
     if (b.takeover == null) {
       out.add(
@@ -551,6 +577,9 @@ public final class DemoReport {
     private int observeFailures;
     private Map<String, Long> suspects = Map.of();
     private Map<String, Long> resyncs = Map.of();
+    private Stack.Cleanup cleanup = Stack.Cleanup.NONE;
+    private PrefixCacheReset reset;
+    private String restarted = Demo.RESTART_POD;
 
     private Builder(DemoConfig config) {
       this.config = config;
@@ -603,6 +632,18 @@ public final class DemoReport {
       return this;
     }
 
+    /** The midway reset, or {@code null} if the run ended before it. */
+    Builder reset(PrefixCacheReset reset) {
+      this.reset = reset;
+      return this;
+    }
+
+    /** The pod whose engine the demo restarted. */
+    Builder restarted(String pod) {
+      this.restarted = pod;
+      return this;
+    }
+
     Builder ingest(IngestStats ingest) {
       this.ingest = ingest;
       return this;
@@ -610,6 +651,11 @@ public final class DemoReport {
 
     Builder ingestBeforeKill(IngestStats stats) {
       this.beforeKill = stats;
+      return this;
+    }
+
+    Builder cleanup(Stack.Cleanup cleanup) {
+      this.cleanup = Objects.requireNonNull(cleanup, "cleanup");
       return this;
     }
 

@@ -40,6 +40,7 @@ final class RouterPolicy implements PodRouter {
   private String lastFailure;
   private int predicted = -1;
   private final List<Byte> outcomes = new ArrayList<>();
+  private final List<String> servedBy = new ArrayList<>();
   private int observeFailures;
   private final Set<String> blocksWanted = new HashSet<>();
 
@@ -85,6 +86,7 @@ final class RouterPolicy implements PodRouter {
    */
   @Override
   public void served(InferenceRequest request, Completion completion) {
+    servedBy.add(completion.pod());
     if (predicted < 0) {
       outcomes.add(NOT_OBSERVED);
       return;
@@ -111,6 +113,7 @@ final class RouterPolicy implements PodRouter {
 
   @Override
   public void refused(InferenceRequest request, SimulatedPod pod) {
+    servedBy.add(null);
     outcomes.add(NOT_OBSERVED);
   }
 
@@ -121,10 +124,21 @@ final class RouterPolicy implements PodRouter {
    * with what the engines reported: exact, over, under.
    */
   Predictions predictions(int from, int to) {
+    return predictions(null, from, to);
+  }
+
+  /**
+   * As {@link #predictions(int, int)}, over the requests {@code pod} served ({@code null}: every
+   * pod's).
+   */
+  Predictions predictions(String pod, int from, int to) {
     int exact = 0;
     int over = 0;
     int under = 0;
     for (int i = Math.max(0, from); i < Math.min(to, outcomes.size()); i++) {
+      if (pod != null && !pod.equals(servedBy.get(i))) {
+        continue;
+      }
       switch (outcomes.get(i)) {
         case 0 -> exact++;
         case 1 -> over++;
@@ -146,6 +160,28 @@ final class RouterPolicy implements PodRouter {
     double exactShare() {
       return observed() == 0 ? Double.NaN : (double) exact / observed();
     }
+  }
+
+  /**
+   * The index of the first request from {@code from} on that {@code pod} served, or -1 if none did.
+   */
+  int firstServedBy(String pod, int from) {
+    for (int i = Math.max(0, from); i < servedBy.size(); i++) {
+      if (pod.equals(servedBy.get(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** The index of the last request before {@code to} that {@code pod} served, or -1 if none did. */
+  int lastServedBy(String pod, int to) {
+    for (int i = Math.min(to, servedBy.size()) - 1; i >= 0; i--) {
+      if (pod.equals(servedBy.get(i))) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   int observeFailures() {

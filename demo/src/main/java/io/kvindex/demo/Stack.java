@@ -3,24 +3,19 @@ package io.kvindex.demo;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.IndexMeters;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
-import io.kvindex.index.redis.KeySchema;
 import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.localredis.LocalRedis;
-import io.kvindex.redis.RedisCalls;
 import io.kvindex.redis.RedisConnector;
-import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.http.ScoringServer;
 import io.kvindex.simulator.SimulatedPod;
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -30,24 +25,28 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Everything the kvindex run starts: Redis (unless given), the simulated pods, two ingester
  * replicas and two router replicas, each with its own Redis connections, plus the auditor's own
- * read-only view of the index. {@link #close()} ends all of it, in reverse order. Not thread-safe:
- * one thread drives it.
+ * read-only view of the index. {@link #close()} ends all of it, in reverse order, and last deletes
+ * the run's keys from a Redis the demo was given ({@link #cleanup()} says how that went). Not
+ * thread-safe: one thread drives it.
  */
 final class Stack implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Stack.class);
   static final String MODEL = Workloads.MODEL;
   static final String HASH_SEED = "42";
   static final int INGESTERS = 2;
@@ -75,12 +74,26 @@ final class Stack implements AutoCloseable {
   private final List<PrometheusMeterRegistry> routerRegistries = new ArrayList<>();
   private RedisConnector auditConnector;
   private PrefixIndex auditIndex;
+  private Cleanup cleanup = Cleanup.NONE;
+  private List<Integer> applyChunkBlocks;
 
   private Stack() {}
 
   /** Starts everything; on a failure, ends what had started and rethrows. */
   static Stack start(DemoConfig config, int capacityBlocks) {
+    return start(
+        config,
+        capacityBlocks,
+        Collections.nCopies(INGESTERS, PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS));
+  }
+
+  /**
+   * {@link #start(DemoConfig, int)} with each ingester's blocks per apply call ({@code
+   * ingester-1}'s first).
+   */
+  static Stack start(DemoConfig config, int capacityBlocks, List<Integer> applyChunkBlocks) {
     Stack stack = new Stack();
+    stack.applyChunkBlocks = List.copyOf(applyChunkBlocks);
     try {
       stack.open(config, capacityBlocks);
       return stack;
@@ -103,15 +116,15 @@ final class Stack implements AutoCloseable {
     } else {
       redisUri = config.redisUri();
       // Closed last, after the services: the demo leaves nothing in a Redis it was given.
-      RedisConnector cleanup =
+      RedisConnector connector =
           RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
-      opened.push(cleanup);
-      opened.push(() -> deleteIndexKeys(cleanup));
+      opened.push(connector);
+      opened.push(() -> deleteIndexKeys(connector));
     }
     fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
     for (int i = 1; i <= INGESTERS; i++) {
-      startIngester("ingester-" + i);
+      startIngester("ingester-" + i, applyChunkBlocks.get(i - 1));
     }
     for (int i = 1; i <= ROUTERS; i++) {
       startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
@@ -129,7 +142,7 @@ final class Stack implements AutoCloseable {
     opened.push(auditIndex);
   }
 
-  private void startIngester(String replica) {
+  private void startIngester(String replica, int chunkBlocks) {
     IngesterConfig config =
         IngesterConfig.builder()
             .redisUri(redisUri)
@@ -142,6 +155,7 @@ final class Stack implements AutoCloseable {
             .idleCatchUp(Duration.ofSeconds(1))
             // A loaded laptop can stall a replay for seconds; giving up purges a pod needlessly.
             .replayIdleTimeout(REPLAY_IDLE_TIMEOUT)
+            .applyChunkBlocks(chunkBlocks)
             .pods(podSpecs())
             .build();
     Ingester ingester = Ingester.start(config);
@@ -304,42 +318,57 @@ final class Stack implements AutoCloseable {
   }
 
   /**
-   * Deletes every key of this run's index (SCAN over the server, or every cluster node), with the
-   * usual retries of temporary errors; says what to run by hand if Redis keeps failing.
+   * Deletes every key of this run's index from the Redis the demo was given, on the primaries that
+   * hold data when the run ends; records what it did, and on a failure what to run by hand, instead
+   * of throwing: the run's figures stand whatever happens to its cleanup.
    */
   private void deleteIndexKeys(RedisConnector connector) {
-    String match = KeySchema.keyPattern(indexName);
-    byte[] pattern = match.getBytes(StandardCharsets.UTF_8);
-    RedisCalls calls = connector.calls(RetryPolicy.defaults());
-    ScanCursor cursor = ScanCursor.INITIAL;
-    do {
-      ScanCursor from = cursor;
-      KeyScanCursor<byte[]> page =
-          done(
-              calls.callAndWait(
-                  "demo-cleanup",
-                  () ->
-                      connector
-                          .commands()
-                          .scan(from, ScanArgs.Builder.matches(pattern).limit(500))),
-              match);
-      for (byte[] key : page.getKeys()) {
-        done(calls.callAndWait("demo-cleanup", () -> connector.commands().unlink(key)), match);
-      }
-      cursor = page;
-    } while (!cursor.isFinished());
+    IndexKeys keys = new IndexKeys(connector, indexName);
+    try {
+      cleanup = Cleanup.deleted(keys.delete());
+    } catch (DemoException e) {
+      cleanup = Cleanup.failed(e.getMessage());
+    } catch (RuntimeException e) {
+      cleanup =
+          Cleanup.failed(
+              "could not delete the demo's keys in Redis ("
+                  + e.getMessage()
+                  + "); delete them with: "
+                  + keys.command());
+    }
+    if (cleanup.failed()) {
+      log.warn("kvindex demo: {}", cleanup.problem());
+    }
   }
 
-  private static <T> T done(RedisOutcome<T> outcome, String match) {
-    if (outcome instanceof RedisOutcome.Done<T> done) {
-      return done.value();
+  /**
+   * What closing did to a Redis the demo was given: nothing yet (or an embedded Redis, ended with
+   * the run), the keys deleted, or why not and what to run by hand. Immutable.
+   *
+   * @param given whether the demo ran on a Redis it was given (one it must leave as it found it)
+   * @param keysDeleted the keys deleted
+   * @param problem why they could not all be deleted, with the command that finishes the job; null
+   *     when nothing failed
+   */
+  record Cleanup(boolean given, long keysDeleted, String problem) {
+    static final Cleanup NONE = new Cleanup(false, 0, null);
+
+    static Cleanup deleted(long keys) {
+      return new Cleanup(true, keys, null);
     }
-    throw new DemoException(
-        "could not delete the demo's keys from Redis ("
-            + outcome
-            + "); delete them with: redis-cli --scan --pattern '"
-            + match
-            + "' | xargs redis-cli unlink");
+
+    static Cleanup failed(String problem) {
+      return new Cleanup(true, 0, problem);
+    }
+
+    boolean failed() {
+      return problem != null;
+    }
+  }
+
+  /** What closing did to a Redis the demo was given; {@link Cleanup#NONE} before {@link #close}. */
+  Cleanup cleanup() {
+    return cleanup;
   }
 
   @Override

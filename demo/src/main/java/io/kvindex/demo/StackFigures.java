@@ -47,6 +47,18 @@ final class StackFigures {
     return max;
   }
 
+  /** Calls failed with a real error, by {@code operation/reason}. */
+  ObjectNode realErrors() {
+    ObjectNode out = JSON.createObjectNode();
+    for (MeterRegistry r : registries.get()) {
+      for (Counter c : r.find("kvindex.redis.errors").counters()) {
+        String key = c.getId().getTag("operation") + "/" + c.getId().getTag("reason");
+        out.put(key, out.path(key).asLong(0) + (long) c.count());
+      }
+    }
+    return out;
+  }
+
   ObjectNode purgesByReason() {
     ObjectNode out = JSON.createObjectNode();
     for (MeterRegistry r : registries.get()) {

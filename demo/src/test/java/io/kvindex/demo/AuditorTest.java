@@ -70,6 +70,29 @@ class AuditorTest {
   }
 
   /**
+   * A pod whose prefix cache was reset while it serves nothing: its engine has not published the
+   * AllBlocksCleared (vLLM sends it with the next step), so the index still lists all it held. The
+   * audit counts every one of those entries stale: an unpublished clear cannot pass it.
+   */
+  @Test
+  void wrongPods_resetNotYetPublished_everyEntryStale(RedisStandalone redis) throws Exception {
+    try (Fixture f = new Fixture(redis, "reset")) {
+      f.mirror("pod-0", List.of(), false);
+      f.mirror("pod-1", List.of(), false);
+      f.mirror("pod-2", List.of(), false);
+      int listed = f.fleet.held("pod-0").size();
+
+      f.fleet.pod("pod-0").resetPrefixCache();
+      Auditor auditor = f.auditor();
+      Map<String, String> wrong = auditor.wrongPods(auditor.truth());
+
+      assertThat(listed).isPositive();
+      assertThat(wrong).containsOnlyKeys("pod-0");
+      assertThat(wrong.get("pod-0")).startsWith("0 of 0 held blocks missing, " + listed + " stale");
+    }
+  }
+
+  /**
    * Three pods of 64 blocks that served six requests of 20 blocks round-robin (none evicted), and
    * an empty index.
    */

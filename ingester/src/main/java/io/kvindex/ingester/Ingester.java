@@ -69,13 +69,14 @@ public final class Ingester implements AutoCloseable {
     this.connector = connector;
     this.discovery = discovery;
     IngesterMetrics metrics = new IngesterMetrics(registry);
+    Gate gate = new Gate();
     this.shared =
         new Shared(
             config,
             new ZContext(),
-            index(config, connector),
+            index(config, connector, gate),
             metrics,
-            new Gate(),
+            gate,
             InstantSource.system(),
             System::nanoTime);
     this.coordinator = new Coordinator(shared, discovery);
@@ -90,6 +91,14 @@ public final class Ingester implements AutoCloseable {
               reconciler.indexReset();
             });
     metrics.failedStreamsFrom(this::failedStreams);
+    try {
+      coordinator.registerAtStart();
+    } catch (RuntimeException e) {
+      reconciler.close();
+      shared.index().close();
+      shared.zmq().close();
+      throw e;
+    }
     this.scheduler = Threads.scheduled("kvindex-ingester-loop", 3);
     this.http = config.httpPort() < 0 ? null : http(config);
     schedule(coordinator::tick, config.coordinationInterval());
@@ -142,8 +151,8 @@ public final class Ingester implements AutoCloseable {
     }
   }
 
-  private static PrefixIndex index(IngesterConfig config, RedisConnector connector) {
-    return indexBuilder(config).redis(connector).build();
+  private static PrefixIndex index(IngesterConfig config, RedisConnector connector, Gate gate) {
+    return indexBuilder(config).redis(connector).betweenChunks(gate::betweenChunks).build();
   }
 
   /** The index as this ingester writes it (tests read it the same way). */
@@ -153,6 +162,7 @@ public final class Ingester implements AutoCloseable {
         .groups(config.indexGroups())
         .podTtl(config.podLivenessTtl())
         .departedRetention(config.departedRetention())
+        .applyChunkBlocks(config.applyChunkBlocks())
         .writePolicy(RetryPolicy.builder().totalBudget(config.redisRetryBudget()).build());
   }
 
@@ -206,6 +216,20 @@ public final class Ingester implements AutoCloseable {
     shared.gate().close();
   }
 
+  /**
+   * Freezes this replica as {@link #pause()} does, at the moment one of its streams is between two
+   * calls of a batch applied in several (a prefill longer than one call's chunk): that write stops
+   * before its next call, every other loop at its next write. For tests and fault drills.
+   */
+  public void pauseBetweenChunks() {
+    shared.gate().closeBetweenChunks();
+  }
+
+  /** Whether this replica is paused ({@link #pause}, or {@link #pauseBetweenChunks} got there). */
+  public boolean paused() {
+    return shared.gate().closed();
+  }
+
   /** Lets a paused replica run again. */
   public void resume() {
     shared.gate().open();
@@ -233,6 +257,9 @@ public final class Ingester implements AutoCloseable {
             .toList();
     if (!running) {
       return Probe.failing("stopping");
+    }
+    if (coordinator.replicaConflict()) {
+      return Probe.failing("replica id in use by another live ingester (the error is in the log)");
     }
     if (!coordinator.redisOk()) {
       return Probe.failing("redis unreachable (registry heartbeat late)");
@@ -272,6 +299,7 @@ public final class Ingester implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    reconciler.close();
     coordinator.stopAll(crash, Duration.ofSeconds(10));
     if (http != null) {
       http.close();

@@ -62,10 +62,12 @@ public final class IngesterConfig {
   private final Duration reconcileInterval;
   private final Duration unreachableAfter;
   private final Duration scrapeTimeout;
+  private final long maxScrapeBytes;
   private final Duration gcInterval;
   private final Duration departedRetention;
   private final boolean inferEvictions;
   private final int gcMaxSteps;
+  private final int applyChunkBlocks;
   private final int maxPendingBatches;
   private final MemoryBounds memoryBounds;
   private final Path discoveryFile;
@@ -98,10 +100,12 @@ public final class IngesterConfig {
     this.reconcileInterval = Check.positive(b.reconcileInterval, "reconcileInterval");
     this.unreachableAfter = Check.positive(b.unreachableAfter, "unreachableAfter");
     this.scrapeTimeout = Check.positive(b.scrapeTimeout, "scrapeTimeout");
+    this.maxScrapeBytes = Check.atLeast(b.maxScrapeBytes, 1 << 10, "maxScrapeBytes");
     this.gcInterval = Check.positive(b.gcInterval, "gcInterval");
     this.departedRetention = Check.positive(b.departedRetention, "departedRetention");
     this.inferEvictions = b.inferEvictions;
     this.gcMaxSteps = Check.atLeast(b.gcMaxSteps, 1, "gcMaxSteps");
+    this.applyChunkBlocks = Check.between(b.applyChunkBlocks, 16, 8192, "applyChunkBlocks");
     this.maxPendingBatches = Check.atLeast(b.maxPendingBatches, 16, "maxPendingBatches");
     this.memoryBounds =
         new MemoryBounds(
@@ -239,6 +243,11 @@ public final class IngesterConfig {
     return scrapeTimeout;
   }
 
+  /** The largest {@code /metrics} page a scrape reads. */
+  public long maxScrapeBytes() {
+    return maxScrapeBytes;
+  }
+
   public Duration gcInterval() {
     return gcInterval;
   }
@@ -258,6 +267,11 @@ public final class IngesterConfig {
 
   public int gcMaxSteps() {
     return gcMaxSteps;
+  }
+
+  /** Blocks one apply call writes at most; a larger batch takes several calls. */
+  public int applyChunkBlocks() {
+    return applyChunkBlocks;
   }
 
   public int maxPendingBatches() {
@@ -316,10 +330,12 @@ public final class IngesterConfig {
     private Duration reconcileInterval;
     private Duration unreachableAfter;
     private Duration scrapeTimeout;
+    private long maxScrapeBytes;
     private Duration gcInterval;
     private Duration departedRetention;
     private boolean inferEvictions;
     private int gcMaxSteps;
+    private int applyChunkBlocks;
     private int maxPendingBatches;
     private long maxPendingBytes;
     private long maxReplayBytes;
@@ -450,6 +466,11 @@ public final class IngesterConfig {
       return this;
     }
 
+    public Builder maxScrapeBytes(long v) {
+      maxScrapeBytes = v;
+      return this;
+    }
+
     public Builder departedRetention(Duration v) {
       departedRetention = v;
       return this;
@@ -467,6 +488,11 @@ public final class IngesterConfig {
 
     public Builder gcMaxSteps(int v) {
       gcMaxSteps = v;
+      return this;
+    }
+
+    public Builder applyChunkBlocks(int v) {
+      applyChunkBlocks = v;
       return this;
     }
 

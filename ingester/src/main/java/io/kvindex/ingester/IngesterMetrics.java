@@ -93,6 +93,22 @@ public final class IngesterMetrics {
       count("kvindex.ingester.redis.swallowed", "operation", operation.label(), 0);
     }
     count("kvindex.ingester.gaps", null, null, 0);
+    for (String outcome : SCRAPE_OUTCOMES) {
+      count("kvindex.ingester.scrapes", "outcome", outcome, 0);
+    }
+  }
+
+  /**
+   * The outcomes of a pod's {@code /metrics} scrape: {@code ok}, {@code failed} (refused, reset,
+   * not 200), {@code timeout} (no whole page within the scrape timeout), {@code too_large} (past
+   * the page limit).
+   */
+  public static final java.util.List<String> SCRAPE_OUTCOMES =
+      java.util.List.of("ok", "failed", "timeout", "too_large");
+
+  /** Counts a pod's {@code /metrics} scrape by its outcome (one of {@link #SCRAPE_OUTCOMES}). */
+  public void scrape(String outcome) {
+    count("kvindex.ingester.scrapes", "outcome", outcome);
   }
 
   /** Distinct unknown event tags counted under their own label; the rest count as "other". */

@@ -1,5 +1,6 @@
 package io.kvindex.ingester;
 
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.ingester.discovery.KubernetesOptions;
 import io.kvindex.ingester.discovery.StaticPods;
 import io.kvindex.service.ByteSizes;
@@ -150,8 +151,19 @@ enum IngesterSetting {
           "unreachable-after", "30s", "DURATION", "A pod whose /metrics fails this long is purged"),
       (b, v) -> b.unreachableAfter(Durations.parse(v))),
   SCRAPE_TIMEOUT(
-      Setting.of("scrape-timeout", "2s", "DURATION", "Timeout of one /metrics scrape"),
+      Setting.of(
+          "scrape-timeout",
+          "2s",
+          "DURATION",
+          "Longest one /metrics scrape may take, from its request to the page's last byte"),
       (b, v) -> b.scrapeTimeout(Durations.parse(v))),
+  MAX_SCRAPE_BYTES(
+      Setting.of(
+          "max-scrape-bytes",
+          "8MiB",
+          "SIZE",
+          "Largest /metrics page read; a larger one is a failed scrape, the rest of it unread"),
+      (b, v) -> b.maxScrapeBytes(ByteSizes.parse(v))),
   GC_INTERVAL(
       Setting.of(
           "gc-interval",
@@ -167,6 +179,16 @@ enum IngesterSetting {
           "Most cleanup steps per group per GC round (up to 16 times more while the group's"
               + " holder slots run low)"),
       (b, v) -> b.gcMaxSteps(Integer.parseInt(v))),
+  APPLY_CHUNK_BLOCKS(
+      Setting.of(
+          "apply-chunk-blocks",
+          Integer.toString(PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS),
+          "N",
+          "Blocks one apply call writes at most, 16 to 8192 (a token-mode block counts two): a"
+              + " larger batch, such as a long prompt's prefill, takes several calls, so that no"
+              + " call holds Redis for long. Replicas may differ: a batch one of them left between"
+              + " two calls is taken up by another at the block it stopped at"),
+      (b, v) -> b.applyChunkBlocks(Integer.parseInt(v))),
   DEPARTED_RETENTION(
       Setting.of(
           "departed-retention",

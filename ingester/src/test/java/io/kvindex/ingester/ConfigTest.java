@@ -179,6 +179,31 @@ class ConfigTest {
   }
 
   @Test
+  void podSpec_dataParallelRanksAreBounded() {
+    String many =
+        java.util.stream.IntStream.range(0, PodSpec.MAX_DP_RANKS + 1)
+            .mapToObj(Integer::toString)
+            .collect(java.util.stream.Collectors.joining(";"));
+    assertThatThrownBy(
+            () ->
+                parse("--pod", "name=a,model=m,endpoint=tcp://h:1,ranks=" + many).config(Map.of()))
+        .hasMessageContaining("over the limit of " + PodSpec.MAX_DP_RANKS);
+    assertThatThrownBy(
+            () -> parse("--pod", "name=a,model=m,endpoint=tcp://h:1,ranks=0;1;1").config(Map.of()))
+        .hasMessageContaining("names a rank twice");
+    assertThatThrownBy(
+            () ->
+                parse("--pod", "name=a,model=m,endpoint=tcp://h:65530,ranks=0;9").config(Map.of()))
+        .hasMessageContaining("port + rank passes 65535");
+    assertThatThrownBy(
+            () ->
+                parse("--pod", "name=a,model=m,endpoint=tcp://h:1,replay=tcp://h:65535,ranks=0;1")
+                    .config(Map.of()))
+        .as("the replay endpoint carries the ranks too")
+        .hasMessageContaining("port + rank passes 65535");
+  }
+
+  @Test
   void podSpec_rejectsUnknownKeyMode() {
     assertThatThrownBy(() -> PodSpec.keyMode("sha")).hasMessageContaining("keyMode must be one of");
     assertThatThrownBy(

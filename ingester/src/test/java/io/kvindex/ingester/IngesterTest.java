@@ -7,6 +7,7 @@ import io.kvindex.hash.BlockHashInputs;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.KeyMode;
+import io.kvindex.index.StreamId;
 import io.kvindex.index.redis.IndexReport;
 import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -151,6 +152,66 @@ class IngesterTest {
     assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "all_blocks_cleared"))
         .isEqualTo(1.0);
     assertThat(ingester.metrics().total("kvindex.ingester.batches.duplicate.live")).isPositive();
+  }
+
+  /**
+   * A prefix-cache reset of an engine that serves nothing publishes nothing: vLLM sends the
+   * AllBlocksCleared with its next scheduler step, and an idle engine runs none. The index keeps
+   * listing what the engine held (false positives) and no scrape shows the reset, while another
+   * engine's sleep, which only its /metrics shows, is purged meanwhile. The false positives end
+   * with the engine's next request, whose first step publishes the clear ahead of its own stores:
+   * that request is the one they over-predict, and the one after it is predicted exactly.
+   */
+  @Test
+  void prefixCacheResetWhileIdle_listedUntilTheEnginesNextRequest() {
+    fleet = Fleet.start(2);
+    Ingester ingester = startOwningAll();
+    SimulatedPod idle = fleet.pod(0);
+    Random random = new Random(11);
+    int[] history = tokens(random, 4 * Fleet.BLOCK);
+    fleet.traffic(10);
+    fleet.serve(idle, 0, turn(history, random));
+    fleet.pods().forEach(this::awaitEqual);
+    Set<Long> held = new HashSet<>(idle.cachedBlocks(0, "GPU"));
+    Set<Long> sleeping = new HashSet<>(fleet.pod(1).cachedBlocks(0, "GPU"));
+    long published = idle.nextSequence(0);
+
+    idle.resetPrefixCache();
+    fleet.pod(1).sleep(1);
+    Await.until(WAIT, "the sleeping pod purged", () -> rig.held("pod-1", sleeping).isEmpty());
+
+    assertThat(idle.cachedBlocks(0, "GPU")).isEmpty();
+    assertThat(idle.nextSequence(0)).as("batches published since the reset").isEqualTo(published);
+    assertThat(rig.held("pod-0", held)).as("listed while the engine is idle").isEqualTo(held);
+    assertThat(clears(ingester)).isZero();
+
+    InferenceRequest next = turn(history, random);
+    int predicted = predictedBlocks(idle, next);
+    Completion served = fleet.serve(idle, 0, next);
+    assertThat(predicted).as("the index's prediction for the next request").isEqualTo(4);
+    assertThat(served.cachedTokens()).as("what the engine had of it").isZero();
+
+    awaitEqual(idle);
+    assertThat(clears(ingester)).isEqualTo(1.0);
+    InferenceRequest after = turn(history, random);
+    assertThat(predictedBlocks(idle, after))
+        .as("the request after it")
+        .isEqualTo(fleet.serve(idle, 0, after).cachedTokens() / Fleet.BLOCK)
+        .isEqualTo(4);
+  }
+
+  /** A new turn of a conversation: its history, then 8 new tokens (part of a block). */
+  private static InferenceRequest turn(int[] history, Random random) {
+    return InferenceRequest.of(concat(history, tokens(random, 8)), tokens(random, 4));
+  }
+
+  private int predictedBlocks(SimulatedPod pod, InferenceRequest request) {
+    List<Long> keys = Arrays.stream(keys(request)).boxed().toList();
+    return Rig.depth(rig.index(), KeyMode.ENGINE, pod.name(), keys);
+  }
+
+  private static double clears(Ingester ingester) {
+    return ingester.metrics().value("kvindex.ingester.purges", "reason", "all_blocks_cleared");
   }
 
   @Test
@@ -352,6 +413,55 @@ class IngesterTest {
     assertThat(second.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
     assertThat(second.metrics().value("kvindex.ingester.purges", "reason", "engine_restart"))
         .isEqualTo(1.0);
+  }
+
+  /**
+   * A data-parallel pod's engine restarts while nobody watches, and its ranks run past their
+   * watermarks. The owner of rank 0 comes first and sees the new start time; rank 1's new owner,
+   * which comes later, must still see it: what rank 0's owner recorded is not what rank 1's entries
+   * came from.
+   */
+  @Test
+  void engineRestartPastTheWatermark_isCaughtByEachRanksNewOwner() {
+    fleet = Fleet.start(1, 5, b -> b.dataParallelSize(2));
+    SimulatedPod pod = fleet.pod(0);
+    Ingester first = rig.start("r1", fleet.specs("engine"));
+    Await.until(WAIT, "both ranks owned", () -> running(first) == 2);
+    long[] watermarks = new long[2];
+    for (int rank = 0; rank < 2; rank++) {
+      fleet.traffic(pod, 5, rank);
+      rig.awaitCaughtUp(pod, rank, WAIT);
+      rig.awaitEqual(pod, rank, fleet.everHeld(), WAIT);
+      watermarks[rank] = pod.nextSequence(rank) - 1;
+    }
+    for (int rank = 0; rank < 2; rank++) {
+      StreamId stream = new StreamId(Fleet.MODEL, pod.name(), rank);
+      Await.until(
+          WAIT,
+          stream + "'s incarnation recorded",
+          () -> rig.index().incarnation(stream).isPresent());
+    }
+    first.close();
+
+    pod.restart(); // while nobody watches, and each rank's new engine runs past its watermark
+    for (int rank = 0; rank < 2; rank++) {
+      while (pod.nextSequence(rank) <= watermarks[rank] + 3) {
+        fleet.traffic(pod, 1, rank);
+      }
+    }
+    PodSpec spec = Fleet.spec(pod, "engine");
+    Ingester rank0 = rig.start("r2", List.of(spec.withDpRanks(List.of(0))));
+    Await.until(
+        WAIT,
+        "rank 0's restart seen",
+        () -> rank0.metrics().total("kvindex.ingester.engine.restarts") >= 1);
+    rig.awaitEqual(pod, 0, fleet.everHeld(), WAIT);
+    Ingester rank1 = rig.start("r3", List.of(spec.withDpRanks(List.of(1))));
+    fleet.traffic(pod, 2, 1);
+
+    rig.awaitCaughtUp(pod, 1, WAIT);
+    rig.awaitEqual(pod, 1, fleet.everHeld(), WAIT);
+    assertThat(rank1.metrics().total("kvindex.ingester.engine.restarts")).isEqualTo(1.0);
   }
 
   @Test

@@ -1,19 +1,25 @@
 package io.kvindex.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.index.Lease;
+import io.kvindex.index.ReplicaConflictException;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.stream.StreamStatus;
+import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import java.time.Duration;
 import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Several ingester replicas sharing a fleet through leases. */
 @UsesRedis
@@ -48,6 +54,30 @@ class ReplicasTest {
       rig.awaitCaughtUp(pod, WAIT);
       rig.awaitEqual(pod, fleet.everHeld(), WAIT);
     }
+  }
+
+  /**
+   * Leases name their owner: a second live process under a replica id already in use would pass the
+   * first one's fencing, so it is refused at start, saying what to do, and the first one keeps its
+   * streams. A replica that crashed and comes back under its id gets it once its entry expired.
+   */
+  @Test
+  void duplicateReplicaId_isRefusedWhileTheOtherLives() {
+    fleet = Fleet.start(2);
+    Ingester a = rig.start("a", fleet.specs("engine"));
+    Await.until(WAIT, "a owns both streams", () -> owned(a) == 2);
+
+    assertThatThrownBy(() -> rig.start("a", fleet.specs("engine")))
+        .isInstanceOf(ReplicaConflictException.class)
+        .hasMessageContaining("replica id 'a' is registered by another live ingester")
+        .hasMessageContaining("--replica-id");
+    fleet.traffic(5);
+    awaitAllEqual();
+    assertThat(owned(a)).isEqualTo(2);
+
+    a.kill(); // a crash: its registry entry and leases are left to expire
+    Ingester again = rig.start("a", fleet.specs("engine"));
+    Await.until(WAIT, "the restarted 'a' owns both streams", () -> owned(again) == 2);
   }
 
   @Test
@@ -117,5 +147,51 @@ class ReplicasTest {
     awaitAllEqual();
     // a is a live replica again: the coordinators may hand it one of the two streams back.
     Await.until(WAIT, "both streams owned", () -> owned(a) + owned(b) == 2);
+  }
+
+  /**
+   * A replica stopped between two calls of a long batch (a prefill in calls of 16 blocks), its
+   * stream taken over by one that packs batches in calls of 128: the new owner goes on from the
+   * block the former one stopped at, or applies the batch alone when it would have made it part of
+   * a run (before, it went on at its own chunk of the former's index: blocks skipped), and the
+   * former one is fenced when it wakes.
+   */
+  @ParameterizedTest(name = "{0} keys, a prefill of {1} blocks")
+  @CsvSource({"engine, 300", "token, 300", "engine, 60", "token, 60"})
+  void pausedBetweenTwoCallsOfABatch_newOwnerWithOtherChunksGoesOnWhereItStopped(
+      String keys, int blocks) {
+    fleet = Fleet.start(1, 42, c -> c.capacityBlocks(512));
+    SimulatedPod pod = fleet.pod(0);
+    Ingester a = rig.start("a", fleet.specs(keys), c -> c.applyChunkBlocks(16));
+    Await.until(WAIT, "a owns the stream", () -> owned(a) == 1);
+    rig.warmUp(fleet, pod);
+    fleet.traffic(3);
+    awaitAllEqual(keys);
+
+    a.pauseBetweenChunks();
+    Random random = new Random(7);
+    int[] prompt = random.ints(blocks * Fleet.BLOCK + 1, 0, 32_000).toArray();
+    fleet.serve(pod, 0, InferenceRequest.of(prompt, new int[] {1}));
+    Await.until(WAIT, "a stopped between two calls of the batch", a::paused);
+    Ingester b = rig.start("b", fleet.specs(keys));
+    Await.until(WAIT, "b took the stream over", () -> owned(b) == 1);
+    fleet.traffic(3);
+    awaitAllEqual(keys);
+
+    a.resume();
+    Await.until(
+        WAIT, "a's late call refused", () -> a.metrics().total("kvindex.ingester.fenced") >= 1);
+    assertThat(b.metrics().total("kvindex.ingester.purges")).isZero();
+  }
+
+  private void awaitAllEqual(String keys) {
+    if (keys.equals("engine")) {
+      awaitAllEqual();
+      return;
+    }
+    for (SimulatedPod pod : fleet.pods()) {
+      rig.awaitCaughtUp(pod, WAIT);
+      rig.awaitEqualInTokenMode(pod, fleet.everHeld(), WAIT);
+    }
   }
 }

@@ -80,13 +80,16 @@ public interface KvRouter extends AutoCloseable {
 
   /**
    * Records that a request was routed to {@code pod}, so that the next lookups see its prompt
-   * blocks there (flagged speculative) before the engine reports them. The entries expire by
-   * themselves after {@code ttl}, in Redis, even if this process dies; an entry the engine confirms
-   * supersedes them.
+   * blocks there (flagged speculative, to within 15 blocks where another prompt parts from it; see
+   * {@link io.kvindex.index.PrefixIndex#speculateAsync}) before the engine reports them. The route
+   * expires by itself after {@code ttl}, in Redis, even if this process dies; an entry the engine
+   * confirms supersedes it. Recording every route costs lookups nothing more: they read the routes
+   * of their prompt's segments beside the segments themselves, whatever was recorded.
    *
    * <p>Best effort and non-blocking: gateways usually ignore the returned stage. It completes with
-   * {@code true} once recorded, {@code false} if Redis was unavailable (counted in {@code
-   * kvindex.router.speculative.writes}), or exceptionally for errors retrying cannot fix.
+   * {@code true} once recorded, {@code false} if the pod has no live record (a pod the index does
+   * not know gets no routes) or Redis was unavailable (counted in {@code
+   * kvindex.router.speculative.writes} as failed), or exceptionally for errors retrying cannot fix.
    *
    * @param model the model the prompt is for
    * @param pod the pod the request went to

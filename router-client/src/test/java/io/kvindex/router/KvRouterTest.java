@@ -189,7 +189,7 @@ class KvRouterTest {
             () -> new ScoreRequest(MODEL, null, null, new int[1], new long[1], List.of("a")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("exactly one of tokenIds and blockKeys");
-    assertThatThrownBy(() -> ModelKeys.parse("engine:sha256:42:16"))
+    assertThatThrownBy(() -> ModelKeys.parse("engine:builtin:42:16"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("unknown hash algorithm");
     assertThatThrownBy(() -> ModelKeys.parse("token"))

@@ -31,7 +31,10 @@ class SpeculativeRoutesTest {
   void recordRoute_expiresInRedisEvenAfterTheRouterIsGone(RedisStandalone redis) {
     int[] tokens = KvRouterTest.prompt(16 * 4, 5);
     long[] keys;
-    try (KvRouter recorder = router(redis)) {
+    try (IndexFixture engine =
+            new IndexFixture(KvRouterTest.uri(redis), "spec", MODEL, KeyMode.ENGINE);
+        KvRouter recorder = router(redis)) {
+      live(engine, "pod-b");
       keys = recorder.blockKeys(MODEL, null, null, tokens);
       assertThat(recorder.recordRoute(MODEL, "pod-b", keys, Duration.ofMillis(500)).join())
           .isTrue();
@@ -43,8 +46,8 @@ class SpeculativeRoutesTest {
       assertThat(b.depth()).isEqualTo(4);
       assertThat(b.gpuDepth()).isEqualTo(4);
       assertThat(b.speculative()).isTrue();
-      // the pod's speculative hash and the group's gate, both expiring with the route (beside
-      // them, the routers' notes of their keys, spec:models, which stays)
+      // the group's routes and their order, both expiring with the route (beside them, the
+      // routers' notes of their keys, spec:models, which stays)
       assertThat(routes(raw)).hasSize(2);
       for (String key : routes(raw)) {
         assertThat(raw.sync().pttl(key)).as(key).isBetween(1L, 500L);
@@ -64,6 +67,24 @@ class SpeculativeRoutesTest {
     }
   }
 
+  /** Routes are recorded for live pods only. */
+  @Test
+  void recordRoute_podWithoutLiveRecord_notRecorded(RedisStandalone redis) {
+    int[] tokens = KvRouterTest.prompt(16 * 3, 13);
+    try (KvRouter router = router(redis);
+        RedisClient client = RedisClient.create(redis.uri());
+        StatefulRedisConnection<String, String> raw = client.connect()) {
+      long[] keys = router.blockKeys(MODEL, null, null, tokens);
+      assertThat(router.recordRoute(MODEL, "made-up", keys, Duration.ofMinutes(1)).join())
+          .isFalse();
+      assertThat(routes(raw)).isEmpty();
+    }
+  }
+
+  private static void live(IndexFixture engine, String pod) {
+    assertThat(engine.index().heartbeat(MODEL, pod, Duration.ofMinutes(5))).isTrue();
+  }
+
   /** The speculative keys: every spec: key but the routers' notes. */
   private static java.util.List<String> routes(StatefulRedisConnection<String, String> raw) {
     return raw.sync().keys("*:spec:*").stream().filter(k -> !k.endsWith(":spec:models")).toList();
@@ -76,8 +97,8 @@ class SpeculativeRoutesTest {
             new IndexFixture(KvRouterTest.uri(redis), "spec", MODEL, KeyMode.ENGINE);
         KvRouter router = router(redis)) {
       long[] keys = router.blockKeys(MODEL, null, null, tokens);
-      router.recordRoute(MODEL, "pod-a", Arrays.copyOf(keys, 4), Duration.ofMinutes(1)).join();
       engine.store(MODEL, "pod-a", Arrays.copyOf(keys, 2), null);
+      router.recordRoute(MODEL, "pod-a", Arrays.copyOf(keys, 4), Duration.ofMinutes(1)).join();
 
       PodMatch partly = router.score(MODEL, null, tokens, PODS).pod("pod-a").orElseThrow();
       assertThat(partly.depth()).isEqualTo(4);
@@ -101,7 +122,10 @@ class SpeculativeRoutesTest {
   @Test
   void pick_prefersTheSpeculativeRouteOfTheSamePrompt(RedisStandalone redis) {
     int[] tokens = KvRouterTest.prompt(16 * 3, 11);
-    try (KvRouter router = router(redis)) {
+    try (IndexFixture engine =
+            new IndexFixture(KvRouterTest.uri(redis), "spec", MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis)) {
+      PODS.forEach(pod -> live(engine, pod));
       long[] keys = router.blockKeys(MODEL, null, null, tokens);
       Scores cold = router.score(MODEL, null, tokens, PODS);
       Pick first = router.pick(cold, PODS, LoadSignal.none());

@@ -9,7 +9,10 @@ import io.kvindex.index.BatchCheck;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Tier;
 import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 
 /**
@@ -29,16 +32,40 @@ import java.util.List;
  * of blocks (an AllBlocksCleared counts one, a token-mode stored block two), one apply call each: a
  * long event is split into consecutive pieces, each store's parent the previous piece's last block,
  * so the chunks applied in order write exactly what the whole batch would. A batch always has at
- * least one chunk (an empty one moves the watermark). Thread-safe (stateless).
+ * least one chunk (an empty one moves the watermark).
+ *
+ * <p>Each chunk covers a range of the call's <b>positions</b>: its events' blocks counted in order
+ * (an AllBlocksCleared one, each stored or removed block one, a store left out none), whatever the
+ * chunk size. The <b>digest</b> names the events themselves (SHA-256 of their kinds, tiers, groups,
+ * parents, hashes and tokens; the first 16 bytes in hex), not how they are cut. A call left between
+ * two chunks is resumed by (digest, position), so a writer that packs the same events in other
+ * chunks goes on from the block the last chunk applied ended at ({@link #pack(KeyMode, String,
+ * List, int, long)} packs from there). Thread-safe (stateless).
  */
 final class EventPacker {
   private EventPacker() {}
 
-  /** The packed events of each chunk, in order, and the blocks dropped while packing. */
-  record Packed(List<List<byte[]>> chunks, int dropped) {
+  /** One apply call's events: positions {@code from} to {@code to} (exclusive) of the call. */
+  record Chunk(long from, long to, List<byte[]> events) {}
+
+  /**
+   * The chunks of a call from some position on, in order; the positions of the whole call, its
+   * digest, and the blocks dropped while packing.
+   */
+  record Packed(List<Chunk> chunks, long blocks, String digest, int dropped) {
     /** The packed events of a batch that fits in one chunk (tests). */
     List<byte[]> events() {
-      return chunks.stream().flatMap(List::stream).toList();
+      return chunks.stream().flatMap(c -> c.events().stream()).toList();
+    }
+
+    /** The chunk that starts at {@code position}, or null. */
+    Chunk startingAt(long position) {
+      for (Chunk c : chunks) {
+        if (c.from() == position) {
+          return c;
+        }
+      }
+      return null;
     }
   }
 
@@ -47,54 +74,100 @@ final class EventPacker {
    *     outside [0, 65535], a negative token id)
    */
   static Packed pack(KeyMode mode, String model, List<KvEvent> events, int chunkBlocks) {
-    Chunks out = new Chunks(chunkBlocks);
-    int dropped = 0;
-    for (KvEvent event : events) {
-      if (event instanceof AllBlocksCleared) {
-        out.add(new byte[] {'C'}, 1);
-      } else if (event instanceof BlockRemoved r) {
-        char kind = mode == KeyMode.TOKEN ? 'Q' : 'R';
-        Tier tier = Tier.of(r.medium());
-        int group = r.cacheGroup();
-        List<Long> hashes = r.blockHashes();
-        for (int from = 0; from < hashes.size(); ) {
-          int to = from + Math.min(out.room(), hashes.size() - from);
-          out.add(removed(kind, tier, group, hashes.subList(from, to)), to - from);
-          from = to;
-        }
-      } else if (event instanceof BlockStored s && !s.blockHashes().isEmpty()) {
-        if (mode == KeyMode.TOKEN && !s.carriesEveryToken()) {
-          dropped += s.blockHashes().size();
-          continue;
-        }
-        int group = s.cacheGroup();
-        List<Long> hashes = s.blockHashes();
-        int weight = BatchCheck.storedBlockWeight(mode);
-        for (int from = 0; from < hashes.size(); ) {
-          int to = from + Math.min(Math.max(1, out.room() / weight), hashes.size() - from);
-          Long parent = from == 0 ? s.parentBlockHash() : hashes.get(from - 1);
-          if (mode == KeyMode.ENGINE) {
-            out.store(Tier.of(s.medium()), group, parent, hashes.subList(from, to));
-          } else {
-            out.add(tokenStored(model, s, group, parent, from > 0, from, to), weight * (to - from));
-          }
-          from = to;
-        }
-      }
-    }
-    return new Packed(out.done(), dropped);
+    return pack(mode, model, events, chunkBlocks, 0);
   }
 
   /**
-   * Chunks being filled, each with at most {@code limit} blocks. An engine-key store that goes on
-   * from the chunk's last one (its parent is that store's last block, same tier and group: the
-   * consecutive batches of a stream applied as one) extends it, so the script walks the chain once.
+   * The events' chunks from position {@code start} on (a store that {@code start} falls inside goes
+   * on from its block there, as a chunk boundary would have split it).
+   *
+   * @throws IllegalArgumentException if an event holds what the index cannot store (a cache group
+   *     outside [0, 65535], a negative token id)
+   */
+  static Packed pack(
+      KeyMode mode, String model, List<KvEvent> events, int chunkBlocks, long start) {
+    Chunks out = new Chunks(chunkBlocks, start);
+    Digest digest = new Digest();
+    int dropped = 0;
+    long position = 0;
+    for (KvEvent event : events) {
+      int blocks = blocks(mode, event);
+      if (blocks == 0) {
+        if (event instanceof BlockStored s && !s.blockHashes().isEmpty()) {
+          dropped += s.blockHashes().size(); // a token-mode store without its tokens
+        }
+        continue;
+      }
+      digest.add(mode, model, event);
+      int offset = (int) Math.max(0, start - position);
+      position += blocks;
+      if (offset < blocks) {
+        packFrom(mode, model, event, offset, out);
+      }
+    }
+    return new Packed(out.done(), position, digest.hex(), dropped);
+  }
+
+  /**
+   * Blocks an event applies, its positions in the call: an AllBlocksCleared one, each removed or
+   * stored block one; none for a store the index drops (a token-mode one without its tokens).
+   */
+  private static int blocks(KeyMode mode, KvEvent event) {
+    if (event instanceof AllBlocksCleared) {
+      return 1;
+    } else if (event instanceof BlockRemoved r) {
+      return r.blockHashes().size();
+    } else if (event instanceof BlockStored s) {
+      return mode == KeyMode.TOKEN && !s.carriesEveryToken() ? 0 : s.blockHashes().size();
+    }
+    return 0;
+  }
+
+  /** Packs the event from its block {@code offset} on. */
+  private static void packFrom(KeyMode mode, String model, KvEvent event, int offset, Chunks out) {
+    if (event instanceof AllBlocksCleared) {
+      out.add(new byte[] {'C'}, 1, 1);
+    } else if (event instanceof BlockRemoved r) {
+      char kind = mode == KeyMode.TOKEN ? 'Q' : 'R';
+      Tier tier = Tier.of(r.medium());
+      int group = r.cacheGroup();
+      List<Long> hashes = r.blockHashes();
+      for (int from = offset; from < hashes.size(); ) {
+        int to = from + Math.min(out.room(), hashes.size() - from);
+        out.add(removed(kind, tier, group, hashes.subList(from, to)), to - from, to - from);
+        from = to;
+      }
+    } else if (event instanceof BlockStored s) {
+      int group = s.cacheGroup();
+      List<Long> hashes = s.blockHashes();
+      int weight = BatchCheck.storedBlockWeight(mode);
+      for (int from = offset; from < hashes.size(); ) {
+        int to = from + Math.min(Math.max(1, out.room() / weight), hashes.size() - from);
+        Long parent = from == 0 ? s.parentBlockHash() : hashes.get(from - 1);
+        if (mode == KeyMode.ENGINE) {
+          out.store(Tier.of(s.medium()), group, parent, hashes.subList(from, to));
+        } else {
+          byte[] piece = tokenStored(model, s, group, parent, from > 0, from, to);
+          out.add(piece, weight * (to - from), to - from);
+        }
+        from = to;
+      }
+    }
+  }
+
+  /**
+   * Chunks being filled, each with at most {@code limit} blocks, and the position each starts at.
+   * An engine-key store that goes on from the chunk's last one (its parent is that store's last
+   * block, same tier and group: the consecutive batches of a stream applied as one) extends it, so
+   * the script walks the chain once.
    */
   private static final class Chunks {
     private final int limit;
-    private final List<List<byte[]>> chunks = new ArrayList<>();
+    private final List<Chunk> chunks = new ArrayList<>();
     private List<byte[]> current = new ArrayList<>();
     private int used;
+    private long from;
+    private long position;
 
     /** The current chunk's last event when it is an engine-key store, not packed yet. */
     private Tier openTier;
@@ -103,26 +176,31 @@ final class EventPacker {
     private Long openParent;
     private final List<Long> openHashes = new ArrayList<>();
 
-    Chunks(int limit) {
+    Chunks(int limit, long start) {
       this.limit = limit;
+      this.from = start;
+      this.position = start;
     }
 
     /** Blocks the current chunk still takes (a full one is closed first). */
     int room() {
       if (used >= limit) {
         close();
-        chunks.add(current);
+        chunks.add(new Chunk(from, position, current));
         current = new ArrayList<>();
         used = 0;
+        from = position;
       }
       return limit - used;
     }
 
-    void add(byte[] event, int blocks) {
+    /** An event that counts {@code weight} against the chunk and covers {@code blocks}. */
+    void add(byte[] event, int weight, int blocks) {
       room();
       close();
       current.add(event);
-      used += blocks;
+      used += weight;
+      position += blocks;
     }
 
     void store(Tier tier, int group, Long parent, List<Long> hashes) {
@@ -140,6 +218,7 @@ final class EventPacker {
       }
       openHashes.addAll(hashes);
       used += hashes.size();
+      position += hashes.size();
     }
 
     /** Packs the open store, if any. */
@@ -151,12 +230,64 @@ final class EventPacker {
       }
     }
 
-    List<List<byte[]>> done() {
+    List<Chunk> done() {
       close();
       if (!current.isEmpty() || chunks.isEmpty()) {
-        chunks.add(current);
+        chunks.add(new Chunk(from, position, current));
       }
       return chunks;
+    }
+  }
+
+  /**
+   * The digest of a call's events: what the index applies of each (its kind, tier, group, parent,
+   * hashes and, with token keys, root, block size and tokens), not how they are cut into chunks.
+   */
+  private static final class Digest {
+    private final MessageDigest sha256;
+    private final ByteBuffer buf = ByteBuffer.allocate(8192);
+
+    Digest() {
+      try {
+        sha256 = MessageDigest.getInstance("SHA-256");
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("every Java platform has SHA-256", e);
+      }
+    }
+
+    void add(KeyMode mode, String model, KvEvent event) {
+      if (event instanceof AllBlocksCleared) {
+        room(1).put((byte) 'C');
+      } else if (event instanceof BlockRemoved r) {
+        header('R', Tier.of(r.medium()), r.cacheGroup(), r.blockHashes().size());
+        r.blockHashes().forEach(h -> room(8).putLong(h));
+      } else if (event instanceof BlockStored s) {
+        header('S', Tier.of(s.medium()), s.cacheGroup(), s.blockHashes().size());
+        Long parent = s.parentBlockHash();
+        room(9).put((byte) (parent == null ? 0 : 1)).putLong(parent == null ? 0 : parent);
+        s.blockHashes().forEach(h -> room(8).putLong(h));
+        if (mode == KeyMode.TOKEN) {
+          room(12).putLong(TokenKeys.root(model, s.loraName())).putInt(s.blockSize());
+          s.tokenIds().forEach(t -> room(4).putInt(t));
+        }
+      }
+    }
+
+    private void header(char kind, Tier tier, int group, int blocks) {
+      room(10).put((byte) kind).put((byte) tier.bit()).putInt(group).putInt(blocks);
+    }
+
+    private ByteBuffer room(int bytes) {
+      if (buf.remaining() < bytes) {
+        sha256.update(buf.array(), 0, buf.position());
+        buf.clear();
+      }
+      return buf;
+    }
+
+    String hex() {
+      sha256.update(buf.array(), 0, buf.position());
+      return HexFormat.of().formatHex(sha256.digest(), 0, 16);
     }
   }
 

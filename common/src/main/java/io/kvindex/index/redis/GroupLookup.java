@@ -20,14 +20,16 @@ import java.util.concurrent.Executor;
  * <p>The plans:
  *
  * <ul>
- *   <li><b>script</b>: lookup.lua, while the group's speculation gate is open, or when the slots
- *       generation moved between two reads of one lookup (it reads everything in one call);
- *   <li><b>head</b>: a GET of the gate key beside one HMGET of the slots generation, the unlocated
- *       heads, the records of the candidates whose cached record is not usable, and the prompt: its
- *       first block's field and its segment and span fields (an overflowed one's block fields in
- *       its place) while none of its segment fields is an unlocated head (a block under which the
- *       group holds blocks of unknown position) and the keys start at the chain's block 0, else its
- *       first {@value #FIRST_CHUNK} block fields;
+ *   <li><b>script</b>: lookup.lua, when the slots generation moved between two reads of one lookup
+ *       (it reads everything in one call);
+ *   <li><b>head</b>: one HMGET of the slots generation, the unlocated heads, the records of the
+ *       candidates whose cached record is not usable, and the prompt: its first block's field and
+ *       its segment and span fields (an overflowed one's block fields in its place) while none of
+ *       its segment fields is an unlocated head (a block under which the group holds blocks of
+ *       unknown position) and the keys start at the chain's block 0, else its first {@value
+ *       #FIRST_CHUNK} block fields; beside it, one HMGET of the group's speculative routes by the
+ *       prompt's segment and span fields up to {@link
+ *       RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks, which routes are kept by;
  *   <li><b>chunk</b>: the prompt's next block fields (4 times the last read, at most {@value
  *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
  * </ul>
@@ -36,10 +38,10 @@ import java.util.concurrent.Executor;
  * read or a reconnect, the first turn is preceded by identity.lua, which verifies the node serving
  * the group.
  *
- * <p>A head read sends the next turn elsewhere when its answer demands it: the gate is open
- * (script), the generation moved since the records were cached (head, every record read afresh),
- * the keys do not start at the chain's block 0 (head by block fields), an unlocated head of the
- * prompt appeared or a segment or span overflowed since (head by the new plan).
+ * <p>A head read sends the next turn elsewhere when its answer demands it: the generation moved
+ * since the records were cached (head, every record read afresh), the keys do not start at the
+ * chain's block 0 (head by block fields), an unlocated head of the prompt appeared or a segment or
+ * span overflowed since (head by the new plan).
  */
 final class GroupLookup {
   /** Block fields of a first read by block fields: one round trip up to 4 096 tokens. */
@@ -54,11 +56,11 @@ final class GroupLookup {
   private static final int MAX_TURNS = 32;
 
   /**
-   * How far ahead of the Redis clock a speculation gate may lie and still open the script path: as
-   * far as a route may last, plus a second for this router's estimate of that clock. A gate further
-   * ahead was not written by speculate.lua, which replaces it with the next route it records.
+   * How far ahead of the Redis clock a speculative route's deadline may lie and still count: as far
+   * as a route may last, plus a second for this router's estimate of that clock. A deadline further
+   * ahead was not written by speculate.lua (a router's Redis user may write spec: keys directly).
    */
-  private static final long MAX_GATE_AHEAD_MS = PrefixIndex.MAX_SPECULATIVE_TTL.toMillis() + 1000;
+  private static final long MAX_ROUTE_AHEAD_MS = PrefixIndex.MAX_SPECULATIVE_TTL.toMillis() + 1000;
 
   /** A turn's result: the answer (null when Redis stayed unavailable), or another turn. */
   private record Step(boolean done, PodMatch[] matches) {
@@ -91,6 +93,10 @@ final class GroupLookup {
   private final long activationsAtStart;
 
   private LookupDecoder decoder;
+
+  /** Per candidate, the blocks its speculative routes give it, as the last head read found. */
+  private int[] speculative;
+
   private long generation;
   private int decodedBlocks;
   private int turns;
@@ -129,8 +135,10 @@ final class GroupLookup {
                 return turn();
               });
     }
-    if (script || ++turns > MAX_TURNS || ctx.speculationUntil.get(g) > System.currentTimeMillis()) {
-      step = ctx.scriptLookup(group, prompt.blockFields(), decode).thenApply(Step::answer);
+    if (script || ++turns > MAX_TURNS) {
+      step =
+          ctx.scriptLookup(group, prompt.blockFields(), speculative, decode)
+              .thenApply(Step::answer);
     } else if (decoder != null) {
       step = readChunk();
     } else {
@@ -190,7 +198,7 @@ final class GroupLookup {
     for (int i = 0; i < payload.size(); i++) {
       fields[READ_HEADER + fresh.size() + i] = payload.get(i);
     }
-    return ctx.readWithGate(g, fields)
+    return ctx.readWithRoutes(g, fields, routeFields())
         .thenCombineAsync(
             now,
             (reply, ms) ->
@@ -206,13 +214,6 @@ final class GroupLookup {
     if (ctx.identityIs(g, read.epoch())) {
       // Redis lost the group or failed over since the last read: nothing cached stands.
       allFresh = true;
-      return Step.AGAIN;
-    }
-    if (read.speculationUntil() >= read.now()
-        && read.speculationUntil() <= read.now() + MAX_GATE_AHEAD_MS) {
-      long localUntil = System.currentTimeMillis() + read.speculationUntil() - read.now() + 1;
-      ctx.speculationUntil.accumulateAndGet(g, localUntil, Math::max);
-      script = true;
       return Step.AGAIN;
     }
     if (read.layout() == null) {
@@ -245,6 +246,7 @@ final class GroupLookup {
       replied.forEach(values::addField);
     }
     decoder = new LookupDecoder(group.none(), read.layout(), ctx.weights);
+    decoder.speculate(speculative);
     decoder.addValues(values);
     generation = read.generation();
     decodedBlocks = values.size();
@@ -352,25 +354,12 @@ final class GroupLookup {
   }
 
   /**
-   * The speculation gate's deadline, or 0 (closed) when it is not a number: a router's Redis user
-   * may write the gate directly, and a bad value must not fail every lookup of the group.
-   */
-  private static long gateDeadline(byte[] gate) {
-    try {
-      return Bytes.decimal(gate);
-    } catch (NumberFormatException e) {
-      return 0;
-    }
-  }
-
-  /**
-   * A head read: the speculation deadline, the slots generation, the unlocated heads, the decoder
-   * layout of the candidates' records (null when the cached ones are stale and not all were read),
-   * the block values, and the records read, to cache.
+   * A head read: the slots generation, the unlocated heads, the decoder layout of the candidates'
+   * records (null when the cached ones are stale and not all were read), the block values, and the
+   * records read, to cache.
    */
   private record HeadRead(
       long now,
-      long speculationUntil,
       long generation,
       byte[] unlocatedHeads,
       byte[] epoch,
@@ -380,7 +369,7 @@ final class GroupLookup {
 
   private HeadRead headRead(HeadReply outcome, List<Integer> fresh, PodRecords known, long nowMs) {
     List<KeyValue<byte[], byte[]>> reply = outcome.blocks();
-    long speculation = gateDeadline(outcome.gate());
+    speculative = outcome.routes() == null ? null : speculativeDepths(outcome.routes(), nowMs);
     long gen = Bytes.decimal(value(reply.get(0)));
     byte[] unlocatedHeads = value(reply.get(1));
     byte[] epoch = value(reply.get(2));
@@ -402,7 +391,6 @@ final class GroupLookup {
     }
     return new HeadRead(
         nowMs,
-        speculation,
         gen,
         unlocatedHeads,
         epoch,
@@ -430,11 +418,72 @@ final class GroupLookup {
       }
     }
     ResolvedRecords resolved =
-        new ResolvedRecords(learned, LookupDecoder.Layout.of(live, false), nowMs, until);
+        new ResolvedRecords(learned, LookupDecoder.Layout.of(live, true), nowMs, until);
     if (allUsable) {
       group.resolved = resolved;
     }
     return resolved;
+  }
+
+  /**
+   * The segment and span fields the prompt's speculative routes are kept by: those of its first
+   * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks.
+   */
+  private byte[][] routeFields() {
+    int n =
+        Prompt.segmentCount(
+            Math.min(prompt.length(), RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE));
+    byte[][] fields = new byte[n][];
+    for (int k = 0; k < n; k++) {
+      fields[k] = prompt.segmentField(k);
+    }
+    return fields;
+  }
+
+  /**
+   * Per candidate, the blocks its routes give it (null when no route names one): from each of its
+   * routes in the prompt's segment or span k, the segment's head (the field is named after it, and
+   * keys are a chain: the same key at a position means the same prefix), then each kept key of the
+   * route there that the prompt has too, in order. Routes whose deadline passed ({@code nowMs},
+   * Redis clock) count for nothing. The work is one pass over the values read, whatever the prompt
+   * or the candidates.
+   */
+  private int[] speculativeDepths(List<KeyValue<byte[], byte[]>> routes, long nowMs) {
+    int[] depths = null;
+    long[] keys = prompt.keys();
+    for (int k = 0; k < routes.size(); k++) {
+      byte[] v = value(routes.get(k));
+      int start = prompt.segmentStart(k);
+      int end = prompt.segmentEnd(k);
+      for (int at = 0; v != null && at + 16 <= v.length; ) {
+        int reach = ((v[at + 14] & 0xff) << 8) | (v[at + 15] & 0xff);
+        int kept =
+            (reach + RedisPrefixIndex.SPECULATIVE_KEY_EVERY - 1)
+                / RedisPrefixIndex.SPECULATIVE_KEY_EVERY;
+        int c = group.candidateOf(Bytes.longAt(v, at));
+        long deadline = Bytes.deadline6At(v, at + 8);
+        // A deadline further ahead than any route may last was not written by speculate.lua.
+        if (c >= 0
+            && deadline >= nowMs
+            && deadline <= nowMs + MAX_ROUTE_AHEAD_MS
+            && at + 16 + 8 * kept <= v.length) {
+          int depth = start + 1;
+          for (int i = 0; i < kept; i++) {
+            int pos = start + Math.min((i + 1) * RedisPrefixIndex.SPECULATIVE_KEY_EVERY, reach) - 1;
+            if (pos >= end || keys[pos] != Bytes.longAt(v, at + 16 + 8 * i)) {
+              break;
+            }
+            depth = pos + 1;
+          }
+          if (depths == null) {
+            depths = new int[candidates.size()];
+          }
+          depths[c] = Math.max(depths[c], depth);
+        }
+        at += 16 + 8 * kept;
+      }
+    }
+    return depths;
   }
 
   private static byte[] value(KeyValue<byte[], byte[]> kv) {

@@ -71,8 +71,6 @@ public record IndexReport(
    * @param group its index group
    * @param livenessDeadlineMs its pod record's deadline, or null with no record
    * @param live whether the deadline has not passed: routers score only live pods
-   * @param speculativeRoutes fields of the pod's speculative hash (routes routers recorded; the
-   *     hash expires with its last route), 0 with none
    * @param inferredCapacityBlocks the capacity its owners model when they infer its engine's
    *     evictions (the pod's mark), or null when they do not
    * @param ranks its streams, by rank
@@ -83,7 +81,6 @@ public record IndexReport(
       int group,
       Long livenessDeadlineMs,
       boolean live,
-      long speculativeRoutes,
       Integer inferredCapacityBlocks,
       List<Rank> ranks) {
     public Pod {
@@ -99,7 +96,8 @@ public record IndexReport(
    * @param staged whether a rebuild is replaying into the slot: the pod record does not list it
    *     yet, so routers do not see its blocks until the rebuild is published
    * @param watermark the last batch sequence applied, or null for none (it starts afresh)
-   * @param batchInProgress the sequence and chunks done of a batch applied in chunks, or null
+   * @param batchInProgress a batch applied in several calls and left between two: its sequence and
+   *     the blocks of its call done, as {@code <seq>:<blocks done>}; or null
    * @param leaseOwner the ingester replica whose lease covers it, or null for none
    * @param leaseTtlMs the lease's remaining time to live, or null without a lease
    * @param blocks the block entries its slot holds, in all and per tier
@@ -149,7 +147,8 @@ public record IndexReport(
    * @param unlocatedBlocks block fields stored with a parent the index did not know (lookups whose
    *     prompt passes the block they hang under read block fields instead of segments)
    * @param overflowedSegments segments apply marked overflowed (read by block fields)
-   * @param speculationGateTtlMs until when routers' lookups read speculative routes, or null
+   * @param speculativeFields segments and spans routers recorded speculative routes through (at
+   *     most {@link RedisPrefixIndex#SPECULATIVE_FIELDS}), whether or not their routes expired yet
    * @param memoryBytes {@code MEMORY USAGE} (sampled) of each of the group's keys that exists
    */
   public record Group(
@@ -163,7 +162,7 @@ public record IndexReport(
       boolean gcPassInProgress,
       long unlocatedBlocks,
       long overflowedSegments,
-      Long speculationGateTtlMs,
+      long speculativeFields,
       Map<String, Long> memoryBytes) {
     public Group {
       deadSlots = List.copyOf(deadSlots);

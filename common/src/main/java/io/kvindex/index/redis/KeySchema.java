@@ -150,9 +150,17 @@ public final class KeySchema {
     return key("ingesters", "replicas");
   }
 
-  /** A pod's engine incarnation (its process start time) as its owners last saw it. */
-  byte[] incarnation(String model, String pod) {
-    return podKey(model, pod, "incarnation:");
+  /** Which process holds each live replica name (hash: replica -> the process's run id). */
+  byte[] replicaProcesses() {
+    return key("ingesters", "replica-processes");
+  }
+
+  /**
+   * The engine incarnation (its process start time) a stream's entries came from, as its owners
+   * confirmed it (incarnation.lua).
+   */
+  byte[] incarnation(StreamId stream) {
+    return key(groupOf(stream.model(), stream.pod()), "incarnation:" + streamDigest(stream));
   }
 
   byte[] meta(int group) {
@@ -269,18 +277,34 @@ public final class KeySchema {
     return blocks(group);
   }
 
-  /** The speculative routes recorded for a pod: block field -> deadline ms (decimal). */
-  byte[] speculative(String model, String pod) {
-    return podKey(model, pod, "spec:");
+  /**
+   * The speculative routes of a group (speculate.lua): a hash keyed like the segment and span
+   * fields of {@code blocks} (a segment or span head's block field and {@code /s} or {@code /S}),
+   * each value the latest routes through that segment or span, one per pod, newest first: the pod's
+   * digest ({@link #podDigest}, 8 bytes), the route's deadline (ms, 6 bytes), its blocks in the
+   * segment or span (2 bytes, {@code n}) and its keys at every 16th block of them and at its last
+   * (8 bytes each, {@code ceil(n / 16)} of them). A lookup reads it with one HMGET of its own
+   * segment fields. A {@code spec:} key, which routers may write.
+   */
+  byte[] speculativeRoutes(int group) {
+    return key(group, "spec:routes");
   }
 
   /**
-   * The speculation gate of a group: the latest deadline (ms, decimal) of any speculative route
-   * recorded in the group, with PX as long. A key of its own, named like the speculative hashes, so
-   * that routers write only {@code spec:} keys and never the blocks hash.
+   * The order of a group's speculative routes (speculate.lua): a sorted set of the fields of {@link
+   * #speculativeRoutes}, each scored by the latest deadline of its routes, so that expired fields
+   * and, past the limit, the oldest go first.
    */
-  byte[] speculationGate(int group) {
-    return key(group, "spec:gate");
+  byte[] speculativeOrder(int group) {
+    return key(group, "spec:order");
+  }
+
+  /**
+   * A pod's digest in its group's speculative routes: the first 8 bytes of SHA-256 of its field,
+   * big-endian.
+   */
+  static long podDigest(byte[] podField) {
+    return ByteBuffer.wrap(sha256(podField)).getLong();
   }
 
   /**
@@ -301,11 +325,27 @@ public final class KeySchema {
 
   /**
    * The blocks of observed requests on a pod whose evictions are inferred (infer.lua): a stream of
-   * entries {@code r} → rank (decimal), {@code k} → block keys (8 bytes each, big-endian), capped
-   * and expiring after its last entry.
+   * entries {@code r} → rank (decimal), {@code k} → block keys (8 bytes each, big-endian), {@code
+   * e} → the prediction's error, each with the id {@code <offset>-<size>} in bytes; capped in
+   * bytes, trimmed to what its readers have read, and expiring after its last entry.
    */
   byte[] touches(String model, String pod) {
     return podKey(model, pod, "touch:");
+  }
+
+  /**
+   * The state of a pod's touches (infer.lua): {@code o} → the bytes of touches ever added (the
+   * offset of the next), {@code l} → the latest touch's entry id, {@code i} → the ids of the latest
+   * 16 touches (8 bytes each, newest first: a touch retried after a lost reply is added once),
+   * {@code c<rank>} → each reader's cursor and the time of its last read. A {@code touch:} key,
+   * which routers may write, expiring with the touches or the last read.
+   */
+  byte[] touchState(String model, String pod) {
+    byte[] stream = touches(model, pod);
+    byte[] key = Arrays.copyOf(stream, stream.length + 2);
+    key[stream.length] = '/';
+    key[stream.length + 1] = 'o';
+    return key;
   }
 
   private byte[] podKey(String model, String pod, String kind) {

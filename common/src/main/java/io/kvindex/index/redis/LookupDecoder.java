@@ -11,9 +11,9 @@ import java.util.Map;
 /**
  * Turns one group's lookup reads into per-pod matches: the candidates' pod records (which slots
  * each holds, for which rank), then block values in prompt order, one run of equal values at a
- * time. A block a pod holds speculatively counts as held on the GPU by each of its streams, and by
- * one extra rank-less stream for pods with no record yet. Depth counting stops at the first block
- * no live candidate holds. Not thread-safe: one instance per lookup of one group.
+ * time. A block a pod holds speculatively ({@link #speculate}) counts as held on the GPU by each of
+ * its streams, or by one rank-less stream when its live record lists none. Depth counting stops at
+ * the first block no live candidate holds. Not thread-safe: one instance per lookup of one group.
  */
 final class LookupDecoder {
   private static final int GPU = Tier.GPU.bit();
@@ -62,6 +62,17 @@ final class LookupDecoder {
   private final int[] markStamp;
   private int run;
 
+  /** Per candidate, the blocks it holds speculatively from block 0 (null: none does). */
+  private int[] specDepth;
+
+  /** The candidates with speculative blocks, deepest first. */
+  private int[] specOrder;
+
+  /**
+   * The mark of the {@code n} deepest of {@link #specOrder}, at {@code n - 1}, made on first use.
+   */
+  private byte[][] specMarks;
+
   /**
    * Per stream: how it holds the blocks of its current stretch (tier bits, {@link #CONFIRMED}), 0
    * before its first; and the block the stretch began at. A stretch is credited (score, the depths)
@@ -99,14 +110,13 @@ final class LookupDecoder {
     /**
      * @param records per candidate, its pod record (8-byte deadline, then (slot u16, rank u16)
      *     pairs), or null when unknown or expired
-     * @param speculative whether runs may carry speculative marks: each candidate then also gets a
-     *     rank-less stream, which only marks can feed
+     * @param speculative whether runs may carry speculative marks: each candidate with a record
+     *     that lists no stream then gets a rank-less one, which only marks can feed
      */
     static Layout of(List<byte[]> records, boolean speculative) {
-      int extra = speculative ? 1 : 0;
       int streams = 0;
       for (byte[] rec : records) {
-        streams += extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
+        streams += ownStreams(rec, speculative);
       }
       int[] streamRank = new int[streams];
       int[][] streamsOfPod = new int[records.size()][];
@@ -114,7 +124,7 @@ final class LookupDecoder {
       int next = 0;
       for (int p = 0; p < records.size(); p++) {
         byte[] rec = records.get(p);
-        int own = extra + (rec == null ? 0 : Math.max(0, (rec.length - 8) / 4));
+        int own = ownStreams(rec, speculative);
         int[] mine = new int[own];
         for (int k = 8, i = 0; rec != null && k + 3 < rec.length; k += 4, i++) {
           int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
@@ -124,8 +134,8 @@ final class LookupDecoder {
           mine[i] = next;
           streamRank[next++] = ((rec[k + 2] & 0xff) << 8) | (rec[k + 3] & 0xff);
         }
-        if (speculative) {
-          mine[own - 1] = next;
+        if (own == 1 && ownStreams(rec, false) == 0) {
+          mine[0] = next;
           streamRank[next++] = NO_RANK;
         }
         streamsOfPod[p] = mine;
@@ -135,6 +145,15 @@ final class LookupDecoder {
 
     int streams() {
       return streamRank.length;
+    }
+
+    /** A record's streams: its (slot, rank) pairs, or one rank-less stream for speculation. */
+    private static int ownStreams(byte[] rec, boolean speculative) {
+      if (rec == null) {
+        return 0;
+      }
+      int pairs = Math.max(0, (rec.length - 8) / 4);
+      return pairs == 0 && speculative ? 1 : pairs;
     }
   }
 
@@ -189,30 +208,105 @@ final class LookupDecoder {
     return weights;
   }
 
-  /** Decodes lookup.lua's reply: pod records, then (value, speculative mark, run) triples. */
-  static PodMatch[] decodeScriptReply(PodMatch[] none, List<Object> reply, double[] weights) {
+  /**
+   * Decodes lookup.lua's reply: pod records, then (value, run) pairs; {@code speculative} per
+   * candidate, the blocks it holds speculatively (null for none).
+   */
+  static PodMatch[] decodeScriptReply(
+      PodMatch[] none, List<Object> reply, int[] speculative, double[] weights) {
     List<byte[]> records = new ArrayList<>(none.length);
     for (Object rec : (List<?>) reply.get(0)) {
       records.add(rec instanceof byte[] bytes ? bytes : null);
     }
     LookupDecoder decoder = new LookupDecoder(none, Layout.of(records, true), weights);
-    for (int i = 1; i + 2 < reply.size(); i += 3) {
-      if (!decoder.add((byte[]) reply.get(i), (byte[]) reply.get(i + 1), (Long) reply.get(i + 2))) {
-        break;
+    decoder.speculate(speculative);
+    boolean open = true;
+    for (int i = 1; open && i + 1 < reply.size(); i += 2) {
+      byte[] value = (byte[]) reply.get(i);
+      open = decoder.addRun(value, 0, value.length, (Long) reply.get(i + 1));
+    }
+    // The script stops at the first block no engine entry holds: speculative blocks may go on.
+    if (open && decoder.specOrder != null) {
+      int beyond = decoder.specDepth[decoder.specOrder[0]] - decoder.block;
+      if (beyond > 0) {
+        decoder.addRun(null, 0, 0, beyond);
       }
     }
     return decoder.matches();
   }
 
   /**
-   * Adds the next {@code run} blocks, whose entries are {@code value} (null or empty when held by
-   * no engine entry) and whose speculative holders are {@code mark} (candidates' 1-based indexes,
-   * two bytes each, big-endian; empty for none). Returns false, counting nothing, when no live
-   * candidate still matching holds the blocks (no depth could grow past them): the match ends there
-   * and later calls are ignored.
+   * The blocks each candidate holds speculatively from block 0 ({@code depths}, per candidate in
+   * order; null for none), before any block is added: marks for the runs that cover them.
    */
-  boolean add(byte[] value, byte[] mark, long length) {
-    return add(value, 0, value == null ? 0 : value.length, mark, length);
+  void speculate(int[] depths) {
+    if (depths == null) {
+      return;
+    }
+    int n = 0;
+    for (int d : depths) {
+      n += d > 0 ? 1 : 0;
+    }
+    if (n == 0) {
+      return;
+    }
+    Integer[] order = new Integer[n];
+    for (int c = 0, k = 0; c < depths.length; c++) {
+      if (depths[c] > 0) {
+        order[k++] = c;
+      }
+    }
+    java.util.Arrays.sort(order, (a, b) -> Integer.compare(depths[b], depths[a]));
+    specDepth = depths;
+    specOrder = new int[n];
+    for (int k = 0; k < n; k++) {
+      specOrder[k] = order[k];
+    }
+    specMarks = new byte[n][];
+  }
+
+  /** The mark naming the {@code n} deepest candidates with speculative blocks. */
+  private byte[] specMark(int n) {
+    byte[] mark = specMarks[n - 1];
+    if (mark == null) {
+      mark = new byte[2 * n];
+      for (int k = 0; k < n; k++) {
+        int c = specOrder[k] + 1;
+        mark[2 * k] = (byte) (c >>> 8);
+        mark[2 * k + 1] = (byte) c;
+      }
+      specMarks[n - 1] = mark;
+    }
+    return mark;
+  }
+
+  /**
+   * Adds the next {@code length} blocks, whose entries are {@code value[from, to)}, split where a
+   * candidate's speculative blocks end, each piece marked with the candidates that hold it
+   * speculatively.
+   */
+  private boolean addRun(byte[] value, int from, int to, long length) {
+    if (specOrder == null || block >= specDepth[specOrder[0]]) {
+      return add(value, from, to, NO_MARK, length);
+    }
+    long left = length;
+    while (left > 0) {
+      int n = 0;
+      while (n < specOrder.length && specDepth[specOrder[n]] > block) {
+        n++;
+      }
+      long step = left;
+      byte[] mark = NO_MARK;
+      if (n > 0) {
+        step = Math.min(left, specDepth[specOrder[n - 1]] - block);
+        mark = specMark(n);
+      }
+      if (!add(value, from, to, mark, step)) {
+        return false;
+      }
+      left -= step;
+    }
+    return true;
   }
 
   /** As {@link #add(byte[], byte[], long)}, the entries being {@code value[from, to)}. */
@@ -291,7 +385,7 @@ final class LookupDecoder {
       while (j < values.size() && values.sameEntries(j - 1, j)) {
         j++;
       }
-      if (!add(values.array(i), values.from(i), values.to(i), NO_MARK, j - i)) {
+      if (!addRun(values.array(i), values.from(i), values.to(i), j - i)) {
         return false;
       }
       i = j;

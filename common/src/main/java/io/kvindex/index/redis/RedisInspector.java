@@ -192,14 +192,15 @@ public final class RedisInspector {
       RedisFuture<List<KeyValue<byte[], byte[]>>> named =
           redis.hmget(keys.blocks(g), KeySchema.UNLOCATED_FIELD);
       RedisFuture<byte[]> overflowed = redis.hget(keys.counts(g), KeySchema.OVERFLOWED_FIELD);
-      RedisFuture<Long> gate = redis.pttl(keys.speculationGate(g));
+      RedisFuture<Long> routes = redis.zcard(keys.speculativeOrder(g));
       Map<String, RedisFuture<Long>> memory = new LinkedHashMap<>();
       for (String name : List.of("meta", "streams", "pods", "blocks", "free", "dead")) {
         memory.put(name, redis.memoryUsage(keys.key(g, name)));
       }
       memory.put("counts", redis.memoryUsage(keys.counts(g)));
       memory.put("activity", redis.memoryUsage(keys.activity(g)));
-      memory.put("spec:gate", redis.memoryUsage(keys.speculationGate(g)));
+      memory.put("spec:routes", redis.memoryUsage(keys.speculativeRoutes(g)));
+      memory.put("spec:order", redis.memoryUsage(keys.speculativeOrder(g)));
       Map<String, Long> bytes = new TreeMap<>();
       memory.forEach(
           (name, f) -> {
@@ -210,7 +211,6 @@ public final class RedisInspector {
           });
       List<DeadSlot> deadSlots = new ArrayList<>();
       dead.forEach((slot, pass) -> deadSlots.add(new DeadSlot(slot, pass)));
-      long gateTtl = await(gate);
       String version = ascii(meta.get("version"));
       return new Group(
           g,
@@ -223,7 +223,7 @@ public final class RedisInspector {
           meta.containsKey("cursor"),
           decimal(value(await(named).get(0))),
           decimal(await(overflowed)),
-          gateTtl > 0 ? now + gateTtl : null,
+          await(routes),
           bytes);
     }
 
@@ -262,7 +262,6 @@ public final class RedisInspector {
         byte[] record,
         List<Map.Entry<Integer, byte[]>> streams,
         Map<String, byte[]> activity) {
-      RedisFuture<Long> spec = redis.hlen(keys.speculative(name[0], name[1]));
       RedisFuture<byte[]> inferred = redis.get(keys.inferred(name[0], name[1]));
       List<CompletableFuture<Rank>> ranks = new ArrayList<>();
       streams.sort(Map.Entry.comparingByKey());
@@ -270,7 +269,6 @@ public final class RedisInspector {
         ranks.add(rank(name, podField, record, s.getKey(), utf8(s.getValue()), activity));
       }
       Long deadline = record != null && record.length >= 8 ? Bytes.deadline(record) : null;
-      long routes = Math.max(0, await(spec) - 1); // less the field that keeps it a hashtable
       List<Rank> done = new ArrayList<>();
       ranks.forEach(r -> done.add(Await.of(r)));
       byte[] capacity = await(inferred);
@@ -280,9 +278,17 @@ public final class RedisInspector {
           g,
           deadline,
           deadline != null && deadline >= now,
-          routes,
           capacity == null ? null : (int) Bytes.decimal(capacity),
           done);
+    }
+
+    /**
+     * A record's batch in progress ({@code <seq>:<blocks done>:<digest>[:x]}, see apply.lua) as
+     * {@code <seq>:<blocks done>}.
+     */
+    private static String inProgress(String part) {
+      String[] fields = part.split(":", -1);
+      return fields.length >= 2 ? fields[0] + ":" + fields[1] : part;
     }
 
     private CompletableFuture<Rank> rank(
@@ -297,7 +303,7 @@ public final class RedisInspector {
       String[] parts = stream.split("\\|", 3);
       int slot = Integer.parseInt(parts[0]);
       Long watermark = parts.length > 1 && !parts[1].isEmpty() ? Long.valueOf(parts[1]) : null;
-      String inProgress = parts.length > 2 ? parts[2] : null;
+      String inProgress = parts.length > 2 ? inProgress(parts[2]) : null;
       byte[] leaseKey = keys.lease(new io.kvindex.index.StreamId(name[0], name[1], rank));
       CompletableFuture<byte[]> lease = redis.get(leaseKey).toCompletableFuture();
       CompletableFuture<Long> ttl = redis.pttl(leaseKey).toCompletableFuture();

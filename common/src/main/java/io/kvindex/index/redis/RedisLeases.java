@@ -7,6 +7,7 @@ import static io.kvindex.index.redis.Bytes.utf8;
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.index.Lease;
+import io.kvindex.index.ReplicaConflictException;
 import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
@@ -16,11 +17,14 @@ import java.util.Optional;
 
 /**
  * Who writes what: stream leases with fencing tokens (lease.lua), the ingester replica registry
- * (registry.lua) and pods' engine incarnations (incarnation.lua). Thread-safe.
+ * (registry.lua) and streams' engine incarnations (incarnation.lua). Thread-safe.
  */
 final class RedisLeases {
   private final KeySchema keys;
   private final ScriptRunner writes;
+
+  /** This index instance's run id in the replica registry: a replica name is held by one. */
+  private final String process = java.util.UUID.randomUUID().toString();
 
   RedisLeases(KeySchema keys, ScriptRunner writes) {
     this.keys = keys;
@@ -65,11 +69,21 @@ final class RedisLeases {
 
   int registerReplica(String replica, Duration ttl) {
     long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
-    return registry(Check.name(replica, "replica"), Math.max(1, ttlMs));
+    int live = registry(Check.name(replica, "replica"), Math.max(1, ttlMs));
+    if (live < 0) {
+      throw new ReplicaConflictException(
+          "replica id '"
+              + replica
+              + "' is registered by another live ingester of this index: give each replica"
+              + " its own --replica-id (the default, $HOSTNAME-<random>, always is); a replica"
+              + " that restarts under its old id waits for the old entry"
+              + " to expire (one lease TTL)");
+    }
+    return live;
   }
 
   void deregisterReplica(String replica) {
-    registry(Check.name(replica, "replica"), -1);
+    registry(Check.name(replica, "replica"), -1); // another process's name is left alone
   }
 
   private int registry(String replica, long ttlMillis) {
@@ -79,29 +93,46 @@ final class RedisLeases {
                 .<Long>run(
                     Scripts.REGISTRY,
                     ScriptOutputType.INTEGER,
-                    new byte[][] {keys.replicas()},
+                    new byte[][] {keys.replicas(), keys.replicaProcesses()},
                     utf8(replica),
-                    ascii(ttlMillis))
+                    ascii(ttlMillis),
+                    utf8(process))
                 .toCompletableFuture());
     return out.orElseThrow().intValue();
   }
 
-  Optional<String> swapIncarnation(String model, String pod, String incarnation, Duration ttl) {
-    Check.name(model, "model");
-    Check.name(pod, "pod");
+  Optional<String> incarnation(StreamId stream) {
+    Check.notNull(stream, "stream");
+    byte[] recorded =
+        this.<byte[]>incarnationCall(stream, ScriptOutputType.VALUE, "get").orElseThrow();
+    return recorded == null ? Optional.empty() : Optional.of(text(recorded));
+  }
+
+  boolean recordIncarnation(StreamId stream, String expected, String incarnation, Duration ttl) {
+    Check.notNull(stream, "stream");
     Check.notBlank(incarnation, "incarnation");
     long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
-    RedisOutcome<byte[]> out =
-        Await.of(
-            writes
-                .<byte[]>run(
-                    Scripts.INCARNATION,
-                    ScriptOutputType.VALUE,
-                    new byte[][] {keys.incarnation(model, pod)},
-                    utf8(incarnation),
-                    ascii(ttlMs))
-                .toCompletableFuture());
-    byte[] old = out.orElseThrow();
-    return old == null ? Optional.empty() : Optional.of(text(old));
+    Long set =
+        this.<Long>incarnationCall(
+                stream,
+                ScriptOutputType.INTEGER,
+                "set",
+                expected == null ? "" : expected,
+                incarnation,
+                Long.toString(ttlMs))
+            .orElseThrow();
+    return set == 1;
+  }
+
+  private <T> RedisOutcome<T> incarnationCall(
+      StreamId stream, ScriptOutputType type, String... args) {
+    byte[][] argv = new byte[args.length][];
+    for (int i = 0; i < args.length; i++) {
+      argv[i] = utf8(args[i]);
+    }
+    return Await.of(
+        writes
+            .<T>run(Scripts.INCARNATION, type, new byte[][] {keys.incarnation(stream)}, argv)
+            .toCompletableFuture());
   }
 }

@@ -35,9 +35,9 @@ import java.util.function.LongSupplier;
  * The read path of {@link RedisPrefixIndex}: splits a lookup by index group, runs one {@link
  * GroupLookup} per group (all in flight at once) and merges their answers. Holds what this router
  * learned about each group across lookups: the pod records last read and the slots generation they
- * were read at, whether speculation is on, the group's unlocated heads, which segments overflowed;
- * and the candidates' keys and the models' field prefixes, which cost a SHA-256 each. See the
- * implementation notes of {@link RedisPrefixIndex}. Thread-safe.
+ * were read at, the group's unlocated heads, which segments overflowed; and the candidates' keys
+ * and the models' field prefixes, which cost a SHA-256 each. See the implementation notes of {@link
+ * RedisPrefixIndex}. Thread-safe.
  */
 final class RedisLookups {
   /** Overflowed segment fields remembered; the set starts afresh past this size. */
@@ -60,9 +60,6 @@ final class RedisLookups {
   final ServerClock clock;
   private final ScriptRunner reads;
   private final RedisClusterAsyncCommands<byte[], byte[]> commands;
-
-  /** Per group, until when (System.currentTimeMillis) lookups take the speculative path. */
-  final AtomicLongArray speculationUntil;
 
   /**
    * A pause in a group's answered reads longer than this, and the next lookup first runs
@@ -115,8 +112,11 @@ final class RedisLookups {
   final Counter overflowReads;
   final Counter nodeUnverified;
 
-  /** A pod's group, field and holder and speculative key: lookups need them per candidate. */
-  record PodKeys(PodName name, int group, byte[] field, byte[] holder, byte[] speculative) {}
+  /**
+   * A pod's group, field, holder field and digest (its name in speculative routes): lookups need
+   * them per candidate.
+   */
+  record PodKeys(PodName name, int group, byte[] field, byte[] holder, long digest) {}
 
   /**
    * One index group's candidates of a candidate list, in request order, with their keys and their
@@ -131,6 +131,12 @@ final class RedisLookups {
     private final List<Integer> positionsAdded = new ArrayList<>();
     private int[] positions;
     private PodMatch[] none;
+
+    /** The candidates' digests, ascending, and the candidate each belongs to. */
+    private long[] digests;
+
+    private int[] digestOwners;
+
     volatile ResolvedRecords resolved;
 
     GroupCandidates(int g) {
@@ -147,6 +153,23 @@ final class RedisLookups {
     private void complete() {
       positions = positionsAdded.stream().mapToInt(Integer::intValue).toArray();
       none = noneAdded.toArray(PodMatch[]::new);
+      Integer[] order = new Integer[keys.size()];
+      for (int i = 0; i < order.length; i++) {
+        order[i] = i;
+      }
+      Arrays.sort(order, (a, b) -> Long.compare(keys.get(a).digest(), keys.get(b).digest()));
+      digests = new long[order.length];
+      digestOwners = new int[order.length];
+      for (int i = 0; i < order.length; i++) {
+        digests[i] = keys.get(order[i]).digest();
+        digestOwners[i] = order[i];
+      }
+    }
+
+    /** The candidate whose digest this is, or -1 for none. */
+    int candidateOf(long digest) {
+      int at = Arrays.binarySearch(digests, digest);
+      return at < 0 ? -1 : digestOwners[at];
     }
 
     /** Each candidate's {@link PodMatch#none}, in order. */
@@ -206,7 +229,6 @@ final class RedisLookups {
     this.identity = identity;
     this.seenEpoch = new AtomicReferenceArray<>(config.groups());
     this.clock = new ServerClock(reads, keys);
-    this.speculationUntil = new AtomicLongArray(config.groups());
     this.lastAnswered = new AtomicLongArray(config.groups());
     this.answeredOn = new AtomicLongArray(config.groups());
     this.activations = activations;
@@ -389,50 +411,62 @@ final class RedisLookups {
         .toCompletableFuture();
   }
 
-  /** A head read's two replies: the blocks hash's fields and the speculation gate's value. */
-  record HeadReply(List<KeyValue<byte[], byte[]>> blocks, byte[] gate) {}
+  /**
+   * A head read's two replies: the blocks hash's fields, and the speculative routes of the prompt's
+   * first segments and spans (null when none was asked).
+   */
+  record HeadReply(List<KeyValue<byte[], byte[]>> blocks, List<KeyValue<byte[], byte[]>> routes) {}
 
   /**
-   * A head read: one HMGET of the group's blocks hash beside a GET of its speculation gate (a
-   * separate key: routers may not write the blocks hash), sent together and retried together as one
-   * call. Not atomic: a route recorded in between is as if recorded just after the lookup.
+   * A head read: one HMGET of the group's blocks hash beside one HMGET of its speculative routes (a
+   * separate key: routers may not write the blocks hash) by the same segment fields, sent together
+   * and retried together as one call. Not atomic: a route recorded in between is as if recorded
+   * just after the lookup.
    */
-  CompletableFuture<RedisOutcome<HeadReply>> readWithGate(int g, byte[][] fields) {
+  CompletableFuture<RedisOutcome<HeadReply>> readWithRoutes(
+      int g, byte[][] fields, byte[][] routeFields) {
     return reads
         .calls()
         .<HeadReply>call(
             "lookup",
             () ->
-                commands
-                    .hmget(keys.blocks(g), fields)
-                    .thenCombine(commands.get(keys.speculationGate(g)), HeadReply::new))
+                routeFields.length == 0
+                    ? commands.hmget(keys.blocks(g), fields).thenApply(b -> new HeadReply(b, null))
+                    : commands
+                        .hmget(keys.blocks(g), fields)
+                        .thenCombine(
+                            commands.hmget(keys.speculativeRoutes(g), routeFields), HeadReply::new))
         .toCompletableFuture();
   }
 
-  /** The lookup while the group's speculation gate is open: lookup.lua reads spec hashes too. */
+  /**
+   * The lookup in one call (lookup.lua), when the slots generation moved between two reads of one
+   * lookup; {@code speculative} is what the head read found of the routes (null for none).
+   */
   CompletableFuture<PodMatch[]> scriptLookup(
-      GroupCandidates group, List<byte[]> fields, Executor decode) {
+      GroupCandidates group, List<byte[]> fields, int[] speculative, Executor decode) {
     int g = group.g;
     List<PodKeys> candidates = group.keys;
     int n = candidates.size();
     byte[][] args = new byte[1 + n + fields.size()][];
-    byte[][] k = new byte[2 + n][];
-    k[0] = keys.pods(g);
-    k[1] = keys.blocks(g);
     args[0] = ascii(n);
     for (int i = 0; i < n; i++) {
       args[1 + i] = candidates.get(i).field();
-      k[2 + i] = candidates.get(i).speculative();
     }
     for (int i = 0; i < fields.size(); i++) {
       args[1 + n + i] = fields.get(i);
     }
     return reads
-        .<List<Object>>run(Scripts.LOOKUP, ScriptOutputType.MULTI, k, args)
+        .<List<Object>>run(
+            Scripts.LOOKUP,
+            ScriptOutputType.MULTI,
+            new byte[][] {keys.pods(g), keys.blocks(g)},
+            args)
         .thenApplyAsync(
             outcome ->
                 outcome.isDone()
-                    ? LookupDecoder.decodeScriptReply(group.none(), outcome.orElseThrow(), weights)
+                    ? LookupDecoder.decodeScriptReply(
+                        group.none(), outcome.orElseThrow(), speculative, weights)
                     : null,
             decode)
         .toCompletableFuture();
@@ -441,10 +475,9 @@ final class RedisLookups {
   /**
    * The epoch field a head read found. A change from the last read means Redis lost the group, or a
    * writer reset it after a failover (adoptNode binds a new epoch to the new node history): all
-   * this router learned of the group is dropped (the records, the unlocated heads and speculation
-   * flags, the overflowed segments), and the change is counted and told. A node history that
-   * changed with the same epoch is the same data on another node (its slot moved whole): nothing
-   * cached is wrong there.
+   * this router learned of the group is dropped (the records, the unlocated heads, the overflowed
+   * segments), and the change is counted and told. A node history that changed with the same epoch
+   * is the same data on another node (its slot moved whole): nothing cached is wrong there.
    *
    * @return whether the group was reset
    */
@@ -461,7 +494,6 @@ final class RedisLookups {
     }
     records.set(g, null);
     unlocated.set(g, UnlocatedHeads.NONE);
-    speculationUntil.set(g, 0);
     overflowed.clear();
     identity.reset(g, "epoch", Bytes.textOrEmpty(epochBefore), Bytes.textOrEmpty(epoch));
     return true;
@@ -528,7 +560,7 @@ final class RedisLookups {
               keys.groupOf(model, pod),
               field,
               KeySchema.holderField(field),
-              keys.speculative(model, pod));
+              KeySchema.podDigest(field));
       podCache.put(name, cached);
     }
     return cached;

@@ -26,21 +26,27 @@ import io.kvindex.index.Touches;
 import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisOutcome;
+import io.kvindex.redis.RedisRealException;
 import io.kvindex.redis.RedisUnavailableException;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,18 +59,31 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * is created: processes of another format refuse to open the index (README, "Rolling updates").
    * Raise it with every change that processes of the previous format would misread or miswrite: 2
    * since locators carry chain positions and blocks from position 256 on are kept in spans; 3 since
-   * lookups read the unlocated heads, which writers of format 2 do not keep.
+   * a stream record names the batch in progress by its blocks done and its events' digest, not by
+   * its chunks done; 4 since speculative routes are kept per segment in one hash per group and
+   * touches are ids by offset, and (within the same release) lookups read the unlocated heads and
+   * the blocks hash records the cluster node its data was written on.
    */
-  static final int FORMAT = 3;
-
-  /** Fields a pod's speculative hash may hold before it is dropped and started afresh. */
-  static final int SPECULATIVE_FIELD_LIMIT = 100_000;
+  static final int FORMAT = 4;
 
   /**
-   * Blocks one speculative route records at most: its first ones. A route is a hint for the moment
-   * until the engine's own events arrive, and one call writes every field it records.
+   * Blocks one speculative route records at most: its first ones (16 segments and 3 spans, so a
+   * route writes and a lookup reads at most 19 fields of routes). A route is a hint for the moment
+   * until the engine's own events arrive.
    */
-  static final int SPECULATIVE_BLOCKS_PER_ROUTE = 1024;
+  static final int SPECULATIVE_BLOCKS_PER_ROUTE = PrefixIndex.MAX_ROUTE_BLOCKS;
+
+  /**
+   * Fields a group's speculative routes hold at most (segments and spans routed through): past it,
+   * those whose routes expire first are dropped.
+   */
+  static final int SPECULATIVE_FIELDS = 16_384;
+
+  /** Pods one segment's or span's speculative routes name at most: the latest routed there. */
+  static final int SPECULATIVE_PODS_PER_FIELD = 8;
+
+  /** Blocks of a route between two of the keys kept for it (and its last block's key). */
+  static final int SPECULATIVE_KEY_EVERY = 16;
 
   /** How long a model's live pods, read for a lookup without candidates, are reused. */
   static final Duration LIVE_PODS_REUSE = Duration.ofSeconds(1);
@@ -96,7 +115,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
       RedisConnector connector,
       RetryPolicy writePolicy,
       RetryPolicy lookup,
-      boolean loadsScripts) {
+      boolean loadsScripts,
+      Supplier<? extends CompletionStage<?>> betweenChunks) {
     this.config = config;
     this.keys = new KeySchema(config.indexName(), config.groups());
     this.writes = connector.scripts(writePolicy, loadsScripts);
@@ -118,7 +138,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.inference = new RedisInference(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
     this.notes = new RedisNotes(config, keys, writes);
-    this.streams = new RedisStreamWrites(config, keys, writes, notes, identity, this::initAsync);
+    this.streams =
+        new RedisStreamWrites(
+            config, keys, writes, notes, identity, this::initAsync, betweenChunks);
     identity.addListener(
         (group, what) -> {
           if (what.equals("epoch")) {
@@ -130,7 +152,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
   /**
    * Opens the index on {@code connector} (which the caller owns and closes after the index) and
    * checks the group count and the index format stored in Redis, recording them on first use.
-   * {@link io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half.
+   * {@link io.kvindex.index.PrefixIndex#builder()} is the way in; this is its Redis half. A batch
+   * applied in several calls waits for what {@code betweenChunks} answers between two of them.
    *
    * @param loadsScripts whether this process loads the index's scripts (SCRIPT LOAD now, EVAL and
    *     SCRIPT LOAD when a node lacks them): ingesters do; routers run loaded scripts only
@@ -144,14 +167,16 @@ public final class RedisPrefixIndex implements PrefixIndex {
       RedisConnector connector,
       RetryPolicy writes,
       RetryPolicy lookups,
-      boolean loadsScripts) {
+      boolean loadsScripts,
+      Supplier<? extends CompletionStage<?>> betweenChunks) {
     RedisPrefixIndex index =
         new RedisPrefixIndex(
             Check.notNull(config, "config"),
             Check.notNull(connector, "connector"),
             Check.notNull(writes, "writes"),
             Check.notNull(lookups, "lookups"),
-            loadsScripts);
+            loadsScripts,
+            Check.notNull(betweenChunks, "betweenChunks"));
     index.checkGroups();
     if (loadsScripts) {
       index.preloadScripts();
@@ -174,11 +199,18 @@ public final class RedisPrefixIndex implements PrefixIndex {
               if (error != null || !outcome.isDone()) {
                 log.info(
                     "index '{}': scripts not preloaded ({}); each compiles on its first call"
-                        + " instead. To preload them, grant this Redis user +script|load",
+                        + " instead{}",
                     config.indexName(),
-                    error != null ? error.getMessage() : outcome);
+                    error != null ? error.getMessage() : outcome,
+                    refused(error) ? ". To preload them, grant this Redis user +script|load" : "");
               }
             });
+  }
+
+  /** A refusal by the server's ACL, as opposed to a node that could not be reached. */
+  private static boolean refused(Throwable error) {
+    Throwable e = error instanceof CompletionException ? error.getCause() : error;
+    return e instanceof RedisRealException real && "NOPERM".equals(real.code());
   }
 
   private void checkGroups() {
@@ -435,23 +467,44 @@ public final class RedisPrefixIndex implements PrefixIndex {
       return CompletableFuture.completedFuture(true);
     }
     int recorded = Math.min(blockKeys.length, SPECULATIVE_BLOCKS_PER_ROUTE);
-    byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
-    byte[][] args = new byte[2 + recorded][];
+    long[] keysRecorded = Arrays.copyOf(blockKeys, recorded);
+    Prompt route =
+        new Prompt(KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup), keysRecorded);
+    int g = keys.groupOf(model, pod);
+    byte[] podField = KeySchema.podField(model, pod);
+    byte[][] args = new byte[6 + 2 * route.segments()][];
     args[0] = ascii(ttl.toMillis());
-    args[1] = ascii(SPECULATIVE_FIELD_LIMIT);
-    for (int i = 0; i < recorded; i++) {
-      args[2 + i] = KeySchema.blockField(prefix, blockKeys[i]);
+    args[1] = keys.pods(g);
+    args[2] = podField;
+    args[3] = ByteBuffer.allocate(8).putLong(KeySchema.podDigest(podField)).array();
+    args[4] = ascii(SPECULATIVE_FIELDS);
+    args[5] = ascii(SPECULATIVE_PODS_PER_FIELD);
+    for (int k = 0; k < route.segments(); k++) {
+      args[6 + 2 * k] = route.segmentField(k);
+      args[7 + 2 * k] = routeInSegment(keysRecorded, route.segmentStart(k), route.segmentEnd(k));
     }
     return writes
         .<Long>run(
             Scripts.SPECULATE,
             ScriptOutputType.INTEGER,
-            new byte[][] {
-              keys.speculative(model, pod), keys.speculationGate(keys.groupOf(model, pod))
-            },
+            new byte[][] {keys.speculativeRoutes(g), keys.speculativeOrder(g)},
             args)
-        .thenApply(RedisOutcome::isDone)
+        .thenApply(outcome -> outcome.isDone() && outcome.orElseThrow() > 0)
         .toCompletableFuture();
+  }
+
+  /**
+   * What a route keeps of its blocks {@code [from, to)} in their segment or span: their count (2
+   * bytes), then the keys of every {@value #SPECULATIVE_KEY_EVERY}th and of the last.
+   */
+  static byte[] routeInSegment(long[] keys, int from, int to) {
+    int n = to - from;
+    int kept = (n + SPECULATIVE_KEY_EVERY - 1) / SPECULATIVE_KEY_EVERY;
+    ByteBuffer out = ByteBuffer.allocate(2 + 8 * kept).putShort((short) n);
+    for (int i = 0; i < kept; i++) {
+      out.putLong(keys[from + Math.min((i + 1) * SPECULATIVE_KEY_EVERY, n) - 1]);
+    }
+    return out.array();
   }
 
   @Override
@@ -488,9 +541,14 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public Optional<String> swapIncarnation(
-      String model, String pod, String incarnation, Duration ttl) {
-    return leases.swapIncarnation(model, pod, incarnation, ttl);
+  public Optional<String> incarnation(StreamId stream) {
+    return leases.incarnation(stream);
+  }
+
+  @Override
+  public boolean recordIncarnation(
+      StreamId stream, String expected, String incarnation, Duration ttl) {
+    return leases.recordIncarnation(stream, expected, incarnation, ttl);
   }
 
   @Override

@@ -13,8 +13,11 @@ import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Resync requests (resync.lua, one key per pod in its group): made by routers, taken once per rank
@@ -23,6 +26,9 @@ import java.util.concurrent.CompletableFuture;
 final class RedisResyncs {
   private final KeySchema keys;
   private final ScriptRunner writes;
+
+  /** The id of each stream's take that got no answer, reused by its next take. */
+  private final Map<StreamId, String> unanswered = new ConcurrentHashMap<>();
 
   RedisResyncs(KeySchema keys, ScriptRunner writes) {
     this.keys = keys;
@@ -51,9 +57,15 @@ final class RedisResyncs {
             });
   }
 
+  /**
+   * Takes the stream's request. Each take is one call, named by a random id that its retries share,
+   * so a retry after a lost reply gets the note the first attempt took; a take that never got an
+   * answer keeps its id for the stream's next take, which then gets that note too.
+   */
   Optional<String> take(StreamId stream) {
     Check.notNull(stream, "stream");
     byte[] key = keys.resync(stream.model(), stream.pod());
+    String call = unanswered.computeIfAbsent(stream, s -> UUID.randomUUID().toString());
     RedisOutcome<byte[]> out =
         Await.of(
             writes
@@ -62,9 +74,11 @@ final class RedisResyncs {
                     ScriptOutputType.VALUE,
                     new byte[][] {key},
                     ascii("take"),
-                    ascii(stream.dpRank()))
+                    ascii(stream.dpRank()),
+                    ascii(call))
                 .toCompletableFuture());
-    byte[] note = out.orElseThrow();
+    byte[] note = out.orElseThrow(); // a swallowed call keeps its id for the next take
+    unanswered.remove(stream, call);
     return note == null ? Optional.empty() : Optional.of(text(note));
   }
 

@@ -26,7 +26,9 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 /**
  * A stream's writes: its batches applied chunk by chunk, its purges, the publish that ends a staged
@@ -41,21 +43,27 @@ final class RedisStreamWrites {
   private final RedisNotes notes;
   private final IndexIdentity identity;
   private final IntFunction<CompletableFuture<String>> init;
+  private final Supplier<? extends CompletionStage<?>> betweenChunks;
 
-  /** {@code init}: records a group if it needs it and answers its epoch (init.lua). */
+  /**
+   * {@code init}: records a group if it needs it and answers its epoch (init.lua); {@code
+   * betweenChunks}: what a batch applied in several calls waits for between two of them.
+   */
   RedisStreamWrites(
       IndexConfig config,
       KeySchema keys,
       ScriptRunner writes,
       RedisNotes notes,
       IndexIdentity identity,
-      IntFunction<CompletableFuture<String>> init) {
+      IntFunction<CompletableFuture<String>> init,
+      Supplier<? extends CompletionStage<?>> betweenChunks) {
     this.config = config;
     this.keys = keys;
     this.writes = writes;
     this.notes = notes;
     this.identity = identity;
     this.init = init;
+    this.betweenChunks = betweenChunks;
   }
 
   /** Applies batches {@code firstSeq} to {@code seq} (one, when equal) of a stream as one. */
@@ -87,10 +95,12 @@ final class RedisStreamWrites {
       KeySchema.holderField(podField),
       ascii(config.segmentSlots()),
       null, // the epoch, read when each chunk is sent
-      null, // the chunk
-      ascii(packed.chunks().size()),
+      null, // the position of the chunk's first block in the call
+      null, // the position past its last block
       ascii(staged ? 1 : 0),
-      ascii(firstSeq)
+      ascii(firstSeq),
+      ascii(packed.blocks()),
+      ascii(packed.digest())
     };
     byte[][] k = {
       keys.meta(g),
@@ -105,50 +115,95 @@ final class RedisStreamWrites {
       keys.activity(g)
     };
     notes.writer(g, stream.model(), mode);
-    return applyChunks(new ChunkedApply(g, k, head, packed), 0)
+    ChunkedApply call = new ChunkedApply(g, k, head, packed, mode, stream.model(), batch);
+    return applyChunks(call, 0)
         .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
   }
 
-  /** One batch on its way through its chunks, and what the applied chunks did. */
-  private static final class ChunkedApply {
+  /** One call's events on their way through their chunks, and what the applied chunks did. */
+  private final class ChunkedApply {
     final int group;
     final byte[][] keys;
     final byte[][] head;
-    final EventPacker.Packed packed;
+    final KeyMode mode;
+    final String model;
+    final KvEventBatch batch;
+    final int callsAllowed;
+    EventPacker.Packed packed;
     int calls;
     int stored;
     int removed;
     int dropped;
 
-    ChunkedApply(int group, byte[][] keys, byte[][] head, EventPacker.Packed packed) {
+    ChunkedApply(
+        int group,
+        byte[][] keys,
+        byte[][] head,
+        EventPacker.Packed packed,
+        KeyMode mode,
+        String model,
+        KvEventBatch batch) {
       this.group = group;
       this.keys = keys;
       this.head = head;
       this.packed = packed;
+      this.mode = mode;
+      this.model = model;
+      this.batch = batch;
       this.dropped = packed.dropped();
+      // Every chunk sent twice and skipped once, and one jump to where a former call stopped (whose
+      // chunks may start one chunk earlier): past it, a bug.
+      this.callsAllowed = 3 * (packed.chunks().size() + 1) + 1;
     }
 
-    /** Enough calls for every chunk to be sent twice and skipped once: past it, a bug. */
     boolean tooMany() {
-      return ++calls > 3 * packed.chunks().size() + 1;
+      return ++calls > callsAllowed;
+    }
+
+    /**
+     * The chunk that starts at {@code position}: this packing's, or the events packed again from
+     * there (a former call, packed in chunks of another size, stopped inside one of these).
+     */
+    EventPacker.Chunk chunkAt(long position) {
+      if (position < 0 || position >= Math.max(1, packed.blocks())) {
+        throw new IllegalStateException(
+            "the index names position "
+                + position
+                + " of a call of "
+                + packed.blocks()
+                + " blocks as the next: a bug, please report it");
+      }
+      EventPacker.Chunk chunk = packed.startingAt(position);
+      if (chunk == null) {
+        packed = EventPacker.pack(mode, model, batch.events(), config.applyChunkBlocks(), position);
+        chunk = packed.chunks().get(0);
+      }
+      return chunk;
     }
   }
 
-  private CompletableFuture<ApplyResult> applyChunks(ChunkedApply batch, int chunk) {
-    if (batch.tooMany()) {
+  private CompletableFuture<ApplyResult> applyChunks(ChunkedApply call, long position) {
+    if (call.tooMany()) {
       return CompletableFuture.failedFuture(
           new IllegalStateException(
               "apply went round its chunks without finishing: a bug, please report it"));
     }
-    List<byte[]> events = batch.packed.chunks().get(chunk);
-    byte[][] args = Arrays.copyOf(batch.head, batch.head.length + events.size());
-    args[9] = epochOf(batch.group);
-    args[10] = ascii(chunk);
+    EventPacker.Chunk chunk;
+    try {
+      chunk = call.chunkAt(position);
+    } catch (IllegalStateException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    List<byte[]> events = chunk.events();
+    byte[][] args = Arrays.copyOf(call.head, call.head.length + events.size());
+    args[9] = epochOf(call.group);
+    args[10] = ascii(chunk.from());
+    args[11] = ascii(chunk.to());
     for (int i = 0; i < events.size(); i++) {
-      args[batch.head.length + i] = events.get(i);
+      args[call.head.length + i] = events.get(i);
     }
     return writes
-        .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, batch.keys, args)
+        .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, call.keys, args)
         .toCompletableFuture()
         .handle(
             (outcome, failure) -> {
@@ -165,16 +220,20 @@ final class RedisStreamWrites {
               List<Object> reply = outcome.orElseThrow();
               String status = text(reply.get(0));
               long wm = (Long) reply.get(1);
-              batch.stored += ((Long) reply.get(2)).intValue();
-              batch.removed += ((Long) reply.get(3)).intValue();
-              batch.dropped += ((Long) reply.get(4)).intValue();
+              call.stored += ((Long) reply.get(2)).intValue();
+              call.removed += ((Long) reply.get(3)).intValue();
+              call.dropped += ((Long) reply.get(4)).intValue();
               if (status.equals("CHUNK")) {
-                return applyChunks(batch, ((Long) reply.get(5)).intValue());
+                long next = (Long) reply.get(5);
+                return betweenChunks
+                    .get()
+                    .toCompletableFuture()
+                    .thenCompose(ignored -> applyChunks(call, next));
               }
               ApplyStatus applied = ApplyStatus.valueOf(status);
               return CompletableFuture.completedFuture(
                   applied == ApplyStatus.APPLIED
-                      ? new ApplyResult(applied, wm, batch.stored, batch.removed, batch.dropped)
+                      ? new ApplyResult(applied, wm, call.stored, call.removed, call.dropped)
                       : ApplyResult.of(applied, wm));
             });
   }
@@ -308,7 +367,7 @@ final class RedisStreamWrites {
     if (rec == null) {
       return OptionalLong.empty();
     }
-    String[] parts = text(rec).split("\\|", -1); // slot|watermark[|seq:chunks done]
+    String[] parts = text(rec).split("\\|", -1); // slot|watermark[|seq:blocks done:digest[:x]]
     return parts[1].isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(parts[1]));
   }
 

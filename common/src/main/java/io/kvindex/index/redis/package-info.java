@@ -18,7 +18,8 @@
  *                  cursor (HSCAN cursor of the pass in progress), fence (lease tokens), and notes
  *                  for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
  *                  "note:segment-slots:<n>" -> the time a writer last noted them
- *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none)
+ *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none),
+ *                  then "|<seq>:<blocks done>:<digest>[:x]" while a call in chunks is in progress
  *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
  *   blocks   HASH  "kvindex/node" -> the node history (replication id) the group's data was
  *                  written on (lib.lua, adoptNode), "kvindex/node-id" -> that history and the
@@ -49,16 +50,24 @@
  *   dead     HASH  retired slot -> the GC pass number at its death
  *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
  *   tmap:<d>  HASH  cacheGroup(2) engineHash(8) -> tokenKey(8) (token key mode only)
- *   spec:<p>  HASH  block field -> deadline ms (decimal): routes a router recorded for a pod
- *                  (speculate.lua), p = hex SHA-256(podField)[0..16); the key carries a PEXPIRE
- *                  as long as its longest-lived entry, so it vanishes with no process left
+ *   spec:routes HASH segment or span field (as in blocks) -> the latest routes through it, one
+ *                  per pod, at most 8, newest first: pod digest (SHA-256(podField)[0..8)), deadline
+ *                  ms (6 bytes), the route's blocks there n (2 bytes), its keys at every 16th and
+ *                  its last (8 each, ceil(n / 16)); routes are recorded for live pods only
+ *                  (speculate.lua, which a router's user runs); PEXPIRE as long as the latest
+ *   spec:order ZSET  the fields of spec:routes by their latest deadline: expired ones go as routes
+ *                  come, and past 16 384 fields the oldest; PEXPIRE as spec:routes
  *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
  *                  PEXPIRE the request's interval (resync.lua; RedisResyncs)
  *   infer:<p> STRING the pod's evictions are inferred: the engine's capacity in blocks, with PX,
  *                  refreshed by its streams' owners (infer.lua, inferred.lua; RedisInference)
- *   touch:<p> STREAM observed requests on such a pod (routers XADD, MAXLEN ~): r -> rank, k -> the
- *                  prompt's block keys (8 bytes each), e -> the prediction's error; PEXPIRE from
- *                  the last entry; each rank's owner reads them with XRANGE after its cursor
+ *   touch:<p> STREAM observed requests on such a pod (routers XADD): r -> rank, k -> the prompt's
+ *                  block keys (8 bytes each), e -> the prediction's error; ids "<offset>-<size>"
+ *                  in bytes, so it is capped at 4 MiB and trimmed to its readers' cursors by XTRIM
+ *                  MINID; PEXPIRE from the last entry; each rank's owner reads it with XRANGE after
+ *                  its cursor, about 256 KiB a read (infer.lua)
+ *   touch:<p>/o HASH o -> bytes of touches ever added, l -> the latest id, c<rank> -> a reader's
+ *                  "<cursor>|<ms of its read>"; PEXPIRE as the touches, or a minute after a read
  *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
  *                  all and per tier (decimal): apply changes them with the entries, GC counts
  *                  the entries it strips out, so inspecting a stream never scans blocks;
@@ -66,9 +75,6 @@
  *   activity HASH  'a' + streamField -> ms of the last applied chunk; 'p' + streamField ->
  *                  "<ms>|<slot retired>" of the last purge; swept with the stream
  *   spec:models HASH (group 0) routers' notes "note:keys:" + lp(keys) + lp(model) -> ms
- *   spec:gate STRING the latest deadline (ms, decimal) of any speculative route of the group (the
- *                  speculation gate), with PX as long; a key of its own, so that routers write
- *                  only spec: keys (their ACL user may write nothing else)
  * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
  * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.
  *
@@ -83,8 +89,8 @@
  * Scripts. Every script is loaded with lib.lua prepended (Scripts): the clock, the deadline codec,
  * the lease check, the stream-record parse and the pod-record write (both copies, and the slots
  * generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
- * and the pods' engine incarnations (incarnation:<p>, in the pod's group) are written here too, so
- * that every key of the index is named in KeySchema alone.
+ * and the streams' engine incarnations (incarnation:<d>, in the pod's group) are written here too,
+ * so that every key of the index is named in KeySchema alone.
  *
  * Node changes. Every write that can show slots (apply, purge, publish, sweep) first compares the
  * live node history (INFO replication, read in the script) with the one the group's data was
@@ -114,8 +120,43 @@
  * call (first..seq, in one chunk) is checked by its first sequence and moves the watermark to its
  * last: a run that overlaps what is applied comes back DUPLICATE with the watermark.
  *
- * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with a GET of the
- * gate key beside it, on the same connection): the slots generation, the unlocated heads, the holder records of the candidates the router has no
+ * A call in chunks. A call of more blocks than applyChunkBlocks is applied in chunks, one script
+ * each, and the stream record names the call in progress: "<slot>|<wm>|<seq>:<blocks done>:<digest>
+ * [:x]". Blocks done count the call's positions (its events' blocks in order: an AllBlocksCleared
+ * one, each stored or removed block one, a store the index drops none), the digest names its events,
+ * not how they are cut (EventPacker), and x says the blocks done ended in a dropped token store. A
+ * chunk is applied only if it starts at the blocks done of a call with the same sequence and digest,
+ * or at block 0 of any other; otherwise nothing changes and the reply names the block to go on from.
+ * A writer that packs the same events in chunks of another size (another applyChunkBlocks) thus
+ * goes on at the exact block; one with other events for the batch (an owner's eviction model holds
+ * back other stores, restores or removes other blocks than the former owner's did) applies its own
+ * from block 0. The record's seq is the watermark's successor (it moves with the last chunk), and a
+ * purge or a reset forgets the call in progress. Applying from block 0 after a part of another call
+ * is safe because, for every block the new events name, what they leave does not depend on what
+ * was applied before them:
+ *   - an engine-key store sets, and a removal clears, one tier bit of the stream's entry: the last
+ *     event naming a (block, tier) decides it, whatever the former call applied; a block's
+ *     locator is written once and is the same from any store of it (a chain position never
+ *     changes); its segment copy is rewritten from its value in the same call; the counts move
+ *     with the entries' real changes, so a store of what the slot holds counts nothing;
+ *   - AllBlocksCleared retires the slot the stream holds then (with whatever the former call wrote
+ *     after its own clear), and the events after it land on a fresh slot, as they did;
+ *   - what the former call applied that the new events do not name stays: an engine store the new
+ *     owner holds back (the engine did store it; the new model has it pending or waiting), or the
+ *     former model's restores and inferred removals (its guesses, as if it had finished). No event
+ *     the engine published is skipped: a model holds back stores only, so every owner's events
+ *     carry every removal and clear of the batch;
+ *   - token-key events are not idempotent so: a store finds its parent's token key in the stream's
+ *     map, which a removal later in the part applied may have dropped (the store would be dropped
+ *     when applied again), and a removal of what is gone finds no key. But no model changes a
+ *     token-keyed stream's events, so its calls always resume at the exact block, and x carries a
+ *     dropped store's state to the piece that continues it. Consecutive batches given as one
+ *     whose first is part applied would apply that part again from its first block: the script
+ *     refuses them (PARTLY_APPLIED) and the writer applies them one at a time.
+ *
+ * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with
+ * an HMGET of spec:routes by the prompt's first 19 segment and span fields beside it, on the same
+ * connection): the slots generation, the unlocated heads, the holder records of the candidates the router has no
  * usable copy of, the first block's field (its locator shows that the keys start a segment) and
  * one segment field per 16 blocks of the prompt. While one of those fields is an unlocated head, or
  * when the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
@@ -124,17 +165,15 @@
  * per group with the generation they were read at; a cached record stands for the current one while
  * the generation read with the blocks is the same (no record's slots changed since) and its deadline
  * has not passed (deadlines only move later, except with a slot change): in steady state a lookup
- * reads only the gate, the generation and the blocks, and each candidate's record once per liveness
+ * reads only the generation, the blocks and the routes, and each candidate's record once per liveness
  * period. If the generation moved, the lookup reads again with every candidate's record. Java drops
  * expired records (by Redis's clock, estimated by ServerClock), matches entries to the live slots
  * and computes depths, tier depths and scores, stopping at the first block no candidate still
  * matching holds. Longer prompts continue in chunks of 4x while some candidate matches, each read
- * taking the generation again; if it moved, the lookup is redone as one lookup.lua call. While the
- * gate's deadline has not passed, lookups of the group run lookup.lua instead, which also reads the
- * candidates' spec hashes (a speculative block counts as GPU; a confirmed entry supersedes it).
- * The script moves every argument and value through Lua, which costs about twice the HMGET inside
- * Redis (BENCHMARKS.md has the figures), so it only runs while speculation is on. Groups are looked
- * up in parallel and merged.
+ * taking the generation again; if it moved, the lookup is redone as one lookup.lua call. A live
+ * candidate's routes (its digest in spec:routes) credit it with the prompt's blocks up to the
+ * deepest kept key of theirs the prompt shares (a segment's head at least), as GPU blocks; a
+ * confirmed entry supersedes them. Groups are looked up in parallel and merged.
  * Lookups use the router retry profile and report an incomplete result rather than fail. All
  * writers must move the generation: routers of this version must not share an index with
  * ingesters of an earlier one.

@@ -1,23 +1,30 @@
--- kvindex apply: one chunk of one batch of one stream's events, atomically (see RedisPrefixIndex
--- notes). A batch of many blocks is applied in chunks, in order: the stream record keeps which
--- chunks of the next batch are done ("<slot>|<watermark>|<seq>:<chunks done>[:x]", x when the last
--- token store of the chunks done was dropped and the next chunk goes on with it), the watermark moves
--- with the last chunk, and a chunk already done (or not next) changes nothing: the reply says which
--- chunk is next.
+-- kvindex apply: one chunk of one call of one stream's events, atomically (see RedisPrefixIndex
+-- notes). A call of many blocks is applied in chunks, in order. The stream record keeps how far the
+-- call in progress got: "<slot>|<watermark>|<seq>:<blocks done>:<digest>[:x]", where blocks done
+-- counts the call's events' blocks in order (an AllBlocksCleared one, a stored or removed block one),
+-- the digest names the call's events (not how they are cut into chunks), and x says the last token
+-- store of the blocks done was dropped and the next chunk goes on with it. A chunk is applied only
+-- if it starts where the call with the same sequence and digest stopped, or at block 0 for any
+-- other call (other events for the same batch: a new owner's eviction model differs from the
+-- former's; applied from their first block, see the notes on idempotence); otherwise nothing
+-- changes and the reply says where the next chunk starts. A writer with another chunk size thus
+-- goes on from the exact block, and the watermark moves with the last chunk.
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap, 9 counts,
 --       10 activity
 -- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"), 6 pod ttl
 --       ms, 7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
---       9 segment slot limit, 10 the epoch the caller knows, 11 chunk index (from 0), 12 chunks in
---       the batch, 13 staged (1: the pod record does not list the stream's slot, so lookups do not
---       see its entries until publish.lua or an unstaged apply), 14 the first seq (ARGV[4] unless
---       the call applies consecutive batches first..seq as one, in one chunk), 15.. events (packed,
---       see EventPacker)
--- Replies {status, watermark, stored, removed, dropped, next chunk}: APPLIED (the batch is done),
--- CHUNK (this chunk is done, or was not next: go on with the next chunk given), DUPLICATE (the
--- watermark is at or past the first seq: all or some of the batches are applied already), GAP,
--- FENCED, RESET (the group's epoch is not the caller's: the index was lost, or this is the first
--- write on another node history, see adoptNode).
+--       9 segment slot limit, 10 the epoch the caller knows, 11 the chunk's first block in the call
+--       (from 0), 12 the block after its last, 13 staged (1: the pod record does not list the
+--       stream's slot, so lookups do not see its entries until publish.lua or an unstaged apply),
+--       14 the first seq (ARGV[4] unless the call applies consecutive batches first..seq as one, in
+--       one chunk), 15 the call's blocks, 16 the digest of the call's events (hex), 17.. events
+--       (packed, see EventPacker)
+-- Replies {status, watermark, stored, removed, dropped, next block}: APPLIED (the call is done),
+-- CHUNK (this chunk is done, or was not next: go on with the chunk that starts at the block given),
+-- DUPLICATE (the watermark is at or past the first seq: all or some of the batches are applied
+-- already), GAP, PARTLY_APPLIED (consecutive batches given as one whose first is part applied:
+-- nothing changed; apply them one at a time), FENCED, RESET (the group's epoch is not the caller's:
+-- the index was lost, or this is the first write on another node history, see adoptNode).
 -- A block's value is its locator when its chain position is known (11 bytes: the key of its head,
 -- then its position in the chain, 3 bytes big-endian), then its entries of 2 bytes: a value of odd
 -- length is located. A located block's entries are mirrored, without dead slots' entries, into its
@@ -35,7 +42,7 @@
 -- The activity hash keeps each stream's last applied chunk ('a' + stream field -> ms) and last
 -- purge ('p' + stream field -> "<ms>|<slot retired>"); the counts hash also counts the segments
 -- that overflowed ("overflowed-segments").
-local FIRST_EVENT = 15
+local FIRST_EVENT = 17
 local SEGMENT, SPAN = '/s', '/S'
 local SEGMENT_BLOCKS, SPAN_FROM, SPAN_BLOCKS, MAX_POSITION = 16, 256, 256, 16777215
 -- A span's value may grow to this many bytes per slot of the segment limit (16 kB at 256): one
@@ -55,17 +62,22 @@ end
 if not holdsLease(KEYS[7], ARGV[5]) then return {'FENCED', -1, 0, 0, 0, 0} end
 if not sameEpoch(KEYS[1], ARGV[10]) then return {'RESET', -1, 0, 0, 0, 0} end
 
-local slot, wm, wmText, partSeq, partDone, partTail =
+local slot, wm, wmText, partSeq, partDone, partDigest, partTail =
   parseStream(redis.call('HGET', KEYS[2], ARGV[1]))
 local seq, firstSeq = tonumber(ARGV[4]), tonumber(ARGV[14])
 if wm then
   if firstSeq <= wm then return {'DUPLICATE', wm, 0, 0, 0, 0} end
   if firstSeq > wm + 1 then return {'GAP', wm, 0, 0, 0, 0} end
 end
-local chunk, chunks = tonumber(ARGV[11]), tonumber(ARGV[12])
-local done = partSeq == seq and partDone or 0
-partTail = partSeq == seq and partTail
-if chunk ~= done then return {'CHUNK', wm or -1, 0, 0, 0, done} end
+-- Batches given as one starting with one part applied: the part done is not a prefix of this call
+-- that the record could name, so they go one at a time (applying the part again is not always
+-- idempotent: a token store whose parent a later removal of the part unmapped would be dropped).
+if firstSeq < seq and partSeq == firstSeq then return {'PARTLY_APPLIED', wm or -1, 0, 0, 0, 0} end
+local from, to, total, digest = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[15]), ARGV[16]
+local resumes = partSeq == seq and partDigest == digest
+local done = resumes and partDone or 0
+partTail = resumes and partTail
+if from ~= done then return {'CHUNK', wm or -1, 0, 0, 0, done} end
 
 -- Check capacity before the first write: a script that fails half-way keeps its writes.
 local needed, has = 0, slot ~= 0
@@ -828,10 +840,10 @@ local old = redis.call('HGET', KEYS[3], ARGV[2])
 local rec = encodeDeadline(now + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
 if slot ~= 0 and ARGV[13] ~= '1' then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
 writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[8], old, rec)
-if chunk + 1 < chunks then
+if to < total then
   redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. wmText .. '|' .. string.format('%d', seq) ..
-    ':' .. (chunk + 1) .. (tailDropped and ':x' or ''))
-  return {'CHUNK', wm or -1, stored, removed, dropped, chunk + 1}
+    ':' .. string.format('%d', to) .. ':' .. digest .. (tailDropped and ':x' or ''))
+  return {'CHUNK', wm or -1, stored, removed, dropped, to}
 end
 redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq))
-return {'APPLIED', seq, stored, removed, dropped, chunks}
+return {'APPLIED', seq, stored, removed, dropped, total}

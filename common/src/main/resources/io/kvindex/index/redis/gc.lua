@@ -9,8 +9,8 @@
 -- unlocated count drops if it had no locator; with the last unlocated block go the unlocated
 -- parents and heads). Segment and span fields (20 bytes: a head block's field and '/s' or '/S',
 -- one format) hold copies of entries: their dead ones are stripped too, so a slot is reused only
--- once no kind names it. A field of any other length (a pod's holder record, the speculation
--- gate, the counters) is never parsed and left untouched.
+-- once no kind names it. A field of any other length (a pod's holder record, the counters) is
+-- never parsed and left untouched.
 -- Each entry stripped from a block field is counted out of its slot's counts (see apply.lua), and
 -- a slot freed takes its counts, all 0 by then, with it.
 -- No part of a call grows with the number of dead slots, which is largest exactly when GC must

@@ -1,7 +1,18 @@
--- kvindex incarnation: record a pod's engine incarnation (its process start time) and return the
--- one recorded before, so that a new owner compares with what the last owner saw.
--- KEYS: 1 the pod's incarnation key
--- ARGV: 1 incarnation, 2 ttl ms
-local old = redis.call('GET', KEYS[1])
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return old
+-- kvindex incarnation: the engine incarnation (its process start time) a stream's entries came
+-- from, as its owners confirmed it: one key per stream, so that no other rank's owner moves it.
+-- An owner reads it ('get') and compares it with what the engine's /metrics says; once a restart
+-- that showed has been purged, it records the new one ('set') only where the record still holds
+-- the one it read, or already holds the new one: a compare-and-set, so that a retry after a lost
+-- reply succeeds as the first attempt did, and nobody's record is replaced unseen.
+-- KEYS: 1 the stream's incarnation key
+-- ARGV: 1 'get' or 'set'; set: 2 the incarnation expected ('' for none), 3 the new one, 4 ttl ms
+-- get returns the incarnation or false; set returns 1 when the record holds the new one, else 0.
+local cur = redis.call('GET', KEYS[1])
+if ARGV[1] == 'get' then
+  return cur
+end
+if cur == ARGV[3] or (cur or '') == ARGV[2] then
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+  return 1
+end
+return 0

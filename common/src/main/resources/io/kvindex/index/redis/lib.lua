@@ -1,7 +1,8 @@
 -- kvindex script library, prepended to every index script when it is loaded (see Scripts), so
 -- each helper exists once. Pod records are a deadline (ms, 8 bytes big-endian) then (slot u16,
--- rank u16) pairs; stream records are "<slot>|<watermark>"; leases are "token:owner". A local
--- function costs nothing until called.
+-- rank u16) pairs; stream records are "<slot>|<watermark>" (then the batch being applied in
+-- chunks, if any: see apply.lua); leases are "token:owner". A local function costs nothing until
+-- called.
 
 -- The longest a speculative route may count, in ms (RedisPrefixIndex.MAX_SPECULATIVE_TTL): a
 -- router's Redis user may write spec: keys directly, so speculate.lua refuses a longer route and
@@ -128,13 +129,13 @@ local function processId()
 end
 
 -- A stream record's slot (0 for none), watermark (nil for none), watermark as written (''), and
--- the batch being applied in chunks, if any: its sequence, the chunks done, and whether they ended
--- in a dropped token store (see apply.lua).
+-- the batch being applied in chunks, if any: its sequence, the blocks of its call done, the digest
+-- of the call's events, and whether the blocks done ended in a dropped token store (see apply.lua).
 local function parseStream(rec)
   if not rec then return 0, nil, '' end
   local s, w, rest = string.match(rec, '^(%d+)|(%d*)(.*)$')
-  local ps, pc, tail = string.match(rest, '^|(%d+):(%d+)(:?x?)$')
-  return tonumber(s), tonumber(w), w, tonumber(ps), tonumber(pc), tail == ':x'
+  local ps, pd, digest, tail = string.match(rest, '^|(%d+):(%d+):(%x+)(:?x?)$')
+  return tonumber(s), tonumber(w), w, tonumber(ps), tonumber(pd), digest, tail == ':x'
 end
 
 -- A pod record's (slot, rank) pairs without those of one rank (2 bytes).

@@ -1,46 +1,79 @@
--- kvindex speculate: a router sent a request to a pod; its blocks count there (flagged
--- speculative) until the deadline. One hash per pod, so the whole hash expires (PEXPIRE) when the
--- last route recorded for the pod does, even if no router is left to clean up; a hash grown past
--- the field limit is dropped first (speculative entries are hints).
--- KEYS: 1 the pod's speculative hash, 2 the group's speculation gate, which holds a deadline no
--- earlier than any speculative entry of the group's, so that lookups read no speculative hash
--- while no router speculates. Both are spec: keys: a router's Redis user may write no other.
--- A route lasts at most SPEC_TTL_MAX_MS; a gate or a hash expiry further ahead than that was not
--- written by this script, and is replaced.
--- ARGV: 1 ttl ms (1 to SPEC_TTL_MAX_MS), 2 field limit, 3.. block fields
+-- kvindex speculate: a router sent a request to a pod; the prompt's blocks count there (flagged
+-- speculative) until the deadline, for every lookup whose prompt shares them. A route is kept
+-- under the segment and span fields a lookup of its prompt reads (the blocks hash's field names),
+-- in one hash per group, so a lookup reads the routes with one HMGET of its own segment fields,
+-- whatever its candidates; each field keeps the latest route of each of its last pods, newest
+-- first: pod digest (8) .. deadline (ms, 6) .. the route's blocks there (2) .. its keys at every
+-- 16th of them and at its last (8 each). A sorted set orders the fields by their latest deadline:
+-- expired fields go as new ones come, and past the group's limit the oldest do, so the group holds
+-- a bounded number whatever routers send. Only a pod with a live record gets routes.
+-- KEYS: 1 the group's routes, 2 their order; both spec: keys, which a router's Redis user may write
+-- ARGV: 1 ttl ms, 2 the group's pods hash, 3 the pod's field, 4 the pod's digest (8 bytes),
+--       5 most fields in the group, 6 most pods per field, then pairs: a field, and the route's
+--       blocks there (2 bytes) followed by its keys there
+-- The pods hash is read but not in KEYS: EVALSHA declares its keys written, and a router's user
+-- may only read it. It has the group's hash tag, so it is in the same slot as KEYS.
+-- A route lasts at most SPEC_TTL_MAX_MS (lookups ignore a deadline further ahead, which this
+-- script never writes), and a key expiry further ahead than that is brought back to it.
 local ttl = tonumber(ARGV[1])
 if not ttl or ttl < 1 or ttl > SPEC_TTL_MAX_MS or ttl ~= math.floor(ttl) then
   return redis.error_reply('KVINDEX_SPEC_TTL a speculative route lasts 1 to ' .. SPEC_TTL_MAX_MS ..
     ' ms, not ' .. tostring(ARGV[1]))
 end
 local now = nowMs()
+if (decodeDeadline(redis.call('HGET', ARGV[2], ARGV[3])) or -1) < now then
+  return 0 -- no live record: nothing to route to, and nothing a made-up name can fill
+end
 local deadlineMs = now + ttl
-local deadline = string.format('%d', deadlineMs)
-if redis.call('HLEN', KEYS[1]) + #ARGV - 2 > tonumber(ARGV[2]) then
-  redis.call('DEL', KEYS[1])
+local stamp = string.sub(encodeDeadline(deadlineMs), 3)
+local digest = ARGV[4]
+local perField = tonumber(ARGV[6])
+local count = (#ARGV - 6) / 2
+
+-- A few more expired fields go than this call adds, oldest first.
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', string.format('(%d', now),
+  'LIMIT', 0, 2 * count + 8)
+if #expired > 0 then
+  redis.call('HDEL', KEYS[1], unpack(expired))
+  redis.call('ZREM', KEYS[2], unpack(expired))
 end
+
 -- A value longer than hash-max-listpack-value (64 bytes by default) makes Redis keep the hash as a
--- hashtable: lookups HMGET hundreds of fields from it, and a listpack answers each by a scan.
+-- hashtable: a listpack would answer each field of a lookup's HMGET by a scan.
 redis.call('HSETNX', KEYS[1], 'kvindex/hashtable', string.rep('-', 100))
-local i, last = 3, #ARGV
-while i <= last do
-  local j = math.min(i + 255, last)
-  local args = {}
-  for k = i, j do
-    args[#args + 1] = ARGV[k]
-    args[#args + 1] = deadline
+for i = 7, #ARGV, 2 do
+  local field = ARGV[i]
+  local parts = {digest .. stamp .. ARGV[i + 1]}
+  local latest = deadlineMs
+  local old = redis.call('HGET', KEYS[1], field) or ''
+  local at = 1
+  while at + 15 <= #old and #parts < perField do
+    local b1, b2 = string.byte(old, at + 14, at + 15)
+    local size = 16 + 8 * math.ceil((b1 * 256 + b2) / 16)
+    local d = decodeDeadline('\0\0' .. string.sub(old, at + 8, at + 13))
+    if d >= now and string.sub(old, at, at + 7) ~= digest then
+      parts[#parts + 1] = string.sub(old, at, at + size - 1)
+      if d > latest then latest = d end
+    end
+    at = at + size
   end
-  redis.call('HSET', KEYS[1], unpack(args))
-  i = j + 1
+  redis.call('HSET', KEYS[1], field, table.concat(parts))
+  redis.call('ZADD', KEYS[2], string.format('%d', latest), field)
 end
-local pttl = redis.call('PTTL', KEYS[1])
-if pttl < ttl then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-elseif pttl > SPEC_TTL_MAX_MS then
-  redis.call('PEXPIRE', KEYS[1], SPEC_TTL_MAX_MS)
+
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[5])
+if over > 0 then
+  local oldest = redis.call('ZPOPMIN', KEYS[2], over)
+  local fields = {}
+  for k = 1, #oldest, 2 do fields[#fields + 1] = oldest[k] end
+  redis.call('HDEL', KEYS[1], unpack(fields))
 end
-local gate = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-if gate < deadlineMs or gate > now + SPEC_TTL_MAX_MS then
-  redis.call('SET', KEYS[2], deadline, 'PX', ttl)
+for k = 1, 2 do
+  local pttl = redis.call('PTTL', KEYS[k])
+  if pttl < ttl then
+    redis.call('PEXPIRE', KEYS[k], ttl)
+  elseif pttl > SPEC_TTL_MAX_MS then
+    redis.call('PEXPIRE', KEYS[k], SPEC_TTL_MAX_MS)
+  end
 end
-return last - 2
+return count

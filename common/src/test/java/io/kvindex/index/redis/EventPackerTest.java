@@ -56,7 +56,7 @@ class EventPackerTest {
             stored(hashes(164, 8), 163L, "GPU"));
 
     assertThat(packed.chunks()).hasSize(1);
-    assertThat(stores(packed.chunks().get(0)))
+    assertThat(stores(packed.chunks().get(0).events()))
         .containsExactly(new Store('S', 1, null, hashes(100, 72)));
   }
 
@@ -71,7 +71,7 @@ class EventPackerTest {
             removed(hashes(300, 1), "CPU"),
             stored(hashes(304, 4), 303L, "CPU")); // after a remove: in order, apart
 
-    assertThat(stores(packed.chunks().get(0)))
+    assertThat(stores(packed.chunks().get(0).events()))
         .containsExactly(
             new Store('S', 1, 7L, hashes(100, 4)),
             new Store('S', 1, 150L, hashes(200, 4)),
@@ -91,12 +91,68 @@ class EventPackerTest {
             stored(hashes(2000, 10), null, "GPU"));
 
     assertThat(packed.chunks()).hasSize(2);
-    assertThat(stores(packed.chunks().get(0)))
+    assertThat(stores(packed.chunks().get(0).events()))
         .containsExactly(new Store('S', 1, null, hashes(1000, CHUNK)));
-    assertThat(stores(packed.chunks().get(1)))
+    assertThat(stores(packed.chunks().get(1).events()))
         .containsExactly(
             new Store('S', 1, 1000L + CHUNK - 1, hashes(1000 + CHUNK, 200 - CHUNK)),
             new Store('C', 0, null, List.of()),
             new Store('S', 1, null, hashes(2000, 10)));
+  }
+
+  /**
+   * Chunks cover consecutive positions of the call (its events' blocks in order, an
+   * AllBlocksCleared one), and the digest names the events whatever the chunk size.
+   */
+  @Test
+  void pack_chunksOfAnySize_coverTheSamePositionsUnderOneDigest() {
+    List<KvEvent> events =
+        List.of(
+            removed(hashes(1, 3), "GPU"),
+            stored(hashes(1000, 100), null, "GPU"),
+            cleared(),
+            stored(hashes(2000, 30), null, "GPU"));
+    EventPacker.Packed big = EventPacker.pack(KeyMode.ENGINE, "m", events, CHUNK);
+    EventPacker.Packed small = EventPacker.pack(KeyMode.ENGINE, "m", events, 16);
+
+    assertThat(big.blocks()).isEqualTo(small.blocks()).isEqualTo(134);
+    assertThat(big.digest()).isEqualTo(small.digest()).hasSize(32);
+    assertThat(big.chunks()).extracting(EventPacker.Chunk::from).containsExactly(0L, 128L);
+    assertThat(big.chunks()).extracting(EventPacker.Chunk::to).containsExactly(128L, 134L);
+    for (int i = 1; i < small.chunks().size(); i++) {
+      assertThat(small.chunks().get(i).from()).isEqualTo(small.chunks().get(i - 1).to());
+    }
+    assertThat(small.chunks().get(small.chunks().size() - 1).to()).isEqualTo(134);
+    List<KvEvent> other = new ArrayList<>(events);
+    other.set(0, removed(hashes(1, 2), "GPU"));
+    assertThat(EventPacker.pack(KeyMode.ENGINE, "m", other, CHUNK).digest())
+        .isNotEqualTo(big.digest());
+  }
+
+  /**
+   * Packed from a position inside a store, the store goes on from that block under the one before.
+   */
+  @Test
+  void pack_fromAPositionInsideAStore_goesOnFromThatBlock() {
+    List<KvEvent> events =
+        List.of(removed(hashes(1, 3), "GPU"), stored(hashes(1000, 100), null, "GPU"));
+
+    EventPacker.Packed rest = EventPacker.pack(KeyMode.ENGINE, "m", events, 64, 50);
+
+    assertThat(rest.blocks()).isEqualTo(103);
+    assertThat(rest.chunks()).extracting(EventPacker.Chunk::from).containsExactly(50L);
+    assertThat(stores(rest.chunks().get(0).events()))
+        .containsExactly(new Store('S', 1, 1046L, hashes(1047, 53)));
+  }
+
+  /** A token-mode store without its tokens is dropped: counted, and no position of the call. */
+  @Test
+  void pack_tokenStoreWithoutItsTokens_droppedAndTakesNoPosition() {
+    List<KvEvent> events = List.of(stored(hashes(1, 4), null, "GPU"), removed(hashes(1, 2), "GPU"));
+
+    EventPacker.Packed packed = EventPacker.pack(KeyMode.TOKEN, "m", events, CHUNK);
+
+    assertThat(packed.dropped()).isEqualTo(4);
+    assertThat(packed.blocks()).isEqualTo(2);
   }
 }

@@ -88,7 +88,7 @@ class RedisPrefixIndexTest {
     return index;
   }
 
-  /** Block fields of a blocks hash, leaving out holder records and the speculation gate. */
+  /** Block fields of a blocks hash, leaving out holder records and counters. */
   private long blockFields(byte[] blocks) {
     return redis.hkeys(blocks).stream()
         .filter(f -> f.length == KeySchema.BLOCK_FIELD_BYTES)
@@ -300,12 +300,12 @@ class RedisPrefixIndexTest {
   }
 
   /**
-   * A batch of more blocks than a chunk is applied in chunks; the stream record names the chunks of
-   * the next batch already done, and an apply goes on from there: chunks done are not written
-   * again.
+   * A batch of more blocks than a chunk is applied in chunks; the stream record names the blocks of
+   * the next batch already done and the digest of its events, and an apply of the same events goes
+   * on from there: blocks done are not written again.
    */
   @Test
-  void apply_manyBlocks_goesOnFromTheChunkTheRecordNames() {
+  void apply_manyBlocks_goesOnFromTheBlockTheRecordNames() {
     PrefixIndex index = open(PrefixIndex.builder().indexName("t").applyChunkBlocks(16));
     KeySchema keys = new KeySchema("t", 1);
     StreamId s = StreamId.of(MODEL, "a");
@@ -315,10 +315,13 @@ class RedisPrefixIndexTest {
     String record = new String(redis.hget(keys.streams(0), field), StandardCharsets.UTF_8);
     assertThat(record).endsWith("|0");
     String slot = record.substring(0, record.indexOf('|'));
-    // Chunks 0 and 1 of batch 1 "done" (by an attempt whose reply was lost, say).
-    redis.hset(keys.streams(0), field, (slot + "|0|1:2").getBytes(StandardCharsets.UTF_8));
+    KvEventBatch events = batch(stored(hashes(1, 48), null, null));
+    String digest = EventPacker.pack(KeyMode.ENGINE, MODEL, events.events(), 16).digest();
+    // Blocks 0..31 of batch 1 "done" (by an attempt whose reply was lost, say).
+    redis.hset(
+        keys.streams(0), field, (slot + "|0|1:32:" + digest).getBytes(StandardCharsets.UTF_8));
 
-    var result = index.apply(s, Events.mode(s), 1, lease, batch(stored(hashes(1, 48), null, null)));
+    var result = index.apply(s, Events.mode(s), 1, lease, events);
 
     assertThat(result.status()).isEqualTo(ApplyStatus.APPLIED);
     assertThat(result.blocksStored()).as("only the last chunk was written").isEqualTo(16);
@@ -390,6 +393,7 @@ class RedisPrefixIndexTest {
   @Test
   void speculate_longRoute_recordsItsFirstBlocksOnly() {
     PrefixIndex index = open();
+    assertThat(index.heartbeat(MODEL, "p", Duration.ofMinutes(1))).isTrue();
     int blocks = 5 * RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE;
     assertThat(
             index
@@ -397,10 +401,11 @@ class RedisPrefixIndexTest {
                     MODEL, KeyMode.ENGINE, "p", Events.keys(1, blocks), 0, Duration.ofMinutes(1))
                 .join())
         .isTrue();
-    byte[] key = new KeySchema("t", 1).speculative(MODEL, "p");
-    assertThat(redis.hlen(key))
-        .as("the first blocks, and the field that keeps the hash a hashtable")
-        .isEqualTo(RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE + 1);
+    KeySchema keys = new KeySchema("t", 1);
+    assertThat(redis.hlen(keys.speculativeRoutes(0)))
+        .as("16 segments and 3 spans, and the field that keeps the hash a hashtable")
+        .isEqualTo(16 + 3 + 1);
+    assertThat(redis.zcard(keys.speculativeOrder(0))).isEqualTo(19);
     assertThat(depth(index, blocks, "p")).isEqualTo(RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE);
   }
 
@@ -431,14 +436,15 @@ class RedisPrefixIndexTest {
   @Test
   void speculate_smallRoute_hashtableEncodedForLookups() {
     PrefixIndex index = open();
+    assertThat(index.heartbeat(MODEL, "p", Duration.ofMinutes(1))).isTrue();
     assertThat(
             index
                 .speculateAsync(
                     MODEL, KeyMode.ENGINE, "p", Events.keys(1, 3), 0, Duration.ofMinutes(1))
                 .join())
         .isTrue();
-    byte[] key = new KeySchema("t", 1).speculative(MODEL, "p");
-    // A listpack would answer a lookup's HMGET of hundreds of fields by a scan per field.
+    byte[] key = new KeySchema("t", 1).speculativeRoutes(0);
+    // A listpack would answer a lookup's HMGET of its segment fields by a scan per field.
     assertThat(redis.objectEncoding(key)).isEqualTo("hashtable");
   }
 
@@ -642,10 +648,10 @@ class RedisPrefixIndexTest {
   }
 
   /**
-   * Once a router has read its candidates' records, a lookup reads only the gate (its own key), the
-   * slots generation, the unlocated heads, the epoch, the first block's field (whose locator shows
-   * the keys start at a segment head) and the prompt's segment (8 blocks, one segment field): no
-   * holder record travels again while nothing changed.
+   * Once a router has read its candidates' records, a lookup reads only the slots generation, the
+   * unlocated heads, the epoch, the first block's field (whose locator shows the keys start at a
+   * segment head) and the prompt's segment (8 blocks, one segment field), and the speculative
+   * routes by that segment field: no holder record travels again while nothing changed.
    */
   @Test
   void lookup_steadyState_readsNoHolderRecords() {
@@ -660,12 +666,13 @@ class RedisPrefixIndexTest {
     redis.slowlogReset();
     try {
       assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
-      List<List<String>> hmgets = slowlogged("hmget");
-      List<List<String>> gets = slowlogged("get");
+      List<List<String>> hmgets = slowlogged("hmget", ":blocks");
       assertThat(hmgets).hasSize(1);
       assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 3 + 2);
       assertThat(hmgets.get(0).get(6)).endsWith("/s");
-      assertThat(gets).containsExactly(List.of("GET", "kvindex:v1:{t/0}:spec:gate"));
+      assertThat(slowlogged("hmget", ":spec:routes"))
+          .containsExactly(List.of("HMGET", "kvindex:v1:{t/0}:spec:routes", hmgets.get(0).get(6)));
+      assertThat(slowlogged("get")).isEmpty();
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
       assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
       assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
@@ -956,8 +963,11 @@ class RedisPrefixIndexTest {
     redis.slowlogReset();
     try {
       assertThat(depth(index, 600, "b", "a")).isEqualTo(300);
-      List<String> hmget = slowlogged("hmget").get(0);
+      List<String> hmget = slowlogged("hmget", ":blocks").get(0);
       assertThat(hmget).hasSize(2 + 3 + 1 + 16 + 2);
+      assertThat(slowlogged("hmget", ":spec:routes").get(0))
+          .as("the routes of the segments and spans up to block 1 024")
+          .hasSize(2 + 16 + 2);
       assertThat(hmget.subList(hmget.size() - 2, hmget.size())).allMatch(f -> f.endsWith("/S"));
       assertThat(hmget.get(hmget.size() - 3)).endsWith("/s");
     } finally {
@@ -1056,13 +1066,18 @@ class RedisPrefixIndexTest {
    * each as its arguments.
    */
   private List<List<String>> slowlogged(String command) {
+    return slowlogged(command, "");
+  }
+
+  /** The commands logged whose name is {@code command} and whose key ends with {@code key}. */
+  private List<List<String>> slowlogged(String command, String key) {
     List<List<String>> found = new ArrayList<>();
     for (Object entry : redis.slowlogGet(100)) {
       List<String> args = new ArrayList<>();
       for (Object arg : (List<?>) ((List<?>) entry).get(3)) {
         args.add(new String((byte[]) arg, StandardCharsets.ISO_8859_1));
       }
-      if (args.get(0).equalsIgnoreCase(command)) {
+      if (args.get(0).equalsIgnoreCase(command) && args.get(1).endsWith(key)) {
         found.add(args);
       }
     }

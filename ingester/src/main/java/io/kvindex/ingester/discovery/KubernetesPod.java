@@ -190,13 +190,37 @@ record KubernetesPod(
     if (v == null) {
       return out;
     }
-    for (String r : v.split("[;,]")) {
+    String[] given = v.split("[;,]", PodSpec.MAX_DP_RANKS + 2);
+    if (given.length > PodSpec.MAX_DP_RANKS) {
+      throw new IllegalArgumentException(
+          "annotation "
+              + DP_RANKS
+              + " names more than "
+              + PodSpec.MAX_DP_RANKS
+              + " ranks, the limit per pod: list the ranks this pod runs, like 0;1");
+    }
+    for (String r : given) {
+      int rank;
       try {
-        out.add(Integer.parseInt(r.trim()));
+        rank = Integer.parseInt(r.trim());
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(
-            "annotation " + DP_RANKS + " is '" + v + "': give ranks separated by ';', like 0;1", e);
+            "annotation "
+                + DP_RANKS
+                + " is '"
+                + (v.length() > 64 ? v.substring(0, 64) + "..." : v)
+                + "': give ranks separated by ';', like 0;1",
+            e);
       }
+      if (rank < 0 || rank > 0xFFFF || out.contains(rank)) {
+        throw new IllegalArgumentException(
+            "annotation "
+                + DP_RANKS
+                + (rank < 0 || rank > 0xFFFF ? " has rank " : " names twice rank ")
+                + rank
+                + ": give each rank the pod runs once, from 0 to 65535, like 0;1");
+      }
+      out.add(rank);
     }
     return out;
   }

@@ -38,20 +38,48 @@ public record PodSpec(
   /** The key modes a pod spec may name, as written in discovery files and flags. */
   public static final List<String> KEY_MODES = List.of("engine", "token");
 
+  /**
+   * The most data-parallel ranks one pod may run: each is a stream of its own (a worker thread, a
+   * socket, a lease), so a pod spec, a discovery file or an annotation cannot ask for thousands.
+   */
+  public static final int MAX_DP_RANKS = 64;
+
   public PodSpec {
     Check.notBlank(name, "name");
     Check.notBlank(model, "model");
     Check.notBlank(publisherEndpoint, "publisherEndpoint");
-    dpRanks = List.copyOf(dpRanks == null || dpRanks.isEmpty() ? List.of(0) : dpRanks);
-    for (int r : dpRanks) {
-      Check.between(r, 0, 0xFFFF, "dpRanks[]");
-    }
+    dpRanks = ranks(dpRanks);
     keyMode = keyMode == null ? KeyMode.ENGINE : keyMode;
     topic = topic == null ? "" : topic;
     incarnation = incarnation == null ? "" : incarnation;
-    if (dpRanks.size() > 1 || dpRanks.get(0) != 0) {
-      offset(publisherEndpoint, dpRanks.get(dpRanks.size() - 1));
+    int highest = dpRanks.stream().mapToInt(Integer::intValue).max().orElse(0);
+    offset(publisherEndpoint, highest);
+    if (replayEndpoint != null) {
+      offset(replayEndpoint, highest);
     }
+  }
+
+  /**
+   * Ranks as given ([0] for none), checked: distinct, from 0 to 65535, at most {@link
+   * #MAX_DP_RANKS}.
+   */
+  private static List<Integer> ranks(List<Integer> given) {
+    List<Integer> ranks = List.copyOf(given == null || given.isEmpty() ? List.of(0) : given);
+    if (ranks.size() > MAX_DP_RANKS) {
+      throw new IllegalArgumentException(
+          "dpRanks names "
+              + ranks.size()
+              + " ranks, over the limit of "
+              + MAX_DP_RANKS
+              + " per pod: list the ranks this pod runs (its --data-parallel-size-local)");
+    }
+    if (new java.util.HashSet<>(ranks).size() != ranks.size()) {
+      throw new IllegalArgumentException("dpRanks names a rank twice: " + ranks);
+    }
+    for (int r : ranks) {
+      Check.between(r, 0, 0xFFFF, "dpRanks[]");
+    }
+    return ranks;
   }
 
   /** A spec whose source cannot tell one incarnation of the pod's engine from the next. */
@@ -202,6 +230,14 @@ public record PodSpec(
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
           "endpoint " + endpoint + " has no numeric port to add data-parallel rank " + rank, e);
+    }
+    if (port + rank > 0xFFFF) {
+      throw new IllegalArgumentException(
+          "endpoint "
+              + endpoint
+              + " cannot carry data-parallel rank "
+              + rank
+              + ": port + rank passes 65535");
     }
     return endpoint.substring(0, colon + 1) + (port + rank);
   }

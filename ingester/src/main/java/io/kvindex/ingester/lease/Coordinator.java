@@ -2,6 +2,7 @@ package io.kvindex.ingester.lease;
 
 import io.kvindex.common.Threads;
 import io.kvindex.index.Lease;
+import io.kvindex.index.ReplicaConflictException;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
@@ -22,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,6 +65,7 @@ public final class Coordinator implements StreamWorker.Listener {
   private volatile int liveReplicas = 1;
   private volatile long lastRedisOkNanos;
   private volatile boolean registered;
+  private volatile boolean conflict;
 
   public Coordinator(Shared shared, PodDiscovery discovery) {
     this.shared = shared;
@@ -109,6 +112,39 @@ public final class Coordinator implements StreamWorker.Listener {
             < shared.config().coordinationInterval().multipliedBy(2).toNanos();
   }
 
+  /**
+   * Registers the replica before any lease is taken. A name another live process holds is refused
+   * once 1.5 lease TTLs have passed: a crashed predecessor's entry expires within one, a live
+   * duplicate's never does. A Redis that does not answer leaves it to the ticks.
+   *
+   * @throws ReplicaConflictException if another live ingester holds this replica id
+   */
+  public void registerAtStart() {
+    Duration ttl = shared.config().leaseTtl();
+    long end = shared.nanos() + ttl.toNanos() * 3 / 2;
+    while (true) {
+      try {
+        liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
+        registered = true;
+        lastRedisOkNanos = shared.nanos();
+        return;
+      } catch (ReplicaConflictException e) {
+        if (shared.nanos() - end > 0) {
+          throw e;
+        }
+        LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+      } catch (RedisUnavailableException e) {
+        shared.metrics().swallowed(Operation.COORDINATION);
+        return;
+      }
+    }
+  }
+
+  /** True while another live process holds this replica's id: it owns and writes nothing then. */
+  public boolean replicaConflict() {
+    return conflict;
+  }
+
   /** One coordination round; never throws. */
   public void tick() {
     try {
@@ -119,6 +155,10 @@ public final class Coordinator implements StreamWorker.Listener {
       liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
       registered = true;
       lastRedisOkNanos = shared.nanos();
+      if (conflict) {
+        conflict = false;
+        log.warn("replica={}: the id is this replica's again; taking leases again", replica);
+      }
       renew(ttl);
       shared.index().checkIdentity(); // an idle stream would otherwise never see a lost index
       retire(desired);
@@ -131,12 +171,32 @@ public final class Coordinator implements StreamWorker.Listener {
     } catch (RedisUnavailableException e) {
       shared.metrics().swallowed(Operation.COORDINATION);
       log.warn("replica={}: coordination skipped, Redis unavailable: {}", replica, e.getMessage());
+    } catch (ReplicaConflictException e) {
+      conflicted(e);
     } catch (RuntimeException e) {
       if (Thread.currentThread().isInterrupted()) {
         return; // stopping: the wait for Redis was cut short, nothing failed
       }
       shared.metrics().realError(Operation.COORDINATION);
       log.error("replica={}: coordination failed", replica, e);
+    }
+  }
+
+  /**
+   * Another live process registered this replica's id (this one was paused past its registration,
+   * say): its leases carry the same owner name, so this replica's workers stop at once, releasing
+   * nothing (a release would free the other's), and it takes no lease until the id is its own.
+   */
+  private void conflicted(ReplicaConflictException e) {
+    shared.metrics().realError(Operation.COORDINATION);
+    if (!conflict) {
+      log.error("replica={}: {}; stopping every stream of this replica", replica, e.getMessage());
+    }
+    conflict = true;
+    for (StreamWorker w : List.copyOf(workers.values())) {
+      keepLease.add(w);
+      workers.remove(w.id(), w);
+      w.halt();
     }
   }
 
@@ -315,13 +375,20 @@ public final class Coordinator implements StreamWorker.Listener {
     }
   }
 
-  /** Keeps idle owned pods live; a pod whose batches are being applied is refreshed by them. */
+  /**
+   * Keeps idle owned pods live while their event channels show that their engines are (a batch, a
+   * connected SUB socket answering heartbeats, a replay answer within a third of the liveness TTL),
+   * and their {@code /metrics}, if any, answers; a pod whose batches are being applied is refreshed
+   * by them. A pod whose channels all went silent is left to expire: lookups stop crediting it one
+   * liveness TTL later.
+   */
   private void heartbeat() {
     Set<List<String>> pods = new java.util.HashSet<>();
     long idle = shared.config().podLivenessTtl().toNanos() / 3;
     for (StreamWorker w : workers.values()) {
       if (w.status().state() == StreamStatus.State.RUNNING
           && shared.nanos() - w.status().lastAppliedNanos() > idle
+          && w.status().silentNanos() < idle
           && podReachable.test(w.id().pod())) {
         pods.add(List.of(w.id().model(), w.id().pod()));
       }

@@ -3,17 +3,17 @@ package io.kvindex.ingester.reconcile;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.lease.Coordinator;
+import io.kvindex.ingester.reconcile.MetricsScraper.Failed;
+import io.kvindex.ingester.reconcile.MetricsScraper.Page;
+import io.kvindex.ingester.reconcile.MetricsScraper.Result;
 import io.kvindex.ingester.stream.StreamWorker;
-import io.kvindex.redis.RedisUnavailableException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,6 +24,10 @@ import org.slf4j.LoggerFactory;
  * it also tells each worker its engine's KV-cache capacity, which inferred evictions need. Driven
  * by one scheduled thread ({@link #tick()}); {@link #reachable} may be called from any thread.
  *
+ * <p>A round scrapes every owned pod at once ({@link MetricsScraper}: each page within the scrape
+ * timeout and the page limit) and takes each page up as it arrives, so a slow or huge page delays
+ * no other pod's sleep, restart or reachability, and a round lasts at most the scrape timeout.
+ *
  * <p>A condition asks for one purge per episode (asleep, unreachable) and per worker; the worker
  * keeps the purge pending until it succeeds, so a temporary Redis error never latches it as done.
  * When the condition clears, the next episode purges again.
@@ -31,21 +35,28 @@ import org.slf4j.LoggerFactory;
 public final class Reconciler {
   private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
 
-  private static final java.time.Duration INCARNATION_TTL = java.time.Duration.ofDays(1);
-
   private final Shared shared;
   private final Coordinator coordinator;
-  private final HttpClient http;
+  private final MetricsScraper scraper;
+  private final Set<String> warnedTooLarge = new HashSet<>();
   private final Map<String, Long> unreachableSince = new ConcurrentHashMap<>();
   private final Map<StreamWorker, String> purgedFor = new ConcurrentHashMap<>();
-  private final Map<String, String> startTimes = new HashMap<>();
-  private final Map<StreamWorker, Integer> restartsSeen = new HashMap<>();
+  private final Set<StreamWorker> channelLost = ConcurrentHashMap.newKeySet();
+  private final Incarnations incarnations;
   private final Map<io.kvindex.index.StreamId, Boolean> asleep = new ConcurrentHashMap<>();
 
   public Reconciler(Shared shared, Coordinator coordinator) {
     this.shared = shared;
     this.coordinator = coordinator;
-    this.http = HttpClient.newBuilder().connectTimeout(shared.config().scrapeTimeout()).build();
+    this.scraper =
+        new MetricsScraper(shared.config().scrapeTimeout(), shared.config().maxScrapeBytes());
+    this.incarnations =
+        new Incarnations(shared.index(), () -> shared.metrics().swallowed(Operation.INCARNATION));
+  }
+
+  /** Stops the scrapes' threads. */
+  public void close() {
+    scraper.close();
   }
 
   /** False once a pod's metrics endpoint has failed for longer than the unreachable bound. */
@@ -60,6 +71,7 @@ public final class Reconciler {
    */
   public void indexReset() {
     purgedFor.clear();
+    channelLost.clear();
   }
 
   /** Whether a stream's engine said it sleeps at the last scrape of its pod. */
@@ -75,11 +87,11 @@ public final class Reconciler {
           coordinator.workers().values().stream().collect(Collectors.groupingBy(w -> w.id().pod()));
       Set<StreamWorker> live = Set.copyOf(coordinator.workers().values());
       purgedFor.keySet().retainAll(live);
-      restartsSeen.keySet().retainAll(live);
-      byPod.forEach(this::reconcile);
+      incarnations.retain(live);
+      checkChannels(live);
+      scrapeAll(byPod);
       unreachableSince.keySet().retainAll(byPod.keySet());
       asleep.keySet().removeIf(s -> !byPod.containsKey(s.pod()));
-      startTimes.keySet().retainAll(byPod.keySet());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RuntimeException e) {
@@ -91,23 +103,51 @@ public final class Reconciler {
     }
   }
 
-  private void reconcile(String pod, List<StreamWorker> workers) {
-    String url = workers.get(0).pod().metricsUrl();
-    if (url == null) {
-      return;
+  /**
+   * Scrapes every pod that has a metrics URL, all at once, and takes each page up as it arrives;
+   * each scrape ends by the scrape timeout, so the round does too.
+   */
+  private void scrapeAll(Map<String, List<StreamWorker>> byPod) throws InterruptedException {
+    LinkedBlockingQueue<Map.Entry<String, Result>> arrived = new LinkedBlockingQueue<>();
+    int pending = 0;
+    for (Map.Entry<String, List<StreamWorker>> e : byPod.entrySet()) {
+      String url = e.getValue().get(0).pod().metricsUrl();
+      if (url != null) {
+        String pod = e.getKey();
+        scraper.scrape(url).thenAccept(r -> arrived.add(Map.entry(pod, r)));
+        pending++;
+      }
     }
-    String page = scrape(url);
-    if (page == null) {
+    // Each scrape completes by its deadline; the margin only covers the callback's delivery.
+    long end = shared.nanos() + shared.config().scrapeTimeout().toNanos() + 1_000_000_000L;
+    for (; pending > 0; pending--) {
+      Map.Entry<String, Result> r =
+          arrived.poll(Math.max(0, end - shared.nanos()), TimeUnit.NANOSECONDS);
+      if (r == null) {
+        return; // not expected: the scrapes left are taken as failed at the next round
+      }
+      reconcile(r.getKey(), byPod.get(r.getKey()), r.getValue());
+    }
+  }
+
+  private void reconcile(String pod, List<StreamWorker> workers, Result scraped) {
+    shared.metrics().scrape(scraped.outcome());
+    if (scraped instanceof Failed f) {
+      if (f.outcome().equals("too_large") && warnedTooLarge.add(pod)) {
+        log.warn("pod={}: its /metrics cannot be read: {}", pod, f.why());
+      }
       unreachableSince.putIfAbsent(pod, shared.nanos());
       if (!reachable(pod)) {
         workers.forEach(w -> ensurePurged(w, "unreachable"));
       }
       return;
     }
+    warnedTooLarge.remove(pod);
+    String page = ((Page) scraped).text();
     unreachableSince.remove(pod);
     String start = EngineMetrics.processStart(page);
     if (start != null) {
-      checkIncarnation(pod, workers, start);
+      workers.forEach(w -> incarnations.check(w, start, shared.nanos()));
     }
     Map<Integer, Boolean> sleeping = EngineMetrics.asleepByEngine(page);
     Map<Integer, Integer> capacity = EngineMetrics.capacityByEngine(page);
@@ -122,32 +162,27 @@ public final class Reconciler {
   }
 
   /**
-   * A changed process start time means the engine restarted, even when its sequence numbers have
-   * already passed the old watermark. The incarnation is also kept in Redis, so a new owner
-   * compares with what the last owner saw.
+   * Purges, once per episode, each stream whose event channel has shown no sign of its engine (no
+   * batch, no connection answering heartbeats, no replay answer) for the unreachable bound: its
+   * entries may be stale, and nothing would tell (one of several ranks going silent keeps its pod
+   * live, and a pod without {@code /metrics} has nothing else).
    */
-  private void checkIncarnation(String pod, List<StreamWorker> workers, String start) {
-    String seen = startTimes.get(pod);
-    if (!start.equals(seen)) {
-      String model = workers.get(0).id().model();
-      String before;
-      try {
-        before = shared.index().swapIncarnation(model, pod, start, INCARNATION_TTL).orElse(null);
-      } catch (RedisUnavailableException e) {
-        shared.metrics().swallowed(Operation.INCARNATION);
-        return;
+  private void checkChannels(Set<StreamWorker> live) {
+    channelLost.retainAll(live);
+    long bound = shared.config().unreachableAfter().toNanos();
+    for (StreamWorker w : live) {
+      long silentNanos = w.status().silentNanos();
+      if (silentNanos <= bound) {
+        channelLost.remove(w);
+      } else if (channelLost.add(w)) {
+        log.info(
+            "pod={} stream={}: no batch, connection or replay answer for {} ms; purging",
+            w.id().pod(),
+            w.id(),
+            silentNanos / 1_000_000);
+        w.status().requestPurge("event_channel_lost");
       }
-      String reference = seen != null ? seen : before;
-      if (reference != null && !reference.equals(start)) {
-        for (StreamWorker w : workers) {
-          if (w.status().restarts() == restartsSeen.getOrDefault(w, 0)) {
-            w.status().requestRestart(); // not already seen through its sequence numbers
-          }
-        }
-      }
-      startTimes.put(pod, start);
     }
-    workers.forEach(w -> restartsSeen.put(w, w.status().restarts()));
   }
 
   private void ensurePurged(StreamWorker w, String reason) {
@@ -155,20 +190,6 @@ public final class Reconciler {
       purgedFor.put(w, reason);
       log.info("pod={} stream={}: {}; purging", w.id().pod(), w.id(), reason);
       w.status().requestPurge(reason);
-    }
-  }
-
-  private String scrape(String url) {
-    try {
-      HttpRequest req =
-          HttpRequest.newBuilder(URI.create(url)).timeout(shared.config().scrapeTimeout()).build();
-      HttpResponse<String> resp = http.send(req, HttpResponse.BodyHandlers.ofString());
-      return resp.statusCode() == 200 ? resp.body() : null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
-    } catch (Exception e) {
-      return null;
     }
   }
 }

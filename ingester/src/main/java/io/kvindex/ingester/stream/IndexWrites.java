@@ -147,6 +147,20 @@ final class IndexWrites {
     if (outcome == ApplyStatus.RESET) {
       return Outcome.LOST;
     }
+    if (outcome == ApplyStatus.PARTLY_APPLIED) {
+      log.info(
+          "{}: batch {} was left part applied by an earlier call; applying batches {}..{} one at a"
+              + " time",
+          label,
+          action.firstSeq(),
+          action.firstSeq(),
+          batch.seq());
+      sequencer.oneAtATime(action);
+      if (model != null) {
+        model.passed(sequencer.applied());
+      }
+      return Outcome.DONE;
+    }
     long before = sequencer.applied();
     sequencer.applied(action, result);
     for (Batch part : action.parts()) {

@@ -18,6 +18,11 @@ import org.zeromq.ZMsg;
  * A stream's SUB socket: connected to the pod's publisher (or bound, for a publisher that connects
  * out), subscribed to its topic, reconnecting with ZeroMQ's own jittered backoff. Not thread-safe:
  * a socket stays on the thread that opened it.
+ *
+ * <p>Whether it is connected is the stream's proof of life while its engine publishes nothing: so
+ * the socket sends ZMTP heartbeats ({@value #HEARTBEAT_IVL_MS} ms apart; the publisher's ZeroMQ
+ * answers them itself), and drops a connection that answers nothing for {@value
+ * #HEARTBEAT_TIMEOUT_MS} ms, as a host that vanished without a reset would.
  */
 final class LiveSocket implements AutoCloseable {
   /** How long one receive waits, so that the worker's loop sees its other work. */
@@ -35,6 +40,12 @@ final class LiveSocket implements AutoCloseable {
   /** Frames that are not [topic, seq8, payload]. */
   record Garbled(String why) implements Received {}
 
+  /** How long the connection may be quiet before a ZMTP heartbeat is sent. */
+  static final int HEARTBEAT_IVL_MS = 1000;
+
+  /** How long a heartbeat may go unanswered (by anything) before the connection is dropped. */
+  static final int HEARTBEAT_TIMEOUT_MS = 5000;
+
   private static final AtomicLong MONITORS = new AtomicLong();
 
   private final ZMQ.Socket socket;
@@ -43,6 +54,8 @@ final class LiveSocket implements AutoCloseable {
   private final ZMQ.Socket events;
 
   private int connections;
+  private int open;
+  private boolean again;
 
   LiveSocket(ZMQ.Socket socket, ZMQ.Socket events) {
     this.socket = socket;
@@ -65,10 +78,12 @@ final class LiveSocket implements AutoCloseable {
       Duration min = shared.config().reconnectMin();
       s.setReconnectIVL(min.toMillis() + ThreadLocalRandom.current().nextLong(min.toMillis() + 1));
       s.setReconnectIVLMax(shared.config().reconnectMax().toMillis());
+      s.setHeartbeatIvl(HEARTBEAT_IVL_MS);
+      s.setHeartbeatTimeout(HEARTBEAT_TIMEOUT_MS);
       s.subscribe(pod.topic().getBytes(StandardCharsets.UTF_8));
       // Monitored before it connects, so that the first connection is counted as the first.
       String address = "inproc://kvindex-live-" + MONITORS.incrementAndGet();
-      if (s.monitor(address, ZMQ.EVENT_CONNECTED | ZMQ.EVENT_ACCEPTED)) {
+      if (s.monitor(address, ZMQ.EVENT_CONNECTED | ZMQ.EVENT_ACCEPTED | ZMQ.EVENT_DISCONNECTED)) {
         events = shared.zmq().createSocket(SocketType.PAIR);
         events.connect(address);
       }
@@ -92,11 +107,31 @@ final class LiveSocket implements AutoCloseable {
    * after its first connection: the publisher at the other end may be another process now.
    */
   boolean reconnected() {
-    boolean again = false;
-    while (events != null && ZMQ.Event.recv(events, ZMQ.DONTWAIT) != null) {
-      again |= ++connections > 1;
+    drainEvents();
+    boolean was = again;
+    again = false;
+    return was;
+  }
+
+  /**
+   * Whether the socket holds a connection to a publisher now (one that answers its heartbeats);
+   * true when it cannot tell (no monitor).
+   */
+  boolean connected() {
+    drainEvents();
+    return events == null || open > 0;
+  }
+
+  private void drainEvents() {
+    ZMQ.Event e;
+    while (events != null && (e = ZMQ.Event.recv(events, ZMQ.DONTWAIT)) != null) {
+      if (e.getEvent() == ZMQ.EVENT_DISCONNECTED) {
+        open = Math.max(0, open - 1);
+      } else {
+        open++;
+        again |= ++connections > 1;
+      }
     }
-    return again;
   }
 
   /** The next live message, waiting at most {@value #RECEIVE_TIMEOUT_MS} ms. */

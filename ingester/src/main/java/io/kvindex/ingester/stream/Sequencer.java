@@ -146,7 +146,10 @@ public final class Sequencer {
   private final KeyMode mode;
   private int mergeBlocks;
 
-  /** Batches up to this sequence are applied one at a time (a merged apply was rejected). */
+  /**
+   * Batches up to this sequence are applied one at a time (a merged apply was rejected, or its
+   * first batch was part applied).
+   */
   private long aloneThrough = -1;
 
   private final TreeMap<Long, Batch> pending = new TreeMap<>();
@@ -536,8 +539,16 @@ public final class Sequencer {
     if (apply.parts().size() == 1) {
       rejected(apply.batch());
     } else {
-      aloneThrough = apply.batch().seq();
+      oneAtATime(apply);
     }
+  }
+
+  /**
+   * The index would not apply what {@link Apply} asked for as one (its first batch is part applied:
+   * an earlier call of it stopped between two chunks): the batches are applied one at a time.
+   */
+  public void oneAtATime(Apply apply) {
+    aloneThrough = Math.max(aloneThrough, apply.batch().seq());
   }
 
   /** What the purge asked for by {@link RunPurge} did; true when it is done. */

@@ -28,11 +28,44 @@ public final class StreamStatus {
   private volatile long applied = -1;
   private volatile long liveReceived;
   private volatile long lastAppliedNanos;
+  private volatile long aliveAtNanos;
+  private volatile long observedAtNanos;
   private volatile int restarts;
   private volatile boolean purgePending;
 
   StreamStatus(long nowNanos) {
     this.lastAppliedNanos = nowNanos - Long.MAX_VALUE / 2;
+    this.aliveAtNanos = nowNanos;
+    this.observedAtNanos = nowNanos;
+  }
+
+  /**
+   * When the stream's event channel last proved its engine's publisher alive, on the ingester's
+   * ticker: a live batch received, its SUB socket connected (and answering heartbeats), or its
+   * replay socket answering. A new stream counts from its start.
+   */
+  public long aliveAtNanos() {
+    return aliveAtNanos;
+  }
+
+  /**
+   * How long the worker has looked for a sign of its engine and found none: from the last proof of
+   * life to the worker's last step. A worker that does not step (paused, blocked) adds nothing.
+   */
+  public long silentNanos() {
+    return observedAtNanos - aliveAtNanos;
+  }
+
+  void aliveAt(long nanos) {
+    aliveAtNanos = nanos;
+  }
+
+  /** A step of the worker at {@code nanos}, whose socket was {@code connected} or not. */
+  void observed(long nanos, boolean connected) {
+    if (connected) {
+      aliveAtNanos = nanos;
+    }
+    observedAtNanos = nanos;
   }
 
   public State state() {

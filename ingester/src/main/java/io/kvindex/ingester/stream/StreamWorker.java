@@ -3,6 +3,7 @@ package io.kvindex.ingester.stream;
 import io.kvindex.common.Await;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
+import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.Touches;
 import io.kvindex.ingester.IngesterMetrics.Operation;
@@ -84,8 +85,11 @@ public final class StreamWorker implements Runnable {
    */
   static final Duration TOUCH_READ_BEFORE_APPLY = Duration.ofMillis(20);
 
-  /** Touches read at most per call; a full read is followed by another at once. */
-  static final int TOUCHES_PER_READ = 512;
+  /**
+   * Touches read at most per call (which also stops at about {@link
+   * PrefixIndex#MAX_TOUCH_READ_BYTES}); a read that left some is followed by another at once.
+   */
+  static final int TOUCHES_PER_READ = 64;
 
   /** How long the pod's mark stands after a refresh; it is refreshed every {@link #MARK_EVERY}. */
   static final Duration MARK_TTL = Duration.ofMinutes(1);
@@ -194,6 +198,7 @@ public final class StreamWorker implements Runnable {
   }
 
   private void step() {
+    status.observed(shared.nanos(), sub != null && sub.connected());
     if (sub == null && !openSocket()) {
       return;
     }
@@ -231,6 +236,7 @@ public final class StreamWorker implements Runnable {
   private void take(LiveSocket.Received received) {
     if (received instanceof LiveSocket.Message m) {
       quietSinceNanos = shared.nanos();
+      status.aliveAt(quietSinceNanos);
       status.received();
       onLive(decoded(m.message(), true));
     } else if (received instanceof LiveSocket.Garbled g) {
@@ -571,8 +577,7 @@ public final class StreamWorker implements Runnable {
     }
     touchCursor = read.cursor();
     touchesBeforeApplyAt = shared.nanos() + TOUCH_READ_BEFORE_APPLY.toNanos();
-    boolean full = read.touches().size() == TOUCHES_PER_READ;
-    touchesDueNanos = shared.nanos() + (full ? 0 : TOUCH_READ_INTERVAL.toNanos());
+    touchesDueNanos = shared.nanos() + (read.more() ? 0 : TOUCH_READ_INTERVAL.toNanos());
   }
 
   /**
@@ -612,13 +617,18 @@ public final class StreamWorker implements Runnable {
 
   private Replay.Result fetchReplay(String endpoint, long from) {
     MemoryBounds bounds = shared.config().memoryBounds();
-    return Replay.fetch(
-        shared.zmq(),
-        endpoint,
-        from,
-        shared.config().replayIdleTimeout(),
-        bounds.replayBytes(),
-        bounds.messageBytes());
+    Replay.Result r =
+        Replay.fetch(
+            shared.zmq(),
+            endpoint,
+            from,
+            shared.config().replayIdleTimeout(),
+            bounds.replayBytes(),
+            bounds.messageBytes());
+    if (r.ended() || r.tooLarge() || !r.batches().isEmpty()) {
+      status.aliveAt(shared.nanos()); // the engine's replay socket answered
+    }
+    return r;
   }
 
   /**

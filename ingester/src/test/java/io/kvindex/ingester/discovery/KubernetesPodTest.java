@@ -165,6 +165,14 @@ class KubernetesPodTest {
     assertThat(problem(KubernetesPod.KV_EVENTS_PORT, "zmq")).contains("give a port number");
     assertThat(problem(KubernetesPod.REPLAY_PORT, "70000")).contains("from 1 to 65535");
     assertThat(problem(KubernetesPod.DP_RANKS, "0;one")).contains("like 0;1");
+    assertThat(problem(KubernetesPod.DP_RANKS, "0;1;0")).contains("twice rank 0");
+    assertThat(problem(KubernetesPod.DP_RANKS, "70000")).contains("from 0 to 65535");
+    String thousands =
+        java.util.stream.IntStream.range(0, 5000)
+            .mapToObj(Integer::toString)
+            .collect(java.util.stream.Collectors.joining(";"));
+    assertThat(problem(KubernetesPod.DP_RANKS, thousands))
+        .contains("more than " + PodSpec.MAX_DP_RANKS + " ranks");
     assertThat(problem(KubernetesPod.KEY_MODE, "sha")).contains("keyMode must be one of");
     assertThat(problem(KubernetesPod.CONTAINER, "engine")).contains("[vllm, sidecar]");
   }

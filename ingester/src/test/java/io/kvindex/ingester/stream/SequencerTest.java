@@ -301,6 +301,12 @@ class SequencerTest {
             "queued; queued; apply 5..6 (2 events); apply 5; apply 6; queued; queued;"
                 + " apply 7..8 (2 events)"),
         row(
+            "a run whose first batch an earlier call left part applied goes one at a time",
+            "start 4; live 5; live 6; next; partly; next; applied APPLIED; next; applied"
+                + " APPLIED; live 7; live 8; next",
+            "queued; queued; apply 5..6 (2 events); apply 5; apply 6; queued; queued;"
+                + " apply 7..8 (2 events)"),
+        row(
             "asleep: a run from before the sleep keeps no event, one after it its own",
             "start 4; live 5; live 6; sleep; live 7; next; purged PURGED; next",
             "queued; queued; queued; purge sleep keep; apply 5..7 (1 events)"),
@@ -483,6 +489,7 @@ class SequencerTest {
           return s.replayTooLarge((RepairGap) last).name().toLowerCase(Locale.ROOT);
         }
         case "rejected" -> s.rejected((Apply) last);
+        case "partly" -> s.oneAtATime((Apply) last);
         case "request" -> s.requestPurge(w[1]);
         case "restart" -> s.restart();
         case "sleep" -> s.asleep(true);

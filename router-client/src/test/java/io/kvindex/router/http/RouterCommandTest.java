@@ -193,7 +193,7 @@ class RouterCommandTest {
         });
 
     assertThat(line.execute("--model", "m=token")).isEqualTo(2);
-    assertThat(err.toString()).contains("expected engine:<algorithm>:<seed>:<blockSize>");
+    assertThat(err.toString()).contains("engine:<algorithm>:<seed>:<blockSize>");
     assertThat(line.execute("--lookup-budget", "soon")).isEqualTo(2);
     assertThat(err.toString()).contains("'soon' is not a duration");
     assertThat(line.execute("--listen", "nowhere")).isEqualTo(2);

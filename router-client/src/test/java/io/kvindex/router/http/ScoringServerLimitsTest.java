@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.testing.RedisStandalone;
@@ -37,9 +39,11 @@ class ScoringServerLimitsTest {
 
   private static KvRouter router;
   private static ScoringServer server;
+  private static String redisUri;
 
   @BeforeAll
   static void start(RedisStandalone redis) throws IOException {
+    redisUri = redis.uri().toURI().toString();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     router =
         KvRouter.builder()
@@ -210,6 +214,10 @@ class ScoringServerLimitsTest {
   /** A speculative route writes the prompt's first blocks only, up to the block-key limit. */
   @Test
   void recordTtl_recordsAtMostTheBlockKeyLimit() throws Exception {
+    try (RedisConnector connector = RedisConnector.connect(redisUri);
+        PrefixIndex index = PrefixIndex.builder().indexName("limits").redis(connector).build()) {
+      assertThat(index.heartbeat("spec", "pod-s", Duration.ofMinutes(1))).isTrue(); // a live pod
+    }
     String body = "{\"model\":\"spec\",\"token_ids\":" + ints(MAX_TOKENS) + ",\"pods\":[\"pod-s\"]";
     HttpResponse<String> routed = post("/score", body + ",\"load\":{},\"record_ttl_ms\":2000}");
     assertServed(routed);

@@ -82,7 +82,17 @@ public interface LocalRedisCluster extends AutoCloseable {
    * @throws IllegalArgumentException if {@code to} is not a running primary of this cluster or
    *     already serves the slot, or {@code keysPerMigrate} is below 1
    */
-  SlotMigration migrateSlot(int slot, ClusterNode to, int keysPerMigrate);
+  default SlotMigration migrateSlot(int slot, ClusterNode to, int keysPerMigrate) {
+    return migrateSlot(slot, to, keysPerMigrate, () -> {});
+  }
+
+  /**
+   * As {@link #migrateSlot(int, ClusterNode, int)}, running {@code afterEachMigrate} after every
+   * {@code MIGRATE} (before the next one, and after the last before {@code SETSLOT NODE}): a test
+   * can wait there for its clients to act while the slot's keys are split between the two nodes.
+   */
+  SlotMigration migrateSlot(
+      int slot, ClusterNode to, int keysPerMigrate, Runnable afterEachMigrate);
 
   /**
    * What one {@link #migrateSlot} did.

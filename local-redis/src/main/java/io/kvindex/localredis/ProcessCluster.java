@@ -254,7 +254,8 @@ final class ProcessCluster implements LocalRedisCluster {
   private static final Duration MIGRATE_TIMEOUT = Duration.ofSeconds(60);
 
   @Override
-  public SlotMigration migrateSlot(int slot, ClusterNode to, int keysPerMigrate) {
+  public SlotMigration migrateSlot(
+      int slot, ClusterNode to, int keysPerMigrate, Runnable afterEachMigrate) {
     if (keysPerMigrate < 1) {
       throw new IllegalArgumentException(
           "keysPerMigrate must be at least 1, not " + keysPerMigrate);
@@ -302,6 +303,7 @@ final class ProcessCluster implements LocalRedisCluster {
       longest = Math.max(longest, System.nanoTime() - t);
       calls++;
       keys += batch.size();
+      afterEachMigrate.run();
     }
     target.command("CLUSTER", "SETSLOT", s, "NODE", target.nodeId());
     source.command("CLUSTER", "SETSLOT", s, "NODE", target.nodeId());

@@ -116,21 +116,40 @@ class RedisSlotMigrationTest {
     try {
       Poll.until(() -> live.acked.get() >= START + 20 * LIVE_BATCH || live.done);
       long ackedBefore = live.acked.get();
-      // One key per MIGRATE: the group's keys are split between the two nodes for longest.
-      SlotMigration moved = cluster.cluster().migrateSlot(slot, to, 1);
+      long attemptsBefore = live.attempts.get();
+      long lookupsBefore = reading.lookups.get();
+      long unavailableBefore = reading.unavailable.get();
+      // One key per MIGRATE, and after each the router looks the chain up twice more while the
+      // writer goes on: the group's keys are split between the two nodes meanwhile.
+      SlotMigration moved =
+          cluster
+              .cluster()
+              .migrateSlot(
+                  slot,
+                  to,
+                  1,
+                  () -> {
+                    long looked = reading.lookups.get();
+                    Poll.until(
+                        () -> reading.lookups.get() >= looked + 2 || reading.stopped,
+                        Duration.ofSeconds(60));
+                  });
       long ackedAfter = live.acked.get();
       live.migrated = true;
       System.out.printf(
           "slot migration: %d blocks (blocks hash %d bytes), %d keys in %d MIGRATE calls, longest"
-              + " %d ms, SETSLOT IMPORTING to the last SETSLOT NODE %d ms; %d blocks written"
-              + " meanwhile%n",
+              + " %d ms; SETSLOT IMPORTING to the last SETSLOT NODE %d ms (with the test's waits),"
+              + " meanwhile %d apply calls (%d blocks applied), %d lookups (%d unavailable)%n",
           bulk + START + 40,
           blocksBytes,
           moved.keys(),
           moved.migrateCalls(),
           moved.longestMigrate().toMillis(),
           moved.took().toMillis(),
-          ackedAfter - ackedBefore);
+          live.attempts.get() - attemptsBefore,
+          ackedAfter - ackedBefore,
+          reading.lookups.get() - lookupsBefore,
+          reading.unavailable.get() - unavailableBefore);
       assertThat(cluster.cluster().ownerOf(slot)).isSameAs(to);
       // The writer goes on there, and the router reads it there.
       Poll.until(
@@ -202,6 +221,10 @@ class RedisSlotMigrationTest {
 
     final AtomicLong sent;
     final AtomicLong unavailable = new AtomicLong();
+
+    /** Apply calls begun, a batch sent again after its retries counting again. */
+    final AtomicLong attempts = new AtomicLong();
+
     volatile boolean stop;
     volatile boolean migrated;
     volatile boolean done;
@@ -230,6 +253,7 @@ class RedisSlotMigrationTest {
           ApplyStatus status;
           while (true) {
             try {
+              attempts.incrementAndGet();
               status = index.apply(stream, KeyMode.ENGINE, seq, lease, events).status();
               break;
             } catch (RedisUnavailableException e) {
@@ -265,6 +289,7 @@ class RedisSlotMigrationTest {
     final AtomicLong unavailable = new AtomicLong();
     final List<String> failures = new CopyOnWriteArrayList<>();
     volatile boolean stop;
+    volatile boolean stopped;
 
     LiveRouter(PrefixIndex index) {
       this.index = index;
@@ -272,6 +297,14 @@ class RedisSlotMigrationTest {
 
     @Override
     public void run() {
+      try {
+        lookUp();
+      } finally {
+        stopped = true;
+      }
+    }
+
+    private void lookUp() {
       LookupRequest request =
           LookupRequest.of(MODEL, KeyMode.ENGINE, hashes(1, CHAIN), List.of("p", "q"));
       while (!stop && failures.size() < 10) {

@@ -302,7 +302,7 @@ final class LettuceConnector implements RedisConnector {
     TcpSettings tcp = TcpSettings.of(channel);
     if (SAID.compareAndSet(false, true)) {
       if (tcp.userTimeoutMillis() > 0) {
-        log.info("Redis connections: {}", tcp);
+        log.debug("Redis connections: {}", tcp);
       } else {
         log.warn(
             "Redis connections: {}: a Redis host that vanishes without a reset while a command"

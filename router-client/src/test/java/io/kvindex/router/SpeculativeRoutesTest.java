@@ -71,7 +71,9 @@ class SpeculativeRoutesTest {
   @Test
   void recordRoute_podWithoutLiveRecord_notRecorded(RedisStandalone redis) {
     int[] tokens = KvRouterTest.prompt(16 * 3, 13);
-    try (KvRouter router = router(redis);
+    try (IndexFixture engine =
+            new IndexFixture(KvRouterTest.uri(redis), "spec", MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis);
         RedisClient client = RedisClient.create(redis.uri());
         StatefulRedisConnection<String, String> raw = client.connect()) {
       long[] keys = router.blockKeys(MODEL, null, null, tokens);

@@ -2,6 +2,8 @@ package io.kvindex.router.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.testing.Fresh;
@@ -34,6 +36,11 @@ class ScoringServerMemoryTest {
   @Test
   void score_madeUpPodsWithRoutes_keepsNothingInRedis(@Fresh RedisStandalone redis)
       throws Exception {
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString());
+        PrefixIndex ingester = PrefixIndex.builder().indexName("memory").redis(connector).build()) {
+      // An ingester's: it creates the index, and its first write loads every script.
+      assertThat(ingester.heartbeat(MODEL, "engine-0", Duration.ofMinutes(5))).isTrue();
+    }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     RedisClient client = RedisClient.create(redis.uri());
     try (KvRouter router =

@@ -205,9 +205,10 @@ class RedisSlotMigrationTest {
 
   /**
    * Applies one chain's batches in order, one per lookup the router makes, as an ingester does: a
-   * batch that Redis kept refusing for the moment is held and sent again; anything but APPLIED (or
-   * DUPLICATE, for a batch whose call ran but whose answer was lost) stops it. Past half its
-   * batches it waits for the migration to be over, so that some of them are applied after it.
+   * batch that Redis kept refusing for the moment (SWALLOWED) is held and sent again; anything but
+   * APPLIED (or DUPLICATE, for a batch whose call ran but whose answer was lost) stops it. Past
+   * half its batches it waits for the migration to be over, so that some of them are applied after
+   * it.
    */
   private static final class LiveWriter implements Runnable {
     private final PrefixIndex index;
@@ -255,10 +256,13 @@ class RedisSlotMigrationTest {
             try {
               attempts.incrementAndGet();
               status = index.apply(stream, KeyMode.ENGINE, seq, lease, events).status();
-              break;
+              if (status != ApplyStatus.SWALLOWED) {
+                break;
+              }
             } catch (RedisUnavailableException e) {
-              unavailable.incrementAndGet();
+              // as SWALLOWED: the batch is held and sent again
             }
+            unavailable.incrementAndGet();
           }
           if (status != ApplyStatus.APPLIED && status != ApplyStatus.DUPLICATE) {
             failure = "batch " + seq + ": " + status;

@@ -121,6 +121,7 @@ class DashboardMetricsTest {
             "KvindexIngesterRealErrors",
             "KvindexRouterErrors",
             "KvindexLeasesUnowned",
+            "KvindexHolderSlotsLow",
             "KvindexRedisMemoryNearMax")
         .doesNotHaveDuplicates();
   }

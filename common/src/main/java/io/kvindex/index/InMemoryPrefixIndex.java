@@ -496,7 +496,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   @Override
   public GcResult collectGarbage(int group, int budget) {
     Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
-    return new GcResult(true, 0, 0, 0);
+    return new GcResult(true, 0, 0, 0, GcResult.HOLDER_SLOTS, 0);
   }
 
   @Override

@@ -19,8 +19,8 @@ public final class IndexMeters {
 
   /**
    * Counter: group lookups that read every block field of the prompt instead of its segments and
-   * spans, because the group holds blocks stored with an unknown parent, or the keys do not start
-   * at a chain's block 0.
+   * spans, because the prompt passes a block under which the group holds blocks stored with an
+   * unknown parent (an unlocated head), or the keys do not start at a chain's block 0.
    */
   public static final String LOOKUP_BLOCK_READS = "kvindex.index.lookup.block.reads";
 

@@ -40,8 +40,8 @@ public final class RandomFleet {
 
   /**
    * Whether events go missing: sequence numbers skip (GAP) or repeat (DUPLICATE), one store in 20
-   * names a random parent, and cache groups change along a chain, so some blocks are stored under
-   * parents the index never saw.
+   * loses its first blocks, and cache groups change along a chain, so some blocks are stored under
+   * parents the index never saw (always a block's real parent: a block's hash fixes its parent).
    */
   private final boolean lossy;
 
@@ -165,6 +165,11 @@ public final class RandomFleet {
         if (from >= blocks) {
           continue;
         }
+        if (random.nextInt(20) == 0 && lossy && to - from > 1) {
+          // The store's first blocks went missing (events lost): the rest names its real parent,
+          // which the index may never have seen.
+          from += 1 + random.nextInt(to - from - 1);
+        }
         List<Long> hashes = new ArrayList<>();
         List<Integer> toks = new ArrayList<>();
         for (int i = from; i < to; i++) {
@@ -174,9 +179,6 @@ public final class RandomFleet {
           }
         }
         Long parent = from == 0 ? null : engineHash(s, d, from - 1);
-        if (random.nextInt(20) == 0 && lossy) {
-          parent = random.nextLong();
-        }
         events.add(
             new BlockStored(
                 hashes,

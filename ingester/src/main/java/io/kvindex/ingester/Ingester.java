@@ -4,7 +4,6 @@ import io.kvindex.common.Threads;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
-import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.keycheck.KeyChecks;
 import io.kvindex.ingester.lease.Coordinator;
@@ -12,7 +11,6 @@ import io.kvindex.ingester.reconcile.Reconciler;
 import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.ingester.stream.StreamWorker;
 import io.kvindex.redis.RedisConnector;
-import io.kvindex.redis.RedisUnavailableException;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.HttpService.Probe;
@@ -131,7 +129,7 @@ public final class Ingester implements AutoCloseable {
     this.http = config.httpPort() < 0 ? null : http(config);
     schedule(coordinator::tick, config.coordinationInterval());
     schedule(reconciler::tick, config.reconcileInterval());
-    schedule(this::collectGarbage, config.gcInterval());
+    schedule(new GarbageCollector(shared)::round, config.gcInterval());
     if (shared.keyChecks().enabled()) {
       schedule(this::refreshKeyChecks, KEY_CHECK_REFRESH);
     }
@@ -336,35 +334,6 @@ public final class Ingester implements AutoCloseable {
         coordinator.workers().values().stream()
             .filter(w -> w.status().state() == StreamStatus.State.FAILED)
             .count();
-  }
-
-  /**
-   * One GC round: up to {@code gc-max-steps} bounded steps per group, then one step of forgetting
-   * departed pods.
-   */
-  private void collectGarbage() {
-    try {
-      shared.gate().pass();
-      PrefixIndex index = shared.index();
-      int budget = PrefixIndexBuilder.DEFAULT_GC_BUDGET;
-      for (int g = 0; g < index.groups(); g++) {
-        boolean done = false;
-        for (int i = 0; i < shared.config().gcMaxSteps() && !done; i++) {
-          done = index.collectGarbage(g, budget).done();
-        }
-        index.sweepDeparted(g, budget);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (RedisUnavailableException e) {
-      shared.metrics().swallowed(Operation.GC);
-    } catch (RuntimeException e) {
-      if (Thread.currentThread().isInterrupted()) {
-        return; // stopping: the wait for Redis was cut short, nothing failed
-      }
-      shared.metrics().realError(Operation.GC);
-      log.error("garbage collection step failed", e);
-    }
   }
 
   private synchronized void shutdown(boolean crash) {

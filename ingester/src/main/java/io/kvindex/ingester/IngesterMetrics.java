@@ -56,6 +56,7 @@ public final class IngesterMetrics {
   private final MeterRegistry registry;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<StreamId, AtomicLong> watermarks = new ConcurrentHashMap<>();
+  private final Map<Integer, AtomicLong[]> holderSlots = new ConcurrentHashMap<>();
   private final AtomicInteger leasesHeld = new AtomicInteger();
   private final AtomicInteger streamsDiscovered = new AtomicInteger();
   private final AtomicInteger streamsInferred = new AtomicInteger();
@@ -250,6 +251,39 @@ public final class IngesterMetrics {
                     .tag("outcome", outcome)
                     .register(registry))
         .increment();
+  }
+
+  /**
+   * An index group's holder slots as a GC step just found them: those a new holder could take
+   * (freed, or never handed out) and those retired and awaiting cleanup. The gauges appear with a
+   * group's first report, so that no group shows 0 available before GC has looked at it.
+   */
+  public void holderSlots(int group, int available, int dead) {
+    AtomicLong[] slots =
+        holderSlots.computeIfAbsent(
+            group,
+            g -> {
+              AtomicLong[] pair = {new AtomicLong(), new AtomicLong()};
+              String tag = Integer.toString(g);
+              Gauge.builder("kvindex.ingester.slots.available", pair[0], AtomicLong::get)
+                  .description(
+                      "Holder slots of the index group a new stream could take now (freed by GC,"
+                          + " or never handed out); at 0 batches that need one are refused")
+                  .tag("group", tag)
+                  .register(registry);
+              Gauge.builder("kvindex.ingester.slots.dead", pair[1], AtomicLong::get)
+                  .description("Holder slots of the index group retired and awaiting GC")
+                  .tag("group", tag)
+                  .register(registry);
+              return pair;
+            });
+    slots[0].set(available);
+    slots[1].set(dead);
+  }
+
+  /** Counts garbage-collection steps (one gc.lua call each) a round took in a group. */
+  public void gcSteps(int steps) {
+    count("kvindex.ingester.gc.steps", null, null, steps);
   }
 
   /** A temporary Redis error given up on: the work is left pending and done again later. */

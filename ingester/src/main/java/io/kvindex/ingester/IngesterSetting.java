@@ -172,7 +172,12 @@ enum IngesterSetting {
           "How often purged entries are cleaned up (bounded steps)"),
       (b, v) -> b.gcInterval(Durations.parse(v))),
   GC_MAX_STEPS(
-      Setting.of("gc-max-steps", "100", "N", "Most cleanup steps per group per GC round"),
+      Setting.of(
+          "gc-max-steps",
+          "100",
+          "N",
+          "Most cleanup steps per group per GC round (up to 16 times more while the group's"
+              + " holder slots run low)"),
       (b, v) -> b.gcMaxSteps(Integer.parseInt(v))),
   APPLY_CHUNK_BLOCKS(
       Setting.of(

@@ -57,6 +57,54 @@ public interface LocalRedisCluster extends AutoCloseable {
    */
   void awaitHealthy(Duration timeout);
 
+  /**
+   * Moves a hash slot and its keys from the primary serving it to {@code to}, another running
+   * primary, as {@code redis-cli --cluster reshard} does: {@code CLUSTER SETSLOT IMPORTING} on the
+   * target, {@code MIGRATING} on the source, {@code MIGRATE} of the slot's keys ten at a time (its
+   * default pipeline) until none is left, then {@code SETSLOT NODE} on the target, the source and
+   * every other primary. Meanwhile a command on keys of the slot is served where its keys are,
+   * redirected with {@code ASK}, or refused with {@code TRYAGAIN} while its keys are on both sides.
+   * Returns once every primary has been told; replicas and clients learn the new owner through
+   * gossip and {@code MOVED}. Keys must be valid UTF-8 (this library speaks to Redis in text).
+   *
+   * @throws IllegalArgumentException if {@code to} is not a running primary of this cluster or
+   *     already serves the slot
+   */
+  default SlotMigration migrateSlot(int slot, ClusterNode to) {
+    return migrateSlot(slot, to, 10);
+  }
+
+  /**
+   * As {@link #migrateSlot(int, ClusterNode)}, moving {@code keysPerMigrate} keys per {@code
+   * MIGRATE}: 1 leaves the slot's keys split between the two nodes for longest, as a reshard of a
+   * slot with many keys does.
+   *
+   * @throws IllegalArgumentException if {@code to} is not a running primary of this cluster or
+   *     already serves the slot, or {@code keysPerMigrate} is below 1
+   */
+  default SlotMigration migrateSlot(int slot, ClusterNode to, int keysPerMigrate) {
+    return migrateSlot(slot, to, keysPerMigrate, () -> {});
+  }
+
+  /**
+   * As {@link #migrateSlot(int, ClusterNode, int)}, running {@code afterEachMigrate} after every
+   * {@code MIGRATE} (before the next one, and after the last before {@code SETSLOT NODE}): a test
+   * can wait there for its clients to act while the slot's keys are split between the two nodes.
+   */
+  SlotMigration migrateSlot(
+      int slot, ClusterNode to, int keysPerMigrate, Runnable afterEachMigrate);
+
+  /**
+   * What one {@link #migrateSlot} did.
+   *
+   * @param keys keys moved
+   * @param migrateCalls {@code MIGRATE} commands sent (each moves up to {@code keysPerMigrate}
+   *     keys, and blocks both nodes while it serialises, sends and restores them)
+   * @param longestMigrate the longest of them
+   * @param took from {@code SETSLOT IMPORTING} to the last {@code SETSLOT NODE}
+   */
+  record SlotMigration(int keys, int migrateCalls, Duration longestMigrate, Duration took) {}
+
   /** Ends every process (SIGKILL) and deletes the temp directories. Idempotent. */
   @Override
   void close();

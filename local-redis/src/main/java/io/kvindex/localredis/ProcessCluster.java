@@ -250,6 +250,74 @@ final class ProcessCluster implements LocalRedisCluster {
     return -1;
   }
 
+  /** How long one {@code MIGRATE} may take before it fails (a big hash takes a while). */
+  private static final Duration MIGRATE_TIMEOUT = Duration.ofSeconds(60);
+
+  @Override
+  public SlotMigration migrateSlot(
+      int slot, ClusterNode to, int keysPerMigrate, Runnable afterEachMigrate) {
+    if (keysPerMigrate < 1) {
+      throw new IllegalArgumentException(
+          "keysPerMigrate must be at least 1, not " + keysPerMigrate);
+    }
+    RedisProcess target = nodes.stream().filter(n -> n == to).findFirst().orElse(null);
+    if (target == null || !target.isRunning() || target.role() != ClusterNode.Role.PRIMARY) {
+      throw new IllegalArgumentException(to + " is not a running primary of this cluster");
+    }
+    RedisProcess source = (RedisProcess) ownerOf(slot);
+    if (source == target) {
+      throw new IllegalArgumentException(to + " already serves slot " + slot);
+    }
+    String s = Integer.toString(slot);
+    long began = System.nanoTime();
+    target.command("CLUSTER", "SETSLOT", s, "IMPORTING", source.nodeId());
+    source.command("CLUSTER", "SETSLOT", s, "MIGRATING", target.nodeId());
+    int keys = 0;
+    int calls = 0;
+    long longest = 0;
+    List<?> before = List.of();
+    while (true) {
+      List<?> batch =
+          (List<?>) source.command("CLUSTER", "GETKEYSINSLOT", s, Integer.toString(keysPerMigrate));
+      if (batch.isEmpty()) {
+        break;
+      }
+      if (batch.equals(before)) {
+        throw new LocalRedisException(
+            "MIGRATE of slot " + slot + " moved none of " + batch + " (keys not valid UTF-8?)");
+      }
+      before = batch;
+      List<String> args =
+          new ArrayList<>(
+              List.of(
+                  "MIGRATE",
+                  target.host(),
+                  Integer.toString(target.port()),
+                  "",
+                  "0",
+                  Long.toString(MIGRATE_TIMEOUT.toMillis()),
+                  "KEYS"));
+      batch.forEach(k -> args.add((String) k));
+      long t = System.nanoTime();
+      source.command(MIGRATE_TIMEOUT.plusSeconds(5), args.toArray(String[]::new));
+      longest = Math.max(longest, System.nanoTime() - t);
+      calls++;
+      keys += batch.size();
+      afterEachMigrate.run();
+    }
+    target.command("CLUSTER", "SETSLOT", s, "NODE", target.nodeId());
+    source.command("CLUSTER", "SETSLOT", s, "NODE", target.nodeId());
+    for (RedisProcess other : nodes) {
+      if (other != source && other != target && other.isRunning() && !other.isPaused()) {
+        if (other.role() == ClusterNode.Role.PRIMARY) {
+          other.command("CLUSTER", "SETSLOT", s, "NODE", target.nodeId());
+        }
+      }
+    }
+    return new SlotMigration(
+        keys, calls, Duration.ofNanos(longest), Duration.ofNanos(System.nanoTime() - began));
+  }
+
   @Override
   public List<URI> seedUris() {
     return nodes.stream().map(RedisProcess::uri).toList();

@@ -349,8 +349,13 @@ final class RedisProcess implements LocalRedis, ClusterNode {
 
   /** Runs a control command on this node; failures become {@link LocalRedisException}. */
   Object command(String... args) {
+    return command(CONTROL_TIMEOUT, args);
+  }
+
+  /** As {@link #command(String...)}, waiting up to {@code timeout} for the reply. */
+  Object command(Duration timeout, String... args) {
     try {
-      return Resp.call(config.sockets(), port, CONTROL_TIMEOUT, args);
+      return Resp.call(config.sockets(), port, timeout, args);
     } catch (IOException e) {
       throw new LocalRedisException(
           String.join(" ", args) + " on " + HOST + ":" + port + " failed: " + e.getMessage(), e);

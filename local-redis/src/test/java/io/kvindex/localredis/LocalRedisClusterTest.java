@@ -50,6 +50,37 @@ class LocalRedisClusterTest {
   }
 
   @Test
+  void migrateSlot_movesTheKeysAndTheSlotToAnotherPrimary() {
+    try (LocalRedisCluster cluster = LocalRedisCluster.builder().replicasPerPrimary(0).start()) {
+      int slot = SlotHash.getSlot("{moved}");
+      ClusterNode from = cluster.ownerOf(slot);
+      ClusterNode to =
+          cluster.primaries().stream().filter(n -> n != from).findFirst().orElseThrow();
+      RedisClusterClient client =
+          RedisClusterClient.create(cluster.seedUris().stream().map(RedisURI::create).toList());
+      try (StatefulRedisClusterConnection<String, String> conn = client.connect()) {
+        RedisAdvancedClusterCommands<String, String> sync = conn.sync();
+        for (int i = 0; i < 25; i++) {
+          sync.hset("{moved}:" + i, "f", "v" + i);
+        }
+        LocalRedisCluster.SlotMigration moved = cluster.migrateSlot(slot, to);
+
+        assertThat(moved.keys()).isEqualTo(25);
+        assertThat(moved.migrateCalls()).isEqualTo(3);
+        assertThat(cluster.ownerOf(slot)).isSameAs(to);
+        for (int i = 0; i < 25; i++) {
+          assertThat(sync.hget("{moved}:" + i, "f")).isEqualTo("v" + i);
+        }
+        assertThatThrownBy(() -> cluster.migrateSlot(slot, to))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("already serves");
+      } finally {
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      }
+    }
+  }
+
+  @Test
   void builder_rejectsTooFewPrimaries() {
     assertThatThrownBy(() -> LocalRedisCluster.builder().primaries(2))
         .isInstanceOf(IllegalArgumentException.class)

@@ -22,10 +22,11 @@ import java.util.concurrent.Executor;
  * <ul>
  *   <li><b>script</b>: lookup.lua, when the slots generation moved between two reads of one lookup
  *       (it reads everything in one call);
- *   <li><b>head</b>: one HMGET of the slots generation, the unlocated count, the records of the
+ *   <li><b>head</b>: one HMGET of the slots generation, the unlocated heads, the records of the
  *       candidates whose cached record is not usable, and the prompt: its first block's field and
- *       its segment and span fields (an overflowed one's block fields in its place) while the group
- *       holds no unlocated block and the keys start at the chain's block 0, else its first {@value
+ *       its segment and span fields (an overflowed one's block fields in its place) while none of
+ *       its segment fields is an unlocated head (a block under which the group holds blocks of
+ *       unknown position) and the keys start at the chain's block 0, else its first {@value
  *       #FIRST_CHUNK} block fields; beside it, one HMGET of the group's speculative routes by the
  *       prompt's segment and span fields up to {@link
  *       RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks, which routes are kept by;
@@ -39,8 +40,8 @@ import java.util.concurrent.Executor;
  *
  * <p>A head read sends the next turn elsewhere when its answer demands it: the generation moved
  * since the records were cached (head, every record read afresh), the keys do not start at the
- * chain's block 0 (head by block fields), unlocated blocks appeared or a segment or span overflowed
- * since (head by the new plan).
+ * chain's block 0 (head by block fields), an unlocated head of the prompt appeared or a segment or
+ * span overflowed since (head by the new plan).
  */
 final class GroupLookup {
   /** Block fields of a first read by block fields: one round trip up to 4 096 tokens. */
@@ -48,11 +49,8 @@ final class GroupLookup {
 
   static final int MAX_CHUNK = 4096;
 
-  /**
-   * Fields every head read starts with: the slots generation, the unlocated count, the epoch and
-   * the node history.
-   */
-  private static final int READ_HEADER = 4;
+  /** Fields every head read starts with: the slots generation, the unlocated heads, the epoch. */
+  private static final int READ_HEADER = 3;
 
   /** Turns after which a lookup reads everything with one script call (never reached in use). */
   private static final int MAX_TURNS = 32;
@@ -180,7 +178,7 @@ final class GroupLookup {
     if (!fresh.isEmpty()) {
       ctx.recordsRead.increment(fresh.size());
     }
-    boolean bySegment = ctx.unlocated.get(g) == 0 && !prompt.byBlockFields();
+    boolean bySegment = !prompt.byBlockFields() && !ctx.unlocatedHeads(g).touches(prompt);
     List<byte[]> payload =
         bySegment
             ? segmentPlan()
@@ -192,9 +190,8 @@ final class GroupLookup {
     }
     byte[][] fields = new byte[READ_HEADER + fresh.size() + payload.size()][];
     fields[0] = KeySchema.SLOTS_GENERATION_FIELD;
-    fields[1] = KeySchema.UNLOCATED_FIELD;
+    fields[1] = KeySchema.UNLOCATED_HEADS_FIELD;
     fields[2] = KeySchema.EPOCH_FIELD;
-    fields[3] = KeySchema.NODE_FIELD;
     for (int i = 0; i < fresh.size(); i++) {
       fields[READ_HEADER + i] = candidates.get(fresh.get(i)).holder();
     }
@@ -214,7 +211,7 @@ final class GroupLookup {
 
   /** What a head read says: the answer, or which plan the next turn takes. */
   private Step absorb(HeadRead read, PodRecords known, boolean bySegment, List<byte[]> payload) {
-    if (ctx.identityIs(g, read.epoch(), read.node())) {
+    if (ctx.identityIs(g, read.epoch())) {
       // Redis lost the group or failed over since the last read: nothing cached stands.
       allFresh = true;
       return Step.AGAIN;
@@ -236,19 +233,17 @@ final class GroupLookup {
       return Step.AGAIN;
     }
     BlockValues values;
+    boolean unlocated = ctx.unlocatedHeads(g, read.unlocatedHeads()).touches(prompt);
     if (bySegment) {
-      values = read.unlocated() > 0 ? null : blockValues(payload, replied);
+      values = unlocated ? null : blockValues(payload, replied);
       if (values == null) {
-        // Unlocated blocks, or a segment that overflowed since: the next plan reads around them.
-        ctx.unlocated.set(g, read.unlocated() > 0 ? 1 : 0);
+        // Unlocated blocks past the prompt's heads, or a segment that overflowed since: the next
+        // plan reads around them.
         return Step.AGAIN;
       }
     } else {
       values = new BlockValues(replied.size());
       replied.forEach(values::addField);
-      if (read.unlocated() == 0) {
-        ctx.unlocated.set(g, 0);
-      }
     }
     decoder = new LookupDecoder(group.none(), read.layout(), ctx.weights);
     decoder.speculate(speculative);
@@ -344,27 +339,30 @@ final class GroupLookup {
 
   /**
    * Whether a first block's value allows a segment read: absent (no one holds it), or located at
-   * the chain's position 0. A value of odd length starts with its locator: head key, position.
+   * the chain's position 0. A value of odd length starts with its locator: head key, position; one
+   * of even length is unlocated, stored under a parent, so the keys start past the chain's block 0.
    */
   private static boolean startsChain(byte[] first) {
-    if (first == null || first.length % 2 == 0) {
+    if (first == null) {
       return true;
+    }
+    if (first.length % 2 == 0) {
+      return false;
     }
     int at = LookupDecoder.LOCATOR_BYTES - 3;
     return (first[at] | first[at + 1] | first[at + 2]) == 0;
   }
 
   /**
-   * A head read: the slots generation, the unlocated count, the decoder layout of the candidates'
+   * A head read: the slots generation, the unlocated heads, the decoder layout of the candidates'
    * records (null when the cached ones are stale and not all were read), the block values, and the
    * records read, to cache.
    */
   private record HeadRead(
       long now,
       long generation,
-      long unlocated,
+      byte[] unlocatedHeads,
       byte[] epoch,
-      byte[] node,
       LookupDecoder.Layout layout,
       List<byte[]> values,
       PodRecords learned) {}
@@ -373,9 +371,8 @@ final class GroupLookup {
     List<KeyValue<byte[], byte[]>> reply = outcome.blocks();
     speculative = outcome.routes() == null ? null : speculativeDepths(outcome.routes(), nowMs);
     long gen = Bytes.decimal(value(reply.get(0)));
-    long unlocatedBlocks = Bytes.decimal(value(reply.get(1)));
+    byte[] unlocatedHeads = value(reply.get(1));
     byte[] epoch = value(reply.get(2));
-    byte[] node = value(reply.get(3));
     boolean same = known != null && known.generation() == gen;
     PodRecords learned = !same ? new PodRecords(gen) : fresh.isEmpty() ? known : known.copy();
     for (int i = 0; i < fresh.size(); i++) {
@@ -395,9 +392,8 @@ final class GroupLookup {
     return new HeadRead(
         nowMs,
         gen,
-        unlocatedBlocks,
+        unlocatedHeads,
         epoch,
-        node,
         resolved == null ? null : resolved.layout(),
         values,
         learned);

@@ -48,18 +48,19 @@ final class IndexIdentity {
   }
 
   /**
-   * What identity.lua answers: the group's epoch ('' for none), the node history serving it, and
-   * the one its data was written on ('' when not asked for, or none recorded).
+   * What identity.lua answers: the group's epoch ('' for none), the node history serving it, the
+   * one its data was written on ('' when not asked for, or none recorded), and whether the node
+   * serving it may serve that data as it is: the node it was written on, none recorded, or a node
+   * the group's slot moved to with its data whole (a migration; not a failover or a restart, which
+   * may have lost writes, until a writer has reset the group).
    */
-  record Reply(String epoch, String liveNode, String recordedNode) {
+  record Reply(String epoch, String liveNode, String recordedNode, boolean trusted) {
     static Reply of(List<Object> reply) {
       return new Reply(
-          Bytes.text(reply.get(0)), Bytes.text(reply.get(1)), Bytes.text(reply.get(2)));
-    }
-
-    /** Whether the node serving the group is the one its data was written on (or none is known). */
-    boolean sameNode() {
-      return recordedNode.isEmpty() || recordedNode.equals(liveNode);
+          Bytes.text(reply.get(0)),
+          Bytes.text(reply.get(1)),
+          Bytes.text(reply.get(2)),
+          (Long) reply.get(3) == 1);
     }
   }
 
@@ -94,17 +95,28 @@ final class IndexIdentity {
   }
 
   /**
-   * The node history serving the group as read now; a change from the one known is a reset.
+   * The node history serving the group as read now; a change from the one known is a reset, unless
+   * the data is {@code trusted} there (identity.lua): the group's slot moved with its data whole.
    *
-   * @return whether it changed
+   * @return whether the group was reset
    */
-  boolean nodeIs(int group, String node) {
+  boolean nodeIs(int group, String node, boolean trusted) {
     String before = nodes.getAndSet(group, node);
-    if (before != null && !before.equals(node)) {
-      reset(group, "node", before, node);
-      return true;
+    if (before == null || before.equals(node)) {
+      return false;
     }
-    return false;
+    if (trusted) {
+      log.info(
+          "index '{}' group {}: now served by node history {} (was {}): its slot moved with its"
+              + " data whole, which is kept",
+          indexName,
+          group,
+          node,
+          before);
+      return false;
+    }
+    reset(group, "node", before, node);
+    return true;
   }
 
   /** A reset noticed elsewhere (a lookup's read), to count and tell. */

@@ -151,8 +151,8 @@ public record IndexReport(
    * @param gcPass GC passes started
    * @param gcPassInProgress whether a pass is under way (a dead slot is freed once a pass started
    *     after its death completes)
-   * @param unlocatedBlocks block fields stored with a parent the index did not know (while any
-   *     remain, lookups read block fields instead of segments)
+   * @param unlocatedBlocks block fields stored with a parent the index did not know (lookups whose
+   *     prompt passes the block they hang under read block fields instead of segments)
    * @param overflowedSegments segments apply marked overflowed (read by block fields)
    * @param speculativeFields segments and spans routers recorded speculative routes through (at
    *     most {@link RedisPrefixIndex#SPECULATIVE_FIELDS}), whether or not their routes expired yet

@@ -34,23 +34,24 @@ public final class KeySchema {
 
   /**
    * The field of a group's blocks hash counting (decimal, HINCRBY) block fields whose chain
-   * position is unknown (stored with a parent the index did not know): lookups read segments only
-   * while it is 0. Not 18 or 20 bytes long, so never a block or segment field.
+   * position is unknown (stored with a parent the index did not know), for inspection; lookups read
+   * {@link #UNLOCATED_HEADS_FIELD}. Not 18 or 20 bytes long, so never a block or segment field.
    */
   static final byte[] UNLOCATED_FIELD = "kvindex/unlocated".getBytes(StandardCharsets.US_ASCII);
+
+  /**
+   * The field of a group's blocks hash listing its unlocated heads (apply.lua): the segment and
+   * span fields (20 bytes each, concatenated) past which it holds unlocated blocks, or {@code *}
+   * for every one; absent while none. Lookups whose prompt has one read block fields.
+   */
+  static final byte[] UNLOCATED_HEADS_FIELD =
+      "kvindex/unlocated-heads".getBytes(StandardCharsets.US_ASCII);
 
   /**
    * The field of a group's blocks hash holding the group's epoch (a copy of meta's, made by
    * init.lua): lookups read it with the blocks, and a change means Redis lost the index.
    */
   static final byte[] EPOCH_FIELD = "kvindex/epoch".getBytes(StandardCharsets.US_ASCII);
-
-  /**
-   * The field of a group's blocks hash holding the node history (replication id) on which the slots
-   * generation last moved: with the epoch and the generation it tells a router whether the pod
-   * records it cached still stand.
-   */
-  static final byte[] NODE_FIELD = "kvindex/node".getBytes(StandardCharsets.US_ASCII);
 
   /**
    * The version of what this code's scripts store under the v1 key layout, recorded in a group's

@@ -27,7 +27,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.LongSupplier;
@@ -36,9 +35,9 @@ import java.util.function.LongSupplier;
  * The read path of {@link RedisPrefixIndex}: splits a lookup by index group, runs one {@link
  * GroupLookup} per group (all in flight at once) and merges their answers. Holds what this router
  * learned about each group across lookups: the pod records last read and the slots generation they
- * were read at, whether the group holds unlocated blocks, which segments overflowed; and the
- * candidates' keys and the models' field prefixes, which cost a SHA-256 each. See the
- * implementation notes of {@link RedisPrefixIndex}. Thread-safe.
+ * were read at, the group's unlocated heads, which segments overflowed; and the candidates' keys
+ * and the models' field prefixes, which cost a SHA-256 each. See the implementation notes of {@link
+ * RedisPrefixIndex}. Thread-safe.
  */
 final class RedisLookups {
   /** Overflowed segment fields remembered; the set starts afresh past this size. */
@@ -88,19 +87,20 @@ final class RedisLookups {
   /** Per group, the pod records last read and the slots generation they were read at. */
   final AtomicReferenceArray<PodRecords> records;
 
-  /** Per group, 1 while its last read found unlocated blocks: lookups then read block fields. */
-  final AtomicIntegerArray unlocated;
+  /**
+   * Per group, the unlocated heads its last read found: lookups whose prompt has one read block
+   * fields.
+   */
+  private final AtomicReferenceArray<UnlocatedHeads> unlocated;
 
   /** Segment fields found overflowed: lookups read those segments' block fields instead. */
   private final Map<ByteBuffer, Boolean> overflowed = new ConcurrentHashMap<>();
 
   /**
-   * Per group, the epoch and node fields as the last head read found them (empty for none; null
-   * before the first), to see a reset.
+   * Per group, the epoch field as the last head read found it (empty for none; null before the
+   * first), to see a reset.
    */
   private final AtomicReferenceArray<byte[]> seenEpoch;
-
-  private final AtomicReferenceArray<byte[]> seenNode;
 
   private static final byte[] NO_VALUE = new byte[0];
 
@@ -228,13 +228,15 @@ final class RedisLookups {
     this.commands = commands;
     this.identity = identity;
     this.seenEpoch = new AtomicReferenceArray<>(config.groups());
-    this.seenNode = new AtomicReferenceArray<>(config.groups());
     this.clock = new ServerClock(reads, keys);
     this.lastAnswered = new AtomicLongArray(config.groups());
     this.answeredOn = new AtomicLongArray(config.groups());
     this.activations = activations;
     this.records = new AtomicReferenceArray<>(config.groups());
-    this.unlocated = new AtomicIntegerArray(config.groups());
+    this.unlocated = new AtomicReferenceArray<>(config.groups());
+    for (int g = 0; g < config.groups(); g++) {
+      unlocated.set(g, UnlocatedHeads.NONE);
+    }
     this.recordsRead =
         counter(
             registry,
@@ -270,9 +272,9 @@ final class RedisLookups {
   }
 
   /**
-   * Whether the node serving the group is the one its data was written on (identity.lua): true, or
-   * false (counted) while no writer has reset the group since a failover, or null when Redis did
-   * not answer.
+   * Whether the node serving the group may serve its data as it is (identity.lua): true when it is
+   * the node the data was written on or one the group's slot moved to whole, false (counted) while
+   * no writer has reset the group since a failover, or null when Redis did not answer.
    */
   CompletableFuture<Boolean> verifyNode(int g) {
     return reads
@@ -283,7 +285,7 @@ final class RedisLookups {
               if (!outcome.isDone()) {
                 return null;
               }
-              if (IndexIdentity.Reply.of(outcome.orElseThrow()).sameNode()) {
+              if (IndexIdentity.Reply.of(outcome.orElseThrow()).trusted()) {
                 return Boolean.TRUE;
               }
               nodeUnverified.increment();
@@ -471,40 +473,50 @@ final class RedisLookups {
   }
 
   /**
-   * The epoch and node fields a head read found. A change from the last read means Redis lost the
-   * group or failed over: everything this router learned of the group is dropped (the records, the
-   * unlocated flags, the overflowed segments), and the change is counted and told.
+   * The epoch field a head read found. A change from the last read means Redis lost the group, or a
+   * writer reset it after a failover (adoptNode binds a new epoch to the new node history): all
+   * this router learned of the group is dropped (the records, the unlocated heads, the overflowed
+   * segments), and the change is counted and told. A node history that changed with the same epoch
+   * is the same data on another node (its slot moved whole): nothing cached is wrong there.
    *
    * @return whether the group was reset
    */
-  boolean identityIs(int g, byte[] epochField, byte[] nodeField) {
+  boolean identityIs(int g, byte[] epochField) {
     byte[] epoch = epochField == null ? NO_VALUE : epochField;
-    byte[] node = nodeField == null ? NO_VALUE : nodeField;
-    if (Arrays.equals(seenEpoch.get(g), epoch) && Arrays.equals(seenNode.get(g), node)) {
+    if (Arrays.equals(seenEpoch.get(g), epoch)) {
       return false; // as last read: nothing is written, so lookups share these slots read-only
     }
     byte[] epochBefore = seenEpoch.getAndSet(g, epoch);
-    byte[] nodeBefore = seenNode.getAndSet(g, node);
     // A field read empty before is a first sight (a new index, or one just found reset), not a
     // change: only a value replaced by another (or by none) is.
-    boolean epochChanged = changed(epochBefore, epoch);
-    boolean nodeChanged = changed(nodeBefore, node);
-    if (!epochChanged && !nodeChanged) {
+    if (!changed(epochBefore, epoch)) {
       return false;
     }
     records.set(g, null);
-    unlocated.set(g, 0);
+    unlocated.set(g, UnlocatedHeads.NONE);
     overflowed.clear();
-    if (epochChanged) {
-      identity.reset(g, "epoch", Bytes.textOrEmpty(epochBefore), Bytes.textOrEmpty(epoch));
-    } else {
-      identity.reset(g, "node", Bytes.textOrEmpty(nodeBefore), Bytes.textOrEmpty(node));
-    }
+    identity.reset(g, "epoch", Bytes.textOrEmpty(epochBefore), Bytes.textOrEmpty(epoch));
     return true;
   }
 
   private static boolean changed(byte[] before, byte[] now) {
     return before != null && before.length > 0 && !Arrays.equals(before, now);
+  }
+
+  /** The group's unlocated heads as this router last read them. */
+  UnlocatedHeads unlocatedHeads(int g) {
+    return unlocated.get(g);
+  }
+
+  /** The group's unlocated heads as a read just found them ({@code value}: the field's value). */
+  UnlocatedHeads unlocatedHeads(int g, byte[] value) {
+    UnlocatedHeads known = unlocated.get(g);
+    if (known.readAs(value)) {
+      return known;
+    }
+    UnlocatedHeads now = UnlocatedHeads.of(value);
+    unlocated.set(g, now);
+    return now;
   }
 
   boolean overflowed(byte[] segmentField) {

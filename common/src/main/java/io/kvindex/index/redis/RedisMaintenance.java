@@ -40,14 +40,16 @@ final class RedisMaintenance {
   GcResult collectGarbage(int group, int budget) {
     RedisOutcome<List<Object>> outcome = Await.of(gcStep(group, budget));
     if (!outcome.isDone()) {
-      return new GcResult(false, 0, 0, 0);
+      return GcResult.unanswered();
     }
     List<Object> r = outcome.orElseThrow();
     return new GcResult(
         (Long) r.get(0) == 1,
         ((Long) r.get(1)).intValue(),
         ((Long) r.get(2)).intValue(),
-        ((Long) r.get(3)).intValue());
+        ((Long) r.get(3)).intValue(),
+        ((Long) r.get(4)).intValue(),
+        ((Long) r.get(5)).intValue());
   }
 
   void collectAllGarbage() {

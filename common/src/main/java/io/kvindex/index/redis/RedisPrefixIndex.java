@@ -66,7 +66,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * since locators carry chain positions and blocks from position 256 on are kept in spans; 3 since
    * a stream record names the batch in progress by its blocks done and its events' digest, not by
    * its chunks done; 4 since speculative routes are kept per segment in one hash per group and
-   * touches are ids by offset.
+   * touches are ids by offset, and (within the same release) lookups read the unlocated heads and
+   * the blocks hash records the cluster node its data was written on.
    */
   static final int FORMAT = 4;
 
@@ -336,11 +337,13 @@ public final class RedisPrefixIndex implements PrefixIndex {
               Await.of(
                       reads
                           .<List<Object>>run(
-                              Scripts.IDENTITY, ScriptOutputType.MULTI, new byte[][] {keys.meta(g)})
+                              Scripts.IDENTITY,
+                              ScriptOutputType.MULTI,
+                              new byte[][] {keys.meta(g), keys.blocks(g)})
                           .toCompletableFuture())
                   .orElseThrow());
       changed |= identity.epochIs(g, reply.epoch().isEmpty() ? init(g) : reply.epoch());
-      changed |= identity.nodeIs(g, reply.liveNode());
+      changed |= identity.nodeIs(g, reply.liveNode(), reply.trusted());
     }
     return changed;
   }

@@ -22,7 +22,9 @@
  *                  then "|<seq>:<blocks done>:<digest>[:x]" while a call in chunks is in progress
  *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
  *   blocks   HASH  "kvindex/node" -> the node history (replication id) the group's data was
- *                  written on (lib.lua, adoptNode), "kvindex/epoch" -> a copy of meta's epoch;
+ *                  written on (lib.lua, adoptNode), "kvindex/node-id" -> that history and the
+ *                  cluster node serving it ("<history>@<node id>", on a cluster), "kvindex/epoch"
+ *                  -> a copy of meta's epoch;
  *                  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
  *                  (11 bytes: its head's key, its chain position (3 bytes BE); present once
  *                  the position is known, so a located value has odd length), then entries of
@@ -39,7 +41,11 @@
  *                  write both in the same call), so one HMGET reads holders and blocks at once;
  * *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
  *                  which slots a pod record lists moves in the same call;
- *                  "kvindex/unlocated" -> how many block fields have no locator
+ *                  "kvindex/unlocated" -> how many block fields have no locator;
+ *                  "kvindex/unlocated-parents" -> the block fields (18 bytes each) unlocated
+ *                  blocks were stored under; "kvindex/unlocated-heads" -> the segment and span
+ *                  fields (20 bytes each) of the located ones among them, or "*" past 16: both
+ *                  dropped with the last unlocated block
  *   free     LIST  slots ready for reuse
  *   dead     HASH  retired slot -> the GC pass number at its death
  *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
@@ -100,10 +106,14 @@
  * restart that may have lost some) the same call retires every stream's slot, forgets every
  * watermark, empties every pod record and binds a new epoch to the node history, so every writer's
  * next call is RESET and every router drops its caches. O(streams + pods of the group), once per
- * node change. Readers cannot see the live node history in an HMGET: after a pause in a group's
+ * node change. A cluster node that the group's slot moved to with its data (CLUSTER SETSLOT and
+ * MIGRATE), proven by what it sees (lib.lua, movedHere: the node the data was written on is
+ * another, still a healthy primary, no primary is failing, its own history does not continue the
+ * recorded one, the epoch came with the blocks), records itself and keeps the data and the
+ * epoch. Readers cannot see the live node history in an HMGET: after a pause in a group's
  * answered reads longer than RedisLookups.VERIFY_AFTER_NANOS, a failed read or a reconnect (a
  * failover makes one of these for every router), a lookup first runs identity.lua and answers the
- * group unavailable while the two differ.
+ * group unavailable while the node may not serve the data as it is.
  *
  * Writes. apply.lua checks the lease token (FENCED), then the watermark (DUPLICATE / GAP change
  * nothing), checks slot capacity before its first write (a failing script keeps its writes), then
@@ -111,7 +121,9 @@
  * TIME) in the same atomic call. A stored block's locator follows from its parent's (a block with
  * no parent is block 0); a located block's entries, less dead slots', are copied into its
  * segment in the same call, and a block stored under a parent with no locator is counted as
- * unlocated until its field goes. Every script is idempotent for a retried duplicate: a batch that
+ * unlocated until its field goes; its parent is noted, and the call that locates a noted parent
+ * (or an unlocated block whose next block it does not store) lists that block's segment or span
+ * field as an unlocated head. Every script is idempotent for a retried duplicate: a batch that
  * ran but whose reply was lost comes back DUPLICATE. A run of consecutive batches applied as one
  * call (first..seq, in one chunk) is checked by its first sequence and moves the watermark to its
  * last: a run that overlaps what is applied comes back DUPLICATE with the watermark.
@@ -152,10 +164,10 @@
  *
  * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with
  * an HMGET of spec:routes by the prompt's first 19 segment and span fields beside it, on the same
- * connection): the slots generation, the unlocated count, the holder records of the candidates the router has no
+ * connection): the slots generation, the unlocated heads, the holder records of the candidates the router has no
  * usable copy of, the first block's field (its locator shows that the keys start a segment) and
- * one segment field per 16 blocks of the prompt. While the group holds unlocated blocks, or when
- * the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
+ * one segment field per 16 blocks of the prompt. While one of those fields is an unlocated head, or
+ * when the keys start inside a segment, it reads the prompt's first FIRST_CHUNK block fields instead,
  * and an overflowed segment's 16 block fields in place of its segment field. One command reads one key atomically, so it sees a purge
  * entirely or not at all, and works unchanged on a cluster. Each router keeps the records it read
  * per group with the generation they were read at; a cached record stands for the current one while

@@ -32,14 +32,16 @@
 -- before it and the field its segment ('/s'); from 256 on, the block at the last multiple of 256
 -- and the field its span ('/S'), which holds 16 times the blocks in one field. Blocks stored with no
 -- locator (an unknown parent, or a position past 2^24 - 1) are counted in the blocks hash's
--- unlocated field; lookups read segments and spans only while it is 0.
+-- unlocated field. A lookup misses such a block by segments only where its prompt reaches, located,
+-- the block the unlocated one was stored under (an anchor): the call that places a block under
+-- which unlocated ones hang lists its segment or span field among the unlocated heads, and lookups
+-- whose prompt has one of them read block fields (see noteUnlocated below).
 -- The counts hash keeps, per holder slot, its entries ("<slot>:blocks") and those holding each
 -- tier ("<slot>:gpu" ...): summed over the call and written at its end, so they change exactly
 -- when entries do (a chunk not next, a duplicate or a store of what the slot holds changes none).
 -- The activity hash keeps each stream's last applied chunk ('a' + stream field -> ms) and last
 -- purge ('p' + stream field -> "<ms>|<slot retired>"); the counts hash also counts the segments
 -- that overflowed ("overflowed-segments").
-local MAX_SLOT = 4095
 local FIRST_EVENT = 17
 local SEGMENT, SPAN = '/s', '/S'
 local SEGMENT_BLOCKS, SPAN_FROM, SPAN_BLOCKS, MAX_POSITION = 16, 256, 256, 16777215
@@ -48,6 +50,10 @@ local SEGMENT_BLOCKS, SPAN_FROM, SPAN_BLOCKS, MAX_POSITION = 16, 256, 256, 16777
 local SPAN_BYTES_PER_SLOT = 64
 local LOCATOR_LEN = 11
 local UNLOCATED = 'kvindex/unlocated'
+local UNLOCATED_PARENTS, UNLOCATED_HEADS = 'kvindex/unlocated-parents', 'kvindex/unlocated-heads'
+-- The most parents and heads listed; past them the heads say ALL_HEADS (every lookup of the group
+-- reads block fields) until no unlocated block is left.
+local MAX_UNLOCATED_PARENTS, MAX_UNLOCATED_HEADS, ALL_HEADS = 128, 16, '*'
 local byte, sub, char, concat, find = string.byte, string.sub, string.char, table.concat, string.find
 
 if adoptNode(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], holderPrefixOf(ARGV[8], ARGV[2])) then
@@ -216,6 +222,71 @@ end
 local segments, segmentOrder = {}, {}
 local unlocated = 0
 
+-- Unlocated blocks and the heads that lead to them. Each unlocated block was stored under a parent
+-- (a block's parent is fixed by its hash) that was then absent or unlocated itself; lookups by
+-- segments miss it only once that parent is located. So the group keeps the parents under which
+-- unlocated blocks were stored (UNLOCATED_PARENTS: 18-byte block fields; the first block of each
+-- unlocated store's parent, the rest of a store following its first), and when a call places one
+-- of them, or places an unlocated block and stops before the block after it, it lists the placed
+-- block's segment or span field (the prompt's field there) in UNLOCATED_HEADS. Both are dropped
+-- with the last unlocated block. Lookups read the heads with every segment read.
+local parentsText, parentsSet, parentsAdded = nil, nil, {}
+local anchorFields, anchorsAll = {}, false
+
+local function unlocatedParents()
+  if not parentsSet then
+    parentsText = redis.call('HGET', KEYS[4], UNLOCATED_PARENTS) or ''
+    parentsSet = {}
+    for at = 1, #parentsText - 17, 18 do parentsSet[sub(parentsText, at, at + 17)] = true end
+  end
+  return parentsSet
+end
+
+local function noteParent(field)
+  local set = unlocatedParents()
+  if not set[field] then
+    set[field] = true
+    parentsAdded[#parentsAdded + 1] = field
+  end
+end
+
+local function noteAnchor(prefix, head, p)
+  anchorFields[#anchorFields + 1] = prefix .. head .. (p < SPAN_FROM and SEGMENT or SPAN)
+end
+
+-- Writes what the call learned: the unlocated count, and the parents and heads while any is left.
+local function noteUnlocated()
+  local left
+  if unlocated ~= 0 then left = redis.call('HINCRBY', KEYS[4], UNLOCATED, unlocated) end
+  if left and left <= 0 then
+    redis.call('HDEL', KEYS[4], UNLOCATED_PARENTS, UNLOCATED_HEADS)
+    return
+  end
+  if #parentsAdded > 0 then
+    if #parentsText / 18 + #parentsAdded > MAX_UNLOCATED_PARENTS then
+      anchorsAll = true
+    else
+      redis.call('HSET', KEYS[4], UNLOCATED_PARENTS, parentsText .. concat(parentsAdded))
+    end
+  end
+  if #anchorFields == 0 and not anchorsAll then return end
+  local heads = redis.call('HGET', KEYS[4], UNLOCATED_HEADS) or ''
+  if heads == ALL_HEADS then return end
+  local listed, added = {}, {}
+  for at = 1, #heads - 19, 20 do listed[sub(heads, at, at + 19)] = true end
+  for _, field in ipairs(anchorFields) do
+    if not listed[field] then
+      listed[field] = true
+      added[#added + 1] = field
+    end
+  end
+  if anchorsAll or #heads / 20 + #added > MAX_UNLOCATED_HEADS then
+    redis.call('HSET', KEYS[4], UNLOCATED_HEADS, ALL_HEADS)
+  elseif #added > 0 then
+    redis.call('HSET', KEYS[4], UNLOCATED_HEADS, heads .. concat(added))
+  end
+end
+
 -- The change list of a segment or span field (its head's key and its kind); the last one asked
 -- for is kept, since a chain's consecutive blocks mostly share their head.
 local lastPrefix, lastHead, lastKind, lastList
@@ -263,6 +334,9 @@ local function storeChain(prefix, keys, tier, parent)
     if pv and #pv % 2 == 1 then prevHead, prevPos = sub(pv, 1, 8), positionOf(pv) end
   end
   local out, seen, entries, tiers = {}, {}, 0, 0
+  -- An unlocated block this call placed, whose own next block may still be unlocated: it becomes
+  -- an anchor unless the call places the next one too.
+  local runEnd
   for k = 1, n do
     local key = keys[k]
     -- A key repeated in one call (never in a real chain) is stored once.
@@ -281,6 +355,13 @@ local function storeChain(prefix, keys, tier, parent)
         head = prevHead
       end
     end
+    if again == nil and runEnd and not (p and not located and old) then
+      noteAnchor(prefix, runEnd[1], runEnd[2])
+    end
+    if again == nil then runEnd = nil end
+    if again == nil and not p and prevPos and not old then
+      anchorsAll = true -- past the last position kept: the block before is an anchor no list names
+    end
     prevHead, prevPos = head, p
     if again == nil then
       local nv, added = addTier(old, tier)
@@ -292,9 +373,16 @@ local function storeChain(prefix, keys, tier, parent)
       if p and not located then
         loc = locator(head, p)
         nv = loc .. (nv or old)
-        if old then unlocated = unlocated - 1 end
+        if old then
+          unlocated = unlocated - 1
+          runEnd = {head, p}
+        end
+        if unlocatedParents()[fields[k]] then noteAnchor(prefix, head, p) end
       elseif not p and not old then
         unlocated = unlocated + 1
+        if k == 1 then
+          if parent and parent ~= '' then noteParent(prefix .. parent) else anchorsAll = true end
+        end
       end
       seen[key] = p and (loc or sub(old, 1, LOCATOR_LEN)) or false
       if nv then
@@ -304,6 +392,7 @@ local function storeChain(prefix, keys, tier, parent)
       end
     end
   end
+  if runEnd then noteAnchor(prefix, runEnd[1], runEnd[2]) end
   hset(KEYS[4], out)
   tally(tier, entries, tiers)
 end
@@ -539,14 +628,45 @@ end
 -- A segment or span value: slots of offset (1), block key (8), value length (2), value (a span's
 -- slot may instead say SAME_AS_BEFORE); or 'O' once it would hold more than its limit (lookups then
 -- read its block fields).
+-- The dead slots among those the call's changes name: the whole dead hash while it is small, else
+-- one HMGET of the slots named, so that a call costs no more while many slots await GC.
+local function deadSlots()
+  local dead, anyDead = {}, false
+  local count = redis.call('HLEN', KEYS[6])
+  if count == 0 then return dead, false end
+  if count <= 128 then
+    local deadList = redis.call('HKEYS', KEYS[6])
+    for k = 1, #deadList do dead[tonumber(deadList[k])] = true end
+    return dead, true
+  end
+  local named, ids = {}, {}
+  for _, field in ipairs(segmentOrder) do
+    local list = segments[field]
+    for c = 2, #list, 2 do
+      local v = list[c]
+      for e = 1, #v - 1, 2 do
+        local b1, b2 = byte(v, e, e + 1)
+        local s = b1 * 16 + (b2 - b2 % 16) / 16
+        if not named[s] then
+          named[s] = true
+          ids[#ids + 1] = s
+        end
+      end
+    end
+  end
+  local died = hmget(KEYS[6], ids)
+  for k = 1, #ids do
+    if died[k] then
+      dead[ids[k]] = true
+      anyDead = true
+    end
+  end
+  return dead, anyDead
+end
+
 local function flushSegments()
   if #segmentOrder == 0 then return end
-  local dead, anyDead = {}, false
-  local deadList = redis.call('HKEYS', KEYS[6])
-  for k = 1, #deadList do
-    dead[tonumber(deadList[k])] = true
-    anyDead = true
-  end
+  local dead, anyDead = deadSlots()
   local function live(v)
     if not anyDead or v == '' then return v end
     local keep, dropped = {}, false
@@ -707,7 +827,7 @@ for i = FIRST_EVENT, #ARGV do
   f(ev)
 end
 
-if unlocated ~= 0 then redis.call('HINCRBY', KEYS[4], UNLOCATED, unlocated) end
+noteUnlocated()
 writeCounts()
 flushSegments()
 

@@ -592,6 +592,12 @@ class RedisPrefixIndexTest {
         .depth();
   }
 
+  /** The depths of {@code pods}, in their order, for a lookup of {@code keys} naming them all. */
+  private static List<Integer> depth(PrefixIndex index, List<Long> keys, String... pods) {
+    var found = index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, keys, List.of(pods))).pods();
+    return java.util.Arrays.stream(pods).map(p -> found.get(p).depth()).toList();
+  }
+
   /**
    * A router trusts the pod records it cached only while no record's slots change: a second
    * instance (the ingester, with a cache of its own) purges, clears and restores the pod, and every
@@ -643,9 +649,9 @@ class RedisPrefixIndexTest {
 
   /**
    * Once a router has read its candidates' records, a lookup reads only the slots generation, the
-   * unlocated count, the epoch and node history, the first block's field (whose locator shows the
-   * keys start at a segment head) and the prompt's segment (8 blocks, one segment field), and the
-   * speculative routes by that segment field: no holder record travels again while nothing changed.
+   * unlocated heads, the epoch, the first block's field (whose locator shows the keys start at a
+   * segment head) and the prompt's segment (8 blocks, one segment field), and the speculative
+   * routes by that segment field: no holder record travels again while nothing changed.
    */
   @Test
   void lookup_steadyState_readsNoHolderRecords() {
@@ -662,10 +668,10 @@ class RedisPrefixIndexTest {
       assertThat(depth(index, 8, "a", "b", "c")).isEqualTo(8);
       List<List<String>> hmgets = slowlogged("hmget", ":blocks");
       assertThat(hmgets).hasSize(1);
-      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 4 + 2);
-      assertThat(hmgets.get(0).get(7)).endsWith("/s");
+      assertThat(hmgets.get(0)).contains("kvindex/slots-generation").hasSize(2 + 3 + 2);
+      assertThat(hmgets.get(0).get(6)).endsWith("/s");
       assertThat(slowlogged("hmget", ":spec:routes"))
-          .containsExactly(List.of("HMGET", "kvindex:v1:{t/0}:spec:routes", hmgets.get(0).get(7)));
+          .containsExactly(List.of("HMGET", "kvindex:v1:{t/0}:spec:routes", hmgets.get(0).get(6)));
       assertThat(slowlogged("get")).isEmpty();
       assertThat(hmgets.get(0)).noneMatch(a -> a.startsWith("kvindex/holders/"));
       assertThat(counted(IndexMeters.LOOKUP_POD_RECORDS)).isEqualTo(3);
@@ -764,47 +770,76 @@ class RedisPrefixIndexTest {
   }
 
   /**
-   * Blocks stored under a parent the index never saw have no known chain position: while any is
-   * held, lookups of the group read block fields; once they are removed, or purged and collected,
-   * lookups read segments again.
+   * Blocks stored under a parent the index never saw have no known chain position, and segments do
+   * not list them. A group holding one such chain keeps every other prompt on segments, and the
+   * lost chain's own prompt too while its parent is absent (no holder can be credited past it).
+   * Once the parent is stored, lookups through it read block fields and credit the unlocated
+   * blocks, until they are removed.
    */
   @Test
-  void lookup_unlocatedBlocks_readBlockFieldsUntilGone() {
+  void lookup_oneUnlocatedChain_onlyPromptsThroughItsParentReadBlockFields() {
     PrefixIndex index = open();
     StreamId a = StreamId.of(MODEL, "a");
     StreamId b = StreamId.of(MODEL, "b");
     Lease ta = lease(index, a);
     Lease tb = lease(index, b);
-    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 20), null, null)));
-    assertThat(depth(index, 20, "a")).isEqualTo(20);
-    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 40), null, null)));
+    // Chain Y is blocks 101..140; b's store of its first 20 blocks was lost.
+    index.apply(b, Events.mode(b), 0, tb, batch(stored(hashes(121, 20), 120L, null)));
+    assertThat(unlocated()).isEqualTo(20);
 
-    // b stores blocks 21.. under block 100, which no one had stored: b holds them unplaced.
-    index.apply(b, Events.mode(b), 0, tb, batch(stored(hashes(21, 5), 100L, null)));
-    assertThat(unlocated()).isEqualTo(5);
-    index.apply(b, Events.mode(b), 1, tb, batch(stored(hashes(1, 20), null, null)));
-    assertThat(depth(index, 25, "b", "a")).isEqualTo(25);
+    assertThat(depth(index, hashes(1, 40), "a", "b")).containsExactly(40, 0);
+    assertThat(depth(index, hashes(1, 20), "a", "b")).containsExactly(20, 0);
+    assertThat(depth(index, hashes(101, 40), "b", "a")).containsExactly(0, 0);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).as("no prompt reaches them").isZero();
+
+    // a stores Y's first 20 blocks, then b does: block 120 is placed, b holds all of Y.
+    index.apply(a, Events.mode(a), 1, ta, batch(stored(hashes(101, 20), null, null)));
+    index.apply(b, Events.mode(b), 1, tb, batch(stored(hashes(101, 20), null, null)));
+    assertThat(depth(index, hashes(101, 40), "b", "a")).containsExactly(40, 20);
     assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isEqualTo(1);
-    index.apply(b, Events.mode(b), 2, tb, batch(removed(hashes(21, 5), null)));
-    assertThat(unlocated()).isZero();
-    assertThat(depth(index, 25, "b", "a")).isEqualTo(20);
-    assertThat(depth(index, 25, "b", "a")).isEqualTo(20);
+    assertThat(depth(index, hashes(101, 16), "b", "a")).containsExactly(16, 16);
+    assertThat(depth(index, hashes(1, 40), "a", "b")).containsExactly(40, 0);
     assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS))
-        .as("one more read by block fields learns that none is left")
-        .isEqualTo(2);
+        .as("Y's first segment and X do not pass block 120")
+        .isEqualTo(1);
 
-    // Purged, the unplaced blocks stay counted until GC deletes their fields.
-    index.apply(b, Events.mode(b), 3, tb, batch(stored(hashes(21, 5), 100L, null)));
-    index.apply(b, Events.mode(b), 4, tb, batch(stored(hashes(40, 3), 39L, null)));
-    index.apply(a, Events.mode(a), 1, ta, batch(stored(hashes(40, 1), 39L, null)));
+    index.apply(b, Events.mode(b), 2, tb, batch(removed(hashes(121, 20), null)));
+    assertThat(unlocated()).isZero();
+    assertThat(unlocatedFields()).as("the parents and heads go with the last one").isEmpty();
+    assertThat(depth(index, hashes(101, 40), "b", "a")).containsExactly(20, 20);
+    assertThat(depth(index, hashes(101, 40), "b", "a")).containsExactly(20, 20);
+    assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS))
+        .as("one more read by block fields learns that no head is left")
+        .isEqualTo(2);
+  }
+
+  /**
+   * Unlocated blocks stay counted until their fields go, purged ones until GC deletes them; with
+   * the last one go the parents and heads that led lookups to them.
+   */
+  @Test
+  void gc_purgedUnlocatedBlocks_countedUntilCollected() {
+    PrefixIndex index = open();
+    StreamId a = StreamId.of(MODEL, "a");
+    StreamId b = StreamId.of(MODEL, "b");
+    Lease ta = lease(index, a);
+    Lease tb = lease(index, b);
+    index.apply(b, Events.mode(b), 0, tb, batch(stored(hashes(21, 5), 20L, null)));
+    index.apply(b, Events.mode(b), 1, tb, batch(stored(hashes(40, 3), 39L, null)));
+    index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(40, 1), 39L, null)));
+    index.apply(a, Events.mode(a), 1, ta, batch(stored(hashes(1, 20), null, null)));
     assertThat(unlocated()).isEqualTo(8);
+    assertThat(depth(index, hashes(1, 25), "b", "a")).containsExactly(0, 20);
     index.purge(b, tb, PurgeMode.KEEP_WATERMARK);
     assertThat(unlocated()).isEqualTo(8);
     index.collectAllGarbage();
     assertThat(unlocated()).as("a still holds block 40").isEqualTo(1);
+    assertThat(unlocatedFields()).isNotEmpty();
     index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
     index.collectAllGarbage();
     assertThat(unlocated()).isZero();
+    assertThat(unlocatedFields()).isEmpty();
   }
 
   /**
@@ -929,7 +964,7 @@ class RedisPrefixIndexTest {
     try {
       assertThat(depth(index, 600, "b", "a")).isEqualTo(300);
       List<String> hmget = slowlogged("hmget", ":blocks").get(0);
-      assertThat(hmget).hasSize(2 + 4 + 1 + 16 + 2);
+      assertThat(hmget).hasSize(2 + 3 + 1 + 16 + 2);
       assertThat(slowlogged("hmget", ":spec:routes").get(0))
           .as("the routes of the segments and spans up to block 1 024")
           .hasSize(2 + 16 + 2);
@@ -1044,6 +1079,18 @@ class RedisPrefixIndexTest {
       }
       if (args.get(0).equalsIgnoreCase(command) && args.get(1).endsWith(key)) {
         found.add(args);
+      }
+    }
+    return found;
+  }
+
+  /** The blocks hash's unlocated parents and heads fields that exist. */
+  private List<String> unlocatedFields() {
+    List<String> found = new ArrayList<>();
+    for (String name : List.of("kvindex/unlocated-parents", "kvindex/unlocated-heads")) {
+      if (redis.hget(new KeySchema("t", 1).blocks(0), name.getBytes(StandardCharsets.US_ASCII))
+          != null) {
+        found.add(name);
       }
     }
     return found;

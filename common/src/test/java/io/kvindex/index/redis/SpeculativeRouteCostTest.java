@@ -124,7 +124,7 @@ class SpeculativeRouteCostTest {
     assertThat(reads).extracting(Logged::command).containsExactly("HMGET", "HMGET");
     Logged blocks = reads.stream().filter(l -> l.key().endsWith(":blocks")).findFirst().get();
     Logged routes = reads.stream().filter(l -> l.key().endsWith(":spec:routes")).findFirst().get();
-    assertThat(blocks.fields()).isEqualTo(4 + 1 + Prompt.segmentCount(MAX_BLOCK_KEYS));
+    assertThat(blocks.fields()).isEqualTo(3 + 1 + Prompt.segmentCount(MAX_BLOCK_KEYS));
     assertThat(routes.fields()).isEqualTo(Prompt.segmentCount(PrefixIndex.MAX_ROUTE_BLOCKS));
     // each segment keeps the routes of its latest pods
     PodMatch routed = warm.pods().get("pod-" + (MAX_CANDIDATES - 1));

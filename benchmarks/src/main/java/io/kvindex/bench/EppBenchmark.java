@@ -58,8 +58,11 @@ import java.util.concurrent.TimeUnit;
  * request at a time over a real gRPC socket; against, in the same run, the router library's score
  * and pick of the same prompt in-process (the part of it that is the index's); and the same for
  * chat prompts of about as many words, which the picker has a simulated engine tokenize ({@code
- * POST /tokenize} on loopback: the cost of that path's round trip). Each request's response (its
- * usage) is reported back so that the picker does all it does per request.
+ * POST /tokenize} on loopback: the cost of that path's round trip); and, interleaved with the
+ * token-id requests, requests without a body, which the picker answers by load at their headers (no
+ * JSON, no Redis): the gRPC round trip and the stream's handling alone, the floor under the others.
+ * Each request's response (its usage) is reported back so that the picker does all it does per
+ * request.
  *
  * <p>Run: {@code scripts/kvindex bench epp [--quick] --out FILE}. Not thread-safe.
  */
@@ -124,6 +127,7 @@ final class EppBenchmark {
         }
         LatencyRecorder picker = new LatencyRecorder();
         LatencyRecorder chat = new LatencyRecorder();
+        LatencyRecorder noBody = new LatencyRecorder();
         try (EppServer server =
             EppServer.start(
                 EppConfig.builder()
@@ -145,6 +149,14 @@ final class EppBenchmark {
               if (i >= warmup) {
                 picker.recordNanos(nanos);
               }
+              if (i % 2 == 0) {
+                // A request without a body, picked by load at its headers: no body, no JSON, no
+                // Redis; what is left is the gRPC round trip and the stream's own handling.
+                long floor = exchange(channel, null, endpoints.get(i % 16), COMPLETIONS);
+                if (i >= warmup) {
+                  noBody.recordNanos(floor);
+                }
+              }
             }
             int chats = Math.max(100, requests / 10);
             for (int i = 0; i < chats + warmup / 10; i++) {
@@ -160,8 +172,12 @@ final class EppBenchmark {
         ObjectNode results = json.putObject("results");
         picker.writeTo(results, "picker_added");
         chat.writeTo(results, "picker_added_chat_tokenized");
+        noBody.writeTo(results, "picker_no_body_by_load");
         library.writeTo(results, "library_score_pick");
         results.put("picker_p50_over_library_p50", ratio(picker.micros(50), library.micros(50)));
+        results.put(
+            "picker_p50_minus_no_body_p50_over_library_p50",
+            ratio(picker.micros(50) - noBody.micros(50), library.micros(50)));
         // The picker's own share, measured inside it: from the message that completes what it
         // reads to the answer with the pick (the rest is the gRPC round trip and the body's).
         io.micrometer.core.instrument.Timer inside = registry.find("kvindex.epp.pick").timer();
@@ -261,7 +277,8 @@ final class EppBenchmark {
   }
 
   /**
-   * One request through the picker as a full-duplex proxy sends it; the nanoseconds to the pick.
+   * One request through the picker as a full-duplex proxy sends it; the nanoseconds to the pick. A
+   * null {@code body}: a request without one (its headers end the stream).
    */
   private static long exchange(ManagedChannel channel, byte[] body, Endpoint served, String path) {
     BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
@@ -289,6 +306,7 @@ final class EppBenchmark {
         ProcessingRequest.newBuilder()
             .setRequestHeaders(
                 HttpHeaders.newBuilder()
+                    .setEndOfStream(body == null)
                     .setHeaders(
                         HeaderMap.newBuilder()
                             .addHeaders(header(":method", "POST"))
@@ -299,22 +317,25 @@ final class EppBenchmark {
                     .setRequestBodyMode(BodySendMode.FULL_DUPLEX_STREAMED)
                     .setResponseBodyMode(BodySendMode.FULL_DUPLEX_STREAMED))
             .build());
-    out.onNext(
-        ProcessingRequest.newBuilder()
-            .setRequestBody(
-                HttpBody.newBuilder().setBody(ByteString.copyFrom(body)).setEndOfStream(true))
-            .build());
+    if (body != null) {
+      out.onNext(
+          ProcessingRequest.newBuilder()
+              .setRequestBody(
+                  HttpBody.newBuilder().setBody(ByteString.copyFrom(body)).setEndOfStream(true))
+              .build());
+    }
     ProcessingResponse pick = (ProcessingResponse) take(answers);
     long nanos = System.nanoTime() - t0;
     if (!pick.hasRequestHeaders()) {
       throw new IllegalStateException("the picker answered " + pick);
     }
-    while (!((ProcessingResponse) take(answers))
-        .getRequestBody()
-        .getResponse()
-        .getBodyMutation()
-        .getStreamedResponse()
-        .getEndOfStream()) {
+    while (body != null
+        && !((ProcessingResponse) take(answers))
+            .getRequestBody()
+            .getResponse()
+            .getBodyMutation()
+            .getStreamedResponse()
+            .getEndOfStream()) {
       // the body passed back, up to its last chunk
     }
     out.onNext(

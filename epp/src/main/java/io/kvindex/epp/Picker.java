@@ -125,12 +125,25 @@ final class Picker {
       explain(byEndpoint, candidates);
     }
     Endpoint primary = chosen.get(0);
-    if (!routeTtl.isZero() && scores.indexAvailable() && scores.queriedBlocks() > 0) {
-      router.recordRoute(target.model(), primary.pod(), scores.blockKeys(), routeTtl);
-    }
     loads.opened(primary.key());
     return new Decision(
         0, null, chosen, pick, scores, target.model(), null, Math.max(call.prompts(), 1));
+  }
+
+  /**
+   * Records the decision's pick in the index as a speculative route (when routes are recorded and
+   * the request was scored from the index): called once the pick has been answered, so that the
+   * route's write is not on the request's path. Never blocks.
+   */
+  void recordRoute(Decision d) {
+    Scores scores = d.scores();
+    if (routeTtl.isZero()
+        || scores == null
+        || !scores.indexAvailable()
+        || scores.queriedBlocks() == 0) {
+      return;
+    }
+    router.recordRoute(d.model(), d.primary().pod(), scores.blockKeys(), routeTtl);
   }
 
   private Decision byLoad(List<Endpoint> candidates, String reason, int prompts) {

@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * headers. On the way back every message is answered at once (the response body passed on as it
  * comes); the endpoint the proxy reports serving the request ({@code envoy.lb} / {@code
  * x-gateway-destination-endpoint-served}) is the one whose open count the request holds and the one
- * observed, with the usage its engine reported.
+ * observed, with the usage its engine reported. The pick's speculative route is written after the
+ * answer carrying the pick has been sent (and, in full duplex, the body passed back), never before.
  */
 final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private static final Logger log = LoggerFactory.getLogger(ProcessStream.class);
@@ -140,6 +141,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     if (d != null) {
       send(Messages.requestHeaders(d.destination()));
       shared.metrics().picked(d, System.nanoTime() - start);
+      shared.picker().recordRoute(d);
     }
   }
 
@@ -210,6 +212,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
     shared.metrics().picked(d, System.nanoTime() - start);
     body.reset();
+    shared.picker().recordRoute(d);
   }
 
   /** The decision, or null when the request was refused (the refusal then sent). */

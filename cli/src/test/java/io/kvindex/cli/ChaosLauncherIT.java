@@ -23,7 +23,7 @@ class ChaosLauncherIT {
   @TempDir Path dir;
 
   @Test
-  @Timeout(value = 8, unit = TimeUnit.MINUTES) // seven scenarios, each with its own stack
+  @Timeout(value = 8, unit = TimeUnit.MINUTES) // eight scenarios, each with its own stack
   void chaosQuick_everyScenario_exactAtQuiescenceAndNothingLost() throws Exception {
     Path out = dir.resolve("chaos.json");
 

@@ -138,6 +138,9 @@ public final class ChaosCommand implements Callable<Integer> {
       if (r.has("heap")) {
         stdout.println(heapSummary(r.path("heap")));
       }
+      if (scenario == ChaosScenario.SLOW_METRICS) {
+        stdout.println(stalledPageSummary(r.path("fault")));
+      }
       stdout.flush();
     }
     report.put("all_goals_met", allMet && failedToRun == 0);
@@ -179,6 +182,18 @@ public final class ChaosCommand implements Callable<Integer> {
           !r.has("demo_cleanup_problem")
               && r.path("keys_left_on_the_live_primaries").asLong() == 0);
     }
+    if (scenario == ChaosScenario.SLOW_METRICS) {
+      JsonNode fault = r.path("fault");
+      long bound = fault.path("bound_ms").asLong();
+      goals.put("the_stalled_page_timed_out", fault.path("scrapes_timed_out").asLong() > 0);
+      goals.put(
+          "sleep_and_restart_purged_within_a_scrape_timeout_and_an_interval",
+          within(fault.path("sleep_purged_after_ms"), bound)
+              && within(fault.path("restart_purged_after_ms"), bound));
+      goals.put(
+          "the_stalled_pod_not_purged",
+          !fault.path("stalled_pod_purged_as_unreachable").asBoolean());
+    }
     JsonNode heap = r.path("heap");
     if (!heap.isMissingNode()) {
       goals.put(
@@ -196,6 +211,24 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     r.put("goals_met", all);
     return all;
+  }
+
+  private static boolean within(JsonNode millis, long bound) {
+    return millis.isNumber() && millis.asLong() >= 0 && millis.asLong() <= bound;
+  }
+
+  private static String stalledPageSummary(JsonNode fault) {
+    return String.format(
+        "  %s's /metrics stalled: %d scrapes timed out; %s's sleep purged after %d ms, %s's"
+            + " restart after %d ms (bound %d ms: a scrape timeout, a reconcile interval and a"
+            + " second)",
+        fault.path("stalled_pod").asText(),
+        fault.path("scrapes_timed_out").asLong(),
+        fault.path("sleeping_pod").asText(),
+        fault.path("sleep_purged_after_ms").asLong(),
+        fault.path("restarted_pod").asText(),
+        fault.path("restart_purged_after_ms").asLong(),
+        fault.path("bound_ms").asLong());
   }
 
   private static String heapSummary(JsonNode heap) {

@@ -2,6 +2,7 @@ package io.kvindex.demo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.localredis.ClusterNode;
@@ -89,6 +90,7 @@ final class ChaosRun implements AutoCloseable {
   private final ObjectNode faultNotes = JSON.createObjectNode();
   private StackFigures figures;
   private Thread load;
+  private StalledMetricsPage stallable;
 
   private ChaosRun(ChaosScenario scenario, Timings timings, long seed) {
     this.scenario = scenario;
@@ -120,9 +122,18 @@ final class ChaosRun implements AutoCloseable {
             .build();
     requests = Workloads.requests(config).stream().map(TimedRequest::request).toList();
     stack =
-        scenario == ChaosScenario.INGESTER_PAUSED_MID_BATCH
-            ? Stack.start(config, MID_BATCH_CAPACITY_BLOCKS, MID_BATCH_CHUNK_BLOCKS)
-            : Stack.start(config, 512);
+        switch (scenario) {
+          case INGESTER_PAUSED_MID_BATCH ->
+              Stack.start(config, MID_BATCH_CAPACITY_BLOCKS, MID_BATCH_CHUNK_BLOCKS);
+          case SLOW_METRICS ->
+              // One ingester, owning every pod: each of its rounds scrapes the stalled page.
+              Stack.start(
+                  config,
+                  512,
+                  List.of(PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS),
+                  this::firstPageStallable);
+          default -> Stack.start(config, 512);
+        };
     opened.add(stack);
     figures = new StackFigures(stack::registries);
     RouterClient routers = new RouterClient(stack.routers());
@@ -334,6 +345,7 @@ final class ChaosRun implements AutoCloseable {
       case POISON_BATCH -> poisonBatch();
       case SLEEP_ACROSS_RESTART -> sleepAcrossRestart();
       case REDIS_MAXMEMORY -> maxmemory();
+      case SLOW_METRICS -> slowMetrics();
       case HOSTILE_SCORE_FLOOD -> {
         RedisCommands<String, String> redis = connect(standalone);
         long before = ChaosProbes.usedMemory(redis);
@@ -437,6 +449,74 @@ final class ChaosRun implements AutoCloseable {
     faultNotes.put("batches_left_between_calls", batchesInProgress());
     sleep(Stack.LEASE_TTL.multipliedBy(2).plusSeconds(1));
     frozen.resume();
+    idle.set(false);
+  }
+
+  /**
+   * The first pod's {@code /metrics} served by a page that can stall, the others' by the pods
+   * themselves.
+   */
+  private String firstPageStallable(SimulatedPod pod) {
+    if (stallable != null) {
+      return pod.httpAddress() + "/metrics";
+    }
+    stallable = StalledMetricsPage.start(pod);
+    opened.add(stallable);
+    return stallable.url();
+  }
+
+  /**
+   * The load stopped (so that only {@code /metrics} can tell what happens next) and the first pod's
+   * page stalled; once a scrape is held in it, the second pod put to sleep and the third restarted.
+   * Records how long each took to be purged (at most the round the stalled page holds, a scrape
+   * timeout, then the next round's wait, a reconcile interval, and the purge itself) and waits
+   * until the held scrape has timed out.
+   */
+  private void slowMetrics() throws InterruptedException {
+    idle.set(true);
+    if (!caughtUp(Duration.ofSeconds(30))) {
+      faultNotes.put("caught_up_before_the_fault", false);
+    }
+    long timeoutsBefore = figures.counted("kvindex.ingester.scrapes", "outcome", "timeout");
+    long sleepsBefore = figures.purgesDone("sleep");
+    long restartsBefore = figures.purgesDone("engine_restart");
+    long unreachableBefore = figures.purgesDone("unreachable");
+    stallable.stall(true);
+    await(stallable::holding, Duration.ofSeconds(10), "a scrape held in the stalled page");
+    List<SimulatedPod> pods = stack.fleet().pods();
+    SimulatedPod sleeper = pods.get(1);
+    SimulatedPod restarted = pods.get(2);
+    long changed = System.nanoTime();
+    sleeper.sleep(1);
+    restarted.restart();
+    Duration bound = Stack.SCRAPE_TIMEOUT.plus(Stack.RECONCILE_INTERVAL).plusSeconds(1);
+    long limit = changed + bound.multipliedBy(4).toNanos();
+    long sleepSeen = -1;
+    long restartSeen = -1;
+    long timedOut = 0;
+    while ((sleepSeen < 0 || restartSeen < 0 || timedOut == 0) && System.nanoTime() < limit) {
+      long now = System.nanoTime();
+      timedOut = figures.counted("kvindex.ingester.scrapes", "outcome", "timeout") - timeoutsBefore;
+      if (sleepSeen < 0 && figures.purgesDone("sleep") > sleepsBefore) {
+        sleepSeen = now - changed;
+      }
+      if (restartSeen < 0 && figures.purgesDone("engine_restart") > restartsBefore) {
+        restartSeen = now - changed;
+      }
+      TimeUnit.MILLISECONDS.sleep(20);
+    }
+    faultNotes.put("stalled_pod", pods.get(0).name());
+    faultNotes.put("sleeping_pod", sleeper.name());
+    faultNotes.put("restarted_pod", restarted.name());
+    faultNotes.put("sleep_purged_after_ms", sleepSeen < 0 ? -1 : sleepSeen / 1_000_000);
+    faultNotes.put("restart_purged_after_ms", restartSeen < 0 ? -1 : restartSeen / 1_000_000);
+    faultNotes.put("bound_ms", bound.toMillis());
+    faultNotes.put("stalled_pages_sent", stallable.stalledRequests());
+    faultNotes.put("scrapes_timed_out", timedOut);
+    faultNotes.put(
+        "stalled_pod_purged_as_unreachable", figures.purgesDone("unreachable") > unreachableBefore);
+    stallable.stall(false);
+    sleeper.wakeUp();
     idle.set(false);
   }
 

@@ -87,6 +87,14 @@ enum ChaosScenario {
       "8 pods' full replay rings of 256-block batches with their token ids rebuilt by one"
           + " ingester in a JVM of its own at a heap cap, from its start and again after FLUSHALL"
           + " (rings of 10 000 at -Xmx384m; --quick: 1 000 at -Xmx128m)"),
+  SLOW_METRICS(
+      Topology.STANDALONE,
+      false,
+      true,
+      "one ingester owning every pod; one pod's /metrics sends its headers, then a byte every"
+          + " 500 ms, never ending, while the load stops and another pod is put to sleep and a third"
+          + " restarted: the ingester must see both within a scrape timeout and a reconcile"
+          + " interval"),
   HOSTILE_SCORE_FLOOD(
       Topology.STANDALONE,
       false,

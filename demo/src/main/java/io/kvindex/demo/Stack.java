@@ -39,6 +39,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,6 +67,12 @@ final class Stack implements AutoCloseable {
 
   static final Duration REPLAY_IDLE_TIMEOUT = Duration.ofSeconds(10);
 
+  /** How often the ingesters scrape their pods' {@code /metrics}. */
+  static final Duration RECONCILE_INTERVAL = Duration.ofMillis(500);
+
+  /** The longest one scrape may take (the ingesters' default). */
+  static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(2);
+
   private final Deque<AutoCloseable> opened = new ArrayDeque<>();
   // A fresh index name per run: a shared Redis keeps other indexes, and a rerun starts clean.
   private final String indexName = "demo-" + UUID.randomUUID().toString().substring(0, 8);
@@ -81,6 +88,8 @@ final class Stack implements AutoCloseable {
   private PrefixIndex auditIndex;
   private Cleanup cleanup = Cleanup.NONE;
   private List<Integer> applyChunkBlocks;
+  private Function<SimulatedPod, String> metricsUrls = Stack::ownMetricsUrl;
+  private Map<String, String> podMetricsUrls = Map.of();
 
   private Stack() {}
 
@@ -98,8 +107,21 @@ final class Stack implements AutoCloseable {
    * caller runs its own, on {@link #podSpecs()}).
    */
   static Stack start(DemoConfig config, int capacityBlocks, List<Integer> applyChunkBlocks) {
+    return start(config, capacityBlocks, applyChunkBlocks, Stack::ownMetricsUrl);
+  }
+
+  /**
+   * {@link #start(DemoConfig, int, List)} with the URL the ingesters scrape for each pod's {@code
+   * /metrics} (by default the pod's own endpoint), asked once per pod before the ingesters start.
+   */
+  static Stack start(
+      DemoConfig config,
+      int capacityBlocks,
+      List<Integer> applyChunkBlocks,
+      Function<SimulatedPod, String> metricsUrls) {
     Stack stack = new Stack();
     stack.applyChunkBlocks = List.copyOf(applyChunkBlocks);
+    stack.metricsUrls = metricsUrls;
     try {
       stack.open(config, capacityBlocks);
       return stack;
@@ -129,6 +151,11 @@ final class Stack implements AutoCloseable {
     }
     fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
+    Map<String, String> urls = new LinkedHashMap<>();
+    for (SimulatedPod pod : fleet.pods()) {
+      urls.put(pod.name(), metricsUrls.apply(pod));
+    }
+    podMetricsUrls = Map.copyOf(urls);
     for (int i = 1; i <= applyChunkBlocks.size(); i++) {
       startIngester("ingester-" + i, applyChunkBlocks.get(i - 1));
     }
@@ -163,7 +190,8 @@ final class Stack implements AutoCloseable {
             .httpHost("127.0.0.1")
             .httpPort(0)
             .leaseTtl(LEASE_TTL)
-            .reconcileInterval(Duration.ofMillis(500))
+            .reconcileInterval(RECONCILE_INTERVAL)
+            .scrapeTimeout(SCRAPE_TIMEOUT)
             .idleCatchUp(Duration.ofSeconds(1))
             // A loaded laptop can stall a replay for seconds; giving up purges a pod needlessly.
             .replayIdleTimeout(REPLAY_IDLE_TIMEOUT)
@@ -264,9 +292,13 @@ final class Stack implements AutoCloseable {
                   pod.model(),
                   pod.endpoints().get(0).publish(),
                   pod.endpoints().get(0).replay())
-              .withMetricsUrl(pod.httpAddress() + "/metrics"));
+              .withMetricsUrl(podMetricsUrls.getOrDefault(pod.name(), ownMetricsUrl(pod))));
     }
     return specs;
+  }
+
+  private static String ownMetricsUrl(SimulatedPod pod) {
+    return pod.httpAddress() + "/metrics";
   }
 
   /** Where Redis is, its password masked: for messages. */

@@ -59,6 +59,24 @@ final class StackFigures {
     return out;
   }
 
+  /**
+   * Purges done for {@code reason} ({@code sleep}, {@code engine_restart}, ...), over every
+   * registry.
+   */
+  long purgesDone(String reason) {
+    long n = 0;
+    for (MeterRegistry r : registries.get()) {
+      for (Counter c :
+          r.find("kvindex.ingester.purges")
+              .tag("outcome", "done")
+              .tag("reason", reason)
+              .counters()) {
+        n += (long) c.count();
+      }
+    }
+    return n;
+  }
+
   ObjectNode purgesByReason() {
     ObjectNode out = JSON.createObjectNode();
     for (MeterRegistry r : registries.get()) {

@@ -4,6 +4,7 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.wire.EventMessage;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -21,6 +22,7 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
   private final long through;
   private final int maxBatches;
   private final Consumer<Batch> malformed;
+  private final BiConsumer<EventMessage, Batch> taken;
   private final List<Batch> batches = new ArrayList<>();
   private boolean tooLarge;
   private boolean reachedThrough;
@@ -44,6 +46,23 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
       long through,
       int maxBatches,
       Consumer<Batch> malformed) {
+    this(window, fullWindow, mode, from, through, maxBatches, malformed, (m, b) -> {});
+  }
+
+  /**
+   * As above, and {@code taken} is shown each readable batch taken, with its message (the key check
+   * samples history too: a new stream's first batches come from its ring).
+   */
+  ReplayWindow(
+      MemoryBudget.Window window,
+      long fullWindow,
+      KeyMode mode,
+      long from,
+      long through,
+      int maxBatches,
+      Consumer<Batch> malformed,
+      BiConsumer<EventMessage, Batch> taken) {
+    this.taken = taken;
     this.window = window;
     this.fullWindow = fullWindow;
     this.mode = mode;
@@ -76,6 +95,8 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
     }
     if (batch.malformed() != null) {
       malformed.accept(batch);
+    } else {
+      taken.accept(message, batch);
     }
     batches.add(batch);
     return true;

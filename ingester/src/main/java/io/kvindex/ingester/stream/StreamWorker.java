@@ -933,7 +933,8 @@ public final class StreamWorker implements Runnable {
             from,
             through,
             shared.config().maxPendingBatches(),
-            this::malformed);
+            this::malformed,
+            this::checkKeys);
     w.read(
         Replay.fetch(
             shared.zmq(),

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.index.PrefixIndex;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -141,6 +142,12 @@ public final class ChaosCommand implements Callable<Integer> {
       if (scenario == ChaosScenario.SLOW_METRICS) {
         stdout.println(stalledPageSummary(r.path("fault")));
       }
+      if (scenario == ChaosScenario.TOUCH_FLOOD) {
+        stdout.println(touchFloodSummary(r.path("fault")));
+      }
+      if (scenario == ChaosScenario.WORST_SCORE) {
+        stdout.println(worstScoreSummary(r.path("fault")));
+      }
       stdout.flush();
     }
     report.put("all_goals_met", allMet && failedToRun == 0);
@@ -194,6 +201,12 @@ public final class ChaosCommand implements Callable<Integer> {
           "the_stalled_pod_not_purged",
           !fault.path("stalled_pod_purged_as_unreachable").asBoolean());
     }
+    if (scenario == ChaosScenario.TOUCH_FLOOD) {
+      touchFloodGoals(r.path("fault"), goals);
+    }
+    if (scenario == ChaosScenario.WORST_SCORE) {
+      worstScoreGoals(r.path("fault"), goals);
+    }
     JsonNode heap = r.path("heap");
     if (!heap.isMissingNode()) {
       goals.put(
@@ -213,6 +226,64 @@ public final class ChaosCommand implements Callable<Integer> {
     return all;
   }
 
+  /** Redis memory a touch flood may add: two byte caps per pod (entries' own overhead included). */
+  static final long TOUCH_FLOOD_MEMORY_PER_POD = 2L * PrefixIndex.MAX_TOUCH_BYTES;
+
+  /** What a touch flood may leave in Redis once the streams are read, and what made-up pods may. */
+  static final long MEMORY_LEFT_BYTES = 2 << 20;
+
+  private static void touchFloodGoals(JsonNode fault, ObjectNode goals) {
+    long cap = fault.path("touch_stream_byte_cap").asLong();
+    boolean within = true;
+    long entries = 0;
+    for (JsonNode bytes : fault.path("touch_stream_bytes_max")) {
+      within &= bytes.asLong() <= cap;
+    }
+    for (JsonNode n : fault.path("touch_stream_entries_max")) {
+      entries += n.asLong();
+    }
+    int pods = fault.path("touch_stream_bytes_max").size();
+    goals.put("the_flood_reached_the_touch_streams", entries > 0);
+    goals.put("every_touch_stream_within_its_byte_cap", pods > 0 && within);
+    goals.put(
+        "touch_streams_emptied_by_their_readers",
+        fault.path("touch_streams_empty_after_ms").asLong(-1) >= 0);
+    goals.put(
+        "redis_memory_bounded",
+        fault.path("redis_used_memory_peak_growth_bytes").asLong()
+                <= pods * TOUCH_FLOOD_MEMORY_PER_POD
+            && fault.path("redis_used_memory_growth_after_drain_bytes").asLong()
+                <= MEMORY_LEFT_BYTES);
+  }
+
+  private static void worstScoreGoals(JsonNode fault, ObjectNode goals) {
+    JsonNode worst = fault.path("worst_requests");
+    goals.put(
+        "a_route_asked_for_every_candidate",
+        worst.path("candidates").asLong() > 0
+            && worst.path("route_calls_answered_with_a_pick").asLong()
+                == worst.path("candidates").asLong());
+    goals.put(
+        "every_worst_request_answered",
+        worst.path("calls").asLong() > 0
+            && worst.path("answered_200").asLong() == worst.path("calls").asLong());
+    JsonNode alone = fault.path("worst_request_alone");
+    boolean withinAMillisecond = alone.size() > 1;
+    for (String command : List.of("blocks_hmget", "routes_hmget", "speculate_script")) {
+      withinAMillisecond &=
+          alone.path(command).path("calls").asLong() > 0
+              && alone.path(command).path("median_micros").asLong() <= WorstScore.SLOW_MICROS;
+    }
+    goals.put("worst_request_commands_within_1ms_each_median", withinAMillisecond);
+    goals.put(
+        "redis_memory_bounded_over_made_up_pods",
+        fault.path("made_up_pod_calls").asLong() > 0
+            && fault.path("made_up_pod_calls_answered_200").asLong()
+                == fault.path("made_up_pod_calls").asLong()
+            && fault.path("redis_used_memory_growth_over_made_up_rounds_bytes").asLong()
+                <= MEMORY_LEFT_BYTES);
+  }
+
   private static boolean within(JsonNode millis, long bound) {
     return millis.isNumber() && millis.asLong() >= 0 && millis.asLong() <= bound;
   }
@@ -229,6 +300,49 @@ public final class ChaosCommand implements Callable<Integer> {
         fault.path("restarted_pod").asText(),
         fault.path("restart_purged_after_ms").asLong(),
         fault.path("bound_ms").asLong());
+  }
+
+  private static String touchFloodSummary(JsonNode fault) {
+    long most = 0;
+    for (JsonNode b : fault.path("touch_stream_bytes_max")) {
+      most = Math.max(most, b.asLong());
+    }
+    return String.format(
+        "  %d /observe calls; the largest touch stream held %.2f MiB (cap %.0f MiB); every stream"
+            + " empty %d ms after the flood; Redis memory grew at most %.1f MiB, %.1f MiB once"
+            + " read",
+        fault.path("observe_calls").asLong(),
+        most / (1024.0 * 1024),
+        mib(fault.path("touch_stream_byte_cap")),
+        fault.path("touch_streams_empty_after_ms").asLong(),
+        mib(fault.path("redis_used_memory_peak_growth_bytes")),
+        mib(fault.path("redis_used_memory_growth_after_drain_bytes")));
+  }
+
+  private static String worstScoreSummary(JsonNode fault) {
+    JsonNode worst = fault.path("worst_requests");
+    return String.format(
+        "  %d worst /score calls (%d block keys, %d candidates, a route asked first for %d); SLOWLOG"
+            + " over %d µs under the loop: %d router commands (longest %d µs), %d others (longest"
+            + " %d µs); alone, median/longest µs: blocks HMGET %d/%d, routes HMGET %d/%d, route"
+            + " script %d/%d; Redis memory over %d calls naming made-up pods: %+d bytes",
+        worst.path("calls").asLong(),
+        worst.path("block_keys").asLong(),
+        worst.path("candidates").asLong(),
+        worst.path("route_calls_answered_with_a_pick").asLong(),
+        fault.path("slowlog_threshold_micros").asLong(),
+        fault.path("slowlog_router_path_entries").asLong(),
+        fault.path("slowlog_router_path_longest_micros").asLong(),
+        fault.path("slowlog_other_entries").asLong(),
+        fault.path("slowlog_other_longest_micros").asLong(),
+        fault.at("/worst_request_alone/blocks_hmget/median_micros").asLong(),
+        fault.at("/worst_request_alone/blocks_hmget/longest_micros").asLong(),
+        fault.at("/worst_request_alone/routes_hmget/median_micros").asLong(),
+        fault.at("/worst_request_alone/routes_hmget/longest_micros").asLong(),
+        fault.at("/worst_request_alone/speculate_script/median_micros").asLong(),
+        fault.at("/worst_request_alone/speculate_script/longest_micros").asLong(),
+        fault.path("made_up_pod_calls").asLong(),
+        fault.path("redis_used_memory_growth_over_made_up_rounds_bytes").asLong());
   }
 
   private static String heapSummary(JsonNode heap) {

@@ -59,7 +59,7 @@ final class ChaosProbes {
     }
   }
 
-  static long usedMemory(RedisCommands<String, String> redis) {
+  static long usedMemory(RedisCommands<?, ?> redis) {
     return Long.parseLong(infoField(redis.info("memory"), "used_memory"));
   }
 

@@ -20,6 +20,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.codec.ByteArrayCodec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -226,6 +227,15 @@ final class ChaosRun implements AutoCloseable {
     return c.sync();
   }
 
+  /** A plain connection to one node with byte keys and values, closed with the run. */
+  private RedisCommands<byte[], byte[]> connectBytes(RedisNode node) {
+    RedisClient client = RedisClient.create(RedisURI.create(node.host(), node.port()));
+    opened.add(client::shutdown);
+    StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE);
+    opened.add(c);
+    return c.sync();
+  }
+
   /** The cluster primary serving the index (its single group's hash tag) now. */
   private ClusterNode indexPrimary() {
     byte[] blocks = new KeySchema(stack.indexName(), 1).blocksKey(0);
@@ -346,6 +356,25 @@ final class ChaosRun implements AutoCloseable {
       case SLEEP_ACROSS_RESTART -> sleepAcrossRestart();
       case REDIS_MAXMEMORY -> maxmemory();
       case SLOW_METRICS -> slowMetrics();
+      case TOUCH_FLOOD -> {
+        inferEvictions();
+        new TouchFlood(
+                stack.routers(),
+                stack.fleet().names(),
+                requests,
+                connectBytes(standalone),
+                stack.indexName())
+            .run(timings.fault(), faultNotes);
+      }
+      case WORST_SCORE ->
+          new WorstScore(
+                  stack.routers(),
+                  stack.fleet().names(),
+                  stack.auditIndex(),
+                  connect(standalone),
+                  stack.indexName(),
+                  idle)
+              .run(timings.fault(), faultNotes);
       case HOSTILE_SCORE_FLOOD -> {
         RedisCommands<String, String> redis = connect(standalone);
         long before = ChaosProbes.usedMemory(redis);

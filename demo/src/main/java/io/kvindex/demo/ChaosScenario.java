@@ -95,6 +95,20 @@ enum ChaosScenario {
           + " 500 ms, never ending, while the load stops and another pod is put to sleep and a third"
           + " restarted: the ingester must see both within a scrape timeout and a reconcile"
           + " interval"),
+  TOUCH_FLOOD(
+      Topology.STANDALONE,
+      false,
+      false,
+      "every pod's evictions inferred, then a flood of /observe calls for them: the run's prompts"
+          + " claimed cached to their last block, and the longest prompts the routers take, as"
+          + " block keys never stored"),
+  WORST_SCORE(
+      Topology.STANDALONE,
+      false,
+      false,
+      "the worst /score the routers' limits allow, looped: 16 384 block keys, 1 024 candidates"
+          + " with live records, a speculative route recorded for each; then /score calls naming"
+          + " made-up pods, each asking for its route to be recorded"),
   HOSTILE_SCORE_FLOOD(
       Topology.STANDALONE,
       false,

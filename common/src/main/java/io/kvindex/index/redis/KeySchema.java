@@ -326,6 +326,11 @@ public final class KeySchema {
     return key(group, "spec:routes");
   }
 
+  /** A group's speculative routes ({@link #speculativeRoutes}), for tools that measure them. */
+  public byte[] speculativeRoutesKey(int group) {
+    return speculativeRoutes(group);
+  }
+
   /**
    * The order of a group's speculative routes (speculate.lua): a sorted set of the fields of {@link
    * #speculativeRoutes}, each scored by the latest deadline of its routes, so that expired fields
@@ -368,6 +373,11 @@ public final class KeySchema {
    */
   byte[] touches(String model, String pod) {
     return podKey(model, pod, "touch:");
+  }
+
+  /** A pod's touches ({@link #touches}), for tools that measure them. */
+  public byte[] touchesKey(String model, String pod) {
+    return touches(model, pod);
   }
 
   /**

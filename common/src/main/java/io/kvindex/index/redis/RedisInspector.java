@@ -12,6 +12,7 @@ import io.kvindex.index.redis.IndexReport.Purge;
 import io.kvindex.index.redis.IndexReport.Rank;
 import io.kvindex.index.redis.IndexReport.Replica;
 import io.kvindex.redis.ClassifiedError;
+import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisErrorClassifier;
 import io.kvindex.redis.RedisOutcome;
@@ -63,6 +64,18 @@ public final class RedisInspector {
   private RedisInspector(RedisConnector connector, String indexName) {
     this.redis = connector.commands();
     this.indexName = indexName;
+  }
+
+  /**
+   * The index's Lua scripts by the SHA1 that {@code EVALSHA} names them with: script name by SHA1,
+   * for tools that read Redis's {@code SLOWLOG}.
+   */
+  public static Map<String, String> scriptNamesBySha() {
+    Map<String, String> out = new HashMap<>();
+    for (LuaScript s : Scripts.all()) {
+      out.put(s.sha1(), s.name());
+    }
+    return Map.copyOf(out);
   }
 
   /** An inspector of index {@code indexName} over {@code connector} (which the caller closes). */

@@ -1,6 +1,7 @@
 package io.kvindex.demo;
 
 import io.kvindex.simulator.PodRouter;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -20,11 +21,30 @@ interface Gateway extends PodRouter {
    */
   RouterPolicy.Predictions predictions(String pod, int from, int to);
 
+  /** The pod that served each request so far, by the request's index (null: none did). */
+  List<String> servedBy();
+
   /** The index of the first request from {@code from} on that {@code pod} served, or -1. */
-  int firstServedBy(String pod, int from);
+  default int firstServedBy(String pod, int from) {
+    List<String> served = servedBy();
+    for (int i = Math.max(0, from); i < served.size(); i++) {
+      if (pod.equals(served.get(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
 
   /** The index of the last request before {@code to} that {@code pod} served, or -1. */
-  int lastServedBy(String pod, int to);
+  default int lastServedBy(String pod, int to) {
+    List<String> served = servedBy();
+    for (int i = Math.min(to, served.size()) - 1; i >= 0; i--) {
+      if (pod.equals(served.get(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
 
   /** Observations that could not be made (the engine's usage did not reach kvindex). */
   int observeFailures();

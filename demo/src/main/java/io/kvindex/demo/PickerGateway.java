@@ -238,23 +238,8 @@ final class PickerGateway implements Gateway, AutoCloseable {
   }
 
   @Override
-  public int firstServedBy(String pod, int from) {
-    for (int i = Math.max(0, from); i < servedBy.size(); i++) {
-      if (pod.equals(servedBy.get(i))) {
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  @Override
-  public int lastServedBy(String pod, int to) {
-    for (int i = Math.min(to, servedBy.size()) - 1; i >= 0; i--) {
-      if (pod.equals(servedBy.get(i))) {
-        return i;
-      }
-    }
-    return -1;
+  public List<String> servedBy() {
+    return Collections.unmodifiableList(servedBy);
   }
 
   @Override

@@ -163,28 +163,9 @@ final class RouterPolicy implements Gateway {
     }
   }
 
-  /**
-   * The index of the first request from {@code from} on that {@code pod} served, or -1 if none did.
-   */
   @Override
-  public int firstServedBy(String pod, int from) {
-    for (int i = Math.max(0, from); i < servedBy.size(); i++) {
-      if (pod.equals(servedBy.get(i))) {
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  /** The index of the last request before {@code to} that {@code pod} served, or -1 if none did. */
-  @Override
-  public int lastServedBy(String pod, int to) {
-    for (int i = Math.min(to, servedBy.size()) - 1; i >= 0; i--) {
-      if (pod.equals(servedBy.get(i))) {
-        return i;
-      }
-    }
-    return -1;
+  public List<String> servedBy() {
+    return Collections.unmodifiableList(servedBy);
   }
 
   @Override

@@ -223,11 +223,35 @@ class EndToEndTest {
     return sum;
   }
 
+  /**
+   * The depth of the prompt the index holds for the pod at the endpoint, confirmed by its engine.
+   */
+  private static int confirmedDepth(String tokens, String endpoint) {
+    SimulatedPod pod =
+        pods.stream()
+            .filter(
+                p -> endpoint.equals(p.httpAddress().getHost() + ":" + p.httpAddress().getPort()))
+            .findFirst()
+            .orElseThrow();
+    int[] ids = java.util.Arrays.stream(tokens.split(",")).mapToInt(Integer::parseInt).toArray();
+    return router
+        .score(MODEL, null, ids, List.of(pod.name()))
+        .pod(pod.name())
+        .filter(m -> !m.speculative())
+        .map(m -> m.depth())
+        .orElse(0);
+  }
+
   @Test
   void tokenPrompts_sharingAPrefix_goWhereItIsCachedAndCloseTheLoop() throws Exception {
     String prefix = tokens(BLOCK * 12, 1);
     Served first = exchange(DUPLEX, "/v1/completions", completion(prefix + ",7", false, false));
     assertThat(first.status()).isEqualTo(200);
+    // Until the ingester has applied the engine's events, the picks rest on the picker's own
+    // speculative route, and observations of speculative predictions are not judged.
+    assertThat(Await.until(() -> confirmedDepth(prefix, first.endpoint()) == 12))
+        .as("the engine's blocks reached the index")
+        .isTrue();
     double exactBefore = counter("kvindex_router_predictions_total{outcome=\"exact\"");
 
     for (int i = 0; i < 6; i++) {

@@ -95,9 +95,10 @@ final class IndexBenchmark {
 
   private void largeEvents(ObjectNode json) {
     String name = "bench-large-" + runId;
-    log.info("apply: single events of {} blocks", LargeEventBenchmark.SIZES);
+    log.info("apply: single events of {} blocks", LargeEventBenchmark.sizes(options.quick()));
     try {
-      new LargeEventBenchmark(redis, runId, chunk -> openIndex(name, chunk)).run(json);
+      new LargeEventBenchmark(redis, runId, chunk -> openIndex(name, chunk), options.quick())
+          .run(json);
     } finally {
       dropIndex(name);
     }

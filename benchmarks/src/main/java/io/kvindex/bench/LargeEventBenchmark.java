@@ -21,10 +21,12 @@ import java.util.function.IntFunction;
  * 192 and 32 768 blocks) is applied, in engine and token key modes, as shipped (chunks of {@link
  * PrefixIndexBuilder#DEFAULT_APPLY_CHUNK_BLOCKS}) and, for reference, at the largest chunk (8 192:
  * about one call per event, as before chunking). Times are SLOWLOG's execution times; each size is
- * applied {@link #REPEATS} times, each a new chain on a fresh stream. Not thread-safe.
+ * applied {@link #REPEATS} times, each a new chain on a fresh stream. A quick run (a smoke check of
+ * the same code path) applies 1 024 and 8 192 blocks, once each. Not thread-safe.
  */
 final class LargeEventBenchmark {
   static final List<Integer> SIZES = List.of(1_024, 8_192, 32_768);
+  static final List<Integer> QUICK_SIZES = List.of(1_024, 8_192);
   private static final int REPEATS = 3;
   private static final int BLOCK_SIZE = 16;
   private static final int UNCHUNKED = 8_192;
@@ -37,15 +39,26 @@ final class LargeEventBenchmark {
   private final BenchRedis redis;
   private final IntFunction<PrefixIndex> open;
   private final String runId;
+  private final List<Integer> sizes;
+  private final int repeats;
   private int streams;
 
   /**
    * @param open an index with the given chunk size, under a name of its own
+   * @param quick the quick run's sizes, each applied once
    */
-  LargeEventBenchmark(BenchRedis redis, String runId, IntFunction<PrefixIndex> open) {
+  LargeEventBenchmark(
+      BenchRedis redis, String runId, IntFunction<PrefixIndex> open, boolean quick) {
     this.redis = redis;
     this.runId = runId;
     this.open = open;
+    this.sizes = sizes(quick);
+    this.repeats = quick ? 1 : REPEATS;
+  }
+
+  /** The event sizes a run applies. */
+  static List<Integer> sizes(boolean quick) {
+    return quick ? QUICK_SIZES : SIZES;
   }
 
   void run(ObjectNode json) {
@@ -53,7 +66,7 @@ final class LargeEventBenchmark {
     ObjectNode shippedToken = json.putObject("apply_max_command_us_token_mode");
     ObjectNode unchunked = json.putObject("apply_unchunked_max_command_us");
     ObjectNode perSecond = json.putObject("apply_large_event_blocks_per_s");
-    for (int size : SIZES) {
+    for (int size : sizes) {
       String key = Integer.toString(size);
       long[] engine = measure(PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS, KeyMode.ENGINE, size);
       shipped.put(key, engine[0]);
@@ -77,7 +90,7 @@ final class LargeEventBenchmark {
     detail.put("by_chunk_event_blocks", BY_CHUNK_SIZE);
     detail.put("chunk_blocks", PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS);
     detail.put("unchunked_reference_chunk_blocks", UNCHUNKED);
-    detail.put("repeats", REPEATS);
+    detail.put("repeats", repeats);
     detail.put("block_size_tokens", BLOCK_SIZE);
     detail.put(
         "note",
@@ -100,7 +113,7 @@ final class LargeEventBenchmark {
     LatencyRecorder median;
     try (PrefixIndex index = open.apply(chunk);
         SlowLogWatch watch = SlowLogWatch.start(redis.admin())) {
-      for (int r = 0; r < REPEATS; r++) {
+      for (int r = 0; r < repeats; r++) {
         String model = mode == KeyMode.TOKEN ? "token-model" : IndexBenchmark.MODEL;
         StreamId stream = StreamId.of(model, "large-" + runId + "-" + streams++);
         Lease lease =

@@ -11,10 +11,12 @@ import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -69,6 +71,17 @@ public final class ChaosCommand implements Callable<Integer> {
   Path out;
 
   @Option(
+      names = "--phases",
+      split = ",",
+      paramLabel = "WARM,FAULT,AFTER",
+      description =
+          "Seconds of load before the fault, of a fault that lasts a set time, and of load after"
+              + " it (each 1 to 600). Default: 4,4,5 with --quick, 8,8,12 otherwise. Shorter"
+              + " phases check that every scenario runs and ends exact; the false-positive"
+              + " windows they measure are then shorter than the goals assume")
+  List<Integer> phases = new ArrayList<>();
+
+  @Option(
       names = "--seed",
       defaultValue = "11",
       description = "Seed of the workload and the auditor's samples. Default: ${DEFAULT-VALUE}")
@@ -88,9 +101,30 @@ public final class ChaosCommand implements Callable<Integer> {
       chosen.addAll(quick ? ChaosScenario.quickOnes() : ChaosScenario.everyRun());
     }
     ChaosRun.Timings timings = quick ? ChaosRun.Timings.QUICK : ChaosRun.Timings.FULL;
+    if (!phases.isEmpty()) {
+      if (phases.size() != 3 || phases.stream().anyMatch(s -> s < 1 || s > 600)) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--phases takes three whole numbers of seconds from 1 to 600, WARM,FAULT,AFTER (for"
+                + " example 2,2,3); got "
+                + phases);
+      }
+      timings =
+          timings.withPhases(
+              Duration.ofSeconds(phases.get(0)),
+              Duration.ofSeconds(phases.get(1)),
+              Duration.ofSeconds(phases.get(2)));
+    }
     PrintWriter stdout = spec.commandLine().getOut();
     ObjectNode report = JSON.createObjectNode();
-    report.put("command", "chaos" + (quick ? " --quick" : ""));
+    report.put(
+        "command",
+        "chaos"
+            + (quick ? " --quick" : "")
+            + (phases.isEmpty()
+                ? ""
+                : " --phases "
+                    + phases.stream().map(String::valueOf).collect(Collectors.joining(","))));
     report.put("started", Instant.now().toString());
     report.put("cores", Runtime.getRuntime().availableProcessors());
     report.put(
@@ -148,6 +182,9 @@ public final class ChaosCommand implements Callable<Integer> {
       if (scenario == ChaosScenario.WORST_SCORE) {
         stdout.println(worstScoreSummary(r.path("fault")));
       }
+      if (scenario == ChaosScenario.SLOT_MIGRATION) {
+        stdout.println(migrationSummary(r.path("fault")));
+      }
       stdout.flush();
     }
     report.put("all_goals_met", allMet && failedToRun == 0);
@@ -203,6 +240,18 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     if (scenario == ChaosScenario.TOUCH_FLOOD) {
       touchFloodGoals(r.path("fault"), goals);
+    }
+    if (scenario == ChaosScenario.SLOT_MIGRATION) {
+      JsonNode fault = r.path("fault");
+      goals.put(
+          "the_slot_moved_with_its_keys",
+          fault.path("keys_moved").asLong() > 0
+              && fault.path("owner_after").asText().equals(fault.path("to").asText()));
+      goals.put(
+          "the_migration_not_taken_for_a_loss",
+          fault.has("index_resets_until_quiescence")
+              && fault.path("index_resets_until_quiescence").asLong() == 0
+              && fault.path("index_reset_purges_until_quiescence").asLong() == 0);
     }
     if (scenario == ChaosScenario.WORST_SCORE) {
       worstScoreGoals(r.path("fault"), goals);
@@ -343,6 +392,21 @@ public final class ChaosCommand implements Callable<Integer> {
         fault.at("/worst_request_alone/speculate_script/longest_micros").asLong(),
         fault.path("made_up_pod_calls").asLong(),
         fault.path("redis_used_memory_growth_over_made_up_rounds_bytes").asLong());
+  }
+
+  private static String migrationSummary(JsonNode fault) {
+    return String.format(
+        "  slot %d moved from %s to %s: %d keys in %d MIGRATE calls (longest %d ms), %d ms from"
+            + " IMPORTING to NODE; index resets %d, purges as lost %d until quiescence",
+        fault.path("slot").asInt(),
+        fault.path("from").asText(),
+        fault.path("to").asText(),
+        fault.path("keys_moved").asLong(),
+        fault.path("migrate_calls").asLong(),
+        fault.path("longest_migrate_ms").asLong(),
+        fault.path("importing_to_node_ms").asLong(),
+        fault.path("index_resets_until_quiescence").asLong(),
+        fault.path("index_reset_purges_until_quiescence").asLong());
   }
 
   private static String heapSummary(JsonNode heap) {

@@ -2,6 +2,7 @@ package io.kvindex.demo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.index.IndexMeters;
 import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -67,12 +68,26 @@ final class ChaosRun implements AutoCloseable {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** Phase lengths of a run. */
-  record Timings(Duration warm, Duration fault, Duration after, double rate, int pods) {
+  /** The wait after each MIGRATE of the slot-migration scenario, while the keys are split. */
+  private static final Duration MIGRATE_PAUSE = Duration.ofMillis(100);
+
+  /**
+   * Phase lengths of a run: load before the fault ({@code warm}), a timed fault's length, load
+   * after it; {@code quick} picks the smaller shape of the scenarios that have one of their own.
+   */
+  record Timings(
+      Duration warm, Duration fault, Duration after, double rate, int pods, boolean quick) {
     static final Timings QUICK =
-        new Timings(Duration.ofSeconds(4), Duration.ofSeconds(4), Duration.ofSeconds(5), 50, 4);
+        new Timings(
+            Duration.ofSeconds(4), Duration.ofSeconds(4), Duration.ofSeconds(5), 50, 4, true);
     static final Timings FULL =
-        new Timings(Duration.ofSeconds(8), Duration.ofSeconds(8), Duration.ofSeconds(12), 80, 6);
+        new Timings(
+            Duration.ofSeconds(8), Duration.ofSeconds(8), Duration.ofSeconds(12), 80, 6, false);
+
+    /** These timings with other phase lengths (rate, pods and shape kept). */
+    Timings withPhases(Duration warm, Duration fault, Duration after) {
+      return new Timings(warm, fault, after, rate, pods, quick);
+    }
   }
 
   private final ChaosScenario scenario;
@@ -92,6 +107,8 @@ final class ChaosRun implements AutoCloseable {
   private StackFigures figures;
   private Thread load;
   private StalledMetricsPage stallable;
+  private long resetsBeforeMigration;
+  private long lostBeforeMigration;
 
   private ChaosRun(ChaosScenario scenario, Timings timings, long seed) {
     this.scenario = scenario;
@@ -109,7 +126,7 @@ final class ChaosRun implements AutoCloseable {
 
   private ObjectNode execute() throws InterruptedException {
     if (scenario == ChaosScenario.RING_REBUILD_HEAP_CAPPED) {
-      return executeHeapCapped(timings == Timings.QUICK ? RingRebuild.QUICK : RingRebuild.FULL);
+      return executeHeapCapped(timings.quick() ? RingRebuild.QUICK : RingRebuild.FULL);
     }
     long began = System.nanoTime();
     String uri = startRedis();
@@ -180,6 +197,15 @@ final class ChaosRun implements AutoCloseable {
     out.put("quiescence_lookups_exact_pct", percent(accuracy.lookups().fraction()));
     if (!accuracy.wrongPods().isEmpty()) {
       out.set("quiescence_wrong_pods", JSON.valueToTree(accuracy.wrongPods()));
+    }
+    if (scenario == ChaosScenario.SLOT_MIGRATION) {
+      // Counted until quiescence: a reset found by a later write or check counts too.
+      faultNotes.put(
+          "index_resets_until_quiescence",
+          figures.counted(IndexMeters.RESETS, null, null) - resetsBeforeMigration);
+      faultNotes.put(
+          "index_reset_purges_until_quiescence",
+          figures.purgesDone("index_reset") - lostBeforeMigration);
     }
     if (!faultNotes.isEmpty()) {
       out.set("fault", faultNotes);
@@ -326,6 +352,7 @@ final class ChaosRun implements AutoCloseable {
         connect(replica).clusterFailover(false);
         awaitPromotion(primary);
       }
+      case SLOT_MIGRATION -> migrateIndexSlot();
       case SENTINEL_PROMOTION -> {
         RedisNode before = sentinel.primary();
         sentinel.failover();
@@ -393,6 +420,53 @@ final class ChaosRun implements AutoCloseable {
       p.resetPrefixCache();
     }
     sleep(Duration.ofMillis(300));
+  }
+
+  /**
+   * Moves the slot of the index's group, with its keys, from the primary serving it to another, one
+   * key per MIGRATE and {@link #MIGRATE_PAUSE} after each (the group's keys stay split between the
+   * two nodes for seconds, as a reshard of a slot with many keys leaves them), while the load goes
+   * on. Records what the move took and what the stack counted meanwhile: resets of the index and
+   * purges because it was lost must stay at 0 (a move that loses nothing is no failover).
+   */
+  private void migrateIndexSlot() {
+    int slot = SlotHash.getSlot(new KeySchema(stack.indexName(), 1).blocksKey(0));
+    ClusterNode from = cluster.ownerOf(slot);
+    ClusterNode to =
+        cluster.primaries().stream()
+            .filter(n -> !n.uri().equals(from.uri()))
+            .findFirst()
+            .orElseThrow();
+    long resetsBefore = figures.counted(IndexMeters.RESETS, null, null);
+    long lostBefore = figures.purgesDone("index_reset");
+    long unverifiedBefore = figures.counted(IndexMeters.LOOKUP_NODE_UNVERIFIED, null, null);
+    LocalRedisCluster.SlotMigration moved =
+        cluster.migrateSlot(slot, to, 1, () -> pause(MIGRATE_PAUSE));
+    faultNotes.put("slot", slot);
+    faultNotes.put("from", from.uri().toString());
+    faultNotes.put("to", to.uri().toString());
+    faultNotes.put("keys_moved", moved.keys());
+    faultNotes.put("migrate_calls", moved.migrateCalls());
+    faultNotes.put("longest_migrate_ms", moved.longestMigrate().toMillis());
+    faultNotes.put("importing_to_node_ms", moved.took().toMillis());
+    faultNotes.put("pause_after_each_migrate_ms", MIGRATE_PAUSE.toMillis());
+    faultNotes.put("owner_after", cluster.ownerOf(slot).uri().toString());
+    faultNotes.put(
+        "index_resets_counted", figures.counted(IndexMeters.RESETS, null, null) - resetsBefore);
+    faultNotes.put("index_reset_purges", figures.purgesDone("index_reset") - lostBefore);
+    faultNotes.put(
+        "lookups_on_an_unverified_node",
+        figures.counted(IndexMeters.LOOKUP_NODE_UNVERIFIED, null, null) - unverifiedBefore);
+    resetsBeforeMigration = resetsBefore;
+    lostBeforeMigration = lostBefore;
+  }
+
+  private static void pause(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void awaitPromotion(ClusterNode old) throws InterruptedException {

@@ -39,6 +39,13 @@ enum ChaosScenario {
       true,
       false,
       "CLUSTER FAILOVER: the index's primary hands over to its replica"),
+  SLOT_MIGRATION(
+      Topology.CLUSTER,
+      false,
+      false,
+      "the index group's hash slot moved to another primary under load, as redis-cli --cluster"
+          + " reshard does (SETSLOT IMPORTING and MIGRATING, MIGRATE of its keys one at a time,"
+          + " 100 ms apart, SETSLOT NODE): nothing is lost, so nothing may be reset"),
   SENTINEL_PROMOTION(
       Topology.SENTINEL, true, false, "Sentinel promotes the replica of the primary in use"),
   INGESTER_PAUSED(

@@ -358,7 +358,11 @@ public final class Demo {
             stack.fleet(),
             requests.subList(0, kvindexRun.routed()));
     long start = System.nanoTime();
-    long deadline = start + AUDIT_TIMEOUT.toNanos();
+    // Engines that evict without publishing leave the index wrong by design, and nothing changes
+    // it once the run is over: audited again, it would only be found as wrong until the timeout.
+    Duration retries =
+        config.fault() == DemoConfig.Fault.SILENT_EVICTION ? Duration.ZERO : AUDIT_TIMEOUT;
+    long deadline = start + retries.toNanos();
     Auditor.Accuracy accuracy = auditor.audit();
     int audits = 1;
     while (!accuracy.perfect() && System.nanoTime() < deadline) {

@@ -14,6 +14,7 @@ import io.lettuce.core.RedisClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -195,5 +196,60 @@ class BoundedMemoryTest {
     fleet.traffic(pod, 3);
     rig.awaitCaughtUp(pod, WAIT);
     rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+  }
+
+  /**
+   * A gap whose batches each fit a replay window, but not two of them: the replay for the gap
+   * starts one batch early (the last one applied, to compare the ring's copy with it), and that
+   * copy must not take the room the gap's first batch needs, or the replay is cut before the gap,
+   * asked again and cut again, for ever. The gap is repaired from the ring, window by window,
+   * without a purge.
+   */
+  @Test
+  void gapWhoseBatchesFitAWindowOnlyOneAtATime_repairedFromTheRingWithoutAPurge(
+      RedisStandalone redis) {
+    rig = new Rig(redis);
+    fleet = Fleet.start(1);
+    Ingester ingester =
+        rig.start(
+            "r1",
+            fleet.specs("engine"),
+            b -> b.memoryBudgetBytes(BUDGET).maxReplayBytes(64 << 10).maxMessageBytes(1 << 20));
+    SimulatedPod pod = fleet.pod(0);
+    rig.warmUp(fleet, pod);
+    rig.awaitCaughtUp(pod, WAIT);
+
+    pod.inject(0, storing(1)); // about 40 KB decoded: one fits a 64 KiB window, two do not
+    rig.awaitCaughtUp(pod, WAIT);
+    pod.faults().dropFraction(1.0);
+    pod.inject(0, storing(2)); // lost live, kept in the ring
+    pod.inject(0, storing(3));
+    pod.faults().clear();
+    pod.inject(0, storing(4)); // heard: the gap is 2..3
+
+    rig.awaitCaughtUp(pod, Duration.ofSeconds(30));
+    assertThat(ingester.metrics().total("kvindex.ingester.gaps"))
+        .as("the gap was seen")
+        .isPositive();
+    assertThat(ingester.metrics().total("kvindex.ingester.purges"))
+        .as("the ring covered the gap: nothing purged")
+        .isZero();
+    assertThat(rig.held(pod.name(), Set.of(storedHash(2, 0), storedHash(3, 4_999))))
+        .as("the gap's blocks, applied from the ring")
+        .containsExactlyInAnyOrder(storedHash(2, 0), storedHash(3, 4_999));
+  }
+
+  /** A batch storing 5 000 blocks of its own, {@code k << 32} on. */
+  private static byte[] storing(int k) {
+    List<Long> hashes = new ArrayList<>();
+    for (int i = 0; i < 5_000; i++) {
+      hashes.add(storedHash(k, i));
+    }
+    return KvEventEncoder.of(WireEra.V0_22)
+        .encode(KvEventBatch.of(0, List.of(BlockStored.of(hashes, null, List.of(), 16)), 0));
+  }
+
+  private static long storedHash(int k, int i) {
+    return ((long) k << 32) + i;
   }
 }

@@ -57,6 +57,14 @@ public record Batch(
     return events.events().stream().anyMatch(e -> e instanceof AllBlocksCleared);
   }
 
+  /**
+   * The batch as a replay's copy of one already applied is kept: its sequence and payload hash, to
+   * compare with the batch applied, without its events, and counting only what such a record holds.
+   */
+  public Batch compared() {
+    return new Batch(seq, payloadHash, NOTHING, malformed, live, HeapBytes.BATCH);
+  }
+
   /** The same batch without its events: applied, it moves the watermark and changes nothing. */
   public Batch emptied() {
     return new Batch(seq, payloadHash, NOTHING, malformed, live, bytes);

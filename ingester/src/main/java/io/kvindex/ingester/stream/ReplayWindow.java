@@ -10,15 +10,19 @@ import java.util.function.Consumer;
 /**
  * One replay read into a window of the memory budget: each batch decoded as it arrives and counted
  * in the window, until the window is full (the replay is cut there; the rest is left to a later
- * replay), the ring's end, or a batch past {@code through}. {@link #close} gives the window's bytes
- * back once the stream's sequencer holds what it keeps. Not thread-safe: the stream's worker reads
- * it.
+ * replay), the ring's end, or a batch past {@code through}. A batch the stream has applied already
+ * (below {@code comparedBelow}: a replay starts one early, to compare the ring's copy of the last
+ * batch applied with it) is kept without its events and takes no room in the window, or a window
+ * with room for one batch would be cut before the first one asked for, every time. {@link #close}
+ * gives the window's bytes back once the stream's sequencer holds what it keeps. Not thread-safe:
+ * the stream's worker reads it.
  */
 final class ReplayWindow implements Replay.Reader, AutoCloseable {
   private final MemoryBudget.Window window;
   private final long fullWindow;
   private final KeyMode mode;
   private final long from;
+  private final long comparedBelow;
   private final long through;
   private final int maxBatches;
   private final Consumer<Batch> malformed;
@@ -46,18 +50,20 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
       long through,
       int maxBatches,
       Consumer<Batch> malformed) {
-    this(window, fullWindow, mode, from, through, maxBatches, malformed, (m, b) -> {});
+    this(window, fullWindow, mode, from, from, through, maxBatches, malformed, (m, b) -> {});
   }
 
   /**
    * As above, and {@code taken} is shown each readable batch taken, with its message (the key check
-   * samples history too: a new stream's first batches come from its ring).
+   * samples history too: a new stream's first batches come from its ring); batches below {@code
+   * comparedBelow} are applied already, and kept only to be compared.
    */
   ReplayWindow(
       MemoryBudget.Window window,
       long fullWindow,
       KeyMode mode,
       long from,
+      long comparedBelow,
       long through,
       int maxBatches,
       Consumer<Batch> malformed,
@@ -67,6 +73,7 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
     this.fullWindow = fullWindow;
     this.mode = mode;
     this.from = from;
+    this.comparedBelow = comparedBelow;
     this.through = through;
     this.maxBatches = maxBatches;
     this.malformed = malformed;
@@ -89,6 +96,10 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
       return false;
     }
     Batch batch = Batch.decode(message, false, mode);
+    if (seq < comparedBelow) {
+      batches.add(batch.compared());
+      return true;
+    }
     if (!window.tryTake(batch.bytes())) {
       tooLarge = batch.bytes() > fullWindow;
       return false;

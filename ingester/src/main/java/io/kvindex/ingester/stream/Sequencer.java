@@ -261,9 +261,35 @@ public final class Sequencer {
     pending.clear();
   }
 
+  /**
+   * Lets go of the replayed history waiting (live batches stay): past a gap it cannot be applied
+   * before the gap is repaired, and its bytes leave the replay window no room for the gap. Read
+   * again after the gap (what is not held is replayed later, as a gap). Returns whether any was
+   * held.
+   */
+  public boolean dropHistory() {
+    List<Long> replayed = new ArrayList<>();
+    pending.forEach(
+        (seq, b) -> {
+          if (!b.live()) {
+            replayed.add(seq);
+          }
+        });
+    replayed.forEach(this::release);
+    return !replayed.isEmpty();
+  }
+
   /** The stream stops: every batch held is let go, its bytes given back to the budget. */
   public void release() {
     releaseAll();
+  }
+
+  /**
+   * The next sequence to apply: a batch below it is applied already (a replay's copy of one is only
+   * compared with it), or -1 before the watermark is read.
+   */
+  public long expected() {
+    return expected;
   }
 
   /** Whether the stream's watermark has been read from the index. */

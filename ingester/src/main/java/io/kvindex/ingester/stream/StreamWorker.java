@@ -931,6 +931,7 @@ public final class StreamWorker implements Runnable {
             memory.windowBytes(),
             mode,
             from,
+            sequencer.expected(),
             through,
             shared.config().maxPendingBatches(),
             this::malformed,
@@ -1113,10 +1114,16 @@ public final class StreamWorker implements Runnable {
           repair = sequencer.beyondRing(gap, w.firstOffered());
           historyRead(w);
         } else if (w.cut() && replayed.isEmpty()) {
-          // The window had no room left (history it brought is still to apply): asked again then.
+          // The ring covers the gap but the window had no room for its first batch: history held
+          // past the gap took it, and cannot be applied before the gap. It is let go (read again
+          // later) and the gap asked for at once; with nothing to let go, after a backoff.
           shared.metrics().replay("cut");
           historyRead(w);
-          return true;
+          if (sequencer.dropHistory()) {
+            return true;
+          }
+          backOff();
+          return false;
         } else {
           repair =
               w.tooLarge()

@@ -416,6 +416,24 @@ class SequencerTest {
   }
 
   @Test
+  void dropHistory_pastAGap_letsGoOfTheReplayedBatchesAndKeepsTheLiveOnes() {
+    Sequencer s = new Sequencer(100, 1_000);
+    s.start(4); // 5 is next
+    s.caughtUp(List.of(new Batch(7, 7, ONE_EVENT, null, false, 30))); // 5..6 still missing
+    s.live(new Batch(9, 9, ONE_EVENT, null, true, 20));
+    assertThat(s.next()).isEqualTo(new RepairGap(5, 7, false));
+    assertThat(s.replayedBytes()).isEqualTo(30);
+
+    assertThat(s.dropHistory()).isTrue();
+    assertThat(s.replayedBytes()).as("the window's room back").isZero();
+    assertThat(s.pendingBytes()).as("the live batch stays").isEqualTo(20);
+    assertThat(s.next())
+        .as("the gap now reaches the live batch")
+        .isEqualTo(new RepairGap(5, 9, false));
+    assertThat(s.dropHistory()).as("nothing left to let go").isFalse();
+  }
+
+  @Test
   void catchUp_onlyWhenNothingWaits() {
     Sequencer s = new Sequencer(10);
     assertThat(s.mayCatchUp()).as("before the watermark is read").isFalse();

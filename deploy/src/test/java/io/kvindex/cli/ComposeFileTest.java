@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.lab.LabMain;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -31,6 +32,7 @@ import picocli.CommandLine.ParseResult;
 class ComposeFileTest {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static final Set<String> KVINDEX_COMMANDS = Set.of("sim", "ingester", "router");
+  private static final Set<String> LAB_COMMANDS = Set.of("sim", "demo", "chaos", "bench");
 
   private static Path root;
   private static JsonNode compose;
@@ -67,7 +69,7 @@ class ComposeFileTest {
   /** Parses like {@code scripts/kvindex <args>} would, without running the command. */
   private static ParseResult parse(String service, List<String> args) {
     try {
-      ParseResult result = Main.commandLine().parseArgs(args.toArray(String[]::new));
+      ParseResult result = LabMain.commandLine().parseArgs(args.toArray(String[]::new));
       assertThat(result.hasSubcommand()).as(service + " runs a kvindex subcommand").isTrue();
       return result.subcommand();
     } catch (CommandLine.ParameterException e) {
@@ -112,6 +114,13 @@ class ComposeFileTest {
       assertThat(context).as(name + " build context").isDirectory();
       assertThat(dockerfile).as(name + " Dockerfile").isRegularFile();
       String text = Files.readString(dockerfile);
+      // The lab's commands come from the lab target; the services run the production image.
+      String target = build.path("target").asText("");
+      boolean lab = LAB_COMMANDS.contains(parsed.get(name).commandSpec().name());
+      assertThat(target).as(name + " build target").isEqualTo(lab ? "lab" : "");
+      if (lab) {
+        assertThat(text).containsPattern("(?m)^FROM \\S+ AS lab$");
+      }
       assertThat(text)
           .as(dockerfile.toString())
           .containsPattern("(?m)^FROM maven:\\S*temurin-17\\S* AS build")

@@ -3,12 +3,9 @@ package io.kvindex.router;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.prometheus.metrics.core.metrics.Histogram;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.WeakHashMap;
+import java.util.function.IntConsumer;
 
 /**
  * The closed loop's meters. Thread-safe.
@@ -16,8 +13,10 @@ import java.util.WeakHashMap;
  * <ul>
  *   <li>{@code kvindex_router_prediction_error_blocks}: a histogram of the signed prediction error
  *       (positive: the index thought the pod warmer than it was), buckets -64 ... 64. Micrometer's
- *       histograms drop negative values, so this one is a Prometheus histogram of its own, served
- *       when the registry is a {@link PrometheusMeterRegistry} (as the router service's is).
+ *       histograms drop negative values, so this one is a Prometheus histogram of its own ({@link
+ *       PredictionErrorHistogram}), served when the registry is Micrometer's Prometheus registry
+ *       (as the router service's is). The library does not depend on that registry: a gateway that
+ *       has it on its classpath and meters into it gets the histogram.
  *   <li>{@code kvindex.router.predictions{pod, outcome}}: requests observed, by pod and outcome
  *       ({@code exact}, {@code over}, {@code under}); pods past the first {@value #TAGGED_PODS} are
  *       counted as {@code pod="other"}, so a request's pod name cannot grow the registry.
@@ -35,14 +34,9 @@ import java.util.WeakHashMap;
 final class LoopMetrics {
   static final int TAGGED_PODS = 1024;
   static final int RECENT = 1024;
-  static final String HISTOGRAM = "kvindex_router_prediction_error_blocks";
-  private static final double[] BOUNDS = {-64, -32, -16, -8, -4, -2, -1, 0, 1, 2, 4, 8, 16, 32, 64};
-
-  /** One histogram per Prometheus registry, whichever routers share it. */
-  private static final Map<PrometheusRegistry, Histogram> HISTOGRAMS = new WeakHashMap<>();
 
   private final MeterRegistry registry;
-  private final Histogram errors;
+  private final IntConsumer errors;
   private final Map<String, Counter[]> byPod = new HashMap<>();
   private final boolean[] recent = new boolean[RECENT];
   private int recentSize;
@@ -64,8 +58,7 @@ final class LoopMetrics {
 
   LoopMetrics(MeterRegistry registry) {
     this.registry = registry;
-    this.errors =
-        registry instanceof PrometheusMeterRegistry p ? histogram(p.getPrometheusRegistry()) : null;
+    this.errors = PredictionErrorHistogram.of(registry);
     Gauge.builder("kvindex.router.prediction.exact.ratio", this, LoopMetrics::exactShare)
         .description("Share of exact predictions among the last " + RECENT + " observed requests")
         .register(registry);
@@ -109,27 +102,10 @@ final class LoopMetrics {
         .register(registry);
   }
 
-  private static Histogram histogram(PrometheusRegistry prometheus) {
-    synchronized (HISTOGRAMS) {
-      return HISTOGRAMS.computeIfAbsent(
-          prometheus,
-          r ->
-              Histogram.builder()
-                  .name(HISTOGRAM)
-                  .help(
-                      "Prediction error per observed request, in blocks: predicted minus what the"
-                          + " engine reported (positive: the index thought the pod warmer)")
-                  .classicOnly()
-                  .withoutExemplars()
-                  .classicUpperBounds(BOUNDS)
-                  .register(r));
-    }
-  }
-
   /** One observed request's error, in blocks. */
   void observed(String pod, int errorBlocks) {
     if (errors != null) {
-      errors.observe(errorBlocks);
+      errors.accept(errorBlocks);
     }
     int outcome = errorBlocks == 0 ? 0 : errorBlocks > 0 ? 1 : 2;
     counters(pod)[outcome].increment();

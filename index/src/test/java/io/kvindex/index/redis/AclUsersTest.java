@@ -60,7 +60,7 @@ import org.junit.jupiter.api.Test;
  * or through a script, and every attack tried with it fails: Lua of its own, HGETALL of the blocks
  * hash, writes to keys other than its own, and speculative routes that would last too long. The
  * HTTP side (a router beyond loopback without a token) is ScoringServerAuthTest's, in
- * router-client.
+ * router-server.
  */
 class AclUsersTest {
   private static final String MODEL = "m";

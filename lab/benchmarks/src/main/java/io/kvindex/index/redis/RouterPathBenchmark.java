@@ -34,8 +34,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * it one state per thread).
  *
  * <p>Run, after {@code mvn -B install -DskipTests} (the build runs JMH's annotation processor; the
- * test suite never runs this): {@code java -cp "lab/launcher/target/kvindex-lab.jar:lab/launcher/target/lib/*"
- * org.openjdk.jmh.Main RouterPathBenchmark}.
+ * test suite never runs this): {@code java -cp
+ * "lab/launcher/target/kvindex-lab.jar:lab/launcher/target/lib/*" org.openjdk.jmh.Main
+ * RouterPathBenchmark}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -41,7 +41,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * runs it one state per thread).
  *
  * <p>Run, after the CLI is built ({@code scripts/kvindex --help} builds it): {@code java -cp
- * "lab/launcher/target/kvindex-lab.jar:lab/launcher/target/lib/*" org.openjdk.jmh.Main EvictionModelBenchmark}.
+ * "lab/launcher/target/kvindex-lab.jar:lab/launcher/target/lib/*" org.openjdk.jmh.Main
+ * EvictionModelBenchmark}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -15,8 +15,10 @@ import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code kvindex} root command behind {@code scripts/kvindex}. Each subcommand is one class
- * registered in the {@code subcommands} list below.
+ * The {@code kvindex} root command behind {@code scripts/kvindex}: the product's commands. Each
+ * subcommand is one class registered in the {@code subcommands} list below. The lab's launcher
+ * ({@code io.kvindex.lab.LabMain}, module {@code lab/launcher}) adds sim, demo, chaos and bench to
+ * this same command line.
  *
  * <p>Exit codes: 0 success, 1 the command failed (bad input data, for example an unreadable file or
  * a token that is not a number: {@link InputException}), 2 bad command line (unknown command or
@@ -31,6 +33,11 @@ import picocli.CommandLine.Spec;
     versionProvider = Main.Version.class,
     description = "A shared, Redis-backed index of which vLLM pod holds which KV-cache blocks.",
     synopsisSubcommandLabel = "COMMAND",
+    footer = {
+      "",
+      "The lab's commands (sim, demo, chaos, bench) are in the lab launcher: scripts/kvindex in a"
+          + " source checkout, or the image's lab target (docker build --target lab)."
+    },
     subcommands = {
       HelpCommand.class,
       HashCommand.class,
@@ -39,10 +46,6 @@ import picocli.CommandLine.Spec;
       io.kvindex.router.http.RouterCommand.class,
       io.kvindex.ingester.IngesterCommand.class,
       io.kvindex.epp.EppCommand.class,
-      BenchCommand.class,
-      io.kvindex.simulator.SimCommand.class,
-      io.kvindex.demo.DemoCommand.class,
-      io.kvindex.demo.ChaosCommand.class,
     })
 public final class Main implements Callable<Integer> {
 
@@ -51,12 +54,17 @@ public final class Main implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   public static void main(String[] args) {
+    run(commandLine(), args);
+  }
+
+  /** Runs {@code commandLine} (this root command, perhaps with more subcommands) and exits. */
+  public static void run(CommandLine commandLine, String[] args) {
     // The JDK HTTP server leaves Nagle's algorithm on, which holds every small JSON answer of the
     // router, ingester and simulator endpoints until the client's delayed ACK (tens of ms).
     if (System.getProperty(NODELAY) == null) {
       System.setProperty(NODELAY, "true");
     }
-    System.exit(execute(args));
+    System.exit(commandLine.execute(args));
   }
 
   /** Runs one command line in this JVM and returns its exit code. */

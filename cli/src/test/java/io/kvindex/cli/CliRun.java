@@ -14,7 +14,11 @@ record CliRun(int exitCode, String out, String err) {
   }
 
   static CliRun withStdin(String stdin, String... args) {
-    CommandLine commandLine = Main.commandLine();
+    return in(Main.commandLine(), stdin, args);
+  }
+
+  /** One run of {@code commandLine} (the root command, perhaps with the lab's commands added). */
+  static CliRun in(CommandLine commandLine, String stdin, String... args) {
     HashCommand hash = commandLine.getSubcommands().get("hash").getCommand();
     hash.stdin = new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8));
     StringWriter out = new StringWriter();

@@ -14,8 +14,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs the real {@code scripts/kvindex} launcher for the {@code *LauncherIT} tests. The build runs
  * them in the integration-test phase, after package has made {@code cli/target/kvindex-cli.jar} and
- * {@code cli/target/lib/}; the launcher is told not to rebuild (that would start Maven inside
- * Maven). Not thread-safe: one per test.
+ * {@code cli/target/lib/} (or the lab launcher's {@code lab/launcher/target/kvindex-lab.jar}, for
+ * the lab's commands); the launcher is told not to rebuild (that would start Maven inside Maven).
+ * Not thread-safe: one per test.
  */
 final class Launcher {
   record Result(int exitCode, String out, String err) {}
@@ -36,9 +37,8 @@ final class Launcher {
         Boolean.getBoolean("kvindex.launcherTests"),
         "runs in the integration-test phase, after package");
     Path root = repositoryRoot();
-    assumeTrue(
-        Files.isRegularFile(root.resolve("cli/target/kvindex-cli.jar")),
-        "cli/target/kvindex-cli.jar is built by the package phase");
+    String jar = labCommand(args) ? LAB_JAR : CLI_JAR;
+    assumeTrue(Files.isRegularFile(root.resolve(jar)), jar + " is built by the package phase");
     List<String> command = new ArrayList<>(List.of("bash", "scripts/kvindex"));
     command.addAll(List.of(args));
     Path out = dir.resolve("stdout");
@@ -56,6 +56,14 @@ final class Launcher {
         process.exitValue(),
         Files.readString(out, StandardCharsets.UTF_8),
         Files.readString(err, StandardCharsets.UTF_8));
+  }
+
+  private static final String CLI_JAR = "cli/target/kvindex-cli.jar";
+  private static final String LAB_JAR = "lab/launcher/target/kvindex-lab.jar";
+
+  /** Whether {@code scripts/kvindex} runs these arguments from the lab launcher. */
+  private static boolean labCommand(String... args) {
+    return args.length > 0 && List.of("sim", "demo", "chaos", "bench").contains(args[0]);
   }
 
   private static Path repositoryRoot() {

@@ -18,7 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * A minimal inference gateway: for each prompt it asks kvindex which candidate pod holds the
  * longest cached prefix, picks one with the pods' loads, counts the request as running there until
  * it finishes, and records the route so that the next similar prompt sees it before vLLM reports
- * the blocks. It uses only router-client's public API. Thread-safe.
+ * the blocks. It uses only the router library's public API. Thread-safe.
  *
  * <p>Run: {@code java -cp ... io.kvindex.examples.gateway.Gateway redis://127.0.0.1:6379
  * Qwen/Qwen3-8B pod-0,pod-1 < prompts.txt}, one prompt of space-separated token ids a line; it

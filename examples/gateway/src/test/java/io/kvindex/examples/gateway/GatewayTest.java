@@ -57,11 +57,23 @@ class GatewayTest {
     }
   }
 
-  /** What router-client brings a gateway holds neither the ingester nor the simulator. */
+  /**
+   * What the router library brings a gateway holds neither the ingester nor the simulator, nor the
+   * router server, the process shell, picocli, YAML, Micrometer's Prometheus registry or jeromq
+   * (and the gateway above routes without them).
+   */
   @Test
   void classPath_holdsOnlyWhatRouterClientPullsIn() {
     for (String absent :
-        List.of("io.kvindex.ingester.Ingester", "io.kvindex.simulator.SimulatedPod")) {
+        List.of(
+            "io.kvindex.ingester.Ingester",
+            "io.kvindex.simulator.SimulatedPod",
+            "io.kvindex.router.http.ScoringServer",
+            "io.kvindex.service.Setting",
+            "picocli.CommandLine",
+            "com.fasterxml.jackson.dataformat.yaml.YAMLFactory",
+            "io.micrometer.prometheusmetrics.PrometheusMeterRegistry",
+            "org.zeromq.ZMQ")) {
       assertThatThrownBy(() -> Class.forName(absent))
           .as(absent)
           .isInstanceOf(ClassNotFoundException.class);

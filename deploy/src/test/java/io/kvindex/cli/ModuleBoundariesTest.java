@@ -1,0 +1,120 @@
+package io.kvindex.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.Node;
+import org.w3c.dom.NodeList;
+
+/**
+ * The product apart from the lab, read from the poms: no product module depends on a lab module, on
+ * the test fixtures or on a library only the lab uses, except in test scope. The product's non-test
+ * dependencies are product modules only, so this holds for their transitive dependencies too, and
+ * so for the production image (cli's runtime classpath).
+ */
+class ModuleBoundariesTest {
+  /** Libraries only the lab uses: benchmarks, charts, Redis binaries. */
+  private static final Set<String> LAB_LIBRARIES =
+      Set.of("jmh-core", "jmh-generator-annprocess", "jfreechart", "embedded-redis");
+
+  /** Modules that are neither product nor lab: test fixtures, build checks, examples. */
+  private static final Set<String> NOT_PRODUCT = Set.of("testing", "deploy", "examples/gateway");
+
+  private static Path root;
+  private static final List<String> modules = new ArrayList<>();
+
+  @BeforeAll
+  static void load() throws Exception {
+    Path dir = Path.of("").toAbsolutePath();
+    while (dir != null && !Files.isDirectory(dir.resolve("lab"))) {
+      dir = dir.getParent();
+    }
+    assertThat(dir).as("the repository root above the working directory").isNotNull();
+    root = dir;
+    NodeList list = pom(root).getElementsByTagName("module");
+    for (int i = 0; i < list.getLength(); i++) {
+      modules.add(list.item(i).getTextContent().trim());
+    }
+  }
+
+  private static Document pom(Path dir) throws Exception {
+    return DocumentBuilderFactory.newInstance()
+        .newDocumentBuilder()
+        .parse(dir.resolve("pom.xml").toFile());
+  }
+
+  private static String child(Element e, String name) {
+    for (Node n = e.getFirstChild(); n != null; n = n.getNextSibling()) {
+      if (n instanceof Element c && c.getTagName().equals(name)) {
+        return c.getTextContent().trim();
+      }
+    }
+    return "";
+  }
+
+  private static String artifactId(String module) throws Exception {
+    Element project = pom(root.resolve(module)).getDocumentElement();
+    return child(project, "artifactId");
+  }
+
+  /** The dependencies (not the managed ones) of a module, as "artifactId scope". */
+  private static List<Element> dependencies(String module) throws Exception {
+    List<Element> out = new ArrayList<>();
+    NodeList list = pom(root.resolve(module)).getElementsByTagName("dependency");
+    for (int i = 0; i < list.getLength(); i++) {
+      Element d = (Element) list.item(i);
+      if (!((Element) d.getParentNode().getParentNode())
+          .getTagName()
+          .equals("dependencyManagement")) {
+        out.add(d);
+      }
+    }
+    return out;
+  }
+
+  private static boolean product(String module) {
+    return !module.startsWith("lab/") && !NOT_PRODUCT.contains(module);
+  }
+
+  @Test
+  void productModules_dependOnTheLabOnlyInTestScope() throws Exception {
+    Set<String> lab = new TreeSet<>(LAB_LIBRARIES);
+    for (String module : modules) {
+      if (!product(module)) {
+        lab.add(artifactId(module));
+      }
+    }
+    assertThat(lab).contains("kvindex-simulator", "kvindex-local-redis", "kvindex-testing");
+    List<String> product = modules.stream().filter(ModuleBoundariesTest::product).toList();
+    assertThat(product).contains("base", "vllm", "index", "shell", "ingester", "router", "cli");
+    for (String module : product) {
+      for (Element d : dependencies(module)) {
+        if (lab.contains(child(d, "artifactId"))) {
+          assertThat(child(d, "scope"))
+              .as(module + " depends on " + child(d, "artifactId"))
+              .isEqualTo("test");
+        }
+      }
+    }
+  }
+
+  @Test
+  void labModules_liveUnderLab() throws IOException {
+    for (String module : modules) {
+      assertThat(Files.isRegularFile(root.resolve(module).resolve("pom.xml"))).as(module).isTrue();
+    }
+    assertThat(modules)
+        .contains("lab/local-redis", "lab/simulator", "lab/demo", "lab/benchmarks", "lab/launcher");
+  }
+}

@@ -1,0 +1,186 @@
+package io.kvindex.index.redis;
+
+import io.kvindex.hash.BlockHasher;
+import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.IndexConfig;
+import io.kvindex.index.PodMatch;
+import io.kvindex.index.Tier;
+import java.io.ByteArrayOutputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * JMH: the router's in-process work per score, without Redis: hash a 4 096-token prompt
+ * (sha256_cbor, block size 16), decode a segment read's reply (the 16 segment values of 256 blocks
+ * for 64 candidates: 8 hold every block, 24 a random prefix, 32 none, as {@code bench router}
+ * stores them) into per-pod matches, and rank the candidates by score as the router does. In this
+ * package because the decoder is the index's own, package-private code. Not thread-safe (JMH runs
+ * it one state per thread).
+ *
+ * <p>Run, after {@code mvn -B install -DskipTests} (the build runs JMH's annotation processor; the
+ * test suite never runs this): {@code java -cp
+ * "lab/launcher/target/kvindex-lab.jar:lab/launcher/target/lib/*" org.openjdk.jmh.Main
+ * RouterPathBenchmark}.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(1)
+public class RouterPathBenchmark {
+  private static final int BLOCKS = 256;
+  private static final int BLOCK_SIZE = 16;
+  private static final int PODS = 64;
+  private static final int FULL = 8;
+  private static final int PARTIAL = 24;
+
+  private BlockHasher hasher;
+  private int[] tokens;
+  private long[] keys;
+  private List<String> pods;
+  private LookupDecoder.Layout layout;
+  private PodMatch[] none;
+  private byte[][] segments;
+  private double[] weights;
+
+  /** Builds the prompt, the candidates' records and the segment values a head read returns. */
+  @Setup
+  public void setUp() {
+    Random random = new Random(7);
+    hasher = BlockHasher.create(HashAlgorithm.SHA256_CBOR, "0", BLOCK_SIZE);
+    tokens = new int[BLOCKS * BLOCK_SIZE];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = random.nextInt(150_000);
+    }
+    keys = hasher.blockHashes(tokens);
+    pods = new ArrayList<>();
+    List<byte[]> records = new ArrayList<>();
+    int[] depth = new int[PODS];
+    for (int p = 0; p < PODS; p++) {
+      pods.add("pod-" + p);
+      records.add(record(p + 1));
+      depth[p] = p < FULL ? BLOCKS : p < FULL + PARTIAL ? 1 + random.nextInt(BLOCKS) : 0;
+    }
+    layout = LookupDecoder.Layout.of(records, false); // a router keeps these across lookups
+    none = pods.stream().map(PodMatch::none).toArray(PodMatch[]::new);
+    segments = new byte[BLOCKS / KeySchema.SEGMENT_BLOCKS][];
+    for (int k = 0; k < segments.length; k++) {
+      segments[k] = segment(k, depth);
+    }
+    Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
+    tierWeights.put(Tier.GPU, 1.0);
+    tierWeights.put(Tier.CPU, 0.8);
+    tierWeights.put(Tier.STORAGE, 0.5);
+    tierWeights.put(Tier.OTHER, 0.5);
+    weights =
+        LookupDecoder.weights(
+            new IndexConfig(
+                "bench",
+                1,
+                tierWeights,
+                Duration.ofSeconds(30),
+                32,
+                256,
+                Duration.ofHours(1),
+                4096));
+  }
+
+  /** Block hashing of the prompt. */
+  @Benchmark
+  public long[] hash() {
+    return hasher.blockHashes(tokens);
+  }
+
+  /** The segment values into block values, then into per-pod matches. */
+  @Benchmark
+  public PodMatch[] decode() {
+    BlockValues values = new BlockValues(BLOCKS);
+    for (int k = 0; k < segments.length; k++) {
+      int start = k * KeySchema.SEGMENT_BLOCKS;
+      int end = start + KeySchema.SEGMENT_BLOCKS;
+      SegmentCodec.read(values, values.extend(end - start), segments[k], keys, start, end);
+    }
+    LookupDecoder decoder = new LookupDecoder(none, layout, weights);
+    decoder.addValues(values);
+    return decoder.matches();
+  }
+
+  /** Decode, then the candidates ranked by score. */
+  @Benchmark
+  public List<PodMatch> decodeAndScore() {
+    return rank(decode());
+  }
+
+  /** Hash, decode and score: everything a score costs the router besides Redis and lettuce. */
+  @Benchmark
+  public List<PodMatch> path() {
+    long[] hashed = hasher.blockHashes(tokens);
+    if (hashed.length != keys.length) {
+      throw new IllegalStateException("the prompt hashed to another length");
+    }
+    return rank(decode());
+  }
+
+  private static List<PodMatch> rank(PodMatch[] matches) {
+    List<PodMatch> ranked = new ArrayList<>(List.of(matches));
+    ranked.sort(Comparator.comparingDouble(PodMatch::score).reversed());
+    return ranked;
+  }
+
+  /** A pod record: a deadline far ahead, then one (slot, rank 0) pair. */
+  private static byte[] record(int slot) {
+    byte[] rec = new byte[12];
+    for (int b = 0; b < 8; b++) {
+      rec[b] = (byte) (Long.MAX_VALUE >>> (56 - 8 * b));
+    }
+    rec[8] = (byte) (slot >>> 8);
+    rec[9] = (byte) slot;
+    return rec;
+  }
+
+  /**
+   * Segment {@code k}'s value: for each of its blocks, the GPU entries of the pods that hold it.
+   */
+  private byte[] segment(int k, int[] depth) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (int o = 0; o < KeySchema.SEGMENT_BLOCKS; o++) {
+      int block = k * KeySchema.SEGMENT_BLOCKS + o;
+      ByteArrayOutputStream value = new ByteArrayOutputStream();
+      for (int p = 0; p < PODS; p++) {
+        if (depth[p] > block) {
+          int slot = p + 1;
+          value.write(slot >>> 4);
+          value.write(((slot & 0xf) << 4) | Tier.GPU.bit());
+        }
+      }
+      if (value.size() == 0) {
+        continue;
+      }
+      out.write(o);
+      for (int b = 0; b < 8; b++) {
+        out.write((int) (keys[block] >>> (56 - 8 * b)));
+      }
+      out.write(value.size() >>> 8);
+      out.write(value.size());
+      out.writeBytes(value.toByteArray());
+    }
+    return out.toByteArray();
+  }
+}

@@ -44,6 +44,9 @@ class ScoringServerLimitsTest {
   @BeforeAll
   static void start(RedisStandalone redis) throws IOException {
     redisUri = redis.uri().toURI().toString();
+    try (RedisConnector connector = RedisConnector.connect(redisUri)) {
+      PrefixIndex.builder().indexName("limits").redis(connector).build().close(); // an ingester's
+    }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     router =
         KvRouter.builder()

@@ -3,6 +3,8 @@ package io.kvindex.router.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.redis.RedisConnector;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import java.io.ByteArrayOutputStream;
@@ -42,6 +44,10 @@ class SlowClientTest {
   @Test
   void slowClients_areCutOffAtTheTimeoutsWhileOthersAreServed(
       RedisStandalone redis, @TempDir Path dir) throws Exception {
+    // A router opens an index an ingester created; this test runs none, so creates it as one would.
+    try (RedisConnector connector = RedisConnector.connect(redis.uri().toURI().toString())) {
+      PrefixIndex.builder().redis(connector).build().close();
+    }
     Process router =
         start(
             dir,

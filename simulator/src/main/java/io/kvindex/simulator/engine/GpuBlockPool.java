@@ -31,6 +31,7 @@ final class GpuBlockPool {
   private final boolean[] queued;
   private int head = NONE;
   private int tail = NONE;
+  private int freeCount;
 
   // Hash to slot: keys and slot + 1 (0: an empty cell), a power of two cells, at most half full.
   private final long[] keys;
@@ -61,6 +62,16 @@ final class GpuBlockPool {
   int lookup(long hash) {
     int cell = find(hash);
     return cell < 0 ? -1 : values[cell] - 1;
+  }
+
+  /** Slots in the free queue: what new allocations can take (cached or not). */
+  int freeCount() {
+    return freeCount;
+  }
+
+  /** Whether the slot is in the free queue (not in use by a request). */
+  boolean isFree(int slot) {
+    return queued[slot];
   }
 
   boolean contains(long hash) {
@@ -155,6 +166,7 @@ final class GpuBlockPool {
     }
     tail = slot;
     queued[slot] = true;
+    freeCount++;
   }
 
   private void unlink(int slot) {
@@ -171,6 +183,7 @@ final class GpuBlockPool {
       prev[n] = p;
     }
     queued[slot] = false;
+    freeCount--;
   }
 
   private int cellOf(long hash) {

@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -43,9 +44,21 @@ final class RouterPolicy implements Gateway {
   private int observeFailures;
   private final Set<String> blocksWanted = new HashSet<>();
 
+  private final boolean inFlightLoad;
+  private final Map<InferenceRequest, Integer> predictedOf = new IdentityHashMap<>();
+
   RouterPolicy(List<URI> routers, List<String> pods) {
+    this(routers, pods, false);
+  }
+
+  /**
+   * @param inFlightLoad the load is the requests this gateway sent each pod that are not finished
+   *     (engines that take time), not its share of the last {@value #LOAD_WINDOW} routed
+   */
+  RouterPolicy(List<URI> routers, List<String> pods, boolean inFlightLoad) {
     this.client = new RouterClient(routers);
     this.pods = List.copyOf(pods);
+    this.inFlightLoad = inFlightLoad;
   }
 
   @Override
@@ -71,6 +84,9 @@ final class RouterPolicy implements Gateway {
     }
     roundTrips.add(System.nanoTime() - start);
     routed(pod);
+    if (inFlightLoad) {
+      predictedOf.put(request, predicted);
+    }
     for (SimulatedPod p : candidates) {
       if (p.name().equals(pod)) {
         return p;
@@ -86,6 +102,11 @@ final class RouterPolicy implements Gateway {
   @Override
   public void served(InferenceRequest request, Completion completion) {
     servedBy.add(completion.pod());
+    if (inFlightLoad) {
+      load.merge(completion.pod(), -1, Integer::sum);
+      Integer own = predictedOf.remove(request);
+      predicted = own == null ? -1 : own;
+    }
     if (predicted < 0) {
       outcomes.add(NOT_OBSERVED);
       return;
@@ -113,6 +134,10 @@ final class RouterPolicy implements Gateway {
   @Override
   public void refused(InferenceRequest request, SimulatedPod pod) {
     servedBy.add(null);
+    if (inFlightLoad) {
+      load.merge(pod.name(), -1, Integer::sum);
+      predictedOf.remove(request);
+    }
     outcomes.add(NOT_OBSERVED);
   }
 
@@ -203,6 +228,10 @@ final class RouterPolicy implements Gateway {
   }
 
   private void routed(String pod) {
+    if (inFlightLoad) {
+      load.merge(pod, 1, Integer::sum);
+      return;
+    }
     recent.addLast(pod);
     load.merge(pod, 1, Integer::sum);
     if (recent.size() > LOAD_WINDOW) {

@@ -29,6 +29,8 @@ final class GpuBlockPool {
   private final int[] prev;
   private final int[] next;
   private final boolean[] queued;
+  // Requests using each slot: a prefix hit shares a slot another running request holds.
+  private final int[] refs;
   private int head = NONE;
   private int tail = NONE;
   private int freeCount;
@@ -45,6 +47,7 @@ final class GpuBlockPool {
     this.prev = new int[capacity];
     this.next = new int[capacity];
     this.queued = new boolean[capacity];
+    this.refs = new int[capacity];
     for (int slot = 0; slot < capacity; slot++) {
       enqueue(slot);
     }
@@ -78,11 +81,15 @@ final class GpuBlockPool {
     return find(hash) >= 0;
   }
 
-  /** Takes a cached slot into use (a prefix hit): it leaves the free queue. */
+  /**
+   * Takes a cached slot into use (a prefix hit): it leaves the free queue, and counts one more user
+   * (requests running at once may share it, as vLLM's ref counts let them).
+   */
   void touch(int slot) {
     if (queued[slot]) {
       unlink(slot);
     }
+    refs[slot]++;
   }
 
   /**
@@ -95,6 +102,7 @@ final class GpuBlockPool {
     }
     int slot = head;
     unlink(slot);
+    refs[slot] = 1;
     if (slotHasHash[slot]) {
       long hash = slotHash[slot];
       remove(hash);
@@ -129,11 +137,14 @@ final class GpuBlockPool {
   }
 
   /**
-   * Returns a finished request's slots to the tail of the free queue, in the order given (a slot
-   * already queued keeps its place).
+   * Returns a finished request's slot: once no request uses it, to the tail of the free queue, in
+   * the order given (a slot already queued keeps its place).
    */
   void free(int slot) {
-    if (!queued[slot]) {
+    if (refs[slot] > 0) {
+      refs[slot]--;
+    }
+    if (refs[slot] == 0 && !queued[slot]) {
       enqueue(slot);
     }
   }

@@ -144,9 +144,9 @@ public final class DemoCommand implements Callable<Integer> {
       paramLabel = "FRACTION",
       defaultValue = "0.7",
       description =
-          "With --ttft and the built-in workload: the offered load as a fraction of the fleet's"
-              + " capacity (estimated from the cost model with no prefix hit). Default:"
-              + " ${DEFAULT-VALUE}")
+          "With --ttft: the offered load as a fraction of the fleet's capacity (estimated from the"
+              + " cost model with no prefix hit); the arrivals keep their shape. A --trace with"
+              + " --speed keeps its own times instead. Default: ${DEFAULT-VALUE}")
   double load;
 
   @Option(

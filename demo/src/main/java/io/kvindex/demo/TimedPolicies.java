@@ -8,6 +8,7 @@ import io.kvindex.simulator.CachedPrefix;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.simulator.TimedCompletion;
+import io.kvindex.simulator.engine.EngineTiming;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -88,6 +89,50 @@ final class TimedPolicies {
                 held.isEmpty() ? Scores.Outcome.MISS : Scores.Outcome.HIT);
         Pick pick = policy.pick(scores, names, pod -> fleet.queued(pod));
         return count(pick);
+      }
+    };
+  }
+
+  /**
+   * The time-aware ordering, on the pods' true caches and queues: each candidate's estimated TTFT
+   * from the cost model's shape, the prompt tokens queued ahead on it plus the prompt tokens it
+   * would still compute for this request (all but its cached prefix), in steps of at most {@code
+   * max_num_batched_tokens}, each step paying the fixed part and a decode slot per running request;
+   * the least wins, ties to the fewest queued, then in turn.
+   */
+  static TimedRun.Picker oracleEstimatedTtft() {
+    int[] turn = {0};
+    return new Counting() {
+      @Override
+      public String pick(InferenceRequest request, int gateway, TimedRun.View fleet) {
+        EngineTiming t = fleet.timing();
+        List<SimulatedPod> pods = fleet.pods();
+        int start = turn[0]++;
+        String best = null;
+        double bestTtft = Double.POSITIVE_INFINITY;
+        int bestQueued = Integer.MAX_VALUE;
+        boolean byCache = false;
+        for (int i = 0; i < pods.size(); i++) {
+          SimulatedPod pod = pods.get((start + i) % pods.size());
+          int cached = pod.cachedPrefix(request, 0).depth() * pod.config().blockSize();
+          long compute = Math.max(1, request.promptLength() - cached);
+          long tokens = fleet.pendingPrefillTokens(pod.name()) + compute;
+          long steps =
+              Math.max(1, (tokens + t.maxNumBatchedTokens() - 1) / t.maxNumBatchedTokens());
+          double ttft =
+              tokens * t.prefillTokenSeconds()
+                  + steps
+                      * (t.fixedSeconds() + fleet.running(pod.name()) * t.decodeSequenceSeconds());
+          int queued = fleet.queued(pod.name());
+          if (ttft < bestTtft || (ttft == bestTtft && queued < bestQueued)) {
+            byCache = best != null && cached > 0;
+            best = pod.name();
+            bestTtft = ttft;
+            bestQueued = queued;
+          }
+        }
+        reasons.merge(byCache ? "estimated_ttft_cached" : "estimated_ttft", 1, Integer::sum);
+        return best;
       }
     };
   }

@@ -48,6 +48,12 @@ final class TimedRun {
     /** The cost model's seconds of work the pod's engine holds. */
     double backlogSeconds(String pod);
 
+    /** Prompt tokens the pod's engine has still to compute (waiting ones counted whole). */
+    long pendingPrefillTokens(String pod);
+
+    /** Requests running on the pod's engine. */
+    int running(String pod);
+
     EngineTiming timing();
   }
 
@@ -107,6 +113,16 @@ final class TimedRun {
           @Override
           public double backlogSeconds(String pod) {
             return engines.get(pod).backlogSeconds();
+          }
+
+          @Override
+          public long pendingPrefillTokens(String pod) {
+            return engines.get(pod).pendingPrefillTokens();
+          }
+
+          @Override
+          public int running(String pod) {
+            return engines.get(pod).running();
           }
 
           @Override

@@ -61,8 +61,8 @@ final class TtftComparison {
     this.arrivals = new double[requests.size()];
     double last = timed.get(timed.size() - 1).at().toNanos() / 1e9;
     double stretch;
-    if (config.trace() != null) {
-      stretch = 1 / (config.speed() == null ? 1.0 : config.speed());
+    if (config.trace() != null && config.speed() != null) {
+      stretch = 1 / config.speed();
     } else {
       double rate = options.load() * capacity;
       stretch = last <= 0 ? 0 : (requests.size() / rate) / last;
@@ -93,6 +93,10 @@ final class TtftComparison {
     }
     PickPolicy standard = PickPolicy.standard();
     rows.add(new Row("oracle", baseline("oracle", TimedPolicies.oracle(standard))));
+    rows.add(
+        new Row(
+            "oracle est-TTFT",
+            baseline("oracle, estimated-TTFT ordering", TimedPolicies.oracleEstimatedTtft())));
     int most = options.gateways().stream().mapToInt(Integer::intValue).max().orElse(1);
     for (int g : most == 1 ? List.of(1) : List.of(1, most)) {
       rows.add(

@@ -151,6 +151,21 @@ public final class StepScheduler {
     return seconds;
   }
 
+  /**
+   * Prompt tokens still to compute for the requests the engine holds: the running ones' rest, the
+   * waiting ones' whole prompts (their prefix hits are found only when they are admitted).
+   */
+  public long pendingPrefillTokens() {
+    long tokens = 0;
+    for (Entry e : running) {
+      tokens += Math.max(0, e.seq.request().promptLength() - e.seq.kvTokens());
+    }
+    for (Entry e : waiting) {
+      tokens += e.seq.request().promptLength();
+    }
+    return tokens;
+  }
+
   public long steps() {
     return steps;
   }

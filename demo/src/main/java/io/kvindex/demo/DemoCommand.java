@@ -157,6 +157,17 @@ public final class DemoCommand implements Callable<Integer> {
   int ttftRequests;
 
   @Option(
+      names = "--gateway-load",
+      paramLabel = "scaled|own",
+      defaultValue = "scaled",
+      description =
+          "With --ttft and several gateways: the load each kvindex gateway sends the router, its"
+              + " own in-flight requests per pod times the number of gateways (scaled), or its own"
+              + " alone (own), which leaves the router's overload guard (16 requests above the"
+              + " least loaded pod) blind. Default: ${DEFAULT-VALUE}")
+  String gatewayLoad;
+
+  @Option(
       names = "--engine",
       paramLabel = "KEY=VALUE,...",
       split = ",",
@@ -199,12 +210,24 @@ public final class DemoCommand implements Callable<Integer> {
     return new io.kvindex.simulator.engine.EngineTiming(seqs, tokens, fixed, prefill, decode);
   }
 
+  private static boolean scaledLoad(String value) {
+    return switch (value) {
+      case "scaled" -> true;
+      case "own" -> false;
+      default ->
+          throw new IllegalArgumentException("--gateway-load must be scaled or own, got " + value);
+    };
+  }
+
   private static boolean onOff(String value) {
+    return onOff(value, "--closed-loop");
+  }
+
+  private static boolean onOff(String value, String option) {
     return switch (value) {
       case "on" -> true;
       case "off" -> false;
-      default ->
-          throw new IllegalArgumentException("--closed-loop must be on or off, got " + value);
+      default -> throw new IllegalArgumentException(option + " must be on or off, got " + value);
     };
   }
 
@@ -225,7 +248,9 @@ public final class DemoCommand implements Callable<Integer> {
       if (ttftRequests < 1) {
         throw new IllegalArgumentException("--ttft-requests must be >= 1, got " + ttftRequests);
       }
-      timed = new TtftComparison.Options(gateways, load, ttftRequests, timing(engine));
+      timed =
+          new TtftComparison.Options(
+              gateways, load, ttftRequests, timing(engine), scaledLoad(gatewayLoad));
       config =
           DemoConfig.builder()
               .redisUri(redis)

@@ -45,6 +45,7 @@ final class RouterPolicy implements Gateway {
   private final Set<String> blocksWanted = new HashSet<>();
 
   private final boolean inFlightLoad;
+  private int gateways = 1;
   private final Map<InferenceRequest, Integer> predictedOf = new IdentityHashMap<>();
 
   RouterPolicy(List<URI> routers, List<String> pods) {
@@ -66,7 +67,7 @@ final class RouterPolicy implements Gateway {
     String pod;
     long start = System.nanoTime();
     try {
-      JsonNode pick = client.score(request.promptTokens(), pods, load).path("pick");
+      JsonNode pick = client.score(request.promptTokens(), pods, loadView()).path("pick");
       pod = pick.path("pod").asText(null);
       predicted = pick.path("matched_blocks").asInt(0);
       reasons.merge(pick.path("reason").asText("none"), 1, Integer::sum);
@@ -225,6 +226,29 @@ final class RouterPolicy implements Gateway {
   @Override
   public String lastFailure() {
     return lastFailure;
+  }
+
+  /**
+   * This gateway's estimate of the fleet's load to send the router: with {@link #gateways} peers
+   * routing alike, its own in-flight count times their number.
+   */
+  private Map<String, Integer> loadView() {
+    if (gateways == 1) {
+      return load;
+    }
+    Map<String, Integer> scaled = new HashMap<>();
+    load.forEach((pod, n) -> scaled.put(pod, n * gateways));
+    return scaled;
+  }
+
+  /**
+   * Tells the gateway that {@code gateways} gateways (itself included) share the traffic, each
+   * seeing only its own requests: it sends the router its own load times that many, so the router's
+   * overload guard, whose thresholds are in fleet-wide requests, still bites. Default 1.
+   */
+  RouterPolicy gateways(int gateways) {
+    this.gateways = gateways;
+    return this;
   }
 
   private void routed(String pod) {

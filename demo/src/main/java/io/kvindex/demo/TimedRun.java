@@ -22,8 +22,11 @@ import java.util.concurrent.locks.LockSupport;
  * thread-safe: one call at a time.
  */
 final class TimedRun {
-  /** Late by more than this at some event, the machine rather than the fleet set the pace. */
+  /** An event handled later than this on the simulated clock counts as late. */
   static final double BEHIND_SECONDS = 0.25;
+
+  /** More than this share of events late: the machine rather than the fleet set the pace. */
+  static final double LATE_SHARE = 0.01;
 
   /** Chooses a pod for each request, and hears when it is done. One run's thread calls it. */
   interface Picker {
@@ -242,7 +245,7 @@ final class TimedRun {
 
     /** Whether the machine running the simulation, not the simulated fleet, set the pace. */
     boolean machineBound() {
-      return maxLateSeconds > BEHIND_SECONDS;
+      return lateShare > LATE_SHARE;
     }
 
     private List<TimedCompletion> finished() {

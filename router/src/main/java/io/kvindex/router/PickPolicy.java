@@ -59,8 +59,10 @@ public interface PickPolicy {
    *       min * imbalanceRatio}; overloaded pods are left out (the least loaded pod never is).
    *   <li>Longest prefix: the highest tier-weighted score wins, then the most matched blocks.
    *   <li>Least load among the pods still tied.
-   *   <li>Deterministic tie-break: rendezvous hashing of the prompt's first block with the pod
-   *       name, so the same prompt prefix goes to the same pod and different prefixes spread.
+   *   <li>Deterministic tie-break: rendezvous hashing with the pod name of the prompt's first
+   *       block, and, when the tied pods hold part of the prompt, of the first block past that
+   *       part: the same prompt goes to the same pod, and prompts that share a held prefix (a
+   *       system prompt) spread by what follows it instead of piling onto one pod.
    * </ol>
    *
    * When the index is unavailable, step 2 is skipped.

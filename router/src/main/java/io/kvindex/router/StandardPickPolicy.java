@@ -60,7 +60,7 @@ final class StandardPickPolicy implements PickPolicy {
     if (leastLoaded.size() == 1) {
       return step.chosen(pick(leastLoaded.get(0), Pick.Reason.LEAST_LOAD));
     }
-    Candidate best = tieBreak(leastLoaded, scores.affinityKey());
+    Candidate best = tieBreak(leastLoaded, tieKey(scores, leastLoaded.get(0).score.depth()));
     step.keep(leastLoaded, List.of(best), Pick.Verdict.LOST_TIE_BREAK);
     return step.chosen(pick(best, Pick.Reason.TIE_BREAK));
   }
@@ -140,6 +140,21 @@ final class StandardPickPolicy implements PickPolicy {
   private static List<Candidate> leastLoaded(List<Candidate> pods) {
     double min = pods.stream().mapToDouble(c -> c.load).min().orElse(0.0);
     return pods.stream().filter(c -> c.load == min).collect(Collectors.toList());
+  }
+
+  /**
+   * What the tie-break hashes: the prompt's first block when the tied pods hold nothing of it (a
+   * miss), else the first block past what they hold, mixed with the first block. Prompts that share
+   * a prefix every tied pod holds (a system prompt, a common first block) then spread by what
+   * follows it, where hashing the first block alone sent them all to one pod until the overload
+   * guard moved them; the same prompt still goes to the same pod.
+   */
+  private static long tieKey(Scores scores, int depth) {
+    long[] keys = scores.blockKeys();
+    if (depth <= 0 || keys.length == 0) {
+      return scores.affinityKey();
+    }
+    return scores.affinityKey() ^ mix(keys[Math.min(depth, keys.length - 1)] + 0x632BE59BD9B4E019L);
   }
 
   /** Rendezvous (highest random weight) hashing of the prompt's affinity key and the pod name. */

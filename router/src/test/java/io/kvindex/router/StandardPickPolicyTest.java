@@ -133,6 +133,29 @@ class StandardPickPolicyTest {
   }
 
   @Test
+  void pick_tieOnASharedFirstBlockSpreadsByWhatFollowsIt() {
+    // Every prompt starts with the same block (a system prompt) and every pod holds just that
+    // block: the cache decides nothing, so the prompts must not all go to one pod.
+    Set<String> chosen = new java.util.HashSet<>();
+    for (long i = 0; i < 64; i++) {
+      long[] keys = {42, i * 0x9E3779B97F4A7C15L + 1, 5, 6};
+      Scores s =
+          new Scores(
+              "m",
+              16,
+              keys,
+              42,
+              List.of(score("a", 1), score("b", 1), score("c", 1)),
+              Scores.Outcome.HIT);
+      Pick first = policy.pick(s, PODS, LoadSignal.none());
+      assertThat(first.reason()).isEqualTo(Pick.Reason.TIE_BREAK);
+      assertThat(policy.pick(s, List.of("c", "b", "a"), LoadSignal.none())).isEqualTo(first);
+      chosen.add(first.pod());
+    }
+    assertThat(chosen).containsExactlyInAnyOrder("a", "b", "c");
+  }
+
+  @Test
   void pick_indexUnavailableFallsBackToLeastLoad() {
     long[] keys = new long[8];
     keys[0] = 7;

@@ -5,6 +5,8 @@ import io.kvindex.service.DurationConverter;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -116,19 +118,139 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Seed of the workload and the random baseline. Default: ${DEFAULT-VALUE}")
   long seed;
 
+  @Option(
+      names = "--ttft",
+      paramLabel = "off|on|only",
+      defaultValue = "off",
+      description =
+          "Also replay the requests on engines that take time (vLLM's scheduling loop, a step cost"
+              + " model) and print time to first token per policy: kvindex with --gateways,"
+              + " per-gateway approximate prefix routing, least-loaded, round-robin, random and"
+              + " the oracle; only: that table alone. Default: ${DEFAULT-VALUE}")
+  String ttft;
+
+  @Option(
+      names = "--gateways",
+      paramLabel = "N,N,...",
+      split = ",",
+      defaultValue = "1,4,8",
+      description =
+          "With --ttft: the kvindex runs' gateway counts, each gateway with its own load view;"
+              + " the last one is also the approximate prefix routing's. Default: ${DEFAULT-VALUE}")
+  List<Integer> gateways;
+
+  @Option(
+      names = "--load",
+      paramLabel = "FRACTION",
+      defaultValue = "0.7",
+      description =
+          "With --ttft: the offered load as a fraction of the fleet's capacity (estimated from the"
+              + " cost model with no prefix hit); the arrivals keep their shape. A --trace with"
+              + " --speed keeps its own times instead. Default: ${DEFAULT-VALUE}")
+  double load;
+
+  @Option(
+      names = "--ttft-requests",
+      paramLabel = "N",
+      defaultValue = "3000",
+      description = "With --ttft: the requests replayed in time. Default: ${DEFAULT-VALUE}")
+  int ttftRequests;
+
+  @Option(
+      names = "--gateway-load",
+      paramLabel = "scaled|own",
+      defaultValue = "scaled",
+      description =
+          "With --ttft and several gateways: the load each kvindex gateway sends the router, its"
+              + " own in-flight requests per pod times the number of gateways (scaled), or its own"
+              + " alone (own), which leaves the router's overload guard (16 requests above the"
+              + " least loaded pod) blind. Default: ${DEFAULT-VALUE}")
+  String gatewayLoad;
+
+  @Option(
+      names = "--engine",
+      paramLabel = "KEY=VALUE,...",
+      split = ",",
+      description =
+          "With --ttft: the engines' scheduler limits and step cost model: max-num-seqs,"
+              + " max-num-batched-tokens, fixed (s per step), prefill (s per prompt token"
+              + " computed), decode (s per running sequence decoding). Default: 256, 8192, 0.005,"
+              + " 40e-6, 50e-6 (Llama-3.1-8B-Instruct, BF16, one H100 80GB)")
+  Map<String, String> engine;
+
+  static io.kvindex.simulator.engine.EngineTiming timing(Map<String, String> settings) {
+    io.kvindex.simulator.engine.EngineTiming d = io.kvindex.simulator.engine.EngineTiming.DEFAULT;
+    if (settings == null) {
+      return d;
+    }
+    int seqs = d.maxNumSeqs();
+    int tokens = d.maxNumBatchedTokens();
+    double fixed = d.fixedSeconds();
+    double prefill = d.prefillTokenSeconds();
+    double decode = d.decodeSequenceSeconds();
+    for (Map.Entry<String, String> e : settings.entrySet()) {
+      try {
+        switch (e.getKey()) {
+          case "max-num-seqs" -> seqs = Integer.parseInt(e.getValue());
+          case "max-num-batched-tokens" -> tokens = Integer.parseInt(e.getValue());
+          case "fixed" -> fixed = Double.parseDouble(e.getValue());
+          case "prefill" -> prefill = Double.parseDouble(e.getValue());
+          case "decode" -> decode = Double.parseDouble(e.getValue());
+          default ->
+              throw new IllegalArgumentException(
+                  "--engine knows max-num-seqs, max-num-batched-tokens, fixed, prefill and"
+                      + " decode, not "
+                      + e.getKey());
+        }
+      } catch (NumberFormatException bad) {
+        throw new IllegalArgumentException(
+            "--engine " + e.getKey() + " must be a number, got " + e.getValue(), bad);
+      }
+    }
+    return new io.kvindex.simulator.engine.EngineTiming(seqs, tokens, fixed, prefill, decode);
+  }
+
+  private static boolean scaledLoad(String value) {
+    return switch (value) {
+      case "scaled" -> true;
+      case "own" -> false;
+      default ->
+          throw new IllegalArgumentException("--gateway-load must be scaled or own, got " + value);
+    };
+  }
+
   private static boolean onOff(String value) {
+    return onOff(value, "--closed-loop");
+  }
+
+  private static boolean onOff(String value, String option) {
     return switch (value) {
       case "on" -> true;
       case "off" -> false;
-      default ->
-          throw new IllegalArgumentException("--closed-loop must be on or off, got " + value);
+      default -> throw new IllegalArgumentException(option + " must be on or off, got " + value);
     };
   }
 
   @Override
   public Integer call() throws InterruptedException {
     DemoConfig config;
+    TtftComparison.Options timed;
     try {
+      if (!List.of("off", "on", "only").contains(ttft)) {
+        throw new IllegalArgumentException("--ttft must be off, on or only, got " + ttft);
+      }
+      if (gateways.isEmpty() || gateways.stream().anyMatch(g -> g < 1)) {
+        throw new IllegalArgumentException("--gateways must be counts >= 1, got " + gateways);
+      }
+      if (!(load > 0)) {
+        throw new IllegalArgumentException("--load must be > 0, got " + load);
+      }
+      if (ttftRequests < 1) {
+        throw new IllegalArgumentException("--ttft-requests must be >= 1, got " + ttftRequests);
+      }
+      timed =
+          new TtftComparison.Options(
+              gateways, load, ttftRequests, timing(engine), scaledLoad(gatewayLoad));
       config =
           DemoConfig.builder()
               .redisUri(redis)
@@ -146,16 +268,28 @@ public final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }
     PrintWriter out = spec.commandLine().getOut();
-    DemoReport report;
+    DemoReport report = null;
+    String ttftTable = null;
     try {
-      report = Demo.run(config, out);
+      if (!ttft.equals("only")) {
+        report = Demo.run(config, out);
+      }
+      if (!ttft.equals("off")) {
+        TtftComparison comparison = new TtftComparison(config, timed, out);
+        ttftTable = comparison.render(comparison.run());
+      }
     } catch (KvIndexException e) {
       // Redis unreachable or refusing, the stack not coming up in time: one line, exit 1.
       spec.commandLine().getErr().println("kvindex demo: " + e.getMessage());
       return 1;
     }
-    out.print(report.render());
+    if (report != null) {
+      out.print(report.render());
+    }
+    if (ttftTable != null) {
+      out.print(ttftTable);
+    }
     out.flush();
-    return report.exitCode();
+    return report == null ? 0 : report.exitCode();
   }
 }

@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -43,9 +44,22 @@ final class RouterPolicy implements Gateway {
   private int observeFailures;
   private final Set<String> blocksWanted = new HashSet<>();
 
+  private final boolean inFlightLoad;
+  private int gateways = 1;
+  private final Map<InferenceRequest, Integer> predictedOf = new IdentityHashMap<>();
+
   RouterPolicy(List<URI> routers, List<String> pods) {
+    this(routers, pods, false);
+  }
+
+  /**
+   * @param inFlightLoad the load is the requests this gateway sent each pod that are not finished
+   *     (engines that take time), not its share of the last {@value #LOAD_WINDOW} routed
+   */
+  RouterPolicy(List<URI> routers, List<String> pods, boolean inFlightLoad) {
     this.client = new RouterClient(routers);
     this.pods = List.copyOf(pods);
+    this.inFlightLoad = inFlightLoad;
   }
 
   @Override
@@ -53,7 +67,7 @@ final class RouterPolicy implements Gateway {
     String pod;
     long start = System.nanoTime();
     try {
-      JsonNode pick = client.score(request.promptTokens(), pods, load).path("pick");
+      JsonNode pick = client.score(request.promptTokens(), pods, loadView()).path("pick");
       pod = pick.path("pod").asText(null);
       predicted = pick.path("matched_blocks").asInt(0);
       reasons.merge(pick.path("reason").asText("none"), 1, Integer::sum);
@@ -71,6 +85,9 @@ final class RouterPolicy implements Gateway {
     }
     roundTrips.add(System.nanoTime() - start);
     routed(pod);
+    if (inFlightLoad) {
+      predictedOf.put(request, predicted);
+    }
     for (SimulatedPod p : candidates) {
       if (p.name().equals(pod)) {
         return p;
@@ -86,6 +103,11 @@ final class RouterPolicy implements Gateway {
   @Override
   public void served(InferenceRequest request, Completion completion) {
     servedBy.add(completion.pod());
+    if (inFlightLoad) {
+      load.merge(completion.pod(), -1, Integer::sum);
+      Integer own = predictedOf.remove(request);
+      predicted = own == null ? -1 : own;
+    }
     if (predicted < 0) {
       outcomes.add(NOT_OBSERVED);
       return;
@@ -113,6 +135,10 @@ final class RouterPolicy implements Gateway {
   @Override
   public void refused(InferenceRequest request, SimulatedPod pod) {
     servedBy.add(null);
+    if (inFlightLoad) {
+      load.merge(pod.name(), -1, Integer::sum);
+      predictedOf.remove(request);
+    }
     outcomes.add(NOT_OBSERVED);
   }
 
@@ -202,7 +228,34 @@ final class RouterPolicy implements Gateway {
     return lastFailure;
   }
 
+  /**
+   * This gateway's estimate of the fleet's load to send the router: with {@link #gateways} peers
+   * routing alike, its own in-flight count times their number.
+   */
+  private Map<String, Integer> loadView() {
+    if (gateways == 1) {
+      return load;
+    }
+    Map<String, Integer> scaled = new HashMap<>();
+    load.forEach((pod, n) -> scaled.put(pod, n * gateways));
+    return scaled;
+  }
+
+  /**
+   * Tells the gateway that {@code gateways} gateways (itself included) share the traffic, each
+   * seeing only its own requests: it sends the router its own load times that many, so the router's
+   * overload guard, whose thresholds are in fleet-wide requests, still bites. Default 1.
+   */
+  RouterPolicy gateways(int gateways) {
+    this.gateways = gateways;
+    return this;
+  }
+
   private void routed(String pod) {
+    if (inFlightLoad) {
+      load.merge(pod, 1, Integer::sum);
+      return;
+    }
     recent.addLast(pod);
     load.merge(pod, 1, Integer::sum);
     if (recent.size() > LOAD_WINDOW) {

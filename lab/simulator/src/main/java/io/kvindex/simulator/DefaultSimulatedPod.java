@@ -160,6 +160,12 @@ final class DefaultSimulatedPod implements SimulatedPod {
   }
 
   @Override
+  public io.kvindex.simulator.engine.StepScheduler scheduler(
+      int rank, io.kvindex.simulator.engine.EngineTiming timing) {
+    return new io.kvindex.simulator.engine.StepScheduler(engine(rank), config.name(), timing);
+  }
+
+  @Override
   public long inject(int rank, byte[] payload) {
     return engine(rank).inject(payload);
   }

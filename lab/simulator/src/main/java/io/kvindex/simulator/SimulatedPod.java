@@ -58,6 +58,14 @@ public interface SimulatedPod extends AutoCloseable {
   /** Serves a request on the given rank. */
   Completion submit(InferenceRequest request, int rank);
 
+  /**
+   * A scheduler that serves requests on the rank's engine in simulated time (vLLM's scheduling loop
+   * with {@code timing}'s limits and step costs), publishing each step's events as the instant
+   * {@link #submit} does. Each call makes a new scheduler: use one per rank and run.
+   */
+  io.kvindex.simulator.engine.StepScheduler scheduler(
+      int rank, io.kvindex.simulator.engine.EngineTiming timing);
+
   /** Ground truth: the hashes the rank's engine caches, per tier ({@code GPU}, {@code CPU}). */
   Map<String, Set<Long>> cachedBlocks(int rank);
 

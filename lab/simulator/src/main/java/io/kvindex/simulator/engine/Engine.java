@@ -35,8 +35,10 @@ public final class Engine {
   /*
    * Implementation notes.
    *
-   * A request is served at once, step by step as vLLM's scheduler would: a prefill step, then one
-   * decode step per generated token. In each step the block pool first allocates the slots the
+   * submit() serves a request at once, step by step as vLLM's scheduler would: a prefill step,
+   * then one decode step per generated token. A StepScheduler instead drives many Sequences in
+   * (simulated) time through the same admit / extend / publishStep / release calls, several per
+   * step, so a step's batch holds every scheduled request's events. In each step the block pool first allocates the slots the
    * step needs (evicting cached blocks from the free-queue head: one BlockRemoved per hash), then
    * caches the blocks that are full after the step (one BlockStored per contiguous run). The CPU
    * connector's events (stores of GPU-evicted blocks, removes of CPU-evicted ones) follow the
@@ -64,6 +66,9 @@ public final class Engine {
   private final FaultKnobs faults;
   private final List<BatchListener> listeners = new CopyOnWriteArrayList<>();
   private final List<KvEvent> pending = new ArrayList<>();
+  // The current step's events: the pool's, then the CPU connector's.
+  private final List<KvEvent> poolEvents = new ArrayList<>();
+  private final List<KvEvent> connectorEvents = new ArrayList<>();
 
   private GpuBlockPool pool;
   private CpuTier cpu;
@@ -73,6 +78,7 @@ public final class Engine {
   private Instant startTime;
   private long promptTokens;
   private long cachedTokens;
+  private long generation;
 
   /** Sees every published batch, in order, on the engine's thread. */
   public interface BatchListener {
@@ -102,6 +108,8 @@ public final class Engine {
     nextSeq = 0;
     sleepLevel = null;
     pending.clear();
+    poolEvents.clear();
+    connectorEvents.clear();
     startTime = config.clock().instant();
   }
 
@@ -122,7 +130,7 @@ public final class Engine {
       throw new PodUnavailableException(
           "pod " + pod + " rank " + rank + " is asleep (level " + sleepLevel + "); wake it up");
     }
-    int cached = new RequestRun(request).serve();
+    int cached = serve(request);
     return new Completion(pod, rank, request.promptLength(), cached);
   }
 
@@ -185,6 +193,7 @@ public final class Engine {
   public synchronized void restart() {
     publisher.restart();
     startFresh();
+    generation++;
   }
 
   public synchronized Instant startTime() {
@@ -225,17 +234,24 @@ public final class Engine {
     return cachedTokens;
   }
 
-  /** Serves one request; lives only while the engine lock is held. */
-  private final class RequestRun {
+  /**
+   * One request's life on the engine, step by step: the blocks it holds (in block order), the
+   * tokens in its KV cache and the tokens it has generated. The instant {@link #submit} and the
+   * timed {@link StepScheduler} drive the same steps; the engine's lock guards every call.
+   */
+  final class Sequence {
     private final InferenceRequest request;
     private final int blockSize = config.blockSize();
     private final int[] tokens;
     private final long[] hashes;
     private final List<Integer> slots = new ArrayList<>();
-    private final List<KvEvent> poolEvents = new ArrayList<>();
-    private final List<KvEvent> connectorEvents = new ArrayList<>();
+    private int kv;
+    private int cachedBlocks;
+    private int generated;
+    private int scheduled;
+    private int hitTokens = -1;
 
-    RequestRun(InferenceRequest request) {
+    Sequence(InferenceRequest request) {
       this.request = request;
       this.tokens = request.allTokens();
       int computed = tokens.length - 1;
@@ -259,146 +275,274 @@ public final class Engine {
               request.cacheSalt());
     }
 
-    /** Runs the request's steps and returns its cached prompt tokens. */
-    int serve() {
-      int prompt = request.promptLength();
-      int maxHit = (prompt - 1) / blockSize;
-      int gpuHits = 0;
-      while (gpuHits < maxHit && pool.lookup(hashes[gpuHits]) >= 0) {
-        int slot = pool.lookup(hashes[gpuHits]);
-        pool.touch(slot);
-        slots.add(slot);
-        gpuHits++;
-      }
-      int hits = gpuHits;
-      while (cpu != null && hits < maxHit && cpu.contains(hashes[hits])) {
-        cpu.touch(hashes[hits]);
-        hits++;
-      }
-      promptTokens += prompt;
-      cachedTokens += (long) hits * blockSize;
-
-      allocate(ceilDiv(prompt, blockSize) - gpuHits);
-      cacheBlocks(gpuHits, prompt / blockSize);
-      endStep();
-      for (int computed = prompt + 1; computed < tokens.length; computed++) {
-        allocate(ceilDiv(computed, blockSize) - ceilDiv(computed - 1, blockSize));
-        if (computed % blockSize == 0) {
-          cacheBlocks(computed / blockSize - 1, computed / blockSize);
-        }
-        endStep();
-      }
-      for (int i = slots.size() - 1; i >= 0; i--) {
-        pool.free(slots.get(i));
-      }
-      return hits * blockSize;
+    InferenceRequest request() {
+      return request;
     }
 
-    private void allocate(int count) {
-      for (int i = 0; i < count; i++) {
-        slots.add(pool.allocate(this::evicted));
-      }
+    /** Tokens whose KV the sequence holds now (0 while waiting or after a preemption). */
+    int kvTokens() {
+      return kv;
     }
 
-    private void evicted(long hash) {
-      if (!faults.silentEviction()) {
-        poolEvents.add(new BlockRemoved(List.of(hash), Tiers.GPU, 0));
-      }
-      if (cpu != null && cpu.offer(hash, this::cpuEvicted)) {
-        addCpuStore(hash);
-      }
+    /** Output tokens generated so far. */
+    int generated() {
+      return generated;
     }
 
-    private void cpuEvicted(long hash) {
-      if (!faults.silentEviction()) {
-        connectorEvents.add(new BlockRemoved(List.of(hash), CPU, 0));
-      }
+    /** Output tokens it generates in all. */
+    int outputs() {
+      return tokens.length - request.promptLength();
     }
 
-    /** Consecutive CPU stores share one placeholder event, as the offloading connector's do. */
-    private void addCpuStore(long hash) {
-      int last = connectorEvents.size() - 1;
-      if (last >= 0
-          && connectorEvents.get(last) instanceof BlockStored s
-          && CPU.equals(s.medium())) {
-        List<Long> merged = new ArrayList<>(s.blockHashes());
-        merged.add(hash);
-        connectorEvents.set(last, placeholder(merged));
-      } else {
-        connectorEvents.add(placeholder(List.of(hash)));
-      }
+    /** The KV tokens it needs before its next token comes out: the prompt, then one per token. */
+    int target() {
+      return request.promptLength() + generated;
     }
 
-    private BlockStored placeholder(List<Long> blockHashes) {
-      return new BlockStored(
-          blockHashes, null, List.of(), 0, null, CPU, null, null, 0, FULL_ATTENTION, null);
+    /** Tokens the current step computes for it (set by {@link #admit} and {@link #extend}). */
+    int scheduled() {
+      return scheduled;
     }
 
-    /** Caches blocks [from, to) of the request, one BlockStored per contiguous newly cached run. */
-    private void cacheBlocks(int from, int to) {
-      int runStart = from;
-      for (int b = from; b < to; b++) {
-        if (!pool.cache(slots.get(b), hashes[b])) {
-          emitStored(runStart, b);
-          runStart = b + 1;
-        }
-      }
-      emitStored(runStart, to);
+    /** Prompt tokens its first admission found cached (-1 before it). */
+    int hitTokens() {
+      return hitTokens;
     }
 
-    private void emitStored(int from, int to) {
-      if (from >= to) {
-        return;
-      }
-      List<Long> run = new ArrayList<>(to - from);
-      List<Integer> runTokens = new ArrayList<>((to - from) * blockSize);
-      List<List<ExtraKey>> extraKeys = new ArrayList<>(to - from);
-      for (int b = from; b < to; b++) {
-        run.add(hashes[b]);
-        extraKeys.add(extraKeys(b));
-      }
-      for (int t = from * blockSize; t < to * blockSize; t++) {
-        runTokens.add(tokens[t]);
-      }
-      poolEvents.add(
-          new BlockStored(
-              run,
-              from == 0 ? null : hashes[from - 1],
-              runTokens,
-              blockSize,
-              loraId(request.loraName()),
-              Tiers.GPU,
-              request.loraName(),
-              extraKeys,
-              0,
-              FULL_ATTENTION,
-              null));
+    boolean finished() {
+      return generated >= outputs();
     }
 
-    private List<ExtraKey> extraKeys(int block) {
-      List<ExtraKey> keys = new ArrayList<>(2);
-      if (request.loraName() != null) {
-        keys.add(new ExtraKey.Text(request.loraName()));
+    /** The step ran: its scheduled tokens are in the KV cache; returns true if a token came out. */
+    boolean advance() {
+      kv += scheduled;
+      scheduled = 0;
+      if (kv >= target()) {
+        generated++;
+        return true;
       }
-      if (block == 0 && request.cacheSalt() != null && !request.cacheSalt().isEmpty()) {
-        keys.add(new ExtraKey.Text(request.cacheSalt()));
-      }
-      return keys;
+      return false;
     }
+  }
 
-    private void endStep() {
-      if (pending.isEmpty() && poolEvents.isEmpty() && connectorEvents.isEmpty()) {
-        return;
-      }
-      List<KvEvent> events = new ArrayList<>(pending.size() + poolEvents.size());
-      events.addAll(pending);
-      events.addAll(poolEvents);
-      events.addAll(connectorEvents);
-      pending.clear();
-      poolEvents.clear();
-      connectorEvents.clear();
-      publish(events);
+  /** A sequence for {@code request}, not yet admitted; checks that it can fit at all. */
+  synchronized Sequence sequence(InferenceRequest request) {
+    if (sleepLevel != null) {
+      throw new PodUnavailableException(
+          "pod " + pod + " rank " + rank + " is asleep (level " + sleepLevel + "); wake it up");
     }
+    return new Sequence(request);
+  }
+
+  /** The GPU blocks a new allocation can take now (free, or cached and not in use). */
+  synchronized int freeBlocks() {
+    return pool.freeCount();
+  }
+
+  /**
+   * Admits a waiting (or preempted) sequence: finds its prefix-cache hits (GPU, then CPU; capped so
+   * at least one token is computed), then allocates the blocks for them and for up to {@code
+   * budget} tokens to compute. Returns the tokens scheduled, or -1 (and changes nothing) when the
+   * free blocks do not suffice.
+   */
+  synchronized int admit(Sequence s, int budget) {
+    int maxHit = (s.target() - 1) / s.blockSize;
+    int gpuHits = 0;
+    int queuedHits = 0;
+    while (gpuHits < maxHit && gpuHits < s.hashes.length) {
+      int slot = pool.lookup(s.hashes[gpuHits]);
+      if (slot < 0) {
+        break;
+      }
+      queuedHits += pool.isFree(slot) ? 1 : 0;
+      gpuHits++;
+    }
+    int hits = gpuHits;
+    while (cpu != null && hits < maxHit && hits < s.hashes.length && cpu.contains(s.hashes[hits])) {
+      hits++;
+    }
+    int kv = hits * s.blockSize;
+    int chunk = Math.min(s.target() - kv, budget);
+    int fresh = ceilDiv(kv + chunk, s.blockSize) - gpuHits;
+    if (fresh + queuedHits > pool.freeCount()) {
+      return -1;
+    }
+    for (int b = 0; b < gpuHits; b++) {
+      int slot = pool.lookup(s.hashes[b]);
+      pool.touch(slot);
+      s.slots.add(slot);
+    }
+    for (int b = gpuHits; b < hits; b++) {
+      cpu.touch(s.hashes[b]);
+    }
+    if (s.hitTokens < 0) {
+      s.hitTokens = kv;
+      promptTokens += s.request.promptLength();
+      cachedTokens += kv;
+    }
+    s.kv = kv;
+    s.cachedBlocks = gpuHits;
+    allocateAndCache(s, chunk);
+    return chunk;
+  }
+
+  /**
+   * Schedules {@code chunk} more tokens of a running sequence: allocates the blocks they need and
+   * caches the blocks they fill. Returns false (and changes nothing) when the free blocks do not
+   * suffice: the scheduler then preempts.
+   */
+  synchronized boolean extend(Sequence s, int chunk) {
+    int fresh = ceilDiv(s.kv + chunk, s.blockSize) - s.slots.size();
+    if (fresh > pool.freeCount()) {
+      return false;
+    }
+    allocateAndCache(s, chunk);
+    return true;
+  }
+
+  private void allocateAndCache(Sequence s, int chunk) {
+    int fresh = ceilDiv(s.kv + chunk, s.blockSize) - s.slots.size();
+    for (int i = 0; i < fresh; i++) {
+      s.slots.add(pool.allocate(this::evicted));
+    }
+    int full = Math.min((s.kv + chunk) / s.blockSize, s.hashes.length);
+    cacheBlocks(s, s.cachedBlocks, full);
+    s.cachedBlocks = Math.max(s.cachedBlocks, full);
+    s.scheduled = chunk;
+  }
+
+  /**
+   * Frees a sequence's blocks (to the free-queue tail, last block first, so tails are evicted
+   * before heads): at its end, or when it is preempted (it then starts over from its prefix hits).
+   */
+  synchronized void release(Sequence s) {
+    for (int i = s.slots.size() - 1; i >= 0; i--) {
+      pool.free(s.slots.get(i));
+    }
+    s.slots.clear();
+    s.kv = 0;
+    s.cachedBlocks = 0;
+    s.scheduled = 0;
+  }
+
+  /** Ends a scheduler step: publishes its events as one batch, if it has any. */
+  synchronized void publishStep() {
+    if (pending.isEmpty() && poolEvents.isEmpty() && connectorEvents.isEmpty()) {
+      return;
+    }
+    List<KvEvent> events = new ArrayList<>(pending.size() + poolEvents.size());
+    events.addAll(pending);
+    events.addAll(poolEvents);
+    events.addAll(connectorEvents);
+    pending.clear();
+    poolEvents.clear();
+    connectorEvents.clear();
+    publish(events);
+  }
+
+  /** Counts restarts, so a scheduler knows its sequences' blocks are gone. */
+  synchronized long generation() {
+    return generation;
+  }
+
+  /** Serves one request at once: a prefill step, then one decode step per generated token. */
+  private int serve(InferenceRequest request) {
+    Sequence s = new Sequence(request);
+    admit(s, Integer.MAX_VALUE);
+    publishStep();
+    s.advance();
+    while (!s.finished()) {
+      extend(s, 1);
+      publishStep();
+      s.advance();
+    }
+    release(s);
+    return s.hitTokens;
+  }
+
+  private void evicted(long hash) {
+    if (!faults.silentEviction()) {
+      poolEvents.add(new BlockRemoved(List.of(hash), Tiers.GPU, 0));
+    }
+    if (cpu != null && cpu.offer(hash, this::cpuEvicted)) {
+      addCpuStore(hash);
+    }
+  }
+
+  private void cpuEvicted(long hash) {
+    if (!faults.silentEviction()) {
+      connectorEvents.add(new BlockRemoved(List.of(hash), CPU, 0));
+    }
+  }
+
+  /** Consecutive CPU stores share one placeholder event, as the offloading connector's do. */
+  private void addCpuStore(long hash) {
+    int last = connectorEvents.size() - 1;
+    if (last >= 0 && connectorEvents.get(last) instanceof BlockStored s && CPU.equals(s.medium())) {
+      List<Long> merged = new ArrayList<>(s.blockHashes());
+      merged.add(hash);
+      connectorEvents.set(last, placeholder(merged));
+    } else {
+      connectorEvents.add(placeholder(List.of(hash)));
+    }
+  }
+
+  private static BlockStored placeholder(List<Long> blockHashes) {
+    return new BlockStored(
+        blockHashes, null, List.of(), 0, null, CPU, null, null, 0, FULL_ATTENTION, null);
+  }
+
+  /** Caches blocks [from, to) of the sequence, one BlockStored per contiguous newly cached run. */
+  private void cacheBlocks(Sequence s, int from, int to) {
+    int runStart = from;
+    for (int b = from; b < to; b++) {
+      if (!pool.cache(s.slots.get(b), s.hashes[b])) {
+        emitStored(s, runStart, b);
+        runStart = b + 1;
+      }
+    }
+    emitStored(s, runStart, to);
+  }
+
+  private void emitStored(Sequence s, int from, int to) {
+    if (from >= to) {
+      return;
+    }
+    int blockSize = s.blockSize;
+    List<Long> run = new ArrayList<>(to - from);
+    List<Integer> runTokens = new ArrayList<>((to - from) * blockSize);
+    List<List<ExtraKey>> extraKeys = new ArrayList<>(to - from);
+    for (int b = from; b < to; b++) {
+      run.add(s.hashes[b]);
+      extraKeys.add(extraKeys(s.request, b));
+    }
+    for (int t = from * blockSize; t < to * blockSize; t++) {
+      runTokens.add(s.tokens[t]);
+    }
+    poolEvents.add(
+        new BlockStored(
+            run,
+            from == 0 ? null : s.hashes[from - 1],
+            runTokens,
+            blockSize,
+            loraId(s.request.loraName()),
+            Tiers.GPU,
+            s.request.loraName(),
+            extraKeys,
+            0,
+            FULL_ATTENTION,
+            null));
+  }
+
+  private static List<ExtraKey> extraKeys(InferenceRequest request, int block) {
+    List<ExtraKey> keys = new ArrayList<>(2);
+    if (request.loraName() != null) {
+      keys.add(new ExtraKey.Text(request.loraName()));
+    }
+    if (block == 0 && request.cacheSalt() != null && !request.cacheSalt().isEmpty()) {
+      keys.add(new ExtraKey.Text(request.cacheSalt()));
+    }
+    return keys;
   }
 
   private void publish(List<KvEvent> events) {

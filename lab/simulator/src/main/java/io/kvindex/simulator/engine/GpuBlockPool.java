@@ -29,8 +29,11 @@ final class GpuBlockPool {
   private final int[] prev;
   private final int[] next;
   private final boolean[] queued;
+  // Requests using each slot: a prefix hit shares a slot another running request holds.
+  private final int[] refs;
   private int head = NONE;
   private int tail = NONE;
+  private int freeCount;
 
   // Hash to slot: keys and slot + 1 (0: an empty cell), a power of two cells, at most half full.
   private final long[] keys;
@@ -44,6 +47,7 @@ final class GpuBlockPool {
     this.prev = new int[capacity];
     this.next = new int[capacity];
     this.queued = new boolean[capacity];
+    this.refs = new int[capacity];
     for (int slot = 0; slot < capacity; slot++) {
       enqueue(slot);
     }
@@ -63,15 +67,29 @@ final class GpuBlockPool {
     return cell < 0 ? -1 : values[cell] - 1;
   }
 
+  /** Slots in the free queue: what new allocations can take (cached or not). */
+  int freeCount() {
+    return freeCount;
+  }
+
+  /** Whether the slot is in the free queue (not in use by a request). */
+  boolean isFree(int slot) {
+    return queued[slot];
+  }
+
   boolean contains(long hash) {
     return find(hash) >= 0;
   }
 
-  /** Takes a cached slot into use (a prefix hit): it leaves the free queue. */
+  /**
+   * Takes a cached slot into use (a prefix hit): it leaves the free queue, and counts one more user
+   * (requests running at once may share it, as vLLM's ref counts let them).
+   */
   void touch(int slot) {
     if (queued[slot]) {
       unlink(slot);
     }
+    refs[slot]++;
   }
 
   /**
@@ -84,6 +102,7 @@ final class GpuBlockPool {
     }
     int slot = head;
     unlink(slot);
+    refs[slot] = 1;
     if (slotHasHash[slot]) {
       long hash = slotHash[slot];
       remove(hash);
@@ -118,11 +137,14 @@ final class GpuBlockPool {
   }
 
   /**
-   * Returns a finished request's slots to the tail of the free queue, in the order given (a slot
-   * already queued keeps its place).
+   * Returns a finished request's slot: once no request uses it, to the tail of the free queue, in
+   * the order given (a slot already queued keeps its place).
    */
   void free(int slot) {
-    if (!queued[slot]) {
+    if (refs[slot] > 0) {
+      refs[slot]--;
+    }
+    if (refs[slot] == 0 && !queued[slot]) {
       enqueue(slot);
     }
   }
@@ -155,6 +177,7 @@ final class GpuBlockPool {
     }
     tail = slot;
     queued[slot] = true;
+    freeCount++;
   }
 
   private void unlink(int slot) {
@@ -171,6 +194,7 @@ final class GpuBlockPool {
       prev[n] = p;
     }
     queued[slot] = false;
+    freeCount--;
   }
 
   private int cellOf(long hash) {

@@ -17,6 +17,27 @@ import org.junit.jupiter.api.Test;
 class GpuBlockPoolTest {
 
   @Test
+  void free_aSlotTwoRunningRequestsShareStaysInUseUntilBothAreDone() {
+    GpuBlockPool pool = new GpuBlockPool(2);
+    int shared = pool.allocate(h -> {});
+    pool.cache(shared, 5L);
+    pool.touch(shared); // a second request hits the first one's block while it runs
+    assertThat(pool.freeCount()).isEqualTo(1);
+
+    pool.free(shared); // the first request ends
+    assertThat(pool.isFree(shared)).as("the second request still uses it").isFalse();
+    assertThat(pool.freeCount()).isEqualTo(1);
+    List<Long> evicted = new ArrayList<>();
+    pool.allocate(evicted::add);
+    assertThat(evicted).isEmpty();
+    assertThat(pool.lookup(5L)).isEqualTo(shared);
+
+    pool.free(shared); // the second one ends
+    assertThat(pool.isFree(shared)).isTrue();
+    assertThat(pool.freeCount()).isEqualTo(1);
+  }
+
+  @Test
   void allocate_takesTheFreeQueueHeadAndEvictsItsHash() {
     GpuBlockPool pool = new GpuBlockPool(3);
     List<Long> evicted = new ArrayList<>();

@@ -13,7 +13,6 @@ import io.grpc.stub.StreamObserver;
 import io.kvindex.index.PodMatch;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.Observation;
-import java.io.ByteArrayOutputStream;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,7 +57,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private final Shared shared;
   private final StreamObserver<ProcessingResponse> out;
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final ByteArrayOutputStream body = new ByteArrayOutputStream();
+  private ByteString body = ByteString.EMPTY;
   private Modes modes;
   private boolean silent;
   private boolean ended;
@@ -160,7 +159,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
               + " bytes, the limit set by max-body-bytes (--max-body-bytes, KVINDEX_MAX_BODY_BYTES)");
       return;
     }
-    body.write(chunk.toByteArray(), 0, chunk.size());
+    body = body.concat(chunk);
     heldChunks++;
     if (request.getRequestBody().getEndOfStream() || modes.picksAtBufferedBody()) {
       bodyComplete(false);
@@ -180,7 +179,6 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   /** The whole request body has come: pick, and answer what the mode wants answered. */
   private void bodyComplete(boolean trailersFollow) {
     long start = System.nanoTime();
-    byte[] bytes = body.toByteArray();
     InferenceCall call = null;
     String unscored = null;
     InferenceCall.Api api = InferenceCall.Api.of(headers.get(":path"));
@@ -188,7 +186,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       unscored = "unknown_path";
     } else {
       try {
-        call = InferenceCall.parse(api, bytes, shared.json());
+        call = InferenceCall.parse(api, body.toByteArray(), shared.json());
       } catch (InferenceCall.Unreadable e) {
         unscored = e.reason;
         log.debug("request body not scored ({}): {}", e.reason, e.getMessage());
@@ -203,7 +201,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     } else {
       send(Messages.requestHeaders(d.destination()));
       if (modes.request() == BodySendMode.FULL_DUPLEX_STREAMED) {
-        Messages.streamed(bytes, !trailersFollow, true).forEach(this::send);
+        Messages.streamed(body, !trailersFollow, true).forEach(this::send);
       } else {
         for (int i = 0; i < heldChunks; i++) {
           send(Messages.requestBodyContinue());
@@ -211,7 +209,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       }
     }
     shared.metrics().picked(d, System.nanoTime() - start);
-    body.reset();
+    body = ByteString.EMPTY;
     shared.picker().recordRoute(d);
   }
 
@@ -260,12 +258,12 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   private void responseBody(ProcessingRequest request) {
     served(request.getMetadataContext());
-    byte[] chunk = request.getResponseBody().getBody().toByteArray();
+    ByteString chunk = request.getResponseBody().getBody();
     boolean end = request.getResponseBody().getEndOfStream();
     if (usage == null) {
       usage = new UsageReader(looksLikeEvents(chunk), shared.maxBodyBytes(), shared.json());
     }
-    usage.feed(chunk);
+    usage.feed(chunk.toByteArray());
     if (modes.response() == BodySendMode.FULL_DUPLEX_STREAMED) {
       Messages.streamed(chunk, end, false).forEach(this::send);
     } else {
@@ -282,9 +280,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     responseComplete();
   }
 
-  private static boolean looksLikeEvents(byte[] chunk) {
-    return chunk.length >= 5
-        && (new String(chunk, 0, 5, java.nio.charset.StandardCharsets.US_ASCII).equals("data:"));
+  private static boolean looksLikeEvents(ByteString chunk) {
+    return chunk.size() >= 5 && chunk.substring(0, 5).toStringUtf8().equals("data:");
   }
 
   /** The endpoint the proxy reports serving the request, when this message carries it. */

@@ -37,7 +37,10 @@ import org.slf4j.LoggerFactory;
  * comes); the endpoint the proxy reports serving the request ({@code envoy.lb} / {@code
  * x-gateway-destination-endpoint-served}) is the one whose open count the request holds and the one
  * observed, with the usage its engine reported. The pick's speculative route is written after the
- * answer carrying the pick has been sent (and, in full duplex, the body passed back), never before.
+ * answer carrying the pick has been sent (and, in full duplex, the body passed back), never before;
+ * once the response has ended it is shortened to the time the engine's events take to reach the
+ * index (moved to the endpoint that served the request, or taken back when the response failed or
+ * the stream was cancelled before it): see {@link Picker#answered}.
  */
 final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private static final Logger log = LoggerFactory.getLogger(ProcessStream.class);
@@ -69,6 +72,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private boolean servedKnown;
   private UsageReader usage;
   private boolean responseDone;
+  private boolean failed;
+  private boolean halfClosed;
 
   ProcessStream(Shared shared, StreamObserver<ProcessingResponse> out) {
     this.shared = shared;
@@ -113,6 +118,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   @Override
   public void onCompleted() {
+    halfClosed = true;
     if (!ended) {
       ended = true;
       out.onCompleted();
@@ -247,7 +253,10 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   private void responseHeaders(ProcessingRequest request) {
     served(request.getMetadataContext());
-    String type = Messages.headers(request.getResponseHeaders()).getOrDefault("content-type", "");
+    Map<String, String> response = Messages.headers(request.getResponseHeaders());
+    String type = response.getOrDefault("content-type", "");
+    String status = response.get(":status");
+    failed = status != null && !status.startsWith("2");
     usage =
         new UsageReader(type.contains("text/event-stream"), shared.maxBodyBytes(), shared.json());
     send(Messages.responseHeaders());
@@ -327,6 +336,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       shared.metrics().served("missing");
     }
     shared.metrics().observation(observe());
+    shared.picker().answered(decision, serving, !failed);
   }
 
   /** Closes the loop with the engine's usage; returns what became of it. */
@@ -354,18 +364,31 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     Optional<PodMatch> match = decision.scores().pod(e.pod());
     int predicted = match.map(PodMatch::depth).orElse(0);
     int rank = e.key().equals(e.pod()) ? -1 : e.rank();
-    shared
-        .router()
-        .observe(
-            new Observation(
-                decision.model(),
-                e.pod(),
-                predicted,
-                u.promptTokens(),
-                u.cachedTokens(),
-                decision.scores().blockKeys(),
-                rank,
-                match.map(PodMatch::speculative).orElse(false)));
+    int error =
+        shared
+            .router()
+            .observe(
+                new Observation(
+                    decision.model(),
+                    e.pod(),
+                    predicted,
+                    u.promptTokens(),
+                    u.cachedTokens(),
+                    decision.scores().blockKeys(),
+                    rank,
+                    match.map(PodMatch::speculative).orElse(false)));
+    if (error != 0 && log.isDebugEnabled()) {
+      log.debug(
+          "{}-predicted on {}: {} blocks predicted (speculative: {}), the engine reported {} of {}"
+              + " prompt tokens cached; picked {}",
+          error > 0 ? "over" : "under",
+          e.pod(),
+          predicted,
+          match.map(PodMatch::speculative).orElse(false),
+          u.cachedTokens(),
+          u.promptTokens(),
+          decision.primary().pod());
+    }
     return "observed";
   }
 
@@ -386,6 +409,10 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
     if (decision != null && !responseDone) {
       shared.metrics().observation("stream_closed");
+      if (!halfClosed) {
+        // Cancelled or failed before the response: the engine may never compute the prompt.
+        shared.picker().answered(decision, null, false);
+      }
     }
     shared.metrics().streamClosed(outcome);
   }

@@ -111,6 +111,8 @@ public final class EppCommand implements Callable<Integer> {
         b -> config.maxBodyBytes(Math.toIntExact(ByteSizes.parse(b))));
     v.apply(EppSetting.FALLBACKS.setting, f -> config.fallbacks(Integer.parseInt(f)));
     v.apply(EppSetting.ROUTE_TTL.setting, t -> config.routeTtl(Durations.parse(t)));
+    v.apply(
+        EppSetting.ANSWERED_ROUTE_TTL.setting, t -> config.answeredRouteTtl(Durations.parse(t)));
     v.apply(EppSetting.TOKENIZE_TIMEOUT.setting, t -> config.tokenizeTimeout(Durations.parse(t)));
     v.apply(EppSetting.SCRAPE_INTERVAL.setting, t -> config.scrapeInterval(Durations.parse(t)));
     v.apply(EppSetting.SCRAPE_TIMEOUT.setting, t -> config.scrapeTimeout(Durations.parse(t)));

@@ -18,6 +18,8 @@ import java.util.Set;
  * @param maxBodyBytes the largest request body read; a larger one is refused with 413
  * @param fallbacks how many endpoints follow the pick in the destination list
  * @param routeTtl how long a pick counts in the index as a speculative route; zero: not recorded
+ * @param answeredRouteTtl how long the route still counts once the engine has answered the request
+ *     (the time its events take to reach the index), at most {@code routeTtl}; zero: it ends then
  * @param tokenizeTimeout the longest an engine's {@code /tokenize} may take before the request is
  *     picked by load
  * @param scrapeInterval how often the engines' {@code /metrics} are read; zero: never
@@ -38,6 +40,7 @@ public record EppConfig(
     int maxBodyBytes,
     int fallbacks,
     Duration routeTtl,
+    Duration answeredRouteTtl,
     Duration tokenizeTimeout,
     Duration scrapeInterval,
     Duration scrapeTimeout,
@@ -56,6 +59,7 @@ public record EppConfig(
   static final int DEFAULT_MAX_BODY_BYTES = 8 << 20;
   static final int DEFAULT_FALLBACKS = 2;
   static final Duration DEFAULT_ROUTE_TTL = Duration.ofSeconds(2);
+  static final Duration DEFAULT_ANSWERED_ROUTE_TTL = Duration.ofMillis(500);
   static final Duration DEFAULT_TOKENIZE_TIMEOUT = Duration.ofMillis(150);
   static final Duration DEFAULT_SCRAPE_INTERVAL = Duration.ofMillis(200);
   static final Duration DEFAULT_SCRAPE_TIMEOUT = Duration.ofSeconds(1);
@@ -69,6 +73,7 @@ public record EppConfig(
     Check.atLeast(maxBodyBytes, 1, "maxBodyBytes");
     Check.between(fallbacks, 0, 16, "fallbacks");
     Check.notNull(routeTtl, "routeTtl");
+    Check.notNull(answeredRouteTtl, "answeredRouteTtl");
     Check.atLeastOneMilli(tokenizeTimeout, "tokenizeTimeout");
     Check.notNull(scrapeInterval, "scrapeInterval");
     Check.atLeastOneMilli(scrapeTimeout, "scrapeTimeout");
@@ -79,7 +84,10 @@ public record EppConfig(
     sheddableObjectives = Set.copyOf(sheddableObjectives);
     Check.notNull(models, "models");
     Check.notNull(shutdownGrace, "shutdownGrace");
-    if (routeTtl.isNegative() || scrapeInterval.isNegative() || shutdownGrace.isNegative()) {
+    if (routeTtl.isNegative()
+        || answeredRouteTtl.isNegative()
+        || scrapeInterval.isNegative()
+        || shutdownGrace.isNegative()) {
       throw new IllegalArgumentException("durations must not be negative");
     }
   }
@@ -98,6 +106,7 @@ public record EppConfig(
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int fallbacks = DEFAULT_FALLBACKS;
     private Duration routeTtl = DEFAULT_ROUTE_TTL;
+    private Duration answeredRouteTtl = DEFAULT_ANSWERED_ROUTE_TTL;
     private Duration tokenizeTimeout = DEFAULT_TOKENIZE_TIMEOUT;
     private Duration scrapeInterval = DEFAULT_SCRAPE_INTERVAL;
     private Duration scrapeTimeout = DEFAULT_SCRAPE_TIMEOUT;
@@ -138,6 +147,11 @@ public record EppConfig(
 
     public Builder routeTtl(Duration v) {
       routeTtl = v;
+      return this;
+    }
+
+    public Builder answeredRouteTtl(Duration v) {
+      answeredRouteTtl = v;
       return this;
     }
 
@@ -209,6 +223,7 @@ public record EppConfig(
           maxBodyBytes,
           fallbacks,
           routeTtl,
+          answeredRouteTtl,
           tokenizeTimeout,
           scrapeInterval,
           scrapeTimeout,

@@ -103,7 +103,8 @@ public final class EppServer implements AutoCloseable {
             tokenizer,
             metrics,
             config.fallbacks(),
-            config.routeTtl());
+            config.routeTtl(),
+            config.answeredRouteTtl());
     ProcessStream.Shared shared =
         new ProcessStream.Shared(
             picker,

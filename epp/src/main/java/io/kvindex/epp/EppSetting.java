@@ -156,6 +156,15 @@ enum EppSetting {
           "DURATION",
           "How long a pick counts in the index as a speculative route, until the engine reports"
               + " the blocks; 0: picks are not recorded")),
+  ANSWERED_ROUTE_TTL(
+      Setting.of(
+          "answered-route-ttl",
+          Durations.format(EppConfig.DEFAULT_ANSWERED_ROUTE_TTL),
+          "DURATION",
+          "How long a pick's route still counts once its engine has answered (the time the"
+              + " engine's events take to reach the index; the index's own entries count from"
+              + " then on, evictions included), at most --route-ttl; 0: the route ends with the"
+              + " answer")),
   TOKENIZE_TIMEOUT(
       Setting.of(
           "tokenize-timeout",

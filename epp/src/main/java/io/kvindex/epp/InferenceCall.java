@@ -1,11 +1,15 @@
 package io.kvindex.epp;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * What the picker reads from an OpenAI request body ({@code POST /v1/completions} or {@code POST
@@ -83,20 +87,54 @@ record InferenceCall(
           "mm_processor_kwargs");
 
   /**
+   * The top-level fields the picker reads beside {@code prompt}: each kept as a small JSON tree,
+   * every other field skipped unread.
+   */
+  private static final Set<String> READ_FIELDS = readFields();
+
+  private static Set<String> readFields() {
+    Set<String> fields =
+        new HashSet<>(List.of("model", "cache_salt", "stream", "stream_options", "messages"));
+    fields.addAll(CHAT_TOKENIZE_FIELDS);
+    return Set.copyOf(fields);
+  }
+
+  /**
    * Reads a request body.
+   *
+   * <p>Implementation notes. One streaming pass (Jackson's parser) over the body: a completion's
+   * token ids go straight into an {@code int[]}, never into a tree of one node per token (most of a
+   * 4 096-token prompt's reading time, and most of the garbage a request made); the few other
+   * fields read are kept as small trees, the rest skipped. What a prompt is found to be wrong with
+   * is told only once the whole body has been read and its model found, so that the reasons come in
+   * the order {@code unparseable}, {@code no_model}, {@code no_prompt}.
    *
    * @throws Unreadable with reason {@code unparseable} (not a JSON object), {@code no_model}, or
    *     {@code no_prompt} (no prompt the picker can tokenize: prompt embeddings, an empty prompt)
    */
   static InferenceCall parse(Api api, byte[] body, ObjectMapper json) throws Unreadable {
-    JsonNode root;
-    try {
-      root = json.readTree(body);
+    ObjectNode root = json.createObjectNode();
+    Prompt prompt = null;
+    try (JsonParser p = json.getFactory().createParser(body)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw new Unreadable("unparseable", "the body is not a JSON object");
+      }
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String name = p.currentName();
+        p.nextToken();
+        if (api == Api.COMPLETIONS && name.equals("prompt")) {
+          prompt = Prompt.read(p, json);
+        } else if (READ_FIELDS.contains(name)) {
+          root.set(name, p.readValueAsTree());
+        } else {
+          p.skipChildren();
+        }
+      }
+      if (p.currentToken() != JsonToken.END_OBJECT) {
+        throw new Unreadable("unparseable", "the body is not a JSON object");
+      }
     } catch (IOException e) {
       throw new Unreadable("unparseable", "the body is not JSON: " + e.getMessage());
-    }
-    if (root == null || !root.isObject()) {
-      throw new Unreadable("unparseable", "the body is not a JSON object");
     }
     JsonNode model = root.get("model");
     if (model == null || !model.isTextual() || model.asText().isBlank()) {
@@ -107,39 +145,112 @@ record InferenceCall(
     boolean usage = stream && root.path("stream_options").path("include_usage").asBoolean(false);
     String name = model.asText();
     return api == Api.CHAT
-        ? chat((ObjectNode) root, name, salt, stream, usage, json)
-        : completion(root, name, salt, stream, usage, json);
+        ? chat(root, name, salt, stream, usage, json)
+        : completion(root, prompt, name, salt, stream, usage, json);
+  }
+
+  /**
+   * A completion's {@code prompt} as read in one pass: the first prompt (token ids, or text), how
+   * many prompts there are, or what is wrong with it.
+   */
+  private record Prompt(int[] tokenIds, JsonNode text, int count, Unreadable wrong) {
+
+    /** Reads the prompt's value, the parser at its first token; leaves it at its last. */
+    static Prompt read(JsonParser p, ObjectMapper json) throws IOException {
+      JsonToken t = p.currentToken();
+      if (t == JsonToken.VALUE_NULL) {
+        return null;
+      }
+      if (t == JsonToken.VALUE_STRING) {
+        return new Prompt(null, json.getNodeFactory().textNode(p.getText()), 1, null);
+      }
+      if (t != JsonToken.START_ARRAY) {
+        p.skipChildren();
+        return wrong("the prompt is neither text nor a list of token ids");
+      }
+      JsonToken first = p.nextToken();
+      if (first == JsonToken.END_ARRAY) {
+        return wrong("the prompt is an empty list");
+      }
+      if (first == JsonToken.VALUE_STRING) {
+        JsonNode text = json.getNodeFactory().textNode(p.getText());
+        return new Prompt(null, text, 1 + skipRest(p), null);
+      }
+      if (first == JsonToken.START_ARRAY) {
+        Prompt ids = tokenIds(p, p.nextToken());
+        return new Prompt(ids.tokenIds, null, 1 + skipRest(p), ids.wrong);
+      }
+      return tokenIds(p, first);
+    }
+
+    /**
+     * Token ids up to the end of the current array, the parser at the first element's token {@code
+     * t}.
+     */
+    private static Prompt tokenIds(JsonParser p, JsonToken t) throws IOException {
+      int[] ids = new int[1024];
+      int n = 0;
+      for (; t != JsonToken.END_ARRAY; t = p.nextToken()) {
+        if (t != JsonToken.VALUE_NUMBER_INT
+            || p.getNumberType() != JsonParser.NumberType.INT
+            || p.getIntValue() < 0) {
+          String why = "prompt[" + n + "] is not a token id";
+          p.skipChildren();
+          skipRest(p);
+          return wrong(why);
+        }
+        if (n == ids.length) {
+          ids = Arrays.copyOf(ids, n * 2);
+        }
+        ids[n++] = p.getIntValue();
+      }
+      if (n == 0) {
+        return wrong("the prompt is neither text nor a list of token ids");
+      }
+      return new Prompt(Arrays.copyOf(ids, n), null, 1, null);
+    }
+
+    /** Skips the current array's elements after the current one; returns how many there were. */
+    private static int skipRest(JsonParser p) throws IOException {
+      int n = 0;
+      while (p.nextToken() != JsonToken.END_ARRAY) {
+        p.skipChildren();
+        n++;
+      }
+      return n;
+    }
+
+    private static Prompt wrong(String why) {
+      return new Prompt(null, null, 1, new Unreadable("no_prompt", why));
+    }
   }
 
   private static InferenceCall completion(
-      JsonNode root, String model, String salt, boolean stream, boolean usage, ObjectMapper json)
+      ObjectNode root,
+      Prompt prompt,
+      String model,
+      String salt,
+      boolean stream,
+      boolean usage,
+      ObjectMapper json)
       throws Unreadable {
-    JsonNode prompt = root.get("prompt");
-    if (prompt == null || prompt.isNull()) {
+    if (prompt == null) {
       throw new Unreadable("no_prompt", "the completion has no prompt (prompt embeddings?)");
     }
-    int prompts = 1;
-    JsonNode first = prompt;
-    if (prompt.isArray()) {
-      if (prompt.isEmpty()) {
-        throw new Unreadable("no_prompt", "the prompt is an empty list");
-      }
-      if (prompt.get(0).isArray() || prompt.get(0).isTextual()) {
-        prompts = prompt.size();
-        first = prompt.get(0);
-      }
+    if (prompt.wrong() != null) {
+      throw prompt.wrong();
     }
-    if (first.isTextual()) {
+    if (prompt.text() != null) {
       ObjectNode tokenize = json.createObjectNode();
       tokenize.put("model", model);
-      tokenize.set("prompt", first);
+      tokenize.set("prompt", prompt.text());
       JsonNode special = root.get("add_special_tokens");
       if (special != null && special.isBoolean()) {
         tokenize.set("add_special_tokens", special);
       }
-      return new InferenceCall(model, null, tokenize, salt, prompts, stream, usage);
+      return new InferenceCall(model, null, tokenize, salt, prompt.count(), stream, usage);
     }
-    return new InferenceCall(model, tokenIds(first), null, salt, prompts, stream, usage);
+    return new InferenceCall(model, prompt.tokenIds(), null, salt, prompt.count(), stream, usage);
   }
 
   private static InferenceCall chat(
@@ -159,21 +270,5 @@ record InferenceCall(
       }
     }
     return new InferenceCall(model, null, tokenize, salt, 1, stream, usage);
-  }
-
-  private static int[] tokenIds(JsonNode prompt) throws Unreadable {
-    if (!prompt.isArray() || prompt.isEmpty()) {
-      throw new Unreadable("no_prompt", "the prompt is neither text nor a list of token ids");
-    }
-    ArrayNode array = (ArrayNode) prompt;
-    int[] ids = new int[array.size()];
-    for (int i = 0; i < ids.length; i++) {
-      JsonNode t = array.get(i);
-      if (!t.canConvertToInt() || !t.isIntegralNumber() || t.intValue() < 0) {
-        throw new Unreadable("no_prompt", "prompt[" + i + "] is not a token id");
-      }
-      ids[i] = t.intValue();
-    }
-    return ids;
   }
 }

@@ -163,15 +163,15 @@ final class Messages {
    *
    * @param request whether it is the request's body (else the response's)
    */
-  static List<ProcessingResponse> streamed(byte[] body, boolean endOfStream, boolean request) {
+  static List<ProcessingResponse> streamed(ByteString body, boolean endOfStream, boolean request) {
     List<ProcessingResponse> out = new ArrayList<>();
     int from = 0;
     do {
-      int length = Math.min(CHUNK_BYTES, body.length - from);
-      boolean last = from + length >= body.length;
+      int length = Math.min(CHUNK_BYTES, body.size() - from);
+      boolean last = from + length >= body.size();
       StreamedBodyResponse chunk =
           StreamedBodyResponse.newBuilder()
-              .setBody(ByteString.copyFrom(body, from, length))
+              .setBody(body.substring(from, from + length))
               .setEndOfStream(endOfStream && last)
               .build();
       BodyResponse response =
@@ -184,7 +184,7 @@ final class Messages {
       out.add(
           (request ? message.setRequestBody(response) : message.setResponseBody(response)).build());
       from += length;
-    } while (from < body.length);
+    } while (from < body.size());
     return out;
   }
 

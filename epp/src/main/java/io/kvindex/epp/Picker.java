@@ -40,6 +40,7 @@ final class Picker {
   private final EppMetrics metrics;
   private final int fallbacks;
   private final Duration routeTtl;
+  private final Duration answeredRouteTtl;
 
   Picker(
       KvRouter router,
@@ -48,7 +49,8 @@ final class Picker {
       EngineTokenizer tokenizer,
       EppMetrics metrics,
       int fallbacks,
-      Duration routeTtl) {
+      Duration routeTtl,
+      Duration answeredRouteTtl) {
     this.router = router;
     this.models = models;
     this.loads = loads;
@@ -56,6 +58,7 @@ final class Picker {
     this.metrics = metrics;
     this.fallbacks = fallbacks;
     this.routeTtl = routeTtl;
+    this.answeredRouteTtl = answeredRouteTtl.compareTo(routeTtl) < 0 ? answeredRouteTtl : routeTtl;
   }
 
   /**
@@ -136,14 +139,43 @@ final class Picker {
    * route's write is not on the request's path. Never blocks.
    */
   void recordRoute(Decision d) {
-    Scores scores = d.scores();
-    if (routeTtl.isZero()
-        || scores == null
-        || !scores.indexAvailable()
-        || scores.queriedBlocks() == 0) {
+    if (routes(d)) {
+      router.recordRoute(d.model(), d.primary().pod(), d.scores().blockKeys(), routeTtl);
+    }
+  }
+
+  /**
+   * The engine at {@code served} has answered the decision's request ({@code computed}: with a
+   * success, so it has computed the prompt): the pick's route now lasts only until the engine's
+   * events are in the index, {@code answeredRouteTtl}, after which the index's own entries say what
+   * the engine holds (evictions included: a route left for its whole TTL outlives the blocks of a
+   * pod that evicts them meanwhile, and over-predicts). A request served by another endpoint's pod
+   * moves the route there; one that failed, or was never answered, takes it back. Never blocks.
+   */
+  void answered(Decision d, Endpoint served, boolean computed) {
+    if (!routes(d)) {
       return;
     }
-    router.recordRoute(d.model(), d.primary().pod(), scores.blockKeys(), routeTtl);
+    String picked = d.primary().pod();
+    boolean moved = served != null && !served.pod().equals(picked);
+    if (!computed || moved || answeredRouteTtl.isZero()) {
+      router.recordRoute(d.model(), picked, d.scores().blockKeys(), RETRACTED);
+    }
+    if (computed && served != null && !answeredRouteTtl.isZero()) {
+      router.recordRoute(d.model(), served.pod(), d.scores().blockKeys(), answeredRouteTtl);
+    }
+  }
+
+  /** A route's shortest life: the index ends a route by recording it again for this long. */
+  private static final Duration RETRACTED = Duration.ofMillis(1);
+
+  /** Whether the decision's pick was recorded as a route. */
+  private boolean routes(Decision d) {
+    Scores scores = d.scores();
+    return !routeTtl.isZero()
+        && scores != null
+        && scores.indexAvailable()
+        && scores.queriedBlocks() > 0;
   }
 
   private Decision byLoad(List<Endpoint> candidates, String reason, int prompts) {

@@ -13,7 +13,6 @@ import io.grpc.stub.StreamObserver;
 import io.kvindex.index.PodMatch;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.Observation;
-import java.io.ByteArrayOutputStream;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,7 +37,10 @@ import org.slf4j.LoggerFactory;
  * comes); the endpoint the proxy reports serving the request ({@code envoy.lb} / {@code
  * x-gateway-destination-endpoint-served}) is the one whose open count the request holds and the one
  * observed, with the usage its engine reported. The pick's speculative route is written after the
- * answer carrying the pick has been sent (and, in full duplex, the body passed back), never before.
+ * answer carrying the pick has been sent (and, in full duplex, the body passed back), never before;
+ * once the response has ended it is shortened to the time the engine's events take to reach the
+ * index (moved to the endpoint that served the request, or taken back when the response failed or
+ * the stream was cancelled before it): see {@link Picker#answered}.
  */
 final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private static final Logger log = LoggerFactory.getLogger(ProcessStream.class);
@@ -58,7 +60,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private final Shared shared;
   private final StreamObserver<ProcessingResponse> out;
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final ByteArrayOutputStream body = new ByteArrayOutputStream();
+  private ByteString body = ByteString.EMPTY;
   private Modes modes;
   private boolean silent;
   private boolean ended;
@@ -70,6 +72,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private boolean servedKnown;
   private UsageReader usage;
   private boolean responseDone;
+  private boolean failed;
+  private boolean halfClosed;
 
   ProcessStream(Shared shared, StreamObserver<ProcessingResponse> out) {
     this.shared = shared;
@@ -114,6 +118,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   @Override
   public void onCompleted() {
+    halfClosed = true;
     if (!ended) {
       ended = true;
       out.onCompleted();
@@ -160,7 +165,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
               + " bytes, the limit set by max-body-bytes (--max-body-bytes, KVINDEX_MAX_BODY_BYTES)");
       return;
     }
-    body.write(chunk.toByteArray(), 0, chunk.size());
+    body = body.concat(chunk);
     heldChunks++;
     if (request.getRequestBody().getEndOfStream() || modes.picksAtBufferedBody()) {
       bodyComplete(false);
@@ -180,7 +185,6 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   /** The whole request body has come: pick, and answer what the mode wants answered. */
   private void bodyComplete(boolean trailersFollow) {
     long start = System.nanoTime();
-    byte[] bytes = body.toByteArray();
     InferenceCall call = null;
     String unscored = null;
     InferenceCall.Api api = InferenceCall.Api.of(headers.get(":path"));
@@ -188,7 +192,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       unscored = "unknown_path";
     } else {
       try {
-        call = InferenceCall.parse(api, bytes, shared.json());
+        call = InferenceCall.parse(api, body.toByteArray(), shared.json());
       } catch (InferenceCall.Unreadable e) {
         unscored = e.reason;
         log.debug("request body not scored ({}): {}", e.reason, e.getMessage());
@@ -203,7 +207,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     } else {
       send(Messages.requestHeaders(d.destination()));
       if (modes.request() == BodySendMode.FULL_DUPLEX_STREAMED) {
-        Messages.streamed(bytes, !trailersFollow, true).forEach(this::send);
+        Messages.streamed(body, !trailersFollow, true).forEach(this::send);
       } else {
         for (int i = 0; i < heldChunks; i++) {
           send(Messages.requestBodyContinue());
@@ -211,7 +215,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       }
     }
     shared.metrics().picked(d, System.nanoTime() - start);
-    body.reset();
+    body = ByteString.EMPTY;
     shared.picker().recordRoute(d);
   }
 
@@ -249,7 +253,10 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   private void responseHeaders(ProcessingRequest request) {
     served(request.getMetadataContext());
-    String type = Messages.headers(request.getResponseHeaders()).getOrDefault("content-type", "");
+    Map<String, String> response = Messages.headers(request.getResponseHeaders());
+    String type = response.getOrDefault("content-type", "");
+    String status = response.get(":status");
+    failed = status != null && !status.startsWith("2");
     usage =
         new UsageReader(type.contains("text/event-stream"), shared.maxBodyBytes(), shared.json());
     send(Messages.responseHeaders());
@@ -260,12 +267,12 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   private void responseBody(ProcessingRequest request) {
     served(request.getMetadataContext());
-    byte[] chunk = request.getResponseBody().getBody().toByteArray();
+    ByteString chunk = request.getResponseBody().getBody();
     boolean end = request.getResponseBody().getEndOfStream();
     if (usage == null) {
       usage = new UsageReader(looksLikeEvents(chunk), shared.maxBodyBytes(), shared.json());
     }
-    usage.feed(chunk);
+    usage.feed(chunk.toByteArray());
     if (modes.response() == BodySendMode.FULL_DUPLEX_STREAMED) {
       Messages.streamed(chunk, end, false).forEach(this::send);
     } else {
@@ -282,9 +289,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     responseComplete();
   }
 
-  private static boolean looksLikeEvents(byte[] chunk) {
-    return chunk.length >= 5
-        && (new String(chunk, 0, 5, java.nio.charset.StandardCharsets.US_ASCII).equals("data:"));
+  private static boolean looksLikeEvents(ByteString chunk) {
+    return chunk.size() >= 5 && chunk.substring(0, 5).toStringUtf8().equals("data:");
   }
 
   /** The endpoint the proxy reports serving the request, when this message carries it. */
@@ -330,6 +336,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       shared.metrics().served("missing");
     }
     shared.metrics().observation(observe());
+    shared.picker().answered(decision, serving, !failed);
   }
 
   /** Closes the loop with the engine's usage; returns what became of it. */
@@ -357,18 +364,31 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     Optional<PodMatch> match = decision.scores().pod(e.pod());
     int predicted = match.map(PodMatch::depth).orElse(0);
     int rank = e.key().equals(e.pod()) ? -1 : e.rank();
-    shared
-        .router()
-        .observe(
-            new Observation(
-                decision.model(),
-                e.pod(),
-                predicted,
-                u.promptTokens(),
-                u.cachedTokens(),
-                decision.scores().blockKeys(),
-                rank,
-                match.map(PodMatch::speculative).orElse(false)));
+    int error =
+        shared
+            .router()
+            .observe(
+                new Observation(
+                    decision.model(),
+                    e.pod(),
+                    predicted,
+                    u.promptTokens(),
+                    u.cachedTokens(),
+                    decision.scores().blockKeys(),
+                    rank,
+                    match.map(PodMatch::speculative).orElse(false)));
+    if (error != 0 && log.isDebugEnabled()) {
+      log.debug(
+          "{}-predicted on {}: {} blocks predicted (speculative: {}), the engine reported {} of {}"
+              + " prompt tokens cached; picked {}",
+          error > 0 ? "over" : "under",
+          e.pod(),
+          predicted,
+          match.map(PodMatch::speculative).orElse(false),
+          u.cachedTokens(),
+          u.promptTokens(),
+          decision.primary().pod());
+    }
     return "observed";
   }
 
@@ -389,6 +409,10 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
     if (decision != null && !responseDone) {
       shared.metrics().observation("stream_closed");
+      if (!halfClosed) {
+        // Cancelled or failed before the response: the engine may never compute the prompt.
+        shared.picker().answered(decision, null, false);
+      }
     }
     shared.metrics().streamClosed(outcome);
   }

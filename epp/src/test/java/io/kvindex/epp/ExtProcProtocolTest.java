@@ -11,7 +11,12 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
@@ -422,6 +427,112 @@ class ExtProcProtocolTest {
           .as("the trailers end the request, not the body")
           .isFalse();
       assertThat(s.next().hasRequestTrailers()).as("then the trailers' answer").isTrue();
+    }
+  }
+
+  @Test
+  void process_bufferedPartial_picksFromAWholeBody_andByLoadFromACutOne() throws Exception {
+    Proxy.Mode m = Proxy.Mode.of(BodySendMode.BUFFERED_PARTIAL);
+    PrometheusMeterRegistry own = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (EppServer partial = start(config(), Candidates.of(ENDPOINTS), own);
+        Proxy p = new Proxy(partial.address(), null)) {
+      try (ProxyStream s = p.open()) {
+        Proxy.Routed whole = p.request(s, m, post(completion(256, 14)), 1);
+
+        assertThat(whole.endpoints()).hasSize(3);
+        assertThat(whole.destinationMetadata()).isEqualTo(whole.destinationHeader());
+        assertThat(whole.routeCacheCleared()).isTrue();
+        assertThat(own.scrape())
+            .as("a body within the proxy's buffer is scored")
+            .contains("kvindex_epp_picks_total")
+            .doesNotContain("kvindex_epp_unscored_total{");
+        p.response(
+            s,
+            m,
+            new Proxy.HttpResponse(200, "text/event-stream", SSE),
+            whole.endpoints().get(0),
+            1);
+        s.halfClose();
+        assertThat(s.end()).isNull();
+      }
+      try (ProxyStream s = p.open()) {
+        Proxy.Routed cut = p.request(s, m, post(completion(256, 15)), 2);
+
+        assertThat(cut.endpoints())
+            .as("the first piece of a body over the buffer still gets endpoints")
+            .hasSize(3);
+        assertThat(own.scrape())
+            .as("by load: a cut body is not JSON")
+            .contains("kvindex_epp_unscored_total{reason=\"unparseable\"} 1.0");
+      }
+    }
+  }
+
+  @Test
+  void process_responseTrailers_endTheResponse_andItsUsageIsObserved(@Fresh RedisStandalone redis)
+      throws Exception {
+    // An index of its own: what is observed must not depend on the shared one's state.
+    String uri = redis.uri().toURI().toString();
+    try (RedisConnector connector = RedisConnector.connect(uri);
+        PrefixIndex index = PrefixIndex.builder().indexName("epp").redis(connector).build()) {
+      // The pods live in the index, as their ingesters make them (the write loads its scripts).
+      for (Endpoint e : ENDPOINTS) {
+        StreamId stream = StreamId.of(MODEL, e.pod());
+        Lease lease = index.acquireLease(stream, "test", Duration.ofMinutes(1)).orElseThrow();
+        index.apply(
+            stream,
+            KeyMode.ENGINE,
+            1,
+            lease,
+            KvEventBatch.of(0, List.of(BlockStored.of(List.of(7L), null, List.of(), 16)), 0));
+      }
+    }
+    PrometheusMeterRegistry own = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    for (BodySendMode mode : List.of(BodySendMode.STREAMED, BodySendMode.FULL_DUPLEX_STREAMED)) {
+      try (KvRouter ownRouter =
+              KvRouter.builder()
+                  .redisUri(uri)
+                  .indexName("epp")
+                  .model(MODEL, ModelKeys.engine("sha256_cbor", "0", 16))
+                  .lookupBudget(Duration.ofMillis(500))
+                  .meterRegistry(own)
+                  .build();
+          EppServer trailed =
+              EppServer.start(config().build(), ownRouter, Candidates.of(ENDPOINTS), own);
+          Proxy p = new Proxy(trailed.address(), null);
+          ProxyStream s = p.open()) {
+        Proxy.Mode m = new Proxy.Mode(BodySendMode.FULL_DUPLEX_STREAMED, mode, true);
+        Proxy.Routed routed = p.request(s, m, post(completion(64, 16)), 1);
+        s.send(
+            Proxy.responseHeaders(
+                new Proxy.HttpResponse(200, "text/event-stream", SSE), routed.endpoints().get(0)));
+        assertThat(s.next().hasResponseHeaders()).isTrue();
+        s.send(Proxy.responseBody(SSE, false));
+        ProcessingResponse body = s.next();
+        assertThat(body.hasResponseBody()).as(mode + ": the body answered").isTrue();
+        if (mode == BodySendMode.FULL_DUPLEX_STREAMED) {
+          var chunk = body.getResponseBody().getResponse().getBodyMutation().getStreamedResponse();
+          assertThat(chunk.getBody().toByteArray()).isEqualTo(SSE);
+          assertThat(chunk.getEndOfStream()).as("the trailers end the response").isFalse();
+        }
+        assertThat(own.scrape())
+            .as(mode + ": not observed before the response has ended")
+            .doesNotContain("kvindex_epp_observations_total{");
+
+        s.send(
+            ProcessingRequest.newBuilder()
+                .setResponseTrailers(HttpTrailers.getDefaultInstance())
+                .build());
+
+        assertThat(s.next().hasResponseTrailers()).as(mode + ": the trailers' answer").isTrue();
+        Await.until(() -> own.scrape().contains("kvindex_epp_observations_total{"));
+        assertThat(own.scrape())
+            .as(mode + ": the usage of a response ended by its trailers is observed")
+            .contains("kvindex_epp_observations_total{outcome=\"observed\"}");
+        s.halfClose();
+        assertThat(s.end()).isNull();
+      }
+      own.clear();
     }
   }
 

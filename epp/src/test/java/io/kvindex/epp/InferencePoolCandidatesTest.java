@@ -2,6 +2,7 @@ package io.kvindex.epp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -14,12 +15,29 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.ServerRequest;
 import io.fabric8.mockwebserver.ServerResponse;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.router.KvRouter;
+import io.kvindex.router.ModelKeys;
+import io.kvindex.testing.Fresh;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -28,6 +46,7 @@ import org.junit.jupiter.api.Test;
  * The candidates of an InferencePool, from a real (mock) API server with list and watch: ready pods
  * the selector picks, once per target port, following the pool and its pods as they change.
  */
+@UsesRedis
 class InferencePoolCandidatesTest {
   private static final String NS = "models";
 
@@ -147,6 +166,74 @@ class InferencePoolCandidatesTest {
                   () -> c.problem().isPresent() && c.problem().get().contains("does not exist")))
           .isTrue();
       assertThat(c.endpoints()).isEmpty();
+    }
+  }
+
+  @Test
+  void podNamedByIp_isPickedByTheIndexsEntriesOfThatName_overRealSockets(
+      @Fresh RedisStandalone redis) throws Exception {
+    pool(List.of(8000));
+    pod("vllm-0", "10.0.0.1", "vllm", true, Map.of());
+    pod("vllm-1", "10.0.0.2", "vllm", true, Map.of());
+    String model = ExtProcProtocolTest.MODEL;
+    int[] tokens = IntStream.range(0, 256).map(i -> (i * 7919 + 5) % 50000).toArray();
+    String uri = redis.uri().toURI().toString();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (RedisConnector connector = RedisConnector.connect(uri);
+        PrefixIndex index = PrefixIndex.builder().indexName("epp").redis(connector).build();
+        KvRouter router =
+            KvRouter.builder()
+                .redisUri(uri)
+                .indexName("epp")
+                .model(model, ModelKeys.engine("sha256_cbor", "0", 16))
+                .lookupBudget(Duration.ofMillis(500))
+                .meterRegistry(registry)
+                .build()) {
+      // The ingesters, with --kubernetes-pod-name ip, name the pods by their IPs: 10.0.0.2 holds
+      // the prompt, 10.0.0.1 is live with another block.
+      List<Long> held = new ArrayList<>();
+      for (long k : router.blockKeys(model, null, null, tokens)) {
+        held.add(k);
+      }
+      Map<String, List<Long>> blocks = Map.of("10.0.0.1", List.of(7L), "10.0.0.2", held);
+      for (Map.Entry<String, List<Long>> e : blocks.entrySet()) {
+        StreamId stream = StreamId.of(model, e.getKey());
+        Lease lease = index.acquireLease(stream, "test", Duration.ofMinutes(1)).orElseThrow();
+        index.apply(
+            stream,
+            KeyMode.ENGINE,
+            1,
+            lease,
+            KvEventBatch.of(0, List.of(BlockStored.of(e.getValue(), null, List.of(), 16)), 0));
+      }
+      InferencePoolCandidates candidates =
+          InferencePoolCandidates.start(client, NS, "vllm", true, registry);
+      assertThat(Await.until(() -> candidates.endpoints().size() == 2)).isTrue();
+      try (EppServer server =
+              EppServer.start(ExtProcProtocolTest.config().build(), router, candidates, registry);
+          Proxy proxy = new Proxy(server.address(), null);
+          ProxyStream s = proxy.open()) {
+        byte[] body =
+            ("{\"model\":\""
+                    + model
+                    + "\",\"prompt\":"
+                    + java.util.Arrays.toString(tokens).replace(" ", "")
+                    + "}")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Proxy.Routed routed =
+            proxy.request(
+                s,
+                Proxy.Mode.of(BodySendMode.FULL_DUPLEX_STREAMED),
+                new Proxy.HttpRequest("/v1/completions", Map.of(), body, null),
+                1);
+
+        assertThat(routed.endpoints().get(0))
+            .as("the pod the index names 10.0.0.2, at its IP and the pool's target port")
+            .isEqualTo("10.0.0.2:8000");
+        assertThat(registry.scrape())
+            .as("picked for its prefix, not by chance")
+            .contains("kvindex_epp_picks_total{reason=\"longest_prefix\"} 1.0");
+      }
     }
   }
 }

@@ -109,6 +109,24 @@ final class Proxy implements AutoCloseable {
         assertThat(answer.hasRequestBody()).as("the body's answer").isTrue();
         return routed(answer.getRequestBody().getResponse(), answer, request.body());
       }
+      case BUFFERED_PARTIAL -> {
+        // Envoy buffers the body up to its limit and sends what it holds once: the whole body
+        // (end of stream), or, when the body is larger than the limit, its first piece alone (not
+        // the end of the stream; the rest then goes upstream without the picker seeing it).
+        ProcessingResponse headers = s.next();
+        if (headers.hasImmediateResponse()) {
+          return headersAnswer(headers, null);
+        }
+        assertThat(headers.hasRequestHeaders()).as("the headers' answer").isTrue();
+        s.send(body(pieces.get(0), pieces.size() == 1, true));
+        ProcessingResponse answer = s.next();
+        if (answer.hasImmediateResponse()) {
+          return headersAnswer(answer, null);
+        }
+        assertThat(answer.hasRequestBody()).as("the body's answer").isTrue();
+        assertThat(answer.getRequestBody().getResponse().hasBodyMutation()).isFalse();
+        return routed(answer.getRequestBody().getResponse(), answer, request.body());
+      }
       case STREAMED -> {
         // Envoy waits for the headers' answer before it streams the body.
         ProcessingResponse headers = s.next();
@@ -160,9 +178,14 @@ final class Proxy implements AutoCloseable {
       return response.body();
     }
     List<byte[]> pieces =
-        split(response.body(), mode.response() == BodySendMode.BUFFERED ? 1 : chunks);
+        split(
+            response.body(),
+            mode.response() == BodySendMode.STREAMED
+                    || mode.response() == BodySendMode.FULL_DUPLEX_STREAMED
+                ? chunks
+                : 1);
     switch (mode.response()) {
-      case BUFFERED, STREAMED -> {
+      case BUFFERED, BUFFERED_PARTIAL, STREAMED -> {
         for (int i = 0; i < pieces.size(); i++) {
           s.send(responseBody(pieces.get(i), i == pieces.size() - 1));
           ProcessingResponse answer = s.next();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** What the picker reads from requests, responses and engines' metrics, in the forms vLLM uses. */
@@ -85,6 +86,68 @@ class ReadersTest {
                     JSON))
         .isInstanceOfSatisfying(
             InferenceCall.Unreadable.class, e -> assertThat(e.reason).isEqualTo("no_prompt"));
+  }
+
+  @Test
+  void parse_readsTheTokenIdsInOnePass_skippingWhatItDoesNotRead() throws Exception {
+    int[] ids = new int[5000];
+    StringBuilder prompt = new StringBuilder();
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = i * 7 % 50_000;
+      prompt.append(i == 0 ? "" : " , ").append(ids[i]);
+    }
+    InferenceCall c =
+        InferenceCall.parse(
+            InferenceCall.Api.COMPLETIONS,
+            bytes(
+                "{\"logit_bias\":{\"prompt\":[1]},\"prompt\":[9],\"model\":\"m\","
+                    + "\"n\":[[\"x\"],{\"y\":null}],\"prompt\":[ "
+                    + prompt
+                    + " ],\"max_tokens\":1}"),
+            JSON);
+
+    assertThat(c.tokenIds()).containsExactly(ids);
+    assertThat(c.prompts()).isEqualTo(1);
+  }
+
+  @Test
+  void parse_promptsThatAreNotTokenIds_areNoPrompt_afterTheModelAndTheSyntax() {
+    for (String prompt :
+        List.of(
+            "[]",
+            "[1,2.5]",
+            "[1,4294967296]",
+            "[1,\"a\"]",
+            "[[]]",
+            "[[1,-1],[2]]",
+            "[{\"a\":1},2]",
+            "{\"a\":1}",
+            "null",
+            "7")) {
+      assertThatThrownBy(
+              () ->
+                  InferenceCall.parse(
+                      InferenceCall.Api.COMPLETIONS,
+                      bytes("{\"model\":\"m\",\"prompt\":" + prompt + ",\"n\":1}"),
+                      JSON))
+          .as(prompt)
+          .isInstanceOfSatisfying(
+              InferenceCall.Unreadable.class, e -> assertThat(e.reason).isEqualTo("no_prompt"));
+    }
+    assertThatThrownBy(
+            () ->
+                InferenceCall.parse(
+                    InferenceCall.Api.COMPLETIONS, bytes("{\"prompt\":[1,-1]}"), JSON))
+        .isInstanceOfSatisfying(
+            InferenceCall.Unreadable.class, e -> assertThat(e.reason).isEqualTo("no_model"));
+    assertThatThrownBy(
+            () ->
+                InferenceCall.parse(
+                    InferenceCall.Api.COMPLETIONS,
+                    bytes("{\"model\":\"m\",\"prompt\":[1,-1],"),
+                    JSON))
+        .isInstanceOfSatisfying(
+            InferenceCall.Unreadable.class, e -> assertThat(e.reason).isEqualTo("unparseable"));
   }
 
   @Test

@@ -111,4 +111,169 @@ class SpeculativeRouteTest {
       }
     }
   }
+
+  /** What a route test works with: the index, a router reading it, a picker and its proxy. */
+  private record Rig(KvRouter router, EppServer server, Proxy proxy) implements AutoCloseable {
+    @Override
+    public void close() {
+      proxy.close();
+      server.close();
+      router.close();
+    }
+  }
+
+  /**
+   * Both pods live in the index; a picker whose picks last 60 s, {@code answered} once answered.
+   */
+  private static Rig rig(RedisStandalone redis, Duration answered) throws Exception {
+    String uri = redis.uri().toURI().toString();
+    try (RedisConnector connector = RedisConnector.connect(uri);
+        PrefixIndex index = PrefixIndex.builder().indexName("epp").redis(connector).build()) {
+      for (Endpoint e : ENDPOINTS) {
+        StreamId stream = StreamId.of(MODEL, e.pod());
+        Lease lease = index.acquireLease(stream, "test", Duration.ofMinutes(1)).orElseThrow();
+        index.apply(
+            stream,
+            KeyMode.ENGINE,
+            1,
+            lease,
+            KvEventBatch.of(0, List.of(BlockStored.of(List.of(7L), null, List.of(), 16)), 0));
+      }
+    }
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    KvRouter router =
+        KvRouter.builder()
+            .redisUri(uri)
+            .indexName("epp")
+            .model(MODEL, ModelKeys.engine("sha256_cbor", "0", 16))
+            .lookupBudget(Duration.ofMillis(500))
+            .meterRegistry(registry)
+            .build();
+    EppServer server =
+        EppServer.start(
+            ExtProcProtocolTest.config()
+                .routeTtl(Duration.ofSeconds(60))
+                .answeredRouteTtl(answered)
+                .build(),
+            router,
+            Candidates.of(ENDPOINTS),
+            registry);
+    return new Rig(router, server, new Proxy(server.address(), null));
+  }
+
+  private static final int[] TOKENS =
+      IntStream.range(0, 256).map(i -> (i * 7907 + 17) % 50000).toArray();
+
+  private static final Proxy.HttpRequest REQUEST =
+      new Proxy.HttpRequest(
+          "/v1/completions",
+          Map.of(),
+          ("{\"model\":\""
+                  + MODEL
+                  + "\",\"prompt\":"
+                  + java.util.Arrays.toString(TOKENS).replace(" ", "")
+                  + ",\"max_tokens\":4}")
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+          null);
+
+  private static final Proxy.Mode FULL_DUPLEX = Proxy.Mode.of(BodySendMode.FULL_DUPLEX_STREAMED);
+
+  private static String pod(String address) {
+    return ENDPOINTS.stream()
+        .filter(e -> e.address().equals(address))
+        .findFirst()
+        .orElseThrow()
+        .pod();
+  }
+
+  /** The pod's speculative depth for the test's prompt. */
+  private static int routed(KvRouter router, String pod) {
+    PodMatch m =
+        router.score(MODEL, null, TOKENS, List.of("pod-a", "pod-b")).pod(pod).orElseThrow();
+    return m.speculative() ? m.depth() : 0;
+  }
+
+  @Test
+  void answeredRequest_routeEndsOnceTheEnginesEventsHadTimeToCome(@Fresh RedisStandalone redis)
+      throws Exception {
+    try (Rig rig = rig(redis, Duration.ofMillis(200));
+        ProxyStream s = rig.proxy().open()) {
+      Proxy.Routed r = rig.proxy().request(s, FULL_DUPLEX, REQUEST, 1);
+      String picked = pod(r.endpoints().get(0));
+      assertThat(Await.until(() -> routed(rig.router(), picked) > 0)).isTrue();
+
+      rig.proxy()
+          .response(
+              s,
+              FULL_DUPLEX,
+              new Proxy.HttpResponse(200, "text/event-stream", ExtProcProtocolTest.SSE),
+              r.endpoints().get(0),
+              1);
+
+      assertThat(Await.until(() -> routed(rig.router(), picked) == 0))
+          .as(
+              "answered, the route lasts the answered TTL (200 ms), not the route TTL (60 s):"
+                  + " the engine's own entries count from then on, its evictions included")
+          .isTrue();
+    }
+  }
+
+  @Test
+  void servedByAnotherPod_routeMovesThere(@Fresh RedisStandalone redis) throws Exception {
+    try (Rig rig = rig(redis, Duration.ofSeconds(30));
+        ProxyStream s = rig.proxy().open()) {
+      Proxy.Routed r = rig.proxy().request(s, FULL_DUPLEX, REQUEST, 1);
+      String picked = pod(r.endpoints().get(0));
+      String fallback = pod(r.endpoints().get(1));
+      assertThat(Await.until(() -> routed(rig.router(), picked) > 0)).isTrue();
+
+      rig.proxy()
+          .response(
+              s,
+              FULL_DUPLEX,
+              new Proxy.HttpResponse(200, "text/event-stream", ExtProcProtocolTest.SSE),
+              r.endpoints().get(1),
+              1);
+
+      assertThat(
+              Await.until(
+                  () -> routed(rig.router(), picked) == 0 && routed(rig.router(), fallback) > 0))
+          .as("the pod that served it holds the prompt, the pick does not")
+          .isTrue();
+    }
+  }
+
+  @Test
+  void failedOrCancelled_routeIsTakenBack(@Fresh RedisStandalone redis) throws Exception {
+    try (Rig rig = rig(redis, Duration.ofSeconds(30))) {
+      try (ProxyStream s = rig.proxy().open()) {
+        Proxy.Routed r = rig.proxy().request(s, FULL_DUPLEX, REQUEST, 1);
+        String picked = pod(r.endpoints().get(0));
+        assertThat(Await.until(() -> routed(rig.router(), picked) > 0)).isTrue();
+
+        rig.proxy()
+            .response(
+                s,
+                FULL_DUPLEX,
+                new Proxy.HttpResponse(503, "text/plain", "busy".getBytes()),
+                r.endpoints().get(0),
+                1);
+
+        assertThat(Await.until(() -> routed(rig.router(), picked) == 0))
+            .as("an engine that failed the request computed nothing")
+            .isTrue();
+      }
+      try (ProxyStream s = rig.proxy().open()) {
+        Proxy.Routed r = rig.proxy().request(s, FULL_DUPLEX, REQUEST, 1);
+        String picked = pod(r.endpoints().get(0));
+        assertThat(Await.until(() -> routed(rig.router(), picked) > 0)).isTrue();
+
+        s.cancel();
+
+        assertThat(Await.until(() -> routed(rig.router(), picked) == 0))
+            .as("a request dropped before its response may never reach the engine")
+            .isTrue();
+      }
+    }
+  }
 }

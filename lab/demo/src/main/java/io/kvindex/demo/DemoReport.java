@@ -265,6 +265,20 @@ public final class DemoReport {
         all.under(),
         b.config.via() == DemoConfig.Via.EPP ? "responses not observed" : "observe calls failed",
         b.observeFailures);
+    int first = firstFault();
+    if (first < Integer.MAX_VALUE) {
+      RouterPolicy.Predictions before = b.predictions(0, first);
+      line(
+          s,
+          "  before the first fault (request %d): %d exact of %d (%.1f%%), %d over-predicted, %d"
+              + " under-predicted",
+          first,
+          before.exact(),
+          before.observed(),
+          100 * before.exactShare(),
+          before.over(),
+          before.under());
+    }
     line(
         s,
         "  pods judged drifted %s; resync requests %s; drift purges by the ingesters: %d",
@@ -280,6 +294,19 @@ public final class DemoReport {
         inferred.getOrDefault("takeover", 0L),
         inferred.getOrDefault("evicted", 0L),
         inferred.getOrDefault("restored", 0L));
+  }
+
+  /** The request before which the run's first fault was injected, or MAX_VALUE when none was. */
+  private int firstFault() {
+    int first = Integer.MAX_VALUE;
+    for (Run.Result r : b.results) {
+      if (r.policy().equals(Policy.KVINDEX)) {
+        for (String fault : List.of(Demo.RESET, Demo.RESTART, Demo.KILL, Demo.FAULT)) {
+          first = Math.min(first, r.fired().getOrDefault(fault, Integer.MAX_VALUE));
+        }
+      }
+    }
+    return first;
   }
 
   /** Ingest rate, lag and leases. */

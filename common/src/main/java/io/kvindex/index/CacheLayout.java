@@ -60,10 +60,25 @@ public record CacheLayout(List<Group> groups) {
       Check.between(index, 0, 0xFFFF, "index");
       Check.between(blockSize, 1, Integer.MAX_VALUE, "blockSize");
       Check.between(window, 0, Integer.MAX_VALUE, "window");
-      if (specKind != null && (specKind.isEmpty() || !specKind.matches("[A-Za-z0-9_]+"))) {
+      if (specKind != null && !isWord(specKind)) {
         throw new IllegalArgumentException(
             "specKind must be letters, digits and '_', got '" + specKind + "'");
       }
+    }
+
+    private static boolean isWord(String s) {
+      if (s.isEmpty()) {
+        return false;
+      }
+      for (int i = 0; i < s.length(); i++) {
+        char c = s.charAt(i);
+        boolean word =
+            c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!word) {
+          return false;
+        }
+      }
+      return true;
     }
 
     public Kind kind() {

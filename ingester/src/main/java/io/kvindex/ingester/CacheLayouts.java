@@ -93,17 +93,17 @@ public final class CacheLayouts {
   /** {@code layout} with what {@code store} says of its group ({@code layout} if nothing new). */
   static CacheLayout learn(CacheLayout layout, BlockStored store) {
     int window = store.kvCacheSpecSlidingWindow() == null ? 0 : store.kvCacheSpecSlidingWindow();
-    Group seen = new Group(store.cacheGroup(), store.kvCacheSpecKind(), store.blockSize(), window);
-    Optional<Group> had = layout.group(seen.index());
-    if (had.isPresent()) {
-      Group h = had.get();
-      boolean sameSpec = Objects.equals(h.specKind(), seen.specKind()) && h.window() == window;
-      if (sameSpec
-          && (h.blockSize() == seen.blockSize()
-              || (h.kind() == CacheLayout.Kind.MAMBA && seen.blockSize() < h.blockSize()))) {
+    int index = store.cacheGroup();
+    // Every GPU store of a step is looked at: compare before making anything.
+    for (Group h : layout.groups()) {
+      if (h.index() == index
+          && Objects.equals(h.specKind(), store.kvCacheSpecKind())
+          && h.window() == window
+          && (h.blockSize() == store.blockSize()
+              || (h.kind() == CacheLayout.Kind.MAMBA && store.blockSize() < h.blockSize()))) {
         return layout;
       }
     }
-    return layout.with(seen);
+    return layout.with(new Group(index, store.kvCacheSpecKind(), store.blockSize(), window));
   }
 }

@@ -948,7 +948,10 @@ public final class StreamWorker implements Runnable {
             through,
             shared.config().maxPendingBatches(),
             this::malformed,
-            this::checkKeys);
+            (message, batch) -> {
+              checkKeys(message, batch);
+              learnLayout(batch);
+            });
     w.read(
         Replay.fetch(
             shared.zmq(),

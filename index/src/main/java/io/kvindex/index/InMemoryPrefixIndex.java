@@ -74,6 +74,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<Pod, Long> lagUntil = new HashMap<>();
   private final Map<String, String> readerKeys = new HashMap<>();
   private final Map<String, KeyCheckNote> keyChecks = new HashMap<>();
+  private final Map<String, CacheLayout> layouts = new HashMap<>();
   private final Map<Pod, Inferred> inferred = new HashMap<>();
   private final Map<Pod, ArrayDeque<Touched>> touches = new HashMap<>();
   private long touchIds;
@@ -420,6 +421,18 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   public synchronized CompletableFuture<Boolean> noteKeyCheck(String model, KeyCheckNote note) {
     keyChecks.put(Check.name(model, "model"), Check.notNull(note, "note"));
     return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> noteCacheLayout(String model, CacheLayout layout) {
+    layouts.put(Check.name(model, "model"), Check.notNull(layout, "layout"));
+    return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Optional<CacheLayout>> cacheLayout(String model) {
+    return CompletableFuture.completedFuture(
+        Optional.ofNullable(layouts.get(Check.name(model, "model"))));
   }
 
   @Override

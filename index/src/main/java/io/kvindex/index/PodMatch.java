@@ -17,6 +17,9 @@ import java.util.TreeMap;
  * @param rankDepths {@code depth} per data-parallel rank that holds at least block 0
  * @param speculative true if part of {@code depth} rests only on routes a router recorded ({@link
  *     PrefixIndex#speculateAsync}) that the engine has not confirmed yet; such blocks count as GPU
+ * @param groupTokens for a hybrid model's lookup, per cache group the hit in tokens its own rule
+ *     found last for the pod's best rank (full attention: its prefix; the others: the hit they
+ *     accept), the pod's {@code depth} being the hit all groups agree on; empty otherwise
  */
 public record PodMatch(
     String pod,
@@ -25,15 +28,32 @@ public record PodMatch(
     int gpuCpuDepth,
     double score,
     Map<Integer, Integer> rankDepths,
-    boolean speculative) {
+    boolean speculative,
+    Map<Integer, Integer> groupTokens) {
 
   public PodMatch {
     Check.notNull(pod, "pod");
+    groupTokens =
+        groupTokens == null || groupTokens.isEmpty()
+            ? Map.of()
+            : java.util.Collections.unmodifiableMap(new TreeMap<>(groupTokens));
     // One rank (or none) is the common case: an immutable copy is already in rank order.
     rankDepths =
         rankDepths.size() <= 1
             ? Map.copyOf(rankDepths)
             : java.util.Collections.unmodifiableMap(new TreeMap<>(rankDepths));
+  }
+
+  /** A match of one cache group. */
+  public PodMatch(
+      String pod,
+      int depth,
+      int gpuDepth,
+      int gpuCpuDepth,
+      double score,
+      Map<Integer, Integer> rankDepths,
+      boolean speculative) {
+    this(pod, depth, gpuDepth, gpuCpuDepth, score, rankDepths, speculative, Map.of());
   }
 
   /** A match resting on confirmed entries only. */
@@ -49,6 +69,6 @@ public record PodMatch(
 
   /** A pod holding nothing of the prompt. */
   public static PodMatch none(String pod) {
-    return new PodMatch(pod, 0, 0, 0, 0.0, Map.of(), false);
+    return new PodMatch(pod, 0, 0, 0, 0.0, Map.of(), false, Map.of());
   }
 }

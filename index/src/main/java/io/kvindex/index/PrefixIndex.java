@@ -184,6 +184,42 @@ public interface PrefixIndex extends AutoCloseable {
   CompletableFuture<LookupResult> lookupAsync(LookupRequest request);
 
   /**
+   * How much of the prompt each candidate pod holds, for a hybrid model ({@link
+   * CacheLayout#hybrid}): per pod the hit vLLM's coordinator would compute on the pod's cache (its
+   * best rank), in blocks of {@code hashBlockSize} tokens, with each cache group's own figure in
+   * {@link PodMatch#groupTokens}. The full-attention group is read as {@link #lookupAsync(
+   * LookupRequest)} reads a group, the other groups' block fields beside it in the same read.
+   *
+   * @param request the prompt's keys, one per {@code hashBlockSize} tokens ({@link
+   *     LookupRequest#cacheGroup} is ignored: the layout names the groups)
+   * @param layout the model's groups, scorable ({@link CacheLayout#unscorable(int)} empty)
+   * @param hashBlockSize tokens per key of the request
+   * @param promptTokens the prompt's tokens: the hit is at most one fewer
+   * @throws UnsupportedOperationException if the index cannot score hybrid models
+   */
+  default CompletableFuture<LookupResult> lookupAsync(
+      LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
+    throw new UnsupportedOperationException(
+        "this index does not score hybrid models; use the Redis index");
+  }
+
+  /**
+   * Records {@code model}'s cache-group layout as its engines' events show it, replacing the one
+   * recorded before (a model redeployed with other groups). Best effort: one small write.
+   *
+   * @return true once recorded, false if Redis was unavailable
+   */
+  CompletableFuture<Boolean> noteCacheLayout(String model, CacheLayout layout);
+
+  /**
+   * The cache-group layout the ingesters last recorded for {@code model}: one read.
+   *
+   * @return the layout, empty when none is recorded (no store seen yet, or a model of one group
+   *     before any ingester of this version saw it); a failed future if Redis did not answer
+   */
+  CompletableFuture<Optional<CacheLayout>> cacheLayout(String model);
+
+  /**
    * Takes the stream's lease if it is free or already {@code owner}'s (then its expiry is moved to
    * now + ttl and the same lease returned).
    *

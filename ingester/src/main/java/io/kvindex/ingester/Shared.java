@@ -19,6 +19,7 @@ import org.zeromq.ZContext;
  * @param ticker monotonic nanoseconds, for every timeout and backoff ({@link System#nanoTime})
  * @param memory the process's memory budget, which every stream's batches and sockets count in
  * @param keyChecks the check of the engines' hashes against the routers' keys
+ * @param layouts the models' cache-group layouts, learned from their stores
  */
 public record Shared(
     IngesterConfig config,
@@ -29,7 +30,32 @@ public record Shared(
     InstantSource clock,
     LongSupplier ticker,
     MemoryBudget memory,
-    KeyChecks keyChecks) {
+    KeyChecks keyChecks,
+    CacheLayouts layouts) {
+
+  /** The parts, with the layouts recorded in {@code index}. */
+  public Shared(
+      IngesterConfig config,
+      ZContext zmq,
+      PrefixIndex index,
+      IngesterMetrics metrics,
+      Gate gate,
+      InstantSource clock,
+      LongSupplier ticker,
+      MemoryBudget memory,
+      KeyChecks keyChecks) {
+    this(
+        config,
+        zmq,
+        index,
+        metrics,
+        gate,
+        clock,
+        ticker,
+        memory,
+        keyChecks,
+        new CacheLayouts(index, metrics.registry()));
+  }
 
   /** The parts, with a memory budget made from the config's bounds. */
   public Shared(

@@ -1,5 +1,6 @@
 package io.kvindex.router;
 
+import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
@@ -56,6 +57,9 @@ final class RedisKvRouter implements KvRouter {
   /** Keys adopted from the ingesters' key check, or null when the router does not adopt. */
   private final AdoptedKeys adopted;
 
+  /** The models' cache-group layouts, for scoring hybrid models. */
+  private final ModelLayouts layouts;
+
   private RedisKvRouter(RouterConfig config, RedisConnector connector, PrefixIndex index) {
     this.config = config;
     this.connector = connector;
@@ -78,6 +82,7 @@ final class RedisKvRouter implements KvRouter {
     this.keyers = Map.copyOf(configured);
     ModelKeys defaults = config.defaultModelKeys();
     this.defaultKeyer = defaults == null ? null : byMode.computeIfAbsent(defaults, BlockKeyer::new);
+    this.layouts = new ModelLayouts(index, System::nanoTime, config.meterRegistry());
     this.adopted =
         config.adoptEngineKeys()
             ? new AdoptedKeys(index, System::nanoTime, System::currentTimeMillis)
@@ -168,9 +173,22 @@ final class RedisKvRouter implements KvRouter {
       request.candidatePods().forEach(pod -> none.add(PodMatch.none(pod)));
       return new Scores(request.model(), blockSize, blockKeys, 0, none, Scores.Outcome.MISS);
     }
+    LookupRequest lookup =
+        LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods());
+    ModelLayouts.Scoring scoring = layouts.scoring(request.model(), blockSize);
+    // A hybrid model's hit is vLLM's over its cache groups, at most the prompt less one token;
+    // a prompt given as keys is taken to end with its last full block.
     LookupResult result =
-        index.lookup(
-            LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods()));
+        scoring.rule() == null
+            ? index.lookup(lookup)
+            : Await.of(
+                index.lookupAsync(
+                    lookup,
+                    scoring.layout(),
+                    blockSize,
+                    request.tokenIds() != null
+                        ? request.tokenIds().length
+                        : blockKeys.length * blockSize));
     if (!result.complete()) {
       return Scores.unavailable(request.model(), blockSize, blockKeys);
     }

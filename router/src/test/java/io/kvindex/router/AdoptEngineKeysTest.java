@@ -3,6 +3,7 @@ package io.kvindex.router;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.CacheLayout;
 import io.kvindex.index.KeyMode;
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
@@ -54,6 +55,9 @@ class AdoptEngineKeysTest {
           .isTrue();
       assertThat(fixture.index().keyCheck(MODEL).join().orElseThrow().engines())
           .isEqualTo("engine:sha256:16");
+      assertThat(fixture.index().cacheLayout(MODEL).join().map(CacheLayout::encode))
+          .as("the ingester recorded the model's one cache group from the engine's stores")
+          .contains("0:full_attention:16:0");
       try (KvRouter told = router(uri, index, false);
           KvRouter adopting = router(uri, index, true)) {
         ScoreRequest request = ScoreRequest.ofTokens(MODEL, prompt, List.of("sim-0"));

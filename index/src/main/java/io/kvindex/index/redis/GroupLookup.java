@@ -94,6 +94,14 @@ final class GroupLookup {
 
   private LookupDecoder decoder;
 
+  /** A hybrid model's other groups, read with the head read (null for a single group). */
+  private final HybridPlan hybrid;
+
+  /** The values of {@link HybridPlan#fields} the last head read found, and its layout. */
+  private List<byte[]> hybridValues;
+
+  private LookupDecoder.Layout layout;
+
   /** Per candidate, the blocks its speculative routes give it, as the last head read found. */
   private int[] speculative;
 
@@ -105,6 +113,16 @@ final class GroupLookup {
    * @param group the group's candidates, in request order, with their keys
    */
   GroupLookup(RedisLookups ctx, GroupCandidates group, Prompt prompt, Executor decode) {
+    this(ctx, group, prompt, decode, null);
+  }
+
+  /**
+   * @param hybrid a hybrid model's other groups, read beside the full-attention group's head read
+   *     and combined with its answer; null for a model of one group
+   */
+  GroupLookup(
+      RedisLookups ctx, GroupCandidates group, Prompt prompt, Executor decode, HybridPlan hybrid) {
+    this.hybrid = hybrid;
     this.ctx = ctx;
     this.activationsAtStart = ctx.activations();
     this.decode = decode;
@@ -135,10 +153,17 @@ final class GroupLookup {
                 return turn();
               });
     }
+    if (script && hybrid != null && turns < MAX_TURNS) {
+      // The other groups' fields were read with the head: read everything again, together.
+      script = false;
+      decoder = null;
+      allFresh = true;
+      ctx.rereads.increment();
+    }
     if (script || ++turns > MAX_TURNS) {
       step =
           ctx.scriptLookup(group, prompt.blockFields(), speculative, decode)
-              .thenApply(Step::answer);
+              .thenApply(m -> Step.answer(m == null || layout == null ? m : answer(m)));
     } else if (decoder != null) {
       step = readChunk();
     } else {
@@ -188,7 +213,8 @@ final class GroupLookup {
     } else if (payload.size() > 1 + prompt.segments()) {
       ctx.overflowReads.increment();
     }
-    byte[][] fields = new byte[READ_HEADER + fresh.size() + payload.size()][];
+    List<byte[]> extra = hybrid == null ? List.of() : hybrid.fields();
+    byte[][] fields = new byte[READ_HEADER + fresh.size() + payload.size() + extra.size()][];
     fields[0] = KeySchema.SLOTS_GENERATION_FIELD;
     fields[1] = KeySchema.UNLOCATED_HEADS_FIELD;
     fields[2] = KeySchema.EPOCH_FIELD;
@@ -197,6 +223,9 @@ final class GroupLookup {
     }
     for (int i = 0; i < payload.size(); i++) {
       fields[READ_HEADER + fresh.size() + i] = payload.get(i);
+    }
+    for (int i = 0; i < extra.size(); i++) {
+      fields[READ_HEADER + fresh.size() + payload.size() + i] = extra.get(i);
     }
     return ctx.readWithRoutes(g, fields, routeFields())
         .thenCombineAsync(
@@ -246,11 +275,17 @@ final class GroupLookup {
       replied.forEach(values::addField);
     }
     decoder = new LookupDecoder(group.none(), read.layout(), ctx.weights);
+    layout = read.layout();
     decoder.speculate(speculative);
     decoder.addValues(values);
     generation = read.generation();
     decodedBlocks = values.size();
-    return finished() ? Step.answer(decoder.matches()) : Step.AGAIN;
+    return finished() ? Step.answer(answer(decoder.matches())) : Step.AGAIN;
+  }
+
+  /** The matches of the read groups: the full-attention group's, combined with the others'. */
+  private PodMatch[] answer(PodMatch[] matches) {
+    return hybrid == null ? matches : hybrid.combine(matches, layout, hybridValues);
   }
 
   private boolean finished() {
@@ -288,7 +323,7 @@ final class GroupLookup {
               }
               decoder.addValues(values);
               decodedBlocks = to;
-              return finished() ? Step.answer(decoder.matches()) : Step.AGAIN;
+              return finished() ? Step.answer(answer(decoder.matches())) : Step.AGAIN;
             },
             decode);
   }
@@ -385,9 +420,17 @@ final class GroupLookup {
         resolved = resolve(learned, nowMs);
       }
     }
-    List<byte[]> values = new ArrayList<>(reply.size() - READ_HEADER - fresh.size());
-    for (int i = READ_HEADER + fresh.size(); i < reply.size(); i++) {
+    int extra = hybrid == null ? 0 : hybrid.fields().size();
+    List<byte[]> values = new ArrayList<>(reply.size() - READ_HEADER - fresh.size() - extra);
+    for (int i = READ_HEADER + fresh.size(); i < reply.size() - extra; i++) {
       values.add(value(reply.get(i)));
+    }
+    if (hybrid != null) {
+      List<byte[]> others = new ArrayList<>(extra);
+      for (int i = reply.size() - extra; i < reply.size(); i++) {
+        others.add(value(reply.get(i)));
+      }
+      hybridValues = others;
     }
     return new HeadRead(
         nowMs,

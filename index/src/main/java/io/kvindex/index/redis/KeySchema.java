@@ -221,6 +221,15 @@ public final class KeySchema {
     return key(0, "keychecks");
   }
 
+  /**
+   * Each model's cache-group layout as the ingesters learned it from the engines' stores: field the
+   * model's name (UTF-8), value a {@link io.kvindex.index.CacheLayout#encode}, in group 0. Routers
+   * read it to score hybrid models.
+   */
+  byte[] cacheLayouts() {
+    return key(0, "layouts");
+  }
+
   /** The field of a stream's last apply in its group's activity hash. */
   static byte[] appliedField(byte[] streamField) {
     return prefixed((byte) 'a', streamField);

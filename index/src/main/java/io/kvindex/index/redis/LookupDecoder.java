@@ -147,6 +147,33 @@ final class LookupDecoder {
       return streamRank.length;
     }
 
+    /** The streams of candidate {@code p}, in the order of its record. */
+    int[] streamsOf(int p) {
+      return streamsOfPod[p];
+    }
+
+    /** A stream's rank, or -1 for a candidate's rank-less (speculative-only) stream. */
+    int rankOf(int stream) {
+      return streamRank[stream];
+    }
+
+    /**
+     * Calls {@code holder} with each stream that a block value's entries list in some tier (a
+     * located value's locator skipped).
+     */
+    void holders(byte[] value, java.util.function.IntConsumer holder) {
+      if (value == null) {
+        return;
+      }
+      for (int e = value.length % 2 == 1 ? LOCATOR_BYTES : 0; e + 1 < value.length; e += 2) {
+        int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
+        int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
+        if (s >= 0 && (value[e + 1] & TIER_BITS) != 0) {
+          holder.accept(s);
+        }
+      }
+    }
+
     /** A record's streams: its (slot, rank) pairs, or one rank-less stream for speculation. */
     private static int ownStreams(byte[] rec, boolean speculative) {
       if (rec == null) {

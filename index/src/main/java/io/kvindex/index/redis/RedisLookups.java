@@ -3,6 +3,7 @@ package io.kvindex.index.redis;
 import static io.kvindex.index.redis.Bytes.ascii;
 
 import io.kvindex.index.CandidatePods;
+import io.kvindex.index.HybridHit;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.IndexMeters;
 import io.kvindex.index.KeyMode;
@@ -344,6 +345,31 @@ final class RedisLookups {
    * @param decode where the replies are decoded (the I/O thread when {@code Runnable::run})
    */
   CompletableFuture<LookupResult> lookup(LookupRequest request, Executor decode) {
+    return lookup(request, decode, null);
+  }
+
+  /**
+   * A hybrid model's lookup: per index group, the full-attention group's read with the other
+   * groups' block fields beside its head read, combined by the model's hit rule.
+   *
+   * @param rule the model's hit rule
+   * @param hashBlock tokens per key of the request's keys
+   * @param promptTokens the prompt's tokens
+   */
+  CompletableFuture<LookupResult> lookup(
+      LookupRequest request, Executor decode, HybridHit rule, int hashBlock, int promptTokens) {
+    HybridPlan hybrid =
+        new HybridPlan(
+            rule,
+            hashBlock,
+            promptTokens,
+            request.blockKeys(),
+            group -> fieldPrefix(request.keyMode(), request.model(), group));
+    return lookup(request, decode, hybrid);
+  }
+
+  private CompletableFuture<LookupResult> lookup(
+      LookupRequest request, Executor decode, HybridPlan hybrid) {
     CandidatePlan plan = plan(request.model(), CandidatePods.of(request.candidatePods()));
     if (request.length() == 0 || plan.groups().length == 0) {
       PodMatch[] none = new PodMatch[plan.size()];
@@ -354,20 +380,24 @@ final class RedisLookups {
       return CompletableFuture.completedFuture(LookupResult.inOrder(none, true));
     }
     Prompt prompt =
-        new Prompt(
-            fieldPrefix(request.keyMode(), request.model(), request.cacheGroup()),
-            request.blockKeys());
+        hybrid == null
+            ? new Prompt(
+                fieldPrefix(request.keyMode(), request.model(), request.cacheGroup()),
+                request.blockKeys())
+            : new Prompt(
+                fieldPrefix(request.keyMode(), request.model(), hybrid.fullGroup()),
+                hybrid.fullKeys());
     GroupCandidates[] groups = plan.groups();
     if (groups.length == 1) {
       // One group's candidates are the request's, in its order.
-      return new GroupLookup(this, groups[0], prompt, decode)
+      return new GroupLookup(this, groups[0], prompt, decode, hybrid)
           .run()
           .thenApply(part -> merge(plan, new PodMatch[][] {part}));
     }
     @SuppressWarnings("unchecked")
     CompletableFuture<PodMatch[]>[] parts = new CompletableFuture[groups.length];
     for (int k = 0; k < groups.length; k++) {
-      parts[k] = new GroupLookup(this, groups[k], prompt, decode).run();
+      parts[k] = new GroupLookup(this, groups[k], prompt, decode, hybrid).run();
     }
     return CompletableFuture.allOf(parts)
         .thenApply(

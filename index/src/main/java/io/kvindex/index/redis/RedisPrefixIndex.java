@@ -7,7 +7,9 @@ import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
+import io.kvindex.index.CacheLayout;
 import io.kvindex.index.GcResult;
+import io.kvindex.index.HybridHit;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.IndexMismatchException;
 import io.kvindex.index.IndexNotFoundException;
@@ -560,6 +562,44 @@ public final class RedisPrefixIndex implements PrefixIndex {
         .<Boolean>call("note", () -> commands.hset(keys.keyChecks(), field, value))
         .thenApply(RedisOutcome::isDone)
         .toCompletableFuture();
+  }
+
+  @Override
+  public CompletableFuture<Boolean> noteCacheLayout(String model, CacheLayout layout) {
+    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
+    byte[] value = Check.notNull(layout, "layout").encode().getBytes(StandardCharsets.US_ASCII);
+    return writes
+        .calls()
+        .<Boolean>call("note", () -> commands.hset(keys.cacheLayouts(), field, value))
+        .thenApply(RedisOutcome::isDone)
+        .toCompletableFuture();
+  }
+
+  @Override
+  public CompletableFuture<Optional<CacheLayout>> cacheLayout(String model) {
+    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
+    return commands
+        .hget(keys.cacheLayouts(), field)
+        .toCompletableFuture()
+        .thenApply(
+            value ->
+                Optional.ofNullable(value)
+                    .map(v -> CacheLayout.decode(new String(v, StandardCharsets.US_ASCII))));
+  }
+
+  @Override
+  public CompletableFuture<LookupResult> lookupAsync(
+      LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
+    Check.notNull(request, "request");
+    Check.atLeast(promptTokens, 0, "promptTokens");
+    layout
+        .unscorable(hashBlockSize)
+        .ifPresent(
+            why -> {
+              throw new IllegalArgumentException("the layout cannot be scored: " + why);
+            });
+    return lookups.lookup(
+        request, Runnable::run, new HybridHit(layout, hashBlockSize), hashBlockSize, promptTokens);
   }
 
   @Override

@@ -454,6 +454,7 @@ public final class StreamWorker implements Runnable {
       malformed(batch);
     } else {
       checkKeys(message, batch);
+      learnLayout(batch);
     }
     return batch;
   }
@@ -474,6 +475,19 @@ public final class StreamWorker implements Runnable {
       shared.keyChecks().sample(id.model(), mode, events);
     } catch (RuntimeException e) {
       log.warn("{}: the key check failed on batch {}; ingest goes on", label, batch.seq(), e);
+    }
+  }
+
+  /** Hands the batch's stores to the layout learner; never fails ingest. */
+  private void learnLayout(Batch batch) {
+    try {
+      shared.layouts().observe(id.model(), batch.events());
+    } catch (RuntimeException e) {
+      log.warn(
+          "{}: learning the cache groups failed on batch {}; ingest goes on",
+          label,
+          batch.seq(),
+          e);
     }
   }
 
@@ -935,7 +949,10 @@ public final class StreamWorker implements Runnable {
             through,
             shared.config().maxPendingBatches(),
             this::malformed,
-            this::checkKeys);
+            (message, batch) -> {
+              checkKeys(message, batch);
+              learnLayout(batch);
+            });
     w.read(
         Replay.fetch(
             shared.zmq(),

@@ -58,6 +58,8 @@ final class IndexBenchmark {
       bench.applyThroughput(json);
       bench.largeEvents(json);
       bench.lookup(json);
+      new HybridLookupBenchmark(bench.sizes, bench.runId, bench::openIndex, bench::dropIndex)
+          .run(json);
       new PurgeBenchmark(redis, bench.sizes, bench.runId, bench::openIndex).run(json);
       bench.goals(json);
     }
@@ -442,6 +444,9 @@ final class IndexBenchmark {
     }
     goals.put("apply_max_command_le_1000_us", apply);
     goals.put("memory_bytes_per_entry_le_64", json.path("memory_bytes_per_entry").asDouble() <= 64);
+    goals.put(
+        "hybrid_lookup_p50_le_1.3x_single_group",
+        json.path("hybrid_lookup").path("hybrid_to_single_group_p50_ratio").asDouble() <= 1.3);
     goals.put("note", "measured on this run; " + (options.quick() ? "quick sizes" : "full sizes"));
   }
 }

@@ -238,6 +238,11 @@ final class Routes {
       depth.put("any_tier", c.match().depth());
       pod.put("score", c.match().score());
       pod.put("speculative", c.match().speculative());
+      if (!c.match().groupTokens().isEmpty()) {
+        // A hybrid model: each cache group's own hit, in tokens, beside the one they agree on.
+        ObjectNode groups = pod.putObject("cache_group_hit_tokens");
+        c.match().groupTokens().forEach((group, tokens) -> groups.put(group.toString(), tokens));
+      }
       pod.put("load", c.load());
       pod.put("verdict", c.verdict().name().toLowerCase(Locale.ROOT));
       PodLiveness live = c.liveness();

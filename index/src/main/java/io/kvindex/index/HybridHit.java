@@ -1,0 +1,222 @@
+package io.kvindex.index;
+
+import io.kvindex.common.Check;
+import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.CacheLayout.Kind;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The prefix-cache hit vLLM's hybrid coordinator computes for one cache (one data-parallel rank of
+ * a pod), from which blocks each of the model's cache groups holds. Immutable and thread-safe.
+ *
+ * <p>The rule, as vLLM's {@code HybridKVCacheCoordinator} and its per-kind managers apply it:
+ *
+ * <ul>
+ *   <li>Groups of one spec are looked up as one; the spec groups are taken full attention first,
+ *       the others in group order. The candidate hit starts at the prompt's length minus one (the
+ *       last token is always computed, for its logits).
+ *   <li>Full attention: blocks from block 0, left to right, to the first one not held; later passes
+ *       only clamp to that.
+ *   <li>Sliding window of W tokens in blocks of B: the {@code cdiv(W - 1, B)} blocks ending exactly
+ *       at the candidate, scanning right to left for the latest run that long (a shorter run from
+ *       block 0 counts: the window covers the whole prefix).
+ *   <li>Chunked local attention of chunk C: the blocks before the candidate's chunk count as held;
+ *       from the chunk's first block, left to right to the first one not held.
+ *   <li>Mamba (align mode) of blocks M: the latest state checkpoint at or before the candidate
+ *       whose end is aligned; with fine-grained hits (a Mamba block larger than the hash block),
+ *       every hash block's boundary where the group holds a state counts.
+ *   <li>Each group either accepts the candidate or shortens it; a pass that shortened it is run
+ *       again (once only with exactly two spec groups, full attention first), and the hit is
+ *       rounded down to the alignment: the hash block with fine-grained hits, else the least common
+ *       multiple of the groups' block sizes.
+ * </ul>
+ *
+ * Not modelled: EAGLE's dropped block, and a full-attention group's fine-grained partial entries
+ * (only when its blocks are larger than the hash block, which needs {@code --prefix-match-unit}).
+ */
+public final class HybridHit {
+
+  /** Which of one spec group's lookup units one cache holds. */
+  @FunctionalInterface
+  public interface Holds {
+    /** Whether the cache holds the group's unit {@code i} (tokens {@code [i*u, (i+1)*u)}). */
+    boolean unit(int i);
+  }
+
+  /**
+   * One cache's hit.
+   *
+   * @param tokens the hit, in tokens
+   * @param groupTokens per spec group ({@link #specGroups} order), the hit its own rule found last
+   */
+  public record Hit(int tokens, int[] groupTokens) {}
+
+  private final int hashBlock;
+  private final int alignment;
+  private final boolean fineGrained;
+  private final List<Group> specGroups;
+
+  /**
+   * @param layout the model's groups; every block size a multiple of {@code hashBlockSize}
+   * @param hashBlockSize tokens per block key (the engine's hash block size)
+   */
+  public HybridHit(CacheLayout layout, int hashBlockSize) {
+    Check.notNull(layout, "layout");
+    this.hashBlock = Check.atLeast(hashBlockSize, 1, "hashBlockSize");
+    if (layout.groups().isEmpty()) {
+      throw new IllegalArgumentException("a hybrid hit needs at least one cache group");
+    }
+    List<Group> full = new ArrayList<>();
+    List<Group> others = new ArrayList<>();
+    long lcm = 1;
+    boolean fine = false;
+    for (Group g : layout.groups()) {
+      if (g.blockSize() % hashBlockSize != 0) {
+        throw new IllegalArgumentException(
+            "group " + g.index() + "'s block size is not a multiple of " + hashBlockSize);
+      }
+      lcm = lcm / gcd(lcm, g.blockSize()) * g.blockSize();
+      fine |= g.kind() == Kind.MAMBA && g.blockSize() > hashBlockSize;
+      List<Group> into = g.kind() == Kind.FULL ? full : others;
+      if (into.stream().noneMatch(s -> sameSpec(s, g))) {
+        into.add(g);
+      }
+    }
+    for (Group g : layout.groups()) {
+      // Sliding-window and chunked-local lookups need whole blocks: they turn fine hits off.
+      boolean coarseOnly = g.kind() != Kind.FULL && g.kind() != Kind.MAMBA;
+      if (coarseOnly && g.blockSize() != hashBlockSize) {
+        fine = false;
+      }
+    }
+    this.fineGrained = fine;
+    this.alignment = fine ? hashBlockSize : (int) Math.min(lcm, Integer.MAX_VALUE);
+    full.addAll(others);
+    this.specGroups = List.copyOf(full);
+  }
+
+  private static boolean sameSpec(Group a, Group b) {
+    return a.kind() == b.kind() && a.blockSize() == b.blockSize() && a.window() == b.window();
+  }
+
+  private static long gcd(long a, long b) {
+    return b == 0 ? a : gcd(b, a % b);
+  }
+
+  /** The spec groups in the order they are looked up, each by its first group. */
+  public List<Group> specGroups() {
+    return specGroups;
+  }
+
+  /** Tokens every hit is a multiple of. */
+  public int alignment() {
+    return alignment;
+  }
+
+  /**
+   * Tokens per lookup unit of a spec group: its block size, or the hash block for a Mamba group
+   * with fine-grained hits (its states are looked up at every hash block's boundary).
+   */
+  public int unit(Group group) {
+    return group.kind() == Kind.MAMBA && fineGrained ? hashBlock : group.blockSize();
+  }
+
+  /**
+   * The hit for a prompt of {@code promptTokens} tokens.
+   *
+   * @param holds per spec group ({@link #specGroups} order), which of its units the cache holds
+   */
+  public Hit hit(int promptTokens, Holds[] holds) {
+    if (holds.length != specGroups.size()) {
+      throw new IllegalArgumentException(
+          "holds must have one entry per spec group (" + specGroups.size() + ")");
+    }
+    int max = Math.max(0, promptTokens - 1);
+    int[] found = new int[specGroups.size()];
+    boolean[] looked = new boolean[specGroups.size()];
+    boolean simple = specGroups.size() == 2 && specGroups.get(0).kind() == Kind.FULL;
+    int hit = max;
+    while (true) {
+      int candidate = hit;
+      for (int k = 0; k < specGroups.size(); k++) {
+        Group g = specGroups.get(k);
+        if (g.kind() == Kind.FULL && looked[k]) {
+          candidate = Math.min(candidate, found[k]); // full attention is downward-closed
+          continue;
+        }
+        candidate = groupHit(g, candidate, holds[k]);
+        found[k] = candidate;
+        looked[k] = true;
+      }
+      if (candidate >= hit) {
+        break;
+      }
+      hit = candidate;
+      if (simple) {
+        break;
+      }
+    }
+    return new Hit(hit, found);
+  }
+
+  private int groupHit(Group g, int max, Holds holds) {
+    return switch (g.kind()) {
+      case FULL -> full(g.blockSize(), max, holds);
+      case SLIDING_WINDOW -> slidingWindow(g.blockSize(), g.window(), max, holds);
+      case CHUNKED_LOCAL -> chunkedLocal(g.blockSize(), g.window(), max, holds);
+      case MAMBA -> mamba(unit(g), max, holds);
+      case OTHER -> throw new IllegalStateException("group " + g.index() + " cannot be scored");
+    };
+  }
+
+  private int full(int b, int max, Holds holds) {
+    int n = 0;
+    while (n < max / b && holds.unit(n)) {
+      n++;
+    }
+    return alignDown(n, b);
+  }
+
+  private int slidingWindow(int b, int window, int max, Holds holds) {
+    int needed = (window - 1 + b - 1) / b;
+    int run = 0;
+    for (int i = max / b - 1; i >= 0; i--) {
+      if (!holds.unit(i)) {
+        run = 0;
+        continue;
+      }
+      if (run == 0 && b != alignment && (long) (i + 1) * b % alignment != 0) {
+        continue; // a run must end on an aligned boundary
+      }
+      run++;
+      if (run >= needed) {
+        return (i + run) * b;
+      }
+    }
+    return alignDown(run, b); // a run from block 0: the window covers the whole prefix
+  }
+
+  private static int chunkedLocal(int b, int chunk, int max, Holds holds) {
+    int start = max > 0 ? max / chunk * chunk / b : 0;
+    int n = start;
+    while (n < max / b && holds.unit(n)) {
+      n++;
+    }
+    return n * b;
+  }
+
+  private int mamba(int u, int max, Holds holds) {
+    for (int i = max / u - 1; i >= 0; i--) {
+      if (holds.unit(i) && (u == alignment || (long) (i + 1) * u % alignment == 0)) {
+        return (i + 1) * u;
+      }
+    }
+    return 0;
+  }
+
+  private int alignDown(int blocks, int b) {
+    long tokens = (long) blocks * b;
+    return (int) (tokens - tokens % alignment);
+  }
+}

@@ -1,0 +1,351 @@
+package io.kvindex.index.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.CacheLayout;
+import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.Connectors;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PodMatch;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import io.kvindex.redis.RedisConnector;
+import io.kvindex.redis.RetryPolicy;
+import io.kvindex.testing.RedisStandalone;
+import io.kvindex.testing.UsesRedis;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Hybrid lookups on real Redis against a reference of vLLM's hit rule written here, apart from
+ * {@link io.kvindex.index.HybridHit}: the hit is the longest aligned length, below the prompt's
+ * length, that every cache group accepts (full attention: every block before it; sliding window:
+ * the blocks of the window ending at it; chunked local: the blocks of its chunk before it; Mamba:
+ * the state ending at it). The worked cases are vLLM's own.
+ */
+@UsesRedis
+class HybridLookupTest {
+  private static final String MODEL = "m";
+  private static final long BASE = 1_000;
+
+  private static final CacheLayout GPT_OSS =
+      new CacheLayout(
+          List.of(new Group(0, "full_attention", 16, 0), new Group(1, "sliding_window", 16, 128)));
+  private static final CacheLayout MAMBA_HYBRID =
+      new CacheLayout(List.of(new Group(0, "full_attention", 16, 0), new Group(1, "mamba", 64, 0)));
+  private static final CacheLayout CHUNKED =
+      new CacheLayout(
+          List.of(
+              new Group(0, "full_attention", 16, 0),
+              new Group(1, "chunked_local_attention", 16, 64)));
+  private static final CacheLayout THREE_KINDS =
+      new CacheLayout(
+          List.of(
+              new Group(0, "full_attention", 16, 0),
+              new Group(1, "sliding_window", 16, 48),
+              new Group(2, "mamba", 64, 0)));
+  private static final CacheLayout LARGE_BLOCKS =
+      new CacheLayout(
+          List.of(new Group(0, "full_attention", 32, 0), new Group(1, "sliding_window", 32, 100)));
+
+  private RedisConnector connector;
+  private PrefixIndex index;
+
+  @BeforeEach
+  void open(RedisStandalone server) {
+    connector = Connectors.connect(server, new SimpleMeterRegistry());
+    index =
+        PrefixIndex.builder()
+            .indexName("hybrid")
+            .redis(connector)
+            .lookupPolicy(RetryPolicy.defaults())
+            .build();
+  }
+
+  @AfterEach
+  void close() {
+    index.close();
+    connector.close();
+  }
+
+  /** What one pod's cache holds: per group of the layout, which of its units. */
+  private record Cache(Map<Integer, BitSet> units) {
+    static Cache of(Object... groupThenUnits) {
+      Map<Integer, BitSet> units = new LinkedHashMap<>();
+      for (int i = 0; i < groupThenUnits.length; i += 2) {
+        BitSet bits = new BitSet();
+        for (int u : (int[]) groupThenUnits[i + 1]) {
+          bits.set(u);
+        }
+        units.put((Integer) groupThenUnits[i], bits);
+      }
+      return new Cache(units);
+    }
+  }
+
+  private static int[] range(int from, int to) {
+    return IntStream.range(from, to).toArray();
+  }
+
+  static Stream<Arguments> vllmCases() {
+    return Stream.of(
+        // gpt-oss, prompt of 1000 tokens all cached: full attention 62 blocks (992), the window
+        // needs blocks 54-61.
+        Arguments.of(
+            "swa all cached", GPT_OSS, 1000, Cache.of(0, range(0, 62), 1, range(54, 62)), 992),
+        // SWA block 61 evicted, 53-60 held: the window ends at 976.
+        Arguments.of(
+            "swa tail evicted", GPT_OSS, 1000, Cache.of(0, range(0, 62), 1, range(53, 61)), 976),
+        // A prompt sharing 500 tokens with one whose tail the SWA group kept: full attention hits
+        // 496, the window there (blocks 23-30) was never kept, so nothing is a hit.
+        Arguments.of("swa junction", GPT_OSS, 1000, Cache.of(0, range(0, 31), 1, range(54, 62)), 0),
+        // A short prefix: the window covers it all.
+        Arguments.of(
+            "swa short prefix", GPT_OSS, 1000, Cache.of(0, range(0, 5), 1, range(0, 5)), 80),
+        // A prompt of exactly 64 blocks: the last token is computed, so the hit is 63 blocks.
+        Arguments.of(
+            "swa whole prompt", GPT_OSS, 1024, Cache.of(0, range(0, 64), 1, range(0, 64)), 1008),
+        // Mamba 64 beside full attention 16: fine-grained hits at each 16-token boundary where a
+        // state is held (unit 255: the state at 4096).
+        Arguments.of(
+            "mamba checkpoint",
+            MAMBA_HYBRID,
+            5000,
+            Cache.of(0, range(0, 312), 1, new int[] {255}),
+            4096),
+        Arguments.of(
+            "mamba earlier checkpoint",
+            MAMBA_HYBRID,
+            5000,
+            Cache.of(0, range(0, 312), 1, new int[] {127}),
+            2048),
+        // Full attention holds 2048 only: a later state does not count.
+        Arguments.of(
+            "mamba past the prefix",
+            MAMBA_HYBRID,
+            5000,
+            Cache.of(0, range(0, 128), 1, new int[] {255}),
+            0),
+        // Chunked local of 64: at 176 the chunk starts at 128, blocks 8-10 needed, 8-9 held.
+        Arguments.of(
+            "chunked local", CHUNKED, 180, Cache.of(0, range(0, 11), 1, new int[] {8, 9}), 160),
+        // Full attention 32 and a window of 100 (cdiv(99, 32) = 4 blocks ending at the hit).
+        Arguments.of(
+            "large blocks", LARGE_BLOCKS, 700, Cache.of(0, range(0, 21), 1, range(17, 21)), 672));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("vllmCases")
+  void lookup_hybrid_isVllmsHit(String name, CacheLayout layout, int tokens, Cache cache, int hit) {
+    int h = hashBlock(layout);
+    long[] keys = Stream.iterate(BASE, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+    assertThat(reference(layout, h, tokens, cache)).as("the reference").isEqualTo(hit);
+    store(layout, h, keys, "pod", cache);
+    PodMatch match = lookup(layout, h, tokens, keys, List.of("pod")).pods().get("pod");
+    assertThat(match.depth() * h).isEqualTo(hit);
+    assertThat(match.groupTokens()).containsKey(layout.groups().get(0).index());
+  }
+
+  static Stream<Arguments> layouts() {
+    return Stream.of(GPT_OSS, MAMBA_HYBRID, CHUNKED, THREE_KINDS, LARGE_BLOCKS).map(Arguments::of);
+  }
+
+  /** Random caches of several pods, each pod's hit as the reference computes it. */
+  @ParameterizedTest
+  @MethodSource("layouts")
+  void lookup_randomCaches_matchTheReference(CacheLayout layout) {
+    int h = hashBlock(layout);
+    Random random = new Random(layout.encode().hashCode());
+    for (int round = 0; round < 6; round++) {
+      int tokens = 1 + random.nextInt(1200);
+      long base = BASE + 100_000L * round;
+      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      List<String> pods = new ArrayList<>();
+      Map<String, Integer> expected = new LinkedHashMap<>();
+      for (int p = 0; p < 8; p++) {
+        String pod = "r" + round + "p" + p;
+        Cache cache = randomCache(layout, h, tokens, random);
+        store(layout, h, keys, pod, cache);
+        pods.add(pod);
+        expected.put(pod, reference(layout, h, tokens, cache));
+      }
+      LookupResult result = lookup(layout, h, tokens, keys, pods);
+      assertThat(result.complete()).isTrue();
+      for (String pod : pods) {
+        assertThat(result.pods().get(pod).depth() * h).as(pod).isEqualTo(expected.get(pod));
+      }
+    }
+  }
+
+  /** A single-group model's lookup is unchanged: its plain lookup gives the prefix. */
+  @Test
+  void lookup_fullAttentionOnly_isThePrefix() {
+    CacheLayout full = new CacheLayout(List.of(new Group(0, "full_attention", 16, 0)));
+    long[] keys = Stream.iterate(BASE, k -> k + 1).limit(10).mapToLong(k -> k).toArray();
+    store(full, 16, keys, "pod", Cache.of(0, range(0, 7)));
+    assertThat(full.hybrid()).isFalse();
+    LookupResult plain =
+        index.lookup(LookupRequest.of(MODEL, KeyMode.ENGINE, keys, List.of("pod")));
+    assertThat(plain.pods().get("pod").depth()).isEqualTo(7);
+    assertThat(plain.pods().get("pod").groupTokens()).isEmpty();
+  }
+
+  /** The layout ingesters record is what routers read; a redeployed model's replaces it. */
+  @Test
+  void cacheLayout_noted_isReadBackAndReplaced() {
+    assertThat(index.cacheLayout(MODEL).join()).isEmpty();
+    assertThat(index.noteCacheLayout(MODEL, GPT_OSS).join()).isTrue();
+    assertThat(index.cacheLayout(MODEL).join()).contains(GPT_OSS);
+    index.noteCacheLayout(MODEL, MAMBA_HYBRID).join();
+    assertThat(index.cacheLayout(MODEL).join()).contains(MAMBA_HYBRID);
+  }
+
+  private Cache randomCache(CacheLayout layout, int h, int tokens, Random random) {
+    Map<Integer, BitSet> units = new LinkedHashMap<>();
+    for (Group g : layout.groups()) {
+      int unit = unit(layout, h, g);
+      int n = tokens / unit;
+      BitSet bits = new BitSet();
+      if (g.kind() == CacheLayout.Kind.FULL) {
+        bits.set(0, n == 0 ? 0 : random.nextInt(n + 1));
+      } else {
+        double density = random.nextDouble();
+        for (int i = 0; i < n; i++) {
+          if (random.nextDouble() < density) {
+            bits.set(i);
+          }
+        }
+      }
+      units.put(g.index(), bits);
+    }
+    return new Cache(units);
+  }
+
+  private LookupResult lookup(
+      CacheLayout layout, int h, int tokens, long[] keys, List<String> pods) {
+    return index
+        .lookupAsync(LookupRequest.of(MODEL, KeyMode.ENGINE, keys, pods), layout, h, tokens)
+        .join();
+  }
+
+  /** Each group's held units as the engine stores them: one store per unit, under its parent. */
+  private void store(CacheLayout layout, int h, long[] keys, String pod, Cache cache) {
+    List<KvEvent> events = new ArrayList<>();
+    for (Group g : layout.groups()) {
+      int per = unit(layout, h, g) / h;
+      BitSet bits = cache.units().getOrDefault(g.index(), new BitSet());
+      for (int u = bits.nextSetBit(0); u >= 0; u = bits.nextSetBit(u + 1)) {
+        if ((u + 1) * per > keys.length) {
+          break;
+        }
+        Long parent = u == 0 ? null : keys[u * per - 1];
+        events.add(
+            new BlockStored(
+                List.of(keys[(u + 1) * per - 1]),
+                parent,
+                List.of(),
+                per * h,
+                null,
+                null,
+                null,
+                null,
+                g.index(),
+                g.specKind(),
+                g.kind() == CacheLayout.Kind.SLIDING_WINDOW ? g.window() : null));
+      }
+    }
+    StreamId stream = StreamId.of(MODEL, pod);
+    var lease = index.acquireLease(stream, "owner", Duration.ofMinutes(5)).orElseThrow();
+    index.apply(stream, KeyMode.ENGINE, 0, lease, KvEventBatch.of(0.0, events, null));
+  }
+
+  // The reference: written from vLLM's managers' semantics, not from HybridHit.
+
+  private static int hashBlock(CacheLayout layout) {
+    return layout.groups().stream()
+        .mapToInt(Group::blockSize)
+        .reduce(HybridLookupTest::gcd)
+        .orElseThrow();
+  }
+
+  private static int gcd(int a, int b) {
+    return b == 0 ? a : gcd(b, a % b);
+  }
+
+  private static boolean fineGrained(CacheLayout layout, int h) {
+    boolean mambaLarger =
+        layout.groups().stream()
+            .anyMatch(g -> g.kind() == CacheLayout.Kind.MAMBA && g.blockSize() > h);
+    boolean coarseLarger =
+        layout.groups().stream()
+            .anyMatch(
+                g ->
+                    (g.kind() == CacheLayout.Kind.SLIDING_WINDOW
+                            || g.kind() == CacheLayout.Kind.CHUNKED_LOCAL)
+                        && g.blockSize() != h);
+    return mambaLarger && !coarseLarger;
+  }
+
+  private static int unit(CacheLayout layout, int h, Group g) {
+    return g.kind() == CacheLayout.Kind.MAMBA && fineGrained(layout, h) ? h : g.blockSize();
+  }
+
+  private static int reference(CacheLayout layout, int h, int tokens, Cache cache) {
+    int lcm =
+        layout.groups().stream().mapToInt(Group::blockSize).reduce(1, (a, b) -> a / gcd(a, b) * b);
+    int alignment = fineGrained(layout, h) ? h : lcm;
+    for (int hit = Math.max(0, tokens - 1); hit > 0; hit--) {
+      if (hit % alignment != 0) {
+        continue;
+      }
+      int at = hit;
+      boolean all = layout.groups().stream().allMatch(g -> accepts(layout, h, g, at, cache));
+      if (all) {
+        return hit;
+      }
+    }
+    return 0;
+  }
+
+  private static boolean accepts(CacheLayout layout, int h, Group g, int hit, Cache cache) {
+    int u = unit(layout, h, g);
+    BitSet held = cache.units().getOrDefault(g.index(), new BitSet());
+    if (hit % u != 0) {
+      return false;
+    }
+    int end = hit / u;
+    int from =
+        switch (g.kind()) {
+          case FULL -> 0;
+          case SLIDING_WINDOW -> Math.max(0, end - (g.window() - 1 + u - 1) / u);
+          case CHUNKED_LOCAL -> hit / g.window() * g.window() / u;
+          case MAMBA -> end - 1;
+          case OTHER -> throw new IllegalArgumentException();
+        };
+    for (int i = from; i < end; i++) {
+      if (!held.get(i)) {
+        return false;
+      }
+    }
+    return true;
+  }
+}

@@ -1,0 +1,183 @@
+package io.kvindex.bench;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.CacheLayout;
+import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.KeyMode;
+import io.kvindex.index.Lease;
+import io.kvindex.index.LookupRequest;
+import io.kvindex.index.LookupResult;
+import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.StreamId;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code bench index}'s hybrid lookup: a gpt-oss-like model (full attention beside a sliding window
+ * of 128 tokens, blocks of 16) scored by vLLM's hit rule, against a single-group model's lookup of
+ * the same prompts and full-attention holdings, the two interleaved in one run, each in an index of
+ * its own (the sliding-window group's stores are unlocated, which sends its index group's lookups
+ * to block fields). Each pod holds a random prefix of each prompt and, in the hybrid index, the
+ * sliding-window blocks of the window ending there, as vLLM's default retention keeps them.
+ */
+final class HybridLookupBenchmark {
+  private static final Logger log = LoggerFactory.getLogger(HybridLookupBenchmark.class);
+  private static final String MODEL = "bench-hybrid-model";
+  private static final int BLOCK = 16;
+  private static final int WINDOW = 128;
+  private static final int PROMPTS = 16;
+
+  static final CacheLayout GPT_OSS =
+      new CacheLayout(
+          List.of(
+              new Group(0, "full_attention", BLOCK, 0),
+              new Group(1, "sliding_window", BLOCK, WINDOW)));
+
+  private final IndexSizes sizes;
+  private final String runId;
+  private final Function<String, PrefixIndex> open;
+  private final Consumer<String> drop;
+
+  HybridLookupBenchmark(
+      IndexSizes sizes, String runId, Function<String, PrefixIndex> open, Consumer<String> drop) {
+    this.sizes = sizes;
+    this.runId = runId;
+    this.open = open;
+    this.drop = drop;
+  }
+
+  void run(ObjectNode json) {
+    String singleName = "bench-single-" + runId;
+    String hybridName = "bench-hybrid-" + runId;
+    Random random = new Random(11);
+    int blocks = sizes.promptBlocks();
+    List<String> pods = LookupFixture.podNames("hybrid-pod-", sizes.pods());
+    List<long[]> prompts = new ArrayList<>();
+    for (int k = 0; k < PROMPTS; k++) {
+      prompts.add(LookupFixture.randomChain(random, blocks));
+    }
+    int[][] depths = new int[PROMPTS][pods.size()];
+    for (int[] row : depths) {
+      for (int p = 0; p < row.length; p++) {
+        row[p] = random.nextInt(blocks + 1);
+      }
+    }
+    log.info("hybrid lookup: {} pods, {} prompts of {} blocks", pods.size(), PROMPTS, blocks);
+    try (PrefixIndex single = open.apply(singleName);
+        PrefixIndex hybrid = open.apply(hybridName)) {
+      fill(single, pods, prompts, depths, false);
+      fill(hybrid, pods, prompts, depths, true);
+      measure(single, hybrid, pods, prompts, depths, json.putObject("hybrid_lookup"));
+    } finally {
+      drop.accept(singleName);
+      drop.accept(hybridName);
+    }
+  }
+
+  private static void fill(
+      PrefixIndex index, List<String> pods, List<long[]> prompts, int[][] depths, boolean hybrid) {
+    int windowBlocks = (WINDOW - 1 + BLOCK - 1) / BLOCK;
+    for (int p = 0; p < pods.size(); p++) {
+      StreamId stream = StreamId.of(MODEL, pods.get(p));
+      Lease lease = index.acquireLease(stream, "bench", Duration.ofMinutes(10)).orElseThrow();
+      long seq = 0;
+      for (int k = 0; k < prompts.size(); k++) {
+        long[] keys = prompts.get(k);
+        int d = depths[k][p];
+        List<KvEvent> events = new ArrayList<>();
+        events.add(store(keys, 0, d, 0, "full_attention", null));
+        if (hybrid) {
+          events.add(store(keys, Math.max(0, d - windowBlocks), d, 1, "sliding_window", WINDOW));
+        }
+        index.apply(stream, KeyMode.ENGINE, seq++, lease, KvEventBatch.of(0.0, events, 0));
+      }
+    }
+  }
+
+  private static BlockStored store(
+      long[] keys, int from, int to, int group, String kind, Integer window) {
+    List<Long> hashes = new ArrayList<>(to - from);
+    for (int i = from; i < to; i++) {
+      hashes.add(keys[i]);
+    }
+    return new BlockStored(
+        hashes,
+        from == 0 ? null : keys[from - 1],
+        List.of(),
+        BLOCK,
+        null,
+        null,
+        null,
+        null,
+        group,
+        kind,
+        window);
+  }
+
+  private void measure(
+      PrefixIndex single,
+      PrefixIndex hybrid,
+      List<String> pods,
+      List<long[]> prompts,
+      int[][] depths,
+      ObjectNode out) {
+    LatencyRecorder singleLookups = new LatencyRecorder();
+    LatencyRecorder hybridLookups = new LatencyRecorder();
+    int warmup = sizes.lookupWarmup() / 4;
+    int iterations = sizes.lookupIterations() / 4;
+    // The prompt has a token past its last full block: the cap (prompt less one) cuts nothing.
+    int tokens = sizes.promptBlocks() * BLOCK + 1;
+    long mismatches = 0;
+    long incomplete = 0;
+    for (int i = 0; i < warmup + iterations; i++) {
+      int k = i % prompts.size();
+      LookupRequest request = LookupRequest.of(MODEL, KeyMode.ENGINE, prompts.get(k), pods);
+      long begin = System.nanoTime();
+      single.lookup(request);
+      long singleNanos = System.nanoTime() - begin;
+      begin = System.nanoTime();
+      LookupResult result = hybrid.lookupAsync(request, GPT_OSS, BLOCK, tokens).join();
+      long hybridNanos = System.nanoTime() - begin;
+      if (i >= warmup) {
+        singleLookups.recordNanos(singleNanos);
+        hybridLookups.recordNanos(hybridNanos);
+      }
+      if (!result.complete()) {
+        incomplete++; // Redis did not answer within the lookup budget
+        continue;
+      }
+      for (int p = 0; p < pods.size(); p++) {
+        // The window ending at each pod's prefix is held, so the hit is the prefix.
+        if (result.pods().get(pods.get(p)).depth() != depths[k][p]) {
+          mismatches++;
+        }
+      }
+    }
+    out.put("candidates", pods.size());
+    out.put("prompt_blocks", sizes.promptBlocks());
+    out.put("single_group_p50_us", singleLookups.micros(50));
+    out.put("hybrid_p50_us", hybridLookups.micros(50));
+    out.put(
+        "hybrid_to_single_group_p50_ratio",
+        Math.round(hybridLookups.micros(50) / singleLookups.micros(50) * 100) / 100.0);
+    out.put("depth_mismatches", mismatches);
+    out.put("incomplete_hybrid_lookups", incomplete);
+    out.put(
+        "how",
+        "a single-group lookup and a hybrid one (full attention + sliding window 128, blocks of"
+            + " 16) of the same prompt and candidates, one after the other per iteration, each in"
+            + " an index of its own holding the same prefixes (the hybrid one also each prefix's"
+            + " window)");
+    singleLookups.writeTo(out, "single_group");
+    hybridLookups.writeTo(out, "hybrid");
+  }
+}

@@ -1,0 +1,134 @@
+package io.kvindex.router;
+
+import io.kvindex.index.CacheLayout;
+import io.kvindex.index.HybridHit;
+import io.kvindex.index.PrefixIndex;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cache-group layouts the ingesters recorded, per model, for scoring hybrid models: each
+ * model's is read again every {@link #CHECK_EVERY} in the background (a request never waits for it;
+ * until the first answer the model is scored as one group). A layout this router cannot score (a
+ * kind the hit rule does not know, a chunked-local group without its chunk size, a block size that
+ * is not a multiple of the router's) is counted on every lookup and logged when it changes; such a
+ * model is scored by its full-attention prefix, which over-predicts. Thread-safe.
+ */
+final class ModelLayouts {
+  private static final Logger log = LoggerFactory.getLogger(ModelLayouts.class);
+
+  /** How often a model's layout is read again. */
+  static final Duration CHECK_EVERY = Duration.ofSeconds(5);
+
+  /** Models tracked at most (default keys take any name); past it the map starts afresh. */
+  static final int MAX_MODELS = 65_536;
+
+  /**
+   * What a model's lookups use: its layout (null: one group, or none recorded), the rule when it is
+   * hybrid and scorable, and why not when it cannot be scored.
+   */
+  record Scoring(CacheLayout layout, HybridHit rule, String unscorable) {
+    static final Scoring SINGLE = new Scoring(null, null, null);
+  }
+
+  private record Entry(long checkedAtNanos, Scoring scoring) {}
+
+  private final PrefixIndex index;
+  private final LongSupplier ticker;
+  private final Counter unscorableLookups;
+  private final Map<String, Entry> models = new ConcurrentHashMap<>();
+
+  ModelLayouts(PrefixIndex index, LongSupplier ticker, MeterRegistry registry) {
+    this.index = index;
+    this.ticker = ticker;
+    this.unscorableLookups =
+        Counter.builder("kvindex.router.lookup.unscorable")
+            .description(
+                "Lookups of a hybrid model whose cache groups this router cannot score (see the"
+                    + " log): scored by the full-attention prefix, which over-predicts")
+            .register(registry);
+  }
+
+  /**
+   * How to score {@code model}'s prompts keyed in blocks of {@code blockSize} tokens: {@link
+   * Scoring#rule} non-null for a scorable hybrid model.
+   */
+  Scoring scoring(String model, int blockSize) {
+    long now = ticker.getAsLong();
+    Entry entry = models.get(model);
+    if (entry == null || now - entry.checkedAtNanos() >= CHECK_EVERY.toNanos()) {
+      if (entry == null && models.size() >= MAX_MODELS) {
+        models.clear();
+      }
+      Entry asking = new Entry(now, entry == null ? Scoring.SINGLE : entry.scoring());
+      boolean mine =
+          entry == null
+              ? models.putIfAbsent(model, asking) == null
+              : models.replace(model, entry, asking);
+      if (mine) {
+        read(model, blockSize);
+      }
+      entry = asking;
+    }
+    Scoring scoring = entry.scoring();
+    if (scoring.unscorable() != null) {
+      unscorableLookups.increment();
+    }
+    return scoring;
+  }
+
+  private void read(String model, int blockSize) {
+    index
+        .cacheLayout(model)
+        .whenComplete(
+            (layout, failure) -> {
+              if (failure != null) {
+                return; // what was read stays; asked again next period
+              }
+              Scoring now = scoring(layout, blockSize);
+              Entry before = models.get(model);
+              models.computeIfPresent(model, (m, e) -> new Entry(e.checkedAtNanos(), now));
+              CacheLayout was = before == null ? null : before.scoring().layout();
+              if (!Objects.equals(was, now.layout())) {
+                logChange(model, now);
+              }
+            });
+  }
+
+  private static Scoring scoring(Optional<CacheLayout> recorded, int blockSize) {
+    if (recorded.isEmpty() || !recorded.get().hybrid()) {
+      return Scoring.SINGLE;
+    }
+    CacheLayout layout = recorded.get();
+    Optional<String> why = layout.unscorable(blockSize);
+    return why.isPresent()
+        ? new Scoring(layout, null, why.get())
+        : new Scoring(layout, new HybridHit(layout, blockSize), null);
+  }
+
+  private static void logChange(String model, Scoring now) {
+    if (now.layout() == null) {
+      log.info("model '{}': one cache group; scored by its prefix", model);
+    } else if (now.unscorable() != null) {
+      log.warn(
+          "model '{}': cache groups {} cannot be scored ({}); scored by the full-attention"
+              + " prefix, which over-predicts its hits",
+          model,
+          now.layout().encode(),
+          now.unscorable());
+    } else {
+      log.info(
+          "model '{}': hybrid, cache groups {}; scored by vLLM's hit rule over the groups",
+          model,
+          now.layout().encode());
+    }
+  }
+}

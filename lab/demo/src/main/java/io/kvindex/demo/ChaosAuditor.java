@@ -30,7 +30,15 @@ import java.util.concurrent.TimeUnit;
  * is counted apart when the index had not yet applied the batches the engine had published when the
  * block was first seen gone (its removal still on its way: ingest lag past the grace, not a wrong
  * index). An answer of "index unavailable" is counted apart: the gateway then balances by load,
- * which is neither. Thread-safe: one auditor thread, its figures read under its lock.
+ * which is neither.
+ *
+ * <p>The truth starts at the auditor's first snapshot: what a pod dropped before it is unknown. A
+ * lookup whose grace reaches back before that snapshot may credit a block the auditor never saw
+ * (the pod may have dropped it within the grace), so such a block is not counted against it; a
+ * block never seen whose removal the index has not applied at all is ingest lag like any other. To
+ * leave nothing unknown, {@link #watch} takes snapshots from before the load starts and {@link
+ * #start} begins the checks later. Thread-safe: one auditor thread, its figures read under its
+ * lock.
  */
 final class ChaosAuditor implements AutoCloseable {
   private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -53,6 +61,18 @@ final class ChaosAuditor implements AutoCloseable {
   private final Map<String, Map<Long, Long>> goneBefore = new HashMap<>();
 
   private long lastSnapshot = -1;
+
+  /** When the first snapshot was taken (-1 before): the truth before it is unknown. */
+  private volatile long firstSnapshot = -1;
+
+  /**
+   * Per pod, the engine's next sequence at the first snapshot: a block never seen held that a pod
+   * held before went with a batch published before it.
+   */
+  private final Map<String, Long> publishedBeforeFirst = new HashMap<>();
+
+  private volatile boolean checking;
+  private boolean threadStarted;
   private final Thread thread;
   private volatile boolean running = true;
 
@@ -99,8 +119,26 @@ final class ChaosAuditor implements AutoCloseable {
     this.thread.setDaemon(true);
   }
 
+  /**
+   * Starts taking snapshots of the pods' truth, without checking lookups yet: called before the
+   * load starts, it leaves no block a pod held unseen.
+   */
+  synchronized void watch() {
+    if (!threadStarted) {
+      threadStarted = true;
+      thread.start();
+    }
+  }
+
+  /** Whether the first snapshot has been taken. */
+  boolean watching() {
+    return firstSnapshot >= 0;
+  }
+
+  /** Starts checking lookups (and taking snapshots, unless {@link #watch} did already). */
   void start() {
-    thread.start();
+    checking = true;
+    watch();
   }
 
   synchronized void faultStarted() {
@@ -115,7 +153,7 @@ final class ChaosAuditor implements AutoCloseable {
     while (running) {
       long start = System.nanoTime();
       snapshot();
-      for (int i = 0; i < LOOKUPS_PER_TICK && running; i++) {
+      for (int i = 0; i < LOOKUPS_PER_TICK && running && checking; i++) {
         check(prompts.get(random.nextInt(prompts.size())));
       }
       long rest = TICK_NANOS - (System.nanoTime() - start);
@@ -143,6 +181,10 @@ final class ChaosAuditor implements AutoCloseable {
       }
     }
     lastSnapshot = now;
+    boolean firstLook = firstSnapshot < 0;
+    if (firstLook) {
+      firstSnapshot = now;
+    }
     for (String pod : pods) {
       Set<Long> held = fleet.held(pod);
       Map<Long, Long> first = firstHeld.get(pod);
@@ -150,6 +192,9 @@ final class ChaosAuditor implements AutoCloseable {
       Set<Long> goneSeen = gone.get(pod);
       Map<Long, Long> sequence = goneBefore.get(pod);
       long published = fleet.pod(pod).nextSequence(0);
+      if (firstLook) {
+        publishedBeforeFirst.put(pod, published);
+      }
       first.keySet().retainAll(held);
       for (Map.Entry<Long, Long> e : last.entrySet()) {
         if (!held.contains(e.getKey()) && goneSeen.add(e.getKey())) {
@@ -202,8 +247,10 @@ final class ChaosAuditor implements AutoCloseable {
       boolean fn = false;
       for (String pod : pods) {
         int depth = answer.path("pods").path(pod).path("matched_blocks").asInt(0);
-        int mayHold = depth(keys, lastHeld.get(pod), truthAt - graceNanos, true);
-        int mustHold = depth(keys, firstHeld.get(pod), truthAt - graceNanos, false);
+        // A grace reaching back before the first snapshot: a block never seen may have gone then.
+        boolean unseenMayHold = truthAt - graceNanos < firstSnapshot;
+        int mayHold = mayHoldDepth(keys, lastHeld.get(pod), truthAt - graceNanos, unseenMayHold);
+        int mustHold = mustHoldDepth(keys, firstHeld.get(pod), truthAt - graceNanos);
         if (depth > mayHold) {
           fp = true;
           boolean behind = ingestBehind(pod, keys[mayHold]);
@@ -250,11 +297,15 @@ final class ChaosAuditor implements AutoCloseable {
 
   /**
    * Whether the index had not yet applied what the engine had published when the block was first
-   * seen gone (so its removal is still on its way: ingest lag, not a wrong index). Reads the
-   * stream's watermark, at most once per false positive.
+   * seen gone, or for a block never seen held, by the first snapshot (so its removal is still on
+   * its way: ingest lag, not a wrong index). Reads the stream's watermark, at most once per false
+   * positive.
    */
   private boolean ingestBehind(String pod, long block) {
     Long publishedBefore = goneBefore.get(pod).get(block);
+    if (publishedBefore == null) {
+      publishedBefore = publishedBeforeFirst.get(pod);
+    }
     if (publishedBefore == null) {
       return false;
     }
@@ -269,14 +320,31 @@ final class ChaosAuditor implements AutoCloseable {
   }
 
   /**
-   * How many of the prompt's leading blocks the pod held: seen at or after {@code since} ({@code
-   * lastSeen}: may hold), or held continuously since at or before it (must hold).
+   * How many of the prompt's leading blocks the pod may have held at or after {@code since}: each
+   * last seen held (or first seen gone) then or later, or never seen when {@code unseenMayHold}.
    */
-  private static int depth(long[] keys, Map<Long, Long> seen, long since, boolean lastSeen) {
+  static int mayHoldDepth(
+      long[] keys, Map<Long, Long> lastSeen, long since, boolean unseenMayHold) {
     int d = 0;
     while (d < keys.length) {
-      Long at = seen.get(keys[d]);
-      if (at == null || (lastSeen ? at < since : at > since)) {
+      Long at = lastSeen.get(keys[d]);
+      if (at == null ? !unseenMayHold : at < since) {
+        break;
+      }
+      d++;
+    }
+    return d;
+  }
+
+  /**
+   * How many of the prompt's leading blocks the pod must hold: each held continuously since at or
+   * before {@code since}.
+   */
+  static int mustHoldDepth(long[] keys, Map<Long, Long> firstSeen, long since) {
+    int d = 0;
+    while (d < keys.length) {
+      Long at = firstSeen.get(keys[d]);
+      if (at == null || at > since) {
         break;
       }
       d++;

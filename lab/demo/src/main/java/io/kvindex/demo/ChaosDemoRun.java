@@ -155,6 +155,7 @@ final class ChaosDemoRun implements Demo.Observer {
             requests,
             ChaosRun.GRACE,
             seed);
+    auditor.watch(); // the truth from the start of the routing, the checks after the warm-up
     double warm = (double) timings.warm().toNanos() / length.toNanos();
     run.atFractionOfLimit(warm, "audit", auditor::start)
         .atFractionOfLimit(KILL_AT, "primary-lost", () -> killIndexPrimary(stack));

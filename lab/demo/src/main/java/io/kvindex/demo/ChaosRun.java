@@ -159,6 +159,8 @@ final class ChaosRun implements AutoCloseable {
         new ChaosAuditor(stack.fleet(), stack.auditIndex(), routers, requests, GRACE, seed);
     opened.add(auditor);
     long realBefore = figures.counted("kvindex.redis.errors", null, null);
+    // The truth is followed from before the load: what a pod drops during the warm-up is seen.
+    auditor.watch();
     startLoad(timings.rate());
     sleep(timings.warm());
     auditor.start();
@@ -732,6 +734,7 @@ final class ChaosRun implements AutoCloseable {
     ChaosAuditor auditor =
         new ChaosAuditor(stack.fleet(), stack.auditIndex(), routers, requests, GRACE, seed);
     opened.add(auditor);
+    auditor.watch();
     startLoad(shape.rate());
     auditor.start();
     sleep(shape.beforeFlush());

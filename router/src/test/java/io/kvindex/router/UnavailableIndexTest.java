@@ -70,14 +70,23 @@ class UnavailableIndexTest {
     }
   }
 
-  /** Polls {@code condition} until it holds or 10 s pass. */
+  /**
+   * Polls {@code condition} every 20 ms until it holds or 10 s pass. Polling without a pause made
+   * each poll a Redis call in a tight loop, which on a loaded two-core machine starved the very
+   * Redis and ingester the condition waits for (a call timed out after 2 s).
+   */
   static boolean eventually(java.util.function.BooleanSupplier condition) {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (System.nanoTime() < deadline) {
       if (condition.getAsBoolean()) {
         return true;
       }
-      Thread.onSpinWait();
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
     }
     return condition.getAsBoolean();
   }

@@ -555,22 +555,23 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<Boolean> noteKeyCheck(String model, KeyCheckNote note) {
-    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
-    byte[] value = Check.notNull(note, "note").encode();
-    return writes
-        .calls()
-        .<Boolean>call("note", () -> commands.hset(keys.keyChecks(), field, value))
-        .thenApply(RedisOutcome::isDone)
-        .toCompletableFuture();
+    return noteModelField(keys.keyChecks(), model, Check.notNull(note, "note").encode());
   }
 
   @Override
   public CompletableFuture<Boolean> noteCacheLayout(String model, CacheLayout layout) {
+    return noteModelField(
+        keys.cacheLayouts(),
+        model,
+        Check.notNull(layout, "layout").encode().getBytes(StandardCharsets.US_ASCII));
+  }
+
+  /** Sets the model's field of a per-model note hash ({@code keychecks}, {@code layouts}). */
+  private CompletableFuture<Boolean> noteModelField(byte[] key, String model, byte[] value) {
     byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
-    byte[] value = Check.notNull(layout, "layout").encode().getBytes(StandardCharsets.US_ASCII);
     return writes
         .calls()
-        .<Boolean>call("note", () -> commands.hset(keys.cacheLayouts(), field, value))
+        .<Boolean>call("note", () -> commands.hset(key, field, value))
         .thenApply(RedisOutcome::isDone)
         .toCompletableFuture();
   }

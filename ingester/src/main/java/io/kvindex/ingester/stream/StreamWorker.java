@@ -453,10 +453,15 @@ public final class StreamWorker implements Runnable {
     if (batch.malformed() != null) {
       malformed(batch);
     } else {
-      checkKeys(message, batch);
-      learnLayout(batch);
+      learnFrom(message, batch);
     }
     return batch;
+  }
+
+  /** What a well-formed batch, live or replayed, teaches: the engines' keys and cache groups. */
+  private void learnFrom(EventMessage message, Batch batch) {
+    checkKeys(message, batch);
+    learnLayout(batch);
   }
 
   /**
@@ -949,10 +954,7 @@ public final class StreamWorker implements Runnable {
             through,
             shared.config().maxPendingBatches(),
             this::malformed,
-            (message, batch) -> {
-              checkKeys(message, batch);
-              learnLayout(batch);
-            });
+            this::learnFrom);
     w.read(
         Replay.fetch(
             shared.zmq(),

@@ -213,7 +213,9 @@ class KubernetesDiscoveryTest {
           return seen.get(seen.size() - 1).equals(List.of("a"));
         });
     assertThat(seen).allSatisfy(pods -> assertThat(pods).contains("a"));
-    assertThat(d.problem()).isEmpty();
+    // On a loaded machine the informer can still be reopening its watch for a moment after the
+    // relisted pods show: the problem must clear, not at that very instant.
+    Await.until(WAIT, "the watch back, no problem shown", () -> d.problem().isEmpty());
   }
 
   @Test

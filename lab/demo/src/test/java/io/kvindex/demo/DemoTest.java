@@ -15,7 +15,13 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
+/**
+ * The demo end to end. Its runs, each on a stack and Redis of its own, go two at a time (see
+ * junit-platform.properties in the test resources).
+ */
 class DemoTest {
   /**
    * How much faster than recorded the traces below are played: their requests stay far enough apart
@@ -25,6 +31,7 @@ class DemoTest {
 
   /** The whole stack on a small fleet: the demo's own checks must all pass. */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void run_smallFleet_indexExactAndRoutingBeatsRoundRobin() throws Exception {
     StringWriter progress = new StringWriter();
     DemoReport report =
@@ -57,6 +64,7 @@ class DemoTest {
    * reaching kvindex only in the responses the picker sees; the run is as good as through /score.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void run_viaEndpointPicker_routesAndClosesTheLoopFromTheResponses() throws Exception {
     StringWriter progress = new StringWriter();
     DemoReport report =
@@ -87,6 +95,7 @@ class DemoTest {
    * fault, and what the closed loop did.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void run_silentEviction_closedLoopResyncsAndBothFiguresReported() throws Exception {
     DemoReport report =
         Demo.run(
@@ -119,6 +128,7 @@ class DemoTest {
    * index.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void run_traceRoutedToOnePod_resetsThePodHoldingBlocksAndItsClearPurges(@TempDir Path dir)
       throws Exception {
     Path trace = dir.resolve("one-prefix.jsonl");
@@ -148,6 +158,7 @@ class DemoTest {
    * the clear, and the pod is purged.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void run_resetPodServesNothingAfter_clearPublishedByTheNextRequestAndPurged(@TempDir Path dir)
       throws Exception {
     Path trace = dir.resolve("two-prefixes.jsonl");
@@ -190,6 +201,7 @@ class DemoTest {
    * show the password, and the reset and the restart each take one of the two pods.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void run_passwordProtectedRedisTwoPods_neverPrintsPasswordAndFaultsTakeOnePodEach()
       throws Exception {
     try (LocalRedis redis =

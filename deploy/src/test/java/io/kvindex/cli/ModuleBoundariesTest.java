@@ -31,6 +31,9 @@ class ModuleBoundariesTest {
   /** Modules that are neither product nor lab: test fixtures, build checks, examples. */
   private static final Set<String> NOT_PRODUCT = Set.of("testing", "deploy", "examples/gateway");
 
+  /** Test fixtures (source file names) that no product module's main code may hold. */
+  private static final Set<String> TEST_FIXTURES = Set.of("Gate.java");
+
   private static Path root;
   private static final List<String> modules = new ArrayList<>();
 
@@ -107,6 +110,40 @@ class ModuleBoundariesTest {
         }
       }
     }
+  }
+
+  @Test
+  void productModules_dependOnTestFixturesOnlyInTestScope() throws Exception {
+    for (String module : modules.stream().filter(ModuleBoundariesTest::product).toList()) {
+      for (Element d : dependencies(module)) {
+        if (child(d, "type").equals("test-jar")) {
+          assertThat(child(d, "scope"))
+              .as(module + " depends on the test fixtures of " + child(d, "artifactId"))
+              .isEqualTo("test");
+        }
+      }
+    }
+  }
+
+  /**
+   * Test fixtures and fault hooks live in test sources, never in a product module's main code: only
+   * tests and the lab supply them.
+   */
+  @Test
+  void productMainCode_holdsNoTestFixtures() throws Exception {
+    List<String> found = new ArrayList<>();
+    for (String module : modules.stream().filter(ModuleBoundariesTest::product).toList()) {
+      Path main = root.resolve(module).resolve("src/main/java");
+      if (!Files.isDirectory(main)) {
+        continue;
+      }
+      try (var files = Files.walk(main)) {
+        files
+            .filter(f -> TEST_FIXTURES.contains(f.getFileName().toString()))
+            .forEach(f -> found.add(root.relativize(f).toString()));
+      }
+    }
+    assertThat(found).isEmpty();
   }
 
   @Test

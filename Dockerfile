@@ -18,6 +18,7 @@ COPY shell/pom.xml shell/
 COPY ingester/pom.xml ingester/
 COPY router/pom.xml router/
 COPY router-server/pom.xml router-server/
+COPY inspect/pom.xml inspect/
 COPY epp/pom.xml epp/
 COPY cli/pom.xml cli/
 COPY testing/pom.xml testing/

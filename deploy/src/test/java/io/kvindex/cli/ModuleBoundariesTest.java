@@ -100,7 +100,8 @@ class ModuleBoundariesTest {
     }
     assertThat(lab).contains("kvindex-simulator", "kvindex-local-redis", "kvindex-testing");
     List<String> product = modules.stream().filter(ModuleBoundariesTest::product).toList();
-    assertThat(product).contains("base", "vllm", "index", "shell", "ingester", "router", "cli");
+    assertThat(product)
+        .contains("base", "vllm", "index", "shell", "ingester", "router", "inspect", "cli");
     for (String module : product) {
       for (Element d : dependencies(module)) {
         if (lab.contains(child(d, "artifactId"))) {
@@ -144,6 +145,25 @@ class ModuleBoundariesTest {
       }
     }
     assertThat(found).isEmpty();
+  }
+
+  /**
+   * The inspector is a tool, not part of the index library: it lives in inspect, which only the
+   * cli, the lab and tests depend on; the library and the router library do not.
+   */
+  @Test
+  void inspector_isOutsideTheIndexLibrary() throws Exception {
+    assertThat(root.resolve("inspect/src/main/java/io/kvindex/inspect/RedisInspector.java"))
+        .isRegularFile();
+    try (var files = Files.walk(root.resolve("index/src/main/java"))) {
+      assertThat(files.map(f -> f.getFileName().toString()))
+          .doesNotContain("RedisInspector.java", "IndexReport.java");
+    }
+    for (String module : List.of("base", "vllm", "index", "router", "shell")) {
+      assertThat(dependencies(module))
+          .as(module + " depends on the inspector")
+          .noneMatch(d -> child(d, "artifactId").equals("kvindex-inspect"));
+    }
   }
 
   @Test

@@ -32,7 +32,11 @@ class ModuleBoundariesTest {
   private static final Set<String> NOT_PRODUCT = Set.of("testing", "deploy", "examples/gateway");
 
   /** Test fixtures (source file names) that no product module's main code may hold. */
-  private static final Set<String> TEST_FIXTURES = Set.of("Gate.java");
+  private static final Set<String> TEST_FIXTURES = Set.of("Gate.java", "InMemoryPrefixIndex.java");
+
+  /** Test-only members that no product module's main code may declare or call. */
+  private static final List<String> TEST_ONLY_MEMBERS =
+      List.of("collectAllGarbage(", "buildInMemory(");
 
   private static Path root;
   private static final List<String> modules = new ArrayList<>();
@@ -139,9 +143,17 @@ class ModuleBoundariesTest {
         continue;
       }
       try (var files = Files.walk(main)) {
-        files
-            .filter(f -> TEST_FIXTURES.contains(f.getFileName().toString()))
-            .forEach(f -> found.add(root.relativize(f).toString()));
+        for (Path f : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+          if (TEST_FIXTURES.contains(f.getFileName().toString())) {
+            found.add(root.relativize(f).toString());
+          }
+          String text = Files.readString(f);
+          for (String member : TEST_ONLY_MEMBERS) {
+            if (text.contains(member)) {
+              found.add(root.relativize(f) + ": " + member);
+            }
+          }
+        }
       }
     }
     assertThat(found).isEmpty();

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
+import io.kvindex.index.IndexFixtures;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
@@ -178,7 +179,7 @@ class RedisInspectorTest {
         .extracting(IndexReport.DeadSlot::slot)
         .containsExactly(slot);
 
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     IndexReport collected = inspect(MODEL, "pod-a");
 
     assertThat(collected.pods().get(0).ranks().get(0).lastPurge().cleanupPending()).isFalse();

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.index.ApplyStatus;
+import io.kvindex.index.IndexFixtures;
 import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.KeyMode;
@@ -185,7 +186,7 @@ class AclUsersTest {
     assertThat(apply(index, lease, 2, batch(stored(blocks, null, null))))
         .isEqualTo(ApplyStatus.APPLIED);
     index.purgeAsync(STREAM, lease, PurgeMode.RESET_WATERMARK).join();
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     for (int g = 0; g < index.groups(); g++) {
       index.sweepDeparted(g, 100);
     }

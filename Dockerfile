@@ -25,6 +25,7 @@ COPY testing/pom.xml testing/
 COPY lab/local-redis/pom.xml lab/local-redis/
 COPY lab/simulator/pom.xml lab/simulator/
 COPY lab/demo/pom.xml lab/demo/
+COPY lab/chaos/pom.xml lab/chaos/
 COPY lab/benchmarks/pom.xml lab/benchmarks/
 COPY lab/launcher/pom.xml lab/launcher/
 COPY deploy/pom.xml deploy/

@@ -18,12 +18,14 @@ COPY shell/pom.xml shell/
 COPY ingester/pom.xml ingester/
 COPY router/pom.xml router/
 COPY router-server/pom.xml router-server/
+COPY inspect/pom.xml inspect/
 COPY epp/pom.xml epp/
 COPY cli/pom.xml cli/
 COPY testing/pom.xml testing/
 COPY lab/local-redis/pom.xml lab/local-redis/
 COPY lab/simulator/pom.xml lab/simulator/
 COPY lab/demo/pom.xml lab/demo/
+COPY lab/chaos/pom.xml lab/chaos/
 COPY lab/benchmarks/pom.xml lab/benchmarks/
 COPY lab/launcher/pom.xml lab/launcher/
 COPY deploy/pom.xml deploy/

@@ -31,6 +31,13 @@ class ModuleBoundariesTest {
   /** Modules that are neither product nor lab: test fixtures, build checks, examples. */
   private static final Set<String> NOT_PRODUCT = Set.of("testing", "deploy", "examples/gateway");
 
+  /** Test fixtures (source file names) that no product module's main code may hold. */
+  private static final Set<String> TEST_FIXTURES = Set.of("Gate.java", "InMemoryPrefixIndex.java");
+
+  /** Test-only members that no product module's main code may declare or call. */
+  private static final List<String> TEST_ONLY_MEMBERS =
+      List.of("collectAllGarbage(", "buildInMemory(");
+
   private static Path root;
   private static final List<String> modules = new ArrayList<>();
 
@@ -97,7 +104,8 @@ class ModuleBoundariesTest {
     }
     assertThat(lab).contains("kvindex-simulator", "kvindex-local-redis", "kvindex-testing");
     List<String> product = modules.stream().filter(ModuleBoundariesTest::product).toList();
-    assertThat(product).contains("base", "vllm", "index", "shell", "ingester", "router", "cli");
+    assertThat(product)
+        .contains("base", "vllm", "index", "shell", "ingester", "router", "inspect", "cli");
     for (String module : product) {
       for (Element d : dependencies(module)) {
         if (lab.contains(child(d, "artifactId"))) {
@@ -106,6 +114,67 @@ class ModuleBoundariesTest {
               .isEqualTo("test");
         }
       }
+    }
+  }
+
+  @Test
+  void productModules_dependOnTestFixturesOnlyInTestScope() throws Exception {
+    for (String module : modules.stream().filter(ModuleBoundariesTest::product).toList()) {
+      for (Element d : dependencies(module)) {
+        if (child(d, "type").equals("test-jar")) {
+          assertThat(child(d, "scope"))
+              .as(module + " depends on the test fixtures of " + child(d, "artifactId"))
+              .isEqualTo("test");
+        }
+      }
+    }
+  }
+
+  /**
+   * Test fixtures and fault hooks live in test sources, never in a product module's main code: only
+   * tests and the lab supply them.
+   */
+  @Test
+  void productMainCode_holdsNoTestFixtures() throws Exception {
+    List<String> found = new ArrayList<>();
+    for (String module : modules.stream().filter(ModuleBoundariesTest::product).toList()) {
+      Path main = root.resolve(module).resolve("src/main/java");
+      if (!Files.isDirectory(main)) {
+        continue;
+      }
+      try (var files = Files.walk(main)) {
+        for (Path f : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+          if (TEST_FIXTURES.contains(f.getFileName().toString())) {
+            found.add(root.relativize(f).toString());
+          }
+          String text = Files.readString(f);
+          for (String member : TEST_ONLY_MEMBERS) {
+            if (text.contains(member)) {
+              found.add(root.relativize(f) + ": " + member);
+            }
+          }
+        }
+      }
+    }
+    assertThat(found).isEmpty();
+  }
+
+  /**
+   * The inspector is a tool, not part of the index library: it lives in inspect, which only the
+   * cli, the lab and tests depend on; the library and the router library do not.
+   */
+  @Test
+  void inspector_isOutsideTheIndexLibrary() throws Exception {
+    assertThat(root.resolve("inspect/src/main/java/io/kvindex/inspect/RedisInspector.java"))
+        .isRegularFile();
+    try (var files = Files.walk(root.resolve("index/src/main/java"))) {
+      assertThat(files.map(f -> f.getFileName().toString()))
+          .doesNotContain("RedisInspector.java", "IndexReport.java");
+    }
+    for (String module : List.of("base", "vllm", "index", "router", "shell")) {
+      assertThat(dependencies(module))
+          .as(module + " depends on the inspector")
+          .noneMatch(d -> child(d, "artifactId").equals("kvindex-inspect"));
     }
   }
 

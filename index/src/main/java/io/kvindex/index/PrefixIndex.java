@@ -339,9 +339,6 @@ public interface PrefixIndex extends AutoCloseable {
    */
   GcResult collectGarbage(int group, int budget);
 
-  /** Runs {@link #collectGarbage} with the configured budget on every group until all are done. */
-  void collectAllGarbage();
-
   /**
    * One bounded step of forgetting pods that have left: the stream records (watermark, holder slot)
    * and pod records of pods whose liveness deadline passed more than the departed retention ago

@@ -5,7 +5,6 @@ import io.kvindex.index.redis.RedisPrefixIndex;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -71,7 +70,6 @@ public final class PrefixIndexBuilder {
   private RetryPolicy lookupPolicy = RetryPolicy.router();
   private RedisConnector connector;
   private boolean loadsScripts = true;
-  private InstantSource clock = InstantSource.system();
   private Supplier<? extends CompletionStage<?>> betweenChunks = NOTHING_TO_WAIT_FOR;
 
   private static final Supplier<CompletionStage<?>> NOTHING_TO_WAIT_FOR =
@@ -203,12 +201,6 @@ public final class PrefixIndexBuilder {
     return this;
   }
 
-  /** The clock of the in-memory model (Redis uses its own TIME). Default the system clock. */
-  public PrefixIndexBuilder clock(InstantSource clock) {
-    this.clock = Check.notNull(clock, "clock");
-    return this;
-  }
-
   /**
    * A Redis-backed index. Checks the group count and the index format stored in Redis (records them
    * on first use).
@@ -225,12 +217,8 @@ public final class PrefixIndexBuilder {
         config(), connector, writePolicy, lookupPolicy, loadsScripts, betweenChunks);
   }
 
-  /** The in-memory model of the same semantics, for tests. */
-  public PrefixIndex buildInMemory() {
-    return new InMemoryPrefixIndex(config(), clock);
-  }
-
-  private IndexConfig config() {
+  /** The settings as built so far (the in-memory model of the tests' fixtures reads them). */
+  IndexConfig config() {
     return new IndexConfig(
         indexName,
         groups,

@@ -9,6 +9,6 @@ class InMemoryPrefixIndexTest extends PrefixIndexContract {
 
   @Override
   PrefixIndex open(PrefixIndexBuilder builder) {
-    return builder.buildInMemory();
+    return InMemoryPrefixIndex.of(builder);
   }
 }

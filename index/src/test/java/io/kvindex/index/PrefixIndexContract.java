@@ -934,7 +934,7 @@ public abstract class PrefixIndexContract {
 
   /** The in-memory model the fleet's index is compared with. */
   private static PrefixIndex fleetModel() {
-    return PrefixIndex.builder().groups(3).buildInMemory();
+    return InMemoryPrefixIndex.of(PrefixIndex.builder().groups(3));
   }
 
   @Test
@@ -944,7 +944,7 @@ public abstract class PrefixIndexContract {
     PrefixIndex model = fleetModel();
     fleet.run(model, index, 600);
     fleet.compareLookups(model, index, 300);
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     fleet.compareLookups(model, index, 100);
     fleet.run(model, index, 200);
     fleet.compareLookups(model, index, 100);
@@ -963,7 +963,7 @@ public abstract class PrefixIndexContract {
       fleet.run(model, index, 12);
       fleet.compareLookups(model, index, 4);
       if (round % 15 == 14) {
-        index.collectAllGarbage();
+        IndexFixtures.collectAllGarbage(index);
       }
     }
   }
@@ -981,7 +981,7 @@ public abstract class PrefixIndexContract {
       fleet.run(model, index, 25);
       fleet.compareLookups(model, index, 8);
       if (round % 10 == 9) {
-        index.collectAllGarbage();
+        IndexFixtures.collectAllGarbage(index);
       }
     }
   }
@@ -995,7 +995,7 @@ public abstract class PrefixIndexContract {
   @Test
   void lookup_segmentEdges_matchModel() {
     PrefixIndex index = open(builder().groups(3).segmentSlots(16));
-    PrefixIndex model = PrefixIndex.builder().groups(3).buildInMemory();
+    PrefixIndex model = InMemoryPrefixIndex.of(PrefixIndex.builder().groups(3));
     List<PrefixIndex> both = List.of(model, index);
     Map<PrefixIndex, Map<String, Lease>> leases = new HashMap<>();
     List<Long> x = Events.hashes(1000, 40);
@@ -1070,12 +1070,12 @@ public abstract class PrefixIndexContract {
           .isEqualTo(PurgeStatus.PURGED);
     }
     compare.run();
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     compare.run();
     apply.accept("c", new KvEvent[] {cleared(), stored(x.subList(0, 33), null, null)});
     apply.accept("b", new KvEvent[] {stored(w, 4999L, "cpu")});
     compare.run();
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     compare.run();
   }
 

@@ -111,7 +111,7 @@ class PurgeConcurrencyTest {
     Lease t = index.acquireLease(p, "owner", Duration.ofMinutes(5)).orElseThrow();
     for (int round = 0; round < 20; round++) {
       index.purge(p, t, PurgeMode.RESET_WATERMARK);
-      index.collectAllGarbage();
+      IndexFixtures.collectAllGarbage(index, 20);
       long old = 1_000_000L * (round + 1);
       assertThat(
               index
@@ -137,7 +137,7 @@ class PurgeConcurrencyTest {
       assertThat(router.lookup(chain(old)).pods().get("p").depth())
           .as("blocks stored before the purge, round %d", round)
           .isZero();
-      index.collectAllGarbage();
+      IndexFixtures.collectAllGarbage(index, 20);
       assertThat(router.lookup(chain(old)).pods().get("p").depth()).isZero();
     }
   }

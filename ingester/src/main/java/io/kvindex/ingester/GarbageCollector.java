@@ -56,7 +56,7 @@ final class GarbageCollector {
   /** One round over every group. */
   void round() {
     try {
-      shared.gate().pass();
+      shared.faults().beforeWrite();
       PrefixIndex index = shared.index();
       int budget = PrefixIndexBuilder.DEFAULT_GC_BUDGET;
       for (int g = 0; g < index.groups(); g++) {

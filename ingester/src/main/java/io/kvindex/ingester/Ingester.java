@@ -1,5 +1,6 @@
 package io.kvindex.ingester;
 
+import io.kvindex.common.Check;
 import io.kvindex.common.Threads;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PrefixIndexBuilder;
@@ -77,20 +78,20 @@ public final class Ingester implements AutoCloseable {
       IngesterConfig config,
       RedisConnector connector,
       PodDiscovery discovery,
-      PrometheusMeterRegistry registry) {
+      PrometheusMeterRegistry registry,
+      FaultHook faults) {
     this.registry = registry;
     this.connector = connector;
     this.discovery = discovery;
     IngesterMetrics metrics = new IngesterMetrics(registry);
-    Gate gate = new Gate();
-    PrefixIndex index = index(config, connector, gate);
+    PrefixIndex index = index(config, connector, faults);
     this.shared =
         new Shared(
             config,
             new ZContext(),
             index,
             metrics,
-            gate,
+            faults,
             InstantSource.system(),
             System::nanoTime,
             new KeyChecks(
@@ -146,8 +147,16 @@ public final class Ingester implements AutoCloseable {
    * says so.
    */
   public static Ingester start(IngesterConfig config) {
+    return start(config, FaultHook.NONE);
+  }
+
+  /**
+   * Starts an ingester as {@link #start(IngesterConfig)} does, every write of its loops passing
+   * through {@code faults} (tests and fault drills freeze a replica with it).
+   */
+  public static Ingester start(IngesterConfig config, FaultHook faults) {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    return start(config, discovery(config, registry), registry);
+    return start(config, discovery(config, registry), registry, faults);
   }
 
   /**
@@ -156,6 +165,20 @@ public final class Ingester implements AutoCloseable {
    */
   public static Ingester start(
       IngesterConfig config, PodDiscovery discovery, PrometheusMeterRegistry registry) {
+    return start(config, discovery, registry, FaultHook.NONE);
+  }
+
+  /**
+   * Starts an ingester with pods from {@code discovery}, its meters in {@code registry}, every
+   * write of its loops passing through {@code faults}. The ingester closes {@code discovery} when
+   * it stops (or fails to start).
+   */
+  public static Ingester start(
+      IngesterConfig config,
+      PodDiscovery discovery,
+      PrometheusMeterRegistry registry,
+      FaultHook faults) {
+    Check.notNull(faults, "faults");
     RedisConnector connector;
     try {
       RedisConnector.Builder redis =
@@ -172,7 +195,7 @@ public final class Ingester implements AutoCloseable {
       throw e;
     }
     try {
-      return new Ingester(config, connector, discovery, registry);
+      return new Ingester(config, connector, discovery, registry, faults);
     } catch (RuntimeException e) {
       connector.close();
       discovery.close();
@@ -180,8 +203,9 @@ public final class Ingester implements AutoCloseable {
     }
   }
 
-  private static PrefixIndex index(IngesterConfig config, RedisConnector connector, Gate gate) {
-    return indexBuilder(config).redis(connector).betweenChunks(gate::betweenChunks).build();
+  private static PrefixIndex index(
+      IngesterConfig config, RedisConnector connector, FaultHook faults) {
+    return indexBuilder(config).redis(connector).betweenChunks(faults::betweenChunks).build();
   }
 
   /** The index as this ingester writes it (tests read it the same way). */
@@ -237,33 +261,6 @@ public final class Ingester implements AutoCloseable {
     shutdown(true);
   }
 
-  /**
-   * Freezes every loop of this replica in place, as a stopped process would be (SIGSTOP): it renews
-   * nothing and writes nothing until {@link #resume()}. For tests and fault drills.
-   */
-  public void pause() {
-    shared.gate().close();
-  }
-
-  /**
-   * Freezes this replica as {@link #pause()} does, at the moment one of its streams is between two
-   * calls of a batch applied in several (a prefill longer than one call's chunk): that write stops
-   * before its next call, every other loop at its next write. For tests and fault drills.
-   */
-  public void pauseBetweenChunks() {
-    shared.gate().closeBetweenChunks();
-  }
-
-  /** Whether this replica is paused ({@link #pause}, or {@link #pauseBetweenChunks} got there). */
-  public boolean paused() {
-    return shared.gate().closed();
-  }
-
-  /** Lets a paused replica run again. */
-  public void resume() {
-    shared.gate().open();
-  }
-
   Map<StreamId, StreamWorker> workers() {
     return coordinator.workers();
   }
@@ -313,7 +310,7 @@ public final class Ingester implements AutoCloseable {
   /** The key check's refresh: the routers' keys read again, its notes written. */
   private void refreshKeyChecks() {
     try {
-      shared.gate().pass();
+      shared.faults().beforeWrite();
       shared.keyChecks().refresh();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -343,7 +340,7 @@ public final class Ingester implements AutoCloseable {
     running = false;
     scheduler.shutdownNow();
     coordinator.stopWorkers(crash);
-    shared.gate().open();
+    shared.faults().release();
     try {
       scheduler.awaitTermination(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {

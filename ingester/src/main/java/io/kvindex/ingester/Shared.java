@@ -14,7 +14,7 @@ import org.zeromq.ZContext;
  * @param zmq the ZeroMQ context (sockets made from it stay on their creating thread)
  * @param index the shared index
  * @param metrics the meters
- * @param gate the pause gate (tests freeze a replica with it)
+ * @param faults the fault hook every write passes ({@link FaultHook#NONE} but in tests and drills)
  * @param clock wall time, for the lag metric
  * @param ticker monotonic nanoseconds, for every timeout and backoff ({@link System#nanoTime})
  * @param memory the process's memory budget, which every stream's batches and sockets count in
@@ -26,7 +26,7 @@ public record Shared(
     ZContext zmq,
     PrefixIndex index,
     IngesterMetrics metrics,
-    Gate gate,
+    FaultHook faults,
     InstantSource clock,
     LongSupplier ticker,
     MemoryBudget memory,
@@ -39,7 +39,7 @@ public record Shared(
       ZContext zmq,
       PrefixIndex index,
       IngesterMetrics metrics,
-      Gate gate,
+      FaultHook faults,
       InstantSource clock,
       LongSupplier ticker,
       MemoryBudget memory,
@@ -49,7 +49,7 @@ public record Shared(
         zmq,
         index,
         metrics,
-        gate,
+        faults,
         clock,
         ticker,
         memory,
@@ -63,11 +63,11 @@ public record Shared(
       ZContext zmq,
       PrefixIndex index,
       IngesterMetrics metrics,
-      Gate gate,
+      FaultHook faults,
       InstantSource clock,
       LongSupplier ticker,
       KeyChecks keyChecks) {
-    this(config, zmq, index, metrics, gate, clock, ticker, budget(config), keyChecks);
+    this(config, zmq, index, metrics, faults, clock, ticker, budget(config), keyChecks);
   }
 
   /** The memory budget {@code config}'s bounds describe. */

@@ -7,13 +7,14 @@ import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.InMemoryPrefixIndex;
 import io.kvindex.index.PrefixIndex;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class CacheLayoutsTest {
-  private final PrefixIndex index = PrefixIndex.builder().indexName("t").buildInMemory();
+  private final PrefixIndex index = InMemoryPrefixIndex.of(PrefixIndex.builder().indexName("t"));
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final CacheLayouts layouts = new CacheLayouts(index, meters);
 

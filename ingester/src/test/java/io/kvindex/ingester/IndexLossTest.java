@@ -101,7 +101,7 @@ class IndexLossTest {
     rig.awaitCaughtUp(fleet.pod(0), WAIT);
     rig.awaitEqual(fleet.pod(0), fleet.everHeld(), WAIT);
 
-    a.pause(); // frozen: it renews nothing and applies nothing
+    rig.gate(a).close(); // frozen: it renews nothing and applies nothing
     fleet.pod(0).resetPrefixCache();
     fleet.traffic(fleet.pod(0), 1); // the clear and one request, then the pod goes quiet
     // b would catch a quiet stream up only after a minute: only the takeover's catch-up can help.
@@ -109,6 +109,6 @@ class IndexLossTest {
     Await.until(WAIT, "b took the stream over", () -> running(b) == 1);
 
     rig.awaitEqual(fleet.pod(0), fleet.everHeld(), WAIT);
-    a.resume();
+    rig.gate(a).open();
   }
 }

@@ -10,10 +10,10 @@ import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.IngestLag;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.StreamId;
-import io.kvindex.index.redis.IndexReport;
-import io.kvindex.index.redis.RedisInspector;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.ingester.stream.StreamStatus;
+import io.kvindex.inspect.IndexReport;
+import io.kvindex.inspect.RedisInspector;
 import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.HashMode;
 import io.kvindex.simulator.InferenceRequest;
@@ -121,9 +121,10 @@ class IngesterTest {
   void backlog_isAppliedSeveralBatchesPerCall() {
     fleet = Fleet.start(1);
     Ingester ingester = startOwningAll();
-    ingester.pause(); // frozen before its next write: what the pod publishes waits in the socket
+    rig.gate(ingester)
+        .close(); // frozen before its next write: what the pod publishes waits in the socket
     fleet.traffic(40);
-    ingester.resume();
+    rig.gate(ingester).open();
     awaitEqual(fleet.pod(0));
 
     DistributionSummary calls =
@@ -478,12 +479,12 @@ class IngesterTest {
     pod.faults().silentEviction(true);
     inferEvictions(ingester, pod);
 
-    ingester.pause();
+    rig.gate(ingester).close();
     for (int i = 0; i < 20; i++) {
       engineNow.set(engineNow.get().plusMillis(100));
       fleet.traffic(pod, 1);
     }
-    ingester.resume();
+    rig.gate(ingester).open();
 
     Await.until(
         WAIT,
@@ -508,7 +509,7 @@ class IngesterTest {
     rig.awaitCaughtUp(pod, WAIT);
     Await.until(WAIT, "a fresh report of no lag", () -> keepsUp(pod));
 
-    ingester.pause();
+    rig.gate(ingester).close();
     fleet.traffic(pod, 5);
     Await.until(
         WAIT,
@@ -516,7 +517,7 @@ class IngesterTest {
         () ->
             rig.index().ingestLag(Fleet.MODEL, pod.name()).join().stream()
                 .allMatch(l -> l.age().compareTo(Duration.ofSeconds(3)) >= 0));
-    ingester.resume();
+    rig.gate(ingester).open();
     rig.awaitCaughtUp(pod, WAIT);
     Await.until(WAIT, "a fresh report of no lag", () -> keepsUp(pod));
   }

@@ -132,14 +132,14 @@ class ReplicasTest {
     fleet.traffic(5);
     awaitAllEqual();
 
-    a.pause(); // frozen just before its next write, renewing nothing
+    rig.gate(a).close(); // frozen just before its next write, renewing nothing
     fleet.traffic(fleet.pod(0), 1); // a's worker now holds a batch it will try to write
     Ingester b = rig.start("b", fleet.specs("engine"));
     Await.until(WAIT, "b took both over", () -> owned(b) == 2);
     fleet.traffic(3);
     awaitAllEqual();
 
-    a.resume();
+    rig.gate(a).open();
     Await.until(
         WAIT, "a's late write refused", () -> a.metrics().total("kvindex.ingester.fenced") >= 1);
     Await.until(WAIT, "a holds nothing", () -> a.workers().isEmpty());
@@ -168,17 +168,17 @@ class ReplicasTest {
     fleet.traffic(3);
     awaitAllEqual(keys);
 
-    a.pauseBetweenChunks();
+    rig.gate(a).closeBetweenChunks();
     Random random = new Random(7);
     int[] prompt = random.ints(blocks * Fleet.BLOCK + 1, 0, 32_000).toArray();
     fleet.serve(pod, 0, InferenceRequest.of(prompt, new int[] {1}));
-    Await.until(WAIT, "a stopped between two calls of the batch", a::paused);
+    Await.until(WAIT, "a stopped between two calls of the batch", rig.gate(a)::closed);
     Ingester b = rig.start("b", fleet.specs(keys));
     Await.until(WAIT, "b took the stream over", () -> owned(b) == 1);
     fleet.traffic(3);
     awaitAllEqual(keys);
 
-    a.resume();
+    rig.gate(a).open();
     Await.until(
         WAIT, "a's late call refused", () -> a.metrics().total("kvindex.ingester.fenced") >= 1);
     assertThat(b.metrics().total("kvindex.ingester.purges")).isZero();

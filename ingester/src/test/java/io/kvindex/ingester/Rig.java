@@ -34,6 +34,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
@@ -51,6 +52,10 @@ final class Rig implements AutoCloseable {
   private final RedisConnector connector;
   private final PrefixIndex index;
   private final List<Ingester> ingesters = new ArrayList<>();
+
+  /** Each started ingester's fault hook: closing it freezes that replica before its next write. */
+  private final Map<Ingester, Gate> gates = new ConcurrentHashMap<>();
+
   private final int groups;
 
   Rig(RedisTopology redis) {
@@ -99,9 +104,8 @@ final class Rig implements AutoCloseable {
   Ingester start(String replica, List<PodSpec> pods, UnaryOperator<IngesterConfig.Builder> tweak) {
     IngesterConfig config = tweak.apply(config(replica)).build();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    Ingester i = Ingester.start(config, PodDiscovery.of(pods), registry);
-    ingesters.add(i);
-    return i;
+    Gate gate = new Gate();
+    return started(Ingester.start(config, PodDiscovery.of(pods), registry, gate), gate);
   }
 
   Ingester start(String replica, List<PodSpec> pods) {
@@ -115,18 +119,30 @@ final class Rig implements AutoCloseable {
       UnaryOperator<IngesterConfig.Builder> tweak) {
     IngesterConfig config = tweak.apply(config(replica)).build();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    Ingester i = Ingester.start(config, pods::get, registry);
-    ingesters.add(i);
-    return i;
+    Gate gate = new Gate();
+    return started(Ingester.start(config, pods::get, registry, gate), gate);
   }
 
   /** Starts an ingester whose discovery is made for its meter registry. */
   Ingester start(String replica, Function<PrometheusMeterRegistry, PodDiscovery> discovery) {
     IngesterConfig config = config(replica).build();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    Ingester i = Ingester.start(config, discovery.apply(registry), registry);
-    ingesters.add(i);
-    return i;
+    Gate gate = new Gate();
+    return started(Ingester.start(config, discovery.apply(registry), registry, gate), gate);
+  }
+
+  private Ingester started(Ingester ingester, Gate gate) {
+    ingesters.add(ingester);
+    gates.put(ingester, gate);
+    return ingester;
+  }
+
+  /**
+   * The gate {@code ingester}'s loops pass before each write: closing it freezes the replica in
+   * place, as a stopped process would be (SIGSTOP), until it is opened again.
+   */
+  Gate gate(Ingester ingester) {
+    return gates.get(ingester);
   }
 
   /**

@@ -37,7 +37,8 @@ public final class KeySchema {
    * position is unknown (stored with a parent the index did not know), for inspection; lookups read
    * {@link #UNLOCATED_HEADS_FIELD}. Not 18 or 20 bytes long, so never a block or segment field.
    */
-  static final byte[] UNLOCATED_FIELD = "kvindex/unlocated".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] UNLOCATED_FIELD =
+      "kvindex/unlocated".getBytes(StandardCharsets.US_ASCII);
 
   /**
    * The field of a group's blocks hash listing its unlocated heads (apply.lua): the segment and
@@ -62,7 +63,8 @@ public final class KeySchema {
   static final int STORED_VERSION = 2;
 
   /** The field of a group's counts hash counting the segments that overflowed (decimal). */
-  static final byte[] OVERFLOWED_FIELD = "overflowed-segments".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] OVERFLOWED_FIELD =
+      "overflowed-segments".getBytes(StandardCharsets.US_ASCII);
 
   /**
    * Blocks one segment covers below {@link #SPAN_FROM}: a chain's blocks from a multiple of this,
@@ -141,12 +143,12 @@ public final class KeySchema {
     return (ROOT + encodedIndex + "/" + tag + "}:" + name).getBytes(StandardCharsets.UTF_8);
   }
 
-  byte[] key(int group, String name) {
+  public byte[] key(int group, String name) {
     return key(Integer.toString(group), name);
   }
 
   /** The sorted set of live ingester replicas (member: replica, score: expiry ms). */
-  byte[] replicas() {
+  public byte[] replicas() {
     return key("ingesters", "replicas");
   }
 
@@ -163,15 +165,15 @@ public final class KeySchema {
     return key(groupOf(stream.model(), stream.pod()), "incarnation:" + streamDigest(stream));
   }
 
-  byte[] meta(int group) {
+  public byte[] meta(int group) {
     return key(group, "meta");
   }
 
-  byte[] streams(int group) {
+  public byte[] streams(int group) {
     return key(group, "streams");
   }
 
-  byte[] pods(int group) {
+  public byte[] pods(int group) {
     return key(group, "pods");
   }
 
@@ -179,11 +181,11 @@ public final class KeySchema {
     return key(group, "blocks");
   }
 
-  byte[] free(int group) {
+  public byte[] free(int group) {
     return key(group, "free");
   }
 
-  byte[] dead(int group) {
+  public byte[] dead(int group) {
     return key(group, "dead");
   }
 
@@ -192,7 +194,7 @@ public final class KeySchema {
    * {@code <slot>:blocks} (entries, any tier) and {@code <slot>:gpu|cpu|storage|other} (entries
    * holding that tier), decimal, so that inspecting a stream never scans the blocks hash.
    */
-  byte[] counts(int group) {
+  public byte[] counts(int group) {
     return key(group, "counts");
   }
 
@@ -200,7 +202,7 @@ public final class KeySchema {
    * Each stream's last applied chunk ({@code a} + stream field -> ms) and last purge ({@code p} +
    * stream field -> {@code <ms>|<slot retired>}), by Redis's clock; forgotten with the stream.
    */
-  byte[] activity(int group) {
+  public byte[] activity(int group) {
     return key(group, "activity");
   }
 
@@ -208,7 +210,7 @@ public final class KeySchema {
    * What routers noted about the models they key ({@link #keysNote}): a {@code spec:} key, the only
    * kind a router's Redis user may write, in group 0.
    */
-  byte[] readerNotes() {
+  public byte[] readerNotes() {
     return key(0, "spec:models");
   }
 
@@ -217,7 +219,7 @@ public final class KeySchema {
    * {@link io.kvindex.index.KeyCheckNote}, in group 0. Nothing but inspect and routers that adopt
    * the engines' keys read it.
    */
-  byte[] keyChecks() {
+  public byte[] keyChecks() {
     return key(0, "keychecks");
   }
 
@@ -231,12 +233,12 @@ public final class KeySchema {
   }
 
   /** The field of a stream's last apply in its group's activity hash. */
-  static byte[] appliedField(byte[] streamField) {
+  public static byte[] appliedField(byte[] streamField) {
     return prefixed((byte) 'a', streamField);
   }
 
   /** The field of a stream's last purge in its group's activity hash. */
-  static byte[] purgedField(byte[] streamField) {
+  public static byte[] purgedField(byte[] streamField) {
     return prefixed((byte) 'p', streamField);
   }
 
@@ -250,7 +252,7 @@ public final class KeySchema {
   }
 
   /** Every note field (a group's meta, the routers' notes) starts with this. */
-  static final String NOTE = "note:";
+  public static final String NOTE = "note:";
 
   /** A writer's note in a group's meta: it applies {@code model}'s batches in {@code mode}. */
   static byte[] modeNote(KeyMode mode, String model) {
@@ -304,7 +306,7 @@ public final class KeySchema {
     return text.getBytes(StandardCharsets.US_ASCII);
   }
 
-  byte[] lease(StreamId stream) {
+  public byte[] lease(StreamId stream) {
     return key(groupOf(stream.model(), stream.pod()), "lease:" + streamDigest(stream));
   }
 
@@ -345,7 +347,7 @@ public final class KeySchema {
    * #speculativeRoutes}, each scored by the latest deadline of its routes, so that expired fields
    * and, past the limit, the oldest go first.
    */
-  byte[] speculativeOrder(int group) {
+  public byte[] speculativeOrder(int group) {
     return key(group, "spec:order");
   }
 
@@ -369,7 +371,7 @@ public final class KeySchema {
    * A pod's mark that its evictions are inferred (infer.lua): the engine's capacity in blocks
    * (decimal), with PX, refreshed by the owners of the pod's streams while they infer.
    */
-  byte[] inferred(String model, String pod) {
+  public byte[] inferred(String model, String pod) {
     return podKey(model, pod, "infer:");
   }
 

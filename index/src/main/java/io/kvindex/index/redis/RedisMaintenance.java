@@ -52,14 +52,6 @@ final class RedisMaintenance {
         ((Long) r.get(5)).intValue());
   }
 
-  void collectAllGarbage() {
-    for (int g = 0; g < config.groups(); g++) {
-      while ((Long) Await.of(gcStep(g, config.gcBudget())).orElseThrow().get(0) != 1) {
-        // one bounded step per call, until the group is clean
-      }
-    }
-  }
-
   private CompletableFuture<RedisOutcome<List<Object>>> gcStep(int group, int budget) {
     checkGroup(group);
     Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");

@@ -739,11 +739,6 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public void collectAllGarbage() {
-    maintenance.collectAllGarbage();
-  }
-
-  @Override
   public SweepResult sweepDeparted(int group, int budget) {
     return maintenance.sweepDeparted(group, budget);
   }

@@ -3,7 +3,9 @@
  * io.kvindex.index.redis.KeySchema}, the only place key names are made), the Lua scripts and their
  * shared library, the write, lease and maintenance calls, and the read path that plans each
  * lookup's HMGETs. Reach it through {@link io.kvindex.index.PrefixIndex#builder()}; only the key
- * schema (for tools that measure or delete an index) and the factory the builder calls are public.
+ * schema and the stored values' decoders ({@link io.kvindex.index.redis.StoredValues}), for tools
+ * that read, measure or delete an index (the inspector), and the factory the builder calls are
+ * public.
  */
 /*
  * Implementation notes (RedisPrefixIndex and the scripts).

@@ -14,6 +14,7 @@ import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
+import io.kvindex.index.InMemoryPrefixIndex;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -315,7 +316,7 @@ class BatchTakeoverTest {
   /** The in-memory model after {@code history} and then each list of events, one batch each. */
   @SafeVarargs
   private static PrefixIndex model(StreamId s, List<KvEvent> history, List<KvEvent>... batches) {
-    PrefixIndex model = PrefixIndex.builder().buildInMemory();
+    PrefixIndex model = InMemoryPrefixIndex.of(PrefixIndex.builder());
     Lease lease = model.acquireLease(s, "model", Duration.ofMinutes(5)).orElseThrow();
     model.apply(s, Events.mode(s), 0, lease, batch(history));
     for (int i = 0; i < batches.length; i++) {

@@ -9,6 +9,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
+import io.kvindex.index.InMemoryPrefixIndex;
+import io.kvindex.index.IndexFixtures;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.RandomFleet;
@@ -78,7 +80,7 @@ class BlockCountsTest {
   @Test
   void counts_randomStreamsChunksPurgesAndGcSteps_equalRecount() {
     RandomFleet fleet = new RandomFleet(20260417L);
-    PrefixIndex model = PrefixIndex.builder().groups(GROUPS).buildInMemory();
+    PrefixIndex model = InMemoryPrefixIndex.of(PrefixIndex.builder().groups(GROUPS));
     Random random = new Random(17);
     int checked = 0;
     for (int round = 0; round < 25; round++) {
@@ -88,7 +90,7 @@ class BlockCountsTest {
       }
       checked += assertCountsEqualRecount();
     }
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     assertCountsEqualRecount();
     assertThat(checked).as("slots with blocks checked (the test is not vacuous)").isGreaterThan(50);
   }
@@ -158,7 +160,7 @@ class BlockCountsTest {
     index.purge(t, lt, io.kvindex.index.PurgeMode.KEEP_WATERMARK);
     assertCountsEqualRecount();
 
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     assertCountsEqualRecount();
   }
 

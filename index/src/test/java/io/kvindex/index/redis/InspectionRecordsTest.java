@@ -5,7 +5,6 @@ import static io.kvindex.index.Events.cleared;
 import static io.kvindex.index.Events.hashes;
 import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.tuple;
 
 import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
@@ -109,22 +108,6 @@ class InspectionRecordsTest {
 
     assertThat(Long.parseLong(activity('a', s))).isBetween(before, after);
     assertThat(activity('p', s)).as("no purge yet").isNull();
-  }
-
-  @Test
-  void evictionsInferred_shownOnThePodsReport() {
-    PrefixIndex index = open();
-    StreamId inferred = StreamId.of(MODEL, "a");
-    StreamId other = StreamId.of(MODEL, "b");
-    for (StreamId s : List.of(inferred, other)) {
-      index.apply(s, Events.mode(s), 0, lease(index, s), batch(stored(hashes(1, 3), null, null)));
-    }
-    assertThat(index.markEvictionsInferred(MODEL, "a", 2048, Duration.ofMinutes(1))).isTrue();
-
-    IndexReport report = RedisInspector.of(connector, "t").read(MODEL, null);
-    assertThat(report.pods())
-        .extracting(IndexReport.Pod::pod, IndexReport.Pod::inferredCapacityBlocks)
-        .containsExactlyInAnyOrder(tuple("a", 2048), tuple("b", null));
   }
 
   @Test

@@ -14,6 +14,8 @@ import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
 import io.kvindex.index.GcResult;
+import io.kvindex.index.InMemoryPrefixIndex;
+import io.kvindex.index.IndexFixtures;
 import io.kvindex.index.IndexMeters;
 import io.kvindex.index.IndexMismatchException;
 import io.kvindex.index.KeyMode;
@@ -215,7 +217,7 @@ class RedisPrefixIndexTest {
     byte[] field =
         KeySchema.blockField(KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0), 1);
     assertThat(redis.hget(keys.blocks(0), field)).hasSize(LookupDecoder.LOCATOR_BYTES + 4);
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     assertThat(redis.hget(keys.blocks(0), field)).hasSize(LookupDecoder.LOCATOR_BYTES + 2);
     assertThat(blockFields(keys.blocks(0))).isEqualTo(1);
     assertThat(redis.llen(keys.free(0))).isEqualTo(1);
@@ -259,7 +261,7 @@ class RedisPrefixIndexTest {
     byte[] holderOfB = KeySchema.holderField(KeySchema.podField(MODEL, "b"));
     byte[] holderOfBValue = redis.hget(keys.blocks(0), holderOfB);
     assertThat(holderOfBValue).as("b's holder record").isNotNull();
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index, 7);
 
     assertThat(redis.llen(keys.free(0))).as("a's slot freed").isEqualTo(1);
     assertThat(redis.hget(keys.blocks(0), blockOne))
@@ -294,7 +296,7 @@ class RedisPrefixIndexTest {
     }
     assertThat(freed).as("a's slot after the pass it died before").isEqualTo(1);
     assertThat(step.done()).as("b died during that pass").isFalse();
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index, 10);
     assertThat(redis.llen(keys.free(0))).isEqualTo(2);
     assertThat(blockFields(keys.blocks(0))).isZero();
   }
@@ -378,7 +380,7 @@ class RedisPrefixIndexTest {
 
     GcResult step = index.collectGarbage(0, cap);
     assertThat(step.fieldsScanned()).isGreaterThanOrEqualTo(cap);
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index, cap);
     assertThat(depth(index, 2 * cap, "b", "a")).isEqualTo(2 * cap);
     assertThat(depth(index, 2 * cap, "a", "b")).isZero();
     assertThatThrownBy(() -> index.collectGarbage(0, cap + 1))
@@ -477,7 +479,7 @@ class RedisPrefixIndexTest {
     assertThat(redis.hlen(keys.pods(0))).as("pod records").isZero();
     assertThat(redis.hget(keys.blocks(0), holder)).as("holder copy").isNull();
     assertThat(redis.hlen(keys.dead(0))).as("its slot retired").isEqualTo(1);
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     assertThat(blockFields(keys.blocks(0))).as("its entries collected").isZero();
     assertThat(redis.llen(keys.free(0))).as("its slot free again").isEqualTo(1);
   }
@@ -506,7 +508,7 @@ class RedisPrefixIndexTest {
             () ->
                 index.apply(last, Events.mode(last), 0, t, batch(stored(hashes(1, 1), null, null))))
         .isInstanceOf(BatchRejectedException.class);
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     assertThat(
             index
                 .apply(last, Events.mode(last), 0, t, batch(stored(hashes(1, 1), null, null)))
@@ -634,8 +636,8 @@ class RedisPrefixIndexTest {
     assertThat(depth(router, 4, "p", "q")).isEqualTo(1);
 
     // GC frees the old slots and hands one to a new pod: the old entries stay invisible to it.
-    ingester.collectAllGarbage();
-    ingester.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(ingester);
+    IndexFixtures.collectAllGarbage(ingester);
     StreamId late = StreamId.of(MODEL, "late");
     ingester.apply(
         late,
@@ -833,11 +835,11 @@ class RedisPrefixIndexTest {
     assertThat(depth(index, hashes(1, 25), "b", "a")).containsExactly(0, 20);
     index.purge(b, tb, PurgeMode.KEEP_WATERMARK);
     assertThat(unlocated()).isEqualTo(8);
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     assertThat(unlocated()).as("a still holds block 40").isEqualTo(1);
     assertThat(unlocatedFields()).isNotEmpty();
     index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     assertThat(unlocated()).isZero();
     assertThat(unlocatedFields()).isEmpty();
   }
@@ -932,13 +934,13 @@ class RedisPrefixIndexTest {
   @Test
   void lookups_locatedStreams_readOnlySegments() {
     PrefixIndex index = open(PrefixIndex.builder().indexName("t").groups(3).segmentSlots(4096));
-    PrefixIndex model = PrefixIndex.builder().groups(3).buildInMemory();
+    PrefixIndex model = InMemoryPrefixIndex.of(PrefixIndex.builder().groups(3));
     RandomFleet fleet = new RandomFleet(7L, false);
     for (int round = 0; round < 10; round++) {
       fleet.run(model, index, 30);
       fleet.compareLookups(model, index, 10);
     }
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     fleet.compareLookups(model, index, 20);
     assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
   }
@@ -989,8 +991,8 @@ class RedisPrefixIndexTest {
     assertThat(depth(index, 600, "a", "b")).isEqualTo(399);
     assertThat(spanSlots(257)).as("block 400's slot gone, its run goes on").containsExactly(355, 4);
     index.purge(b, tb, PurgeMode.KEEP_WATERMARK);
-    index.collectAllGarbage();
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
+    IndexFixtures.collectAllGarbage(index);
     // GC strips b: the branch's slots go, and the slots of a's two runs keep their own entries.
     assertThat(spanSlots(257)).containsExactly(255, 3);
     assertThat(depth(index, 600, "a", "b")).isEqualTo(399);
@@ -1012,13 +1014,13 @@ class RedisPrefixIndexTest {
   void lookups_longChains_matchTheModel(int segmentSlots) {
     PrefixIndex index =
         open(PrefixIndex.builder().indexName("t").groups(3).segmentSlots(segmentSlots));
-    PrefixIndex model = PrefixIndex.builder().groups(3).buildInMemory();
+    PrefixIndex model = InMemoryPrefixIndex.of(PrefixIndex.builder().groups(3));
     RandomFleet fleet = new RandomFleet(11L, false, 700);
     for (int round = 0; round < 6; round++) {
       fleet.run(model, index, 100);
       fleet.compareLookups(model, index, 10);
     }
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     fleet.compareLookups(model, index, 20);
     assertThat(counted(IndexMeters.LOOKUP_BLOCK_READS)).isZero();
     long spans = 0;

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.Connectors;
+import io.kvindex.index.IndexFixtures;
 import io.kvindex.index.IndexMeters;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
@@ -283,7 +284,7 @@ class RedisRecoveryTest {
     }
     index.heartbeat(MODEL, "p", Duration.ofMinutes(5));
     PrefixIndexContract.sweepAll(index);
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
 
     StreamId q = StreamId.of(MODEL, "q");
     store(index, q, lease(index, q, "w"), 5000, 4); // takes one of p's freed slots

@@ -148,7 +148,7 @@ public final class Coordinator implements StreamWorker.Listener {
   /** One coordination round; never throws. */
   public void tick() {
     try {
-      shared.gate().pass();
+      shared.faults().beforeWrite();
       Map<StreamId, PodSpec> desired = desired();
       shared.metrics().streamsDiscovered(desired.size());
       Duration ttl = shared.config().leaseTtl();

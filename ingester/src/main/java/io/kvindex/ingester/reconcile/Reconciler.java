@@ -82,7 +82,7 @@ public final class Reconciler {
   /** One reconcile round; never throws. */
   public void tick() {
     try {
-      shared.gate().pass();
+      shared.faults().beforeWrite();
       Map<String, List<StreamWorker>> byPod =
           coordinator.workers().values().stream().collect(Collectors.groupingBy(w -> w.id().pod()));
       Set<StreamWorker> live = Set.copyOf(coordinator.workers().values());

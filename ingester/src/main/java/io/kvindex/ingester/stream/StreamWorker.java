@@ -1018,7 +1018,7 @@ public final class StreamWorker implements Runnable {
       } else if (action instanceof Publish) {
         // Live batches still unread in the socket are part of catching up: read them first (the
         // next steps do), or the slot is shown as stale as the replay took long.
-        shared.gate().passUninterruptibly();
+        shared.faults().beforeWriteUninterruptibly();
         goOn = !halted && (sub == null || !sub.waiting()) && carryOut(writes.publish(sequencer));
       } else if (action instanceof RepairGap g) {
         goOn = repairGap(g);
@@ -1046,7 +1046,7 @@ public final class StreamWorker implements Runnable {
   }
 
   private boolean runPurge(RunPurge action) {
-    shared.gate().passUninterruptibly();
+    shared.faults().beforeWriteUninterruptibly();
     return !halted && carryOut(writes.purge(sequencer, action, model));
   }
 
@@ -1054,7 +1054,7 @@ public final class StreamWorker implements Runnable {
     if (model != null && touchCursor != null && shared.nanos() - touchesBeforeApplyAt >= 0) {
       readTouches();
     }
-    shared.gate().passUninterruptibly();
+    shared.faults().beforeWriteUninterruptibly();
     long appliedBefore = status.lastAppliedNanos();
     boolean goOn = !halted && carryOut(writes.apply(sequencer, action, status, model));
     if (status.lastAppliedNanos() != appliedBefore) {

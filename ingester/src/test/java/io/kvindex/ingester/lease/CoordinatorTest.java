@@ -2,6 +2,7 @@ package io.kvindex.ingester.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.InMemoryPrefixIndex;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.Gate;
@@ -36,7 +37,7 @@ class CoordinatorTest {
 
   private final AtomicLong nowNanos = new AtomicLong(1_000_000_000L);
   private final InstantSource clock = () -> Instant.ofEpochSecond(0, nowNanos.get());
-  private final PrefixIndex index = PrefixIndex.builder().clock(clock).buildInMemory();
+  private final PrefixIndex index = InMemoryPrefixIndex.of(PrefixIndex.builder(), clock);
   private final ZContext zmq = new ZContext();
   private final List<Coordinator> started = new ArrayList<>();
   private final java.util.Map<String, IngesterMetrics> metrics = new java.util.HashMap<>();

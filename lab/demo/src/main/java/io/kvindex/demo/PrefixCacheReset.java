@@ -1,8 +1,8 @@
 package io.kvindex.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvindex.index.redis.IndexReport;
-import io.kvindex.index.redis.RedisInspector;
+import io.kvindex.inspect.IndexReport;
+import io.kvindex.inspect.RedisInspector;
 import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;

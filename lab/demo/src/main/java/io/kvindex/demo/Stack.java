@@ -9,10 +9,11 @@ import io.kvindex.index.IndexMeters;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
-import io.kvindex.index.redis.RedisInspector;
+import io.kvindex.ingester.Gate;
 import io.kvindex.ingester.Ingester;
 import io.kvindex.ingester.IngesterConfig;
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.inspect.RedisInspector;
 import io.kvindex.localredis.LocalRedis;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
@@ -80,6 +81,10 @@ final class Stack implements AutoCloseable {
   private boolean embeddedRedis;
   private Fleet fleet;
   private final Map<String, Ingester> ingesters = new LinkedHashMap<>();
+
+  /** Each replica's fault hook: closing it freezes the replica before its next write. */
+  private final Map<String, Gate> gates = new LinkedHashMap<>();
+
   private final List<String> killed = new ArrayList<>();
   private final List<URI> routers = new ArrayList<>();
   private final List<PrometheusMeterRegistry> routerRegistries = new ArrayList<>();
@@ -198,9 +203,11 @@ final class Stack implements AutoCloseable {
             .applyChunkBlocks(chunkBlocks)
             .pods(podSpecs())
             .build();
-    Ingester ingester = Ingester.start(config);
+    Gate gate = new Gate();
+    Ingester ingester = Ingester.start(config, gate);
     opened.push(ingester);
     ingesters.put(replica, ingester);
+    gates.put(replica, gate);
   }
 
   private void startRouter(Duration resyncInterval) {
@@ -319,6 +326,14 @@ final class Stack implements AutoCloseable {
     Map<String, Ingester> live = new LinkedHashMap<>(ingesters);
     killed.forEach(live::remove);
     return live;
+  }
+
+  /**
+   * The gate {@code replica}'s loops pass before each write: closing it freezes the replica in
+   * place, as a stopped process would be (SIGSTOP), until it is opened again.
+   */
+  Gate gate(String replica) {
+    return gates.get(replica);
   }
 
   List<URI> routers() {

@@ -9,7 +9,7 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
-import io.kvindex.index.redis.RedisInspector;
+import io.kvindex.inspect.RedisInspector;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.simulator.InferenceRequest;

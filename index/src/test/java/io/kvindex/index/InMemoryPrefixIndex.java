@@ -27,10 +27,11 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The obviously-correct model of {@link PrefixIndex}: plain maps under one lock, the same semantics
- * as the Redis index (except that purged entries vanish at once, so there is no garbage). For tests
- * and as the reference the Redis index is checked against. Thread-safe.
+ * as the Redis index (except that purged entries vanish at once, so there is no garbage). A test
+ * fixture: the reference the Redis index is checked against, and a stand-in where a test needs an
+ * index but not Redis. Thread-safe.
  */
-final class InMemoryPrefixIndex implements PrefixIndex {
+public final class InMemoryPrefixIndex implements PrefixIndex {
   private record Block(KeyMode mode, int cacheGroup, long key) {}
 
   private record Pod(String model, String pod) {}
@@ -80,7 +81,17 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private long touchIds;
   private long fence;
 
-  InMemoryPrefixIndex(IndexConfig config, InstantSource clock) {
+  /** The model with {@code builder}'s settings, on the system clock. */
+  public static PrefixIndex of(PrefixIndexBuilder builder) {
+    return of(builder, InstantSource.system());
+  }
+
+  /** The model with {@code builder}'s settings, on {@code clock} (Redis would use its own TIME). */
+  public static PrefixIndex of(PrefixIndexBuilder builder, InstantSource clock) {
+    return new InMemoryPrefixIndex(builder.config(), Check.notNull(clock, "clock"));
+  }
+
+  private InMemoryPrefixIndex(IndexConfig config, InstantSource clock) {
     this.config = config;
     this.keys = new KeySchema(config.indexName(), config.groups());
     this.clock = clock;
@@ -511,9 +522,6 @@ final class InMemoryPrefixIndex implements PrefixIndex {
     Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
     return new GcResult(true, 0, 0, 0, GcResult.HOLDER_SLOTS, 0);
   }
-
-  @Override
-  public void collectAllGarbage() {}
 
   @Override
   public synchronized SweepResult sweepDeparted(int group, int budget) {

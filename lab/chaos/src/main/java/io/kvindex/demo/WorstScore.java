@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.redis.KeySchema;
-import io.kvindex.index.redis.RedisInspector;
+import io.kvindex.index.redis.StoredValues;
 import io.kvindex.router.http.ScoringServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.ByteArrayOutputStream;
@@ -225,7 +225,7 @@ final class WorstScore {
    * over {@value #ALONE} requests.
    */
   private void alone(byte[] worst, ObjectNode out) {
-    Map<String, String> scripts = RedisInspector.scriptNamesBySha();
+    Map<String, String> scripts = StoredValues.scriptNamesBySha();
     Map<String, List<Long>> times = new TreeMap<>();
     redis.configSet("slowlog-log-slower-than", "0");
     try {
@@ -272,7 +272,7 @@ final class WorstScore {
    * each, and the request path's entries themselves.
    */
   private void slowLog(ObjectNode out) {
-    Map<String, String> scripts = RedisInspector.scriptNamesBySha();
+    Map<String, String> scripts = StoredValues.scriptNamesBySha();
     long routerPath = 0;
     long routerPathMax = 0;
     long others = 0;

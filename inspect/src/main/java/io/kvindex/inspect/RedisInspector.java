@@ -1,18 +1,19 @@
-package io.kvindex.index.redis;
+package io.kvindex.inspect;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.index.KeyCheckNote;
-import io.kvindex.index.redis.IndexReport.Blocks;
-import io.kvindex.index.redis.IndexReport.DeadSlot;
-import io.kvindex.index.redis.IndexReport.Group;
-import io.kvindex.index.redis.IndexReport.ModelKeys;
-import io.kvindex.index.redis.IndexReport.Pod;
-import io.kvindex.index.redis.IndexReport.Purge;
-import io.kvindex.index.redis.IndexReport.Rank;
-import io.kvindex.index.redis.IndexReport.Replica;
+import io.kvindex.index.redis.KeySchema;
+import io.kvindex.index.redis.StoredValues;
+import io.kvindex.inspect.IndexReport.Blocks;
+import io.kvindex.inspect.IndexReport.DeadSlot;
+import io.kvindex.inspect.IndexReport.Group;
+import io.kvindex.inspect.IndexReport.ModelKeys;
+import io.kvindex.inspect.IndexReport.Pod;
+import io.kvindex.inspect.IndexReport.Purge;
+import io.kvindex.inspect.IndexReport.Rank;
+import io.kvindex.inspect.IndexReport.Replica;
 import io.kvindex.redis.ClassifiedError;
-import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RedisErrorClassifier;
 import io.kvindex.redis.RedisOutcome;
@@ -64,18 +65,6 @@ public final class RedisInspector {
   private RedisInspector(RedisConnector connector, String indexName) {
     this.redis = connector.commands();
     this.indexName = indexName;
-  }
-
-  /**
-   * The index's Lua scripts by the SHA1 that {@code EVALSHA} names them with: script name by SHA1,
-   * for tools that read Redis's {@code SLOWLOG}.
-   */
-  public static Map<String, String> scriptNamesBySha() {
-    Map<String, String> out = new HashMap<>();
-    for (LuaScript s : Scripts.all()) {
-      out.put(s.sha1(), s.name());
-    }
-    return Map.copyOf(out);
   }
 
   /** An inspector of index {@code indexName} over {@code connector} (which the caller closes). */
@@ -205,7 +194,7 @@ public final class RedisInspector {
     Group report() {
       RedisFuture<Long> free = redis.llen(keys.free(g));
       RedisFuture<List<KeyValue<byte[], byte[]>>> named =
-          redis.hmget(keys.blocks(g), KeySchema.UNLOCATED_FIELD);
+          redis.hmget(keys.blocksKey(g), KeySchema.UNLOCATED_FIELD);
       RedisFuture<byte[]> overflowed = redis.hget(keys.counts(g), KeySchema.OVERFLOWED_FIELD);
       RedisFuture<Long> routes = redis.zcard(keys.speculativeOrder(g));
       Map<String, RedisFuture<Long>> memory = new LinkedHashMap<>();
@@ -214,7 +203,7 @@ public final class RedisInspector {
       }
       memory.put("counts", redis.memoryUsage(keys.counts(g)));
       memory.put("activity", redis.memoryUsage(keys.activity(g)));
-      memory.put("spec:routes", redis.memoryUsage(keys.speculativeRoutes(g)));
+      memory.put("spec:routes", redis.memoryUsage(keys.speculativeRoutesKey(g)));
       memory.put("spec:order", redis.memoryUsage(keys.speculativeOrder(g)));
       Map<String, Long> bytes = new TreeMap<>();
       memory.forEach(
@@ -283,7 +272,8 @@ public final class RedisInspector {
       for (Map.Entry<Integer, byte[]> s : streams) {
         ranks.add(rank(name, podField, record, s.getKey(), utf8(s.getValue()), activity));
       }
-      Long deadline = record != null && record.length >= 8 ? Bytes.deadline(record) : null;
+      Long deadline =
+          record != null && record.length >= 8 ? StoredValues.podDeadline(record) : null;
       List<Rank> done = new ArrayList<>();
       ranks.forEach(r -> done.add(Await.of(r)));
       byte[] capacity = await(inferred);
@@ -293,7 +283,7 @@ public final class RedisInspector {
           g,
           deadline,
           deadline != null && deadline >= now,
-          capacity == null ? null : (int) Bytes.decimal(capacity),
+          capacity == null ? null : (int) StoredValues.decimal(capacity),
           done);
     }
 

@@ -1,19 +1,21 @@
-package io.kvindex.index.redis;
+package io.kvindex.inspect;
 
 import static io.kvindex.index.Events.batch;
 import static io.kvindex.index.Events.hashes;
 import static io.kvindex.index.Events.removed;
 import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.kvindex.index.Connectors;
 import io.kvindex.index.Events;
+import io.kvindex.index.IndexFixtures;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.StreamId;
-import io.kvindex.index.redis.IndexReport.Pod;
-import io.kvindex.index.redis.IndexReport.Rank;
+import io.kvindex.inspect.IndexReport.Pod;
+import io.kvindex.inspect.IndexReport.Rank;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.testing.Fresh;
@@ -177,7 +179,7 @@ class RedisInspectorTest {
         .extracting(IndexReport.DeadSlot::slot)
         .containsExactly(slot);
 
-    index.collectAllGarbage();
+    IndexFixtures.collectAllGarbage(index);
     IndexReport collected = inspect(MODEL, "pod-a");
 
     assertThat(collected.pods().get(0).ranks().get(0).lastPurge().cleanupPending()).isFalse();
@@ -257,5 +259,22 @@ class RedisInspectorTest {
   private long dirty() {
     String info = raw.sync().info("persistence");
     return Long.parseLong(info.replaceAll("(?s).*rdb_changes_since_last_save:(\\d+).*", "$1"));
+  }
+
+  @Test
+  void evictionsInferred_shownOnThePodsReport() {
+    PrefixIndex index = open(1);
+    StreamId inferred = StreamId.of(MODEL, "a");
+    StreamId other = StreamId.of(MODEL, "b");
+    for (StreamId s : List.of(inferred, other)) {
+      index.apply(
+          s, Events.mode(s), 0, lease(index, s, "owner"), batch(stored(hashes(1, 3), null, null)));
+    }
+    assertThat(index.markEvictionsInferred(MODEL, "a", 2048, Duration.ofMinutes(1))).isTrue();
+
+    IndexReport report = RedisInspector.of(connector, "t").read(MODEL, null);
+    assertThat(report.pods())
+        .extracting(IndexReport.Pod::pod, IndexReport.Pod::inferredCapacityBlocks)
+        .containsExactlyInAnyOrder(tuple("a", 2048), tuple("b", null));
   }
 }

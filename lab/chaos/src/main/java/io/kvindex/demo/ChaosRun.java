@@ -523,10 +523,10 @@ final class ChaosRun implements AutoCloseable {
   /** One ingester frozen past its leases, its pods quiet meanwhile, then let go on. */
   private void ingesterPaused() throws InterruptedException {
     idle.set(true); // its pods go quiet while it is frozen
-    var frozen = stack.ingesters().get("ingester-1");
-    frozen.pause();
+    var frozen = stack.gate("ingester-1");
+    frozen.close();
     sleep(Stack.LEASE_TTL.multipliedBy(2).plusSeconds(1));
-    frozen.resume();
+    frozen.open();
     idle.set(false);
   }
 
@@ -542,18 +542,18 @@ final class ChaosRun implements AutoCloseable {
     if (!caughtUp(Duration.ofSeconds(30))) {
       faultNotes.put("caught_up_before_the_prefills", false);
     }
-    var frozen = stack.ingesters().get("ingester-1");
-    frozen.pauseBetweenChunks();
+    var frozen = stack.gate("ingester-1");
+    frozen.closeBetweenChunks();
     Random random = new Random(seed);
     for (SimulatedPod pod : stack.fleet().pods()) {
       int[] prompt =
           random.ints(LONG_PREFILL_BLOCKS * Workloads.BLOCK_SIZE + 1, 0, 32_000).toArray();
       pod.submit(InferenceRequest.of(prompt, new int[] {1}));
     }
-    await(frozen::paused, Duration.ofSeconds(30), "ingester-1 frozen between two calls");
+    await(frozen::closed, Duration.ofSeconds(30), "ingester-1 frozen between two calls");
     faultNotes.put("batches_left_between_calls", batchesInProgress());
     sleep(Stack.LEASE_TTL.multipliedBy(2).plusSeconds(1));
-    frozen.resume();
+    frozen.open();
     idle.set(false);
   }
 

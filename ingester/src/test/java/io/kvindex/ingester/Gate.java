@@ -4,12 +4,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * A gate background loops pass through before they write to Redis; closing it freezes them there,
- * as a process stopped just before a write would be. A write of several calls (a batch larger than
- * one call's chunk) waits for it between two of them. Tests and fault drills use it to pause a
- * replica past its lease. Thread-safe.
+ * A {@link FaultHook} that pauses: a gate background loops pass through before they write to Redis;
+ * closing it freezes them there, as a process stopped just before a write would be. A write of
+ * several calls (a batch larger than one call's chunk) waits for it between two of them. Tests and
+ * the lab's chaos harness use it to pause a replica past its lease. Thread-safe.
  */
-public final class Gate {
+public final class Gate implements FaultHook {
   private volatile CountDownLatch latch = new CountDownLatch(0);
   private volatile CompletableFuture<Void> opened = CompletableFuture.completedFuture(null);
   private boolean closeBetweenChunks;
@@ -42,6 +42,7 @@ public final class Gate {
    * What a write of several calls waits for between two of them: the gate open (closed first, when
    * {@link #closeBetweenChunks} asked for it). Never blocks.
    */
+  @Override
   public synchronized CompletableFuture<Void> betweenChunks() {
     if (closeBetweenChunks) {
       closeBetweenChunks = false;
@@ -50,17 +51,15 @@ public final class Gate {
     return opened;
   }
 
-  /** Waits while the gate is closed, keeping the interrupt flag if interrupted. */
-  public void passUninterruptibly() {
-    try {
-      pass();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+  /** Waits while the gate is closed. */
+  @Override
+  public void beforeWrite() throws InterruptedException {
+    latch.await();
   }
 
-  /** Waits while the gate is closed. */
-  public void pass() throws InterruptedException {
-    latch.await();
+  /** Opens the gate: the ingester is stopping. */
+  @Override
+  public void release() {
+    open();
   }
 }

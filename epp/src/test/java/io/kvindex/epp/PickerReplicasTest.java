@@ -72,9 +72,9 @@ class PickerReplicasTest {
         for (int i = 0; i < 20; i++) {
           ProxyStream s = toA.open();
           open.add(s);
-          assertThat(
-                  pick(toA, s, ExtProcProtocolTest.completion(64, 100 + i), busy.endpoint.address()))
-              .isEqualTo(busy.endpoint.address());
+          String only = busy.endpoint.address();
+          assertThat(pick(toA, s, ExtProcProtocolTest.completion(64, 100 + i), only))
+              .isEqualTo(only);
         }
         busy.running.set(open.size());
         assertThat(gauge(registryA, "kvindex_epp_in_flight")).isEqualTo(20);

@@ -9,6 +9,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 
 /**
@@ -40,37 +42,43 @@ final class EngineTokenizer {
   }
 
   /**
-   * The prompt's token ids, from the engine at {@code endpoint}.
-   *
-   * @throws Failed when the engine does not answer in time, or answers no token list
+   * The prompt's token ids, from the engine at {@code endpoint}, without blocking a thread: the
+   * future completes on the HTTP client's executor, or fails with {@link Failed} (wrapped in a
+   * {@link java.util.concurrent.CompletionException}) when the engine does not answer in time, or
+   * answers no token list.
    */
-  int[] tokenize(Endpoint endpoint, ObjectNode body) throws Failed {
+  CompletableFuture<int[]> tokenize(Endpoint endpoint, ObjectNode body) {
+    String url = "http://" + endpoint.address() + "/tokenize";
     HttpRequest post =
-        HttpRequest.newBuilder(URI.create("http://" + endpoint.address() + "/tokenize"))
+        HttpRequest.newBuilder(URI.create(url))
             .timeout(timeout)
             .header("Content-Type", "application/json")
             .POST(HttpRequest.BodyPublishers.ofByteArray(bytes(body)))
             .build();
-    HttpResponse<byte[]> response;
-    try {
-      response = http.send(post, HttpResponse.BodyHandlers.ofByteArray());
-    } catch (IOException e) {
-      throw new Failed("POST http://" + endpoint.address() + "/tokenize failed: " + e, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new Failed("interrupted while tokenizing", e);
-    }
-    if (response.statusCode() != 200) {
-      throw new Failed(
-          "POST http://"
-              + endpoint.address()
-              + "/tokenize answered "
-              + response.statusCode()
-              + ": "
-              + new String(response.body(), java.nio.charset.StandardCharsets.UTF_8),
-          null);
-    }
-    return tokens(response.body(), endpoint);
+    return http.sendAsync(post, HttpResponse.BodyHandlers.ofByteArray())
+        .handle(
+            (response, e) -> {
+              try {
+                if (e != null) {
+                  Throwable cause =
+                      e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                  throw new Failed("POST " + url + " failed: " + cause, cause);
+                }
+                if (response.statusCode() != 200) {
+                  throw new Failed(
+                      "POST "
+                          + url
+                          + " answered "
+                          + response.statusCode()
+                          + ": "
+                          + new String(response.body(), java.nio.charset.StandardCharsets.UTF_8),
+                      null);
+                }
+                return tokens(response.body(), endpoint);
+              } catch (Failed failed) {
+                throw new CompletionException(failed);
+              }
+            });
   }
 
   private byte[] bytes(ObjectNode body) {

@@ -20,6 +20,7 @@ final class EppMetrics {
   private final Timer pickLatency;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Timer> tokenize = new ConcurrentHashMap<>();
+  private final Map<String, Timer> steps = new ConcurrentHashMap<>();
   private final AtomicInteger open = new AtomicInteger();
 
   EppMetrics(MeterRegistry registry) {
@@ -70,6 +71,28 @@ final class EppMetrics {
         "Requests given endpoints, by the step that decided",
         "reason",
         reason);
+  }
+
+  /**
+   * One step of a pick, for where its time goes: {@code body_read} (the body's JSON), {@code score}
+   * (hashing and the index's lookup), {@code pick} (the pick and its fallbacks), {@code answer}
+   * (the answers sent: the pick, and the body passed back in full duplex).
+   */
+  void step(String step, long nanos) {
+    Timer t = steps.get(step);
+    if (t == null) {
+      t =
+          steps.computeIfAbsent(
+              step,
+              s ->
+                  Timer.builder("kvindex.epp.pick.steps")
+                      .description(
+                          "The steps of the picks made from a request body: body_read, score, pick,"
+                              + " answer")
+                      .tag("step", s)
+                      .register(registry));
+    }
+    t.record(nanos, TimeUnit.NANOSECONDS);
   }
 
   void refused(int status) {

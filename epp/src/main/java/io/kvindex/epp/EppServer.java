@@ -104,7 +104,8 @@ public final class EppServer implements AutoCloseable {
             metrics,
             config.fallbacks(),
             config.routeTtl(),
-            config.answeredRouteTtl());
+            config.answeredRouteTtl(),
+            executor);
     ProcessStream.Shared shared =
         new ProcessStream.Shared(
             picker,
@@ -119,7 +120,10 @@ public final class EppServer implements AutoCloseable {
     HealthStatusManager health = new HealthStatusManager();
     NettyServerBuilder builder =
         NettyServerBuilder.forAddress(config.listen())
-            .executor(executor)
+            // Streams are handled on the transport's own threads, never blocking them: a decision
+            // that reads the index completes on the Redis client's thread, an engine's tokenizing
+            // on the picker's executor (ProcessStream, Picker).
+            .directExecutor()
             .maxInboundMessageSize(Math.max(4 << 20, config.maxBodyBytes() + (64 << 10)))
             .addService(health.getHealthService());
     ExtProcService service = new ExtProcService(shared);

@@ -223,7 +223,9 @@ enum EppSetting {
           "threads",
           Integer.toString(EppConfig.DEFAULT_THREADS),
           "N",
-          "Threads that run the streams (a pick holds one for its Redis read and tokenizing)")),
+          "Threads for the engines' POST /tokenize answers and the picks made from them"
+              + " (streams run on the gRPC transport's threads; no pick holds a thread while it"
+              + " waits)")),
   MAX_BODY_BYTES(
       Setting.of(
           "max-body-bytes",

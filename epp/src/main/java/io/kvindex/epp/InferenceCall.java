@@ -115,7 +115,9 @@ record InferenceCall(
   static InferenceCall parse(Api api, byte[] body, ObjectMapper json) throws Unreadable {
     ObjectNode root = json.createObjectNode();
     Prompt prompt = null;
-    try (JsonParser p = json.getFactory().createParser(body)) {
+    JsonParser p = null;
+    try {
+      p = json.getFactory().createParser(body);
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw new Unreadable("unparseable", "the body is not a JSON object");
       }
@@ -123,18 +125,36 @@ record InferenceCall(
         String name = p.currentName();
         p.nextToken();
         if (api == Api.COMPLETIONS && name.equals("prompt")) {
-          prompt = Prompt.read(p, json);
+          TokenIdArray ids = TokenIdArray.scan(p, body);
+          if (ids == null) {
+            prompt = Prompt.read(p, json);
+          } else {
+            prompt = new Prompt(ids.tokenIds, null, 1, null);
+            p.close();
+            p = ids.rest(json);
+            if (p == null) {
+              break; // the object ended with the prompt
+            }
+          }
         } else if (READ_FIELDS.contains(name)) {
           root.set(name, p.readValueAsTree());
         } else {
           p.skipChildren();
         }
       }
-      if (p.currentToken() != JsonToken.END_OBJECT) {
+      if (p != null && p.currentToken() != JsonToken.END_OBJECT) {
         throw new Unreadable("unparseable", "the body is not a JSON object");
       }
     } catch (IOException e) {
       throw new Unreadable("unparseable", "the body is not JSON: " + e.getMessage());
+    } finally {
+      if (p != null) {
+        try {
+          p.close();
+        } catch (IOException e) {
+          // a parser over bytes holds nothing to release
+        }
+      }
     }
     JsonNode model = root.get("model");
     if (model == null || !model.isTextual() || model.asText().isBlank()) {
@@ -147,6 +167,108 @@ record InferenceCall(
     return api == Api.CHAT
         ? chat(root, name, salt, stream, usage, json)
         : completion(root, prompt, name, salt, stream, usage, json);
+  }
+
+  /**
+   * A prompt of plain token ids read straight from the body's bytes: the common case of a 4
+   * 096-token prompt, whose numbers Jackson's parser would tokenize one by one (most of the body's
+   * reading time). Only the simplest form is taken (a flat array of non-negative decimal integers
+   * that fit an {@code int}, with JSON's whitespace); anything else (a batch, a sign, a fraction,
+   * an exponent, a leading zero, an empty array) is left to the parser, which reads and judges it
+   * as before. The fields after the array are then read by a parser over the rest of the body.
+   */
+  private static final class TokenIdArray {
+    final int[] tokenIds;
+    private final byte[] body;
+    private final int end;
+
+    private TokenIdArray(int[] tokenIds, byte[] body, int end) {
+      this.tokenIds = tokenIds;
+      this.body = body;
+      this.end = end;
+    }
+
+    /**
+     * The token ids of the array the parser is at (its {@code START_ARRAY} just returned), or null
+     * when they are not in the simplest form; the parser is then where it was.
+     */
+    static TokenIdArray scan(JsonParser p, byte[] body) {
+      if (p.currentToken() != JsonToken.START_ARRAY) {
+        return null;
+      }
+      long offset = p.currentLocation().getByteOffset();
+      if (offset < 1 || offset > body.length || body[(int) offset - 1] != '[') {
+        return null; // not where the parser's location says: leave it to the parser
+      }
+      int at = (int) offset;
+      int[] ids = new int[Math.max(16, (body.length - at) / 4)];
+      int n = 0;
+      while (true) {
+        at = skipSpace(body, at);
+        if (at >= body.length) {
+          return null;
+        }
+        int start = at;
+        long value = 0;
+        while (at < body.length && body[at] >= '0' && body[at] <= '9' && at - start < 11) {
+          value = value * 10 + (body[at] - '0');
+          at++;
+        }
+        int digits = at - start;
+        if (digits == 0 || value > Integer.MAX_VALUE || (digits > 1 && body[start] == '0')) {
+          return null;
+        }
+        if (n == ids.length) {
+          ids = Arrays.copyOf(ids, n * 2);
+        }
+        ids[n++] = (int) value;
+        at = skipSpace(body, at);
+        if (at >= body.length) {
+          return null;
+        }
+        if (body[at] == ']') {
+          return new TokenIdArray(Arrays.copyOf(ids, n), body, at + 1);
+        }
+        if (body[at] != ',') {
+          return null;
+        }
+        at++;
+      }
+    }
+
+    /**
+     * A parser over the body after the array, at the next field's name, or null when the body's
+     * object ends there.
+     *
+     * @throws Unreadable when what follows is not the rest of a JSON object
+     * @throws IOException when the parser cannot start
+     */
+    JsonParser rest(ObjectMapper json) throws IOException, Unreadable {
+      int at = skipSpace(body, end);
+      if (at < body.length && body[at] == '}') {
+        return null;
+      }
+      int next = at < body.length && body[at] == ',' ? skipSpace(body, at + 1) : -1;
+      if (next < 0 || next >= body.length || body[next] != '"') {
+        throw new Unreadable(
+            "unparseable", "the body is not JSON: no field or '}' after the prompt's token ids");
+      }
+      // The rest read as an object of its own: '{' and the fields after the comma.
+      byte[] rest = new byte[body.length - at];
+      rest[0] = '{';
+      System.arraycopy(body, at + 1, rest, 1, rest.length - 1);
+      JsonParser p = json.getFactory().createParser(rest);
+      p.nextToken();
+      return p;
+    }
+
+    private static int skipSpace(byte[] body, int at) {
+      while (at < body.length
+          && (body[at] == ' ' || body[at] == '\n' || body[at] == '\r' || body[at] == '\t')) {
+        at++;
+      }
+      return at;
+    }
   }
 
   /**

@@ -13,6 +13,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +44,9 @@ final class Picker {
   private final Duration routeTtl;
   private final Duration answeredRouteTtl;
 
+  /** Runs what may wait on Redis (the debug log's explanations), off the request's threads. */
+  private final Executor blocking;
+
   Picker(
       KvRouter router,
       ModelMap models,
@@ -50,8 +55,10 @@ final class Picker {
       EppMetrics metrics,
       int fallbacks,
       Duration routeTtl,
-      Duration answeredRouteTtl) {
+      Duration answeredRouteTtl,
+      Executor blocking) {
     this.router = router;
+    this.blocking = blocking;
     this.models = models;
     this.loads = loads;
     this.tokenizer = tokenizer;
@@ -62,70 +69,102 @@ final class Picker {
   }
 
   /**
-   * Picks endpoints for a request.
+   * Picks endpoints for a request. The future is complete on return unless the request is scored
+   * from the index: then it completes once the index has answered (a text or chat prompt tokenized
+   * first, by an engine, on the picker's own threads); it fails only with the router library's
+   * exceptions.
    *
    * @param candidates the endpoints it may go to (the proxy's subset applied)
    * @param call what its body says, or null when the picker cannot score it
    * @param unscored why it cannot be scored, when {@code call} is null
    * @param sheddable whether it may be shed when the candidates are saturated
    */
-  Decision decide(
+  CompletableFuture<Decision> decide(
       List<Endpoint> candidates, InferenceCall call, String unscored, boolean sheddable) {
     if (candidates.isEmpty()) {
-      return Decision.refused(503, "no ready endpoint to serve the request");
+      return done(Decision.refused(503, "no ready endpoint to serve the request"));
     }
     if (sheddable && loads.saturation(candidates) >= 1.0) {
-      return Decision.refused(429, "the endpoints are saturated and the request is sheddable");
+      return done(
+          Decision.refused(429, "the endpoints are saturated and the request is sheddable"));
     }
     if (call == null) {
-      return byLoad(candidates, unscored, 1);
+      return done(byLoad(candidates, unscored, 1));
     }
     ModelMap.Target target = models.target(call.model());
     if (target == null) {
-      return byLoad(candidates, "unknown_model", call.prompts());
+      return done(byLoad(candidates, "unknown_model", call.prompts()));
     }
-    int[] tokens = call.tokenIds();
-    if (tokens == null) {
-      tokens = tokenize(candidates, call);
-      if (tokens == null) {
-        return byLoad(candidates, "tokenize_failed", call.prompts());
-      }
+    if (call.tokenIds() != null) {
+      return scored(candidates, call, target, call.tokenIds());
     }
-    return scored(candidates, call, target, tokens);
+    return tokenize(candidates, call)
+        .thenCompose(
+            tokens ->
+                tokens == null
+                    ? done(byLoad(candidates, "tokenize_failed", call.prompts()))
+                    : scored(candidates, call, target, tokens));
   }
 
-  private int[] tokenize(List<Endpoint> candidates, InferenceCall call) {
+  private static CompletableFuture<Decision> done(Decision d) {
+    return CompletableFuture.completedFuture(d);
+  }
+
+  /** The prompt's tokens from the least loaded engine, or null when it could not tell them. */
+  private CompletableFuture<int[]> tokenize(List<Endpoint> candidates, InferenceCall call) {
     Endpoint engine = leastLoaded(candidates);
     long start = System.nanoTime();
-    try {
-      int[] tokens = tokenizer.tokenize(engine, call.tokenize());
-      metrics.tokenized("ok", System.nanoTime() - start);
-      return tokens;
-    } catch (EngineTokenizer.Failed e) {
-      metrics.tokenized("failed", System.nanoTime() - start);
-      log.debug("tokenizing for model {} failed: {}", call.model(), e.getMessage());
-      return null;
-    }
+    return tokenizer
+        .tokenize(engine, call.tokenize())
+        .handle(
+            (tokens, e) -> {
+              if (e == null) {
+                metrics.tokenized("ok", System.nanoTime() - start);
+                return tokens;
+              }
+              metrics.tokenized("failed", System.nanoTime() - start);
+              Throwable why = e.getCause() != null ? e.getCause() : e;
+              log.debug("tokenizing for model {} failed: {}", call.model(), why.getMessage());
+              return null;
+            });
   }
 
-  private Decision scored(
+  /**
+   * The index's scores and the pick: the prompt hashed on the calling thread, the rest once the
+   * index has answered (on the Redis client's thread), never waiting for it.
+   */
+  private CompletableFuture<Decision> scored(
       List<Endpoint> candidates, InferenceCall call, ModelMap.Target target, int[] tokens) {
+    long start = System.nanoTime();
     Set<String> pods = new LinkedHashSet<>();
     candidates.forEach(e -> pods.add(e.pod()));
-    Scores scores =
-        router.score(
+    return router
+        .scoreAsync(
             new ScoreRequest(
                 target.model(),
                 target.lora(),
                 call.cacheSalt(),
                 tokens,
                 null,
-                new ArrayList<>(pods)));
+                new ArrayList<>(pods)))
+        .thenApply(scores -> picked(candidates, call, target, scores, start));
+  }
+
+  private Decision picked(
+      List<Endpoint> candidates,
+      InferenceCall call,
+      ModelMap.Target target,
+      Scores scores,
+      long start) {
+    long scored = System.nanoTime();
+    metrics.step("score", scored - start);
     Scores byEndpoint = byEndpoint(scores, candidates);
     List<Endpoint> chosen = new ArrayList<>();
     Pick pick = choose(byEndpoint, candidates, chosen);
+    metrics.step("pick", System.nanoTime() - scored);
     if (log.isDebugEnabled()) {
-      explain(byEndpoint, candidates);
+      // The explanation reads the index again: on the picker's own threads, never the caller's.
+      blocking.execute(() -> explain(byEndpoint, candidates));
     }
     Endpoint primary = chosen.get(0);
     loads.opened(primary.key());

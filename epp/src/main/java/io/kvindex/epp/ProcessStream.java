@@ -13,17 +13,23 @@ import io.grpc.stub.StreamObserver;
 import io.kvindex.index.PodMatch;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.Observation;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One external processing stream: one HTTP request and its response, as the proxy shows them to the
- * picker. Not thread-safe: gRPC delivers one stream's messages one at a time.
+ * picker. Thread-safe: gRPC delivers one stream's messages one at a time, and a decision that waits
+ * for the index completes on another thread; both hold the stream's lock.
  *
  * <p>Implementation notes. Where the pick goes depends on how the proxy sends the request body
  * ({@link Modes}). Full-duplex streamed (the reference picker's mode), or streamed with the body
@@ -74,6 +80,11 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private boolean responseDone;
   private boolean failed;
   private boolean halfClosed;
+  private boolean deciding;
+  private final ArrayDeque<Object> held = new ArrayDeque<>();
+
+  /** Held in place of the proxy's half-close while a decision is awaited. */
+  private static final Object HALF_CLOSED = new Object();
 
   ProcessStream(Shared shared, StreamObserver<ProcessingResponse> out) {
     this.shared = shared;
@@ -85,7 +96,15 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   }
 
   @Override
-  public void onNext(ProcessingRequest request) {
+  public synchronized void onNext(ProcessingRequest request) {
+    if (deciding) {
+      held.add(request);
+      return;
+    }
+    handle(request);
+  }
+
+  private void handle(ProcessingRequest request) {
     if (ended) {
       return;
     }
@@ -104,20 +123,35 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         default -> {}
       }
     } catch (RuntimeException e) {
-      log.error("ext_proc stream failed on a {} message", request.getRequestCase(), e);
-      ended = true;
-      out.onError(Status.INTERNAL.withDescription("picker error: " + e).asRuntimeException());
-      close("error");
+      fail(request.getRequestCase().toString(), e);
     }
   }
 
+  /** Ends the stream with an error the proxy sees (gRPC's INTERNAL). */
+  private void fail(String where, Throwable e) {
+    log.error("ext_proc stream failed on a {} message", where, e);
+    if (!ended) {
+      ended = true;
+      out.onError(Status.INTERNAL.withDescription("picker error: " + e).asRuntimeException());
+    }
+    close("error");
+  }
+
   @Override
-  public void onError(Throwable t) {
+  public synchronized void onError(Throwable t) {
     close(Status.fromThrowable(t).getCode() == Status.Code.CANCELLED ? "cancelled" : "error");
   }
 
   @Override
-  public void onCompleted() {
+  public synchronized void onCompleted() {
+    if (deciding) {
+      held.add(HALF_CLOSED);
+      return;
+    }
+    halfClose();
+  }
+
+  private void halfClose() {
     halfClosed = true;
     if (!ended) {
       ended = true;
@@ -142,12 +176,14 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   private void pickAtHeaders(String unscored) {
     long start = System.nanoTime();
-    Decision d = decide(null, unscored);
-    if (d != null) {
-      send(Messages.requestHeaders(d.destination()));
-      shared.metrics().picked(d, System.nanoTime() - start);
-      shared.picker().recordRoute(d);
-    }
+    decide(
+        null,
+        unscored,
+        d -> {
+          send(Messages.requestHeaders(d.destination()));
+          shared.metrics().picked(d, System.nanoTime() - start);
+          shared.picker().recordRoute(d);
+        });
   }
 
   private void requestBody(ProcessingRequest request) {
@@ -174,10 +210,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   private void requestTrailers() {
     if (decision == null && modes.holdsHeaders()) {
-      bodyComplete(true);
-      if (decision == null) {
-        return; // refused
-      }
+      bodyComplete(true); // answers the trailers after the pick and the body, unless refused
+      return;
     }
     send(Messages.requestTrailers());
   }
@@ -198,10 +232,13 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         log.debug("request body not scored ({}): {}", e.reason, e.getMessage());
       }
     }
-    Decision d = decide(call, unscored);
-    if (d == null) {
-      return;
-    }
+    shared.metrics().step("body_read", System.nanoTime() - start);
+    decide(call, unscored, d -> answerBody(d, trailersFollow, start));
+  }
+
+  /** Sends the pick made at the body's end, then what the mode wants passed on. */
+  private void answerBody(Decision d, boolean trailersFollow, long start) {
+    long answering = System.nanoTime();
     if (modes.picksAtBufferedBody()) {
       send(Messages.requestBody(d.destination()));
     } else {
@@ -214,21 +251,72 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         }
       }
     }
-    shared.metrics().picked(d, System.nanoTime() - start);
+    if (trailersFollow) {
+      send(Messages.requestTrailers());
+    }
+    long end = System.nanoTime();
+    shared.metrics().step("answer", end - answering);
+    shared.metrics().picked(d, end - start);
     body = ByteString.EMPTY;
     shared.picker().recordRoute(d);
   }
 
-  /** The decision, or null when the request was refused (the refusal then sent). */
-  private Decision decide(InferenceCall call, String unscored) {
-    Decision d = shared.picker().decide(candidates, call, unscored, sheddable());
+  /**
+   * Decides, then {@code answer}s with the decision, or sends the refusal. When the index must be
+   * read, this returns at once: the stream's later messages are held (and its half-close) until the
+   * decision has come and been answered, on the thread that completes it, so that the answers keep
+   * the protocol's order and the caller's thread never waits for Redis.
+   */
+  private void decide(InferenceCall call, String unscored, Consumer<Decision> answer) {
+    CompletableFuture<Decision> f = shared.picker().decide(candidates, call, unscored, sheddable());
+    if (f.isDone()) {
+      decided(f, answer);
+      return;
+    }
+    deciding = true;
+    f.whenComplete(
+        (d, e) -> {
+          synchronized (this) {
+            deciding = false;
+            try {
+              decided(f, answer);
+            } catch (RuntimeException failure) {
+              fail("decision", failure);
+            }
+            while (!deciding && !held.isEmpty()) {
+              Object next = held.poll();
+              if (next == HALF_CLOSED) {
+                halfClose();
+              } else {
+                handle((ProcessingRequest) next);
+              }
+            }
+          }
+        });
+  }
+
+  private void decided(CompletableFuture<Decision> f, Consumer<Decision> answer) {
+    Decision d;
+    try {
+      d = f.join();
+    } catch (CompletionException | CancellationException e) {
+      fail("decision", e.getCause() == null ? e : e.getCause());
+      return;
+    }
+    if (ended) {
+      // The stream ended while the index was read: the request went nowhere.
+      if (d.picked()) {
+        shared.loads().closed(d.primary().key());
+      }
+      return;
+    }
     if (!d.picked()) {
       refuse(d.status(), d.refusal());
-      return null;
+      return;
     }
     decision = d;
     serving = d.primary();
-    return d;
+    answer.accept(d);
   }
 
   private boolean sheddable() {
@@ -399,7 +487,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   }
 
   /** The stream has ended, however: the request no longer counts as open. */
-  private void close(String outcome) {
+  private synchronized void close(String outcome) {
     if (!closed.compareAndSet(false, true)) {
       return;
     }

@@ -111,6 +111,50 @@ class ReadersTest {
   }
 
   @Test
+  void parse_tokenIdsReadFromTheBytes_readTheFieldsAroundThemAsTheParserDoes() throws Exception {
+    for (String body :
+        List.of(
+            "{\"model\":\"m\",\"prompt\":[0,7,2147483647]}",
+            "{\"prompt\":[0,7,2147483647],\"model\":\"m\",\"cache_salt\":\"s\"}",
+            "{ \"prompt\" : [\n 0 ,\t7\r\n,2147483647 ] , \"model\" : \"m\" , \"n\":{\"a\":[1]} }",
+            "{\"prompt\":[5],\"model\":\"x\",\"prompt\":[0,7,2147483647],\"model\":\"m\"}")) {
+      InferenceCall c = InferenceCall.parse(InferenceCall.Api.COMPLETIONS, bytes(body), JSON);
+
+      assertThat(c.tokenIds()).as(body).containsExactly(0, 7, 2147483647);
+      assertThat(c.model()).as(body).isEqualTo("m");
+    }
+    assertThat(
+            InferenceCall.parse(
+                    InferenceCall.Api.COMPLETIONS,
+                    bytes("{\"prompt\":[1],\"cache_salt\":\"s\",\"model\":\"m\"}"),
+                    JSON)
+                .cacheSalt())
+        .isEqualTo("s");
+    for (String notJson :
+        List.of(
+            "{\"model\":\"m\",\"prompt\":[1,2],}",
+            "{\"model\":\"m\",\"prompt\":[1,2]",
+            "{\"model\":\"m\",\"prompt\":[1,2] \"n\":1}",
+            "{\"model\":\"m\",\"prompt\":[1,2],\"n\":}",
+            "{\"model\":\"m\",\"prompt\":[01,2]}",
+            "{\"model\":\"m\",\"prompt\":[1 2]}")) {
+      assertThatThrownBy(
+              () -> InferenceCall.parse(InferenceCall.Api.COMPLETIONS, bytes(notJson), JSON))
+          .as(notJson)
+          .isInstanceOfSatisfying(
+              InferenceCall.Unreadable.class, e -> assertThat(e.reason).isEqualTo("unparseable"));
+    }
+    assertThatThrownBy(
+            () ->
+                InferenceCall.parse(
+                    InferenceCall.Api.COMPLETIONS,
+                    bytes("{\"model\":\"m\",\"prompt\":[1,2147483648]}"),
+                    JSON))
+        .isInstanceOfSatisfying(
+            InferenceCall.Unreadable.class, e -> assertThat(e.reason).isEqualTo("no_prompt"));
+  }
+
+  @Test
   void parse_promptsThatAreNotTokenIds_areNoPrompt_afterTheModelAndTheSyntax() {
     for (String prompt :
         List.of(

@@ -43,6 +43,20 @@ public interface KvRouter extends AutoCloseable {
    */
   Scores score(ScoreRequest request);
 
+  /**
+   * {@link #score(ScoreRequest)} without waiting for the index: the prompt is hashed on the calling
+   * thread, and the future completes when the index has answered (on the Redis client's thread, or
+   * at once when nothing is read), so that a caller serving many requests on few threads never
+   * blocks one on Redis. Exceptions {@link #score(ScoreRequest)} would throw fail the future.
+   */
+  default CompletableFuture<Scores> scoreAsync(ScoreRequest request) {
+    try {
+      return CompletableFuture.completedFuture(score(request));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
   /** Scores a prompt given as token ids; {@code lora} is {@code null} for the base model. */
   default Scores score(String model, String lora, int[] tokenIds, Collection<String> pods) {
     return score(ScoreRequest.ofTokens(model, tokenIds, pods).withLora(lora));

@@ -165,30 +165,78 @@ final class RedisKvRouter implements KvRouter {
     }
   }
 
-  private Scores lookup(ScoreRequest request, ModelKeys keys, long[] blockKeys) {
-    int blockSize = keys.blockSize();
-    long affinity = blockKeys.length == 0 ? 0 : blockKeys[0];
-    if (blockKeys.length == 0) {
-      List<PodMatch> none = new ArrayList<>();
-      request.candidatePods().forEach(pod -> none.add(PodMatch.none(pod)));
-      return new Scores(request.model(), blockSize, blockKeys, 0, none, Scores.Outcome.MISS);
+  @Override
+  public CompletableFuture<Scores> scoreAsync(ScoreRequest request) {
+    long start = System.nanoTime();
+    CompletableFuture<Scores> scores;
+    try {
+      BlockKeyer keyer = keyer(request.model());
+      long[] keys =
+          request.blockKeys() != null
+              ? request.blockKeys()
+              : keyer.keys(
+                  request.model(), request.lora(), request.cacheSalt(), request.tokenIds());
+      ModelKeys config = keyer.config();
+      scores =
+          keys.length == 0
+              ? CompletableFuture.completedFuture(none(request, config, keys))
+              : lookupAsync(request, config, keys).thenApply(r -> scores(request, config, keys, r));
+    } catch (RuntimeException e) {
+      scores = CompletableFuture.failedFuture(e);
     }
+    return scores.whenComplete(
+        (s, e) -> {
+          if (e == null) {
+            metrics.lookup(s.outcome(), System.nanoTime() - start);
+          } else {
+            metrics.lookupFailed(System.nanoTime() - start);
+          }
+        });
+  }
+
+  private Scores lookup(ScoreRequest request, ModelKeys keys, long[] blockKeys) {
+    if (blockKeys.length == 0) {
+      return none(request, keys, blockKeys);
+    }
+    ModelLayouts.Scoring scoring = layouts.scoring(request.model(), keys.blockSize());
+    // Without a hybrid rule, the index's own blocking read: it decodes on the calling thread.
+    LookupResult result =
+        scoring.rule() == null
+            ? index.lookup(
+                LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods()))
+            : Await.of(lookupAsync(request, keys, blockKeys));
+    return scores(request, keys, blockKeys, result);
+  }
+
+  /** The scores of a prompt without a full block: every candidate a miss. */
+  private static Scores none(ScoreRequest request, ModelKeys keys, long[] blockKeys) {
+    List<PodMatch> none = new ArrayList<>();
+    request.candidatePods().forEach(pod -> none.add(PodMatch.none(pod)));
+    return new Scores(request.model(), keys.blockSize(), blockKeys, 0, none, Scores.Outcome.MISS);
+  }
+
+  private CompletableFuture<LookupResult> lookupAsync(
+      ScoreRequest request, ModelKeys keys, long[] blockKeys) {
+    int blockSize = keys.blockSize();
     LookupRequest lookup =
         LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods());
     ModelLayouts.Scoring scoring = layouts.scoring(request.model(), blockSize);
     // A hybrid model's hit is vLLM's over its cache groups, at most the prompt less one token;
     // a prompt given as keys is taken to end with its last full block.
-    LookupResult result =
-        scoring.rule() == null
-            ? index.lookup(lookup)
-            : Await.of(
-                index.lookupAsync(
-                    lookup,
-                    scoring.layout(),
-                    blockSize,
-                    request.tokenIds() != null
-                        ? request.tokenIds().length
-                        : blockKeys.length * blockSize));
+    return scoring.rule() == null
+        ? index.lookupAsync(lookup)
+        : index.lookupAsync(
+            lookup,
+            scoring.layout(),
+            blockSize,
+            request.tokenIds() != null ? request.tokenIds().length : blockKeys.length * blockSize);
+  }
+
+  /** The scores of a prompt with at least one full block, from the index's answer. */
+  private static Scores scores(
+      ScoreRequest request, ModelKeys keys, long[] blockKeys, LookupResult result) {
+    int blockSize = keys.blockSize();
+    long affinity = blockKeys[0];
     if (!result.complete()) {
       return Scores.unavailable(request.model(), blockSize, blockKeys);
     }

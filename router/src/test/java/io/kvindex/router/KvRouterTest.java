@@ -9,6 +9,7 @@ import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -72,6 +73,39 @@ class KvRouterTest {
           .isZero();
       assertThat(second.score(MODEL, null, tokens, pods).pod("pod-b").orElseThrow().depth())
           .isEqualTo(2);
+    }
+  }
+
+  @Test
+  void scoreAsync_answersAsScoreDoes_andFailsTheFutureForBadInput(RedisStandalone redis)
+      throws Exception {
+    String index = "async";
+    try (IndexFixture writer = new IndexFixture(uri(redis), index, MODEL, KeyMode.ENGINE);
+        KvRouter router = router(redis, index)) {
+      int[] tokens = prompt(16 * 6 + 5, 3);
+      long[] keys = router.blockKeys(MODEL, null, null, tokens);
+      writer.store(MODEL, "pod-a", java.util.Arrays.copyOf(keys, 4), null);
+      writer.store(MODEL, "pod-b", java.util.Arrays.copyOf(keys, 2), "CPU");
+      List<String> pods = List.of("pod-c", "pod-b", "pod-a");
+
+      Scores async =
+          router.scoreAsync(ScoreRequest.ofTokens(MODEL, tokens, pods)).get(10, TimeUnit.SECONDS);
+
+      assertThat(async).isEqualTo(router.score(MODEL, null, tokens, pods));
+      assertThat(async.pods().get(0).pod()).isEqualTo("pod-a");
+      assertThat(async.pod("pod-a").orElseThrow().depth()).isEqualTo(4);
+      assertThat(
+              router
+                  .scoreAsync(ScoreRequest.ofTokens(MODEL, prompt(5, 3), pods))
+                  .get(10, TimeUnit.SECONDS)
+                  .outcome())
+          .as("a prompt shorter than a block: a miss, nothing read")
+          .isEqualTo(Scores.Outcome.MISS);
+      assertThat(router.scoreAsync(ScoreRequest.ofTokens("other/model", tokens, pods)))
+          .as("a model without keys fails the future, as score throws")
+          .failsWithin(Duration.ofSeconds(10))
+          .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+          .withCauseInstanceOf(IllegalArgumentException.class);
     }
   }
 

@@ -184,6 +184,42 @@ class ModuleBoundariesTest {
       assertThat(Files.isRegularFile(root.resolve(module).resolve("pom.xml"))).as(module).isTrue();
     }
     assertThat(modules)
-        .contains("lab/local-redis", "lab/simulator", "lab/demo", "lab/benchmarks", "lab/launcher");
+        .contains(
+            "lab/local-redis",
+            "lab/simulator",
+            "lab/demo",
+            "lab/chaos",
+            "lab/benchmarks",
+            "lab/launcher");
+  }
+
+  /**
+   * What the router library pulls in: no ZeroMQ anywhere below it, and msgpack (the wire decoder's)
+   * optional in vllm, so a gateway does not get it.
+   */
+  @Test
+  void routerLibrary_getsNeitherZeroMqNorMsgpack() throws Exception {
+    for (String module : List.of("base", "vllm", "index", "router")) {
+      assertThat(dependencies(module))
+          .as(module + " depends on jeromq")
+          .noneMatch(d -> child(d, "artifactId").equals("jeromq"));
+    }
+    assertThat(dependencies("vllm"))
+        .filteredOn(d -> child(d, "artifactId").equals("msgpack-core"))
+        .singleElement()
+        .satisfies(d -> assertThat(child(d, "optional")).isEqualTo("true"));
+  }
+
+  /** The chaos harness is its own lab module; the demo holds none of it and does not need it. */
+  @Test
+  void chaos_livesInLabChaos() throws Exception {
+    try (var files = Files.walk(root.resolve("lab/demo/src"))) {
+      assertThat(files.map(f -> f.getFileName().toString()))
+          .noneMatch(f -> f.startsWith("Chaos") || f.equals("HostileScoreFlood.java"));
+    }
+    assertThat(root.resolve("lab/chaos/src/main/java/io/kvindex/demo/ChaosRun.java"))
+        .isRegularFile();
+    assertThat(dependencies("lab/demo"))
+        .noneMatch(d -> child(d, "artifactId").equals("kvindex-chaos"));
   }
 }

@@ -153,21 +153,6 @@ public record PodSpec(
     return KeyMode.valueOf(mode.toUpperCase(Locale.ROOT));
   }
 
-  /** This spec with another key mode. */
-  public PodSpec withKeyMode(KeyMode mode) {
-    return new PodSpec(
-        name,
-        model,
-        publisherEndpoint,
-        bind,
-        replayEndpoint,
-        metricsUrl,
-        dpRanks,
-        mode,
-        topic,
-        incarnation);
-  }
-
   /** This spec with other data-parallel ranks. */
   public PodSpec withDpRanks(List<Integer> ranks) {
     return new PodSpec(

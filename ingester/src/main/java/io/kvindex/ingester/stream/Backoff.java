@@ -33,8 +33,4 @@ public final class Backoff {
   public void reset() {
     attempts = 0;
   }
-
-  int attempts() {
-    return attempts;
-  }
 }

@@ -314,16 +314,6 @@ public final class Sequencer {
     catchUpOwed = staged;
   }
 
-  /**
-   * Whether the stream is being rebuilt from its engine's history (new, restarted, the index lost,
-   * or purged to go on from the oldest batch held): replayed batches are applied staged, invisible
-   * to lookups, until the history is applied and published, so that no past state of the cache
-   * (blocks stored and removed later in the history) is ever looked up.
-   */
-  public boolean rebuilding() {
-    return rebuilding;
-  }
-
   /** The last applied sequence, or -1. */
   public long applied() {
     return applied;
@@ -390,10 +380,6 @@ public final class Sequencer {
       requestPurge("sleep");
     }
     asleep = nowAsleep;
-  }
-
-  public boolean isAsleep() {
-    return asleep;
   }
 
   /**
@@ -754,11 +740,6 @@ public final class Sequencer {
   public GapRepair replayTooLarge(RepairGap gap) {
     goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "replay_too_large");
     return GapRepair.TOO_LARGE;
-  }
-
-  /** Whether a gap's repair purges: anything applied before it is now out of step. */
-  public boolean wouldPurge() {
-    return applied >= 0;
   }
 
   private void goOnFrom(long seq, String reason) {

@@ -83,9 +83,4 @@ final class LagHistogram {
     }
     return Double.POSITIVE_INFINITY;
   }
-
-  /** The timer's decaying maximum (Micrometer keeps it for a couple of minutes). */
-  double maxMillis() {
-    return LatencyRecorder.roundTenth(maxMillis);
-  }
 }

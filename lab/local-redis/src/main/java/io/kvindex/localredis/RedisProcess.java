@@ -392,11 +392,6 @@ final class RedisProcess implements LocalRedis, ClusterNode {
     }
   }
 
-  /** The directory holding this node's files. */
-  Path dir() {
-    return dir;
-  }
-
   @Override
   public String toString() {
     return "redis-server " + HOST + ":" + port;

@@ -7,7 +7,6 @@ import io.kvindex.wire.MalformedFramesException;
 import io.kvindex.wire.ReplayFraming;
 import io.kvindex.wire.ReplayRequest;
 import io.kvindex.wire.ZmqFrames;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Random;
@@ -174,10 +173,6 @@ public final class EventPublisher implements AutoCloseable {
     ring.clear();
   }
 
-  long sentMessages() {
-    return sent.get();
-  }
-
   private void run() {
     try {
       open();
@@ -284,10 +279,6 @@ public final class EventPublisher implements AutoCloseable {
   /** jeromq picks a free port for {@code *}; port 0 is spelled that way for it. */
   private static String wildcardPort(String endpoint) {
     return endpoint.endsWith(":0") ? endpoint.substring(0, endpoint.length() - 1) + "*" : endpoint;
-  }
-
-  static byte[] longBytes(long value) {
-    return ByteBuffer.allocate(Long.BYTES).putLong(value).array();
   }
 
   @Override

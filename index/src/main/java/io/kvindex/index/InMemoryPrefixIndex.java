@@ -79,6 +79,7 @@ final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<Pod, ArrayDeque<Touched>> touches = new HashMap<>();
   private long touchIds;
   private long fence;
+  private long leaseReleases;
 
   InMemoryPrefixIndex(IndexConfig config, InstantSource clock) {
     this.config = config;
@@ -469,7 +470,13 @@ final class InMemoryPrefixIndex implements PrefixIndex {
       return false;
     }
     leases.remove(stream);
+    leaseReleases++;
     return true;
+  }
+
+  @Override
+  public synchronized long leaseReleases() {
+    return leaseReleases;
   }
 
   private Held live(StreamId stream) {

@@ -74,6 +74,7 @@ public final class Coordinator implements StreamWorker.Listener {
   private volatile Map<StreamId, PodSpec> lastDesired = Map.of();
   private int lastLiveReplicas;
   private int lastDesiredSize = -1;
+  private int heldAfterLastRound;
   private long releasesSeen;
 
   /** Until when {@link #takeReleased} watches for given-up leases (nanos). */
@@ -265,10 +266,11 @@ public final class Coordinator implements StreamWorker.Listener {
   /**
    * Between rounds, every {@link #RELEASE_WATCH}: a replica the last round left short of its fair
    * share after the replicas or the streams changed (one that just joined, say, while the others
-   * still hold every stream) reads how many leases the replicas have given up, and when another
-   * gave one up takes it at once, instead of at its next round (a third of the lease TTL later, or
-   * two thirds when one round met a slow call). It watches for one lease TTL, long enough for every
-   * other replica's next round to shed; it costs one read per watch. Never throws.
+   * still hold every stream), or after it lost leases (fenced, or paused past its TTL), reads how
+   * many leases the replicas have given up, and when another gave one up takes it at once, instead
+   * of at its next round (a third of the lease TTL later, or two thirds when one round met a slow
+   * call). It watches for one lease TTL, long enough for every other replica's next round to shed;
+   * it costs one read per watch. Never throws.
    */
   public void takeReleased() {
     if (conflict || shared.nanos() - watchUntilNanos >= 0 || !round.tryLock()) {
@@ -280,11 +282,16 @@ public final class Coordinator implements StreamWorker.Listener {
       if (releases == releasesSeen) {
         return;
       }
-      releasesSeen = releases;
       Map<StreamId, PodSpec> desired = lastDesired;
       int before = workers.size();
       if (acquire(desired, shared.config().leaseTtl(), fairShare(desired))) {
         watchUntilNanos = shared.nanos();
+      }
+      boolean ownStopping =
+          desired.keySet().stream()
+              .anyMatch(s -> threads.containsKey(s) && !workers.containsKey(s));
+      if (!ownStopping) {
+        releasesSeen = releases; // else look again: a worker of this replica's is still stopping
       }
       if (workers.size() > before) {
         log.info(
@@ -435,17 +442,27 @@ public final class Coordinator implements StreamWorker.Listener {
         }
       }
     }
-    boolean changed = liveReplicas != lastLiveReplicas || desired.size() != lastDesiredSize;
+    // the replicas or the streams changed, or this replica lost leases (fenced after an index
+    // loss, or paused past its TTL): another replica may shed what this one is short of
+    boolean changed =
+        liveReplicas != lastLiveReplicas
+            || desired.size() != lastDesiredSize
+            || held < heldAfterLastRound;
     lastLiveReplicas = liveReplicas;
     lastDesiredSize = desired.size();
     if (held < fair && changed) {
-      // read before trying: a lease given up after this read is seen by the watch
-      releasesSeen = shared.index().leaseReleases();
-      watchUntilNanos = shared.nanos() + ttl.toNanos();
+      try {
+        // read before trying: a lease given up after this read is seen by the watch
+        releasesSeen = shared.index().leaseReleases();
+        watchUntilNanos = shared.nanos() + ttl.toNanos();
+      } catch (RedisUnavailableException e) {
+        shared.metrics().swallowed(Operation.COORDINATION); // no watch: the next round takes them
+      }
     }
     if (acquire(desired, ttl, fair)) {
       watchUntilNanos = shared.nanos();
     }
+    heldAfterLastRound = workers.size() - retiring.size();
   }
 
   /**

@@ -235,8 +235,20 @@ public interface PrefixIndex extends AutoCloseable {
    */
   boolean renewLease(StreamId stream, Lease lease, Duration ttl);
 
-  /** Gives the lease up if it is still held as {@code lease}; true if it did. */
+  /**
+   * Gives the lease up if it is still held as {@code lease}; true if it did. A lease given up is
+   * counted in {@link #leaseReleases()}.
+   */
   boolean releaseLease(StreamId stream, Lease lease);
+
+  /**
+   * How many leases the index's replicas have given up (a replica shedding streams over its fair
+   * share, or stopping): one read. A replica short of its share watches it to take a stream given
+   * up at once, rather than at its next coordination round.
+   *
+   * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily
+   */
+  long leaseReleases();
 
   /** Blocks one speculative route records at most: its prompt's first. */
   int MAX_ROUTE_BLOCKS = 1024;
@@ -542,7 +554,8 @@ public interface PrefixIndex extends AutoCloseable {
   /**
    * Compares every group's epoch and node history with what this process last saw; a change means
    * Redis lost data or failed over, and the {@link #addResetListener listeners} hear of it (once
-   * per change). Writers call it periodically: an idle stream would otherwise never notice.
+   * per change). Writers call it periodically: an idle stream would otherwise never notice. Runs
+   * under the write retry policy.
    *
    * @return whether some group was reset
    * @throws io.kvindex.redis.RedisUnavailableException if Redis kept failing temporarily

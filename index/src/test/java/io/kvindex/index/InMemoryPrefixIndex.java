@@ -80,6 +80,7 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
   private final Map<Pod, ArrayDeque<Touched>> touches = new HashMap<>();
   private long touchIds;
   private long fence;
+  private long leaseReleases;
 
   /** The model with {@code builder}'s settings, on the system clock. */
   public static PrefixIndex of(PrefixIndexBuilder builder) {
@@ -480,7 +481,13 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
       return false;
     }
     leases.remove(stream);
+    leaseReleases++;
     return true;
+  }
+
+  @Override
+  public synchronized long leaseReleases() {
+    return leaseReleases;
   }
 
   private Held live(StreamId stream) {

@@ -129,6 +129,7 @@ public final class Ingester implements AutoCloseable {
     this.scheduler = Threads.scheduled("kvindex-ingester-loop", 4);
     this.http = config.httpPort() < 0 ? null : http(config);
     schedule(coordinator::tick, config.coordinationInterval());
+    schedule(coordinator::takeReleased, Coordinator.RELEASE_WATCH);
     schedule(reconciler::tick, config.reconcileInterval());
     schedule(new GarbageCollector(shared)::round, config.gcInterval());
     if (shared.keyChecks().enabled()) {

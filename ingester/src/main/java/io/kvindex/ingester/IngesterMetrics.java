@@ -372,6 +372,11 @@ public final class IngesterMetrics {
     count("kvindex.ingester.fenced", null, null);
   }
 
+  /** A coordination round got through its registration (whatever its later steps met). */
+  public void coordinationRound() {
+    count("kvindex.ingester.coordination.rounds", null, null);
+  }
+
   public void leaseMoved(String how) {
     count("kvindex.ingester.leases.moved", "how", how);
   }

@@ -103,6 +103,35 @@ class ReplicasTest {
     assertThat(b.metrics().total("kvindex.ingester.purges")).isZero();
   }
 
+  /**
+   * A replica that joins while another holds every stream takes the streams the other sheds as soon
+   * as they are given up, not at its own next round: before, each stayed unowned until then, a
+   * third of the lease TTL later (two thirds when that round met a slow call), its pod's removals
+   * unapplied meanwhile. Rounds are 5 s apart here and b joins half a round after a's: a's round
+   * that sheds comes 2.5 s before b's second.
+   */
+  @Test
+  void aReplicaThatJoins_takesTheStreamsAnotherShedsBeforeItsOwnNextRound() {
+    fleet = Fleet.start(8);
+    Duration ttl = Duration.ofSeconds(15);
+    Ingester a = rig.start("a", fleet.specs("engine"), c -> c.leaseTtl(ttl));
+    Await.until(WAIT, "a owns all 8", () -> owned(a) == 8);
+    java.util.concurrent.locks.LockSupport.parkNanos(ttl.dividedBy(6).toNanos());
+
+    Ingester b = rig.start("b", fleet.specs("engine"), c -> c.leaseTtl(ttl));
+    Await.until(
+        WAIT,
+        () -> "4 streams each, got " + owned(a) + " and " + owned(b),
+        () -> owned(a) == 4 && owned(b) == 4);
+    assertThat(b.metrics().total("kvindex.ingester.coordination.rounds"))
+        .as("b's rounds when it held its share: its first, which found every stream held")
+        .isEqualTo(1);
+    assertThat(a.metrics().value("kvindex.ingester.leases.moved", "how", "shed")).isEqualTo(4);
+    fleet.pods().forEach(p -> rig.warmUp(fleet, p));
+    fleet.traffic(5);
+    awaitAllEqual();
+  }
+
   @Test
   void close_releasesLeasesAtOnce() {
     fleet = Fleet.start(2);

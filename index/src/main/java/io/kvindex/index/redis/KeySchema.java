@@ -152,6 +152,14 @@ public final class KeySchema {
     return key("ingesters", "replicas");
   }
 
+  /**
+   * How many stream leases the replicas have given up (hash: {@code count} -> decimal), watched by
+   * a replica short of its share to take one at once.
+   */
+  byte[] leaseReleases() {
+    return key("ingesters", "releases");
+  }
+
   /** Which process holds each live replica name (hash: replica -> the process's run id). */
   byte[] replicaProcesses() {
     return key("ingesters", "replica-processes");

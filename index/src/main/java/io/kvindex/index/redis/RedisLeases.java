@@ -12,6 +12,7 @@ import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -22,13 +23,17 @@ import java.util.Optional;
 final class RedisLeases {
   private final KeySchema keys;
   private final ScriptRunner writes;
+  private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+  private static final byte[] RELEASES_FIELD = ascii("count");
 
   /** This index instance's run id in the replica registry: a replica name is held by one. */
   private final String process = java.util.UUID.randomUUID().toString();
 
-  RedisLeases(KeySchema keys, ScriptRunner writes) {
+  RedisLeases(
+      KeySchema keys, ScriptRunner writes, RedisClusterAsyncCommands<byte[], byte[]> commands) {
     this.keys = keys;
     this.writes = writes;
+    this.commands = commands;
   }
 
   Optional<Lease> acquire(StreamId stream, String owner, Duration ttl) {
@@ -44,12 +49,40 @@ final class RedisLeases {
         .equals(this.<Long>lease(stream, "renew", lease.owner(), ttl, lease.token()).orElse(0L));
   }
 
+  /**
+   * Gives the lease up, then counts it in the registry's {@code releases} (another call: the lease
+   * is in its group's slot, the count beside the registry). A count that does not reach Redis only
+   * leaves a replica short of its share to take the stream at its next round.
+   */
   boolean release(StreamId stream, Lease lease) {
     Check.notNull(lease, "lease");
-    return Long.valueOf(1)
-        .equals(
-            this.<Long>lease(stream, "release", lease.owner(), Duration.ofMillis(1), lease.token())
-                .orElse(0L));
+    boolean released =
+        Long.valueOf(1)
+            .equals(
+                this.<Long>lease(
+                        stream, "release", lease.owner(), Duration.ofMillis(1), lease.token())
+                    .orElse(0L));
+    if (released) {
+      Await.of(
+          writes
+              .calls()
+              .<Long>call(
+                  "lease-releases", () -> commands.hincrby(keys.leaseReleases(), RELEASES_FIELD, 1))
+              .toCompletableFuture());
+    }
+    return released;
+  }
+
+  long releases() {
+    byte[] count =
+        Await.of(
+                writes
+                    .calls()
+                    .<byte[]>call(
+                        "lease-releases", () -> commands.hget(keys.leaseReleases(), RELEASES_FIELD))
+                    .toCompletableFuture())
+            .orElseThrow();
+    return count == null ? 0 : Long.parseLong(text(count));
   }
 
   private <T> RedisOutcome<T> lease(

@@ -141,7 +141,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
             connector.meterRegistry(),
             identity,
             connector::activations);
-    this.leases = new RedisLeases(keys, writes);
+    this.leases = new RedisLeases(keys, writes, connector.commands());
     this.resyncs = new RedisResyncs(keys, writes);
     this.inference = new RedisInference(keys, writes);
     this.lags = new RedisLags(keys, writes);
@@ -330,6 +330,11 @@ public final class RedisPrefixIndex implements PrefixIndex {
     }
   }
 
+  /**
+   * Under the write policy, not the routing path's: a writer's maintenance call, which may wait out
+   * a busy moment of a loaded host (the routing path's 5 ms gave up in the middle of ingesters'
+   * coordination rounds).
+   */
   @Override
   public boolean checkIdentity() {
     boolean changed = false;
@@ -337,7 +342,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
       IndexIdentity.Reply reply =
           IndexIdentity.Reply.of(
               Await.of(
-                      reads
+                      writes
                           .<List<Object>>run(
                               Scripts.IDENTITY,
                               ScriptOutputType.MULTI,
@@ -625,6 +630,11 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public boolean releaseLease(StreamId stream, Lease lease) {
     return leases.release(stream, lease);
+  }
+
+  @Override
+  public long leaseReleases() {
+    return leases.releases();
   }
 
   @Override

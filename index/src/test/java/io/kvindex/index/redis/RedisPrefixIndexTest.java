@@ -1103,6 +1103,31 @@ class RedisPrefixIndexTest {
     return v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.US_ASCII));
   }
 
+  /**
+   * The identity check is a writer's maintenance call, made in every ingester coordination round:
+   * it waits out a brief stall of Redis within the write budget. Under the routing path's 5 ms it
+   * gave up on a loaded host, and the round it was part of was skipped with it.
+   */
+  @Test
+  void checkIdentity_waitsOutABriefStall() {
+    PrefixIndex index = PrefixIndex.builder().indexName("t").redis(connector).build();
+    opened.add(index); // the default lookup policy: the routing path's 5 ms
+    redis.clientPause(300); // every client's next command waits 300 ms
+    assertThat(index.checkIdentity()).isFalse();
+  }
+
+  /** Each lease given up is counted, for replicas short of their share to take it at once. */
+  @Test
+  void releaseLease_isCountedInLeaseReleases() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    assertThat(index.leaseReleases()).isZero();
+    Lease lease = lease(index, s);
+    assertThat(index.releaseLease(s, lease)).isTrue();
+    assertThat(index.releaseLease(s, lease)).as("not held any more").isFalse();
+    assertThat(index.leaseReleases()).isEqualTo(1);
+  }
+
   private double counted(String meter) {
     return meters.get(meter).tag("index", "t").counter().count();
   }

@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,11 +68,24 @@ public final class Coordinator implements StreamWorker.Listener {
   private volatile boolean registered;
   private volatile boolean conflict;
 
+  /** Held by a round, and by {@link #takeReleased} between rounds. */
+  private final ReentrantLock round = new ReentrantLock();
+
+  private volatile Map<StreamId, PodSpec> lastDesired = Map.of();
+  private int lastLiveReplicas;
+  private int lastDesiredSize = -1;
+  private int heldAfterLastRound;
+  private long releasesSeen;
+
+  /** Until when {@link #takeReleased} watches for given-up leases (nanos). */
+  private volatile long watchUntilNanos;
+
   public Coordinator(Shared shared, PodDiscovery discovery) {
     this.shared = shared;
     this.discovery = discovery;
     this.replica = shared.config().replicaId();
     this.lastRedisOkNanos = shared.nanos();
+    this.watchUntilNanos = shared.nanos();
     // Renewals of many leases run in parallel; past the queue the coordinator renews them itself.
     this.leaseCalls =
         Threads.bounded(
@@ -145,40 +159,154 @@ public final class Coordinator implements StreamWorker.Listener {
     return conflict;
   }
 
-  /** One coordination round; never throws. */
+  /**
+   * How often a replica short of its fair share looks, between rounds, for a stream another replica
+   * gave up ({@link #takeReleased}).
+   */
+  public static final Duration RELEASE_WATCH = Duration.ofMillis(50);
+
+  /**
+   * One coordination round; never throws. Registration comes first: when Redis does not answer it,
+   * the round is skipped (counted and logged). After it, each step (renewals, retiring, levelling,
+   * liveness, resyncs, the index identity check) runs whatever the others met: a step that meets a
+   * temporary Redis error is counted and logged, and the next one still runs, so one slow call on a
+   * loaded host never holds back a takeover.
+   */
   public void tick() {
+    round.lock();
+    try {
+      Map<StreamId, PodSpec> desired;
+      Duration ttl = shared.config().leaseTtl();
+      try {
+        shared.faults().beforeWrite();
+        desired = desired();
+        shared.metrics().streamsDiscovered(desired.size());
+        liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
+        registered = true;
+        lastRedisOkNanos = shared.nanos();
+        if (conflict) {
+          conflict = false;
+          log.warn("replica={}: the id is this replica's again; taking leases again", replica);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RedisUnavailableException e) {
+        shared.metrics().swallowed(Operation.COORDINATION);
+        log.warn(
+            "replica={}: coordination skipped, Redis unavailable: {}", replica, e.getMessage());
+        return;
+      } catch (ReplicaConflictException e) {
+        conflicted(e);
+        return;
+      } catch (RuntimeException e) {
+        failed("registration", e);
+        return;
+      }
+      lastDesired = desired;
+      boolean going =
+          step("lease renewal", () -> renew(ttl))
+              && step("retiring", () -> retire(desired))
+              && step("levelling", () -> level(desired, ttl))
+              && step("pod liveness", this::heartbeat)
+              && step("resync requests", this::takeResyncs)
+              // an idle stream would otherwise never see a lost index
+              && step("index identity", () -> shared.index().checkIdentity());
+      if (going) {
+        shared.metrics().leasesHeld(workers.size());
+        shared.metrics().coordinationRound();
+      }
+    } finally {
+      round.unlock();
+    }
+  }
+
+  /** A step of a round. */
+  private interface Step {
+    void run() throws InterruptedException;
+  }
+
+  /**
+   * Runs one step of a round; a failure is counted and logged, and the round goes on.
+   *
+   * @return false when the round must stop: the thread was interrupted (the ingester is stopping)
+   */
+  private boolean step(String what, Step step) {
+    try {
+      step.run();
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (RedisUnavailableException e) {
+      shared.metrics().swallowed(Operation.COORDINATION);
+      log.warn(
+          "replica={}: coordination step '{}' skipped, Redis unavailable (the round goes on): {}",
+          replica,
+          what,
+          e.getMessage());
+      return true;
+    } catch (RuntimeException e) {
+      if (Thread.currentThread().isInterrupted()) {
+        return false; // stopping: the wait for Redis was cut short, nothing failed
+      }
+      failed(what, e);
+      return true;
+    }
+  }
+
+  private void failed(String what, RuntimeException e) {
+    if (Thread.currentThread().isInterrupted()) {
+      return; // stopping: the wait for Redis was cut short, nothing failed
+    }
+    shared.metrics().realError(Operation.COORDINATION);
+    log.error("replica={}: coordination step '{}' failed", replica, what, e);
+  }
+
+  /**
+   * Between rounds, every {@link #RELEASE_WATCH}: a replica the last round left short of its fair
+   * share after the replicas or the streams changed (one that just joined, say, while the others
+   * still hold every stream), or after it lost leases (fenced, or paused past its TTL), reads how
+   * many leases the replicas have given up, and when another gave one up takes it at once, instead
+   * of at its next round (a third of the lease TTL later, or two thirds when one round met a slow
+   * call). It watches for one lease TTL, long enough for every other replica's next round to shed;
+   * it costs one read per watch. Never throws.
+   */
+  public void takeReleased() {
+    if (conflict || shared.nanos() - watchUntilNanos >= 0 || !round.tryLock()) {
+      return;
+    }
     try {
       shared.faults().beforeWrite();
-      Map<StreamId, PodSpec> desired = desired();
-      shared.metrics().streamsDiscovered(desired.size());
-      Duration ttl = shared.config().leaseTtl();
-      liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
-      registered = true;
-      lastRedisOkNanos = shared.nanos();
-      if (conflict) {
-        conflict = false;
-        log.warn("replica={}: the id is this replica's again; taking leases again", replica);
+      long releases = shared.index().leaseReleases();
+      if (releases == releasesSeen) {
+        return;
       }
-      renew(ttl);
-      shared.index().checkIdentity(); // an idle stream would otherwise never see a lost index
-      retire(desired);
-      level(desired, ttl);
-      heartbeat();
-      takeResyncs();
-      shared.metrics().leasesHeld(workers.size());
+      Map<StreamId, PodSpec> desired = lastDesired;
+      int before = workers.size();
+      if (acquire(desired, shared.config().leaseTtl(), fairShare(desired))) {
+        watchUntilNanos = shared.nanos();
+      }
+      boolean ownStopping =
+          desired.keySet().stream()
+              .anyMatch(s -> threads.containsKey(s) && !workers.containsKey(s));
+      if (!ownStopping) {
+        releasesSeen = releases; // else look again: a worker of this replica's is still stopping
+      }
+      if (workers.size() > before) {
+        log.info(
+            "replica={}: took {} stream(s) another replica gave up, between rounds",
+            replica,
+            workers.size() - before);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (RedisUnavailableException e) {
       shared.metrics().swallowed(Operation.COORDINATION);
-      log.warn("replica={}: coordination skipped, Redis unavailable: {}", replica, e.getMessage());
-    } catch (ReplicaConflictException e) {
-      conflicted(e);
     } catch (RuntimeException e) {
-      if (Thread.currentThread().isInterrupted()) {
-        return; // stopping: the wait for Redis was cut short, nothing failed
-      }
-      shared.metrics().realError(Operation.COORDINATION);
-      log.error("replica={}: coordination failed", replica, e);
+      failed("taking given-up leases", e);
+    } finally {
+      round.unlock();
     }
   }
 
@@ -295,10 +423,13 @@ public final class Coordinator implements StreamWorker.Listener {
     }
   }
 
+  private int fairShare(Map<StreamId, PodSpec> desired) {
+    return (desired.size() + liveReplicas - 1) / liveReplicas;
+  }
+
   private void level(Map<StreamId, PodSpec> desired, Duration ttl) {
-    int fair = (desired.size() + liveReplicas - 1) / liveReplicas;
-    List<StreamId> ranked = new ArrayList<>(desired.keySet());
-    ranked.sort(Comparator.comparingLong(this::preference).reversed());
+    int fair = fairShare(desired);
+    List<StreamId> ranked = ranked(desired);
     int held = workers.size() - retiring.size();
     if (held > fair) {
       for (int i = ranked.size() - 1; i >= 0 && held > fair; i--) {
@@ -311,7 +442,37 @@ public final class Coordinator implements StreamWorker.Listener {
         }
       }
     }
-    for (StreamId s : ranked) {
+    // the replicas or the streams changed, or this replica lost leases (fenced after an index
+    // loss, or paused past its TTL): another replica may shed what this one is short of
+    boolean changed =
+        liveReplicas != lastLiveReplicas
+            || desired.size() != lastDesiredSize
+            || held < heldAfterLastRound;
+    lastLiveReplicas = liveReplicas;
+    lastDesiredSize = desired.size();
+    if (held < fair && changed) {
+      try {
+        // read before trying: a lease given up after this read is seen by the watch
+        releasesSeen = shared.index().leaseReleases();
+        watchUntilNanos = shared.nanos() + ttl.toNanos();
+      } catch (RedisUnavailableException e) {
+        shared.metrics().swallowed(Operation.COORDINATION); // no watch: the next round takes them
+      }
+    }
+    if (acquire(desired, ttl, fair)) {
+      watchUntilNanos = shared.nanos();
+    }
+    heldAfterLastRound = workers.size() - retiring.size();
+  }
+
+  /**
+   * Takes free streams, most preferred first, until this replica holds its fair share.
+   *
+   * @return whether it holds it
+   */
+  private boolean acquire(Map<StreamId, PodSpec> desired, Duration ttl, int fair) {
+    int held = workers.size() - retiring.size();
+    for (StreamId s : ranked(desired)) {
       if (held >= fair) {
         break;
       }
@@ -323,6 +484,13 @@ public final class Coordinator implements StreamWorker.Listener {
         }
       }
     }
+    return held >= fair;
+  }
+
+  private List<StreamId> ranked(Map<StreamId, PodSpec> desired) {
+    List<StreamId> ranked = new ArrayList<>(desired.keySet());
+    ranked.sort(Comparator.comparingLong(this::preference).reversed());
+    return ranked;
   }
 
   private long preference(StreamId s) {

@@ -105,6 +105,46 @@ class CoordinatorTest {
     assertThat(owned(b)).doesNotContainAnyElementsOf(owned(a));
   }
 
+  /**
+   * A replica that lost its leases (paused past their TTL while another took them all) takes back
+   * the streams the other sheds as soon as they are given up, between its rounds: before, only a
+   * replica that had just joined watched for them, and this one waited for its next round.
+   */
+  @Test
+  void takeReleased_aReplicaThatLostItsLeasesTakesTheShedOnesBetweenRounds() {
+    PodDiscovery fleet = PodDiscovery.of(pods(4));
+    Coordinator a = replica("a", fleet);
+    Coordinator b = replica("b", fleet);
+    a.tick();
+    b.tick();
+    a.tick();
+    until(
+        "two each",
+        () -> {
+          b.tick();
+          return owned(b).size() == 2;
+        });
+    assertThat(owned(a)).hasSize(2);
+
+    // a is paused: its registration and leases expire, and b takes every stream
+    advance(TTL.dividedBy(2));
+    b.tick();
+    advance(TTL.dividedBy(2).plusMillis(1));
+    b.tick();
+    assertThat(owned(b)).hasSize(4);
+
+    a.tick(); // resumed: its leases are lost, and b holds them all
+    assertThat(owned(a)).isEmpty();
+    b.tick(); // b sees a again and sheds two; they are given up once their workers have stopped
+    assertThat(owned(b)).hasSize(2);
+    until(
+        "a takes them between its rounds",
+        () -> {
+          a.takeReleased();
+          return owned(a).size() == 2;
+        });
+  }
+
   @Test
   void tick_aDeadReplicasLeasesMoveOnlyOnceExpired() {
     PodDiscovery fleet = PodDiscovery.of(pods(4));

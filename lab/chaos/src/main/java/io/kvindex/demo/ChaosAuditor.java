@@ -2,43 +2,62 @@ package io.kvindex.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.event.AllBlocksCleared;
+import io.kvindex.event.BlockRemoved;
+import io.kvindex.event.BlockStored;
+import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.event.Tiers;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
 import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.SimulatedPod;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Checks router answers against the pods' ground truth continuously, during and after a fault: a
- * thread takes a snapshot of what every pod holds, then asks a router to score a prompt sampled
- * from the run and compares each pod's matched depth with the truth.
+ * thread asks a router to score a prompt sampled from the run and compares each pod's matched depth
+ * with what the pod held.
+ *
+ * <p>The truth is taken from two sources. Every batch an engine publishes is handed to the auditor
+ * as it is published (a listener on the engine): when each block was stored and removed, and in
+ * which batch, exact to the batch, however briefly it was held. Periodic looks at what each pod
+ * holds (every {@code lookEvery}, and after each answer) add what no batch says: blocks dropped
+ * silently (a reset or sleep whose AllBlocksCleared waits for the engine's next step, a restart,
+ * silent eviction). A look never overrules a batch published after it began. Looks alone, 300 ms
+ * apart on a loaded host, missed blocks held between two of them, and counted a router crediting
+ * one (rightly, within the grace) as a false positive "(its removal applied)".
  *
  * <p>Events take a moment to travel from an engine to the index, so the truth is read with a grace
  * period: a router may credit a pod with a block it stopped holding less than {@code grace} ago,
  * and need not credit it with one it has held for less than that. Past the grace, a depth above the
  * blocks the pod held is a <b>false positive</b> (the gateway would send the request to a pod whose
  * cache is colder than the index says) and one below is a <b>false negative</b>. A false positive
- * is counted apart when the index had not yet applied the batches the engine had published when the
- * block was first seen gone (its removal still on its way: ingest lag past the grace, not a wrong
- * index). An answer of "index unavailable" is counted apart: the gateway then balances by load,
- * which is neither.
+ * is counted apart when the index had not yet applied the batch that carries the block's removal
+ * (for a block dropped silently, the batch the engine publishes next): ingest lag past the grace,
+ * not a wrong index. An answer of "index unavailable" is counted apart: the gateway then balances
+ * by load, which is neither.
  *
- * <p>The truth starts at the auditor's first snapshot: what a pod dropped before it is unknown. A
- * lookup whose grace reaches back before that snapshot may credit a block the auditor never saw
- * (the pod may have dropped it within the grace), so such a block is not counted against it; a
- * block never seen whose removal the index has not applied at all is ingest lag like any other. To
- * leave nothing unknown, {@link #watch} takes snapshots from before the load starts and {@link
- * #start} begins the checks later. Thread-safe: one auditor thread, its figures read under its
- * lock.
+ * <p>The truth starts when the auditor is made (its listeners) and at its first look: what a pod
+ * dropped before is unknown. A lookup whose grace reaches back before the first look may credit a
+ * block the auditor never saw (the pod may have dropped it within the grace), so such a block is
+ * not counted against it; a block never seen whose removal the index has not applied at all is
+ * ingest lag like any other. To leave nothing unknown, {@link #watch} looks from before the load
+ * starts and {@link #start} begins the checks later. Thread-safe: one auditor thread, its figures
+ * read under its lock; the engines' threads only queue what they publish.
  */
 final class ChaosAuditor implements AutoCloseable {
   private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -53,23 +72,65 @@ final class ChaosAuditor implements AutoCloseable {
   private final Random random;
   private final BlockHasher hasher =
       BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
-  private final Map<String, Map<Long, Long>> firstHeld = new HashMap<>();
-  private final Map<String, Map<Long, Long>> lastHeld = new HashMap<>();
-  private final Map<String, Set<Long>> gone = new HashMap<>();
+  private final long lookEveryNanos;
 
-  /** Per pod and block gone, the engine's next sequence when the block was first seen gone. */
-  private final Map<String, Map<Long, Long>> goneBefore = new HashMap<>();
+  /** What the auditor knows of each pod's cache; the auditor's thread only. */
+  private final Map<String, PodTruth> truth = new HashMap<>();
+
+  /** Batches the engines published, queued by their threads, taken in by the auditor's. */
+  private final Queue<Published> published = new ConcurrentLinkedQueue<>();
 
   private long lastSnapshot = -1;
 
-  /** When the first snapshot was taken (-1 before): the truth before it is unknown. */
+  /** When the first look was taken (-1 before): the truth before it is unknown. */
   private volatile long firstSnapshot = -1;
 
   /**
-   * Per pod, the engine's next sequence at the first snapshot: a block never seen held that a pod
-   * held before went with a batch published before it.
+   * Per pod, the engine's next sequence at the first look: a block never seen held that a pod held
+   * before went with a batch published before it.
    */
   private final Map<String, Long> publishedBeforeFirst = new HashMap<>();
+
+  /** A batch an engine published, as its listener saw it. */
+  private record Published(String pod, Instant start, long seq, long atNanos, KvEventBatch batch) {}
+
+  /** What the auditor knows of one pod's cache (its one rank). */
+  private static final class PodTruth {
+    /** Blocks held now: since when, continuously. */
+    final Map<Long, Long> firstHeld = new HashMap<>();
+
+    /** Every block known held: until when it may have been held (one held now: the last look). */
+    final Map<Long, Long> lastHeld = new HashMap<>();
+
+    /** Blocks known held, then gone. */
+    final Set<Long> gone = new HashSet<>();
+
+    /**
+     * Per block gone, the engine's sequence of the batch that carries (or may carry) its removal.
+     */
+    final Map<Long, Long> goneBefore = new HashMap<>();
+
+    /** Per block, the tiers the engine's published stores and removals leave it on. */
+    final Map<Long, Set<String>> tiers = new HashMap<>();
+
+    /** Per block, the sequence of the last batch of this engine incarnation that changed it. */
+    final Map<Long, Long> changedAt = new HashMap<>();
+
+    /** The engine incarnation (process start) the batches taken in came from. */
+    Instant start;
+
+    boolean changedSince(long block, long seq) {
+      Long at = changedAt.get(block);
+      return at != null && at >= seq;
+    }
+
+    /** A restarted engine: sequences start again from 0; what it lost, the looks see. */
+    void newIncarnation(Instant start) {
+      this.start = start;
+      tiers.clear();
+      changedAt.clear();
+    }
+  }
 
   private volatile boolean checking;
   private boolean threadStarted;
@@ -102,18 +163,40 @@ final class ChaosAuditor implements AutoCloseable {
       List<InferenceRequest> prompts,
       Duration grace,
       long seed) {
+    this(fleet, index, routers, prompts, grace, seed, Duration.ofNanos(TICK_NANOS));
+  }
+
+  /**
+   * @param lookEvery how often the auditor's thread looks at what every pod holds, besides after
+   *     each answer it checks
+   */
+  ChaosAuditor(
+      Fleet fleet,
+      PrefixIndex index,
+      RouterClient routers,
+      List<InferenceRequest> prompts,
+      Duration grace,
+      long seed,
+      Duration lookEvery) {
     this.fleet = fleet;
     this.index = index;
     this.routers = routers;
     this.prompts = List.copyOf(prompts);
     this.pods = fleet.names();
     this.graceNanos = grace.toNanos();
+    this.lookEveryNanos = lookEvery.toNanos();
     this.random = new Random(seed);
     for (String pod : pods) {
-      firstHeld.put(pod, new HashMap<>());
-      lastHeld.put(pod, new HashMap<>());
-      gone.put(pod, new HashSet<>());
-      goneBefore.put(pod, new HashMap<>());
+      truth.put(pod, new PodTruth());
+      SimulatedPod engine = fleet.pod(pod);
+      engine.addBatchListener(
+          0,
+          (seq, batch, payload) -> {
+            if (running) {
+              published.add(
+                  new Published(pod, engine.processStartTime(), seq, System.nanoTime(), batch));
+            }
+          });
     }
     this.thread = new Thread(this::loop, "chaos-auditor");
     this.thread.setDaemon(true);
@@ -152,7 +235,11 @@ final class ChaosAuditor implements AutoCloseable {
   private void loop() {
     while (running) {
       long start = System.nanoTime();
-      snapshot();
+      if (lastSnapshot < 0 || start - lastSnapshot >= lookEveryNanos) {
+        snapshot();
+      } else {
+        takeIn();
+      }
       for (int i = 0; i < LOOKUPS_PER_TICK && running && checking; i++) {
         check(prompts.get(random.nextInt(prompts.size())));
       }
@@ -168,10 +255,77 @@ final class ChaosAuditor implements AutoCloseable {
   }
 
   /**
-   * Records when each pod was first seen holding each block, and until when it may have held it:
-   * the last snapshot that saw it, or for a block gone since, the first snapshot that saw it gone
-   * (it went at some moment between the two; a starved auditor thread taking snapshots far apart
-   * must not turn that uncertainty into false positives).
+   * Takes in the batches the engines published since the last time: when each block was stored
+   * (first held, unless held already) and removed (held until the batch's publication, gone before
+   * its sequence), on any tier.
+   */
+  private void takeIn() {
+    for (Published p; (p = published.poll()) != null; ) {
+      PodTruth t = truth.get(p.pod());
+      if (t.start == null) {
+        t.start = p.start();
+      } else if (p.start().isAfter(t.start)) {
+        t.newIncarnation(p.start());
+      }
+      for (KvEvent e : p.batch().events()) {
+        if (e instanceof BlockStored stored) {
+          String tier = Tiers.normalize(stored.medium());
+          for (int i = 0; i < stored.blockHashes().size(); i++) {
+            stored(t, stored.blockHashes().getLong(i), tier, p);
+          }
+        } else if (e instanceof BlockRemoved removed) {
+          String tier = Tiers.normalize(removed.medium());
+          for (int i = 0; i < removed.blockHashes().size(); i++) {
+            long block = removed.blockHashes().getLong(i);
+            Set<String> on = t.tiers.get(block);
+            if (on != null) {
+              on.remove(tier);
+            }
+            if (on == null || on.isEmpty()) {
+              t.tiers.remove(block);
+              gone(t, block, p);
+            }
+          }
+        } else if (e instanceof AllBlocksCleared) {
+          for (long block : List.copyOf(t.tiers.keySet())) {
+            gone(t, block, p);
+          }
+          t.tiers.clear();
+        }
+      }
+    }
+  }
+
+  private static void stored(PodTruth t, long block, String tier, Published p) {
+    Set<String> on = t.tiers.computeIfAbsent(block, b -> new HashSet<>(2));
+    on.add(tier);
+    t.changedAt.put(block, p.seq());
+    t.firstHeld.putIfAbsent(block, p.atNanos());
+    t.lastHeld.merge(block, p.atNanos(), Math::max);
+    if (t.gone.remove(block)) {
+      t.goneBefore.remove(block);
+    }
+  }
+
+  /**
+   * A removal published in batch {@code p}: the block was held until then (unless a look saw it
+   * gone earlier, dropped before its removal was published), and its removal is that batch's.
+   */
+  private static void gone(PodTruth t, long block, Published p) {
+    t.changedAt.put(block, p.seq());
+    t.firstHeld.remove(block);
+    if (t.gone.add(block)) {
+      t.lastHeld.put(block, p.atNanos());
+    }
+    t.goneBefore.put(block, p.seq());
+  }
+
+  /**
+   * Takes in the published batches, then looks at what each pod holds now, for what no batch says:
+   * a block seen held was held until this look, and one no longer held (dropped silently, or its
+   * removal not published yet) was held until this look at the latest, its removal in the batch the
+   * engine publishes next. A block a batch published after the look began changed is left to the
+   * batches; so is a pod whose engine restarted since.
    */
   private void snapshot() {
     long now = System.nanoTime();
@@ -186,27 +340,38 @@ final class ChaosAuditor implements AutoCloseable {
       firstSnapshot = now;
     }
     for (String pod : pods) {
+      SimulatedPod engine = fleet.pod(pod);
+      Instant start = engine.processStartTime();
+      long before = engine.nextSequence(0);
       Set<Long> held = fleet.held(pod);
-      Map<Long, Long> first = firstHeld.get(pod);
-      Map<Long, Long> last = lastHeld.get(pod);
-      Set<Long> goneSeen = gone.get(pod);
-      Map<Long, Long> sequence = goneBefore.get(pod);
-      long published = fleet.pod(pod).nextSequence(0);
+      takeIn();
       if (firstLook) {
-        publishedBeforeFirst.put(pod, published);
+        publishedBeforeFirst.put(pod, before);
       }
-      first.keySet().retainAll(held);
-      for (Map.Entry<Long, Long> e : last.entrySet()) {
-        if (!held.contains(e.getKey()) && goneSeen.add(e.getKey())) {
+      PodTruth t = truth.get(pod);
+      if (t.start == null) {
+        t.start = start;
+      } else if (start.isAfter(t.start)) {
+        t.newIncarnation(start);
+      } else if (!start.equals(t.start)) {
+        continue; // restarted after this look began: the next look sees the new engine
+      }
+      for (Map.Entry<Long, Long> e : t.lastHeld.entrySet()) {
+        long b = e.getKey();
+        if (!held.contains(b) && !t.changedSince(b, before) && t.gone.add(b)) {
           e.setValue(now);
-          sequence.put(e.getKey(), published);
+          t.goneBefore.put(b, before);
+          t.firstHeld.remove(b);
         }
       }
       for (long b : held) {
-        first.putIfAbsent(b, now);
-        last.put(b, now);
-        if (goneSeen.remove(b)) {
-          sequence.remove(b);
+        if (t.changedSince(b, before)) {
+          continue;
+        }
+        t.firstHeld.putIfAbsent(b, now);
+        t.lastHeld.put(b, now);
+        if (t.gone.remove(b)) {
+          t.goneBefore.remove(b);
         }
       }
     }
@@ -249,8 +414,9 @@ final class ChaosAuditor implements AutoCloseable {
         int depth = answer.path("pods").path(pod).path("matched_blocks").asInt(0);
         // A grace reaching back before the first snapshot: a block never seen may have gone then.
         boolean unseenMayHold = truthAt - graceNanos < firstSnapshot;
-        int mayHold = mayHoldDepth(keys, lastHeld.get(pod), truthAt - graceNanos, unseenMayHold);
-        int mustHold = mustHoldDepth(keys, firstHeld.get(pod), truthAt - graceNanos);
+        PodTruth t = truth.get(pod);
+        int mayHold = mayHoldDepth(keys, t.lastHeld, truthAt - graceNanos, unseenMayHold);
+        int mustHold = mustHoldDepth(keys, t.firstHeld, truthAt - graceNanos);
         if (depth > mayHold) {
           fp = true;
           boolean behind = ingestBehind(pod, keys[mayHold]);
@@ -296,13 +462,13 @@ final class ChaosAuditor implements AutoCloseable {
   }
 
   /**
-   * Whether the index had not yet applied what the engine had published when the block was first
-   * seen gone, or for a block never seen held, by the first snapshot (so its removal is still on
-   * its way: ingest lag, not a wrong index). Reads the stream's watermark, at most once per false
-   * positive.
+   * Whether the index had not yet applied the batch that carries the block's removal (for a block
+   * dropped silently, the one the engine published next after a look first saw it gone; for a block
+   * never seen held, one published by the first look), so its removal is still on its way: ingest
+   * lag, not a wrong index. Reads the stream's watermark, at most once per false positive.
    */
   private boolean ingestBehind(String pod, long block) {
-    Long publishedBefore = goneBefore.get(pod).get(block);
+    Long publishedBefore = truth.get(pod).goneBefore.get(block);
     if (publishedBefore == null) {
       publishedBefore = publishedBeforeFirst.get(pod);
     }
@@ -311,8 +477,6 @@ final class ChaosAuditor implements AutoCloseable {
     }
     try {
       long watermark = index.watermark(new StreamId(Workloads.MODEL, pod, 0)).orElse(-1);
-      // The batch published next may carry the removal (an engine publishes its events after the
-      // step that changed its cache), so the index is behind until it has applied that one too.
       return watermark < publishedBefore;
     } catch (RuntimeException e) {
       return false;

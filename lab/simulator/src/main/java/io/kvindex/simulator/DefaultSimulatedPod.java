@@ -239,6 +239,11 @@ final class DefaultSimulatedPod implements SimulatedPod {
     return engines.stream().mapToLong(Engine::cachedTokens).sum();
   }
 
+  @Override
+  public void addBatchListener(int rank, Engine.BatchListener listener) {
+    engine(rank).addListener(listener);
+  }
+
   void addListener(Engine.BatchListener listener) {
     engines.forEach(e -> e.addListener(listener));
   }

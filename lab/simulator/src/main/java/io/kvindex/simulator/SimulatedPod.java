@@ -110,6 +110,14 @@ public interface SimulatedPod extends AutoCloseable {
    */
   long inject(int rank, byte[] payload);
 
+  /**
+   * Hands {@code listener} every batch the rank's engine publishes from now on, in order, on the
+   * engine's thread while it publishes (so the engine waits for it: keep it quick): a log of what
+   * the engine's cache did, exact to the batch, that a periodic look at {@link #cachedBlocks} is
+   * not. Injected payloads ({@link #inject}) are not the engine's and are not handed over.
+   */
+  void addBatchListener(int rank, io.kvindex.simulator.engine.Engine.BatchListener listener);
+
   /** The live-stream faults, shared by all ranks. */
   FaultKnobs faults();
 

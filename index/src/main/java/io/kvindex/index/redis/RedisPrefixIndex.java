@@ -601,6 +601,22 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<LookupResult> lookupAsync(
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
+    return hybridLookup(request, layout, hashBlockSize, promptTokens, Runnable::run);
+  }
+
+  @Override
+  public LookupResult lookup(
+      LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
+    WaitingThreadExecutor caller = new WaitingThreadExecutor();
+    return caller.await(hybridLookup(request, layout, hashBlockSize, promptTokens, caller));
+  }
+
+  private CompletableFuture<LookupResult> hybridLookup(
+      LookupRequest request,
+      CacheLayout layout,
+      int hashBlockSize,
+      int promptTokens,
+      java.util.concurrent.Executor decode) {
     Check.notNull(request, "request");
     Check.atLeast(promptTokens, 0, "promptTokens");
     layout
@@ -610,7 +626,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
               throw new IllegalArgumentException("the layout cannot be scored: " + why);
             });
     return lookups.lookup(
-        request, Runnable::run, new HybridHit(layout, hashBlockSize), hashBlockSize, promptTokens);
+        request, decode, new HybridHit(layout, hashBlockSize), hashBlockSize, promptTokens);
   }
 
   @Override

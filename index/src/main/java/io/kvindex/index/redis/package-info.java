@@ -128,8 +128,8 @@
  * the model's full-attention group: each block takes the locator of that group's block of the same
  * key (every group publishes the same key for the same token boundary), so it is mirrored into its
  * own group's segment or span of the full-attention head; one whose anchor block is not located is
- * unlocated, and the anchor's field noted as its parent. Every script is idempotent for a retried duplicate: a batch that
- * ran but whose reply was lost comes back DUPLICATE. A run of consecutive batches applied as one
+ * unlocated, and the anchor's field noted as its parent. Every script is idempotent for a retried
+ * duplicate: a batch that ran but whose reply was lost comes back DUPLICATE. A run of consecutive batches applied as one
  * call (first..seq, in one chunk) is checked by its first sequence and moves the watermark to its
  * last: a run that overlaps what is applied comes back DUPLICATE with the watermark.
  *

@@ -188,7 +188,7 @@ public interface PrefixIndex extends AutoCloseable {
    * CacheLayout#hybrid}): per pod the hit vLLM's coordinator would compute on the pod's cache (its
    * best rank), in blocks of {@code hashBlockSize} tokens, with each cache group's own figure in
    * {@link PodMatch#groupTokens}. The full-attention group is read as {@link #lookupAsync(
-   * LookupRequest)} reads a group, the other groups' block fields beside it in the same read.
+   * LookupRequest)} reads a group, the other groups' fields beside it in the same read.
    *
    * @param request the prompt's keys, one per {@code hashBlockSize} tokens ({@link
    *     LookupRequest#cacheGroup} is ignored: the layout names the groups)
@@ -201,6 +201,17 @@ public interface PrefixIndex extends AutoCloseable {
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
     throw new UnsupportedOperationException(
         "this index does not score hybrid models; use the Redis index");
+  }
+
+  /**
+   * {@link #lookupAsync(LookupRequest, CacheLayout, int, int)}, waiting for the answer (decoded on
+   * the calling thread, as {@link #lookup(LookupRequest)} is).
+   *
+   * @throws UnsupportedOperationException if the index cannot score hybrid models
+   */
+  default LookupResult lookup(
+      LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
+    return Await.of(lookupAsync(request, layout, hashBlockSize, promptTokens));
   }
 
   /**

@@ -6,6 +6,7 @@ import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.hash.TokenKeys;
 import io.kvindex.index.BatchCheck;
+import io.kvindex.index.CacheLayout;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Tier;
 import java.nio.ByteBuffer;
@@ -21,6 +22,7 @@ import java.util.List;
  * <pre>
  * 'C'                                     AllBlocksCleared
  * 'S'     tier(1) group(2) hasParent(1) parent(8) hash(8)*n   engine-key store
+ * 'A'     tier(1) group(2) anchor(2) hash(8)*n   engine-key store of a sparse group
  * 'R'     tier(1) group(2) hash(8)*n      engine-key remove
  * 'Q'     tier(1) group(2) hash(8)*n      token-key remove (hashes resolved through the stream's map)
  * 'T'     tier(1) group(2) hasParent(1) parent(8) root(8) blockSize(4) n(4) hash(8)*n token(4)*n*bs
@@ -33,6 +35,17 @@ import java.util.List;
  * long event is split into consecutive pieces, each store's parent the previous piece's last block,
  * so the chunks applied in order write exactly what the whole batch would. A batch always has at
  * least one chunk (an empty one moves the watermark).
+ *
+ * <p>An engine-key store of a sparse cache group ({@code kv_cache_spec_kind} sliding window,
+ * chunked local or Mamba) is packed as 'A' with its <b>anchor</b>: the lowest full-attention group
+ * among the call's stores, else the one the writer knows for the model (its last call with one, or
+ * the model's recorded cache layout), whose block of the same key locates each of its blocks
+ * (apply.lua, storeLocatedBy). With none known it is packed with the anchor 65535, and its blocks
+ * stay unlocated (lookups of the index group read block fields until they go); a model known to
+ * have no full-attention group (sparse groups alone, which the hybrid rule does not score) is
+ * packed as 'S', located by its own chain. So that the anchor's blocks are there first, each run of
+ * consecutive stores is packed with the anchor group's first (stores of other groups touch other
+ * fields: their order between them changes nothing else).
  *
  * <p>Each chunk covers a range of the call's <b>positions</b>: its events' blocks counted in order
  * (an AllBlocksCleared one, each stored or removed block one, a store left out none), whatever the
@@ -50,9 +63,10 @@ final class EventPacker {
 
   /**
    * The chunks of a call from some position on, in order; the positions of the whole call, its
-   * digest, and the blocks dropped while packing.
+   * digest, the blocks dropped while packing, and the anchor its sparse stores were packed with
+   * ({@link #NO_ANCHOR}: none).
    */
-  record Packed(List<Chunk> chunks, long blocks, String digest, int dropped) {
+  record Packed(List<Chunk> chunks, long blocks, String digest, int dropped, int anchor) {
     /** The packed events of a batch that fits in one chunk (tests). */
     List<byte[]> events() {
       return chunks.stream().flatMap(c -> c.events().stream()).toList();
@@ -77,20 +91,34 @@ final class EventPacker {
     return pack(mode, model, events, chunkBlocks, 0);
   }
 
+  static Packed pack(
+      KeyMode mode, String model, List<KvEvent> events, int chunkBlocks, long start) {
+    return pack(mode, model, events, chunkBlocks, start, NO_ANCHOR);
+  }
+
   /**
    * The events' chunks from position {@code start} on (a store that {@code start} falls inside goes
    * on from its block there, as a chunk boundary would have split it).
    *
+   * @param knownAnchor the model's anchor as the writer knows it, for a call whose stores name none
+   *     ({@link #NO_ANCHOR}: not known; {@link #OWN_CHAIN}: the model has none)
    * @throws IllegalArgumentException if an event holds what the index cannot store (a cache group
    *     outside [0, 65535], a negative token id)
    */
   static Packed pack(
-      KeyMode mode, String model, List<KvEvent> events, int chunkBlocks, long start) {
+      KeyMode mode,
+      String model,
+      List<KvEvent> events,
+      int chunkBlocks,
+      long start,
+      int knownAnchor) {
     Chunks out = new Chunks(chunkBlocks, start);
     Digest digest = new Digest();
     int dropped = 0;
     long position = 0;
-    for (KvEvent event : events) {
+    int own = anchorOf(events);
+    int anchor = own != NO_ANCHOR ? own : knownAnchor;
+    for (KvEvent event : anchorsFirst(events, anchor)) {
       int blocks = blocks(mode, event);
       if (blocks == 0) {
         if (event instanceof BlockStored s && !s.blockHashes().isEmpty()) {
@@ -98,14 +126,99 @@ final class EventPacker {
         }
         continue;
       }
-      digest.add(mode, model, event);
+      int eventAnchor = mode == KeyMode.ENGINE && sparse(event) ? anchor : OWN_CHAIN;
+      digest.add(mode, model, event, eventAnchor);
       int offset = (int) Math.max(0, start - position);
       position += blocks;
       if (offset < blocks) {
-        packFrom(mode, model, event, offset, out);
+        packFrom(mode, model, event, offset, eventAnchor, out);
       }
     }
-    return new Packed(out.done(), position, digest.hex(), dropped);
+    return new Packed(out.done(), position, digest.hex(), dropped, anchor);
+  }
+
+  /** The anchor of a call without a full-attention store, when the model's is not known. */
+  static final int NO_ANCHOR = 0xFFFF;
+
+  /** The anchor of a model known to have no full-attention group: its own chain locates it. */
+  static final int OWN_CHAIN = -1;
+
+  /**
+   * The anchor of the call's sparse stores: its lowest full-attention group that stores ({@code
+   * kv_cache_spec_kind} given and of full attention), or {@link #NO_ANCHOR}.
+   */
+  static int anchorOf(List<KvEvent> events) {
+    int anchor = NO_ANCHOR;
+    for (KvEvent event : events) {
+      if (event instanceof BlockStored s
+          && s.kvCacheSpecKind() != null
+          && CacheLayout.Kind.of(s.kvCacheSpecKind()) == CacheLayout.Kind.FULL) {
+        anchor = Math.min(anchor, s.cacheGroup());
+      }
+    }
+    return anchor;
+  }
+
+  /** Whether the events hold a store of a sparse cache group. */
+  static boolean anySparse(List<KvEvent> events) {
+    for (KvEvent event : events) {
+      if (sparse(event)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether an event is a store of a sparse cache group (located by the anchor's blocks). */
+  private static boolean sparse(KvEvent event) {
+    if (!(event instanceof BlockStored s)) {
+      return false;
+    }
+    CacheLayout.Kind kind = CacheLayout.Kind.of(s.kvCacheSpecKind());
+    return kind == CacheLayout.Kind.SLIDING_WINDOW
+        || kind == CacheLayout.Kind.CHUNKED_LOCAL
+        || kind == CacheLayout.Kind.MAMBA;
+  }
+
+  /**
+   * The events with each run of consecutive stores reordered, the anchor group's first (the list
+   * itself when no sparse store comes before one of the anchor's in a run).
+   */
+  private static List<KvEvent> anchorsFirst(List<KvEvent> events, int anchor) {
+    if (anchor == NO_ANCHOR || anchor == OWN_CHAIN || !sparseBeforeAnchor(events, anchor)) {
+      return events;
+    }
+    List<KvEvent> out = new ArrayList<>(events.size());
+    List<KvEvent> others = new ArrayList<>();
+    for (KvEvent event : events) {
+      if (!(event instanceof BlockStored s)) {
+        out.addAll(others);
+        others.clear();
+        out.add(event);
+      } else if (s.cacheGroup() == anchor) {
+        out.add(event);
+      } else {
+        others.add(event);
+      }
+    }
+    out.addAll(others);
+    return out;
+  }
+
+  private static boolean sparseBeforeAnchor(List<KvEvent> events, int anchor) {
+    boolean sparseSeen = false;
+    for (KvEvent event : events) {
+      if (!(event instanceof BlockStored s)) {
+        sparseSeen = false;
+      } else if (s.cacheGroup() == anchor) {
+        if (sparseSeen) {
+          return true;
+        }
+      } else if (sparse(s)) {
+        sparseSeen = true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -123,8 +236,9 @@ final class EventPacker {
     return 0;
   }
 
-  /** Packs the event from its block {@code offset} on. */
-  private static void packFrom(KeyMode mode, String model, KvEvent event, int offset, Chunks out) {
+  /** Packs the event from its block {@code offset} on; a sparse store with {@code anchor} >= 0. */
+  private static void packFrom(
+      KeyMode mode, String model, KvEvent event, int offset, int anchor, Chunks out) {
     if (event instanceof AllBlocksCleared) {
       out.add(new byte[] {'C'}, 1, 1);
     } else if (event instanceof BlockRemoved r) {
@@ -145,7 +259,7 @@ final class EventPacker {
         int to = from + Math.min(Math.max(1, out.room() / weight), hashes.size() - from);
         Long parent = from == 0 ? s.parentBlockHash() : hashes.get(from - 1);
         if (mode == KeyMode.ENGINE) {
-          out.store(Tier.of(s.medium()), group, parent, hashes.subList(from, to));
+          out.store(Tier.of(s.medium()), group, anchor, parent, hashes.subList(from, to));
         } else {
           byte[] piece = tokenStored(model, s, group, parent, from > 0, from, to);
           out.add(piece, weight * (to - from), to - from);
@@ -173,6 +287,7 @@ final class EventPacker {
     private Tier openTier;
 
     private int openGroup;
+    private int openAnchor;
     private Long openParent;
     private final List<Long> openHashes = new ArrayList<>();
 
@@ -203,17 +318,20 @@ final class EventPacker {
       position += blocks;
     }
 
-    void store(Tier tier, int group, Long parent, List<Long> hashes) {
+    /** An engine-key store; {@code anchor} >= 0 for a sparse group's (located by the anchor). */
+    void store(Tier tier, int group, int anchor, Long parent, List<Long> hashes) {
       room();
       boolean goesOn =
           openTier == tier
               && openGroup == group
-              && parent != null
-              && parent.equals(openHashes.get(openHashes.size() - 1));
+              && openAnchor == anchor
+              && (anchor >= 0
+                  || parent != null && parent.equals(openHashes.get(openHashes.size() - 1)));
       if (!goesOn) {
         close();
         openTier = tier;
         openGroup = group;
+        openAnchor = anchor;
         openParent = parent;
       }
       openHashes.addAll(hashes);
@@ -224,7 +342,10 @@ final class EventPacker {
     /** Packs the open store, if any. */
     private void close() {
       if (openTier != null) {
-        current.add(stored(openTier, openGroup, openParent, openHashes));
+        current.add(
+            openAnchor >= 0
+                ? anchored(openTier, openGroup, openAnchor, openHashes)
+                : stored(openTier, openGroup, openParent, openHashes));
         openTier = null;
         openHashes.clear();
       }
@@ -255,14 +376,19 @@ final class EventPacker {
       }
     }
 
-    void add(KeyMode mode, String model, KvEvent event) {
+    /** {@code anchor} >= 0: a sparse group's store, located by that group. */
+    void add(KeyMode mode, String model, KvEvent event, int anchor) {
       if (event instanceof AllBlocksCleared) {
         room(1).put((byte) 'C');
       } else if (event instanceof BlockRemoved r) {
         header('R', Tier.of(r.medium()), r.cacheGroup(), r.blockHashes().size());
         r.blockHashes().forEach(h -> room(8).putLong(h));
       } else if (event instanceof BlockStored s) {
-        header('S', Tier.of(s.medium()), s.cacheGroup(), s.blockHashes().size());
+        header(
+            anchor >= 0 ? 'A' : 'S', Tier.of(s.medium()), s.cacheGroup(), s.blockHashes().size());
+        if (anchor >= 0) {
+          room(4).putInt(anchor);
+        }
         Long parent = s.parentBlockHash();
         room(9).put((byte) (parent == null ? 0 : 1)).putLong(parent == null ? 0 : parent);
         s.blockHashes().forEach(h -> room(8).putLong(h));
@@ -301,6 +427,13 @@ final class EventPacker {
     ByteBuffer buf = header('S', tier, cacheGroup, 9 + 8 * hashes.size());
     buf.put((byte) (parent == null ? 0 : 1));
     buf.putLong(parent == null ? 0 : parent);
+    hashes.forEach(buf::putLong);
+    return buf.array();
+  }
+
+  private static byte[] anchored(Tier tier, int cacheGroup, int anchor, List<Long> hashes) {
+    ByteBuffer buf = header('A', tier, cacheGroup, 2 + 8 * hashes.size());
+    buf.putShort((short) anchor);
     hashes.forEach(buf::putLong);
     return buf.array();
   }

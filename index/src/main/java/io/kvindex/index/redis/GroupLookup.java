@@ -29,7 +29,9 @@ import java.util.concurrent.Executor;
  *       unknown position) and the keys start at the chain's block 0, else its first {@value
  *       #FIRST_CHUNK} block fields; beside it, one HMGET of the group's speculative routes by the
  *       prompt's segment and span fields up to {@link
- *       RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks, which routes are kept by;
+ *       RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks, which routes are kept by; for a
+ *       hybrid model, the other cache groups' fields in the same HMGET ({@link HybridPlan}: their
+ *       segments by the same heads while the prompt is read by segments, else their block fields);
  *   <li><b>chunk</b>: the prompt's next block fields (4 times the last read, at most {@value
  *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
  * </ul>
@@ -99,6 +101,14 @@ final class GroupLookup {
 
   /** The values of {@link HybridPlan#fields} the last head read found, and its layout. */
   private List<byte[]> hybridValues;
+
+  /** How many of the last head read's fields were the other groups', and whether by segments. */
+  private int hybridFields;
+
+  private boolean hybridBySegments;
+
+  /** One of the other groups' segments overflowed: this lookup reads their block fields. */
+  private boolean hybridByBlockFields;
 
   private LookupDecoder.Layout layout;
 
@@ -213,7 +223,9 @@ final class GroupLookup {
     } else if (payload.size() > 1 + prompt.segments()) {
       ctx.overflowReads.increment();
     }
-    List<byte[]> extra = hybrid == null ? List.of() : hybrid.fields();
+    hybridBySegments = hybrid != null && bySegment && hybrid.segmentable() && !hybridByBlockFields;
+    List<byte[]> extra = hybrid == null ? List.of() : hybrid.fields(hybridBySegments, prompt);
+    hybridFields = extra.size();
     byte[][] fields = new byte[READ_HEADER + fresh.size() + payload.size() + extra.size()][];
     fields[0] = KeySchema.SLOTS_GENERATION_FIELD;
     fields[1] = KeySchema.UNLOCATED_HEADS_FIELD;
@@ -274,6 +286,10 @@ final class GroupLookup {
       values = new BlockValues(replied.size());
       replied.forEach(values::addField);
     }
+    if (hybridBySegments && HybridPlan.overflowed(hybridValues)) {
+      hybridByBlockFields = true; // the next head read takes the other groups' block fields
+      return Step.AGAIN;
+    }
     decoder = new LookupDecoder(group.none(), read.layout(), ctx.weights);
     layout = read.layout();
     decoder.speculate(speculative);
@@ -285,7 +301,9 @@ final class GroupLookup {
 
   /** The matches of the read groups: the full-attention group's, combined with the others'. */
   private PodMatch[] answer(PodMatch[] matches) {
-    return hybrid == null ? matches : hybrid.combine(matches, layout, hybridValues);
+    return hybrid == null
+        ? matches
+        : hybrid.combine(matches, layout, hybridValues, hybridBySegments, prompt);
   }
 
   private boolean finished() {
@@ -420,7 +438,7 @@ final class GroupLookup {
         resolved = resolve(learned, nowMs);
       }
     }
-    int extra = hybrid == null ? 0 : hybrid.fields().size();
+    int extra = hybridFields;
     List<byte[]> values = new ArrayList<>(reply.size() - READ_HEADER - fresh.size() - extra);
     for (int i = READ_HEADER + fresh.size(); i < reply.size() - extra; i++) {
       values.add(value(reply.get(i)));

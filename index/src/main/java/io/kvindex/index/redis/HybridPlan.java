@@ -12,9 +12,23 @@ import java.util.function.IntFunction;
 
 /**
  * A hybrid model's lookup: its full-attention group is read as any model's (prefix depths, tiers,
- * ranks), and beside it, in the same head read, the block fields of each other spec group at every
- * unit the hit rule may ask about; the two are then combined per stream (a pod's rank) by {@link
- * HybridHit}. Immutable and thread-safe.
+ * ranks), and beside it, in the same head read, each other spec group; the two are then combined
+ * per stream (a pod's rank) by {@link HybridHit}. Immutable and thread-safe.
+ *
+ * <p>An other group is read one of two ways, as the full-attention group's head read is:
+ *
+ * <ul>
+ *   <li><b>by segments</b>, while the full-attention group is: its blocks are located by the
+ *       full-attention chain (apply.lua, storeLocatedBy), so its segment and span fields are named
+ *       by the same heads as the prompt's full-attention ones, and a unit of the group is the
+ *       full-attention position its last block ends at. One field per 16 blocks (256 from block 256
+ *       on), not one per unit; only where every unit of the other groups ends on a full-attention
+ *       block (a Mamba group with fine-grained hits on larger full-attention blocks is read by
+ *       block fields);
+ *   <li><b>by block fields</b>, one per unit the hit rule may ask about, when the full-attention
+ *       group is read by block fields (its keys do not start the chain, or the prompt reaches
+ *       blocks of unknown position), or when one of the group's segments overflowed.
+ * </ul>
  */
 final class HybridPlan {
   private final HybridHit rule;
@@ -22,13 +36,19 @@ final class HybridPlan {
   private final int hashBlock;
   private final int fullBlock;
   private final int promptTokens;
+  private final long[] keys;
   private final long[] fullKeys;
 
-  /** Per spec group, where its fields start in {@link #fields}, and how many it has. */
-  private final int[] fieldStart;
+  /** Per spec group (index 0, full attention, unused): its field prefix, units read, unit size. */
+  private final byte[][] prefixes;
 
-  private final int[] fieldCount;
-  private final List<byte[]> fields;
+  private final int[] unitCount;
+  private final int[] unitTokens;
+
+  /** Whether every other group's units end on full-attention blocks (a read by segments works). */
+  private final boolean segmentable;
+
+  private List<byte[]> blockFields;
 
   /**
    * @param rule the model's hit rule ({@link HybridHit#specGroups} starts with full attention)
@@ -43,23 +63,23 @@ final class HybridPlan {
     this.specGroups = rule.specGroups();
     this.hashBlock = hashBlock;
     this.promptTokens = promptTokens;
+    this.keys = keys;
     this.fullBlock = specGroups.get(0).blockSize();
     this.fullKeys = unitKeys(keys, fullBlock / hashBlock, keys.length * hashBlock / fullBlock);
     int max = Math.max(0, promptTokens - 1);
-    fieldStart = new int[specGroups.size()];
-    fieldCount = new int[specGroups.size()];
-    fields = new ArrayList<>();
+    prefixes = new byte[specGroups.size()][];
+    unitCount = new int[specGroups.size()];
+    unitTokens = new int[specGroups.size()];
+    boolean aligned = true;
     for (int k = 1; k < specGroups.size(); k++) {
       Group g = specGroups.get(k);
       int unit = rule.unit(g);
-      int units = Math.min(keys.length * hashBlock / unit, max / unit);
-      byte[] prefix = prefixOf.apply(g.index());
-      fieldStart[k] = fields.size();
-      fieldCount[k] = units;
-      for (long key : unitKeys(keys, unit / hashBlock, units)) {
-        fields.add(KeySchema.blockField(prefix, key));
-      }
+      prefixes[k] = prefixOf.apply(g.index());
+      unitTokens[k] = unit;
+      unitCount[k] = Math.min(keys.length * hashBlock / unit, max / unit);
+      aligned &= unit % fullBlock == 0;
     }
+    this.segmentable = aligned;
   }
 
   /** The first {@code units} keys of units of {@code per} keys: each unit's last key. */
@@ -74,6 +94,56 @@ final class HybridPlan {
     return out;
   }
 
+  /** Whether the other groups may be read by segments (see the class notes). */
+  boolean segmentable() {
+    return segmentable;
+  }
+
+  /**
+   * The other groups' fields, read beside the full-attention group's head read: by segments of
+   * {@code prompt} (the full-attention prompt), or one block field per unit.
+   */
+  List<byte[]> fields(boolean bySegments, Prompt prompt) {
+    if (!bySegments) {
+      return blockFields();
+    }
+    List<byte[]> fields = new ArrayList<>((specGroups.size() - 1) * prompt.segments());
+    for (int k = 1; k < specGroups.size(); k++) {
+      for (int j = 0; j < prompt.segments(); j++) {
+        fields.add(
+            KeySchema.segmentField(
+                prefixes[k], fullKeys[prompt.segmentStart(j)], j >= SHORT_SEGMENTS));
+      }
+    }
+    return fields;
+  }
+
+  private static final int SHORT_SEGMENTS = KeySchema.SPAN_FROM / KeySchema.SEGMENT_BLOCKS;
+
+  private synchronized List<byte[]> blockFields() {
+    if (blockFields == null) {
+      List<byte[]> fields = new ArrayList<>();
+      for (int k = 1; k < specGroups.size(); k++) {
+        int unit = unitTokens[k];
+        for (long key : unitKeys(keys, unit / hashBlock, unitCount[k])) {
+          fields.add(KeySchema.blockField(prefixes[k], key));
+        }
+      }
+      blockFields = fields;
+    }
+    return blockFields;
+  }
+
+  /** Whether a read by segments found one of them overflowed (its blocks must be read instead). */
+  static boolean overflowed(List<byte[]> values) {
+    for (byte[] v : values) {
+      if (v != null && v.length == 1 && v[0] == 'O') {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The full-attention group, read as a single group's lookup is. */
   int fullGroup() {
     return specGroups.get(0).index();
@@ -84,34 +154,68 @@ final class HybridPlan {
     return fullKeys;
   }
 
-  /** The other groups' block fields, read beside the full-attention group's head read. */
-  List<byte[]> fields() {
-    return fields;
-  }
-
   /**
    * The candidates' hits.
    *
    * @param full per candidate, its match in the full-attention group
    * @param layout the decoder layout those matches were made with
    * @param values the values of {@link #fields}, in order, read with them
+   * @param bySegments whether {@link #fields} were read by segments of {@code prompt}
    */
-  PodMatch[] combine(PodMatch[] full, LookupDecoder.Layout layout, List<byte[]> values) {
+  PodMatch[] combine(
+      PodMatch[] full,
+      LookupDecoder.Layout layout,
+      List<byte[]> values,
+      boolean bySegments,
+      Prompt prompt) {
     BitSet[][] held = new BitSet[specGroups.size()][layout.streams()];
+    int at = 0;
     for (int k = 1; k < specGroups.size(); k++) {
       BitSet[] byStream = held[k];
-      for (int j = 0; j < fieldCount[k]; j++) {
-        int unit = j;
-        layout.holders(
-            values.get(fieldStart[k] + j),
-            s -> (byStream[s] == null ? byStream[s] = new BitSet() : byStream[s]).set(unit));
+      if (bySegments) {
+        heldBySegments(byStream, k, layout, values.subList(at, at + prompt.segments()), prompt);
+        at += prompt.segments();
+        continue;
       }
+      for (int j = 0; j < unitCount[k]; j++) {
+        int unit = j;
+        layout.holders(values.get(at + j), s -> held(byStream, s).set(unit));
+      }
+      at += unitCount[k];
     }
     PodMatch[] out = new PodMatch[full.length];
     for (int p = 0; p < full.length; p++) {
       out[p] = match(full[p], layout.streamsOf(p), layout, held);
     }
     return out;
+  }
+
+  private static BitSet held(BitSet[] byStream, int s) {
+    return byStream[s] == null ? byStream[s] = new BitSet() : byStream[s];
+  }
+
+  /**
+   * Which of group {@code k}'s units each stream holds, from the group's segments of the
+   * full-attention prompt: unit {@code i} is the block at the full-attention position its last
+   * token lies in.
+   */
+  private void heldBySegments(
+      BitSet[] byStream, int k, LookupDecoder.Layout layout, List<byte[]> segments, Prompt prompt) {
+    BlockValues values = new BlockValues(prompt.length());
+    values.extend(prompt.length());
+    for (int j = 0; j < prompt.segments(); j++) {
+      int start = prompt.segmentStart(j);
+      SegmentCodec.read(values, start, segments.get(j), fullKeys, start, prompt.segmentEnd(j));
+    }
+    int per = unitTokens[k] / fullBlock;
+    for (int i = 0; i < unitCount[k]; i++) {
+      int q = (i + 1) * per - 1;
+      byte[] array = q < prompt.length() ? values.array(q) : null;
+      if (array != null) {
+        int unit = i;
+        layout.holders(array, values.from(q), values.to(q), s -> held(byStream, s).set(unit));
+      }
+    }
   }
 
   private PodMatch match(PodMatch m, int[] streams, LookupDecoder.Layout layout, BitSet[][] held) {

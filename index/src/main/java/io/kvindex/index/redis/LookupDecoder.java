@@ -162,10 +162,16 @@ final class LookupDecoder {
      * located value's locator skipped).
      */
     void holders(byte[] value, java.util.function.IntConsumer holder) {
-      if (value == null) {
-        return;
+      if (value != null) {
+        holders(value, value.length % 2 == 1 ? LOCATOR_BYTES : 0, value.length, holder);
       }
-      for (int e = value.length % 2 == 1 ? LOCATOR_BYTES : 0; e + 1 < value.length; e += 2) {
+    }
+
+    /**
+     * As {@link #holders(byte[], java.util.function.IntConsumer)}, of entries {@code [from, to)}.
+     */
+    void holders(byte[] value, int from, int to, java.util.function.IntConsumer holder) {
+      for (int e = from; e + 1 < to; e += 2) {
         int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
         int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
         if (s >= 0 && (value[e + 1] & TIER_BITS) != 0) {

@@ -69,9 +69,11 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * a stream record names the batch in progress by its blocks done and its events' digest, not by
    * its chunks done; 4 since speculative routes are kept per segment in one hash per group and
    * touches are ids by offset, and (within the same release) lookups read the unlocated heads and
-   * the blocks hash records the cluster node its data was written on.
+   * the blocks hash records the cluster node its data was written on; 5 since a hybrid model's
+   * sparse groups' blocks (sliding window, chunked local, Mamba) are located by the full-attention
+   * chain and lookups read them by segments.
    */
-  static final int FORMAT = 4;
+  static final int FORMAT = 5;
 
   /**
    * Blocks one speculative route records at most: its first ones (16 segments and 3 spans, so a
@@ -149,7 +151,14 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.notes = new RedisNotes(config, keys, writes);
     this.streams =
         new RedisStreamWrites(
-            config, keys, writes, notes, identity, this::initAsync, betweenChunks);
+            config,
+            keys,
+            writes,
+            notes,
+            identity,
+            this::initAsync,
+            betweenChunks,
+            this::cacheLayout);
     identity.addListener(
         (group, what) -> {
           if (what.equals("epoch")) {
@@ -565,6 +574,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<Boolean> noteCacheLayout(String model, CacheLayout layout) {
+    streams.noteLayout(Check.name(model, "model"), Check.notNull(layout, "layout"));
     return noteModelField(
         keys.cacheLayouts(),
         model,
@@ -596,6 +606,22 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<LookupResult> lookupAsync(
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
+    return hybridLookup(request, layout, hashBlockSize, promptTokens, Runnable::run);
+  }
+
+  @Override
+  public LookupResult lookup(
+      LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
+    WaitingThreadExecutor caller = new WaitingThreadExecutor();
+    return caller.await(hybridLookup(request, layout, hashBlockSize, promptTokens, caller));
+  }
+
+  private CompletableFuture<LookupResult> hybridLookup(
+      LookupRequest request,
+      CacheLayout layout,
+      int hashBlockSize,
+      int promptTokens,
+      java.util.concurrent.Executor decode) {
     Check.notNull(request, "request");
     Check.atLeast(promptTokens, 0, "promptTokens");
     layout
@@ -605,7 +631,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
               throw new IllegalArgumentException("the layout cannot be scored: " + why);
             });
     return lookups.lookup(
-        request, Runnable::run, new HybridHit(layout, hashBlockSize), hashBlockSize, promptTokens);
+        request, decode, new HybridHit(layout, hashBlockSize), hashBlockSize, promptTokens);
   }
 
   @Override

@@ -11,6 +11,7 @@ import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.BatchCheck;
 import io.kvindex.index.BatchRejectedException;
+import io.kvindex.index.CacheLayout;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
@@ -23,10 +24,14 @@ import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
@@ -45,9 +50,22 @@ final class RedisStreamWrites {
   private final IntFunction<CompletableFuture<String>> init;
   private final Supplier<? extends CompletionStage<?>> betweenChunks;
 
+  /** A model's recorded cache layout (one read of the index's {@code layouts} hash). */
+  private final Function<String, CompletableFuture<Optional<CacheLayout>>> layouts;
+
+  /** Models tracked at most in {@link #anchors}; past it the map starts afresh. */
+  private static final int MAX_ANCHORED_MODELS = 65_536;
+
+  /**
+   * Per model, the full-attention group its last call with one stored to (EventPacker's anchor),
+   * for a call of sparse stores alone.
+   */
+  private final Map<String, Integer> anchors = new ConcurrentHashMap<>();
+
   /**
    * {@code init}: records a group if it needs it and answers its epoch (init.lua); {@code
-   * betweenChunks}: what a batch applied in several calls waits for between two of them.
+   * betweenChunks}: what a batch applied in several calls waits for between two of them; {@code
+   * layouts}: a model's recorded cache layout.
    */
   RedisStreamWrites(
       IndexConfig config,
@@ -56,7 +74,9 @@ final class RedisStreamWrites {
       RedisNotes notes,
       IndexIdentity identity,
       IntFunction<CompletableFuture<String>> init,
-      Supplier<? extends CompletionStage<?>> betweenChunks) {
+      Supplier<? extends CompletionStage<?>> betweenChunks,
+      Function<String, CompletableFuture<Optional<CacheLayout>>> layouts) {
+    this.layouts = layouts;
     this.config = config;
     this.keys = keys;
     this.writes = writes;
@@ -64,6 +84,16 @@ final class RedisStreamWrites {
     this.identity = identity;
     this.init = init;
     this.betweenChunks = betweenChunks;
+  }
+
+  private void rememberAnchor(String model, int anchor) {
+    if (anchor == EventPacker.NO_ANCHOR || Integer.valueOf(anchor).equals(anchors.get(model))) {
+      return;
+    }
+    if (anchors.size() >= MAX_ANCHORED_MODELS) {
+      anchors.clear();
+    }
+    anchors.put(model, anchor);
   }
 
   /** Applies batches {@code firstSeq} to {@code seq} (one, when equal) of a stream as one. */
@@ -80,8 +110,79 @@ final class RedisStreamWrites {
     Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
     BatchCheck.check(firstSeq, seq, mode, batch.events(), config.applyChunkBlocks());
+    int known = anchors.getOrDefault(stream.model(), EventPacker.NO_ANCHOR);
     EventPacker.Packed packed =
-        EventPacker.pack(mode, stream.model(), batch.events(), config.applyChunkBlocks());
+        EventPacker.pack(mode, stream.model(), batch.events(), config.applyChunkBlocks(), 0, known);
+    if (packed.anchor() == EventPacker.NO_ANCHOR
+        && mode == KeyMode.ENGINE
+        && EventPacker.anySparse(batch.events())) {
+      // Sparse stores alone, and this writer has not seen the model's full-attention group yet:
+      // the layout the ingesters recorded names it.
+      return layoutAnchor(stream.model())
+          .thenCompose(
+              anchor -> {
+                rememberAnchor(stream.model(), anchor);
+                return apply(
+                    stream,
+                    mode,
+                    firstSeq,
+                    seq,
+                    lease,
+                    batch,
+                    staged,
+                    EventPacker.pack(
+                        mode,
+                        stream.model(),
+                        batch.events(),
+                        config.applyChunkBlocks(),
+                        0,
+                        anchor));
+              });
+    }
+    rememberAnchor(stream.model(), packed.anchor());
+    return apply(stream, mode, firstSeq, seq, lease, batch, staged, packed);
+  }
+
+  /**
+   * The model's anchor as its recorded cache layout gives it: its lowest full-attention group,
+   * {@link EventPacker#OWN_CHAIN} for a layout without one, {@link EventPacker#NO_ANCHOR} when none
+   * is recorded or it cannot be read.
+   */
+  private CompletableFuture<Integer> layoutAnchor(String model) {
+    return layouts
+        .apply(model)
+        .thenApply(
+            layout ->
+                layout
+                    .map(
+                        l ->
+                            l.groups().stream()
+                                .filter(g -> g.kind() == CacheLayout.Kind.FULL)
+                                .mapToInt(CacheLayout.Group::index)
+                                .findFirst()
+                                .orElse(EventPacker.OWN_CHAIN))
+                    .orElse(EventPacker.NO_ANCHOR))
+        .exceptionally(failure -> EventPacker.NO_ANCHOR);
+  }
+
+  /** Notes the model's layout as an ingester records it: its anchor for sparse stores. */
+  void noteLayout(String model, CacheLayout layout) {
+    layout.groups().stream()
+        .filter(g -> g.kind() == CacheLayout.Kind.FULL)
+        .mapToInt(CacheLayout.Group::index)
+        .findFirst()
+        .ifPresent(anchor -> rememberAnchor(model, anchor));
+  }
+
+  private CompletableFuture<ApplyResult> apply(
+      StreamId stream,
+      KeyMode mode,
+      long firstSeq,
+      long seq,
+      Lease lease,
+      KvEventBatch batch,
+      boolean staged,
+      EventPacker.Packed packed) {
     int g = group(stream);
     byte[] podField = KeySchema.podField(stream.model(), stream.pod());
     byte[][] head = {
@@ -175,7 +276,9 @@ final class RedisStreamWrites {
       }
       EventPacker.Chunk chunk = packed.startingAt(position);
       if (chunk == null) {
-        packed = EventPacker.pack(mode, model, batch.events(), config.applyChunkBlocks(), position);
+        packed =
+            EventPacker.pack(
+                mode, model, batch.events(), config.applyChunkBlocks(), position, packed.anchor());
         chunk = packed.chunks().get(0);
       }
       return chunk;

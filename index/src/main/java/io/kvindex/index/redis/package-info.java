@@ -125,8 +125,13 @@
  * segment in the same call, and a block stored under a parent with no locator is counted as
  * unlocated until its field goes; its parent is noted, and the call that locates a noted parent
  * (or an unlocated block whose next block it does not store) lists that block's segment or span
- * field as an unlocated head. Every script is idempotent for a retried duplicate: a batch that
- * ran but whose reply was lost comes back DUPLICATE. A run of consecutive batches applied as one
+ * field as an unlocated head. A sparse cache group's store (sliding window, chunked local, Mamba:
+ * it keeps scattered blocks whose parents it mostly never kept) is located instead by its anchor,
+ * the model's full-attention group: each block takes the locator of that group's block of the same
+ * key (every group publishes the same key for the same token boundary), so it is mirrored into its
+ * own group's segment or span of the full-attention head; one whose anchor block is not located is
+ * unlocated, and the anchor's field noted as its parent. Every script is idempotent for a retried
+ * duplicate: a batch that ran but whose reply was lost comes back DUPLICATE. A run of consecutive batches applied as one
  * call (first..seq, in one chunk) is checked by its first sequence and moves the watermark to its
  * last: a run that overlaps what is applied comes back DUPLICATE with the watermark.
  *
@@ -183,7 +188,9 @@
  * taking the generation again; if it moved, the lookup is redone as one lookup.lua call. A live
  * candidate's routes (its digest in spec:routes) credit it with the prompt's blocks up to the
  * deepest kept key of theirs the prompt shares (a segment's head at least), as GPU blocks; a
- * confirmed entry supersedes them. Groups are looked up in parallel and merged.
+ * confirmed entry supersedes them. A hybrid model's other cache groups are read in the same HMGET
+ * (HybridPlan): their segment and span fields of the full-attention prompt's heads while that is
+ * read by segments, else one block field per unit. Groups are looked up in parallel and merged.
  * Lookups use the router retry profile and report an incomplete result rather than fail. All
  * writers must move the generation: routers of this version must not share an index with
  * ingesters of an earlier one.

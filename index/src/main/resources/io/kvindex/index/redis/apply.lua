@@ -35,7 +35,10 @@
 -- unlocated field. A lookup misses such a block by segments only where its prompt reaches, located,
 -- the block the unlocated one was stored under (an anchor): the call that places a block under
 -- which unlocated ones hang lists its segment or span field among the unlocated heads, and lookups
--- whose prompt has one of them read block fields (see noteUnlocated below).
+-- whose prompt has one of them read block fields (see noteUnlocated below). A sparse cache group's
+-- blocks (sliding window, chunked local, Mamba; event 'A') are located by the full-attention
+-- group's block of the same key instead, so they lie in the same chain positions and their
+-- segments are named by the same heads (see storeLocatedBy).
 -- The counts hash keeps, per holder slot, its entries ("<slot>:blocks") and those holding each
 -- tier ("<slot>:gpu" ...): summed over the call and written at its end, so they change exactly
 -- when entries do (a chunk not next, a duplicate or a store of what the slot holds changes none).
@@ -85,7 +88,7 @@ for i = FIRST_EVENT, #ARGV do
   local kind = string.sub(ARGV[i], 1, 1)
   if kind == 'C' then
     has = false
-  elseif (kind == 'S' or kind == 'T') and not has then
+  elseif (kind == 'S' or kind == 'A' or kind == 'T') and not has then
     needed = needed + 1
     has = true
   end
@@ -393,6 +396,63 @@ local function storeChain(prefix, keys, tier, parent)
     end
   end
   if runEnd then noteAnchor(prefix, runEnd[1], runEnd[2]) end
+  hset(KEYS[4], out)
+  tally(tier, entries, tiers)
+end
+
+-- Stores blocks of a sparse cache group (sliding window, chunked local, Mamba: the blocks it keeps
+-- are scattered, and their parents mostly blocks it never kept), each located by the anchor group's
+-- (full attention's) field of the same key: every group of a model publishes the same key for the
+-- same token boundary, so the block takes that block's locator, a position in the full-attention
+-- chain, and its entries are mirrored into its own group's segment or span of that chain's head.
+-- Lookups read a sparse group by the same heads as the full-attention one. A block whose anchor is
+-- not located yet (not held, or itself unlocated) is counted as unlocated and the anchor's field
+-- noted as a parent, so that the call that places it lists its head (anchorPrefix nil: the
+-- model's full-attention group is not known yet, and every lookup of the group reads block fields
+-- until the block goes).
+local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
+  local n = #keys
+  local fields, anchorFields = {}, {}
+  for k = 1, n do
+    fields[k] = prefix .. keys[k]
+    if anchorPrefix then anchorFields[k] = anchorPrefix .. keys[k] end
+  end
+  local vals = hmget(KEYS[4], fields)
+  local anchors = hmget(KEYS[4], anchorFields)
+  local out, seen, entries, tiers = {}, {}, 0, 0
+  for k = 1, n do
+    local key = keys[k]
+    if not seen[key] then
+      seen[key] = true
+      local old, a = vals[k], anchors[k]
+      local located = old and #old % 2 == 1
+      local loc
+      if located then
+        loc = sub(old, 1, LOCATOR_LEN)
+      elseif a and #a % 2 == 1 then
+        loc = sub(a, 1, LOCATOR_LEN)
+      end
+      local nv, added = addTier(old, tier)
+      if nv then
+        tiers = tiers + 1
+        if added then entries = entries + 1 end
+      end
+      if loc and not located then
+        nv = loc .. (nv or old)
+        if old then unlocated = unlocated - 1 end
+      elseif not loc and not old then
+        unlocated = unlocated + 1
+        if anchorPrefix then noteParent(anchorFields[k]) else anchorsAll = true end
+      end
+      if nv then
+        out[#out + 1] = fields[k]
+        out[#out + 1] = nv
+        if loc then
+          mirror(prefix, sub(loc, 1, 8), positionOf(loc), key, sub(nv, LOCATOR_LEN + 1))
+        end
+      end
+    end
+  end
   hset(KEYS[4], out)
   tally(tier, entries, tiers)
 end
@@ -747,6 +807,17 @@ local function storeEngine(ev)
   stored = stored + #keys
 end
 
+-- 'A' tier(1) cg(2) anchor(2) hashes(8n): an engine-key store of a sparse cache group, located by
+-- the anchor group's blocks (65535: the anchor is not known).
+local NO_ANCHOR = char(255, 255)
+local function storeAnchored(ev)
+  local keys = hashesOf(ev, 7)
+  local anchor = sub(ev, 5, 6)
+  ensureSlot()
+  storeLocatedBy(prefixOf(ev), anchor ~= NO_ANCHOR and scope .. anchor or nil, keys, byte(ev, 2))
+  stored = stored + #keys
+end
+
 -- 'R' tier(1) cg(2) hashes(8n): an engine-key remove.
 local function removeEngine(ev)
   local hashes = hashesOf(ev, 5)
@@ -817,7 +888,9 @@ local function storeToken(ev)
   stored = stored + n
 end
 
-local apply = {C = retire, S = storeEngine, R = removeEngine, Q = removeToken, T = storeToken}
+local apply = {
+  C = retire, S = storeEngine, A = storeAnchored, R = removeEngine, Q = removeToken, T = storeToken
+}
 for i = FIRST_EVENT, #ARGV do
   local ev = ARGV[i]
   local kind = sub(ev, 1, 1)

@@ -6,6 +6,7 @@ import static io.kvindex.index.Events.removed;
 import static io.kvindex.index.Events.stored;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.index.KeyMode;
 import java.nio.ByteBuffer;
@@ -45,6 +46,69 @@ class EventPackerTest {
 
   private static List<Store> stores(List<byte[]> chunk) {
     return chunk.stream().map(Store::of).toList();
+  }
+
+  /** A store of a cache group with its kind, as a hybrid model's engine publishes it. */
+  private static BlockStored groupStore(List<Long> hashes, Long parent, int group, String kind) {
+    return new BlockStored(
+        hashes, parent, List.of(), 16, null, null, null, null, group, kind, null);
+  }
+
+  /** The cache group and (for an 'A' store) the anchor of packed events. */
+  private static List<String> groupsAndAnchors(List<byte[]> chunk) {
+    return chunk.stream()
+        .map(
+            b -> {
+              ByteBuffer buf = ByteBuffer.wrap(b);
+              char kind = (char) buf.get();
+              buf.get();
+              int group = buf.getShort();
+              return kind == 'A' ? kind + "" + group + "@" + buf.getShort() : kind + "" + group;
+            })
+        .toList();
+  }
+
+  @Test
+  void pack_sparseGroupsStores_areAnchoredToTheLowestFullAttentionGroup() {
+    EventPacker.Packed packed =
+        pack(
+            groupStore(hashes(100, 8), null, 1, "full_attention"),
+            groupStore(hashes(104, 4), 103L, 2, "sliding_window"),
+            groupStore(hashes(107, 1), 106L, 3, "mamba"),
+            groupStore(hashes(100, 8), null, 4, "full_attention"));
+
+    assertThat(groupsAndAnchors(packed.events())).containsExactly("S1", "A2@1", "A3@1", "S4");
+    assertThat(packed.anchor()).isEqualTo(1);
+  }
+
+  @Test
+  void pack_sparseStoreBeforeItsAnchor_isPackedAfterTheAnchorsStoresOfItsRun() {
+    EventPacker.Packed packed =
+        pack(
+            groupStore(hashes(104, 4), 103L, 1, "sliding_window"),
+            groupStore(hashes(100, 8), null, 0, "full_attention"),
+            removed(hashes(100, 1), "GPU"),
+            groupStore(hashes(204, 4), 203L, 1, "sliding_window"),
+            groupStore(hashes(200, 8), null, 0, "full_attention"));
+
+    assertThat(groupsAndAnchors(packed.events())).containsExactly("S0", "A1@0", "R0", "S0", "A1@0");
+  }
+
+  @Test
+  void pack_sparseStoresWithoutAnAnchorInTheCall_takeTheOneKnown() {
+    List<KvEvent> mamba = List.of(groupStore(hashes(104, 4), 103L, 1, "mamba"));
+
+    assertThat(groupsAndAnchors(EventPacker.pack(KeyMode.ENGINE, "m", mamba, CHUNK, 0, 0).events()))
+        .containsExactly("A1@0");
+    assertThat(
+            groupsAndAnchors(
+                EventPacker.pack(KeyMode.ENGINE, "m", mamba, CHUNK, 0, EventPacker.OWN_CHAIN)
+                    .events()))
+        .as("a model without full attention")
+        .containsExactly("S1");
+    EventPacker.Packed unknown = pack(groupStore(hashes(104, 4), 103L, 1, "mamba"));
+    assertThat(groupsAndAnchors(unknown.events())).containsExactly("A1@-1");
+    assertThat(unknown.anchor()).isEqualTo(EventPacker.NO_ANCHOR);
   }
 
   @Test

@@ -19,6 +19,7 @@ import io.kvindex.redis.RetryPolicy;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -63,16 +64,20 @@ class HybridLookupTest {
               new Group(0, "full_attention", 16, 0),
               new Group(1, "sliding_window", 16, 48),
               new Group(2, "mamba", 64, 0)));
+  private static final CacheLayout WIDER_WINDOW_BLOCKS =
+      new CacheLayout(
+          List.of(new Group(0, "full_attention", 16, 0), new Group(1, "sliding_window", 32, 100)));
   private static final CacheLayout LARGE_BLOCKS =
       new CacheLayout(
           List.of(new Group(0, "full_attention", 32, 0), new Group(1, "sliding_window", 32, 100)));
 
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private RedisConnector connector;
   private PrefixIndex index;
 
   @BeforeEach
   void open(RedisStandalone server) {
-    connector = Connectors.connect(server, new SimpleMeterRegistry());
+    connector = Connectors.connect(server, meters);
     index =
         PrefixIndex.builder()
             .indexName("hybrid")
@@ -148,6 +153,14 @@ class HybridLookupTest {
         // Chunked local of 64: at 176 the chunk starts at 128, blocks 8-10 needed, 8-9 held.
         Arguments.of(
             "chunked local", CHUNKED, 180, Cache.of(0, range(0, 11), 1, new int[] {8, 9}), 160),
+        // Sliding-window blocks of 32 beside full attention's of 16: aligned to 32, the window
+        // (4 blocks of 32) ends at 672, two full-attention blocks per window block.
+        Arguments.of(
+            "wider window blocks",
+            WIDER_WINDOW_BLOCKS,
+            700,
+            Cache.of(0, range(0, 43), 1, range(17, 21)),
+            672),
         // Full attention 32 and a window of 100 (cdiv(99, 32) = 4 blocks ending at the hit).
         Arguments.of(
             "large blocks", LARGE_BLOCKS, 700, Cache.of(0, range(0, 21), 1, range(17, 21)), 672));
@@ -166,7 +179,8 @@ class HybridLookupTest {
   }
 
   static Stream<Arguments> layouts() {
-    return Stream.of(GPT_OSS, MAMBA_HYBRID, CHUNKED, THREE_KINDS, LARGE_BLOCKS).map(Arguments::of);
+    return Stream.of(GPT_OSS, MAMBA_HYBRID, CHUNKED, THREE_KINDS, WIDER_WINDOW_BLOCKS, LARGE_BLOCKS)
+        .map(Arguments::of);
   }
 
   /** Random caches of several pods, each pod's hit as the reference computes it. */
@@ -194,6 +208,112 @@ class HybridLookupTest {
         assertThat(result.pods().get(pod).depth() * h).as(pod).isEqualTo(expected.get(pod));
       }
     }
+  }
+
+  /**
+   * vLLM's default retention: each prompt's full-attention blocks and, in the sliding-window group,
+   * only the window ending at the prefix, stored under a parent that group never kept. Its blocks
+   * are located by the full-attention chain, so nothing is unlocated and every lookup reads both
+   * groups by segments, with vLLM's hits; whichever group's store the engine publishes first.
+   */
+  @Test
+  void apply_slidingWindowTails_areLocatedByTheFullAttentionChain() {
+    Random random = new Random(3);
+    int prompts = 4;
+    int blocks = 300; // past position 256: spans too
+    List<String> pods = new ArrayList<>();
+    int[][] depths = new int[prompts][6];
+    for (int p = 0; p < 6; p++) {
+      String pod = "pod" + p;
+      pods.add(pod);
+      StreamId stream = StreamId.of(MODEL, pod);
+      var lease = index.acquireLease(stream, "owner", Duration.ofMinutes(5)).orElseThrow();
+      for (int k = 0; k < prompts; k++) {
+        long[] keys = chain(k, blocks);
+        int d = 9 + random.nextInt(blocks - 9);
+        depths[k][p] = d;
+        List<KvEvent> events = new ArrayList<>();
+        events.add(groupStore(keys, 0, d, 0, "full_attention", null));
+        events.add(p % 2 == 0 ? 1 : 0, groupStore(keys, d - 8, d, 1, "sliding_window", 128));
+        index.apply(stream, KeyMode.ENGINE, k, lease, KvEventBatch.of(0.0, events, null));
+      }
+    }
+    byte[] blocksKey = new KeySchema("hybrid", 1).blocks(0);
+    var redis = connector.commands();
+    byte[] unlocated =
+        redis.hget(blocksKey, KeySchema.UNLOCATED_FIELD).toCompletableFuture().join();
+    assertThat(unlocated == null ? "0" : new String(unlocated, StandardCharsets.US_ASCII))
+        .as("unlocated blocks")
+        .isEqualTo("0");
+    assertThat(redis.hget(blocksKey, KeySchema.UNLOCATED_HEADS_FIELD).toCompletableFuture().join())
+        .as("unlocated heads")
+        .isNull();
+    double blockReads = blockReads();
+    for (int k = 0; k < prompts; k++) {
+      LookupResult result = lookup(GPT_OSS, 16, blocks * 16 + 1, chain(k, blocks), pods);
+      for (int p = 0; p < pods.size(); p++) {
+        assertThat(result.pods().get(pods.get(p)).depth()).as("pod %d", p).isEqualTo(depths[k][p]);
+      }
+    }
+    assertThat(blockReads() - blockReads).as("lookups by block fields").isZero();
+  }
+
+  /**
+   * A window block stored before any pod's full attention holds its key: unlocated, until a store
+   * of that key places it; from then on lookups through it read block fields, and find it.
+   */
+  @Test
+  void lookup_windowStoredBeforeItsFullAttentionBlock_isFoundOnceThatIsStored() {
+    long[] keys = chain(0, 40);
+    StreamId early = StreamId.of(MODEL, "early");
+    var lease = index.acquireLease(early, "owner", Duration.ofMinutes(5)).orElseThrow();
+    // The window ending at 30 blocks, and full attention up to it, published in two batches.
+    index.apply(
+        early,
+        KeyMode.ENGINE,
+        0,
+        lease,
+        KvEventBatch.of(0.0, List.of(groupStore(keys, 22, 30, 1, "sliding_window", 128)), null));
+    index.apply(
+        early,
+        KeyMode.ENGINE,
+        1,
+        lease,
+        KvEventBatch.of(0.0, List.of(groupStore(keys, 0, 30, 0, "full_attention", null)), null));
+    LookupResult result = lookup(GPT_OSS, 16, 40 * 16, keys, List.of("early"));
+    assertThat(result.pods().get("early").depth()).isEqualTo(30);
+  }
+
+  private static long[] chain(int k, int blocks) {
+    return Stream.iterate(BASE + 10_000L * k, x -> x + 1).limit(blocks).mapToLong(x -> x).toArray();
+  }
+
+  private static BlockStored groupStore(
+      long[] keys, int from, int to, int group, String kind, Integer window) {
+    List<Long> hashes = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      hashes.add(keys[i]);
+    }
+    return new BlockStored(
+        hashes,
+        from == 0 ? null : keys[from - 1],
+        List.of(),
+        16,
+        null,
+        null,
+        null,
+        null,
+        group,
+        kind,
+        window);
+  }
+
+  private double blockReads() {
+    return meters
+        .get(io.kvindex.index.IndexMeters.LOOKUP_BLOCK_READS)
+        .tag("index", "hybrid")
+        .counter()
+        .count();
   }
 
   /** A single-group model's lookup is unchanged: its plain lookup gives the prefix. */

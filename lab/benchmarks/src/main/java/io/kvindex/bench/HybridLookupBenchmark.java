@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
  * {@code bench index}'s hybrid lookup: a gpt-oss-like model (full attention beside a sliding window
  * of 128 tokens, blocks of 16) scored by vLLM's hit rule, against a single-group model's lookup of
  * the same prompts and full-attention holdings, the two interleaved in one run, each in an index of
- * its own (the sliding-window group's stores are unlocated, which sends its index group's lookups
- * to block fields). Each pod holds a random prefix of each prompt and, in the hybrid index, the
- * sliding-window blocks of the window ending there, as vLLM's default retention keeps them.
+ * its own, both read and decoded the same way (synchronously, on the calling thread). Each pod
+ * holds a random prefix of each prompt and, in the hybrid index, the sliding-window blocks of the
+ * window ending there, as vLLM's default retention keeps them.
  */
 final class HybridLookupBenchmark {
   private static final Logger log = LoggerFactory.getLogger(HybridLookupBenchmark.class);
@@ -145,7 +145,7 @@ final class HybridLookupBenchmark {
       single.lookup(request);
       long singleNanos = System.nanoTime() - begin;
       begin = System.nanoTime();
-      LookupResult result = hybrid.lookupAsync(request, GPT_OSS, BLOCK, tokens).join();
+      LookupResult result = hybrid.lookup(request, GPT_OSS, BLOCK, tokens);
       long hybridNanos = System.nanoTime() - begin;
       if (i >= warmup) {
         singleLookups.recordNanos(singleNanos);

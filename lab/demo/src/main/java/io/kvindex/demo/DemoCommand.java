@@ -30,7 +30,7 @@ import picocli.CommandLine.Spec;
           + " routers, then the same requests by round-robin and random; midway resets one pod's"
           + " cache, restarts one pod and kills one ingester; prints the hit rates, the index's"
           + " accuracy against the pods' ground truth, ingestion figures and how each fault was"
-          + " handled."
+          + " handled; then a short time-to-first-token table on engines that take time (--ttft)."
     })
 public final class DemoCommand implements Callable<Integer> {
 

@@ -20,7 +20,9 @@ import java.util.Map;
  * with 1 or more gateways (each its own load view and router replica first, one shared index; paced
  * against the wall clock, as the index follows the engines' events in real time), per-gateway
  * approximate prefix routing, least-loaded (true queues), round-robin, random, and the oracle (true
- * caches and queues, kvindex's pick policy). The built-in workload's arrivals are rescaled to
+ * caches, queues and queued prompt tokens, kvindex's pick policy); kvindex and the oracle once per
+ * pick policy asked for. The short table ({@link Options#full} false) runs kvindex with one
+ * gateway, the oracle, least-loaded and round-robin. The built-in workload's arrivals are rescaled to
  * {@code load} of the fleet's capacity; a trace keeps its own times (compressed by {@code
  * --speed}). Not thread-safe: one run at a time.
  */

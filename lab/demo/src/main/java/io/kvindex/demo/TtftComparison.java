@@ -22,8 +22,8 @@ import java.util.Map;
  * approximate prefix routing, least-loaded (true queues), round-robin, random, and the oracle (true
  * caches, queues and queued prompt tokens, kvindex's pick policy); kvindex and the oracle once per
  * pick policy asked for. The short table ({@link Options#full} false) runs kvindex with one
- * gateway, the oracle, least-loaded and round-robin. The built-in workload's arrivals are rescaled to
- * {@code load} of the fleet's capacity; a trace keeps its own times (compressed by {@code
+ * gateway, the oracle, least-loaded and round-robin. The built-in workload's arrivals are rescaled
+ * to {@code load} of the fleet's capacity; a trace keeps its own times (compressed by {@code
  * --speed}). Not thread-safe: one run at a time.
  */
 final class TtftComparison {

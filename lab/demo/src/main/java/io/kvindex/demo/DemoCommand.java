@@ -171,7 +171,8 @@ public final class DemoCommand implements Callable<Integer> {
       defaultValue = PickPolicy.ESTIMATED_TTFT,
       description =
           "With --ttft: the kvindex routers' pick policy, estimated-ttft (the least estimated time"
-              + " to first token) or longest-prefix (the ordering before time was weighed); with --ttft on or only,"
+              + " to first token) or longest-prefix (the ordering before time was weighed); with"
+              + " --ttft on or only,"
               + " both (estimated-ttft,longest-prefix) runs kvindex and the oracle with each."
               + " Default: ${DEFAULT-VALUE}")
   List<String> pickPolicies;

@@ -1,6 +1,7 @@
 package io.kvindex.demo;
 
 import io.kvindex.index.PodMatch;
+import io.kvindex.router.LoadSignal;
 import io.kvindex.router.PickPolicy;
 import io.kvindex.router.Scores;
 import io.kvindex.simulator.OraclePick;
@@ -43,6 +44,18 @@ public final class RouterOraclePick implements OraclePick {
             held,
             held.isEmpty() ? Scores.Outcome.MISS : Scores.Outcome.HIT);
     List<String> candidates = matches.stream().map(PodMatch::pod).toList();
-    return policy.pick(scores, candidates, pod -> load.getOrDefault(pod, 0.0)).pod();
+    LoadSignal signal =
+        new LoadSignal() {
+          @Override
+          public double load(String pod) {
+            return load.getOrDefault(pod, 0.0);
+          }
+
+          @Override
+          public double queuedTokens(String pod) {
+            return 0; // the instant pods serve each request at once: nothing waits on them
+          }
+        };
+    return policy.pick(scores, candidates, signal).pod();
   }
 }

@@ -78,7 +78,7 @@ final class RouterPolicy implements Gateway {
                   request.promptTokens(),
                   pods,
                   loadView(),
-                  inFlightLoad ? scaled(queuedTokens) : null)
+                  inFlightLoad ? scaled(queuedTokens) : NOTHING_QUEUED)
               .path("pick");
       pod = pick.path("pod").asText(null);
       predicted = pick.path("matched_blocks").asInt(0);
@@ -177,6 +177,9 @@ final class RouterPolicy implements Gateway {
   }
 
   private static final byte NOT_OBSERVED = 2;
+
+  /** The instant pods serve each request at once: no prompt tokens ever wait on them. */
+  private static final Map<String, Long> NOTHING_QUEUED = Map.of();
 
   /**
    * How the predictions of the requests from index {@code from} to {@code to} (exclusive) compared

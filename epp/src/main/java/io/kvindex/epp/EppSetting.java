@@ -119,8 +119,8 @@ enum EppSetting {
           "estimated-ttft|longest-prefix",
           "How a endpoint is picked: the least estimated time to first token (its uncached prompt"
               + " tokens plus the prompt tokens queued there, after the guard; see --ttft-cost), or"
-              + " longest-prefix (the longest cached prefix among the endpoints the guard keeps, then"
-              + " the least load)")),
+              + " longest-prefix (the longest cached prefix among the endpoints the guard keeps,"
+              + " then the least load)")),
   TTFT_COST(
       Setting.of(
           "ttft-cost",

@@ -2,6 +2,7 @@ package io.kvindex.epp;
 
 import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.PickPolicy;
+import io.kvindex.router.TtftCostModel;
 import io.kvindex.service.Durations;
 import io.kvindex.service.Setting;
 import java.util.Arrays;
@@ -111,6 +112,24 @@ enum EppSetting {
           "DURATION",
           "Longest time one index lookup may take, retries included; past it the request is"
               + " picked by load")),
+  PICK_POLICY(
+      Setting.of(
+          "pick-policy",
+          PickPolicy.ESTIMATED_TTFT,
+          "estimated-ttft|longest-prefix",
+          "How a endpoint is picked: the least estimated time to first token (its uncached prompt"
+              + " tokens plus the prompt tokens queued there, after the guard; see --ttft-cost), or"
+              + " longest-prefix (the longest cached prefix among the endpoints the guard keeps,"
+              + " then the least load)")),
+  TTFT_COST(
+      Setting.of(
+          "ttft-cost",
+          TtftCostModel.DEFAULT.toString(),
+          "STEP_S,TOKEN_S,BATCH_TOKENS,TOKENS_PER_LOAD",
+          "The estimated-ttft policy's cost model: seconds per engine step, seconds per prompt"
+              + " token computed, prompt tokens per step at most (max_num_batched_tokens), and"
+              + " prompt tokens counted queued per unit of load when the load carries no queued"
+              + " tokens; defaults for Llama-3.1-8B-Instruct, BF16, one H100")),
   IMBALANCE_ABSOLUTE(
       Setting.of(
           "imbalance-absolute",

@@ -42,7 +42,7 @@ public final class KvRouterBuilder {
   private final Map<String, ModelKeys> models = new LinkedHashMap<>();
   private ModelKeys defaultModelKeys;
   private Duration lookupBudget = DEFAULT_LOOKUP_BUDGET;
-  private PickPolicy pickPolicy = PickPolicy.standard();
+  private PickPolicy pickPolicy = PickPolicy.estimatedTtft();
   private MeterRegistry meterRegistry;
   private int driftWindow = DEFAULT_DRIFT_WINDOW;
   private double driftThreshold = DEFAULT_DRIFT_THRESHOLD;
@@ -143,7 +143,7 @@ public final class KvRouterBuilder {
     return this;
   }
 
-  /** The policy of {@link KvRouter#pick}. Default {@link PickPolicy#standard()}. */
+  /** The policy of {@link KvRouter#pick}. Default {@link PickPolicy#estimatedTtft()}. */
   public KvRouterBuilder pickPolicy(PickPolicy policy) {
     this.pickPolicy = Check.notNull(policy, "pickPolicy");
     return this;

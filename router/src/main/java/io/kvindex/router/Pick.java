@@ -21,7 +21,12 @@ public record Pick(String pod, Reason reason, int matchedBlocks, boolean specula
     /** Pods equal in prefix and load; the deterministic tie-break decided. */
     TIE_BREAK,
     /** The index was unavailable; the least loaded pod won. */
-    INDEX_UNAVAILABLE
+    INDEX_UNAVAILABLE,
+    /**
+     * The chosen pod had the least estimated time to first token while another pod not overloaded
+     * held a prefix at least as long: the work queued there outweighed its cache.
+     */
+    ESTIMATED_TTFT
   }
 
   /** What the pick policy made of one candidate. */
@@ -34,6 +39,11 @@ public record Pick(String pod, Reason reason, int matchedBlocks, boolean specula
     SHORTER_PREFIX,
     /** Tied on prefix, but a tied pod carried less load. */
     MORE_LOAD,
+    /**
+     * Not overloaded, but another pod's estimated time to first token (uncached prompt plus the
+     * work queued there) was lower.
+     */
+    SLOWER_ESTIMATE,
     /** Tied on prefix and load; the deterministic tie-break chose another. */
     LOST_TIE_BREAK,
     /** Not chosen, by a policy that does not say why. */

@@ -38,7 +38,7 @@ final class StandardPickPolicy implements PickPolicy {
    * The policy's steps; each candidate a step leaves out gets that step's verdict in {@code
    * verdicts}, when given.
    */
-  private Pick decide(
+  Pick decide(
       Scores scores,
       Collection<String> candidates,
       LoadSignal load,
@@ -90,8 +90,8 @@ final class StandardPickPolicy implements PickPolicy {
     return new Pick(c.pod, reason, c.score.depth(), c.score.speculative());
   }
 
-  private static List<Candidate> candidates(
-      Scores scores, Collection<String> pods, LoadSignal load) {
+  /** Rejects an empty candidate list or one that repeats a pod. */
+  static void check(Collection<String> pods) {
     if (pods.isEmpty()) {
       throw new IllegalArgumentException(
           "candidates must not be empty: pass the pods to pick from");
@@ -99,6 +99,34 @@ final class StandardPickPolicy implements PickPolicy {
     if (new HashSet<>(pods).size() != pods.size()) {
       throw new IllegalArgumentException("candidates must not repeat a pod, got " + pods);
     }
+  }
+
+  /**
+   * The candidates the overload guard keeps, in order: those not above both {@code min + absolute}
+   * and {@code min * ratio}, {@code min} being the least load among them.
+   */
+  static List<String> notOverloaded(
+      Collection<String> pods, LoadSignal load, double absolute, double ratio) {
+    Map<String, Double> loads = new LinkedHashMap<>();
+    pods.forEach(
+        p -> {
+          double l = load.load(p);
+          loads.put(p, l > 0 ? l : 0.0);
+        });
+    double min = loads.values().stream().mapToDouble(Double::doubleValue).min().orElse(0.0);
+    List<String> out = new ArrayList<>(pods.size());
+    loads.forEach(
+        (p, l) -> {
+          if (!(l > min + absolute && l > min * ratio)) {
+            out.add(p);
+          }
+        });
+    return out;
+  }
+
+  private static List<Candidate> candidates(
+      Scores scores, Collection<String> pods, LoadSignal load) {
+    check(pods);
     Map<String, PodMatch> byPod =
         scores.pods().stream().collect(Collectors.toMap(PodMatch::pod, Function.identity()));
     List<Candidate> out = new ArrayList<>(pods.size());

@@ -123,7 +123,8 @@ class SpeculativeRoutesTest {
 
   @Test
   void pick_prefersTheSpeculativeRouteOfTheSamePrompt(RedisStandalone redis) {
-    int[] tokens = KvRouterTest.prompt(16 * 3, 11);
+    // Long enough that its cached prefix outweighs a unit of load under the default policy.
+    int[] tokens = KvRouterTest.prompt(16 * 64, 11);
     try (IndexFixture engine =
             new IndexFixture(KvRouterTest.uri(redis), "spec", MODEL, KeyMode.ENGINE);
         KvRouter router = router(redis)) {

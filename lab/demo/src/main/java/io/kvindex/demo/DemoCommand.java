@@ -1,6 +1,7 @@
 package io.kvindex.demo;
 
 import io.kvindex.common.KvIndexException;
+import io.kvindex.router.PickPolicy;
 import io.kvindex.service.DurationConverter;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -29,7 +30,7 @@ import picocli.CommandLine.Spec;
           + " routers, then the same requests by round-robin and random; midway resets one pod's"
           + " cache, restarts one pod and kills one ingester; prints the hit rates, the index's"
           + " accuracy against the pods' ground truth, ingestion figures and how each fault was"
-          + " handled."
+          + " handled; then a short time-to-first-token table on engines that take time (--ttft)."
     })
 public final class DemoCommand implements Callable<Integer> {
 
@@ -120,14 +121,20 @@ public final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--ttft",
-      paramLabel = "off|on|only",
-      defaultValue = "off",
+      paramLabel = "off|short|on|only",
+      defaultValue = "short",
       description =
           "Also replay the requests on engines that take time (vLLM's scheduling loop, a step cost"
-              + " model) and print time to first token per policy: kvindex with --gateways,"
-              + " per-gateway approximate prefix routing, least-loaded, round-robin, random and"
-              + " the oracle; only: that table alone. Default: ${DEFAULT-VALUE}")
+              + " model) and print time to first token per policy. short: "
+              + SHORT_REQUESTS
+              + " requests, kvindex with one gateway, the oracle, least-loaded and round-robin"
+              + " (about 15 s more); on: --ttft-requests requests, kvindex with --gateways,"
+              + " per-gateway approximate prefix routing, least-loaded, round-robin, random and the"
+              + " oracle; only: the full table alone. Default: ${DEFAULT-VALUE}")
   String ttft;
+
+  /** The requests the default (short) TTFT table replays. */
+  static final int SHORT_REQUESTS = 500;
 
   @Option(
       names = "--gateways",
@@ -153,18 +160,34 @@ public final class DemoCommand implements Callable<Integer> {
       names = "--ttft-requests",
       paramLabel = "N",
       defaultValue = "3000",
-      description = "With --ttft: the requests replayed in time. Default: ${DEFAULT-VALUE}")
+      description =
+          "With --ttft on or only: the requests replayed in time. Default: ${DEFAULT-VALUE}")
   int ttftRequests;
 
   @Option(
+      names = "--pick-policy",
+      paramLabel = "NAME,...",
+      split = ",",
+      defaultValue = PickPolicy.ESTIMATED_TTFT,
+      description =
+          "With --ttft: the kvindex routers' pick policy, estimated-ttft (the least estimated time"
+              + " to first token) or longest-prefix (the ordering before time was weighed); with"
+              + " --ttft on or only,"
+              + " both (estimated-ttft,longest-prefix) runs kvindex and the oracle with each."
+              + " Default: ${DEFAULT-VALUE}")
+  List<String> pickPolicies;
+
+  @Option(
       names = "--gateway-load",
-      paramLabel = "scaled|own",
+      paramLabel = "scaled|own|shared",
       defaultValue = "scaled",
       description =
           "With --ttft and several gateways: the load each kvindex gateway sends the router, its"
-              + " own in-flight requests per pod times the number of gateways (scaled), or its own"
-              + " alone (own), which leaves the router's overload guard (16 requests above the"
-              + " least loaded pod) blind. Default: ${DEFAULT-VALUE}")
+              + " own in-flight requests and queued prompt tokens per pod times the number of"
+              + " gateways (scaled), its own alone (own: the router's overload guard, 16 requests"
+              + " above the least loaded pod, is then blind), or every gateway's (shared: as if"
+              + " the gateways shared one count, the bound a shared load view could reach)."
+              + " Default: ${DEFAULT-VALUE}")
   String gatewayLoad;
 
   @Option(
@@ -210,13 +233,12 @@ public final class DemoCommand implements Callable<Integer> {
     return new io.kvindex.simulator.engine.EngineTiming(seqs, tokens, fixed, prefill, decode);
   }
 
-  private static boolean scaledLoad(String value) {
-    return switch (value) {
-      case "scaled" -> true;
-      case "own" -> false;
-      default ->
-          throw new IllegalArgumentException("--gateway-load must be scaled or own, got " + value);
-    };
+  private static String gatewayLoad(String value) {
+    if (!List.of("scaled", "own", "shared").contains(value)) {
+      throw new IllegalArgumentException(
+          "--gateway-load must be scaled, own or shared, got " + value);
+    }
+    return value;
   }
 
   private static boolean onOff(String value) {
@@ -236,8 +258,8 @@ public final class DemoCommand implements Callable<Integer> {
     DemoConfig config;
     TtftComparison.Options timed;
     try {
-      if (!List.of("off", "on", "only").contains(ttft)) {
-        throw new IllegalArgumentException("--ttft must be off, on or only, got " + ttft);
+      if (!List.of("off", "short", "on", "only").contains(ttft)) {
+        throw new IllegalArgumentException("--ttft must be off, short, on or only, got " + ttft);
       }
       if (gateways.isEmpty() || gateways.stream().anyMatch(g -> g < 1)) {
         throw new IllegalArgumentException("--gateways must be counts >= 1, got " + gateways);
@@ -248,9 +270,19 @@ public final class DemoCommand implements Callable<Integer> {
       if (ttftRequests < 1) {
         throw new IllegalArgumentException("--ttft-requests must be >= 1, got " + ttftRequests);
       }
+      for (String p : pickPolicies) {
+        TtftComparison.policy(p);
+      }
+      boolean full = !ttft.equals("short");
       timed =
           new TtftComparison.Options(
-              gateways, load, ttftRequests, timing(engine), scaledLoad(gatewayLoad));
+              full ? gateways : List.of(1),
+              load,
+              full ? ttftRequests : SHORT_REQUESTS,
+              timing(engine),
+              gatewayLoad(gatewayLoad),
+              full ? List.copyOf(pickPolicies) : List.of(pickPolicies.get(0)),
+              full);
       config =
           DemoConfig.builder()
               .redisUri(redis)

@@ -44,7 +44,17 @@ final class RouterClient {
    */
   JsonNode score(int[] tokenIds, List<String> pods, Map<String, Integer> load)
       throws IOException, InterruptedException {
-    return post("/score", body(tokenIds, pods, load), true);
+    return score(tokenIds, pods, load, null);
+  }
+
+  /**
+   * As {@link #score(int[], List, Map)}, with the prompt tokens the gateway knows to be queued on
+   * each pod ({@code queued_tokens}; null: none sent).
+   */
+  JsonNode score(
+      int[] tokenIds, List<String> pods, Map<String, Integer> load, Map<String, Long> queuedTokens)
+      throws IOException, InterruptedException {
+    return post("/score", body(tokenIds, pods, load, queuedTokens), true);
   }
 
   /**
@@ -105,6 +115,12 @@ final class RouterClient {
    */
   static byte[] body(int[] tokenIds, List<String> pods, Map<String, Integer> load)
       throws IOException {
+    return body(tokenIds, pods, load, null);
+  }
+
+  static byte[] body(
+      int[] tokenIds, List<String> pods, Map<String, Integer> load, Map<String, Long> queuedTokens)
+      throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + tokenIds.length * 7);
     try (JsonGenerator out = JSON.getFactory().createGenerator(bytes)) {
       out.writeStartObject();
@@ -120,6 +136,13 @@ final class RouterClient {
         out.writeObjectFieldStart("load");
         for (String pod : pods) {
           out.writeNumberField(pod, load.getOrDefault(pod, 0));
+        }
+        out.writeEndObject();
+      }
+      if (queuedTokens != null) {
+        out.writeObjectFieldStart("queued_tokens");
+        for (String pod : pods) {
+          out.writeNumberField(pod, queuedTokens.getOrDefault(pod, 0L));
         }
         out.writeEndObject();
       }

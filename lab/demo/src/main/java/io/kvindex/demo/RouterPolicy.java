@@ -33,7 +33,7 @@ final class RouterPolicy implements Gateway {
   private final RouterClient client;
   private final List<String> pods;
   private final Deque<String> recent = new ArrayDeque<>();
-  private final Map<String, Integer> load = new HashMap<>();
+  private Map<String, Integer> load = new HashMap<>();
   private final Map<String, Integer> reasons = new TreeMap<>();
   private final List<Long> roundTrips = new ArrayList<>();
   private int failures;
@@ -47,6 +47,11 @@ final class RouterPolicy implements Gateway {
   private final boolean inFlightLoad;
   private int gateways = 1;
   private final Map<InferenceRequest, Integer> predictedOf = new IdentityHashMap<>();
+
+  /** Per pod, the uncached prompt tokens of this gateway's requests with no first token yet. */
+  private Map<String, Long> queuedTokens = new HashMap<>();
+
+  private final Map<InferenceRequest, Long> queuedOf = new IdentityHashMap<>();
 
   RouterPolicy(List<URI> routers, List<String> pods) {
     this(routers, pods, false);
@@ -67,7 +72,14 @@ final class RouterPolicy implements Gateway {
     String pod;
     long start = System.nanoTime();
     try {
-      JsonNode pick = client.score(request.promptTokens(), pods, loadView()).path("pick");
+      JsonNode pick =
+          client
+              .score(
+                  request.promptTokens(),
+                  pods,
+                  loadView(),
+                  inFlightLoad ? scaled(queuedTokens) : NOTHING_QUEUED)
+              .path("pick");
       pod = pick.path("pod").asText(null);
       predicted = pick.path("matched_blocks").asInt(0);
       reasons.merge(pick.path("reason").asText("none"), 1, Integer::sum);
@@ -87,6 +99,11 @@ final class RouterPolicy implements Gateway {
     routed(pod);
     if (inFlightLoad) {
       predictedOf.put(request, predicted);
+      long uncached =
+          Math.max(
+              0, request.promptLength() - (long) Math.max(0, predicted) * Workloads.BLOCK_SIZE);
+      queuedOf.put(request, uncached);
+      queuedTokens.merge(pod, uncached, Long::sum);
     }
     for (SimulatedPod p : candidates) {
       if (p.name().equals(pod)) {
@@ -105,6 +122,7 @@ final class RouterPolicy implements Gateway {
     servedBy.add(completion.pod());
     if (inFlightLoad) {
       load.merge(completion.pod(), -1, Integer::sum);
+      prefilled(request, completion.pod());
       Integer own = predictedOf.remove(request);
       predicted = own == null ? -1 : own;
     }
@@ -137,12 +155,31 @@ final class RouterPolicy implements Gateway {
     servedBy.add(null);
     if (inFlightLoad) {
       load.merge(pod.name(), -1, Integer::sum);
+      prefilled(request, pod.name());
       predictedOf.remove(request);
     }
     outcomes.add(NOT_OBSERVED);
   }
 
+  /**
+   * The request's first token is out: its prompt no longer waits on its pod (engines that take
+   * time; a gateway streaming the answer sees this).
+   */
+  void firstToken(InferenceRequest request, String pod) {
+    prefilled(request, pod);
+  }
+
+  private void prefilled(InferenceRequest request, String pod) {
+    Long tokens = queuedOf.remove(request);
+    if (tokens != null) {
+      queuedTokens.merge(pod, -tokens, Long::sum);
+    }
+  }
+
   private static final byte NOT_OBSERVED = 2;
+
+  /** The instant pods serve each request at once: no prompt tokens ever wait on them. */
+  private static final Map<String, Long> NOTHING_QUEUED = Map.of();
 
   /**
    * How the predictions of the requests from index {@code from} to {@code to} (exclusive) compared
@@ -232,6 +269,15 @@ final class RouterPolicy implements Gateway {
    * This gateway's estimate of the fleet's load to send the router: with {@link #gateways} peers
    * routing alike, its own in-flight count times their number.
    */
+  private Map<String, Long> scaled(Map<String, Long> own) {
+    if (gateways == 1) {
+      return own;
+    }
+    Map<String, Long> out = new HashMap<>();
+    own.forEach((pod, n) -> out.put(pod, n * gateways));
+    return out;
+  }
+
   private Map<String, Integer> loadView() {
     if (gateways == 1) {
       return load;
@@ -248,6 +294,17 @@ final class RouterPolicy implements Gateway {
    */
   RouterPolicy gateways(int gateways) {
     this.gateways = gateways;
+    return this;
+  }
+
+  /**
+   * Makes this gateway count its in-flight requests and queued tokens in {@code other}'s books, so
+   * that both send the router the load of both: a load view shared between gateways (through a
+   * store every gateway writes, say), against which the per-gateway views are measured.
+   */
+  RouterPolicy sharingLoadWith(RouterPolicy other) {
+    this.load = other.load;
+    this.queuedTokens = other.queuedTokens;
     return this;
   }
 

@@ -19,6 +19,7 @@ import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouter;
 import io.kvindex.router.ModelKeys;
+import io.kvindex.router.PickPolicy;
 import io.kvindex.router.http.ScoringServer;
 import io.kvindex.simulator.SimulatedPod;
 import io.micrometer.core.instrument.Counter;
@@ -96,6 +97,8 @@ final class Stack implements AutoCloseable {
   private Function<SimulatedPod, String> metricsUrls = Stack::ownMetricsUrl;
   private Map<String, String> podMetricsUrls = Map.of();
 
+  private PickPolicy pickPolicy = PickPolicy.estimatedTtft();
+
   private Stack() {}
 
   /** Starts everything; on a failure, ends what had started and rethrows. */
@@ -124,7 +127,27 @@ final class Stack implements AutoCloseable {
       int capacityBlocks,
       List<Integer> applyChunkBlocks,
       Function<SimulatedPod, String> metricsUrls) {
+    return start(config, capacityBlocks, applyChunkBlocks, metricsUrls, PickPolicy.estimatedTtft());
+  }
+
+  /** {@link #start(DemoConfig, int)} with the routers' pick policy. */
+  static Stack start(DemoConfig config, int capacityBlocks, PickPolicy pickPolicy) {
+    return start(
+        config,
+        capacityBlocks,
+        Collections.nCopies(INGESTERS, PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS),
+        Stack::ownMetricsUrl,
+        pickPolicy);
+  }
+
+  private static Stack start(
+      DemoConfig config,
+      int capacityBlocks,
+      List<Integer> applyChunkBlocks,
+      Function<SimulatedPod, String> metricsUrls,
+      PickPolicy pickPolicy) {
     Stack stack = new Stack();
+    stack.pickPolicy = pickPolicy;
     stack.applyChunkBlocks = List.copyOf(applyChunkBlocks);
     stack.metricsUrls = metricsUrls;
     try {
@@ -220,6 +243,7 @@ final class Stack implements AutoCloseable {
             .model(MODEL, modelKeys())
             .lookupBudget(LOOKUP_BUDGET)
             .resyncInterval(resyncInterval)
+            .pickPolicy(pickPolicy)
             .meterRegistry(registry)
             .build();
     opened.push(router);

@@ -1,6 +1,7 @@
 package io.kvindex.demo;
 
 import io.kvindex.index.PodMatch;
+import io.kvindex.router.LoadSignal;
 import io.kvindex.router.Pick;
 import io.kvindex.router.PickPolicy;
 import io.kvindex.router.Scores;
@@ -8,7 +9,6 @@ import io.kvindex.simulator.CachedPrefix;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.simulator.TimedCompletion;
-import io.kvindex.simulator.engine.EngineTiming;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -60,7 +60,8 @@ final class TimedPolicies {
   }
 
   /**
-   * The ceiling: the pods' true caches and queues at each request's arrival, through {@code
+   * The ceiling: the pods' true caches and queues at each request's arrival (requests waiting and
+   * running as the load, their prompt tokens still to compute as the queued tokens), through {@code
    * policy}, the one kvindex's routers run.
    */
   static TimedRun.Picker oracle(PickPolicy policy) {
@@ -87,52 +88,22 @@ final class TimedPolicies {
                 affinity,
                 held,
                 held.isEmpty() ? Scores.Outcome.MISS : Scores.Outcome.HIT);
-        Pick pick = policy.pick(scores, names, pod -> fleet.queued(pod));
-        return count(pick);
-      }
-    };
-  }
+        Pick pick =
+            policy.pick(
+                scores,
+                names,
+                new LoadSignal() {
+                  @Override
+                  public double load(String pod) {
+                    return fleet.queued(pod);
+                  }
 
-  /**
-   * The time-aware ordering, on the pods' true caches and queues: each candidate's estimated TTFT
-   * from the cost model's shape, the prompt tokens queued ahead on it plus the prompt tokens it
-   * would still compute for this request (all but its cached prefix), in steps of at most {@code
-   * max_num_batched_tokens}, each step paying the fixed part and a decode slot per running request;
-   * the least wins, ties to the fewest queued, then in turn.
-   */
-  static TimedRun.Picker oracleEstimatedTtft() {
-    int[] turn = {0};
-    return new Counting() {
-      @Override
-      public String pick(InferenceRequest request, int gateway, TimedRun.View fleet) {
-        EngineTiming t = fleet.timing();
-        List<SimulatedPod> pods = fleet.pods();
-        int start = turn[0]++;
-        String best = null;
-        double bestTtft = Double.POSITIVE_INFINITY;
-        int bestQueued = Integer.MAX_VALUE;
-        boolean byCache = false;
-        for (int i = 0; i < pods.size(); i++) {
-          SimulatedPod pod = pods.get((start + i) % pods.size());
-          int cached = pod.cachedPrefix(request, 0).depth() * pod.config().blockSize();
-          long compute = Math.max(1, request.promptLength() - cached);
-          long tokens = fleet.pendingPrefillTokens(pod.name()) + compute;
-          long steps =
-              Math.max(1, (tokens + t.maxNumBatchedTokens() - 1) / t.maxNumBatchedTokens());
-          double ttft =
-              tokens * t.prefillTokenSeconds()
-                  + steps
-                      * (t.fixedSeconds() + fleet.running(pod.name()) * t.decodeSequenceSeconds());
-          int queued = fleet.queued(pod.name());
-          if (ttft < bestTtft || (ttft == bestTtft && queued < bestQueued)) {
-            byCache = best != null && cached > 0;
-            best = pod.name();
-            bestTtft = ttft;
-            bestQueued = queued;
-          }
-        }
-        reasons.merge(byCache ? "estimated_ttft_cached" : "estimated_ttft", 1, Integer::sum);
-        return best;
+                  @Override
+                  public double queuedTokens(String pod) {
+                    return fleet.pendingPrefillTokens(pod);
+                  }
+                });
+        return count(pick);
       }
     };
   }
@@ -149,6 +120,11 @@ final class TimedPolicies {
         SimulatedPod pod = gateways.get(gateway).choose(request, fleet.pods());
         byName.put(pod.name(), pod);
         return pod.name();
+      }
+
+      @Override
+      public void firstToken(InferenceRequest request, int gateway, String pod) {
+        gateways.get(gateway).firstToken(request, pod);
       }
 
       @Override

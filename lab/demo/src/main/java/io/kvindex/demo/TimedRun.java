@@ -32,6 +32,12 @@ final class TimedRun {
   interface Picker {
     String pick(InferenceRequest request, int gateway, View fleet);
 
+    /**
+     * The request's first token is out on {@code pod}, as a gateway streaming the answer sees it.
+     * Default nothing.
+     */
+    default void firstToken(InferenceRequest request, int gateway, String pod) {}
+
     /** The request is finished (or was refused: {@code done} null). Default nothing. */
     default void done(InferenceRequest request, int gateway, String pod, TimedCompletion done) {}
 
@@ -176,6 +182,7 @@ final class TimedRun {
             .add(
                 request,
                 at,
+                first -> picker.firstToken(request, gateway, pod),
                 c -> {
                   done[index] = c;
                   picker.done(request, gateway, c.pod(), c);

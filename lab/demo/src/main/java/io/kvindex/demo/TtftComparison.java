@@ -1,6 +1,7 @@
 package io.kvindex.demo;
 
 import io.kvindex.router.PickPolicy;
+import io.kvindex.router.TtftCostModel;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.engine.EngineTiming;
 import io.kvindex.simulator.load.TimedRequest;
@@ -19,8 +20,10 @@ import java.util.Map;
  * with 1 or more gateways (each its own load view and router replica first, one shared index; paced
  * against the wall clock, as the index follows the engines' events in real time), per-gateway
  * approximate prefix routing, least-loaded (true queues), round-robin, random, and the oracle (true
- * caches and queues, kvindex's pick policy). The built-in workload's arrivals are rescaled to
- * {@code load} of the fleet's capacity; a trace keeps its own times (compressed by {@code
+ * caches, queues and queued prompt tokens, kvindex's pick policy); kvindex and the oracle once per
+ * pick policy asked for. The short table ({@link Options#full} false) runs kvindex with one
+ * gateway, the oracle, least-loaded and round-robin. The built-in workload's arrivals are rescaled
+ * to {@code load} of the fleet's capacity; a trace keeps its own times (compressed by {@code
  * --speed}). Not thread-safe: one run at a time.
  */
 final class TtftComparison {
@@ -30,7 +33,9 @@ final class TtftComparison {
       double load,
       int requests,
       EngineTiming timing,
-      boolean scaleGatewayLoad) {}
+      String gatewayLoad,
+      List<String> pickPolicies,
+      boolean full) {}
 
   /** One policy's row. */
   record Row(String policy, TimedRun.Result result) {}
@@ -89,34 +94,52 @@ final class TtftComparison {
             capacity,
             options.timing()));
     List<Row> rows = new ArrayList<>();
-    for (int g : options.gateways()) {
-      rows.add(new Row(g == 1 ? "kvindex" : "kvindex x" + g, kvindex(g)));
+    boolean both = options.pickPolicies().size() > 1;
+    for (String name : options.pickPolicies()) {
+      String label = both ? ", " + name : "";
+      for (int g : options.gateways()) {
+        rows.add(new Row((g == 1 ? "kvindex" : "kvindex x" + g) + label, kvindex(g, policy(name))));
+      }
     }
-    PickPolicy standard = PickPolicy.standard();
-    rows.add(new Row("oracle", baseline("oracle", TimedPolicies.oracle(standard))));
-    rows.add(
-        new Row(
-            "oracle est-TTFT",
-            baseline("oracle, estimated-TTFT ordering", TimedPolicies.oracleEstimatedTtft())));
-    int most = options.gateways().stream().mapToInt(Integer::intValue).max().orElse(1);
-    for (int g : most == 1 ? List.of(1) : List.of(1, most)) {
+    for (String name : options.pickPolicies()) {
       rows.add(
           new Row(
-              g == 1 ? "approx-prefix" : "approx-prefix x" + g,
-              baseline(
-                  "approximate prefix (" + g + " gateways)",
-                  TimedPolicies.approximatePrefix(g, capacityBlocks, 0.5, 32, 1.5),
-                  g)));
+              "oracle" + (both ? ", " + name : ""),
+              baseline("oracle (" + name + ")", TimedPolicies.oracle(policy(name)))));
+    }
+    if (options.full()) {
+      int most = options.gateways().stream().mapToInt(Integer::intValue).max().orElse(1);
+      for (int g : most == 1 ? List.of(1) : List.of(1, most)) {
+        rows.add(
+            new Row(
+                g == 1 ? "approx-prefix" : "approx-prefix x" + g,
+                baseline(
+                    "approximate prefix (" + g + " gateways)",
+                    TimedPolicies.approximatePrefix(g, capacityBlocks, 0.5, 32, 1.5),
+                    g)));
+      }
     }
     rows.add(new Row("least-loaded", baseline("least-loaded", TimedPolicies.leastLoaded())));
     rows.add(new Row("round-robin", baseline("round-robin", TimedPolicies.roundRobin())));
-    rows.add(new Row("random", baseline("random", TimedPolicies.random(config.seed()))));
+    if (options.full()) {
+      rows.add(new Row("random", baseline("random", TimedPolicies.random(config.seed()))));
+    }
     return rows;
   }
 
-  private TimedRun.Result kvindex(int gateways) throws InterruptedException {
-    boolean scaleLoad = options.scaleGatewayLoad();
-    try (Stack stack = Stack.start(config, capacityBlocks)) {
+  /** A pick policy by its setting's name, with the router's defaults. */
+  static PickPolicy policy(String name) {
+    return PickPolicy.named(
+        name,
+        PickPolicy.DEFAULT_IMBALANCE_ABSOLUTE,
+        PickPolicy.DEFAULT_IMBALANCE_RATIO,
+        TtftCostModel.DEFAULT);
+  }
+
+  private TimedRun.Result kvindex(int gateways, PickPolicy policy) throws InterruptedException {
+    boolean scaleLoad = options.gatewayLoad().equals("scaled");
+    boolean shared = options.gatewayLoad().equals("shared");
+    try (Stack stack = Stack.start(config, capacityBlocks, policy)) {
       Map<String, MeterRegistry> registries = new LinkedHashMap<>();
       stack.ingesters().forEach((name, i) -> registries.put(name, i.meterRegistry()));
       long deadline = System.nanoTime() + 20_000_000_000L;
@@ -134,8 +157,12 @@ final class TtftComparison {
       for (int g = 0; g < gateways; g++) {
         List<URI> own = new ArrayList<>(routers);
         java.util.Collections.rotate(own, -g);
-        policies.add(
-            new RouterPolicy(own, stack.fleet().names(), true).gateways(scaleLoad ? gateways : 1));
+        RouterPolicy gateway =
+            new RouterPolicy(own, stack.fleet().names(), true).gateways(scaleLoad ? gateways : 1);
+        if (shared && g > 0) {
+          gateway.sharingLoadWith(policies.get(0));
+        }
+        policies.add(gateway);
       }
       progress.line("kvindex in time: " + gateways + " gateway(s), paced against the wall clock");
       return new TimedRun(
@@ -176,7 +203,7 @@ final class TtftComparison {
     b.append(
         String.format(
             Locale.ROOT,
-            "  %-18s %8s %8s %8s %8s %8s %8s %9s %6s %6s %7s%n",
+            "  %-28s %8s %8s %8s %8s %8s %8s %9s %6s %6s %7s%n",
             "policy",
             "TTFT p50",
             "p90",
@@ -193,7 +220,7 @@ final class TtftComparison {
       b.append(
           String.format(
               Locale.ROOT,
-              "  %-18s %7.3fs %7.3fs %7.3fs %7.2fs %7.2fs %8.1f %9.0f %5.1f%% %6.2f %7d%n",
+              "  %-28s %7.3fs %7.3fs %7.3fs %7.2fs %7.2fs %8.1f %9.0f %5.1f%% %6.2f %7d%n",
               row.policy(),
               r.ttft(0.5),
               r.ttft(0.9),

@@ -55,7 +55,7 @@ class TimedRunTest {
     for (TimedRun.Picker picker :
         List.of(
             TimedPolicies.oracle(PickPolicy.standard()),
-            TimedPolicies.oracleEstimatedTtft(),
+            TimedPolicies.oracle(PickPolicy.estimatedTtft()),
             TimedPolicies.approximatePrefix(1, 64, 0.5, 32, 1.5))) {
       TimedRun.Result result = run(List.of(r, r), new double[] {0, 10}, 1, picker);
 

@@ -29,6 +29,23 @@ public interface OraclePick {
   String pick(long affinityKey, List<PodMatch> matches, Map<String, Double> load);
 
   /**
+   * Picks one candidate, knowing the prompt's blocks: what a router's tie-break hashes past a
+   * shared prefix, and what an estimate of the prompt's uncached tokens needs. The default ignores
+   * them ({@link #pick(long, List, Map)}).
+   *
+   * @param blockKeys chained keys of the prompt's full blocks (each depends on every token before
+   *     it), one per block of {@code blockSize} tokens
+   */
+  default String pick(
+      long affinityKey,
+      long[] blockKeys,
+      int blockSize,
+      List<PodMatch> matches,
+      Map<String, Double> load) {
+    return pick(affinityKey, matches, load);
+  }
+
+  /**
    * The router's standard pick policy, as registered on the class path.
    *
    * @throws IllegalStateException if none is (run through {@code scripts/kvindex}, whose class path

@@ -53,7 +53,8 @@ final class OracleRouter implements PodRouter {
     }
     Map<String, Double> loads = new HashMap<>();
     load.of(names).forEach((pod, n) -> loads.put(pod, n.doubleValue()));
-    String chosen = pick.pick(affinity, matches, loads);
+    int blockSize = pods.get(0).config().blockSize();
+    String chosen = pick.pick(affinity, blockKeys(prompt, blockSize), blockSize, matches, loads);
     int at = names.indexOf(chosen);
     if (at < 0) {
       throw new IllegalStateException(
@@ -86,6 +87,20 @@ final class OracleRouter implements PodRouter {
       inFlight.forEach((r, pod) -> out.computeIfAbsent(pod, p -> new ArrayList<>()).add(r));
     }
     return out;
+  }
+
+  /** Chained keys of the prompt's full blocks: each depends on every token before it. */
+  static long[] blockKeys(int[] prompt, int blockSize) {
+    long[] keys = new long[blockSize <= 0 ? 0 : prompt.length / blockSize];
+    long h = 0x9E3779B97F4A7C15L;
+    for (int b = 0; b < keys.length; b++) {
+      for (int t = b * blockSize; t < (b + 1) * blockSize; t++) {
+        h = (h ^ prompt[t]) * 0x100000001B3L;
+        h ^= h >>> 29;
+      }
+      keys[b] = h;
+    }
+    return keys;
   }
 
   private record Scored(PodMatch match, long affinity) {}

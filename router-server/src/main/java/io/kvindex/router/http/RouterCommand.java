@@ -5,6 +5,7 @@ import io.kvindex.router.KvRouter;
 import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.PickPolicy;
+import io.kvindex.router.TtftCostModel;
 import io.kvindex.service.ByteSizes;
 import io.kvindex.service.Durations;
 import io.kvindex.service.HttpService;
@@ -92,7 +93,11 @@ public final class RouterCommand implements Callable<Integer> {
     double[] guard = new double[2];
     v.apply(RouterSetting.IMBALANCE_ABSOLUTE.setting, a -> guard[0] = Double.parseDouble(a));
     v.apply(RouterSetting.IMBALANCE_RATIO.setting, r -> guard[1] = Double.parseDouble(r));
-    builder.pickPolicy(PickPolicy.standard(guard[0], guard[1]));
+    String[] policy = {PickPolicy.ESTIMATED_TTFT};
+    v.apply(RouterSetting.PICK_POLICY.setting, p -> policy[0] = p);
+    TtftCostModel[] cost = {TtftCostModel.DEFAULT};
+    v.apply(RouterSetting.TTFT_COST.setting, c -> cost[0] = TtftCostModel.parse(c));
+    builder.pickPolicy(PickPolicy.named(policy[0], guard[0], guard[1], cost[0]));
     v.apply(RouterSetting.DRIFT_WINDOW.setting, w -> builder.driftWindow(Integer.parseInt(w)));
     v.apply(
         RouterSetting.DRIFT_THRESHOLD.setting, t -> builder.driftThreshold(Double.parseDouble(t)));

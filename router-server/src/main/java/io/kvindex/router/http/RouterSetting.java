@@ -3,6 +3,7 @@ package io.kvindex.router.http;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.PickPolicy;
+import io.kvindex.router.TtftCostModel;
 import io.kvindex.service.Durations;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.Setting;
@@ -158,6 +159,24 @@ enum RouterSetting {
           "false",
           "true|false",
           "Whether /metrics needs the --auth-token-file secret too")),
+  PICK_POLICY(
+      Setting.of(
+          "pick-policy",
+          PickPolicy.ESTIMATED_TTFT,
+          "estimated-ttft|longest-prefix",
+          "How a pod is picked: the least estimated time to first token (its uncached prompt"
+              + " tokens plus the prompt tokens queued there, after the guard; see --ttft-cost), or"
+              + " longest-prefix (the longest cached prefix among the pods the guard keeps, then"
+              + " the least load)")),
+  TTFT_COST(
+      Setting.of(
+          "ttft-cost",
+          TtftCostModel.DEFAULT.toString(),
+          "STEP_S,TOKEN_S,BATCH_TOKENS,TOKENS_PER_LOAD",
+          "The estimated-ttft policy's cost model: seconds per engine step, seconds per prompt"
+              + " token computed, prompt tokens per step at most (max_num_batched_tokens), and"
+              + " prompt tokens counted queued per unit of load when the load carries no queued"
+              + " tokens; defaults for Llama-3.1-8B-Instruct, BF16, one H100")),
   IMBALANCE_ABSOLUTE(
       Setting.of(
           "imbalance-absolute",

@@ -82,7 +82,21 @@ final class Routes {
     JsonNode loads = Json.field(body, "load", "loads");
     boolean explain = Json.flag(body, "explain");
     Map<String, Double> byPod = loads == null ? Map.of() : Json.loads(loads, "load");
-    LoadSignal signal = pod -> byPod.getOrDefault(pod, 0.0);
+    JsonNode queued = Json.field(body, "queued_tokens");
+    Map<String, Double> queuedByPod =
+        queued == null ? Map.of() : Json.loads(queued, "queued_tokens");
+    LoadSignal signal =
+        new LoadSignal() {
+          @Override
+          public double load(String pod) {
+            return byPod.getOrDefault(pod, 0.0);
+          }
+
+          @Override
+          public double queuedTokens(String pod) {
+            return queuedByPod.getOrDefault(pod, Double.NaN);
+          }
+        };
     if (explain && !request.candidatePods().isEmpty()) {
       out.set("explain", explainJson(router.explain(scores, request.candidatePods(), signal)));
     }

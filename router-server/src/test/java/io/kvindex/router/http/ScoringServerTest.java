@@ -162,6 +162,27 @@ class ScoringServerTest {
   }
 
   @Test
+  void score_queuedTokens_theWarmPodBehindAQueueLosesToTheIdleOne() throws Exception {
+    String body =
+        "{\"model\":\""
+            + MODEL
+            + "\",\"token_ids\":"
+            + tokens()
+            + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":1,\"pod-b\":0},"
+            + "\"queued_tokens\":{\"pod-a\":%d,\"pod-b\":0}}";
+    JsonNode idle = JSON.readTree(send("POST", "/score", String.format(body, 0)).body());
+    assertThat(idle.get("pick").get("pod").asText()).isEqualTo("pod-a");
+
+    JsonNode queued = JSON.readTree(send("POST", "/score", String.format(body, 20_000)).body());
+    assertThat(queued.get("pick").get("pod").asText()).isEqualTo("pod-b");
+    assertThat(queued.get("pick").get("reason").asText()).isEqualTo("estimated_ttft");
+
+    HttpResponse<String> negative = send("POST", "/score", String.format(body, -1));
+    assertThat(negative.statusCode()).isEqualTo(400);
+    assertThat(negative.body()).contains("queued_tokens.pod-a");
+  }
+
+  @Test
   void score_returnsThePerPodMatchsAndAPick() throws Exception {
     HttpResponse<String> response =
         send(
@@ -171,7 +192,8 @@ class ScoringServerTest {
                 + MODEL
                 + "\",\"token_ids\":"
                 + tokens()
-                + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":1,\"pod-b\":0}}");
+                + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":1,\"pod-b\":0},"
+                + "\"queued_tokens\":{\"pod-a\":0,\"pod-b\":0}}");
 
     assertThat(response.statusCode()).isEqualTo(200);
     JsonNode body = JSON.readTree(response.body());
@@ -196,7 +218,8 @@ class ScoringServerTest {
                 + MODEL
                 + "\",\"token_ids\":"
                 + tokens()
-                + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":1},\"explain\":true}");
+                + ",\"pods\":[\"pod-a\",\"pod-b\"],\"load\":{\"pod-a\":1},"
+                + "\"queued_tokens\":{\"pod-a\":0},\"explain\":true}");
 
     assertThat(response.statusCode()).isEqualTo(200);
     JsonNode explain = JSON.readTree(response.body()).get("explain");
@@ -210,7 +233,7 @@ class ScoringServerTest {
     assertThat(podA.get("pod_record").get("live").asBoolean()).isTrue();
     assertThat(podA.get("pod_record").get("remaining_ms").asLong()).isPositive();
     JsonNode podB = explain.get("candidates").get("pod-b");
-    assertThat(podB.get("verdict").asText()).isEqualTo("shorter_prefix");
+    assertThat(podB.get("verdict").asText()).isEqualTo("slower_estimate");
     assertThat(podB.get("pod_record").get("recorded").asBoolean()).isFalse();
     assertThat(podB.get("pod_record").get("live").asBoolean()).isFalse();
   }

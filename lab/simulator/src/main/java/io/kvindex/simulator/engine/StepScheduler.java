@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.DoubleConsumer;
 
 /**
  * vLLM's scheduling loop for one engine, in simulated time: a waiting queue, at most {@code
@@ -65,13 +66,16 @@ public final class StepScheduler {
     final Engine.Sequence seq;
     final double arrival;
     final Consumer<TimedCompletion> done;
+    final DoubleConsumer first;
     double firstToken = Double.NaN;
     int preemptions;
     boolean decoding;
 
-    Entry(Engine.Sequence seq, double arrival, Consumer<TimedCompletion> done) {
+    Entry(
+        Engine.Sequence seq, double arrival, DoubleConsumer first, Consumer<TimedCompletion> done) {
       this.seq = seq;
       this.arrival = arrival;
+      this.first = first;
       this.done = done;
     }
   }
@@ -101,10 +105,19 @@ public final class StepScheduler {
    * @throws io.kvindex.simulator.PodUnavailableException if the engine is asleep
    */
   public void add(InferenceRequest request, double now, Consumer<TimedCompletion> done) {
+    add(request, now, at -> {}, done);
+  }
+
+  /**
+   * As {@link #add(InferenceRequest, double, Consumer)}; {@code first} hears when the request's
+   * first token is out (what a gateway streaming the answer sees).
+   */
+  public void add(
+      InferenceRequest request, double now, DoubleConsumer first, Consumer<TimedCompletion> done) {
     if (engine.generation() != generation) {
       abortAll(now);
     }
-    waiting.addLast(new Entry(engine.sequence(request), now, done));
+    waiting.addLast(new Entry(engine.sequence(request), now, first, done));
     if (Double.isNaN(stepEnd)) {
       startStep(now);
     }
@@ -263,6 +276,7 @@ public final class StepScheduler {
       for (Entry e : scheduled) {
         if (e.seq.advance() && Double.isNaN(e.firstToken)) {
           e.firstToken = now;
+          e.first.accept(now);
         }
         if (e.seq.finished()) {
           engine.release(e.seq);

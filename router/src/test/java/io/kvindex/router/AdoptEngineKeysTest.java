@@ -55,6 +55,12 @@ class AdoptEngineKeysTest {
           .isTrue();
       assertThat(fixture.index().keyCheck(MODEL).join().orElseThrow().engines())
           .isEqualTo("engine:sha256:16");
+      // the layout is noted by a write of its own, not ordered with the key check's
+      assertThat(
+              UnavailableIndexTest.eventually(
+                  () -> fixture.index().cacheLayout(MODEL).join().isPresent()))
+          .as("the ingester noted the model's cache layout")
+          .isTrue();
       assertThat(fixture.index().cacheLayout(MODEL).join().map(CacheLayout::encode))
           .as("the ingester recorded the model's one cache group from the engine's stores")
           .contains("0:full_attention:16:0");

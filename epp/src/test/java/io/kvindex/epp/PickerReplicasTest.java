@@ -131,9 +131,11 @@ class PickerReplicasTest {
           .as("a prompt nobody holds goes to the less loaded endpoint")
           .isEqualTo(other.address());
 
-      // Replica A sends a new prompt to the target; its route reaches the index.
+      // Replica A sends a new prompt to the target; its route reaches the index. The prompt is
+      // long enough that its cached prefix outweighs B's one open request there under the
+      // default policy (estimated time to first token).
       int seed = 9;
-      byte[] prompt = ExtProcProtocolTest.completion(64, seed);
+      byte[] prompt = ExtProcProtocolTest.completion(1024, seed);
       assertThat(pick(toA, prompt, target.address())).isEqualTo(target.address());
       int[] tokens = tokens(prompt);
       assertThat(

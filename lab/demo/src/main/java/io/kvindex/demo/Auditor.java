@@ -156,11 +156,15 @@ final class Auditor {
             missingBlocks
                 + " of "
                 + heldBlocks
-                + " held blocks missing ("
-                + groupMissing.size()
-                + " of group 1's "
-                + groupTruth.get(pod).size()
-                + "), "
+                + " held blocks missing"
+                + (fleet.modelKind().hybrid()
+                    ? " ("
+                        + groupMissing.size()
+                        + " of group 1's "
+                        + groupTruth.get(pod).size()
+                        + ")"
+                    : "")
+                + ", "
                 + stale
                 + " stale (the index counts "
                 + counted

@@ -17,7 +17,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The cache-group layouts the ingesters recorded, per model, for scoring hybrid models: each
  * model's is read again every {@link #CHECK_EVERY} in the background (a request never waits for it;
- * until the first answer the model is scored as one group). A layout this router cannot score (a
+ * until the first answer the model is scored as one group), and every {@link
+ * #CHECK_UNRECORDED_EVERY} while none is recorded: a router asked about a model before its engines'
+ * first stores reached the index (a fleet starting) would otherwise score a hybrid model by its
+ * full-attention prefix, over-predicting, for a whole period. A layout this router cannot score (a
  * kind the hit rule does not know, a chunked-local group without its chunk size, a block size that
  * is not a multiple of the router's) is counted on every lookup and logged when it changes; such a
  * model is scored by its full-attention prefix, which over-predicts. Thread-safe.
@@ -27,6 +30,9 @@ final class ModelLayouts {
 
   /** How often a model's layout is read again. */
   static final Duration CHECK_EVERY = Duration.ofSeconds(5);
+
+  /** How often a model's layout is read again while none is recorded. */
+  static final Duration CHECK_UNRECORDED_EVERY = Duration.ofMillis(250);
 
   /** Models tracked at most (default keys take any name); past it the map starts afresh. */
   static final int MAX_MODELS = 65_536;
@@ -39,7 +45,12 @@ final class ModelLayouts {
     static final Scoring SINGLE = new Scoring(null, null, null);
   }
 
-  private record Entry(long checkedAtNanos, Scoring scoring) {}
+  /** A model's scoring, when it was last asked for, and whether a layout was recorded then. */
+  private record Entry(long checkedAtNanos, Scoring scoring, boolean recorded) {
+    long periodNanos() {
+      return (recorded ? CHECK_EVERY : CHECK_UNRECORDED_EVERY).toNanos();
+    }
+  }
 
   private final PrefixIndex index;
   private final LongSupplier ticker;
@@ -64,11 +75,14 @@ final class ModelLayouts {
   Scoring scoring(String model, int blockSize) {
     long now = ticker.getAsLong();
     Entry entry = models.get(model);
-    if (entry == null || now - entry.checkedAtNanos() >= CHECK_EVERY.toNanos()) {
+    if (entry == null || now - entry.checkedAtNanos() >= entry.periodNanos()) {
       if (entry == null && models.size() >= MAX_MODELS) {
         models.clear();
       }
-      Entry asking = new Entry(now, entry == null ? Scoring.SINGLE : entry.scoring());
+      Entry asking =
+          entry == null
+              ? new Entry(now, Scoring.SINGLE, false)
+              : new Entry(now, entry.scoring(), entry.recorded());
       boolean mine =
           entry == null
               ? models.putIfAbsent(model, asking) == null
@@ -95,7 +109,8 @@ final class ModelLayouts {
               }
               Scoring now = scoring(layout, blockSize);
               Entry before = models.get(model);
-              models.computeIfPresent(model, (m, e) -> new Entry(e.checkedAtNanos(), now));
+              models.computeIfPresent(
+                  model, (m, e) -> new Entry(e.checkedAtNanos(), now, layout.isPresent()));
               CacheLayout was = before == null ? null : before.scoring().layout();
               if (!Objects.equals(was, now.layout())) {
                 logChange(model, now);

@@ -22,7 +22,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
-import java.util.stream.LongStream;
 
 /**
  * Compares the index with the simulator's ground truth at quiescence, two ways: per pod, the exact
@@ -38,6 +37,12 @@ import java.util.stream.LongStream;
  * shows as a count above it. The lookups first follow the run's requests, latest first, one lookup
  * per request: a pod's depth in a request's chain shows that many of its blocks listed at once. The
  * blocks no such lookup showed listed are then looked up one by one.
+ *
+ * <p>A hybrid model's other cache group (group 1) keeps scattered blocks (windows and states at
+ * kept positions), not chains: each block some pod holds there is looked up one by one in that
+ * group, and a pod's count of entries is checked against its blocks in both groups. A lookup's true
+ * depth is then the hit the pod's engine would compute ({@link
+ * io.kvindex.simulator.SimulatedPod#cachedPrefix}).
  */
 final class Auditor {
   private static final int IN_FLIGHT = 256;
@@ -75,8 +80,25 @@ final class Auditor {
     Map<String, Set<Long>> truth = truth();
     Set<Long> held = new HashSet<>();
     truth.values().forEach(held::addAll);
-    Map<String, String> wrongPods = wrongPods(truth);
-    return new Accuracy(pods.size(), wrongPods, held.size(), lookups(truth));
+    Map<String, Set<Long>> groupTruth = groupTruth();
+    Set<Long> groupHeld = new HashSet<>();
+    groupTruth.values().forEach(groupHeld::addAll);
+    Map<String, String> wrongPods = wrongPods(truth, groupTruth);
+    return new Accuracy(pods.size(), wrongPods, held.size() + groupHeld.size(), lookups(truth));
+  }
+
+  /**
+   * A hybrid model's other group: the blocks each pod holds in group 1 (empty for a model of one
+   * group).
+   */
+  private Map<String, Set<Long>> groupTruth() {
+    Map<String, Set<Long>> truth = new LinkedHashMap<>();
+    for (String pod : pods) {
+      truth.put(
+          pod,
+          fleet.modelKind().hybrid() ? fleet.heldByGroup(pod).getOrDefault(1, Set.of()) : Set.of());
+    }
+    return truth;
   }
 
   /**
@@ -96,25 +118,53 @@ final class Auditor {
    * reads it), with how.
    */
   Map<String, String> wrongPods(Map<String, Set<Long>> truth) throws InterruptedException {
+    Map<String, Set<Long>> none = new HashMap<>();
+    pods.forEach(p -> none.put(p, Set.of()));
+    return wrongPods(truth, none);
+  }
+
+  /**
+   * As {@link #wrongPods(Map)}, with a hybrid model's group-1 blocks ({@code groupTruth}) checked
+   * too.
+   */
+  private Map<String, String> wrongPods(
+      Map<String, Set<Long>> truth, Map<String, Set<Long>> groupTruth) throws InterruptedException {
     Map<String, Set<Long>> listed = new HashMap<>();
+    Map<String, Set<Long>> groupListed = new HashMap<>();
     pods.forEach(p -> listed.put(p, ConcurrentHashMap.newKeySet()));
+    pods.forEach(p -> groupListed.put(p, ConcurrentHashMap.newKeySet()));
     Set<Long> unseen = listedAlongRequests(truth, listed);
-    listedOneByOne(unseen, listed);
+    listedOneByOne(unseen, listed, 0);
+    Set<Long> groupBlocks = new HashSet<>();
+    groupTruth.values().forEach(groupBlocks::addAll);
+    listedOneByOne(groupBlocks, groupListed, 1);
     Map<String, Long> entries = entries();
     Map<String, String> wrongPods = new LinkedHashMap<>();
     for (String pod : pods) {
       Set<Long> blocks = truth.get(pod);
       Set<Long> missing = new HashSet<>(blocks);
       missing.removeAll(listed.get(pod));
+      Set<Long> groupMissing = new HashSet<>(groupTruth.get(pod));
+      groupMissing.removeAll(groupListed.get(pod));
+      int heldBlocks = blocks.size() + groupTruth.get(pod).size();
+      int missingBlocks = missing.size() + groupMissing.size();
       long counted = entries.getOrDefault(pod, 0L);
-      long stale = counted - (blocks.size() - missing.size());
-      if (!missing.isEmpty() || stale != 0) {
+      long stale = counted - (heldBlocks - missingBlocks);
+      if (missingBlocks != 0 || stale != 0) {
         wrongPods.put(
             pod,
-            missing.size()
+            missingBlocks
                 + " of "
-                + blocks.size()
-                + " held blocks missing, "
+                + heldBlocks
+                + " held blocks missing"
+                + (fleet.modelKind().hybrid()
+                    ? " ("
+                        + groupMissing.size()
+                        + " of group 1's "
+                        + groupTruth.get(pod).size()
+                        + ")"
+                    : "")
+                + ", "
                 + stale
                 + " stale (the index counts "
                 + counted
@@ -148,7 +198,7 @@ final class Auditor {
       inFlight.acquire();
       chainLookups++;
       all.add(
-          lookup(LongStream.of(chain).boxed().toList(), 3)
+          lookup(chain, 0, 3)
               .thenAccept(
                   result -> {
                     for (PodMatch m : result.pods().values()) {
@@ -193,8 +243,11 @@ final class Auditor {
     return blockLookups;
   }
 
-  /** Adds to {@code listed} which pods the index lists each of {@code blocks} for. */
-  private void listedOneByOne(Set<Long> blocks, Map<String, Set<Long>> listed)
+  /**
+   * Adds to {@code listed} which pods the index lists each of {@code blocks} (of cache group {@code
+   * group}) for.
+   */
+  private void listedOneByOne(Set<Long> blocks, Map<String, Set<Long>> listed, int group)
       throws InterruptedException {
     Semaphore inFlight = new Semaphore(IN_FLIGHT);
     List<CompletableFuture<Void>> all = new ArrayList<>();
@@ -202,7 +255,7 @@ final class Auditor {
       inFlight.acquire();
       blockLookups++;
       all.add(
-          lookup(List.of(key), 3)
+          lookup(new long[] {key}, group, 3)
               .thenAccept(
                   r -> {
                     for (PodMatch m : r.pods().values()) {
@@ -237,9 +290,15 @@ final class Auditor {
     return out;
   }
 
-  private CompletableFuture<LookupResult> lookup(List<Long> keys, int attempts) {
+  private CompletableFuture<LookupResult> lookup(long[] keys, int group, int attempts) {
     return index
-        .lookupAsync(LookupRequest.of(Workloads.MODEL, KeyMode.ENGINE, keys, pods))
+        .lookupAsync(
+            new LookupRequest(
+                Workloads.MODEL,
+                KeyMode.ENGINE,
+                keys,
+                io.kvindex.index.CandidatePods.of(pods).asSet(),
+                group))
         .thenCompose(
             r -> {
               if (r.complete()) {
@@ -250,7 +309,7 @@ final class Auditor {
                     new IllegalStateException(
                         "audit lookups stay incomplete: Redis keeps failing temporarily"));
               }
-              return lookup(keys, attempts - 1);
+              return lookup(keys, group, attempts - 1);
             });
   }
 
@@ -268,7 +327,10 @@ final class Auditor {
         unavailable++;
         continue;
       }
-      String wrong = wrongDepth(keys, answer.path("pods"), truth);
+      String wrong =
+          fleet.modelKind().hybrid()
+              ? wrongHit(r, answer.path("pods"))
+              : wrongDepth(keys, answer.path("pods"), truth);
       if (wrong == null) {
         right++;
       } else if (firstWrong == null) {
@@ -291,6 +353,22 @@ final class Auditor {
         }
       } catch (IOException e) {
         // asked again below
+      }
+    }
+    return null;
+  }
+
+  /** A hybrid model's lookup against the hit each pod's engine would compute for the prompt. */
+  private String wrongHit(InferenceRequest r, JsonNode scored) {
+    for (String pod : pods) {
+      int hit = fleet.pod(pod).cachedPrefix(r, 0).depth();
+      int answered = scored.path(pod).path("matched_blocks").asInt(0);
+      if (answered != hit) {
+        return pod
+            + "'s engine would hit "
+            + hit
+            + " blocks of a prompt, the router said "
+            + answered;
       }
     }
     return null;

@@ -114,6 +114,18 @@ public final class DemoCommand implements Callable<Integer> {
   String via;
 
   @Option(
+      names = "--model-kind",
+      paramLabel = "full|swa|mamba",
+      defaultValue = "full",
+      description =
+          "The pods' model: full (one full-attention cache group), swa (gpt-oss-like: full"
+              + " attention beside a sliding window of 128 tokens, blocks of 16) or mamba (full"
+              + " attention beside Mamba in align mode, blocks of 64); a hybrid's engines publish"
+              + " each group's events and report the hit vLLM's coordinator computes."
+              + " Default: ${DEFAULT-VALUE}")
+  String modelKind;
+
+  @Option(
       names = "--seed",
       defaultValue = "7",
       description = "Seed of the workload and the random baseline. Default: ${DEFAULT-VALUE}")
@@ -294,6 +306,7 @@ public final class DemoCommand implements Callable<Integer> {
               .fault(DemoConfig.Fault.named(fault))
               .closedLoop(onOff(closedLoop))
               .via(DemoConfig.Via.named(via))
+              .modelKind(io.kvindex.simulator.ModelKind.named(modelKind))
               .seed(seed)
               .build();
     } catch (IllegalArgumentException e) {

@@ -21,6 +21,7 @@ public final class DemoConfig {
   private final Fault fault;
   private final boolean closedLoop;
   private final Via via;
+  private final io.kvindex.simulator.ModelKind modelKind;
 
   /** A fault the demo can inject into every pod, on top of its midway ones. */
   public enum Fault {
@@ -88,6 +89,15 @@ public final class DemoConfig {
     this.fault = b.fault;
     this.closedLoop = b.closedLoop;
     this.via = b.via;
+    this.modelKind = b.modelKind;
+  }
+
+  /**
+   * The pods' model: its engines' cache groups. Default {@link
+   * io.kvindex.simulator.ModelKind#FULL}.
+   */
+  public io.kvindex.simulator.ModelKind modelKind() {
+    return modelKind;
   }
 
   /**
@@ -188,6 +198,7 @@ public final class DemoConfig {
     private Fault fault = Fault.NONE;
     private boolean closedLoop = true;
     private Via via = Via.SCORE;
+    private io.kvindex.simulator.ModelKind modelKind = io.kvindex.simulator.ModelKind.FULL;
 
     private Builder() {}
 
@@ -203,6 +214,15 @@ public final class DemoConfig {
     /** Default {@link Fault#NONE}. */
     public Builder fault(Fault fault) {
       this.fault = Objects.requireNonNull(fault, "fault");
+      return this;
+    }
+
+    /**
+     * The pods' model: one full-attention cache group, or a hybrid's (a sliding window, Mamba).
+     * Default {@link io.kvindex.simulator.ModelKind#FULL}.
+     */
+    public Builder modelKind(io.kvindex.simulator.ModelKind kind) {
+      this.modelKind = Objects.requireNonNull(kind, "modelKind");
       return this;
     }
 

@@ -17,9 +17,16 @@ import java.util.Set;
  */
 final class Fleet implements AutoCloseable {
   private final SimulatedFleet fleet;
+  private final io.kvindex.simulator.ModelKind modelKind;
 
-  private Fleet(SimulatedFleet fleet) {
+  private Fleet(SimulatedFleet fleet, io.kvindex.simulator.ModelKind modelKind) {
     this.fleet = fleet;
+    this.modelKind = modelKind;
+  }
+
+  /** The pods' model. */
+  io.kvindex.simulator.ModelKind modelKind() {
+    return modelKind;
   }
 
   /**
@@ -33,6 +40,7 @@ final class Fleet implements AutoCloseable {
         PodConfig.builder()
             .model(Workloads.MODEL)
             .blockSize(Workloads.BLOCK_SIZE)
+            .modelKind(config.modelKind())
             .capacityBlocks(capacityBlocks)
             .hashSeed(Stack.HASH_SEED)
             .http(http)
@@ -42,7 +50,8 @@ final class Fleet implements AutoCloseable {
             .pods(config.pods())
             .podTemplate(template)
             .seed(config.seed())
-            .build());
+            .build(),
+        config.modelKind());
   }
 
   List<String> names() {
@@ -64,6 +73,11 @@ final class Fleet implements AutoCloseable {
 
   FleetStats stats() {
     return fleet.stats();
+  }
+
+  /** Ground truth: each cache group's GPU blocks on the pod (the demo's pods have one rank). */
+  java.util.Map<Integer, Set<Long>> heldByGroup(String pod) {
+    return fleet.pod(pod).cachedGroupBlocks(0);
   }
 
   /** Ground truth: the blocks the pod holds on any tier (the demo's pods have one rank). */

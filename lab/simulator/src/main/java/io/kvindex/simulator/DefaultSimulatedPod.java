@@ -176,6 +176,11 @@ final class DefaultSimulatedPod implements SimulatedPod {
   }
 
   @Override
+  public Map<Integer, java.util.Set<Long>> cachedGroupBlocks(int rank) {
+    return engine(rank).cachedGroupBlocks();
+  }
+
+  @Override
   public CachedPrefix cachedPrefix(InferenceRequest request, int rank) {
     return engine(rank).cachedPrefix(request);
   }

@@ -164,6 +164,9 @@ final class OracleRouter implements PodRouter {
   private static int aheadBlocks(
       InferenceRequest request, int[] prompt, SimulatedPod pod, List<InferenceRequest> routed) {
     int blockSize = pod.config().blockSize();
+    if (pod.config().modelKind().hybrid()) {
+      return hybridAheadBlocks(request, prompt, blockSize, routed);
+    }
     int most = 0;
     for (InferenceRequest r : routed) {
       if (!Objects.equals(r.loraName(), request.loraName())
@@ -175,6 +178,30 @@ final class OracleRouter implements PodRouter {
       int shared = Arrays.mismatch(prompt, theirs);
       shared = shared < 0 ? prompt.length : shared;
       most = Math.max(most, Math.min(shared / blockSize, cached));
+    }
+    return most;
+  }
+
+  /**
+   * A hybrid engine's part of {@link #aheadBlocks}: a request it serves keeps its other group's
+   * window or state only at its replay boundary (its junction depends on the cache it meets), so
+   * the prompt gains that boundary if it shares the tokens up to it, within its own hit's cap.
+   */
+  private static int hybridAheadBlocks(
+      InferenceRequest request, int[] prompt, int blockSize, List<InferenceRequest> routed) {
+    int most = 0;
+    int cap = Math.max(0, prompt.length - 1);
+    for (InferenceRequest r : routed) {
+      if (!Objects.equals(r.loraName(), request.loraName())
+          || !Objects.equals(r.cacheSalt(), request.cacheSalt())) {
+        continue;
+      }
+      int boundary = (r.promptLength() - 1) / blockSize * blockSize;
+      int shared = Arrays.mismatch(prompt, r.promptTokens());
+      shared = shared < 0 ? prompt.length : shared;
+      if (boundary <= shared && boundary <= cap) {
+        most = Math.max(most, boundary / blockSize);
+      }
     }
     return most;
   }

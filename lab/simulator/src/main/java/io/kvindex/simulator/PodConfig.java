@@ -38,6 +38,7 @@ public final class PodConfig {
   private final InstantSource clock;
   private final WireEra era;
   private final HashEncoding hashEncoding;
+  private final ModelKind modelKind;
 
   private PodConfig(Builder b) {
     this.name = b.name;
@@ -62,6 +63,7 @@ public final class PodConfig {
     this.clock = b.clock;
     this.era = b.era;
     this.hashEncoding = b.hashEncoding;
+    this.modelKind = b.modelKind;
   }
 
   public static Builder builder() {
@@ -93,6 +95,7 @@ public final class PodConfig {
     b.clock = clock;
     b.era = era;
     b.hashEncoding = hashEncoding;
+    b.modelKind = modelKind;
     return b;
   }
 
@@ -188,6 +191,11 @@ public final class PodConfig {
     return hashEncoding;
   }
 
+  /** The engines' cache groups. */
+  public ModelKind modelKind() {
+    return modelKind;
+  }
+
   /** The payload encoder for this pod's era and hash encoding. */
   public KvEventEncoder encoder() {
     return KvEventEncoder.of(era, hashEncoding);
@@ -217,6 +225,7 @@ public final class PodConfig {
     private InstantSource clock = InstantSource.system();
     private WireEra era = WireEra.MAP;
     private HashEncoding hashEncoding = HashEncoding.UINT64;
+    private ModelKind modelKind = ModelKind.FULL;
 
     private Builder() {}
 
@@ -376,7 +385,29 @@ public final class PodConfig {
       return this;
     }
 
+    /**
+     * The engines' cache groups: one full-attention group, or a hybrid model's two. Default {@link
+     * ModelKind#FULL}.
+     */
+    public Builder modelKind(ModelKind modelKind) {
+      this.modelKind = Objects.requireNonNull(modelKind, "modelKind");
+      return this;
+    }
+
     public PodConfig build() {
+      if (modelKind.hybrid() && cpuCapacityBlocks > 0) {
+        throw new IllegalArgumentException(
+            "a hybrid model's engines have no CPU tier here; use cpuCapacityBlocks 0 with model"
+                + " kind "
+                + modelKind.option());
+      }
+      if (modelKind.hybrid() && era.compareTo(WireEra.V0_22) < 0) {
+        throw new IllegalArgumentException(
+            "a hybrid model's events need group_idx and kv_cache_spec_kind, which era "
+                + era
+                + " does not carry; use era V0_22 or later with model kind "
+                + modelKind.option());
+      }
       if (topic.getBytes(StandardCharsets.UTF_8).length > 1024) {
         throw new IllegalArgumentException("topic is too long (over 1024 bytes)");
       }

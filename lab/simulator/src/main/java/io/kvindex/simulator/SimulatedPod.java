@@ -66,8 +66,17 @@ public interface SimulatedPod extends AutoCloseable {
   io.kvindex.simulator.engine.StepScheduler scheduler(
       int rank, io.kvindex.simulator.engine.EngineTiming timing);
 
-  /** Ground truth: the hashes the rank's engine caches, per tier ({@code GPU}, {@code CPU}). */
+  /**
+   * Ground truth: the hashes the rank's engine caches, per tier ({@code GPU}, {@code CPU}); of a
+   * hybrid model, those of its full-attention group.
+   */
   Map<String, Set<Long>> cachedBlocks(int rank);
+
+  /**
+   * Ground truth per cache group: the GPU hashes the rank's engine caches in each group (0, full
+   * attention; 1, a hybrid model's other group). {@link #cachedBlocks(int)} holds group 0's.
+   */
+  Map<Integer, Set<Long>> cachedGroupBlocks(int rank);
 
   /** Ground truth for one tier of one rank (empty for a tier the engine does not have). */
   default Set<Long> cachedBlocks(int rank, String tier) {
@@ -76,7 +85,9 @@ public interface SimulatedPod extends AutoCloseable {
 
   /**
    * Ground truth for routing: what the rank's engine holds of the request's prompt now, from block
-   * 0 on, hashed with the engine's own hasher (so it is right in every hash mode).
+   * 0 on, hashed with the engine's own hasher (so it is right in every hash mode). Of a hybrid
+   * model, the hit its coordinator would find (at most the prompt's length minus one token), in GPU
+   * blocks.
    */
   CachedPrefix cachedPrefix(InferenceRequest request, int rank);
 

@@ -7,11 +7,13 @@ import io.kvindex.event.ExtraKey;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.event.Tiers;
+import io.kvindex.index.HybridHit;
 import io.kvindex.index.Tier;
 import io.kvindex.simulator.CachedPrefix;
 import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.FaultKnobs;
 import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.ModelKind;
 import io.kvindex.simulator.PodConfig;
 import io.kvindex.simulator.PodUnavailableException;
 import io.kvindex.simulator.RequestTooLargeException;
@@ -21,8 +23,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 
@@ -54,6 +58,15 @@ public final class Engine {
    *
    * Faults: with silent eviction on (FaultKnobs), an evicted block leaves the cache without its
    * BlockRemoved, as some offload connectors do: the ring never holds that event either.
+   *
+   * Hybrid models (ModelKind): group 1 shares the pool with full attention (group 0). The hit is
+   * vLLM's coordinator rule (the index's HybridHit over what each group caches), and a request keeps
+   * group 1's blocks only where vLLM's default retention does: at its replay boundary and at its
+   * junction (the full-attention hit its engine hit fell short of). A sliding-window request frees
+   * the blocks behind its window at each step, hashed ones to the free queue's tail (still cached,
+   * no BlockRemoved), unhashed ones to its head. A Mamba request holds one running state block; a
+   * step ends exactly at each kept position (the align-mode chunk split), where the state block is
+   * hashed with the fine hash there and stored, then freed a step later.
    */
   static final String CPU = "CPU";
   private static final String FULL_ATTENTION = "full_attention";
@@ -64,6 +77,10 @@ public final class Engine {
   private final Supplier<ChainHasher> hashers;
   private final EventPublisher publisher;
   private final FaultKnobs faults;
+  private final ModelKind kind;
+  private final HybridHit rule;
+  private final int groupBlock;
+  private final int windowBlocks;
   private final List<BatchListener> listeners = new CopyOnWriteArrayList<>();
   private final List<KvEvent> pending = new ArrayList<>();
   // The current step's events: the pool's, then the CPU connector's.
@@ -98,6 +115,11 @@ public final class Engine {
     this.hashers = hashers;
     this.publisher = publisher;
     this.faults = faults;
+    this.kind = config.modelKind();
+    this.rule =
+        kind.hybrid() ? new HybridHit(kind.layout(config.blockSize()), config.blockSize()) : null;
+    this.groupBlock = kind.groupBlockSize(config.blockSize());
+    this.windowBlocks = kind.window() == null ? 0 : ceilDiv(kind.window() - 1, config.blockSize());
     startFresh();
   }
 
@@ -139,6 +161,9 @@ public final class Engine {
    * the first one it does not hold, hashed with the engine's own hasher no further than that.
    */
   public synchronized CachedPrefix cachedPrefix(InferenceRequest request) {
+    if (rule != null) {
+      return hybridPrefix(request);
+    }
     int[] prompt = request.promptTokens();
     long[] hashes =
         hasher.hashesWhile(
@@ -152,6 +177,30 @@ public final class Engine {
       tiers[i] = tiersHolding(hashes[i]);
     }
     return new CachedPrefix(hashes.length == 0 ? 0 : hashes[0], tiers);
+  }
+
+  /**
+   * A hybrid engine's hit for the prompt, as its coordinator would find it now (capped at the
+   * prompt's length minus one), as that many GPU blocks.
+   */
+  private CachedPrefix hybridPrefix(InferenceRequest request) {
+    int[] prompt = request.promptTokens();
+    long[] hashes =
+        hasher.hashesWhile(
+            prompt, request.loraName(), request.cacheSalt(), h -> pool.contains(h, 0));
+    int hit = hit(hashes, prompt.length).tokens();
+    int[] tiers = new int[hit / config.blockSize()];
+    Arrays.fill(tiers, Tier.GPU.bit());
+    return new CachedPrefix(hashes.length == 0 ? 0 : hashes[0], tiers);
+  }
+
+  /**
+   * vLLM's hybrid hit for a request of {@code tokens} tokens whose block hashes are {@code hashes}.
+   */
+  private HybridHit.Hit hit(long[] hashes, int tokens) {
+    HybridHit.Holds full = i -> i < hashes.length && pool.contains(hashes[i], 0);
+    HybridHit.Holds group = i -> i < hashes.length && pool.contains(hashes[i], 1);
+    return rule.hit(tokens, new HybridHit.Holds[] {full, group});
   }
 
   private int tiersHolding(long hash) {
@@ -216,7 +265,23 @@ public final class Engine {
     return nextSeq;
   }
 
-  /** The cached hashes per tier ({@code GPU}, and {@code CPU} when that tier exists). */
+  /**
+   * The GPU hashes each cache group caches: group 0 (full attention), and group 1 for a hybrid
+   * model.
+   */
+  public synchronized Map<Integer, Set<Long>> cachedGroupBlocks() {
+    Map<Integer, Set<Long>> groups = new TreeMap<>();
+    groups.put(0, pool.hashes(0));
+    if (rule != null) {
+      groups.put(1, pool.hashes(1));
+    }
+    return groups;
+  }
+
+  /**
+   * The cached hashes per tier ({@code GPU}, and {@code CPU} when that tier exists); of a hybrid
+   * model, the full-attention group's.
+   */
   public synchronized Map<String, Set<Long>> cachedBlocks() {
     Map<String, Set<Long>> tiers = new TreeMap<>();
     tiers.put(Tiers.GPU, pool.hashes());
@@ -250,12 +315,28 @@ public final class Engine {
     private int generated;
     private int scheduled;
     private int hitTokens = -1;
+    // A hybrid model's group 1: token positions whose window or state is kept (replay boundary,
+    // junction); a sliding window's blocks held (by block index, null blocks absent), the blocks
+    // its
+    // table covers and those caching has passed; a Mamba state's running block, the state blocks to
+    // free at the next step.
+    private final TreeSet<Integer> keptEnds = new TreeSet<>();
+    private final NavigableMap<Integer, Integer> windowSlots = new TreeMap<>();
+    private int windowEnd;
+    private int windowCached;
+    private int stateSlot = -1;
+    private final List<Integer> spentStates = new ArrayList<>();
 
     Sequence(InferenceRequest request) {
       this.request = request;
       this.tokens = request.allTokens();
       int computed = tokens.length - 1;
       int needed = ceilDiv(computed, blockSize);
+      if (kind == ModelKind.SLIDING_WINDOW) {
+        needed *= 2; // a prefill holds each block in both groups until the window moves on
+      } else if (kind == ModelKind.MAMBA) {
+        needed += 3; // the state hit, the running state and a kept state
+      }
       if (needed > pool.capacity()) {
         throw new RequestTooLargeException(
             "request needs "
@@ -346,6 +427,9 @@ public final class Engine {
    * free blocks do not suffice.
    */
   synchronized int admit(Sequence s, int budget) {
+    if (rule != null) {
+      return admitHybrid(s, budget);
+    }
     int maxHit = (s.target() - 1) / s.blockSize;
     int gpuHits = 0;
     int queuedHits = 0;
@@ -387,12 +471,107 @@ public final class Engine {
   }
 
   /**
+   * {@link #admit} for a hybrid model: the coordinator's hit over both groups; the full-attention
+   * blocks it uses, and group 1's window ending at it (or its state there), are taken into use.
+   */
+  private int admitHybrid(Sequence s, int budget) {
+    int bs = s.blockSize;
+    HybridHit.Hit hit = hit(s.hashes, s.target());
+    int kv = hit.tokens();
+    int hitBlocks = kv / bs;
+    List<Integer> groupHits = new ArrayList<>();
+    if (kind == ModelKind.SLIDING_WINDOW) {
+      for (int b = Math.max(0, hitBlocks - windowBlocks); b < hitBlocks; b++) {
+        groupHits.add(b);
+      }
+    } else if (kv > 0) {
+      groupHits.add(hitBlocks - 1);
+    }
+    int queued = 0;
+    for (int b = 0; b < hitBlocks; b++) {
+      queued += pool.isFree(pool.lookup(s.hashes[b], 0)) ? 1 : 0;
+    }
+    for (int b : groupHits) {
+      queued += pool.isFree(pool.lookup(s.hashes[b], 1)) ? 1 : 0;
+    }
+    TreeSet<Integer> kept = new TreeSet<>();
+    int boundary = (s.request.promptLength() - 1) / rule.alignment() * rule.alignment();
+    if (boundary > kv) {
+      kept.add(boundary);
+    }
+    int junction = hit.groupTokens()[0];
+    if (junction > kv) {
+      kept.add(junction);
+    }
+    int chunk = Math.min(s.target() - kv, budget);
+    if (kind == ModelKind.MAMBA) {
+      Integer stop = kept.higher(kv);
+      chunk = stop == null ? chunk : Math.min(chunk, stop - kv);
+    }
+    int fresh = ceilDiv(kv + chunk, bs) - hitBlocks;
+    int groupFresh =
+        kind == ModelKind.SLIDING_WINDOW ? fresh : 1 + (kept.contains(kv + chunk) ? 1 : 0);
+    if (fresh + groupFresh + queued > pool.freeCount()) {
+      return -1;
+    }
+    for (int b = 0; b < hitBlocks; b++) {
+      int slot = pool.lookup(s.hashes[b], 0);
+      pool.touch(slot);
+      s.slots.add(slot);
+    }
+    for (int b : groupHits) {
+      int slot = pool.lookup(s.hashes[b], 1);
+      pool.touch(slot);
+      if (kind == ModelKind.SLIDING_WINDOW) {
+        s.windowSlots.put(b, slot);
+      } else {
+        s.spentStates.add(slot); // its state is copied into the running block, then let go
+      }
+    }
+    if (kind == ModelKind.MAMBA) {
+      s.stateSlot = pool.allocateForGroups(this::evicted);
+    }
+    if (s.hitTokens < 0) {
+      s.hitTokens = kv;
+      promptTokens += s.request.promptLength();
+      cachedTokens += kv;
+    }
+    s.kv = kv;
+    s.cachedBlocks = hitBlocks;
+    s.windowEnd = hitBlocks;
+    s.windowCached = hitBlocks;
+    s.keptEnds.clear();
+    s.keptEnds.addAll(kept);
+    allocateAndCache(s, chunk);
+    return chunk;
+  }
+
+  /**
+   * The most of {@code chunk} a running sequence's next step may compute: a Mamba hybrid's step
+   * ends exactly at a kept state's position, so that the state there exists.
+   */
+  synchronized int chunk(Sequence s, int chunk) {
+    if (kind != ModelKind.MAMBA) {
+      return chunk;
+    }
+    Integer stop = s.keptEnds.higher(s.kv);
+    return stop == null ? chunk : Math.min(chunk, stop - s.kv);
+  }
+
+  /**
    * Schedules {@code chunk} more tokens of a running sequence: allocates the blocks they need and
    * caches the blocks they fill. Returns false (and changes nothing) when the free blocks do not
    * suffice: the scheduler then preempts.
    */
   synchronized boolean extend(Sequence s, int chunk) {
     int fresh = ceilDiv(s.kv + chunk, s.blockSize) - s.slots.size();
+    if (rule != null) {
+      freeBehind(s);
+      fresh +=
+          kind == ModelKind.SLIDING_WINDOW
+              ? ceilDiv(s.kv + chunk, s.blockSize) - s.windowEnd
+              : s.keptEnds.contains(s.kv + chunk) ? 1 : 0;
+    }
     if (fresh > pool.freeCount()) {
       return false;
     }
@@ -403,12 +582,151 @@ public final class Engine {
   private void allocateAndCache(Sequence s, int chunk) {
     int fresh = ceilDiv(s.kv + chunk, s.blockSize) - s.slots.size();
     for (int i = 0; i < fresh; i++) {
-      s.slots.add(pool.allocate(this::evicted));
+      s.slots.add(pool.allocateForGroups(this::evicted));
+    }
+    if (kind == ModelKind.SLIDING_WINDOW) {
+      allocateWindow(s, chunk); // every group allocates before any caches, as vLLM's do
     }
     int full = Math.min((s.kv + chunk) / s.blockSize, s.hashes.length);
     cacheBlocks(s, s.cachedBlocks, full);
     s.cachedBlocks = Math.max(s.cachedBlocks, full);
+    if (kind == ModelKind.SLIDING_WINDOW) {
+      cacheWindow(s, chunk);
+    } else if (kind == ModelKind.MAMBA) {
+      cacheState(s, chunk);
+    }
     s.scheduled = chunk;
+  }
+
+  /**
+   * Before a step of a hybrid model: a sliding window frees the blocks wholly behind the window of
+   * the tokens computed so far (vLLM's remove_skipped_blocks, last block first), a Mamba group the
+   * state blocks it no longer reads.
+   */
+  private void freeBehind(Sequence s) {
+    if (kind == ModelKind.SLIDING_WINDOW) {
+      int skipped = Math.max(0, s.kv - kind.window() + 1) / s.blockSize;
+      NavigableMap<Integer, Integer> behind = s.windowSlots.headMap(skipped, false);
+      for (int slot : behind.descendingMap().values()) {
+        pool.freeUnhashedFirst(slot);
+      }
+      behind.clear();
+    } else {
+      for (int slot : s.spentStates) {
+        pool.free(slot);
+      }
+      s.spentStates.clear();
+    }
+  }
+
+  /** A sliding window's blocks for the step's tokens. */
+  private void allocateWindow(Sequence s, int chunk) {
+    int end = ceilDiv(s.kv + chunk, s.blockSize);
+    for (int b = s.windowEnd; b < end; b++) {
+      s.windowSlots.put(b, pool.allocateForGroups(this::evicted));
+    }
+    s.windowEnd = Math.max(s.windowEnd, end);
+  }
+
+  /**
+   * The full blocks a sliding window keeps cached (those of the window ending at a kept position):
+   * one BlockStored whose token ids span every block caching passed and whose hashes are the kept
+   * ones', as vLLM's pool sends it for a sparse group.
+   */
+  private void cacheWindow(Sequence s, int chunk) {
+    int bs = s.blockSize;
+    int full = Math.min((s.kv + chunk) / bs, s.hashes.length);
+    int from = s.windowCached;
+    if (full <= from) {
+      return;
+    }
+    List<Long> stored = new ArrayList<>();
+    List<List<ExtraKey>> extraKeys = new ArrayList<>();
+    for (int b = from; b < full; b++) {
+      Integer slot = s.windowSlots.get(b);
+      if (slot != null && keptInWindow(s, b) && pool.cache(slot, s.hashes[b], 1)) {
+        stored.add(s.hashes[b]);
+        extraKeys.add(extraKeys(s.request, b));
+      }
+    }
+    s.windowCached = full;
+    if (!stored.isEmpty()) {
+      poolEvents.add(
+          groupStore(
+              s,
+              stored,
+              from == 0 ? null : s.hashes[from - 1],
+              from * bs,
+              full * bs,
+              bs,
+              extraKeys));
+    }
+  }
+
+  /** Whether block {@code b} is in the window ending at one of the sequence's kept positions. */
+  private boolean keptInWindow(Sequence s, int b) {
+    for (int end : s.keptEnds) {
+      int last = end / s.blockSize;
+      if (b < last && b >= last - windowBlocks) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A Mamba step ending at a kept position: the running state block is cached under the fine hash
+   * there (a whole Mamba block's end-state, or a partial tail entry in blocks of the hash block)
+   * and stored; the next step computes into a new block, this one freed a step later.
+   */
+  private void cacheState(Sequence s, int chunk) {
+    int end = s.kv + chunk;
+    int unit = end / s.blockSize - 1;
+    if (!s.keptEnds.contains(end) || unit < 0 || unit >= s.hashes.length) {
+      return;
+    }
+    if (!pool.cache(s.stateSlot, s.hashes[unit], 1)) {
+      return; // another block holds that state already
+    }
+    int size = end % groupBlock == 0 ? groupBlock : s.blockSize;
+    int start = end - size;
+    poolEvents.add(
+        groupStore(
+            s,
+            List.of(s.hashes[unit]),
+            start == 0 ? null : s.hashes[start / s.blockSize - 1],
+            start,
+            end,
+            size,
+            List.of(extraKeys(s.request, start / s.blockSize))));
+    s.spentStates.add(s.stateSlot);
+    s.stateSlot = pool.allocateForGroups(this::evicted);
+  }
+
+  private BlockStored groupStore(
+      Sequence s,
+      List<Long> hashes,
+      Long parent,
+      int fromToken,
+      int toToken,
+      int blockSize,
+      List<List<ExtraKey>> extraKeys) {
+    List<Integer> tokens = new ArrayList<>(toToken - fromToken);
+    for (int t = fromToken; t < toToken; t++) {
+      tokens.add(s.tokens[t]);
+    }
+    return new BlockStored(
+        hashes,
+        parent,
+        tokens,
+        blockSize,
+        loraId(s.request.loraName()),
+        Tiers.GPU,
+        s.request.loraName(),
+        extraKeys,
+        1,
+        kind.specKind(),
+        kind.window());
   }
 
   /**
@@ -420,6 +738,23 @@ public final class Engine {
       pool.free(s.slots.get(i));
     }
     s.slots.clear();
+    if (rule != null) {
+      for (int slot : s.windowSlots.descendingMap().values()) {
+        pool.freeUnhashedFirst(slot);
+      }
+      s.windowSlots.clear();
+      for (int slot : s.spentStates) {
+        pool.free(slot);
+      }
+      s.spentStates.clear();
+      if (s.stateSlot >= 0) {
+        pool.freeUnhashedFirst(s.stateSlot);
+        s.stateSlot = -1;
+      }
+      s.keptEnds.clear();
+      s.windowEnd = 0;
+      s.windowCached = 0;
+    }
     s.kv = 0;
     s.cachedBlocks = 0;
     s.scheduled = 0;
@@ -452,7 +787,7 @@ public final class Engine {
     publishStep();
     s.advance();
     while (!s.finished()) {
-      extend(s, 1);
+      extend(s, chunk(s, s.target() - s.kv));
       publishStep();
       s.advance();
     }
@@ -460,11 +795,11 @@ public final class Engine {
     return s.hitTokens;
   }
 
-  private void evicted(long hash) {
+  private void evicted(long hash, int group) {
     if (!faults.silentEviction()) {
-      poolEvents.add(new BlockRemoved(List.of(hash), Tiers.GPU, 0));
+      poolEvents.add(new BlockRemoved(List.of(hash), Tiers.GPU, group));
     }
-    if (cpu != null && cpu.offer(hash, this::cpuEvicted)) {
+    if (group == 0 && cpu != null && cpu.offer(hash, this::cpuEvicted)) {
       addCpuStore(hash);
     }
   }

@@ -13,6 +13,9 @@ import java.util.function.LongConsumer;
  * <p>As in vLLM, a freed block keeps its hash (it stays a prefix-cache hit) until it is taken from
  * the head of the free queue for a new allocation, which evicts it.
  *
+ * <p>A hybrid model's cache groups share the pool, as vLLM's do: a slot caches one hash of one
+ * group, and the same hash may be cached once per group (vLLM keys its cache by hash and group id).
+ *
  * <p>Both structures are arrays allocated once: the free queue a doubly linked list through the
  * slots, the map open addressing with linear probing. A pool at work allocates nothing, where a
  * boxed slot in a linked set and a boxed hash in a map per block lived seconds, long enough for
@@ -23,6 +26,7 @@ final class GpuBlockPool {
 
   private final int capacity;
   private final long[] slotHash;
+  private final int[] slotGroup;
   private final boolean[] slotHasHash;
 
   // The free queue: slots linked from head (evicted first) to tail.
@@ -32,6 +36,10 @@ final class GpuBlockPool {
   // Requests using each slot: a prefix hit shares a slot another running request holds.
   private final int[] refs;
   private int head = NONE;
+  // What the last takeHead evicted, if anything (kept in fields: an allocation allocates nothing).
+  private boolean tookHash;
+  private long tookHashValue;
+  private int tookHashGroup;
   private int tail = NONE;
   private int freeCount;
 
@@ -43,6 +51,7 @@ final class GpuBlockPool {
   GpuBlockPool(int capacity) {
     this.capacity = capacity;
     this.slotHash = new long[capacity];
+    this.slotGroup = new int[capacity];
     this.slotHasHash = new boolean[capacity];
     this.prev = new int[capacity];
     this.next = new int[capacity];
@@ -61,9 +70,20 @@ final class GpuBlockPool {
     return capacity;
   }
 
-  /** The slot caching {@code hash}, or {@code -1}. */
+  /** Sees an evicted block: its hash and its cache group. */
+  @FunctionalInterface
+  interface Evicted {
+    void evicted(long hash, int group);
+  }
+
+  /** The slot caching {@code hash} (of cache group 0), or {@code -1}. */
   int lookup(long hash) {
-    int cell = find(hash);
+    return lookup(hash, 0);
+  }
+
+  /** The slot caching {@code hash} of cache group {@code group}, or {@code -1}. */
+  int lookup(long hash, int group) {
+    int cell = find(hash, group);
     return cell < 0 ? -1 : values[cell] - 1;
   }
 
@@ -78,7 +98,11 @@ final class GpuBlockPool {
   }
 
   boolean contains(long hash) {
-    return find(hash) >= 0;
+    return find(hash, 0) >= 0;
+  }
+
+  boolean contains(long hash, int group) {
+    return find(hash, group) >= 0;
   }
 
   /**
@@ -97,18 +121,41 @@ final class GpuBlockPool {
    * evicted and handed to {@code evicted}.
    */
   int allocate(LongConsumer evicted) {
+    int slot = takeHead();
+    if (tookHash) {
+      evicted.accept(tookHashValue);
+    }
+    return slot;
+  }
+
+  /**
+   * Takes the head of the free queue for a new block of any cache group. If it still caches a hash,
+   * that hash (and its group) is evicted and handed to {@code evicted}.
+   */
+  int allocateForGroups(Evicted evicted) {
+    int slot = takeHead();
+    if (tookHash) {
+      evicted.evicted(tookHashValue, tookHashGroup);
+    }
+    return slot;
+  }
+
+  /** Takes the free queue's head into use, evicting its hash into the {@code took*} fields. */
+  private int takeHead() {
     if (head == NONE) {
       throw new IllegalStateException("no free GPU block; the request should have been rejected");
     }
     int slot = head;
     unlink(slot);
     refs[slot] = 1;
-    if (slotHasHash[slot]) {
-      long hash = slotHash[slot];
-      remove(hash);
+    tookHash = slotHasHash[slot];
+    if (tookHash) {
+      tookHashValue = slotHash[slot];
+      tookHashGroup = slotGroup[slot];
+      remove(tookHashValue, tookHashGroup);
       slotHasHash[slot] = false;
       slotHash[slot] = 0;
-      evicted.accept(hash);
+      slotGroup[slot] = 0;
     }
     return slot;
   }
@@ -119,12 +166,17 @@ final class GpuBlockPool {
    * each hash has at most one holder.
    */
   boolean cache(int slot, long hash) {
+    return cache(slot, hash, 0);
+  }
+
+  /** As {@link #cache(int, long)}, for a block of cache group {@code group}. */
+  boolean cache(int slot, long hash, int group) {
     if (slotHasHash[slot]) {
       throw new IllegalStateException("slot " + slot + " caches a hash already");
     }
-    int cell = cellOf(hash);
+    int cell = cellOf(hash, group);
     while (values[cell] != 0) {
-      if (keys[cell] == hash) {
+      if (keys[cell] == hash && slotGroup[values[cell] - 1] == group) {
         return false;
       }
       cell = (cell + 1) & mask;
@@ -132,8 +184,14 @@ final class GpuBlockPool {
     keys[cell] = hash;
     values[cell] = slot + 1;
     slotHash[slot] = hash;
+    slotGroup[slot] = group;
     slotHasHash[slot] = true;
     return true;
+  }
+
+  /** Whether the slot caches a hash (a freed one stays a prefix-cache hit). */
+  boolean cachesHash(int slot) {
+    return slotHasHash[slot];
   }
 
   /**
@@ -149,18 +207,42 @@ final class GpuBlockPool {
     }
   }
 
+  /**
+   * Returns a slot as {@link #free} does, but one that caches no hash goes to the head of the free
+   * queue (taken first: it holds nothing worth keeping), as vLLM's pool frees a hybrid group's
+   * unhashed blocks.
+   */
+  void freeUnhashedFirst(int slot) {
+    if (slotHasHash[slot]) {
+      free(slot);
+      return;
+    }
+    if (refs[slot] > 0) {
+      refs[slot]--;
+    }
+    if (refs[slot] == 0 && !queued[slot]) {
+      enqueueFront(slot);
+    }
+  }
+
   /** Forgets every cached hash (reset, sleep); slots keep their place in the free queue. */
   void clearHashes() {
     Arrays.fill(values, 0);
     Arrays.fill(slotHasHash, false);
     Arrays.fill(slotHash, 0);
+    Arrays.fill(slotGroup, 0);
   }
 
-  /** A snapshot of the cached hashes. */
+  /** A snapshot of the cached hashes of cache group 0. */
   Set<Long> hashes() {
+    return hashes(0);
+  }
+
+  /** A snapshot of the cached hashes of cache group {@code group}. */
+  Set<Long> hashes(int group) {
     Set<Long> out = new TreeSet<>();
     for (int cell = 0; cell < values.length; cell++) {
-      if (values[cell] != 0) {
+      if (values[cell] != 0 && slotGroup[values[cell] - 1] == group) {
         out.add(keys[cell]);
       }
     }
@@ -176,6 +258,19 @@ final class GpuBlockPool {
       next[tail] = slot;
     }
     tail = slot;
+    queued[slot] = true;
+    freeCount++;
+  }
+
+  private void enqueueFront(int slot) {
+    prev[slot] = NONE;
+    next[slot] = head;
+    if (head == NONE) {
+      tail = slot;
+    } else {
+      prev[head] = slot;
+    }
+    head = slot;
     queued[slot] = true;
     freeCount++;
   }
@@ -197,16 +292,16 @@ final class GpuBlockPool {
     freeCount--;
   }
 
-  private int cellOf(long hash) {
-    long h = hash * 0x9E3779B97F4A7C15L;
+  private int cellOf(long hash, int group) {
+    long h = (hash + group * 0xC2B2AE3D27D4EB4FL) * 0x9E3779B97F4A7C15L;
     return (int) (h ^ (h >>> 32)) & mask;
   }
 
-  /** The cell holding {@code hash}, or -1. */
-  private int find(long hash) {
-    int cell = cellOf(hash);
+  /** The cell holding {@code hash} of {@code group}, or -1. */
+  private int find(long hash, int group) {
+    int cell = cellOf(hash, group);
     while (values[cell] != 0) {
-      if (keys[cell] == hash) {
+      if (keys[cell] == hash && slotGroup[values[cell] - 1] == group) {
         return cell;
       }
       cell = (cell + 1) & mask;
@@ -215,14 +310,14 @@ final class GpuBlockPool {
   }
 
   /** Removes {@code hash}, shifting later cells of its probe run back so that none is lost. */
-  private void remove(long hash) {
-    int gap = find(hash);
+  private void remove(long hash, int group) {
+    int gap = find(hash, group);
     if (gap < 0) {
       return;
     }
     int cell = (gap + 1) & mask;
     while (values[cell] != 0) {
-      int home = cellOf(keys[cell]);
+      int home = cellOf(keys[cell], slotGroup[values[cell] - 1]);
       // The entry may move into the gap when its home is not in (gap, cell], cyclically.
       if (((cell - home) & mask) >= ((cell - gap) & mask)) {
         keys[gap] = keys[cell];

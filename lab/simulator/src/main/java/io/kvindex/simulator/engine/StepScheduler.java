@@ -205,7 +205,7 @@ public final class StepScheduler {
     int preempted = 0;
     for (int i = 0; i < running.size() && budget > 0; i++) {
       Entry e = running.get(i);
-      int chunk = Math.min(e.seq.target() - e.seq.kvTokens(), budget);
+      int chunk = engine.chunk(e.seq, Math.min(e.seq.target() - e.seq.kvTokens(), budget));
       boolean fits = engine.extend(e.seq, chunk);
       while (!fits) {
         Entry victim = running.remove(running.size() - 1);

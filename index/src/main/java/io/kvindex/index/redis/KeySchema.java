@@ -150,7 +150,9 @@ public final class KeySchema {
     return key("ingesters", "replicas");
   }
 
-  /** Which process holds each live replica name (hash: replica -> the process's run id). */
+  /**
+   * Which process holds each live replica name (hash: replica -> {@code <process>|<expiry ms>}).
+   */
   byte[] replicaProcesses() {
     return key("ingesters", "replica-processes");
   }

@@ -131,7 +131,7 @@ final class InspectCommand implements Callable<Integer> {
               + ": "
               + RedisConnector.masked(String.valueOf(e.getMessage()))
               + "; check --redis-uri, and that its Redis user may read the index's keys (the"
-              + " README's router ACL line)",
+              + " router's ACL line in docs/operations.md)",
           e);
     }
   }

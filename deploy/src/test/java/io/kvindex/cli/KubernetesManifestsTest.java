@@ -409,7 +409,8 @@ class KubernetesManifestsTest {
     assertThat(mounts).containsEntry("/etc/redis/passwords", "secret kvindex-redis-users");
     String acl = mounts.get("/etc/redis/acl").substring("configMap ".length());
     assertThat(object(overlay, "ConfigMap", acl).path("data").path("redis-users.acl").asText())
-        .as("the ACL lines are the overlay's file, which AclUsersTest holds to the README's")
+        .as(
+            "the ACL lines are the overlay's file, which AclUsersTest holds to docs/operations.md's")
         .isEqualTo(Files.readString(dir.resolve("redis-users.acl")));
   }
 

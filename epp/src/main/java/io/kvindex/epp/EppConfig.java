@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * How the picker runs; every default is documented once, in the README's table. Immutable, so
+ * How the picker runs; every default is documented once, in docs/configuration.md. Immutable, so
  * thread-safe.
  *
  * @param listen the gRPC address (ext_proc and gRPC health)

@@ -25,8 +25,8 @@ public class RedisRealException extends KvIndexException {
               "a script's keys are in different hash slots: a key-schema bug, please report it"),
           Map.entry(
               "noperm",
-              "the Redis user lacks a permission: give it the ACL line of its role (README,"
-                  + " \"Redis users and TLS\")"),
+              "the Redis user lacks a permission: give it the ACL line of its role"
+                  + " (docs/operations.md, \"Redis users and TLS\")"),
           Map.entry("noauth", "Redis wants a password: put user and password in the Redis URI"),
           Map.entry("wrongpass", "the user or password in the Redis URI is wrong: fix the URI"),
           Map.entry("execabort", "a transaction was aborted: a client bug, please report it"),

@@ -13,8 +13,8 @@ import java.util.UUID;
 
 /**
  * The ingester's settings. Every default is declared once, in {@link IngesterSetting}, which the
- * builder starts from (and the README's configuration table lists). Immutable and thread-safe;
- * build with {@link #builder()}.
+ * builder starts from (and docs/configuration.md lists). Immutable and thread-safe; build with
+ * {@link #builder()}.
  */
 public final class IngesterConfig {
   /** Where pods come from. */

@@ -29,7 +29,7 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface KvRouter extends AutoCloseable {
 
-  /** A builder with the defaults of the README's configuration table. */
+  /** A builder with the defaults of docs/configuration.md. */
   static KvRouterBuilder builder() {
     return new KvRouterBuilder();
   }

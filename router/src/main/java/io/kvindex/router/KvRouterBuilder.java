@@ -189,8 +189,8 @@ public final class KvRouterBuilder {
    * evictions from then on when it can (engine keys, and an engine that reports its KV-cache
    * capacity); otherwise it purges the pod and replays its engine's ring, which loses the pod's
    * hottest prefixes (a prefix hit publishes nothing, so they predate the ring). A router asks only
-   * for models it keys with engine keys; token-keyed models' suspects are reported (README, "The
-   * closed loop").
+   * for models it keys with engine keys; token-keyed models' suspects are reported
+   * (docs/closed-loop.md).
    */
   public KvRouterBuilder resyncInterval(Duration interval) {
     Check.notNull(interval, "resyncInterval");

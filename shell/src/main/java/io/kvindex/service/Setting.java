@@ -12,7 +12,7 @@ import java.util.Locale;
  * @param key the setting's name, lower case with dashes ({@code lease-ttl})
  * @param flags the command-line flags, the first the main one ({@code --lease-ttl})
  * @param defaultValue the value when nothing sets it, or null when its absence means something
- * @param defaultDoc how the default reads in help and in the README's tables
+ * @param defaultDoc how the default reads in help and in docs/configuration.md
  * @param label the value's placeholder in help ({@code DURATION})
  * @param description what it does
  * @param envSeparator for a repeatable setting, the regex that splits its environment variable into

@@ -160,7 +160,7 @@ public final class KeySchema {
     return key("ingesters", "releases");
   }
 
-  /** Which process holds each live replica name (hash: replica -> the process's run id). */
+  /** Which process holds each live replica name (hash: replica -> {@code <process>|<expiry ms>}). */
   byte[] replicaProcesses() {
     return key("ingesters", "replica-processes");
   }

@@ -62,8 +62,8 @@ final class RedisNotes {
               if (failure != null) {
                 log.warn(
                     "index '{}' group {}: cannot note model '{}' in key mode {} for inspection;"
-                        + " inspect will not show it (give the ingester's Redis user the README's"
-                        + " ACL line): {}",
+                        + " inspect will not show it (give the ingester's Redis user the ACL line"
+                        + " of docs/operations.md): {}",
                     config.indexName(),
                     group,
                     model,

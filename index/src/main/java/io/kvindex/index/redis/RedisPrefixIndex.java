@@ -63,7 +63,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   /**
    * The index format this code reads and writes, recorded in every group's meta hash when the group
-   * is created: processes of another format refuse to open the index (README, "Rolling updates").
+   * is created: processes of another format refuse to open the index (docs/operations.md, "Rolling updates").
    * Raise it with every change that processes of the previous format would misread or miswrite: 2
    * since locators carry chain positions and blocks from position 256 on are kept in spans; 3 since
    * a stream record names the batch in progress by its blocks done and its events' digest, not by
@@ -335,7 +335,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
               + FORMAT
               + ": processes of two formats cannot share an index. Run the release its other"
               + " ingesters and routers run, or give this release another index name (index-name)"
-              + " and move ingesters, then routers, over to it (README, \"Rolling updates\")");
+              + " and move ingesters, then routers, over to it (docs/operations.md, \"Rolling updates\")");
     }
   }
 

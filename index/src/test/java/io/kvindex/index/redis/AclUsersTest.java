@@ -53,7 +53,7 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's least-privilege ACL users, applied as written there: the ingester's user runs every
+ * The least-privilege ACL users of docs/operations.md, applied as written there: the ingester's user runs every
  * index operation an ingester makes, the router's runs opening, lookups, speculative routes and
  * resync requests, and neither is refused anything on the way ({@code ACL LOG} stays empty: a
  * router sends no EVAL or SCRIPT LOAD); the router's user cannot change an indexed entry, directly
@@ -66,7 +66,7 @@ class AclUsersTest {
   private static final String MODEL = "m";
   private static final StreamId STREAM = StreamId.of(MODEL, "pod-a");
   private static final String INDEX = "acl";
-  private static final Path README = Path.of("..", "README.md");
+  private static final Path OPERATIONS = Path.of("..", "docs", "operations.md");
   private static final Path ACL_FILE =
       Path.of("..", "deploy", "kubernetes", "overlays", "standalone-redis", "redis-users.acl");
   private static final long TEN_YEARS_MS = Duration.ofDays(3650).toMillis();
@@ -81,35 +81,35 @@ class AclUsersTest {
   }
 
   /**
-   * The README's {@code ACL SETUSER} lines, in order: the ingester's, the router's, then the
-   * read-only one for {@code kvindex inspect}.
+   * The {@code ACL SETUSER} lines of docs/operations.md, in order: the ingester's, the router's,
+   * then the read-only one for {@code kvindex inspect}.
    */
   static List<String> aclLines() throws IOException {
     List<String> lines =
-        Files.readAllLines(README).stream()
+        Files.readAllLines(OPERATIONS).stream()
             .filter(l -> l.startsWith("ACL SETUSER kvindex-"))
             .toList();
-    assertThat(lines).as("ACL SETUSER lines in %s", README).hasSize(3);
+    assertThat(lines).as("ACL SETUSER lines in %s", OPERATIONS).hasSize(3);
     return lines;
   }
 
   /**
-   * The ACL file compose and the standalone overlay run Redis with holds the README's lines, the
+   * The ACL file compose and the standalone overlay run Redis with holds the page's lines, the
    * default user's included, as {@code user} lines: one source for both.
    */
   @Test
-  void aclFile_holdsTheReadmesLines() throws IOException {
-    List<String> readme =
-        Files.readAllLines(README).stream()
+  void aclFile_holdsTheOperationsPagesLines() throws IOException {
+    List<String> documented =
+        Files.readAllLines(OPERATIONS).stream()
             .filter(l -> l.startsWith("ACL SETUSER "))
             .map(l -> "user " + l.substring("ACL SETUSER ".length()))
             .toList();
-    assertThat(readme).hasSize(4);
+    assertThat(documented).hasSize(4);
     assertThat(Files.readAllLines(ACL_FILE).stream().filter(l -> !l.isBlank()).toList())
-        .isEqualTo(readme);
+        .isEqualTo(documented);
   }
 
-  /** Runs the README's lines on one node, as its default user. */
+  /** Runs the page's lines on one node, as its default user. */
   private void createUsers(RedisURI node) throws IOException {
     RedisClient client = RedisClient.create(node);
     opened.add(client::shutdown);

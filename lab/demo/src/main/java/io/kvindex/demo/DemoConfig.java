@@ -7,7 +7,7 @@ import java.util.Objects;
 
 /**
  * What {@code kvindex demo} runs: the fleet, the workload and where Redis is. Immutable and
- * thread-safe; build with {@link #builder()}. Every default is in the README's configuration table.
+ * thread-safe; build with {@link #builder()}. Every default is in docs/configuration.md.
  */
 public final class DemoConfig {
   private final String redisUri;

@@ -61,7 +61,7 @@ public final class ScoringServer implements AutoCloseable {
     this.http = http;
   }
 
-  /** A builder with the defaults of the README's router table. */
+  /** A builder with the defaults of docs/configuration.md (Router). */
   public static Builder builder() {
     return new Builder();
   }

@@ -160,7 +160,9 @@ public final class KeySchema {
     return key("ingesters", "releases");
   }
 
-  /** Which process holds each live replica name (hash: replica -> {@code <process>|<expiry ms>}). */
+  /**
+   * Which process holds each live replica name (hash: replica -> {@code <process>|<expiry ms>}).
+   */
   byte[] replicaProcesses() {
     return key("ingesters", "replica-processes");
   }

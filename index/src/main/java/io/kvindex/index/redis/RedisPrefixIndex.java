@@ -63,15 +63,15 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   /**
    * The index format this code reads and writes, recorded in every group's meta hash when the group
-   * is created: processes of another format refuse to open the index (docs/operations.md, "Rolling updates").
-   * Raise it with every change that processes of the previous format would misread or miswrite: 2
-   * since locators carry chain positions and blocks from position 256 on are kept in spans; 3 since
-   * a stream record names the batch in progress by its blocks done and its events' digest, not by
-   * its chunks done; 4 since speculative routes are kept per segment in one hash per group and
-   * touches are ids by offset, and (within the same release) lookups read the unlocated heads and
-   * the blocks hash records the cluster node its data was written on; 5 since a hybrid model's
-   * sparse groups' blocks (sliding window, chunked local, Mamba) are located by the full-attention
-   * chain and lookups read them by segments.
+   * is created: processes of another format refuse to open the index (docs/operations.md, "Rolling
+   * updates"). Raise it with every change that processes of the previous format would misread or
+   * miswrite: 2 since locators carry chain positions and blocks from position 256 on are kept in
+   * spans; 3 since a stream record names the batch in progress by its blocks done and its events'
+   * digest, not by its chunks done; 4 since speculative routes are kept per segment in one hash per
+   * group and touches are ids by offset, and (within the same release) lookups read the unlocated
+   * heads and the blocks hash records the cluster node its data was written on; 5 since a hybrid
+   * model's sparse groups' blocks (sliding window, chunked local, Mamba) are located by the
+   * full-attention chain and lookups read them by segments.
    */
   static final int FORMAT = 5;
 

@@ -53,14 +53,15 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * The least-privilege ACL users of docs/operations.md, applied as written there: the ingester's user runs every
- * index operation an ingester makes, the router's runs opening, lookups, speculative routes and
- * resync requests, and neither is refused anything on the way ({@code ACL LOG} stays empty: a
- * router sends no EVAL or SCRIPT LOAD); the router's user cannot change an indexed entry, directly
- * or through a script, and every attack tried with it fails: Lua of its own, HGETALL of the blocks
- * hash, writes to keys other than its own, and speculative routes that would last too long. The
- * HTTP side (a router beyond loopback without a token) is ScoringServerAuthTest's, in
- * router-server; the read-only inspect user's is InspectUserTest's, in inspect.
+ * The least-privilege ACL users of docs/operations.md, applied as written there: the ingester's
+ * user runs every index operation an ingester makes, the router's runs opening, lookups,
+ * speculative routes and resync requests, and neither is refused anything on the way ({@code ACL
+ * LOG} stays empty: a router sends no EVAL or SCRIPT LOAD); the router's user cannot change an
+ * indexed entry, directly or through a script, and every attack tried with it fails: Lua of its
+ * own, HGETALL of the blocks hash, writes to keys other than its own, and speculative routes that
+ * would last too long. The HTTP side (a router beyond loopback without a token) is
+ * ScoringServerAuthTest's, in router-server; the read-only inspect user's is InspectUserTest's, in
+ * inspect.
  */
 class AclUsersTest {
   private static final String MODEL = "m";

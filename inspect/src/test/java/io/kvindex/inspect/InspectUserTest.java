@@ -38,16 +38,16 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's read-only ACL user for {@code kvindex inspect}, applied as written there: the
- * inspector reads a whole index with it, refused nothing ({@code ACL LOG} stays empty), and the
- * user writes nothing. The ingester's and the router's users are AclUsersTest's, in index.
+ * The read-only ACL user for {@code kvindex inspect} of docs/operations.md, applied as written
+ * there: the inspector reads a whole index with it, refused nothing ({@code ACL LOG} stays empty),
+ * and the user writes nothing. The ingester's and the router's users are AclUsersTest's, in index.
  */
 @UsesRedis
 class InspectUserTest {
   private static final String MODEL = "m";
   private static final StreamId STREAM = StreamId.of(MODEL, "pod-a");
   private static final String INDEX = "acl";
-  private static final Path README = Path.of("..", "README.md");
+  private static final Path OPERATIONS = Path.of("..", "docs", "operations.md");
 
   private final List<AutoCloseable> opened = new ArrayList<>();
 
@@ -109,13 +109,16 @@ class InspectUserTest {
         .hasMessageContaining("NOPERM");
   }
 
-  /** Runs the README's {@code ACL SETUSER kvindex-...} lines on one node, as its default user. */
+  /**
+   * Runs the {@code ACL SETUSER kvindex-...} lines of docs/operations.md on one node, as its
+   * default user.
+   */
   private void createUsers(RedisURI node) throws IOException {
     List<String> lines =
-        Files.readAllLines(README).stream()
+        Files.readAllLines(OPERATIONS).stream()
             .filter(l -> l.startsWith("ACL SETUSER kvindex-"))
             .toList();
-    assertThat(lines).as("ACL SETUSER lines in %s", README).hasSize(3);
+    assertThat(lines).as("ACL SETUSER lines in %s", OPERATIONS).hasSize(3);
     RedisClient client = RedisClient.create(node);
     opened.add(client::shutdown);
     try (StatefulRedisConnection<String, String> admin = client.connect()) {

@@ -133,6 +133,9 @@ final class DecodeCommand implements Callable<Integer> {
       node.put("group_idx", s.groupIdx());
       node.put("kv_cache_spec_kind", s.kvCacheSpecKind());
       node.put("kv_cache_spec_sliding_window", s.kvCacheSpecSlidingWindow());
+      node.put("locality", s.locality());
+      node.put("ownership", s.ownership());
+      node.put("session_id", s.sessionId());
     } else if (event instanceof BlockRemoved r) {
       node.put("type", "BlockRemoved");
       hashes(node.putArray("block_hashes"), r.blockHashes());

@@ -58,6 +58,20 @@ class DecodeCommandTest {
   }
 
   @Test
+  void decode_storeOnASharedStorageTier_printsItsLocalityOwnershipAndSession() throws IOException {
+    Path file = write("storage.bin", fixture("storage-tier-map.hex"));
+
+    Run run = run("decode", "--compact", file.toString());
+
+    assertThat(run.exitCode).isZero();
+    JsonNode stored = JSON.readTree(run.out).get("events").get(0);
+    assertThat(stored.get("medium").asText()).isEqualTo("STORAGE");
+    assertThat(stored.get("locality").asText()).isEqualTo("REMOTE");
+    assertThat(stored.get("ownership").asText()).isEqualTo("shared-fs");
+    assertThat(stored.get("session_id").asText()).isEqualTo("chat-7f3a");
+  }
+
+  @Test
   void decode_mapEraFixture_everyEventType() throws IOException {
     Path file = write("map.bin", fixture("map.hex"));
 

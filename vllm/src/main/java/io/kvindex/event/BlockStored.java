@@ -29,6 +29,11 @@ import java.util.Objects;
  * @param groupIdx the KV-cache group (hybrid models)
  * @param kvCacheSpecKind the group's attention kind, for example {@code full_attention}
  * @param kvCacheSpecSlidingWindow the group's sliding window
+ * @param locality whether the tier is the publishing engine's own ({@code LOCAL}) or one shared
+ *     with other engines ({@code REMOTE}), as sent; any other value is kept as text (see {@link
+ *     Localities})
+ * @param ownership the secondary tier that produced the store, as sent
+ * @param sessionId the request context (session) whose work stored or reused the blocks
  */
 public record BlockStored(
     BlockHashes blockHashes,
@@ -41,7 +46,10 @@ public record BlockStored(
     List<List<ExtraKey>> extraKeys,
     Integer groupIdx,
     String kvCacheSpecKind,
-    Integer kvCacheSpecSlidingWindow)
+    Integer kvCacheSpecSlidingWindow,
+    String locality,
+    String ownership,
+    String sessionId)
     implements KvEvent {
 
   public BlockStored {
@@ -59,7 +67,70 @@ public record BlockStored(
     }
   }
 
+  /** A store without the storage-tier fields ({@code locality}, {@code ownership}, session). */
+  public BlockStored(
+      BlockHashes blockHashes,
+      Long parentBlockHash,
+      TokenIds tokenIds,
+      int blockSize,
+      Integer loraId,
+      String medium,
+      String loraName,
+      List<List<ExtraKey>> extraKeys,
+      Integer groupIdx,
+      String kvCacheSpecKind,
+      Integer kvCacheSpecSlidingWindow) {
+    this(
+        blockHashes,
+        parentBlockHash,
+        tokenIds,
+        blockSize,
+        loraId,
+        medium,
+        loraName,
+        extraKeys,
+        groupIdx,
+        kvCacheSpecKind,
+        kvCacheSpecSlidingWindow,
+        null,
+        null,
+        null);
+  }
+
   /** A store from lists (copied into arrays); the other fields as in the canonical constructor. */
+  public BlockStored(
+      List<Long> blockHashes,
+      Long parentBlockHash,
+      List<Integer> tokenIds,
+      int blockSize,
+      Integer loraId,
+      String medium,
+      String loraName,
+      List<List<ExtraKey>> extraKeys,
+      Integer groupIdx,
+      String kvCacheSpecKind,
+      Integer kvCacheSpecSlidingWindow,
+      String locality,
+      String ownership,
+      String sessionId) {
+    this(
+        BlockHashes.copyOf(Objects.requireNonNull(blockHashes, "blockHashes")),
+        parentBlockHash,
+        TokenIds.copyOf(Objects.requireNonNull(tokenIds, "tokenIds")),
+        blockSize,
+        loraId,
+        medium,
+        loraName,
+        extraKeys,
+        groupIdx,
+        kvCacheSpecKind,
+        kvCacheSpecSlidingWindow,
+        locality,
+        ownership,
+        sessionId);
+  }
+
+  /** A store from lists without the storage-tier fields ({@code locality}, ownership, session). */
   public BlockStored(
       List<Long> blockHashes,
       Long parentBlockHash,
@@ -73,9 +144,9 @@ public record BlockStored(
       String kvCacheSpecKind,
       Integer kvCacheSpecSlidingWindow) {
     this(
-        BlockHashes.copyOf(Objects.requireNonNull(blockHashes, "blockHashes")),
+        blockHashes,
         parentBlockHash,
-        TokenIds.copyOf(Objects.requireNonNull(tokenIds, "tokenIds")),
+        tokenIds,
         blockSize,
         loraId,
         medium,
@@ -83,7 +154,10 @@ public record BlockStored(
         extraKeys,
         groupIdx,
         kvCacheSpecKind,
-        kvCacheSpecSlidingWindow);
+        kvCacheSpecSlidingWindow,
+        null,
+        null,
+        null);
   }
 
   /** A store with only the fields every era carries; the rest nil. */
@@ -118,12 +192,24 @@ public record BlockStored(
             extraKeys,
             groupIdx,
             kvCacheSpecKind,
-            kvCacheSpecSlidingWindow);
+            kvCacheSpecSlidingWindow,
+            locality,
+            ownership,
+            sessionId);
   }
 
   /** The normalised tier ({@code GPU} when the medium was nil). */
   public String tier() {
     return Tiers.normalize(medium);
+  }
+
+  /**
+   * Whether the blocks are on a tier shared with other engines ({@code locality} {@code REMOTE},
+   * any case); {@code false} when the locality is local, absent or a value this version does not
+   * know.
+   */
+  public boolean remote() {
+    return Localities.isRemote(locality);
   }
 
   /** The KV-cache group as the index keys it (see {@link KvEvent#cacheGroup}). */

@@ -12,9 +12,10 @@ import java.util.Objects;
  * <ul>
  *   <li>the outer batch as an array {@code [ts, events]} or {@code [ts, events, rank]} (trailing
  *       elements ignored) or as a map {@code {ts, events, data_parallel_rank}};
- *   <li>events as tagged arrays (BlockStored of 6 to 12 elements, BlockRemoved of 2 to 4,
- *       AllBlocksCleared of 1; trailing elements ignored) or tagged maps (key {@code "type"} in any
- *       position, optional keys absent, unknown keys ignored);
+ *   <li>events as tagged arrays (BlockStored of 6 to 12 elements, or up to 15 with {@code
+ *       locality}, {@code ownership} and {@code session_id} after the spec fields, BlockRemoved of
+ *       2 to 4, AllBlocksCleared of 1; trailing elements ignored) or tagged maps (key {@code
+ *       "type"} in any position, optional keys absent, unknown keys ignored);
  *   <li>hashes as any msgpack integer (uint64 values of 2^63 and above kept as unsigned 64-bit
  *       bits, negative int64 kept as two's complement) or as a bin of 16 or 32·k bytes, whose last
  *       8 bytes read big-endian are the hash (vLLM's own int conversion);

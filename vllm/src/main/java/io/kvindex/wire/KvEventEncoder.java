@@ -10,11 +10,12 @@ import java.util.Objects;
  * <p>The msgspec rules followed: array-like structs write every field of the era in declaration
  * order, nil defaults included; map events write {@code "type"} first, then the fields in
  * declaration order, always the required ones (even nil) and the optional ones ({@code extra_keys},
- * {@code group_idx}, {@code kv_cache_spec_kind}, {@code kv_cache_spec_sliding_window}) only when
- * not nil. Integers take the smallest form (unsigned for non-negative values), floats are always
- * float64, strings, bins, arrays and maps the smallest header. Fields the era cannot carry are left
- * out (see {@link WireEra#carried(KvEventBatch)}); skipped tags are not encoded; an empty per-block
- * extra-keys list is written as nil, which is what it decodes from.
+ * {@code group_idx}, {@code kv_cache_spec_kind}, {@code kv_cache_spec_sliding_window}, {@code
+ * locality}, {@code ownership}, {@code session_id}) only when not nil. Integers take the smallest
+ * form (unsigned for non-negative values), floats are always float64, strings, bins, arrays and
+ * maps the smallest header. Fields the era cannot carry are left out (see {@link
+ * WireEra#carried(KvEventBatch)}); skipped tags are not encoded; an empty per-block extra-keys list
+ * is written as nil, which is what it decodes from.
  */
 public final class KvEventEncoder {
   private final WireEra era;

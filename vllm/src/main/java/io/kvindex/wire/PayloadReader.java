@@ -70,6 +70,9 @@ final class PayloadReader {
   private static final byte[] GROUP_IDX = ascii("group_idx");
   private static final byte[] SPEC_KIND = ascii("kv_cache_spec_kind");
   private static final byte[] SPEC_WINDOW = ascii("kv_cache_spec_sliding_window");
+  private static final byte[] LOCALITY = ascii("locality");
+  private static final byte[] OWNERSHIP = ascii("ownership");
+  private static final byte[] SESSION_ID = ascii("session_id");
 
   private static final int UNKNOWN = 0;
   private static final int STORED = 1;
@@ -233,7 +236,7 @@ final class PayloadReader {
 
   private static int fieldsRead(int tag, int n) {
     return switch (tag) {
-      case STORED -> Math.min(n, 12);
+      case STORED -> Math.min(n, 15);
       case REMOVED -> Math.min(n, 4);
       default -> 1;
     };
@@ -256,9 +259,12 @@ final class PayloadReader {
     Integer groupIdx = n > 9 ? groupIdx() : null;
     String kind = n > 10 ? specKind() : null;
     Integer window = n > 11 ? specWindow() : null;
+    String locality = n > 12 ? locality() : null;
+    String ownership = n > 13 ? ownership() : null;
+    String sessionId = n > 14 ? sessionId() : null;
     return new BlockStored(
         hashes, parent, tokens, blockSize, loraId, medium, loraName, extraKeys, groupIdx, kind,
-        window);
+        window, locality, ownership, sessionId);
   }
 
   private BlockRemoved arrayRemoved(int n, long eventAt) throws IOException {
@@ -344,6 +350,9 @@ final class PayloadReader {
     Integer groupIdx = null;
     String kind = null;
     Integer window = null;
+    String locality = null;
+    String ownership = null;
+    String sessionId = null;
     for (int i = first; i < n; i++) {
       field(null);
       key();
@@ -369,6 +378,12 @@ final class PayloadReader {
         kind = specKind();
       } else if (keyIs(SPEC_WINDOW)) {
         window = specWindow();
+      } else if (keyIs(LOCALITY)) {
+        locality = locality();
+      } else if (keyIs(OWNERSHIP)) {
+        ownership = ownership();
+      } else if (keyIs(SESSION_ID)) {
+        sessionId = sessionId();
       } else {
         keyField();
         skip(1);
@@ -381,7 +396,7 @@ final class PayloadReader {
     requireKey(blockSize >= 0, "BlockStored", "block_size");
     return new BlockStored(
         hashes, parent, tokens, blockSize, loraId, medium, loraName, extraKeys, groupIdx, kind,
-        window);
+        window, locality, ownership, sessionId);
   }
 
   private BlockRemoved mapRemoved(int first, int n, long eventAt) throws IOException {
@@ -492,6 +507,21 @@ final class PayloadReader {
   private Integer specWindow() throws IOException {
     field("kv_cache_spec_sliding_window");
     return intOrNil("a sliding window");
+  }
+
+  private String locality() throws IOException {
+    field("locality");
+    return stringOrNil("a locality (LOCAL or REMOTE)");
+  }
+
+  private String ownership() throws IOException {
+    field("ownership");
+    return stringOrNil("an ownership (a tier id)");
+  }
+
+  private String sessionId() throws IOException {
+    field("session_id");
+    return stringOrNil("a session id");
   }
 
   private List<List<ExtraKey>> extraKeys() throws IOException {

@@ -122,7 +122,10 @@ final class PayloadWriter {
         present(s.extraKeys())
             + present(s.groupIdx())
             + present(s.kvCacheSpecKind())
-            + present(s.kvCacheSpecSlidingWindow());
+            + present(s.kvCacheSpecSlidingWindow())
+            + present(s.locality())
+            + present(s.ownership())
+            + present(s.sessionId());
     out.packMapHeader(8 + optional);
     string("type");
     string("BlockStored");
@@ -155,6 +158,18 @@ final class PayloadWriter {
     if (s.kvCacheSpecSlidingWindow() != null) {
       string("kv_cache_spec_sliding_window");
       out.packLong(s.kvCacheSpecSlidingWindow());
+    }
+    if (s.locality() != null) {
+      string("locality");
+      string(s.locality());
+    }
+    if (s.ownership() != null) {
+      string("ownership");
+      string(s.ownership());
+    }
+    if (s.sessionId() != null) {
+      string("session_id");
+      string(s.sessionId());
     }
   }
 

@@ -29,7 +29,8 @@ public enum WireEra {
   V0_22(3, 12, 4, false),
   /**
    * v0.23 and later (PR #42892): events are tagged maps ({@code "type"} first, optional fields
-   * omitted when nil); the batch is still a 3-element array.
+   * omitted when nil); the batch is still a 3-element array. Stores of v0.26 and later may carry
+   * {@code locality}, later {@code ownership} and {@code session_id}, which no array era sent.
    */
   MAP(3, 12, 4, true);
 
@@ -93,7 +94,10 @@ public enum WireEra {
           n > 8 ? s.extraKeys() : null,
           n > 9 ? s.groupIdx() : null,
           n > 10 ? s.kvCacheSpecKind() : null,
-          n > 11 ? s.kvCacheSpecSlidingWindow() : null);
+          n > 11 ? s.kvCacheSpecSlidingWindow() : null,
+          mapEvents ? s.locality() : null,
+          mapEvents ? s.ownership() : null,
+          mapEvents ? s.sessionId() : null);
     }
     if (event instanceof BlockRemoved r) {
       return new BlockRemoved(

@@ -220,16 +220,16 @@ class KvEventDecoderTest {
             .map(10)
             .str("type")
             .str("BlockStored")
-            .str("locality")
-            .str("REMOTE")
+            .str("origin")
+            .str("REUSED")
             .str("block_hashes")
             .array(1)
             .integer(42)
-            .str("ownership")
-            .str("tier-7")
+            .str("event_version")
+            .integer(2)
             .str("parent_block_hash")
             .integer(41)
-            .str("session_id")
+            .str("future")
             .map(1)
             .str("nested")
             .array(2)
@@ -413,7 +413,7 @@ class KvEventDecoderTest {
             .array(5)
             .f64(1.0)
             .array(3)
-            .array(14)
+            .array(17)
             .str("BlockStored")
             .array(1)
             .integer(1)
@@ -429,6 +429,9 @@ class KvEventDecoderTest {
             .integer(1)
             .str("sliding_window")
             .integer(4096)
+            .str("REMOTE")
+            .str("shared-fs")
+            .str("chat-1")
             .str("future")
             .map(1)
             .str("k")
@@ -466,7 +469,10 @@ class KvEventDecoderTest {
                         List.of(List.of()),
                         1,
                         "sliding_window",
-                        4096),
+                        4096,
+                        "REMOTE",
+                        "shared-fs",
+                        "chat-1"),
                     new BlockRemoved(List.of(), null, null),
                     AllBlocksCleared.INSTANCE),
                 7));

@@ -13,9 +13,10 @@ import java.util.Random;
 /** Seeded random batches covering every field and value range the records allow. */
 final class RandomBatches {
   private static final String[] MEDIA = {
-    null, "GPU", "CPU", "cpu", "STORAGE", "FS", "x".repeat(40)
+    null, "GPU", "CPU", "cpu", "STORAGE", "FS", "OBJ", "x".repeat(40)
   };
   private static final String[] KINDS = {null, "full_attention", "sliding_window", "mamba"};
+  private static final String[] LOCALITIES = {null, "LOCAL", "REMOTE", "remote", "NEARBY"};
 
   private final Random random;
 
@@ -60,7 +61,10 @@ final class RandomBatches {
         random.nextBoolean() ? null : extraKeys(hashes.size()),
         maybe(random.nextInt(4)),
         pick(KINDS),
-        maybe(random.nextInt(5000)));
+        maybe(random.nextInt(5000)),
+        pick(LOCALITIES),
+        random.nextBoolean() ? null : "tier-" + random.nextInt(4),
+        random.nextBoolean() ? null : "session-" + random.nextInt(1000));
   }
 
   private List<List<ExtraKey>> extraKeys(int n) {

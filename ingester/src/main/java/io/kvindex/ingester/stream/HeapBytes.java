@@ -18,7 +18,7 @@ final class HeapBytes {
   static final long BATCH = 48 + 64;
 
   private static final long EVENT_BATCH = 32;
-  private static final long STORED = 56;
+  private static final long STORED = 72;
   private static final long REMOVED = 24;
   private static final long LIST = 16;
   private static final long BOXED = 16;
@@ -46,6 +46,7 @@ final class HeapBytes {
       bytes += boxed(s.parentBlockHash()) + boxed(s.loraId()) + boxed(s.groupIdx());
       bytes += boxed(s.kvCacheSpecSlidingWindow());
       bytes += string(s.medium()) + string(s.loraName()) + string(s.kvCacheSpecKind());
+      bytes += string(s.locality()) + string(s.ownership()) + string(s.sessionId());
       return bytes + extraKeys(s.extraKeys());
     }
     if (event instanceof BlockRemoved r) {

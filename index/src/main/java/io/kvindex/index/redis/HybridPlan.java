@@ -4,6 +4,7 @@ import io.kvindex.index.CacheLayout.Group;
 import io.kvindex.index.HybridHit;
 import io.kvindex.index.PodMatch;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
@@ -46,6 +47,11 @@ final class HybridPlan {
   private final int[] unitCount;
   private final int[] unitTokens;
 
+  /** The spec groups' indices, ascending; and per spec group, where its index is in that order. */
+  private final int[] groupOrder;
+
+  private final int[] rankInGroupOrder;
+
   /** Whether every other group's units end on full-attention blocks (a read by segments works). */
   private final boolean segmentable;
 
@@ -81,6 +87,11 @@ final class HybridPlan {
       aligned &= unit % fullBlock == 0;
     }
     this.segmentable = aligned;
+    groupOrder = specGroups.stream().mapToInt(Group::index).sorted().toArray();
+    rankInGroupOrder = new int[specGroups.size()];
+    for (int k = 0; k < specGroups.size(); k++) {
+      rankInGroupOrder[k] = Arrays.binarySearch(groupOrder, specGroups.get(k).index());
+    }
   }
 
   /** The first {@code units} keys of units of {@code per} keys: each unit's last key. */
@@ -293,10 +304,11 @@ final class HybridPlan {
         ranks != null ? ranks : firstRank < 0 ? Map.of() : Map.of(firstRank, firstRankDepth);
     Map<Integer, Integer> groupTokens = Map.of();
     if (best >= 0) {
-      groupTokens = new HashMap<>();
+      int[] tokens = new int[bestGroups.length];
       for (int k = 0; k < bestGroups.length; k++) {
-        groupTokens.put(specGroups.get(k).index(), bestGroups[k]);
+        tokens[rankInGroupOrder[k]] = bestGroups[k];
       }
+      groupTokens = PodMatch.groupTokens(groupOrder, tokens);
     }
     best = Math.max(best, 0);
     int depth = best / hashBlock;

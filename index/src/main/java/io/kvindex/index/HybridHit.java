@@ -4,6 +4,7 @@ import io.kvindex.common.Check;
 import io.kvindex.index.CacheLayout.Group;
 import io.kvindex.index.CacheLayout.Kind;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -42,6 +43,22 @@ public final class HybridHit {
   public interface Holds {
     /** Whether the cache holds the group's unit {@code i} (tokens {@code [i*u, (i+1)*u)}). */
     boolean unit(int i);
+
+    /**
+     * A group holding exactly its first {@code units} units (full attention's prefix): its rule is
+     * then worked out without asking unit by unit.
+     */
+    static Holds prefix(int units) {
+      return new Prefix(units);
+    }
+  }
+
+  /** {@link Holds#prefix}: units {@code [0, units)}. */
+  private record Prefix(int units) implements Holds {
+    @Override
+    public boolean unit(int i) {
+      return i >= 0 && i < units;
+    }
   }
 
   /**
@@ -128,26 +145,33 @@ public final class HybridHit {
    * @param holds per spec group ({@link #specGroups} order), which of its units the cache holds
    */
   public Hit hit(int promptTokens, Holds[] holds) {
-    if (holds.length != specGroups.size()) {
+    int[] found = new int[specGroups.size()];
+    return new Hit(hit(promptTokens, holds, found), found);
+  }
+
+  /**
+   * As {@link #hit(int, Holds[])}, without allocating: the hit in tokens is returned, and each spec
+   * group's own last hit is written to {@code found} (one entry per spec group, overwritten).
+   */
+  public int hit(int promptTokens, Holds[] holds, int[] found) {
+    if (holds.length != specGroups.size() || found.length != specGroups.size()) {
       throw new IllegalArgumentException(
-          "holds must have one entry per spec group (" + specGroups.size() + ")");
+          "holds and found must have one entry per spec group (" + specGroups.size() + ")");
     }
     int max = Math.max(0, promptTokens - 1);
-    int[] found = new int[specGroups.size()];
-    boolean[] looked = new boolean[specGroups.size()];
+    Arrays.fill(found, -1); // -1: not looked up yet (a group's hit is never negative)
     boolean simple = specGroups.size() == 2 && specGroups.get(0).kind() == Kind.FULL;
     int hit = max;
     while (true) {
       int candidate = hit;
       for (int k = 0; k < specGroups.size(); k++) {
         Group g = specGroups.get(k);
-        if (g.kind() == Kind.FULL && looked[k]) {
+        if (g.kind() == Kind.FULL && found[k] >= 0) {
           candidate = Math.min(candidate, found[k]); // full attention is downward-closed
           continue;
         }
         candidate = groupHit(g, candidate, holds[k]);
         found[k] = candidate;
-        looked[k] = true;
       }
       if (candidate >= hit) {
         break;
@@ -157,7 +181,7 @@ public final class HybridHit {
         break;
       }
     }
-    return new Hit(hit, found);
+    return hit;
   }
 
   private int groupHit(Group g, int max, Holds holds) {
@@ -171,6 +195,9 @@ public final class HybridHit {
   }
 
   private int full(int b, int max, Holds holds) {
+    if (holds instanceof Prefix prefix) {
+      return alignDown(Math.max(0, Math.min(prefix.units(), max / b)), b);
+    }
     int n = 0;
     while (n < max / b && holds.unit(n)) {
       n++;
@@ -199,6 +226,9 @@ public final class HybridHit {
 
   private static int chunkedLocal(int b, int chunk, int max, Holds holds) {
     int start = max > 0 ? max / chunk * chunk / b : 0;
+    if (holds instanceof Prefix prefix) {
+      return (prefix.units() > start ? Math.min(prefix.units(), max / b) : start) * b;
+    }
     int n = start;
     while (n < max / b && holds.unit(n)) {
       n++;

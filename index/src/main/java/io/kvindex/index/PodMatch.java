@@ -36,7 +36,9 @@ public record PodMatch(
     groupTokens =
         groupTokens == null || groupTokens.isEmpty()
             ? Map.of()
-            : java.util.Collections.unmodifiableMap(new TreeMap<>(groupTokens));
+            : groupTokens instanceof GroupTokens
+                ? groupTokens // immutable and in group order already
+                : java.util.Collections.unmodifiableMap(new TreeMap<>(groupTokens));
     // One rank (or none) is the common case: an immutable copy is already in rank order.
     rankDepths =
         rankDepths.size() <= 1
@@ -65,6 +67,14 @@ public record PodMatch(
       double score,
       Map<Integer, Integer> rankDepths) {
     this(pod, depth, gpuDepth, gpuCpuDepth, score, rankDepths, false);
+  }
+
+  /**
+   * A {@code groupTokens} map made without copying: per cache group {@code groups[i]} (strictly
+   * ascending), {@code tokens[i]}. Both arrays are kept as they are and must not change after.
+   */
+  public static Map<Integer, Integer> groupTokens(int[] groups, int[] tokens) {
+    return new GroupTokens(groups, tokens);
   }
 
   /** A pod holding nothing of the prompt. */

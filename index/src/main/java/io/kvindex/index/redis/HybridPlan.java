@@ -4,10 +4,12 @@ import io.kvindex.index.CacheLayout.Group;
 import io.kvindex.index.HybridHit;
 import io.kvindex.index.PodMatch;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
 
 /**
@@ -45,6 +47,11 @@ final class HybridPlan {
   private final int[] unitCount;
   private final int[] unitTokens;
 
+  /** The spec groups' indices, ascending; and per spec group, where its index is in that order. */
+  private final int[] groupOrder;
+
+  private final int[] rankInGroupOrder;
+
   /** Whether every other group's units end on full-attention blocks (a read by segments works). */
   private final boolean segmentable;
 
@@ -80,6 +87,11 @@ final class HybridPlan {
       aligned &= unit % fullBlock == 0;
     }
     this.segmentable = aligned;
+    groupOrder = specGroups.stream().mapToInt(Group::index).sorted().toArray();
+    rankInGroupOrder = new int[specGroups.size()];
+    for (int k = 0; k < specGroups.size(); k++) {
+      rankInGroupOrder[k] = Arrays.binarySearch(groupOrder, specGroups.get(k).index());
+    }
   }
 
   /** The first {@code units} keys of units of {@code per} keys: each unit's last key. */
@@ -168,30 +180,59 @@ final class HybridPlan {
       List<byte[]> values,
       boolean bySegments,
       Prompt prompt) {
+    // Per spec group and stream, which of the group's units the stream holds (null: none).
     BitSet[][] held = new BitSet[specGroups.size()][layout.streams()];
+    UnitSetter setter = new UnitSetter();
     int at = 0;
     for (int k = 1; k < specGroups.size(); k++) {
-      BitSet[] byStream = held[k];
+      setter.byStream = held[k];
       if (bySegments) {
-        heldBySegments(byStream, k, layout, values.subList(at, at + prompt.segments()), prompt);
+        heldBySegments(setter, k, layout, values.subList(at, at + prompt.segments()), prompt);
         at += prompt.segments();
         continue;
       }
       for (int j = 0; j < unitCount[k]; j++) {
-        int unit = j;
-        layout.holders(values.get(at + j), s -> held(byStream, s).set(unit));
+        setter.unit = j;
+        layout.holders(values.get(at + j), setter);
       }
       at += unitCount[k];
     }
+    // Each stream's holds, made once: full attention's is its prefix, set per stream in match.
+    HybridHit.Holds[][] holds = new HybridHit.Holds[layout.streams()][specGroups.size()];
+    for (int s = 0; s < holds.length; s++) {
+      boolean rankless = layout.rankOf(s) < 0;
+      for (int k = 1; k < specGroups.size(); k++) {
+        BitSet bits = held[k][s];
+        // A rank-less stream only carries routes this router's kind recorded: the engine is
+        // computing that prompt, so each group will hold what the prompt needs.
+        holds[s][k] = rankless ? ALL : bits == null ? NONE : bits::get;
+      }
+    }
+    int[] found = new int[specGroups.size()];
+    int[] bestGroups = new int[specGroups.size()];
     PodMatch[] out = new PodMatch[full.length];
     for (int p = 0; p < full.length; p++) {
-      out[p] = match(full[p], layout.streamsOf(p), layout, held);
+      out[p] = match(full[p], layout.streamsOf(p), layout, holds, found, bestGroups);
     }
     return out;
   }
 
-  private static BitSet held(BitSet[] byStream, int s) {
-    return byStream[s] == null ? byStream[s] = new BitSet() : byStream[s];
+  private static final HybridHit.Holds ALL = i -> true;
+  private static final HybridHit.Holds NONE = i -> false;
+
+  /** Marks unit {@code unit} held by each stream it is given, in {@code byStream}. */
+  private static final class UnitSetter implements IntConsumer {
+    BitSet[] byStream;
+    int unit;
+
+    @Override
+    public void accept(int s) {
+      BitSet bits = byStream[s];
+      if (bits == null) {
+        bits = byStream[s] = new BitSet();
+      }
+      bits.set(unit);
+    }
   }
 
   /**
@@ -200,7 +241,7 @@ final class HybridPlan {
    * token lies in.
    */
   private void heldBySegments(
-      BitSet[] byStream, int k, LookupDecoder.Layout layout, List<byte[]> segments, Prompt prompt) {
+      UnitSetter setter, int k, LookupDecoder.Layout layout, List<byte[]> segments, Prompt prompt) {
     BlockValues values = new BlockValues(prompt.length());
     values.extend(prompt.length());
     for (int j = 0; j < prompt.segments(); j++) {
@@ -212,43 +253,64 @@ final class HybridPlan {
       int q = (i + 1) * per - 1;
       byte[] array = q < prompt.length() ? values.array(q) : null;
       if (array != null) {
-        int unit = i;
-        layout.holders(array, values.from(q), values.to(q), s -> held(byStream, s).set(unit));
+        setter.unit = i;
+        layout.holders(array, values.from(q), values.to(q), setter);
       }
     }
   }
 
-  private PodMatch match(PodMatch m, int[] streams, LookupDecoder.Layout layout, BitSet[][] held) {
+  /**
+   * One candidate's hit: its best stream's, from each stream's holds ({@code holds[s]}, full
+   * attention's entry set here), with {@code found} and {@code bestGroups} as scratch.
+   */
+  private PodMatch match(
+      PodMatch m,
+      int[] streams,
+      LookupDecoder.Layout layout,
+      HybridHit.Holds[][] holds,
+      int[] found,
+      int[] bestGroups) {
     if (m.depth() == 0) {
       return m; // full attention holds nothing: neither does the model
     }
-    int best = 0;
-    int[] bestGroups = null;
-    Map<Integer, Integer> ranks = new HashMap<>();
-    HybridHit.Holds[] holds = new HybridHit.Holds[specGroups.size()];
+    int best = -1;
+    int firstRank = -1;
+    int firstRankDepth = 0;
+    Map<Integer, Integer> ranks = null; // only past one rank with a hit
     for (int s : streams) {
       int rank = layout.rankOf(s);
-      // A rank-less stream only carries routes this router's kind recorded: the engine is
-      // computing that prompt, so each group will hold what the prompt needs.
       int depth = rank < 0 ? m.depth() : m.rankDepths().getOrDefault(rank, 0);
-      holds[0] = i -> i < depth;
-      for (int k = 1; k < holds.length; k++) {
-        BitSet bits = held[k][s];
-        holds[k] = rank < 0 ? i -> true : bits == null ? i -> false : bits::get;
+      HybridHit.Holds[] mine = holds[s];
+      mine[0] = HybridHit.Holds.prefix(depth);
+      int tokens = rule.hit(promptTokens, mine, found);
+      if (rank >= 0 && tokens > 0) {
+        if (firstRank < 0) {
+          firstRank = rank;
+          firstRankDepth = tokens / hashBlock;
+        } else {
+          if (ranks == null) {
+            ranks = new HashMap<>();
+            ranks.put(firstRank, firstRankDepth);
+          }
+          ranks.put(rank, tokens / hashBlock);
+        }
       }
-      HybridHit.Hit hit = rule.hit(promptTokens, holds);
-      if (rank >= 0 && hit.tokens() > 0) {
-        ranks.put(rank, hit.tokens() / hashBlock);
-      }
-      if (bestGroups == null || hit.tokens() > best) {
-        best = hit.tokens();
-        bestGroups = hit.groupTokens();
+      if (tokens > best) {
+        best = tokens;
+        System.arraycopy(found, 0, bestGroups, 0, found.length);
       }
     }
-    Map<Integer, Integer> groupTokens = new HashMap<>();
-    for (int k = 0; bestGroups != null && k < bestGroups.length; k++) {
-      groupTokens.put(specGroups.get(k).index(), bestGroups[k]);
+    Map<Integer, Integer> rankDepths =
+        ranks != null ? ranks : firstRank < 0 ? Map.of() : Map.of(firstRank, firstRankDepth);
+    Map<Integer, Integer> groupTokens = Map.of();
+    if (best >= 0) {
+      int[] tokens = new int[bestGroups.length];
+      for (int k = 0; k < bestGroups.length; k++) {
+        tokens[rankInGroupOrder[k]] = bestGroups[k];
+      }
+      groupTokens = PodMatch.groupTokens(groupOrder, tokens);
     }
+    best = Math.max(best, 0);
     int depth = best / hashBlock;
     int perFull = fullBlock / hashBlock;
     return new PodMatch(
@@ -257,7 +319,7 @@ final class HybridPlan {
         Math.min(depth, m.gpuDepth() * perFull),
         Math.min(depth, m.gpuCpuDepth() * perFull),
         depth == 0 ? 0.0 : m.score() / (m.depth() * perFull) * depth,
-        ranks,
+        rankDepths,
         m.speculative() && depth > 0,
         groupTokens);
   }

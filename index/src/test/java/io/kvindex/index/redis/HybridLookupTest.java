@@ -211,6 +211,46 @@ class HybridLookupTest {
   }
 
   /**
+   * Random caches of pods with two data-parallel ranks each: a pod's hit is its best rank's, and
+   * each rank with a hit has its own depth, as the reference computes them per rank.
+   */
+  @ParameterizedTest
+  @MethodSource("layouts")
+  void lookup_randomCachesOfTwoRanks_matchTheReferencePerRank(CacheLayout layout) {
+    int h = hashBlock(layout);
+    Random random = new Random(layout.encode().hashCode() + 1);
+    for (int round = 0; round < 4; round++) {
+      int tokens = 1 + random.nextInt(1200);
+      long base = BASE + 100_000L * round;
+      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      List<String> pods = new ArrayList<>();
+      Map<String, Map<Integer, Integer>> expected = new LinkedHashMap<>();
+      for (int p = 0; p < 6; p++) {
+        String pod = "r" + round + "p" + p;
+        Map<Integer, Integer> ranks = new LinkedHashMap<>();
+        for (int rank = 0; rank < 2; rank++) {
+          Cache cache = randomCache(layout, h, tokens, random);
+          store(layout, h, keys, new StreamId(MODEL, pod, rank), cache);
+          int hit = reference(layout, h, tokens, cache);
+          if (hit > 0) {
+            ranks.put(rank, hit / h);
+          }
+        }
+        pods.add(pod);
+        expected.put(pod, ranks);
+      }
+      LookupResult result = lookup(layout, h, tokens, keys, pods);
+      assertThat(result.complete()).isTrue();
+      for (String pod : pods) {
+        PodMatch match = result.pods().get(pod);
+        int best = expected.get(pod).values().stream().mapToInt(d -> d).max().orElse(0);
+        assertThat(match.depth()).as(pod).isEqualTo(best);
+        assertThat(match.rankDepths()).as(pod).isEqualTo(expected.get(pod));
+      }
+    }
+  }
+
+  /**
    * vLLM's default retention: each prompt's full-attention blocks and, in the sliding-window group,
    * only the window ending at the prefix, stored under a parent that group never kept. Its blocks
    * are located by the full-attention chain, so nothing is unlocated and every lookup reads both
@@ -369,6 +409,11 @@ class HybridLookupTest {
 
   /** Each group's held units as the engine stores them: one store per unit, under its parent. */
   private void store(CacheLayout layout, int h, long[] keys, String pod, Cache cache) {
+    store(layout, h, keys, StreamId.of(MODEL, pod), cache);
+  }
+
+  /** As {@link #store(CacheLayout, int, long[], String, Cache)}, as one rank's stream. */
+  private void store(CacheLayout layout, int h, long[] keys, StreamId stream, Cache cache) {
     List<KvEvent> events = new ArrayList<>();
     for (Group g : layout.groups()) {
       int per = unit(layout, h, g) / h;
@@ -393,7 +438,6 @@ class HybridLookupTest {
                 g.kind() == CacheLayout.Kind.SLIDING_WINDOW ? g.window() : null));
       }
     }
-    StreamId stream = StreamId.of(MODEL, pod);
     var lease = index.acquireLease(stream, "owner", Duration.ofMinutes(5)).orElseThrow();
     index.apply(stream, KeyMode.ENGINE, 0, lease, KvEventBatch.of(0.0, events, null));
   }

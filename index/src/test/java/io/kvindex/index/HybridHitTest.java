@@ -1,0 +1,87 @@
+package io.kvindex.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.CacheLayout.Kind;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@link HybridHit}'s short cuts (a group given as {@link HybridHit.Holds#prefix}, the hit written
+ * into a caller's array) against its general rule, which asks unit by unit, on random caches.
+ */
+class HybridHitTest {
+
+  static Stream<Arguments> layouts() {
+    return Stream.of(
+            List.of(new Group(0, "full_attention", 16, 0), new Group(1, "sliding_window", 16, 128)),
+            List.of(new Group(0, "full_attention", 16, 0), new Group(1, "mamba", 64, 0)),
+            List.of(
+                new Group(0, "full_attention", 16, 0),
+                new Group(1, "chunked_local_attention", 16, 64)),
+            List.of(
+                new Group(0, "full_attention", 16, 0),
+                new Group(1, "sliding_window", 16, 48),
+                new Group(2, "mamba", 64, 0)),
+            List.of(new Group(0, "full_attention", 16, 0), new Group(1, "sliding_window", 32, 100)),
+            List.of(new Group(0, "full_attention", 32, 0), new Group(1, "sliding_window", 32, 100)),
+            List.of(new Group(0, "full_attention", 16, 0)))
+        .map(groups -> Arguments.of(new CacheLayout(groups)));
+  }
+
+  @ParameterizedTest
+  @MethodSource("layouts")
+  void hit_prefixHolds_isTheGeneralRulesHit(CacheLayout layout) {
+    HybridHit rule = new HybridHit(layout, 16);
+    List<Group> spec = rule.specGroups();
+    Random random = new Random(layout.encode().hashCode());
+    int[] found = new int[spec.size()];
+    for (int round = 0; round < 2_000; round++) {
+      int tokens = random.nextInt(1300);
+      HybridHit.Holds[] general = new HybridHit.Holds[spec.size()];
+      HybridHit.Holds[] fast = new HybridHit.Holds[spec.size()];
+      for (int k = 0; k < spec.size(); k++) {
+        Group g = spec.get(k);
+        int units = tokens / rule.unit(g) + 2;
+        // Full attention (and, sometimes, chunked local) as a prefix; the others as random bits.
+        boolean prefix =
+            g.kind() == Kind.FULL || (g.kind() == Kind.CHUNKED_LOCAL && random.nextBoolean());
+        if (prefix) {
+          int n = random.nextInt(units + 1);
+          general[k] = i -> i < n;
+          fast[k] = HybridHit.Holds.prefix(n);
+        } else {
+          BitSet bits = new BitSet();
+          double density = random.nextDouble();
+          for (int i = 0; i < units; i++) {
+            if (random.nextDouble() < density) {
+              bits.set(i);
+            }
+          }
+          general[k] = bits::get;
+          fast[k] = bits::get;
+        }
+      }
+      HybridHit.Hit expected = rule.hit(tokens, general);
+      int tokensHit = rule.hit(tokens, fast, found);
+      assertThat(tokensHit).as("round %d, %d tokens", round, tokens).isEqualTo(expected.tokens());
+      assertThat(found).as("round %d", round).containsExactly(expected.groupTokens());
+    }
+  }
+
+  @Test
+  void holdsPrefix_holdsExactlyItsFirstUnits() {
+    HybridHit.Holds holds = HybridHit.Holds.prefix(3);
+    assertThat(holds.unit(0)).isTrue();
+    assertThat(holds.unit(2)).isTrue();
+    assertThat(holds.unit(3)).isFalse();
+    assertThat(holds.unit(-1)).isFalse();
+  }
+}

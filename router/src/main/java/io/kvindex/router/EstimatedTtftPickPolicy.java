@@ -14,7 +14,7 @@ import java.util.stream.Collectors;
  * estimated time to first token, then {@link StandardPickPolicy}'s ordering among the pods tied on
  * the estimate. Immutable, so thread-safe.
  */
-final class EstimatedTtftPickPolicy implements PickPolicy {
+final class EstimatedTtftPickPolicy extends StepwisePickPolicy {
   private final double imbalanceAbsolute;
   private final double imbalanceRatio;
   private final TtftCostModel cost;
@@ -25,20 +25,6 @@ final class EstimatedTtftPickPolicy implements PickPolicy {
     this.imbalanceRatio = imbalanceRatio;
     this.cost = cost;
     this.ties = new StandardPickPolicy(imbalanceAbsolute, imbalanceRatio);
-  }
-
-  @Override
-  public Pick pick(Scores scores, Collection<String> candidates, LoadSignal load) {
-    return decide(scores, candidates, load, null);
-  }
-
-  @Override
-  public Map<String, Pick.Verdict> verdicts(
-      Scores scores, Collection<String> candidates, LoadSignal load) {
-    Map<String, Pick.Verdict> out = new LinkedHashMap<>();
-    candidates.forEach(pod -> out.put(pod, null));
-    decide(scores, candidates, load, out);
-    return out;
   }
 
   /** The estimate of one candidate, seconds. */
@@ -53,7 +39,8 @@ final class EstimatedTtftPickPolicy implements PickPolicy {
     return cost.seconds(queued, prompt - cached);
   }
 
-  private Pick decide(
+  @Override
+  Pick decide(
       Scores scores,
       Collection<String> candidates,
       LoadSignal load,

@@ -11,7 +11,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /** The documented default of {@link PickPolicy#standard}. Immutable, so thread-safe. */
-final class StandardPickPolicy implements PickPolicy {
+final class StandardPickPolicy extends StepwisePickPolicy {
   private final double imbalanceAbsolute;
   private final double imbalanceRatio;
 
@@ -21,23 +21,6 @@ final class StandardPickPolicy implements PickPolicy {
   }
 
   @Override
-  public Pick pick(Scores scores, Collection<String> candidates, LoadSignal load) {
-    return decide(scores, candidates, load, null);
-  }
-
-  @Override
-  public Map<String, Pick.Verdict> verdicts(
-      Scores scores, Collection<String> candidates, LoadSignal load) {
-    Map<String, Pick.Verdict> out = new LinkedHashMap<>();
-    candidates.forEach(pod -> out.put(pod, null));
-    decide(scores, candidates, load, out);
-    return out;
-  }
-
-  /**
-   * The policy's steps; each candidate a step leaves out gets that step's verdict in {@code
-   * verdicts}, when given.
-   */
   Pick decide(
       Scores scores,
       Collection<String> candidates,

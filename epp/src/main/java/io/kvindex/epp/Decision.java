@@ -20,6 +20,8 @@ import java.util.stream.Collectors;
  * @param model the index model the request was scored as, or null when not scored
  * @param unscored why the request was picked by load alone, or null when it was scored
  * @param prompts how many prompts the request carries
+ * @param queuedTokens the prompt tokens the pick's engine has to compute before the first token
+ *     (past the cached prefix predicted there), or -1 when not known (the request was not scored)
  */
 record Decision(
     int status,
@@ -29,14 +31,15 @@ record Decision(
     Scores scores,
     String model,
     String unscored,
-    int prompts) {
+    int prompts,
+    long queuedTokens) {
 
   Decision {
     endpoints = List.copyOf(endpoints);
   }
 
   static Decision refused(int status, String why) {
-    return new Decision(status, why, List.of(), null, null, null, null, 0);
+    return new Decision(status, why, List.of(), null, null, null, null, 0, -1);
   }
 
   boolean picked() {

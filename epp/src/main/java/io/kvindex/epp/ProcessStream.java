@@ -71,11 +71,13 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private boolean silent;
   private boolean ended;
   private Map<String, String> headers = Map.of();
+  private long headersAt;
   private List<Endpoint> candidates = List.of();
   private int heldChunks;
   private Decision decision;
   private Endpoint serving;
   private boolean servedKnown;
+  private boolean prefilling;
   private UsageReader usage;
   private boolean responseDone;
   private boolean failed;
@@ -163,6 +165,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   // The request
 
   private void requestHeaders(ProcessingRequest request) {
+    headersAt = System.nanoTime();
     headers = Messages.headers(request.getRequestHeaders());
     candidates = Subset.apply(request.getMetadataContext(), shared.candidates().endpoints());
     if (request.getRequestHeaders().getEndOfStream()) {
@@ -175,13 +178,12 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   }
 
   private void pickAtHeaders(String unscored) {
-    long start = System.nanoTime();
     decide(
         null,
         unscored,
         d -> {
           send(Messages.requestHeaders(d.destination()));
-          shared.metrics().picked(d, System.nanoTime() - start);
+          shared.metrics().picked(d, false, System.nanoTime() - headersAt);
           shared.picker().recordRoute(d);
         });
   }
@@ -233,16 +235,18 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       }
     }
     shared.metrics().step("body_read", System.nanoTime() - start);
-    decide(call, unscored, d -> answerBody(d, trailersFollow, start));
+    decide(call, unscored, d -> answerBody(d, trailersFollow));
   }
 
   /** Sends the pick made at the body's end, then what the mode wants passed on. */
-  private void answerBody(Decision d, boolean trailersFollow, long start) {
+  private void answerBody(Decision d, boolean trailersFollow) {
     long answering = System.nanoTime();
     if (modes.picksAtBufferedBody()) {
       send(Messages.requestBody(d.destination()));
+      shared.metrics().picked(d, true, System.nanoTime() - headersAt);
     } else {
       send(Messages.requestHeaders(d.destination()));
+      shared.metrics().picked(d, true, System.nanoTime() - headersAt);
       if (modes.request() == BodySendMode.FULL_DUPLEX_STREAMED) {
         Messages.streamed(body, !trailersFollow, true).forEach(this::send);
       } else {
@@ -256,7 +260,6 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
     long end = System.nanoTime();
     shared.metrics().step("answer", end - answering);
-    shared.metrics().picked(d, end - start);
     body = ByteString.EMPTY;
     shared.picker().recordRoute(d);
   }
@@ -307,6 +310,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       // The stream ended while the index was read: the request went nowhere.
       if (d.picked()) {
         shared.loads().closed(d.primary().key());
+        shared.loads().firstToken(d.primary().key(), d.queuedTokens());
       }
       return;
     }
@@ -316,6 +320,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
     decision = d;
     serving = d.primary();
+    prefilling = true;
     answer.accept(d);
   }
 
@@ -345,8 +350,13 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     String type = response.getOrDefault("content-type", "");
     String status = response.get(":status");
     failed = status != null && !status.startsWith("2");
-    usage =
-        new UsageReader(type.contains("text/event-stream"), shared.maxBodyBytes(), shared.json());
+    boolean events = type.contains("text/event-stream");
+    usage = new UsageReader(events, shared.maxBodyBytes(), shared.json());
+    if (!events || failed) {
+      // A whole answer (or an error) comes after the first token, or instead of it; a stream of
+      // events may open before it, so there the first body chunk tells.
+      firstToken();
+    }
     send(Messages.responseHeaders());
     if (request.getResponseHeaders().getEndOfStream() || modes.response() == BodySendMode.NONE) {
       responseComplete();
@@ -357,6 +367,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     served(request.getMetadataContext());
     ByteString chunk = request.getResponseBody().getBody();
     boolean end = request.getResponseBody().getEndOfStream();
+    firstToken();
     if (usage == null) {
       usage = new UsageReader(looksLikeEvents(chunk), shared.maxBodyBytes(), shared.json());
     }
@@ -406,9 +417,15 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
     shared.metrics().served(which);
     if (e != null && !e.equals(serving)) {
+      boolean waiting = prefilling;
+      firstToken(); // off the picked endpoint's queue, onto the serving one's
       shared.loads().closed(serving.key());
       shared.loads().opened(e.key());
       serving = e;
+      if (waiting) {
+        shared.loads().queued(e.key(), decision.queuedTokens());
+        prefilling = true;
+      }
     }
   }
 
@@ -417,6 +434,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       return;
     }
     responseDone = true;
+    firstToken();
     if (decision == null) {
       return;
     }
@@ -480,6 +498,17 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     return "observed";
   }
 
+  /**
+   * The engine has begun answering (or never will): the request's prompt no longer counts as queued
+   * there.
+   */
+  private void firstToken() {
+    if (prefilling) {
+      prefilling = false;
+      shared.loads().firstToken(serving.key(), decision.queuedTokens());
+    }
+  }
+
   private void send(ProcessingResponse response) {
     if (!silent) {
       out.onNext(response);
@@ -492,6 +521,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       return;
     }
     ended = true;
+    firstToken();
     if (serving != null) {
       shared.loads().closed(serving.key());
     }

@@ -20,8 +20,8 @@ import java.util.stream.Collectors;
  * @param model the index model the request was scored as, or null when not scored
  * @param unscored why the request was picked by load alone, or null when it was scored
  * @param prompts how many prompts the request carries
- * @param queuedTokens the prompt tokens the pick's engine has to compute before the first token
- *     (past the cached prefix predicted there), or -1 when not known (the request was not scored)
+ * @param queueTicket the load book's ticket of the request's prompt tokens queued on the pick
+ *     ({@link LoadBook#queued}), or -1 when refused
  */
 record Decision(
     int status,
@@ -32,7 +32,7 @@ record Decision(
     String model,
     String unscored,
     int prompts,
-    long queuedTokens) {
+    long queueTicket) {
 
   Decision {
     endpoints = List.copyOf(endpoints);
@@ -57,11 +57,6 @@ record Decision(
 
   /** The endpoint of this decision at {@code address}, or null. */
   Endpoint at(String address) {
-    for (Endpoint e : endpoints) {
-      if (e.address().equals(address)) {
-        return e;
-      }
-    }
-    return null;
+    return Endpoint.at(endpoints, address);
   }
 }

@@ -2,10 +2,14 @@ package io.kvindex.epp;
 
 import io.kvindex.router.LoadSignal;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -26,8 +30,11 @@ import java.util.function.LongSupplier;
  * policy weighs): the tokens past the predicted cached prefix of this picker's own requests there
  * that have had no first token yet, plus, for the requests the engine reports waiting beyond those
  * (other replicas' and other clients'), whose prompts it does not know, {@code
- * waitingRequestTokens} each. The engine's running requests add nothing: they are past their wait
- * (most of them decoding).
+ * waitingRequestTokens} each. Its own are told from the others' by when the engine was scraped:
+ * those sent before the scrape that had no first token yet then are in the engine's count, whatever
+ * became of them since (a request that has begun since the last scrape is not counted again as
+ * another's). The engine's running requests add nothing: they are past their wait (most of them
+ * decoding).
  */
 final class LoadBook implements LoadSignal {
   /** The reference picker's defaults: a queue of 5 waiting requests, 80 % of the KV cache. */
@@ -43,6 +50,7 @@ final class LoadBook implements LoadSignal {
 
   private final Map<String, AtomicInteger> open = new ConcurrentHashMap<>();
   private final Map<String, Queued> queued = new ConcurrentHashMap<>();
+  private final AtomicLong tickets = new AtomicLong();
   private final EngineLoad engines;
   private final long staleNanos;
   private final double queueThreshold;
@@ -50,10 +58,27 @@ final class LoadBook implements LoadSignal {
   private final double waitingRequestTokens;
   private final LongSupplier nanos;
 
-  /** This picker's requests on one endpoint that have had no first token yet. */
+  /**
+   * This picker's requests on one endpoint that wait for their first token, and those that had it
+   * since the engine's last scrape (whose figures still count them waiting). Guarded by its own
+   * lock.
+   */
   private static final class Queued {
-    int requests;
-    long tokens;
+    final List<Request> requests = new ArrayList<>();
+  }
+
+  /** One request: its ticket, when it was sent, when its first token came (0: not yet), tokens. */
+  private static final class Request {
+    final long ticket;
+    final long sentAt;
+    final long tokens;
+    long firstAt;
+
+    Request(long ticket, long sentAt, long tokens) {
+      this.ticket = ticket;
+      this.sentAt = sentAt;
+      this.tokens = tokens;
+    }
   }
 
   /**
@@ -90,48 +115,108 @@ final class LoadBook implements LoadSignal {
   /**
    * A request sent to the endpoint waits for its first token, with {@code tokens} prompt tokens to
    * compute (past the cached prefix predicted there; negative: not known, counted as a waiting
-   * request of another sender).
+   * request of another sender). Returns its ticket, for {@link #firstToken} and {@link #moved}.
    */
-  void queued(String key, long tokens) {
+  long queued(String key, long tokens) {
+    long ticket = tickets.incrementAndGet();
+    add(key, new Request(ticket, nanos.getAsLong(), tokens < 0 ? unknownTokens() : tokens));
+    return ticket;
+  }
+
+  private long unknownTokens() {
+    return Math.round(waitingRequestTokens);
+  }
+
+  private void add(String key, Request r) {
+    EngineStats s = fresh(key);
     Queued q = queued.computeIfAbsent(key, k -> new Queued());
     synchronized (q) {
-      q.requests++;
-      q.tokens += tokens(tokens);
+      q.requests.removeIf(old -> begunBefore(old, s));
+      q.requests.add(r);
     }
   }
 
-  private long tokens(long tokens) {
-    return tokens < 0 ? Math.round(waitingRequestTokens) : tokens;
+  /** Whether the request began before the engine's last scrape: no figures count it waiting. */
+  private static boolean begunBefore(Request r, EngineStats s) {
+    return r.firstAt != 0 && (s == null || r.firstAt < s.atNanos());
   }
 
   /**
-   * A request {@link #queued} there has had its first token (or ended without): its prompt is no
-   * longer ahead of a new request's.
+   * The request of {@code ticket}, {@link #queued} there, has had its first token (or ended
+   * without): its prompt is no longer ahead of a new request's.
    */
-  void firstToken(String key, long tokens) {
-    Queued q = queued.get(key);
-    if (q == null) {
+  void firstToken(String key, long ticket) {
+    if (engines == null) {
+      take(key, ticket, true); // no engine's figures to tell it from
       return;
     }
+    Queued q = queued.get(key);
+    Request r = take(key, ticket, false);
+    if (r != null) {
+      synchronized (q) {
+        r.firstAt = Math.max(1, nanos.getAsLong());
+      }
+    }
+  }
+
+  /** The request of {@code ticket} there, left in place or ({@code remove}) taken out; or null. */
+  private Request take(String key, long ticket, boolean remove) {
+    Queued q = queued.get(key);
+    if (q == null) {
+      return null;
+    }
     synchronized (q) {
-      q.requests = Math.max(0, q.requests - 1);
-      q.tokens = q.requests == 0 ? 0 : Math.max(0, q.tokens - tokens(tokens));
+      for (Iterator<Request> it = q.requests.iterator(); it.hasNext(); ) {
+        Request r = it.next();
+        if (r.ticket == ticket) {
+          if (remove) {
+            it.remove();
+          }
+          return r;
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
+   * A request open on {@code from} was served by {@code to}: its open count moves, and its queued
+   * tokens (the request of {@code ticket}) with it.
+   */
+  void moved(String from, String to, long ticket) {
+    closed(from);
+    opened(to);
+    Request r = take(from, ticket, true);
+    if (r != null) {
+      add(to, r);
     }
   }
 
   @Override
   public double queuedTokens(String key) {
-    Queued q = queued.get(key);
-    int requests = 0;
+    EngineStats s = fresh(key);
     long tokens = 0;
+    int waitingAtScrape = 0;
+    Queued q = queued.get(key);
     if (q != null) {
       synchronized (q) {
-        requests = q.requests;
-        tokens = q.tokens;
+        for (Iterator<Request> it = q.requests.iterator(); it.hasNext(); ) {
+          Request r = it.next();
+          if (begunBefore(r, s)) {
+            it.remove();
+            continue;
+          }
+          if (r.firstAt == 0) {
+            tokens += r.tokens;
+          }
+          if (s != null && r.sentAt <= s.atNanos() && (r.firstAt == 0 || r.firstAt > s.atNanos())) {
+            waitingAtScrape++;
+          }
+        }
       }
     }
-    EngineStats s = fresh(key);
-    double others = s == null ? 0 : Math.max(0, s.waiting() - requests);
+    // The engine's waiting requests when it was scraped, less this picker's own waiting then.
+    double others = s == null ? 0 : Math.max(0, s.waiting() - waitingAtScrape);
     return tokens + others * waitingRequestTokens;
   }
 

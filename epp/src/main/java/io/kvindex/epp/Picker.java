@@ -169,10 +169,10 @@ final class Picker {
     }
     Endpoint primary = chosen.get(0);
     int prompts = Math.max(call.prompts(), 1);
-    long queued = (long) uncached(scores, primary, promptTokens) * prompts;
+    long uncached = (long) uncached(scores, primary, promptTokens) * prompts;
     loads.opened(primary.key());
-    loads.queued(primary.key(), queued);
-    return new Decision(0, null, chosen, pick, scores, target.model(), null, prompts, queued);
+    long ticket = loads.queued(primary.key(), uncached);
+    return new Decision(0, null, chosen, pick, scores, target.model(), null, prompts, ticket);
   }
 
   /**
@@ -244,9 +244,9 @@ final class Picker {
     List<Endpoint> chosen = new ArrayList<>();
     Pick pick = choose(none, candidates, chosen);
     loads.opened(chosen.get(0).key());
-    loads.queued(chosen.get(0).key(), -1);
+    long ticket = loads.queued(chosen.get(0).key(), -1);
     metrics.unscored(reason);
-    return new Decision(0, null, chosen, pick, null, null, reason, prompts, -1);
+    return new Decision(0, null, chosen, pick, null, null, reason, prompts, ticket);
   }
 
   /** The pick, then the fallbacks, each the policy's choice among the endpoints left. */

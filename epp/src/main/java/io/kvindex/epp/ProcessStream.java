@@ -10,13 +10,10 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import io.kvindex.index.PodMatch;
 import io.kvindex.router.KvRouter;
-import io.kvindex.router.Observation;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -271,7 +268,14 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
    * the protocol's order and the caller's thread never waits for Redis.
    */
   private void decide(InferenceCall call, String unscored, Consumer<Decision> answer) {
-    CompletableFuture<Decision> f = shared.picker().decide(candidates, call, unscored, sheddable());
+    CompletableFuture<Decision> f =
+        shared
+            .picker()
+            .decide(
+                candidates,
+                call,
+                unscored,
+                Messages.sheddable(headers, shared.sheddableObjectives()));
     if (f.isDone()) {
       decided(f, answer);
       return;
@@ -310,7 +314,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       // The stream ended while the index was read: the request went nowhere.
       if (d.picked()) {
         shared.loads().closed(d.primary().key());
-        shared.loads().firstToken(d.primary().key(), d.queuedTokens());
+        shared.loads().firstToken(d.primary().key(), d.queueTicket());
       }
       return;
     }
@@ -322,16 +326,6 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     serving = d.primary();
     prefilling = true;
     answer.accept(d);
-  }
-
-  private boolean sheddable() {
-    for (String header : Messages.OBJECTIVE) {
-      String objective = headers.get(header);
-      if (objective != null) {
-        return shared.sheddableObjectives().contains(objective);
-      }
-    }
-    return false;
   }
 
   private void refuse(int status, String why) {
@@ -369,7 +363,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     boolean end = request.getResponseBody().getEndOfStream();
     firstToken();
     if (usage == null) {
-      usage = new UsageReader(looksLikeEvents(chunk), shared.maxBodyBytes(), shared.json());
+      boolean events = UsageReader.looksLikeEvents(chunk);
+      usage = new UsageReader(events, shared.maxBodyBytes(), shared.json());
     }
     usage.feed(chunk.toByteArray());
     if (modes.response() == BodySendMode.FULL_DUPLEX_STREAMED) {
@@ -388,10 +383,6 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     responseComplete();
   }
 
-  private static boolean looksLikeEvents(ByteString chunk) {
-    return chunk.size() >= 5 && chunk.substring(0, 5).toStringUtf8().equals("data:");
-  }
-
   /** The endpoint the proxy reports serving the request, when this message carries it. */
   private void served(Metadata metadata) {
     if (servedKnown || decision == null) {
@@ -406,26 +397,13 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     Endpoint e = decision.at(address);
     String which = e == null ? "other" : e.equals(decision.primary()) ? "pick" : "fallback";
     if (e == null) {
-      e =
-          shared.candidates().endpoints().stream()
-              .filter(c -> c.address().equals(address))
-              .findFirst()
-              .orElse(null);
-      if (e == null) {
-        which = "unknown";
-      }
+      e = Endpoint.at(shared.candidates().endpoints(), address);
+      which = e == null ? "unknown" : which;
     }
     shared.metrics().served(which);
     if (e != null && !e.equals(serving)) {
-      boolean waiting = prefilling;
-      firstToken(); // off the picked endpoint's queue, onto the serving one's
-      shared.loads().closed(serving.key());
-      shared.loads().opened(e.key());
+      shared.loads().moved(serving.key(), e.key(), decision.queueTicket());
       serving = e;
-      if (waiting) {
-        shared.loads().queued(e.key(), decision.queuedTokens());
-        prefilling = true;
-      }
     }
   }
 
@@ -441,61 +419,10 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     if (!servedKnown) {
       shared.metrics().served("missing");
     }
-    shared.metrics().observation(observe());
+    shared
+        .metrics()
+        .observation(UsageObservation.observe(shared.router(), decision, serving, usage));
     shared.picker().answered(decision, serving, !failed);
-  }
-
-  /** Closes the loop with the engine's usage; returns what became of it. */
-  private String observe() {
-    UsageReader.Usage u = usage == null ? null : usage.finish();
-    if (u == null) {
-      return usage != null && usage.overflowed() ? "too_large" : "no_usage";
-    }
-    if (decision.scores() == null) {
-      return "unscored";
-    }
-    if (decision.prompts() > 1) {
-      return "batch";
-    }
-    if (!decision.scores().indexAvailable()) {
-      return "index_unavailable";
-    }
-    if (u.cachedTokens() < 0) {
-      return "no_cached_tokens";
-    }
-    if (u.promptTokens() < 1 || u.cachedTokens() > u.promptTokens()) {
-      return "invalid";
-    }
-    Endpoint e = serving;
-    Optional<PodMatch> match = decision.scores().pod(e.pod());
-    int predicted = match.map(PodMatch::depth).orElse(0);
-    int rank = e.key().equals(e.pod()) ? -1 : e.rank();
-    int error =
-        shared
-            .router()
-            .observe(
-                new Observation(
-                    decision.model(),
-                    e.pod(),
-                    predicted,
-                    u.promptTokens(),
-                    u.cachedTokens(),
-                    decision.scores().blockKeys(),
-                    rank,
-                    match.map(PodMatch::speculative).orElse(false)));
-    if (error != 0 && log.isDebugEnabled()) {
-      log.debug(
-          "{}-predicted on {}: {} blocks predicted (speculative: {}), the engine reported {} of {}"
-              + " prompt tokens cached; picked {}",
-          error > 0 ? "over" : "under",
-          e.pod(),
-          predicted,
-          match.map(PodMatch::speculative).orElse(false),
-          u.cachedTokens(),
-          u.promptTokens(),
-          decision.primary().pod());
-    }
-    return "observed";
   }
 
   /**
@@ -505,7 +432,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private void firstToken() {
     if (prefilling) {
       prefilling = false;
-      shared.loads().firstToken(serving.key(), decision.queuedTokens());
+      shared.loads().firstToken(serving.key(), decision.queueTicket());
     }
   }
 

@@ -27,6 +27,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -118,12 +120,63 @@ class QueuedWorkTest {
             byte[] small = ExtProcProtocolTest.completion(32, 200 + i);
             assertThat(pick(proxy, s, small, x.endpoint.address())).isEqualTo(x.endpoint.address());
           }
-          assertThat(pick(proxy, prompt, null))
+          // Once the engine is scraped with them waiting, they are the ones it counts.
+          assertThat(Await.until(() -> pick(proxy, prompt, null).equals(x.endpoint.address())))
               .as("the waiting requests are the picker's own 64 tokens")
-              .isEqualTo(x.endpoint.address());
+              .isTrue();
         } finally {
           own.forEach(ProxyStream::cancel);
         }
+      }
+    }
+  }
+
+  @Test
+  void ownRequestBegunSinceTheLastScrape_isNotCountedAgainAsAnothers(@Fresh RedisStandalone redis)
+      throws Exception {
+    String uri = redis.uri().toURI().toString();
+    try (Engine x = Engine.start("pod-x");
+        Engine y = Engine.start("pod-y");
+        KvRouter router = router(uri)) {
+      byte[] prompt = ExtProcProtocolTest.completion(1024, 6);
+      holds(uri, router, "pod-x", prompt);
+      holds(uri, router, "pod-y", ExtProcProtocolTest.completion(16, 97));
+      EppConfig.Builder config =
+          ExtProcProtocolTest.config()
+              .scrapeInterval(Duration.ofMillis(20))
+              .scrapeStaleness(Duration.ofSeconds(60))
+              .routeTtl(Duration.ZERO)
+              .answeredRouteTtl(Duration.ZERO)
+              .waitingRequestTokens(4096);
+      try (EppServer server =
+              EppServer.start(
+                  config.build(),
+                  router,
+                  Candidates.of(List.of(x.endpoint, y.endpoint)),
+                  new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+          Proxy proxy = new Proxy(server.address(), null);
+          ProxyStream own = proxy.open()) {
+        // The picker's own short request waits on the warm engine, and the engine says so.
+        assertThat(pick(proxy, own, ExtProcProtocolTest.completion(32, 300), x.endpoint.address()))
+            .isEqualTo(x.endpoint.address());
+        x.waiting.set(1);
+        int seen = x.scrapes.get();
+        assertThat(Await.until(() -> x.scrapes.get() >= seen + 2)).isTrue();
+        // No figures from now on: the last ones stay, fresh.
+        x.freeze();
+        assertThat(pick(proxy, prompt, null))
+            .as("the request waiting there is the picker's own, of 32 tokens")
+            .isEqualTo(x.endpoint.address());
+
+        // Its answer comes: it has begun since the engine was last scraped.
+        own.send(
+            Proxy.responseHeaders(
+                new Proxy.HttpResponse(200, "application/json", new byte[0]),
+                x.endpoint.address()));
+        assertThat(own.next().hasResponseHeaders()).isTrue();
+        assertThat(pick(proxy, prompt, null))
+            .as("the engine's last figures count the picker's own request, not another's")
+            .isEqualTo(x.endpoint.address());
       }
     }
   }
@@ -201,9 +254,15 @@ class QueuedWorkTest {
     }
   }
 
-  /** An engine's {@code /metrics} as vLLM serves it, its waiting requests set by the test. */
+  /**
+   * An engine's {@code /metrics} as vLLM serves it, its waiting requests set by the test; once
+   * frozen, it answers no scrape until closed.
+   */
   private static final class Engine implements AutoCloseable {
     final AtomicInteger waiting = new AtomicInteger();
+    final AtomicInteger scrapes = new AtomicInteger();
+    final CountDownLatch thawed = new CountDownLatch(1);
+    volatile boolean frozen;
     final HttpServer http;
     final Endpoint endpoint;
 
@@ -218,6 +277,13 @@ class QueuedWorkTest {
       http.createContext(
           "/metrics",
           exchange -> {
+            if (engine.frozen) {
+              try {
+                engine.thawed.await(30, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
             byte[] page =
                 ("# TYPE vllm:num_requests_running gauge\n"
                         + "vllm:num_requests_running{model_name=\"m\",engine=\"0\"} 0.0\n"
@@ -230,13 +296,19 @@ class QueuedWorkTest {
             try (OutputStream out = exchange.getResponseBody()) {
               out.write(page);
             }
+            engine.scrapes.incrementAndGet();
           });
       http.start();
       return engine;
     }
 
+    void freeze() {
+      frozen = true;
+    }
+
     @Override
     public void close() {
+      thawed.countDown();
       http.stop(0);
     }
   }

@@ -20,6 +20,8 @@ import java.util.stream.Collectors;
  * @param model the index model the request was scored as, or null when not scored
  * @param unscored why the request was picked by load alone, or null when it was scored
  * @param prompts how many prompts the request carries
+ * @param queueTicket the load book's ticket of the request's prompt tokens queued on the pick
+ *     ({@link LoadBook#queued}), or -1 when refused
  */
 record Decision(
     int status,
@@ -29,14 +31,15 @@ record Decision(
     Scores scores,
     String model,
     String unscored,
-    int prompts) {
+    int prompts,
+    long queueTicket) {
 
   Decision {
     endpoints = List.copyOf(endpoints);
   }
 
   static Decision refused(int status, String why) {
-    return new Decision(status, why, List.of(), null, null, null, null, 0);
+    return new Decision(status, why, List.of(), null, null, null, null, 0, -1);
   }
 
   boolean picked() {
@@ -54,11 +57,6 @@ record Decision(
 
   /** The endpoint of this decision at {@code address}, or null. */
   Endpoint at(String address) {
-    for (Endpoint e : endpoints) {
-      if (e.address().equals(address)) {
-        return e;
-      }
-    }
-    return null;
+    return Endpoint.at(endpoints, address);
   }
 }

@@ -1,6 +1,7 @@
 package io.kvindex.epp;
 
 import io.kvindex.common.Check;
+import java.util.List;
 
 /**
  * One endpoint the picker may send a request to: a pod's address and one of the pool's target
@@ -33,6 +34,16 @@ public record Endpoint(String pod, int rank, String ip, int port, String key) {
   /** An endpoint of a pool with several target ports, keyed {@code <pod>-rank-<rank>}. */
   public static Endpoint ranked(String pod, int rank, String ip, int port) {
     return new Endpoint(pod, rank, ip, port, pod + "-rank-" + rank);
+  }
+
+  /** The endpoint of {@code endpoints} at {@code address} ({@code ip:port}), or null. */
+  static Endpoint at(List<Endpoint> endpoints, String address) {
+    for (Endpoint e : endpoints) {
+      if (e.address().equals(address)) {
+        return e;
+      }
+    }
+    return null;
   }
 
   /** {@code ip:port}, an IPv6 address in brackets: the form the protocol's headers carry. */

@@ -121,6 +121,9 @@ public final class EppCommand implements Callable<Integer> {
     v.apply(EppSetting.QUEUE_THRESHOLD.setting, q -> config.queueThreshold(Double.parseDouble(q)));
     v.apply(
         EppSetting.KV_CACHE_THRESHOLD.setting, k -> config.kvCacheThreshold(Double.parseDouble(k)));
+    v.apply(
+        EppSetting.WAITING_REQUEST_TOKENS.setting,
+        t -> config.waitingRequestTokens(Double.parseDouble(t)));
     config.sheddableObjectives(Set.copyOf(v.values(EppSetting.SHEDDABLE_OBJECTIVES.setting)));
     v.apply(
         EppSetting.BODY_MODES.setting,

@@ -27,6 +27,8 @@ import java.util.Set;
  * @param scrapeStaleness figures older than this count as unknown
  * @param queueThreshold waiting requests at which an engine counts as saturated
  * @param kvCacheThreshold KV-cache usage at which an engine counts as saturated
+ * @param waitingRequestTokens prompt tokens counted queued for each request an engine reports
+ *     waiting that this picker did not send (its prompt is unknown here)
  * @param assumedModes the body modes of a proxy that does not say ({@code protocol_config})
  * @param sheddableObjectives inference objectives whose requests are shed (429) when saturated
  * @param models which models the index keys, and the LoRA adapters' base models
@@ -47,6 +49,7 @@ public record EppConfig(
     Duration scrapeStaleness,
     double queueThreshold,
     double kvCacheThreshold,
+    double waitingRequestTokens,
     Modes assumedModes,
     Set<String> sheddableObjectives,
     ModelMap models,
@@ -80,6 +83,7 @@ public record EppConfig(
     Check.atLeastOneMilli(scrapeStaleness, "scrapeStaleness");
     Check.atLeast(queueThreshold, Double.MIN_VALUE, "queueThreshold");
     Check.between(kvCacheThreshold, Double.MIN_VALUE, 1.0, "kvCacheThreshold");
+    Check.atLeast(waitingRequestTokens, 0.0, "waitingRequestTokens");
     Check.notNull(assumedModes, "assumedModes");
     sheddableObjectives = Set.copyOf(sheddableObjectives);
     Check.notNull(models, "models");
@@ -113,6 +117,7 @@ public record EppConfig(
     private Duration scrapeStaleness = DEFAULT_SCRAPE_STALENESS;
     private double queueThreshold = LoadBook.DEFAULT_QUEUE_THRESHOLD;
     private double kvCacheThreshold = LoadBook.DEFAULT_KV_THRESHOLD;
+    private double waitingRequestTokens = LoadBook.DEFAULT_WAITING_REQUEST_TOKENS;
     private Modes assumedModes =
         new Modes(BodySendMode.FULL_DUPLEX_STREAMED, BodySendMode.FULL_DUPLEX_STREAMED, true);
     private Set<String> sheddableObjectives = Set.of();
@@ -185,6 +190,11 @@ public record EppConfig(
       return this;
     }
 
+    public Builder waitingRequestTokens(double v) {
+      waitingRequestTokens = v;
+      return this;
+    }
+
     /** The body modes assumed of a proxy that sends no {@code protocol_config}. */
     public Builder assumedBodyModes(BodySendMode request, BodySendMode response) {
       assumedModes = new Modes(request, response, request == BodySendMode.FULL_DUPLEX_STREAMED);
@@ -230,6 +240,7 @@ public record EppConfig(
           scrapeStaleness,
           queueThreshold,
           kvCacheThreshold,
+          waitingRequestTokens,
           assumedModes,
           sheddableObjectives,
           models,

@@ -89,6 +89,7 @@ public final class EppServer implements AutoCloseable {
             config.scrapeStaleness(),
             config.queueThreshold(),
             config.kvCacheThreshold(),
+            config.waitingRequestTokens(),
             System::nanoTime);
     metrics.gauges(() -> candidates.endpoints().size(), loads::open);
     ThreadPoolExecutor executor =

@@ -222,6 +222,13 @@ enum EppSetting {
           number(LoadBook.DEFAULT_KV_THRESHOLD),
           "SHARE",
           "KV-cache usage at which an engine counts as saturated, in (0, 1]")),
+  WAITING_REQUEST_TOKENS(
+      Setting.of(
+          "waiting-request-tokens",
+          number(LoadBook.DEFAULT_WAITING_REQUEST_TOKENS),
+          "N",
+          "Prompt tokens the time-aware pick policy counts queued for each request an engine"
+              + " reports waiting that this picker did not send")),
   SHEDDABLE_OBJECTIVES(
       Setting.optional(
               "sheddable-objective",

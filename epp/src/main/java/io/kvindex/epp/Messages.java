@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The endpoint picker protocol's names, and the ext_proc messages the picker sends, built in one
@@ -56,6 +57,17 @@ final class Messages {
   static final int CHUNK_BYTES = 62_000;
 
   private Messages() {}
+
+  /** Whether the request's inference objective (its headers') is one of {@code sheddable}. */
+  static boolean sheddable(Map<String, String> headers, Set<String> sheddable) {
+    for (String header : OBJECTIVE) {
+      String objective = headers.get(header);
+      if (objective != null) {
+        return sheddable.contains(objective);
+      }
+    }
+    return false;
+  }
 
   /** The request's headers, names lower case, each value from its raw bytes (else its string). */
   static Map<String, String> headers(HttpHeaders headers) {

@@ -147,7 +147,7 @@ final class Picker {
                 tokens,
                 null,
                 new ArrayList<>(pods)))
-        .thenApply(scores -> picked(candidates, call, target, scores, start));
+        .thenApply(scores -> picked(candidates, call, target, scores, tokens.length, start));
   }
 
   private Decision picked(
@@ -155,6 +155,7 @@ final class Picker {
       InferenceCall call,
       ModelMap.Target target,
       Scores scores,
+      int promptTokens,
       long start) {
     long scored = System.nanoTime();
     metrics.step("score", scored - start);
@@ -167,9 +168,23 @@ final class Picker {
       blocking.execute(() -> explain(byEndpoint, candidates));
     }
     Endpoint primary = chosen.get(0);
+    int prompts = Math.max(call.prompts(), 1);
+    long uncached = (long) uncached(scores, primary, promptTokens) * prompts;
     loads.opened(primary.key());
-    return new Decision(
-        0, null, chosen, pick, scores, target.model(), null, Math.max(call.prompts(), 1));
+    long ticket = loads.queued(primary.key(), uncached);
+    return new Decision(0, null, chosen, pick, scores, target.model(), null, prompts, ticket);
+  }
+
+  /**
+   * The prompt tokens the endpoint's engine computes for the prompt: those past the prefix the
+   * index predicts cached there, as the time-aware pick policy counts it.
+   */
+  private static int uncached(Scores scores, Endpoint e, int promptTokens) {
+    double cached =
+        scores.indexAvailable()
+            ? scores.pod(e.pod()).map(m -> m.score() * scores.blockSize()).orElse(0.0)
+            : 0;
+    return (int) Math.max(0, promptTokens - Math.min(promptTokens, cached));
   }
 
   /**
@@ -229,8 +244,9 @@ final class Picker {
     List<Endpoint> chosen = new ArrayList<>();
     Pick pick = choose(none, candidates, chosen);
     loads.opened(chosen.get(0).key());
+    long ticket = loads.queued(chosen.get(0).key(), -1);
     metrics.unscored(reason);
-    return new Decision(0, null, chosen, pick, null, null, reason, prompts);
+    return new Decision(0, null, chosen, pick, null, null, reason, prompts, ticket);
   }
 
   /** The pick, then the fallbacks, each the policy's choice among the endpoints left. */

@@ -10,13 +10,10 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import io.kvindex.index.PodMatch;
 import io.kvindex.router.KvRouter;
-import io.kvindex.router.Observation;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -71,11 +68,13 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private boolean silent;
   private boolean ended;
   private Map<String, String> headers = Map.of();
+  private long headersAt;
   private List<Endpoint> candidates = List.of();
   private int heldChunks;
   private Decision decision;
   private Endpoint serving;
   private boolean servedKnown;
+  private boolean prefilling;
   private UsageReader usage;
   private boolean responseDone;
   private boolean failed;
@@ -163,6 +162,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   // The request
 
   private void requestHeaders(ProcessingRequest request) {
+    headersAt = System.nanoTime();
     headers = Messages.headers(request.getRequestHeaders());
     candidates = Subset.apply(request.getMetadataContext(), shared.candidates().endpoints());
     if (request.getRequestHeaders().getEndOfStream()) {
@@ -175,13 +175,12 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   }
 
   private void pickAtHeaders(String unscored) {
-    long start = System.nanoTime();
     decide(
         null,
         unscored,
         d -> {
           send(Messages.requestHeaders(d.destination()));
-          shared.metrics().picked(d, System.nanoTime() - start);
+          shared.metrics().picked(d, false, System.nanoTime() - headersAt);
           shared.picker().recordRoute(d);
         });
   }
@@ -233,16 +232,18 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       }
     }
     shared.metrics().step("body_read", System.nanoTime() - start);
-    decide(call, unscored, d -> answerBody(d, trailersFollow, start));
+    decide(call, unscored, d -> answerBody(d, trailersFollow));
   }
 
   /** Sends the pick made at the body's end, then what the mode wants passed on. */
-  private void answerBody(Decision d, boolean trailersFollow, long start) {
+  private void answerBody(Decision d, boolean trailersFollow) {
     long answering = System.nanoTime();
     if (modes.picksAtBufferedBody()) {
       send(Messages.requestBody(d.destination()));
+      shared.metrics().picked(d, true, System.nanoTime() - headersAt);
     } else {
       send(Messages.requestHeaders(d.destination()));
+      shared.metrics().picked(d, true, System.nanoTime() - headersAt);
       if (modes.request() == BodySendMode.FULL_DUPLEX_STREAMED) {
         Messages.streamed(body, !trailersFollow, true).forEach(this::send);
       } else {
@@ -256,7 +257,6 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
     long end = System.nanoTime();
     shared.metrics().step("answer", end - answering);
-    shared.metrics().picked(d, end - start);
     body = ByteString.EMPTY;
     shared.picker().recordRoute(d);
   }
@@ -268,7 +268,14 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
    * the protocol's order and the caller's thread never waits for Redis.
    */
   private void decide(InferenceCall call, String unscored, Consumer<Decision> answer) {
-    CompletableFuture<Decision> f = shared.picker().decide(candidates, call, unscored, sheddable());
+    CompletableFuture<Decision> f =
+        shared
+            .picker()
+            .decide(
+                candidates,
+                call,
+                unscored,
+                Messages.sheddable(headers, shared.sheddableObjectives()));
     if (f.isDone()) {
       decided(f, answer);
       return;
@@ -307,6 +314,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       // The stream ended while the index was read: the request went nowhere.
       if (d.picked()) {
         shared.loads().closed(d.primary().key());
+        shared.loads().firstToken(d.primary().key(), d.queueTicket());
       }
       return;
     }
@@ -316,17 +324,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
     decision = d;
     serving = d.primary();
+    prefilling = true;
     answer.accept(d);
-  }
-
-  private boolean sheddable() {
-    for (String header : Messages.OBJECTIVE) {
-      String objective = headers.get(header);
-      if (objective != null) {
-        return shared.sheddableObjectives().contains(objective);
-      }
-    }
-    return false;
   }
 
   private void refuse(int status, String why) {
@@ -345,8 +344,13 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     String type = response.getOrDefault("content-type", "");
     String status = response.get(":status");
     failed = status != null && !status.startsWith("2");
-    usage =
-        new UsageReader(type.contains("text/event-stream"), shared.maxBodyBytes(), shared.json());
+    boolean events = type.contains("text/event-stream");
+    usage = new UsageReader(events, shared.maxBodyBytes(), shared.json());
+    if (!events || failed) {
+      // A whole answer (or an error) comes after the first token, or instead of it; a stream of
+      // events may open before it, so there the first body chunk tells.
+      firstToken();
+    }
     send(Messages.responseHeaders());
     if (request.getResponseHeaders().getEndOfStream() || modes.response() == BodySendMode.NONE) {
       responseComplete();
@@ -357,8 +361,10 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     served(request.getMetadataContext());
     ByteString chunk = request.getResponseBody().getBody();
     boolean end = request.getResponseBody().getEndOfStream();
+    firstToken();
     if (usage == null) {
-      usage = new UsageReader(looksLikeEvents(chunk), shared.maxBodyBytes(), shared.json());
+      boolean events = UsageReader.looksLikeEvents(chunk);
+      usage = new UsageReader(events, shared.maxBodyBytes(), shared.json());
     }
     usage.feed(chunk.toByteArray());
     if (modes.response() == BodySendMode.FULL_DUPLEX_STREAMED) {
@@ -377,10 +383,6 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     responseComplete();
   }
 
-  private static boolean looksLikeEvents(ByteString chunk) {
-    return chunk.size() >= 5 && chunk.substring(0, 5).toStringUtf8().equals("data:");
-  }
-
   /** The endpoint the proxy reports serving the request, when this message carries it. */
   private void served(Metadata metadata) {
     if (servedKnown || decision == null) {
@@ -395,19 +397,12 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     Endpoint e = decision.at(address);
     String which = e == null ? "other" : e.equals(decision.primary()) ? "pick" : "fallback";
     if (e == null) {
-      e =
-          shared.candidates().endpoints().stream()
-              .filter(c -> c.address().equals(address))
-              .findFirst()
-              .orElse(null);
-      if (e == null) {
-        which = "unknown";
-      }
+      e = Endpoint.at(shared.candidates().endpoints(), address);
+      which = e == null ? "unknown" : which;
     }
     shared.metrics().served(which);
     if (e != null && !e.equals(serving)) {
-      shared.loads().closed(serving.key());
-      shared.loads().opened(e.key());
+      shared.loads().moved(serving.key(), e.key(), decision.queueTicket());
       serving = e;
     }
   }
@@ -417,67 +412,28 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       return;
     }
     responseDone = true;
+    firstToken();
     if (decision == null) {
       return;
     }
     if (!servedKnown) {
       shared.metrics().served("missing");
     }
-    shared.metrics().observation(observe());
+    shared
+        .metrics()
+        .observation(UsageObservation.observe(shared.router(), decision, serving, usage));
     shared.picker().answered(decision, serving, !failed);
   }
 
-  /** Closes the loop with the engine's usage; returns what became of it. */
-  private String observe() {
-    UsageReader.Usage u = usage == null ? null : usage.finish();
-    if (u == null) {
-      return usage != null && usage.overflowed() ? "too_large" : "no_usage";
+  /**
+   * The engine has begun answering (or never will): the request's prompt no longer counts as queued
+   * there.
+   */
+  private void firstToken() {
+    if (prefilling) {
+      prefilling = false;
+      shared.loads().firstToken(serving.key(), decision.queueTicket());
     }
-    if (decision.scores() == null) {
-      return "unscored";
-    }
-    if (decision.prompts() > 1) {
-      return "batch";
-    }
-    if (!decision.scores().indexAvailable()) {
-      return "index_unavailable";
-    }
-    if (u.cachedTokens() < 0) {
-      return "no_cached_tokens";
-    }
-    if (u.promptTokens() < 1 || u.cachedTokens() > u.promptTokens()) {
-      return "invalid";
-    }
-    Endpoint e = serving;
-    Optional<PodMatch> match = decision.scores().pod(e.pod());
-    int predicted = match.map(PodMatch::depth).orElse(0);
-    int rank = e.key().equals(e.pod()) ? -1 : e.rank();
-    int error =
-        shared
-            .router()
-            .observe(
-                new Observation(
-                    decision.model(),
-                    e.pod(),
-                    predicted,
-                    u.promptTokens(),
-                    u.cachedTokens(),
-                    decision.scores().blockKeys(),
-                    rank,
-                    match.map(PodMatch::speculative).orElse(false)));
-    if (error != 0 && log.isDebugEnabled()) {
-      log.debug(
-          "{}-predicted on {}: {} blocks predicted (speculative: {}), the engine reported {} of {}"
-              + " prompt tokens cached; picked {}",
-          error > 0 ? "over" : "under",
-          e.pod(),
-          predicted,
-          match.map(PodMatch::speculative).orElse(false),
-          u.cachedTokens(),
-          u.promptTokens(),
-          decision.primary().pod());
-    }
-    return "observed";
   }
 
   private void send(ProcessingResponse response) {
@@ -492,6 +448,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       return;
     }
     ended = true;
+    firstToken();
     if (serving != null) {
       shared.loads().closed(serving.key());
     }

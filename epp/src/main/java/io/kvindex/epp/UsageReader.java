@@ -2,6 +2,7 @@ package io.kvindex.epp;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.protobuf.ByteString;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -31,6 +32,11 @@ final class UsageReader {
     this.events = events;
     this.maxBytes = maxBytes;
     this.json = json;
+  }
+
+  /** Whether a body's first chunk looks like server-sent events (its type not told). */
+  static boolean looksLikeEvents(ByteString chunk) {
+    return chunk.size() >= 5 && chunk.substring(0, 5).toStringUtf8().equals("data:");
   }
 
   /** Takes the next chunk of the body. */

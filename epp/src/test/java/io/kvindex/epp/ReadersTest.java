@@ -248,6 +248,23 @@ class ReadersTest {
   }
 
   @Test
+  void engineStats_readTheSimulatedEnginesPage() {
+    try (io.kvindex.simulator.SimulatedPod pod =
+        io.kvindex.simulator.SimulatedPod.start(
+            io.kvindex.simulator.PodConfig.builder()
+                .name("pod-0")
+                .model("m")
+                .blockSize(16)
+                .dataParallelSize(2)
+                .build())) {
+      EngineStats s =
+          EngineStats.parse(io.kvindex.simulator.http.PodHttpServer.metrics(pod, 3, 2), 0);
+      assertThat(s.waiting()).isEqualTo(3.0);
+      assertThat(s.running()).isEqualTo(2.0);
+    }
+  }
+
+  @Test
   void endpoint_addressBracketsIpv6() {
     assertThat(Endpoint.of("p", "fd00::1", 8000).address()).isEqualTo("[fd00::1]:8000");
     assertThat(Endpoint.of("p", "10.0.0.1", 8000).address()).isEqualTo("10.0.0.1:8000");

@@ -64,6 +64,13 @@ import java.util.concurrent.TimeUnit;
  * Each request's response (its usage) is reported back so that the picker does all it does per
  * request.
  *
+ * <p>The goal (p50 at most 1 ms, p99 at most 5 ms) is judged at the picker, as it names it: from
+ * the request-headers message in to the message carrying the pick out, read from the histogram the
+ * picker exposes ({@code kvindex_epp_pick_seconds{at="body"}}, and {@code at="headers"} for the
+ * requests without a body), its quantiles interpolated within the histogram's buckets as
+ * Prometheus's {@code histogram_quantile} does, over the measured requests only. The proxy's round
+ * trip is reported beside it.
+ *
  * <p>Run: {@code scripts/kvindex bench epp [--quick] --out FILE}. Not thread-safe.
  */
 final class EppBenchmark {
@@ -130,6 +137,8 @@ final class EppBenchmark {
         LatencyRecorder noBody = new LatencyRecorder();
         Map<String, double[]> stepsAtWarmup = Map.of();
         Map<String, double[]> stepsMeasured = Map.of();
+        Map<String, double[]> insideAtWarmup = Map.of();
+        Map<String, double[]> insideMeasured = Map.of();
         try (EppServer server =
             EppServer.start(
                 EppConfig.builder()
@@ -149,6 +158,7 @@ final class EppBenchmark {
             for (int i = 0; i < prompts.size(); i++) {
               if (i == warmup) {
                 stepsAtWarmup = steps(registry);
+                insideAtWarmup = buckets(registry);
               }
               long nanos = exchange(channel, body(prompts.get(i)), endpoints.get(i % 16));
               if (i >= warmup) {
@@ -164,6 +174,7 @@ final class EppBenchmark {
               }
             }
             stepsMeasured = steps(registry);
+            insideMeasured = buckets(registry);
             int chats = Math.max(100, requests / 10);
             for (int i = 0; i < chats + warmup / 10; i++) {
               long nanos = exchange(channel, chatBody(prompts.get(i)), endpoints.get(0), CHAT);
@@ -176,6 +187,15 @@ final class EppBenchmark {
           }
         }
         ObjectNode results = json.putObject("results");
+        // What the goal names, measured at the picker: request headers in, pick out.
+        double[] atBody = minus(insideMeasured.get("body"), insideAtWarmup.get("body"));
+        double[] atHeaders = minus(insideMeasured.get("headers"), insideAtWarmup.get("headers"));
+        results.put("picker_at_picker_p50_us", quantileMicros(atBody, 0.50));
+        results.put("picker_at_picker_p99_us", quantileMicros(atBody, 0.99));
+        results.put("picker_at_picker_samples", atBody[atBody.length - 1]);
+        results.put("picker_no_body_at_picker_p50_us", quantileMicros(atHeaders, 0.50));
+        results.put("picker_no_body_at_picker_p99_us", quantileMicros(atHeaders, 0.99));
+        // The same requests as the proxy sees them: the round trip, the client's own work in it.
         picker.writeTo(results, "picker_added");
         chat.writeTo(results, "picker_added_chat_tokenized");
         noBody.writeTo(results, "picker_no_body_by_load");
@@ -184,13 +204,6 @@ final class EppBenchmark {
         results.put(
             "picker_p50_minus_no_body_p50_over_library_p50",
             ratio(picker.micros(50) - noBody.micros(50), library.micros(50)));
-        // The picker's own share, measured inside it: from the message that completes what it
-        // reads to the answer with the pick (the rest is the gRPC round trip and the body's).
-        io.micrometer.core.instrument.Timer inside = registry.find("kvindex.epp.pick").timer();
-        if (inside != null && inside.count() > 0) {
-          results.put(
-              "picker_inside_mean_us", Math.round(inside.mean(TimeUnit.MICROSECONDS) * 10) / 10.0);
-        }
         // Where the picker's time goes in the token-id requests measured (warm-up and the chat
         // requests left out): the means of its steps.
         ObjectNode steps = results.putObject("picker_steps_mean_us");
@@ -203,7 +216,9 @@ final class EppBenchmark {
         }
         results.put("goal_p50_us", 1000);
         results.put("goal_p99_us", 5000);
-        results.put("goal_met", picker.micros(50) <= 1000 && picker.micros(99) <= 5000);
+        results.put(
+            "goal_met",
+            quantileMicros(atBody, 0.50) <= 1000 && quantileMicros(atBody, 0.99) <= 5000);
       } finally {
         engine.close();
       }
@@ -222,6 +237,64 @@ final class EppBenchmark {
           t.getId().getTag("step"), new double[] {t.count(), t.totalTime(TimeUnit.NANOSECONDS)});
     }
     return out;
+  }
+
+  /**
+   * The picker's pick histograms now ({@code kvindex.epp.pick}, by its {@code at} tag): per tag,
+   * the cumulative count at each bucket's upper bound (bounds in nanoseconds, in the odd
+   * positions).
+   */
+  private static Map<String, double[]> buckets(PrometheusMeterRegistry registry) {
+    Map<String, double[]> out = new java.util.TreeMap<>();
+    for (io.micrometer.core.instrument.Timer t : registry.find("kvindex.epp.pick").timers()) {
+      io.micrometer.core.instrument.distribution.CountAtBucket[] counts =
+          t.takeSnapshot().histogramCounts();
+      double[] flat = new double[counts.length * 2];
+      for (int i = 0; i < counts.length; i++) {
+        flat[2 * i] = counts[i].bucket(TimeUnit.NANOSECONDS);
+        flat[2 * i + 1] = counts[i].count();
+      }
+      out.put(t.getId().getTag("at"), flat);
+    }
+    return out;
+  }
+
+  /** The counts of {@code now} less those of {@code before}, bucket by bucket. */
+  private static double[] minus(double[] now, double[] before) {
+    if (now == null) {
+      return new double[] {0, 0};
+    }
+    double[] out = now.clone();
+    for (int i = 1; before != null && i < out.length; i += 2) {
+      out[i] -= before[i];
+    }
+    return out;
+  }
+
+  /**
+   * The quantile {@code q} of cumulative bucket counts, in microseconds, as Prometheus's {@code
+   * histogram_quantile} computes it: linear within the bucket it falls in.
+   */
+  static double quantileMicros(double[] buckets, double q) {
+    double total = buckets[buckets.length - 1];
+    if (total <= 0) {
+      return 0;
+    }
+    double rank = q * total;
+    double lower = 0;
+    double below = 0;
+    for (int i = 0; i < buckets.length; i += 2) {
+      double upper = buckets[i];
+      double count = buckets[i + 1];
+      if (count >= rank) {
+        double within = count - below;
+        double v = within <= 0 ? upper : lower + (upper - lower) * (rank - below) / within;
+        return LatencyRecorder.roundTenth(v / 1000.0);
+      }
+      lower = upper;
+      below = count;
+    }
+    return LatencyRecorder.roundTenth(lower / 1000.0);
   }
 
   private static double ratio(double a, double b) {

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -29,6 +30,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Text is tokenized by {@link SimTokenizer}, a deterministic stand-in for a model's tokenizer
  * and chat template; what matters to a gateway is that {@code /tokenize} answers what serving the
  * same prompt uses.
+ *
+ * <p>Its requests are counted as vLLM's scheduler counts them on {@code /metrics}: waiting from
+ * arrival until the engine takes them (its prefill and first token), running from then until the
+ * response is made.
  */
 final class OpenAiEndpoint {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -37,20 +42,50 @@ final class OpenAiEndpoint {
 
   private final SimulatedPod pod;
   private final AtomicLong ids = new AtomicLong();
+  private final AtomicInteger waiting = new AtomicInteger();
+  private final AtomicInteger running = new AtomicInteger();
 
   OpenAiEndpoint(SimulatedPod pod) {
     this.pod = pod;
+  }
+
+  /** Completion requests that have come and that the engine has not taken yet. */
+  int waiting() {
+    return waiting.get();
+  }
+
+  /** Completion requests the engine has taken whose response is not made yet. */
+  int running() {
+    return running.get();
   }
 
   /** The answer to one of this endpoint's routes, or null for another path. */
   Response handle(Request request) throws IOException {
     String route = request.method() + " " + request.path();
     return switch (route) {
-      case "POST /v1/completions" -> serve(body(request), false);
-      case "POST /v1/chat/completions" -> serve(body(request), true);
+      case "POST /v1/completions" -> counted(request, false);
+      case "POST /v1/chat/completions" -> counted(request, true);
       case "POST /tokenize" -> tokenize(body(request));
       default -> null;
     };
+  }
+
+  /** Serves a completion, counted waiting until the engine takes it, then running. */
+  private Response counted(Request request, boolean chat) throws IOException {
+    boolean[] taken = {false};
+    waiting.incrementAndGet();
+    try {
+      return serve(
+          body(request),
+          chat,
+          () -> {
+            taken[0] = true;
+            waiting.decrementAndGet();
+            running.incrementAndGet();
+          });
+    } finally {
+      (taken[0] ? running : waiting).decrementAndGet();
+    }
   }
 
   private static ObjectNode body(Request request) throws IOException {
@@ -74,7 +109,7 @@ final class OpenAiEndpoint {
     return Response.json(200, out);
   }
 
-  private Response serve(ObjectNode body, boolean chat) {
+  private Response serve(ObjectNode body, boolean chat, Runnable taken) {
     String model = text(body, "model");
     if (model == null) {
       return Response.error(400, "the request names no model");
@@ -86,7 +121,10 @@ final class OpenAiEndpoint {
     String lora = model.equals(pod.model()) ? null : model;
     Completion done;
     try {
-      done = pod.submit(new InferenceRequest(prompt, output, lora, text(body, "cache_salt")));
+      InferenceRequest request =
+          new InferenceRequest(prompt, output, lora, text(body, "cache_salt"));
+      done = pod.submit(request);
+      taken.run();
     } catch (PodUnavailableException e) {
       return Response.error(503, "the engine is not serving: " + e.getMessage());
     } catch (RequestTooLargeException e) {

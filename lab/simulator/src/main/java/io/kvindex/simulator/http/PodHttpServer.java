@@ -22,10 +22,11 @@ import java.util.Set;
  * endpoint: vLLM's dev endpoints ({@code POST /reset_prefix_cache}, {@code POST /sleep?level=},
  * {@code POST /wake_up}, {@code GET /is_sleeping}), {@code GET /metrics} with {@code
  * vllm:engine_sleep_state}, {@code vllm:cache_config_info} (its {@code num_gpu_blocks}, the pod's
- * capacity) and {@code process_start_time_seconds} as vLLM exports them, and the simulator's own
- * {@code GET /kv_blocks} (ground truth) and {@code POST /restart}; and the OpenAI-compatible {@code
- * POST /v1/completions}, {@code POST /v1/chat/completions} and {@code POST /tokenize} that a
- * gateway forwards requests to ({@link OpenAiEndpoint}). Thread-safe.
+ * capacity), {@code vllm:num_requests_running} and {@code vllm:num_requests_waiting} (the requests
+ * of its OpenAI-compatible endpoint) and {@code process_start_time_seconds} as vLLM exports them,
+ * and the simulator's own {@code GET /kv_blocks} (ground truth) and {@code POST /restart}; and the
+ * OpenAI-compatible {@code POST /v1/completions}, {@code POST /v1/chat/completions} and {@code POST
+ * /tokenize} that a gateway forwards requests to ({@link OpenAiEndpoint}). Thread-safe.
  */
 public final class PodHttpServer implements AutoCloseable {
   private static final String SLEEP_HELP =
@@ -51,7 +52,11 @@ public final class PodHttpServer implements AutoCloseable {
               .address(address)
               .threads(2)
               .queue(256)
-              .metrics(() -> metrics(pod))
+              .metrics(
+                  () ->
+                      self[0] == null
+                          ? metrics(pod)
+                          : metrics(pod, self[0].openAi.waiting(), self[0].openAi.running()))
               .fallback(request -> self[0].handle(request))
               .start();
       self[0] = new PodHttpServer(pod, http);
@@ -100,10 +105,20 @@ public final class PodHttpServer implements AutoCloseable {
   }
 
   /**
-   * The Prometheus text vLLM serves for the sleep gauge and the cache configuration, plus the
-   * process start time.
+   * The Prometheus text vLLM serves for the sleep gauge, the cache configuration and the
+   * scheduler's requests (none here), plus the process start time.
    */
   public static String metrics(SimulatedPod pod) {
+    return metrics(pod, 0, 0);
+  }
+
+  /**
+   * The Prometheus text vLLM serves for the sleep gauge, the cache configuration and the
+   * scheduler's {@code waiting} and {@code running} requests, plus the process start time. The
+   * requests are the pod's, on its first engine's series: which rank serves a request is known only
+   * once it is served (vLLM's readers sum the engines' series).
+   */
+  public static String metrics(SimulatedPod pod, int waiting, int running) {
     StringBuilder out = new StringBuilder();
     out.append("# HELP vllm:engine_sleep_state ").append(SLEEP_HELP).append('\n');
     out.append("# TYPE vllm:engine_sleep_state gauge\n");
@@ -138,6 +153,30 @@ public final class PodHttpServer implements AutoCloseable {
           .append("\",num_cpu_blocks=\"None\",num_gpu_blocks=\"")
           .append(pod.config().capacityBlocks())
           .append("\",prefix_caching_hash_algo=\"sha256_cbor\"} 1.0\n");
+    }
+    // vLLM's scheduler gauges (vllm/v1/metrics/loggers.py), one series per engine.
+    String[][] scheduler = {
+      {"vllm:num_requests_running", "Number of requests in model execution batches."},
+      {"vllm:num_requests_waiting", "Number of requests waiting to be processed."}
+    };
+    int[] counts = {running, waiting};
+    for (int g = 0; g < scheduler.length; g++) {
+      out.append("# HELP ")
+          .append(scheduler[g][0])
+          .append(' ')
+          .append(scheduler[g][1])
+          .append('\n');
+      out.append("# TYPE ").append(scheduler[g][0]).append(" gauge\n");
+      for (int engine = 0; engine < pod.endpoints().size(); engine++) {
+        out.append(scheduler[g][0])
+            .append("{model_name=\"")
+            .append(escape(pod.model()))
+            .append("\",engine=\"")
+            .append(engine)
+            .append("\"} ")
+            .append(engine == 0 ? counts[g] : 0)
+            .append(".0\n");
+      }
     }
     out.append("# HELP process_start_time_seconds Start time of the process since unix epoch in")
         .append(" seconds.\n");

@@ -77,10 +77,55 @@ class PodHttpServerTest {
           .append("\",num_cpu_blocks=\"None\",num_gpu_blocks=\"32768\",")
           .append("prefix_caching_hash_algo=\"sha256_cbor\"} 1.0\n");
     }
+    out.append(scheduler(engines, 0, 0));
     out.append("# HELP process_start_time_seconds Start time of the process since unix epoch in")
         .append(" seconds.\n# TYPE process_start_time_seconds gauge\n")
         .append("process_start_time_seconds 1732912345.67\n");
     return out.toString();
+  }
+
+  /** vLLM's scheduler gauges, as vllm/v1/metrics/loggers.py names and labels them. */
+  private static String scheduler(int engines, int waiting, int running) {
+    StringBuilder out = new StringBuilder();
+    out.append("# HELP vllm:num_requests_running Number of requests in model execution batches.\n")
+        .append("# TYPE vllm:num_requests_running gauge\n");
+    for (int e = 0; e < engines; e++) {
+      out.append("vllm:num_requests_running{model_name=\"meta/llama\",engine=\"")
+          .append(e)
+          .append("\"} ")
+          .append(e == 0 ? running : 0)
+          .append(".0\n");
+    }
+    out.append("# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n")
+        .append("# TYPE vllm:num_requests_waiting gauge\n");
+    for (int e = 0; e < engines; e++) {
+      out.append("vllm:num_requests_waiting{model_name=\"meta/llama\",engine=\"")
+          .append(e)
+          .append("\"} ")
+          .append(e == 0 ? waiting : 0)
+          .append(".0\n");
+    }
+    return out.toString();
+  }
+
+  @Test
+  void metrics_schedulerRequests_asVllmNamesThem() throws Exception {
+    try (SimulatedPod pod = pod(2)) {
+      assertThat(PodHttpServer.metrics(pod, 3, 2)).contains(scheduler(2, 3, 2));
+      // Requests served over the OpenAI-compatible endpoint are counted while served, and only
+      // then: once answered, nothing waits or runs.
+      HttpResponse<String> served =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(pod.httpAddress().resolve("/v1/completions"))
+                      .POST(
+                          HttpRequest.BodyPublishers.ofString(
+                              "{\"model\":\"meta/llama\",\"prompt\":[1,2,3],\"max_tokens\":2}"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(served.statusCode()).isEqualTo(200);
+      assertThat(get(pod, "/metrics").body()).contains(scheduler(2, 0, 0));
+    }
   }
 
   @Test

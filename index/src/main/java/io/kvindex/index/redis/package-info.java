@@ -113,7 +113,7 @@
  * another, still a healthy primary, no primary is failing, its own history does not continue the
  * recorded one, the epoch came with the blocks), records itself and keeps the data and the
  * epoch. Readers cannot see the live node history in an HMGET: after a pause in a group's
- * answered reads longer than RedisLookups.VERIFY_AFTER_NANOS, a failed read or a reconnect (a
+ * answered reads longer than GroupState.VERIFY_AFTER_NANOS, a failed read or a reconnect (a
  * failover makes one of these for every router), a lookup first runs identity.lua and answers the
  * group unavailable while the node may not serve the data as it is.
  *

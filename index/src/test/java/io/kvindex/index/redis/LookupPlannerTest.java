@@ -274,6 +274,64 @@ class LookupPlannerTest {
     assertThat(step.matches()[0].depth()).isEqualTo(270);
   }
 
+  // ---- a hybrid model: the window group's segments read beside the full-attention head
+
+  @Test
+  void hybrid_windowSegmentOverflowed_nextHeadReadsTheWindowGroupsBlockFields() {
+    Prompt prompt = prompt(20);
+    LookupPlanner planner = hybridPlanner(prompt);
+    planner.next(false);
+    // Header, 2 records, first block, 2 segments; then the window group's 2 segments.
+    assertThat(planner.head(NOW).fields().length).isEqualTo(3 + 2 + 1 + 2 + 2);
+    List<byte[]> values = values(new Reply(), prompt, 2);
+    values.add(new byte[] {'O'});
+    values.add(null);
+
+    Step step = planner.headReply(values, null, NOW);
+
+    assertThat(step.again()).isEqualTo(Again.HYBRID_OVERFLOW);
+    assertThat(planner.next(false)).isEqualTo(Read.HEAD);
+    // The window group's block fields, one per unit: 20 blocks, at most 320 tokens less one.
+    assertThat(planner.head(NOW).fields().length).isEqualTo(3 + 1 + 2 + 19);
+  }
+
+  @Test
+  void hybrid_windowHeld_theHitIsTheFullAttentionPrefix() {
+    Prompt prompt = prompt(20);
+    LookupPlanner planner = hybridPlanner(prompt);
+    planner.next(false);
+    planner.head(NOW);
+    Reply reply = new Reply();
+    reply.firstSegment = segment(prompt, 0, 12, entry(1, GPU));
+    List<byte[]> values = values(reply, prompt, 2);
+    // The window (128 tokens of blocks of 16: 8 blocks) ending at block 12 is held by pod a.
+    values.add(segment(prompt, 0, 12, entry(1, GPU)));
+    values.add(null);
+
+    Step step = planner.headReply(values, null, NOW);
+
+    assertThat(step.done()).isTrue();
+    assertThat(step.matches()[0].depth()).isEqualTo(12);
+    assertThat(step.matches()[0].groupTokens()).containsEntry(0, 192).containsEntry(1, 192);
+    assertThat(step.matches()[1].depth()).isZero();
+  }
+
+  private LookupPlanner hybridPlanner(Prompt prompt) {
+    io.kvindex.index.CacheLayout layout =
+        new io.kvindex.index.CacheLayout(
+            List.of(
+                new io.kvindex.index.CacheLayout.Group(0, "full_attention", 16, 0),
+                new io.kvindex.index.CacheLayout.Group(1, "sliding_window", 16, 128)));
+    HybridPlan hybrid =
+        new HybridPlan(
+            new io.kvindex.index.HybridHit(layout, 16),
+            16,
+            prompt.length() * 16,
+            prompt.keys(),
+            group -> KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), group));
+    return new LookupPlanner(state, group, prompt, hybrid, WEIGHTS, counters);
+  }
+
   // ---- building the group, the prompt and the replies
 
   private LookupPlanner planner(Prompt prompt) {

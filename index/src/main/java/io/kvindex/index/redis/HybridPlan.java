@@ -5,7 +5,6 @@ import io.kvindex.index.HybridHit;
 import io.kvindex.index.PodMatch;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -149,7 +148,7 @@ final class HybridPlan {
   /** Whether a read by segments found one of them overflowed (its blocks must be read instead). */
   static boolean overflowed(List<byte[]> values) {
     for (byte[] v : values) {
-      if (v != null && v.length == 1 && v[0] == 'O') {
+      if (SegmentCodec.isOverflowed(v)) {
         return true;
       }
     }
@@ -181,19 +180,18 @@ final class HybridPlan {
       boolean bySegments,
       Prompt prompt) {
     // Per spec group and stream, which of the group's units the stream holds (null: none).
-    BitSet[][] held = new BitSet[specGroups.size()][layout.streams()];
-    UnitSetter setter = new UnitSetter();
+    UnitBits[] held = new UnitBits[specGroups.size()];
     int at = 0;
     for (int k = 1; k < specGroups.size(); k++) {
-      setter.byStream = held[k];
+      UnitBits bits = held[k] = new UnitBits(layout.streams(), unitCount[k]);
       if (bySegments) {
-        heldBySegments(setter, k, layout, values.subList(at, at + prompt.segments()), prompt);
+        heldBySegments(bits, k, layout, values.subList(at, at + prompt.segments()), prompt);
         at += prompt.segments();
         continue;
       }
       for (int j = 0; j < unitCount[k]; j++) {
-        setter.unit = j;
-        layout.holders(values.get(at + j), setter);
+        bits.unit = j;
+        layout.holders(values.get(at + j), bits);
       }
       at += unitCount[k];
     }
@@ -202,10 +200,10 @@ final class HybridPlan {
     for (int s = 0; s < holds.length; s++) {
       boolean rankless = layout.rankOf(s) < 0;
       for (int k = 1; k < specGroups.size(); k++) {
-        BitSet bits = held[k][s];
+        long[] words = held[k].byStream[s];
         // A rank-less stream only carries routes this router's kind recorded: the engine is
         // computing that prompt, so each group will hold what the prompt needs.
-        holds[s][k] = rankless ? ALL : bits == null ? NONE : bits::get;
+        holds[s][k] = rankless ? ALL : words == null ? NONE : new HeldUnits(words);
       }
     }
     int[] found = new int[specGroups.size()];
@@ -217,45 +215,68 @@ final class HybridPlan {
     return out;
   }
 
-  private static final HybridHit.Holds ALL = i -> true;
-  private static final HybridHit.Holds NONE = i -> false;
+  /** Every unit: one class for every other group's holds, so the hit rule's calls stay direct. */
+  private static final HybridHit.Holds ALL = new HeldUnits(null);
 
-  /** Marks unit {@code unit} held by each stream it is given, in {@code byStream}. */
-  private static final class UnitSetter implements IntConsumer {
-    BitSet[] byStream;
+  private static final HybridHit.Holds NONE = new HeldUnits(new long[0]);
+
+  /** Per stream, the units of one spec group it holds, as bits (null: none); made by unit. */
+  private static final class UnitBits implements IntConsumer {
+    final long[][] byStream;
+    private final int words;
+
+    /** The unit the next holders hold. */
     int unit;
+
+    UnitBits(int streams, int units) {
+      byStream = new long[streams][];
+      words = (units + 63) >>> 6;
+    }
 
     @Override
     public void accept(int s) {
-      BitSet bits = byStream[s];
+      long[] bits = byStream[s];
       if (bits == null) {
-        bits = byStream[s] = new BitSet();
+        bits = byStream[s] = new long[words];
       }
-      bits.set(unit);
+      bits[unit >>> 6] |= 1L << unit;
+    }
+  }
+
+  /** The units whose bits are set in {@code words}; every unit when {@code words} is null. */
+  private record HeldUnits(long[] words) implements HybridHit.Holds {
+    @Override
+    public boolean unit(int i) {
+      if (words == null) {
+        return true;
+      }
+      return i >= 0 && (i >>> 6) < words.length && (words[i >>> 6] & (1L << i)) != 0;
     }
   }
 
   /**
    * Which of group {@code k}'s units each stream holds, from the group's segments of the
    * full-attention prompt: unit {@code i} is the block at the full-attention position its last
-   * token lies in.
+   * token lies in. The segments' slots are read in place, for the units' blocks only.
    */
   private void heldBySegments(
-      UnitSetter setter, int k, LookupDecoder.Layout layout, List<byte[]> segments, Prompt prompt) {
-    BlockValues values = new BlockValues(prompt.length());
-    values.extend(prompt.length());
+      UnitBits bits, int k, LookupDecoder.Layout layout, List<byte[]> segments, Prompt prompt) {
+    int per = unitTokens[k] / fullBlock;
+    int units = unitCount[k];
     for (int j = 0; j < prompt.segments(); j++) {
       int start = prompt.segmentStart(j);
-      SegmentCodec.read(values, start, segments.get(j), fullKeys, start, prompt.segmentEnd(j));
-    }
-    int per = unitTokens[k] / fullBlock;
-    for (int i = 0; i < unitCount[k]; i++) {
-      int q = (i + 1) * per - 1;
-      byte[] array = q < prompt.length() ? values.array(q) : null;
-      if (array != null) {
-        setter.unit = i;
-        layout.holders(array, values.from(q), values.to(q), setter);
-      }
+      SegmentCodec.forEachSlot(
+          segments.get(j),
+          fullKeys,
+          start,
+          prompt.segmentEnd(j),
+          (block, value, from, to) -> {
+            int end = block + 1; // blocks up to here: a unit ends here if a multiple of per
+            if (end % per == 0 && end / per <= units) {
+              bits.unit = end / per - 1;
+              layout.holders(value, from, to, bits);
+            }
+          });
     }
   }
 

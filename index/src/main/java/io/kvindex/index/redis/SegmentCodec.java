@@ -22,6 +22,14 @@ final class SegmentCodec {
   private SegmentCodec() {}
 
   /**
+   * Whether a segment or span field's value is the overflow marker ({@code O}): apply.lua found
+   * more branches than the segment's slots allow, and its blocks are read by their block fields.
+   */
+  static boolean isOverflowed(byte[] segment) {
+    return segment != null && segment.length == 1 && segment[0] == 'O';
+  }
+
+  /**
    * Places the entries of the prompt's blocks {@code start} (the segment's head) to {@code end} in
    * {@code out}, block {@code start + i} at {@code at + i}, as ranges of {@code segment}; a block
    * the segment does not describe is left as it was (absent).
@@ -56,6 +64,50 @@ final class SegmentCodec {
       int offset = segment[header] & 0xff;
       if (offset < blocks && key(segment, header + 1) == keys[start + offset]) {
         out.set(at + offset, id, from, to);
+      }
+    }
+  }
+
+  /** Told each slot of a segment that describes a prompt block: where that block's entries lie. */
+  @FunctionalInterface
+  interface SlotVisitor {
+    /**
+     * @param block the prompt's block the slot describes
+     * @param value the segment value its entries are in, {@code [from, to)}
+     */
+    void slot(int block, byte[] value, int from, int to);
+  }
+
+  /**
+   * As {@link #read(BlockValues, int, byte[], long[], int, int)}, telling {@code visitor} each slot
+   * whose key is the prompt's at its offset instead of placing it.
+   */
+  static void forEachSlot(byte[] segment, long[] keys, int start, int end, SlotVisitor visitor) {
+    if (segment == null) {
+      return;
+    }
+    int blocks = end - start;
+    int i = 0;
+    int from = 0;
+    int to = 0;
+    while (i < segment.length) {
+      if (i + SLOT_HEADER > segment.length) {
+        throw new IllegalStateException(truncated(segment));
+      }
+      int header = i;
+      int length = ((segment[header + 9] & 0xff) << 8) | (segment[header + 10] & 0xff);
+      i = header + SLOT_HEADER;
+      if (length != SAME_AS_BEFORE) {
+        from = i;
+        to = i + length;
+        if (to > segment.length) {
+          throw new IllegalStateException(truncated(segment));
+        }
+        i = to;
+      }
+      int offset = segment[header] & 0xff;
+      if (offset < blocks && key(segment, header + 1) == keys[start + offset]) {
+        visitor.slot(start + offset, segment, from, to);
       }
     }
   }

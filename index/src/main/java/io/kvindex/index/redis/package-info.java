@@ -113,7 +113,7 @@
  * another, still a healthy primary, no primary is failing, its own history does not continue the
  * recorded one, the epoch came with the blocks), records itself and keeps the data and the
  * epoch. Readers cannot see the live node history in an HMGET: after a pause in a group's
- * answered reads longer than RedisLookups.VERIFY_AFTER_NANOS, a failed read or a reconnect (a
+ * answered reads longer than GroupState.VERIFY_AFTER_NANOS, a failed read or a reconnect (a
  * failover makes one of these for every router), a lookup first runs identity.lua and answers the
  * group unavailable while the node may not serve the data as it is.
  *
@@ -169,7 +169,8 @@
  *     whose first is part applied would apply that part again from its first block: the script
  *     refuses them (PARTLY_APPLIED) and the writer applies them one at a time.
  *
- * Reads (RedisLookups, GroupLookup). A lookup of a group is one plain HMGET of the blocks hash (with
+ * Reads (RedisLookups; per group GroupState, what a router knows of it; LookupPlanner, which decides
+ * each read and what its reply means, without I/O; GroupLookup, which makes the reads). A lookup of a group is one plain HMGET of the blocks hash (with
  * an HMGET of spec:routes by the prompt's first 19 segment and span fields beside it, on the same
  * connection): the slots generation, the unlocated heads, the holder records of the candidates the router has no
  * usable copy of, the first block's field (its locator shows that the keys start a segment) and

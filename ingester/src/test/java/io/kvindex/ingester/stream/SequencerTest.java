@@ -358,6 +358,48 @@ class SequencerTest {
     assertThat(new Drive(100).run(steps)).isEqualTo(transcript);
   }
 
+  static Stream<Arguments> rebuildCases() {
+    return Stream.of(
+        row("a stream with a watermark is shown", "start 4; rebuild", "shown"),
+        row(
+            "a new stream is rebuilt, staged once applied, shown once published",
+            "start -1; rebuild; live 0; next; applied APPLIED; rebuild; next; published PURGED;"
+                + " rebuild",
+            "rebuilding; queued; apply 0 staged; staged; publish; shown"),
+        row(
+            "a publish that met a temporary error stays staged",
+            "start -1; live 0; next; applied APPLIED; next; published SWALLOWED; rebuild; next",
+            "queued; apply 0 staged; publish; staged; publish"),
+        row(
+            "a rebuild taken over waits for a catch-up before it is published",
+            "start 4 staged; rebuild; next; catchup none; rebuild; next",
+            "staged_history_owed; idle; staged; publish"),
+        row(
+            "a replay cut at its window holds the publish until the next answer",
+            "start -1; live 0; next; applied APPLIED; cut; rebuild; next; catchup none; next",
+            "queued; apply 0 staged; staged_history_owed; idle; publish"),
+        row(
+            "a purge that forgets the watermark starts a rebuild",
+            "start 4; lost; next; purged PURGED; rebuild; live 0; next",
+            "purge index_reset reset from 0; rebuilding; queued; apply 0 staged"),
+        row(
+            "a purge that keeps the watermark does not",
+            "start 4; request sleep; next; purged PURGED; rebuild",
+            "purge sleep keep; shown"),
+        row(
+            "history owed while shown is still owed by the rebuild after a reset",
+            "start 4; cut; lost; next; purged PURGED; rebuild; live 0; next; applied APPLIED;"
+                + " next; catchup none; next",
+            "purge index_reset reset from 0; rebuilding_history_owed; queued; apply 0 staged;"
+                + " idle; publish"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("rebuildCases")
+  void sequencer_movesTheRebuildLifeCycle(String name, String steps, String transcript) {
+    assertThat(new Drive(100).run(steps)).isEqualTo(transcript);
+  }
+
   @Test
   void live_fullBufferDropsAndTheGapIsReplayedLater() {
     Drive d = new Drive(2);
@@ -515,6 +557,10 @@ class SequencerTest {
         case "lost" -> s.indexLost();
         case "drift" -> s.resync();
         case "catchup" -> s.caughtUp(batches(w[1], false));
+        case "cut" -> s.historyCut();
+        case "rebuild" -> {
+          return s.rebuild().name().toLowerCase(Locale.ROOT);
+        }
         case "from" -> {
           return "from " + s.replayFrom((RepairGap) last);
         }

@@ -43,8 +43,10 @@ public final class Coordinator {
   private final PodDiscovery discovery;
   private final String replica;
   private final HeldStreams held;
+
   /** The workers held, by stream: a live view of {@link #held}'s. */
   private final Map<StreamId, StreamWorker> workers;
+
   private final Map<StreamWorker, Long> renewedAt = new HashMap<>();
   private volatile Predicate<String> podReachable = pod -> true;
   private volatile Predicate<StreamId> engineAsleep = stream -> false;

@@ -139,8 +139,6 @@ public final class Sequencer {
     TOO_LARGE
   }
 
-  private final int maxPending;
-  private final long maxPendingBytes;
   private final Pending pending;
   private final ApplyMerger merger;
   private final RecentlyApplied recent = new RecentlyApplied(RECENT);
@@ -163,9 +161,7 @@ public final class Sequencer {
    */
   public Sequencer(
       int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks, MemoryBudget budget) {
-    this.maxPending = maxPending;
-    this.maxPendingBytes = maxPendingBytes;
-    this.pending = new Pending(budget);
+    this.pending = new Pending(maxPending, maxPendingBytes, budget);
     this.merger = new ApplyMerger(mode, mergeBlocks);
   }
 
@@ -289,10 +285,7 @@ public final class Sequencer {
     if (pending.contains(seq)) {
       return Live.DUPLICATE; // a second copy of a batch still waiting
     }
-    if (pending.size() >= maxPending || pending.liveBytes() + batch.bytes() > maxPendingBytes) {
-      return Live.DROPPED;
-    }
-    return pending.tryHoldLive(batch) ? Live.QUEUED : Live.OVER_BUDGET;
+    return pending.admitLive(batch);
   }
 
   /**
@@ -456,15 +449,9 @@ public final class Sequencer {
     rebuild = rebuild.on(Rebuild.Event.CAUGHT_UP);
     for (Batch b : batches) {
       Batch held = pending.get(b.seq());
-      boolean wanted =
-          b.seq() >= expected
-              && (held == null || held.malformed() != null && b.malformed() == null);
-      if (wanted && held == null && pending.size() >= maxPending && pending.lastSeq() > b.seq()) {
-        pending.release(
-            pending.lastSeq()); // the newest waits again, as a gap: what comes next goes first
-      }
-      if (wanted && (held != null || pending.size() < maxPending)) {
-        pending.hold(Pending.use(b), b);
+      if (b.seq() >= expected
+          && (held == null || held.malformed() != null && b.malformed() == null)) {
+        pending.holdReplayed(b);
       }
     }
   }
@@ -479,7 +466,7 @@ public final class Sequencer {
 
   /** How many more batches may be held now (what a replay window may bring at most). */
   public int room() {
-    return Math.max(0, maxPending - pending.size());
+    return pending.room();
   }
 
   /**

@@ -238,11 +238,6 @@ public final class Sequencer {
                 : watermark < 0 ? Rebuild.Event.STARTED_NEW : Rebuild.Event.STARTED_AT_WATERMARK);
   }
 
-  /** Where the stream's rebuild life cycle stands. */
-  Rebuild rebuild() {
-    return rebuild;
-  }
-
   /** The last applied sequence, or -1. */
   public long applied() {
     return applied;

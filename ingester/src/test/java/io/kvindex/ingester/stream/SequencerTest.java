@@ -360,38 +360,36 @@ class SequencerTest {
 
   static Stream<Arguments> rebuildCases() {
     return Stream.of(
-        row("a stream with a watermark is shown", "start 4; rebuild", "shown"),
+        row("a stream with a watermark is shown", "start 4; live 5; next", "queued; apply 5"),
         row(
             "a new stream is rebuilt, staged once applied, shown once published",
-            "start -1; rebuild; live 0; next; applied APPLIED; rebuild; next; published PURGED;"
-                + " rebuild",
-            "rebuilding; queued; apply 0 staged; staged; publish; shown"),
+            "start -1; live 0; next; applied APPLIED; next; published PURGED; live 1; next",
+            "queued; apply 0 staged; publish; queued; apply 1"),
         row(
             "a publish that met a temporary error stays staged",
-            "start -1; live 0; next; applied APPLIED; next; published SWALLOWED; rebuild; next",
-            "queued; apply 0 staged; publish; staged; publish"),
+            "start -1; live 0; next; applied APPLIED; next; published SWALLOWED; next",
+            "queued; apply 0 staged; publish; publish"),
         row(
             "a rebuild taken over waits for a catch-up before it is published",
-            "start 4 staged; rebuild; next; catchup none; rebuild; next",
-            "staged_history_owed; idle; staged; publish"),
+            "start 4 staged; live 5; next; applied APPLIED; next; catchup none; next",
+            "queued; apply 5 staged; idle; publish"),
         row(
             "a replay cut at its window holds the publish until the next answer",
-            "start -1; live 0; next; applied APPLIED; cut; rebuild; next; catchup none; next",
-            "queued; apply 0 staged; staged_history_owed; idle; publish"),
+            "start -1; live 0; next; applied APPLIED; cut; next; catchup none; next",
+            "queued; apply 0 staged; idle; publish"),
         row(
             "a purge that forgets the watermark starts a rebuild",
-            "start 4; lost; next; purged PURGED; rebuild; live 0; next",
-            "purge index_reset reset from 0; rebuilding; queued; apply 0 staged"),
+            "start 4; lost; next; purged PURGED; live 0; next",
+            "purge index_reset reset from 0; queued; apply 0 staged"),
         row(
             "a purge that keeps the watermark does not",
-            "start 4; request sleep; next; purged PURGED; rebuild",
-            "purge sleep keep; shown"),
+            "start 4; request sleep; next; purged PURGED; live 5; next",
+            "purge sleep keep; queued; apply 5"),
         row(
             "history owed while shown is still owed by the rebuild after a reset",
-            "start 4; cut; lost; next; purged PURGED; rebuild; live 0; next; applied APPLIED;"
-                + " next; catchup none; next",
-            "purge index_reset reset from 0; rebuilding_history_owed; queued; apply 0 staged;"
-                + " idle; publish"));
+            "start 4; cut; lost; next; purged PURGED; live 0; next; applied APPLIED; next;"
+                + " catchup none; next",
+            "purge index_reset reset from 0; queued; apply 0 staged; idle; publish"));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -558,9 +556,6 @@ class SequencerTest {
         case "drift" -> s.resync();
         case "catchup" -> s.caughtUp(batches(w[1], false));
         case "cut" -> s.historyCut();
-        case "rebuild" -> {
-          return s.rebuild().name().toLowerCase(Locale.ROOT);
-        }
         case "from" -> {
           return "from " + s.replayFrom((RepairGap) last);
         }

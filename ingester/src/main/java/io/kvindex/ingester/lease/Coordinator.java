@@ -1,6 +1,5 @@
 package io.kvindex.ingester.lease;
 
-import io.kvindex.common.Threads;
 import io.kvindex.index.Lease;
 import io.kvindex.index.ReplicaConflictException;
 import io.kvindex.index.StreamId;
@@ -8,22 +7,14 @@ import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
-import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.ingester.stream.StreamWorker;
 import io.kvindex.redis.RedisUnavailableException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -33,66 +24,53 @@ import org.slf4j.LoggerFactory;
  * Decides which streams this replica owns, by lease, and runs a worker for each. Driven by one
  * scheduled thread ({@link #tick()}); the read methods may be called from any thread.
  *
- * <p>Implementation notes. Each tick registers the replica (a heartbeat that also counts the live
- * replicas), renews every held lease, then levels the load: with S streams and N live replicas the
- * fair share is ceil(S / N); a replica below it acquires free streams, a replica above it releases
- * its least preferred ones. Preference is rendezvous hashing on (replica, stream), so replicas
- * mostly reach for different streams and a returning replica gets much the same set back. A lease
- * lost on renewal, or a write refused with a fencing error, stops that stream's worker at once.
- * Streams of pods gone from discovery are purged by their owner before their lease is released; the
- * purge is retried until it succeeds. A pod back as a new incarnation of its engine (restarted, or
- * a new pod behind the old name) has its streams restarted as the sequence numbers would show. A
- * drift resync a router asked for a pod (PrefixIndex#requestResyncAsync) is taken each tick by the
- * owner of each of its streams and handed to that stream's worker.
+ * <p>Implementation notes. Each tick registers the replica ({@link Registration}), renews every
+ * held lease, then levels the load: a replica below its fair share acquires free streams, a replica
+ * above it releases its least preferred ones ({@link Shares}). Each held stream's worker goes
+ * through {@link Holding}; the per-stream Redis calls run in parallel ({@link StreamCalls}). A
+ * lease lost on renewal, or a write refused with a fencing error, stops that stream's worker at
+ * once. Streams of pods gone from discovery are purged by their owner before their lease is
+ * released; the purge is retried until it succeeds. A pod back as a new incarnation of its engine
+ * (restarted, or a new pod behind the old name) has its streams restarted as the sequence numbers
+ * would show. A drift resync a router asked for a pod (PrefixIndex#requestResyncAsync) is taken
+ * each tick by the owner of each of its streams and handed to that stream's worker.
  */
-public final class Coordinator implements StreamWorker.Listener {
+public final class Coordinator {
   private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
 
-  private static final int LEASE_THREADS = 4;
-
   private final Shared shared;
-  private final ThreadPoolExecutor leaseCalls;
+  private final StreamCalls calls;
   private final PodDiscovery discovery;
   private final String replica;
-  private final Map<StreamId, StreamWorker> workers = new ConcurrentHashMap<>();
-  private final Set<StreamId> retiring = ConcurrentHashMap.newKeySet();
-  private final Map<StreamWorker, Integer> replacing = new ConcurrentHashMap<>();
-  private final Map<StreamId, Thread> threads = new ConcurrentHashMap<>();
-  private final Set<StreamWorker> keepLease = ConcurrentHashMap.newKeySet();
+  private final HeldStreams held;
+
+  /** The workers held, by stream: a live view of {@link #held}'s. */
+  private final Map<StreamId, StreamWorker> workers;
+
   private final Map<StreamWorker, Long> renewedAt = new HashMap<>();
   private volatile Predicate<String> podReachable = pod -> true;
   private volatile Predicate<StreamId> engineAsleep = stream -> false;
-  private volatile boolean releaseOnExit = true;
-  private volatile int liveReplicas = 1;
-  private volatile long lastRedisOkNanos;
-  private volatile boolean registered;
-  private volatile boolean conflict;
+  private final Registration registration;
+  private final Shares shares;
 
   /** Held by a round, and by {@link #takeReleased} between rounds. */
   private final ReentrantLock round = new ReentrantLock();
 
   private volatile Map<StreamId, PodSpec> lastDesired = Map.of();
-  private int lastLiveReplicas;
-  private int lastDesiredSize = -1;
-  private int heldAfterLastRound;
-  private long releasesSeen;
 
-  /** Until when {@link #takeReleased} watches for given-up leases (nanos). */
-  private volatile long watchUntilNanos;
+  /** When {@link #takeReleased} watches for given-up leases; guarded by {@link #round}. */
+  private final ReleaseWatch watch;
 
   public Coordinator(Shared shared, PodDiscovery discovery) {
     this.shared = shared;
     this.discovery = discovery;
     this.replica = shared.config().replicaId();
-    this.lastRedisOkNanos = shared.nanos();
-    this.watchUntilNanos = shared.nanos();
-    // Renewals of many leases run in parallel; past the queue the coordinator renews them itself.
-    this.leaseCalls =
-        Threads.bounded(
-            "kvindex-ingester-lease",
-            LEASE_THREADS,
-            4096,
-            new ThreadPoolExecutor.CallerRunsPolicy());
+    this.registration = new Registration(shared);
+    this.shares = new Shares(replica);
+    this.watch = new ReleaseWatch(shared.nanos());
+    this.calls = new StreamCalls(shared);
+    this.held = new HeldStreams(shared);
+    this.workers = held.workers();
   }
 
   /**
@@ -116,14 +94,12 @@ public final class Coordinator implements StreamWorker.Listener {
 
   /** Live replicas as the registry last said (this one included). */
   public int liveReplicas() {
-    return liveReplicas;
+    return registration.liveReplicas();
   }
 
   /** True when the last registry call reached Redis within two coordination intervals. */
   public boolean redisOk() {
-    return registered
-        && shared.nanos() - lastRedisOkNanos
-            < shared.config().coordinationInterval().multipliedBy(2).toNanos();
+    return registration.redisOk();
   }
 
   /**
@@ -134,29 +110,12 @@ public final class Coordinator implements StreamWorker.Listener {
    * @throws ReplicaConflictException if another live ingester holds this replica id
    */
   public void registerAtStart() {
-    Duration ttl = shared.config().leaseTtl();
-    long end = shared.nanos() + ttl.toNanos() * 3 / 2;
-    while (true) {
-      try {
-        liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
-        registered = true;
-        lastRedisOkNanos = shared.nanos();
-        return;
-      } catch (ReplicaConflictException e) {
-        if (shared.nanos() - end > 0) {
-          throw e;
-        }
-        LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
-      } catch (RedisUnavailableException e) {
-        shared.metrics().swallowed(Operation.COORDINATION);
-        return;
-      }
-    }
+    registration.atStart();
   }
 
   /** True while another live process holds this replica's id: it owns and writes nothing then. */
   public boolean replicaConflict() {
-    return conflict;
+    return registration.conflict();
   }
 
   /**
@@ -181,13 +140,7 @@ public final class Coordinator implements StreamWorker.Listener {
         shared.faults().beforeWrite();
         desired = desired();
         shared.metrics().streamsDiscovered(desired.size());
-        liveReplicas = Math.max(1, shared.index().registerReplica(replica, ttl));
-        registered = true;
-        lastRedisOkNanos = shared.nanos();
-        if (conflict) {
-          conflict = false;
-          log.warn("replica={}: the id is this replica's again; taking leases again", replica);
-        }
+        registration.register(ttl);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -208,8 +161,8 @@ public final class Coordinator implements StreamWorker.Listener {
           step("lease renewal", () -> renew(ttl))
               && step("retiring", () -> retire(desired))
               && step("levelling", () -> level(desired, ttl))
-              && step("pod liveness", this::heartbeat)
-              && step("resync requests", this::takeResyncs)
+              && step("pod liveness", () -> calls.keepLive(workers.values(), podReachable))
+              && step("resync requests", () -> calls.takeResyncs(List.copyOf(workers.values())))
               // an idle stream would otherwise never see a lost index
               && step("index identity", () -> shared.index().checkIdentity());
       if (going) {
@@ -273,25 +226,26 @@ public final class Coordinator implements StreamWorker.Listener {
    * it costs one read per watch. Never throws.
    */
   public void takeReleased() {
-    if (conflict || shared.nanos() - watchUntilNanos >= 0 || !round.tryLock()) {
+    if (registration.conflict() || !round.tryLock()) {
       return;
     }
     try {
+      if (!watch.watching(shared.nanos())) {
+        return;
+      }
       shared.faults().beforeWrite();
       long releases = shared.index().leaseReleases();
-      if (releases == releasesSeen) {
+      if (!watch.released(releases)) {
         return;
       }
       Map<StreamId, PodSpec> desired = lastDesired;
       int before = workers.size();
       if (acquire(desired, shared.config().leaseTtl(), fairShare(desired))) {
-        watchUntilNanos = shared.nanos();
+        watch.stop(shared.nanos());
       }
-      boolean ownStopping =
-          desired.keySet().stream()
-              .anyMatch(s -> threads.containsKey(s) && !workers.containsKey(s));
+      boolean ownStopping = desired.keySet().stream().anyMatch(held::stopping);
       if (!ownStopping) {
-        releasesSeen = releases; // else look again: a worker of this replica's is still stopping
+        watch.seen(releases); // else look again: a worker of this replica's is still stopping
       }
       if (workers.size() > before) {
         log.info(
@@ -317,15 +271,10 @@ public final class Coordinator implements StreamWorker.Listener {
    */
   private void conflicted(ReplicaConflictException e) {
     shared.metrics().realError(Operation.COORDINATION);
-    if (!conflict) {
+    if (registration.conflicted()) {
       log.error("replica={}: {}; stopping every stream of this replica", replica, e.getMessage());
     }
-    conflict = true;
-    for (StreamWorker w : List.copyOf(workers.values())) {
-      keepLease.add(w);
-      workers.remove(w.id(), w);
-      w.halt();
-    }
+    held.haltKeepingLeases();
   }
 
   private Map<StreamId, PodSpec> desired() {
@@ -344,32 +293,19 @@ public final class Coordinator implements StreamWorker.Listener {
    */
   private void renew(Duration ttl) throws InterruptedException {
     long now = shared.nanos();
-    List<StreamWorker> held = List.copyOf(workers.values());
-    List<Future<Boolean>> results = new ArrayList<>(held.size());
-    for (StreamWorker w : held) {
-      results.add(leaseCalls.submit(() -> shared.index().renewLease(w.id(), w.lease(), ttl)));
-    }
-    for (int i = 0; i < held.size(); i++) {
-      StreamWorker w = held.get(i);
-      if (renewed(w, results.get(i))) {
+    List<StreamWorker> owned = List.copyOf(workers.values());
+    List<Boolean> renewed = calls.renew(owned, ttl);
+    for (int i = 0; i < owned.size(); i++) {
+      StreamWorker w = owned.get(i);
+      if (renewed.get(i)) {
         renewedAt.put(w, now);
       } else if (now - renewedAt.getOrDefault(w, now) >= ttl.toNanos()) {
         log.warn("pod={} stream={}: lease lost; stopping its worker", w.id().pod(), w.id());
         shared.metrics().leaseMoved("lost");
-        drop(w, false);
+        held.stop(w, Holding.Event.STOP_KEEPING_LEASE);
       }
     }
     renewedAt.keySet().retainAll(Set.copyOf(workers.values()));
-  }
-
-  private boolean renewed(StreamWorker w, Future<Boolean> result) throws InterruptedException {
-    try {
-      return result.get();
-    } catch (ExecutionException e) {
-      shared.metrics().realError(Operation.LEASE);
-      log.error("pod={} stream={}: lease renewal failed", w.id().pod(), w.id(), e.getCause());
-      return false;
-    }
   }
 
   /**
@@ -381,19 +317,19 @@ public final class Coordinator implements StreamWorker.Listener {
   private void retire(Map<StreamId, PodSpec> desired) {
     for (StreamWorker w : List.copyOf(workers.values())) {
       PodSpec now = desired.get(w.id());
-      if (retiring.contains(w.id())) {
+      if (held.holding(w) == Holding.RETIRING) {
         if (!w.status().purgePending()) {
-          drop(w, true);
+          held.stop(w, Holding.Event.STOP);
         }
       } else if (now == null) {
         log.info("pod={} stream={}: pod left discovery; purging", w.id().pod(), w.id());
-        retiring.add(w.id());
+        held.retiring(w);
         w.status().requestPurge("pod_removed");
       } else if (!now.incarnation().equals(w.pod().incarnation())) {
         replaced(w, now);
       } else if (!now.equals(w.pod())) {
         log.info("pod={} stream={}: spec changed; restarting its worker", w.id().pod(), w.id());
-        drop(w, true);
+        held.stop(w, Holding.Event.STOP);
       }
     }
   }
@@ -406,8 +342,8 @@ public final class Coordinator implements StreamWorker.Listener {
    * new spec.
    */
   private void replaced(StreamWorker w, PodSpec now) {
-    Integer restartsBefore = replacing.get(w);
-    if (restartsBefore == null) {
+    Integer before = held.restartsBefore(w);
+    if (before == null) {
       log.info(
           "pod={} stream={}: new incarnation {} (was {}): its engine restarted; purging and"
               + " replaying from 0",
@@ -415,54 +351,46 @@ public final class Coordinator implements StreamWorker.Listener {
           w.id(),
           now.incarnation(),
           w.pod().incarnation());
-      replacing.put(w, w.status().restarts());
+      held.replacing(w, w.status().restarts());
       shared.metrics().podReplaced();
       w.status().requestRestart();
-    } else if (w.status().restarts() > restartsBefore && !w.status().purgePending()) {
-      drop(w, true);
+    } else if (w.status().restarts() > before && !w.status().purgePending()) {
+      held.stop(w, Holding.Event.STOP);
     }
   }
 
   private int fairShare(Map<StreamId, PodSpec> desired) {
-    return (desired.size() + liveReplicas - 1) / liveReplicas;
+    return Shares.fair(desired.size(), registration.liveReplicas());
   }
 
   private void level(Map<StreamId, PodSpec> desired, Duration ttl) {
     int fair = fairShare(desired);
-    List<StreamId> ranked = ranked(desired);
-    int held = workers.size() - retiring.size();
-    if (held > fair) {
-      for (int i = ranked.size() - 1; i >= 0 && held > fair; i--) {
+    List<StreamId> ranked = shares.ranked(desired.keySet());
+    int count = held.counted();
+    if (count > fair) {
+      for (int i = ranked.size() - 1; i >= 0 && count > fair; i--) {
         StreamWorker w = workers.get(ranked.get(i));
-        if (w != null && !retiring.contains(w.id())) {
+        if (w != null && held.holding(w) != Holding.RETIRING) {
           log.info("pod={} stream={}: over fair share {}; releasing", w.id().pod(), w.id(), fair);
           shared.metrics().leaseMoved("shed");
-          drop(w, true);
-          held--;
+          held.stop(w, Holding.Event.STOP);
+          count--;
         }
       }
     }
-    // the replicas or the streams changed, or this replica lost leases (fenced after an index
-    // loss, or paused past its TTL): another replica may shed what this one is short of
-    boolean changed =
-        liveReplicas != lastLiveReplicas
-            || desired.size() != lastDesiredSize
-            || held < heldAfterLastRound;
-    lastLiveReplicas = liveReplicas;
-    lastDesiredSize = desired.size();
-    if (held < fair && changed) {
+    if (watch.shortAfterChange(registration.liveReplicas(), desired.size(), count, fair)) {
       try {
         // read before trying: a lease given up after this read is seen by the watch
-        releasesSeen = shared.index().leaseReleases();
-        watchUntilNanos = shared.nanos() + ttl.toNanos();
+        long releases = shared.index().leaseReleases();
+        watch.start(releases, shared.nanos() + ttl.toNanos());
       } catch (RedisUnavailableException e) {
         shared.metrics().swallowed(Operation.COORDINATION); // no watch: the next round takes them
       }
     }
     if (acquire(desired, ttl, fair)) {
-      watchUntilNanos = shared.nanos();
+      watch.stop(shared.nanos());
     }
-    heldAfterLastRound = workers.size() - retiring.size();
+    watch.roundEnded(held.counted());
   }
 
   /**
@@ -471,139 +399,20 @@ public final class Coordinator implements StreamWorker.Listener {
    * @return whether it holds it
    */
   private boolean acquire(Map<StreamId, PodSpec> desired, Duration ttl, int fair) {
-    int held = workers.size() - retiring.size();
-    for (StreamId s : ranked(desired)) {
-      if (held >= fair) {
+    int count = held.counted();
+    for (StreamId s : shares.ranked(desired.keySet())) {
+      if (count >= fair) {
         break;
       }
-      if (!workers.containsKey(s) && !threads.containsKey(s)) {
+      if (!held.present(s)) {
         Optional<Lease> lease = shared.index().acquireLease(s, replica, ttl);
         if (lease.isPresent()) {
-          start(s, desired.get(s), lease.get());
-          held++;
+          held.start(s, desired.get(s), lease.get(), engineAsleep.test(s));
+          count++;
         }
       }
     }
-    return held >= fair;
-  }
-
-  private List<StreamId> ranked(Map<StreamId, PodSpec> desired) {
-    List<StreamId> ranked = new ArrayList<>(desired.keySet());
-    ranked.sort(Comparator.comparingLong(this::preference).reversed());
-    return ranked;
-  }
-
-  private long preference(StreamId s) {
-    long h = 1125899906842597L;
-    for (char c : (replica + "|" + s.model() + "|" + s.pod() + "|" + s.dpRank()).toCharArray()) {
-      h = 31 * h + c;
-    }
-    h ^= h >>> 33;
-    h *= 0xff51afd7ed558ccdL;
-    h ^= h >>> 33;
-    return h;
-  }
-
-  private void start(StreamId s, PodSpec pod, Lease lease) {
-    shared.metrics().leaseMoved("acquired");
-    StreamWorker w = new StreamWorker(s, pod.keyMode(), pod, lease, shared, this);
-    w.status().engineAsleep(engineAsleep.test(s));
-    Thread t = Threads.daemon("kvindex-stream-" + s.pod() + "-dp" + s.dpRank(), w);
-    workers.put(s, w);
-    threads.put(s, t);
-    t.start();
-  }
-
-  /**
-   * The least time between two resyncs of one stream, whatever routers ask: a resync that cannot
-   * infer purges and replays the stream, which no router may repeat at will.
-   */
-  static final Duration RESYNC_SPACING = Duration.ofSeconds(30);
-
-  /**
-   * Hands each held stream the drift resync a router asked for its pod, if one stands that this
-   * stream has not taken yet (one read per stream, in parallel like the renewals).
-   */
-  private void takeResyncs() throws InterruptedException {
-    List<StreamWorker> held = List.copyOf(workers.values());
-    List<Future<Optional<String>>> asked = new ArrayList<>(held.size());
-    for (StreamWorker w : held) {
-      asked.add(leaseCalls.submit(() -> shared.index().takeResync(w.id(), RESYNC_SPACING)));
-    }
-    for (int i = 0; i < held.size(); i++) {
-      StreamWorker w = held.get(i);
-      try {
-        asked.get(i).get().ifPresent(note -> w.status().requestResync(note));
-      } catch (ExecutionException e) {
-        if (e.getCause() instanceof RedisUnavailableException) {
-          shared.metrics().swallowed(Operation.RESYNC);
-        } else {
-          shared.metrics().realError(Operation.RESYNC);
-          log.error(
-              "pod={} stream={}: reading its resync request failed",
-              w.id().pod(),
-              w.id(),
-              e.getCause());
-        }
-      }
-    }
-  }
-
-  /**
-   * Keeps idle owned pods live while their event channels show that their engines are (a batch, a
-   * connected SUB socket answering heartbeats, a replay answer within a third of the liveness TTL),
-   * and their {@code /metrics}, if any, answers; a pod whose batches are being applied is refreshed
-   * by them. A pod whose channels all went silent is left to expire: lookups stop crediting it one
-   * liveness TTL later.
-   */
-  private void heartbeat() {
-    Set<List<String>> pods = new java.util.HashSet<>();
-    long idle = shared.config().podLivenessTtl().toNanos() / 3;
-    for (StreamWorker w : workers.values()) {
-      if (w.status().state() == StreamStatus.State.RUNNING
-          && shared.nanos() - w.status().lastAppliedNanos() > idle
-          && w.status().silentNanos() < idle
-          && podReachable.test(w.id().pod())) {
-        pods.add(List.of(w.id().model(), w.id().pod()));
-      }
-    }
-    for (List<String> p : pods) {
-      if (!shared.index().heartbeat(p.get(0), p.get(1), shared.config().podLivenessTtl())) {
-        shared.metrics().swallowed(Operation.HEARTBEAT);
-      }
-    }
-  }
-
-  /** Stops a worker; its lease is released when it has exited if {@code release}. */
-  private void drop(StreamWorker w, boolean release) {
-    workers.remove(w.id(), w);
-    retiring.remove(w.id());
-    if (!release) {
-      keepLease.add(w);
-    }
-    w.stop();
-  }
-
-  @Override
-  public void exited(StreamWorker w, StreamStatus.State finalState) {
-    threads.remove(w.id(), Thread.currentThread());
-    workers.remove(w.id(), w);
-    retiring.remove(w.id());
-    replacing.remove(w);
-    boolean keep = keepLease.remove(w);
-    if (!workers.containsKey(w.id())) {
-      shared.metrics().forget(w.id());
-    }
-    if (finalState == StreamStatus.State.FENCED) {
-      shared.metrics().leaseMoved("fenced");
-    } else if (!keep && releaseOnExit) {
-      try {
-        shared.index().releaseLease(w.id(), w.lease());
-        shared.metrics().leaseMoved("released");
-      } catch (RuntimeException e) {
-        log.warn("pod={} stream={}: lease not released ({}); it expires", w.id().pod(), w.id(), e);
-      }
-    }
+    return count >= fair;
   }
 
   /**
@@ -620,26 +429,16 @@ public final class Coordinator implements StreamWorker.Listener {
 
   /** Halts every worker (none writes again); leases are released unless {@code crash}. */
   public void stopWorkers(boolean crash) {
-    releaseOnExit = !crash;
-    for (StreamWorker w : workers.values()) {
-      w.halt();
-    }
+    held.haltAll(crash);
   }
 
   /** Stops every worker and waits for them; releases leases unless {@code crash}. */
   public void stopAll(boolean crash, Duration wait) {
     stopWorkers(crash);
-    long end = System.nanoTime() + wait.toNanos();
-    for (Thread t : List.copyOf(threads.values())) {
-      long left = Math.max(1, (end - System.nanoTime()) / 1_000_000);
-      try {
-        t.join(left);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
+    if (!held.join(wait)) {
+      return;
     }
-    leaseCalls.shutdownNow();
+    calls.shutdownNow();
     if (!crash) {
       try {
         shared.index().deregisterReplica(replica);

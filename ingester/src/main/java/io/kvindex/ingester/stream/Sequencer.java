@@ -1,16 +1,10 @@
 package io.kvindex.ingester.stream;
 
-import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
-import io.kvindex.index.BatchCheck;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The ordering rules of one stream, with no I/O and no clock: which batch is applied next, which
@@ -30,9 +24,7 @@ import java.util.TreeMap;
  * applied by Redis as a purge followed by the events after the clear, so until it applies the
  * stream does not advance: a temporary error keeps the purge pending instead of leaving a cleared
  * pod looking warm. DUPLICATE and GAP answers carry the index's watermark, which is the truth. A
- * stream behind its engine (a backlog after a Redis outage, a burst) applies consecutive waiting
- * batches as one call while their blocks fit one apply chunk: the index moves the watermark over
- * all of them at once, or over none.
+ * stream behind its engine applies consecutive waiting batches as one call ({@link ApplyMerger}).
  *
  * <p>A live batch that cannot be read is asked for again from the replay ring (the live copy may be
  * damaged where the ring's is not); if that copy cannot be read either, or there is none, what the
@@ -42,21 +34,18 @@ import java.util.TreeMap;
  *
  * <p>A live stream only moves forward: a live sequence below the watermark but past the last live
  * one is a late copy of a batch a replay already applied (a replay can overtake hundreds of queued
- * live batches), not a restart. Sleep is level-triggered: while the engine says it sleeps, the
- * index holds nothing of it whatever arrives; batches from before the sleep (buffered, replayed,
- * caught up) are applied without their events, so the watermark moves and no block the engine
- * dropped comes back. A live batch newer than everything seen before the sleep shows the engine
- * awake again.
+ * live batches), not a restart. Sleep is level-triggered ({@link EngineSleep}): falling asleep
+ * purges the stream.
  *
  * <p>A drift resync ({@link #resync}, asked by a router that found the pod over-predicted) is the
  * index-lost path by request: purge, forget the watermark, replay from the ring's oldest batch.
  *
- * <p>Memory. Every batch held is counted in the process's {@link MemoryBudget} for as long as it is
- * held: a live one only if it fits ({@link Live#OVER_BUDGET} otherwise: dropped, and replayed later
- * as a gap), replayed history always (its replay window already made room for it). What a replay or
- * a catch-up brings is held up to the count bound of live batches. A replay that stopped at its
- * window ({@link #historyCut}) leaves history to fetch: nothing is published before a later one has
- * come to the ring's end.
+ * <p>Memory. Every batch held is counted in the process's {@link MemoryBudget} ({@link Pending}): a
+ * live one only if it fits ({@link Live#OVER_BUDGET} otherwise: dropped, and replayed later as a
+ * gap). What a replay or a catch-up brings is held up to the count bound of live batches.
+ *
+ * <p>Rebuild. A stream with no watermark of its own is rebuilt from what its engine can replay,
+ * staged until published; {@link Rebuild} is that life cycle's state machine.
  */
 public final class Sequencer {
   /** Live batches recognised as duplicates once applied: the most recent this many. */
@@ -150,38 +139,17 @@ public final class Sequencer {
     TOO_LARGE
   }
 
-  private final int maxPending;
-  private final long maxPendingBytes;
-  private final KeyMode mode;
-  private final MemoryBudget budget;
-  private int mergeBlocks;
-
-  /**
-   * Batches up to this sequence are applied one at a time (a merged apply was rejected, or its
-   * first batch was part applied).
-   */
-  private long aloneThrough = -1;
-
-  private final TreeMap<Long, Batch> pending = new TreeMap<>();
-  private long pendingBytes;
-  private long liveBytes;
-  private final Map<Long, Integer> recent = new LinkedHashMap<>(RECENT * 2, 0.75f, false);
+  private final Pending pending;
+  private final ApplyMerger merger;
+  private final RecentlyApplied recent = new RecentlyApplied(RECENT);
+  private final EngineSleep sleep = new EngineSleep();
   private long expected = -1;
   private long applied = -1;
   private long lastLive = -1;
   private Purge purge;
   private int restarts;
-  private boolean asleep;
-  private long sleptAfter = -1;
   private long refetched = -1;
-  private boolean rebuilding;
-  private boolean stagedAny;
-
-  /**
-   * A rebuild taken over from another owner: what that owner received and never applied is only in
-   * the replay ring, so nothing is published before one catch-up has answered.
-   */
-  private boolean catchUpOwed;
+  private Rebuild rebuild = Rebuild.SHOWN;
 
   /**
    * @param maxPending batches buffered at most while waiting (live, or brought by a replay)
@@ -193,11 +161,8 @@ public final class Sequencer {
    */
   public Sequencer(
       int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks, MemoryBudget budget) {
-    this.maxPending = maxPending;
-    this.maxPendingBytes = maxPendingBytes;
-    this.mode = mode;
-    this.mergeBlocks = mergeBlocks;
-    this.budget = budget;
+    this.pending = new Pending(maxPending, maxPendingBytes, budget);
+    this.merger = new ApplyMerger(mode, mergeBlocks);
   }
 
   /** A sequencer whose batches no process budget bounds. */
@@ -217,48 +182,12 @@ public final class Sequencer {
 
   /** Bytes of the batches waiting, live and replayed ({@link Batch#bytes()}). */
   public long pendingBytes() {
-    return pendingBytes;
+    return pending.bytes();
   }
 
   /** Bytes of the replayed batches waiting: history a replay window brought, not applied yet. */
   public long replayedBytes() {
-    return pendingBytes - liveBytes;
-  }
-
-  /** Holds a batch whose bytes the budget has counted already. */
-  private void hold(Batch batch) {
-    Batch before = pending.put(batch.seq(), batch);
-    if (before != null) {
-      forget(before);
-    }
-    pendingBytes += batch.bytes();
-    if (batch.live()) {
-      liveBytes += batch.bytes();
-    }
-  }
-
-  private static MemoryBudget.Use use(Batch batch) {
-    return batch.live() ? MemoryBudget.Use.LIVE : MemoryBudget.Use.REPLAY;
-  }
-
-  private void forget(Batch gone) {
-    pendingBytes -= gone.bytes();
-    if (gone.live()) {
-      liveBytes -= gone.bytes();
-    }
-    budget.give(use(gone), gone.bytes());
-  }
-
-  private void release(long seq) {
-    Batch gone = pending.remove(seq);
-    if (gone != null) {
-      forget(gone);
-    }
-  }
-
-  private void releaseAll() {
-    pending.values().forEach(this::forget);
-    pending.clear();
+    return pending.bytes() - pending.liveBytes();
   }
 
   /**
@@ -268,20 +197,12 @@ public final class Sequencer {
    * held.
    */
   public boolean dropHistory() {
-    List<Long> replayed = new ArrayList<>();
-    pending.forEach(
-        (seq, b) -> {
-          if (!b.live()) {
-            replayed.add(seq);
-          }
-        });
-    replayed.forEach(this::release);
-    return !replayed.isEmpty();
+    return pending.releaseReplayed();
   }
 
   /** The stream stops: every batch held is let go, its bytes given back to the budget. */
   public void release() {
-    releaseAll();
+    pending.releaseAll();
   }
 
   /**
@@ -309,9 +230,12 @@ public final class Sequencer {
   public void start(long watermark, boolean staged) {
     expected = watermark + 1;
     applied = watermark;
-    rebuilding = watermark < 0 || staged; // a new stream starts from what its engine can replay
-    stagedAny = staged;
-    catchUpOwed = staged;
+    // a new stream starts from what its engine can replay
+    rebuild =
+        rebuild.on(
+            staged
+                ? Rebuild.Event.STARTED_TAKEN_OVER
+                : watermark < 0 ? Rebuild.Event.STARTED_NEW : Rebuild.Event.STARTED_AT_WATERMARK);
   }
 
   /** The last applied sequence, or -1. */
@@ -334,16 +258,14 @@ public final class Sequencer {
 
   /** The batch waiting with the lowest sequence, or null when none waits. */
   public Batch oldestPending() {
-    Map.Entry<Long, Batch> first = pending.firstEntry();
-    return first == null ? null : first.getValue();
+    return pending.first();
   }
 
   /** A live batch arrived. */
   public Live live(Batch batch) {
     long seq = batch.seq();
     if (seq < expected) {
-      Integer seen = recent.get(seq);
-      boolean resent = seen != null && seen == batch.payloadHash();
+      boolean resent = recent.resent(batch);
       boolean late = lastLive >= 0 && seq > lastLive;
       if (resent || late) {
         lastLive = Math.max(lastLive, seq);
@@ -351,22 +273,14 @@ public final class Sequencer {
       }
       restart();
       lastLive = seq;
-      budget.take(MemoryBudget.Use.LIVE, batch.bytes()); // the new engine's first batch: kept
-      hold(batch);
+      pending.hold(MemoryBudget.Use.LIVE, batch); // the new engine's first batch: kept
       return Live.RESTART;
     }
     lastLive = Math.max(lastLive, seq);
-    if (pending.containsKey(seq)) {
+    if (pending.contains(seq)) {
       return Live.DUPLICATE; // a second copy of a batch still waiting
     }
-    if (pending.size() >= maxPending || liveBytes + batch.bytes() > maxPendingBytes) {
-      return Live.DROPPED;
-    }
-    if (!budget.tryTake(MemoryBudget.Use.LIVE, batch.bytes())) {
-      return Live.OVER_BUDGET;
-    }
-    hold(batch);
-    return Live.QUEUED;
+    return pending.admitLive(batch);
   }
 
   /**
@@ -374,12 +288,10 @@ public final class Sequencer {
    * purges the stream; while asleep, nothing from before the sleep adds a block.
    */
   public void asleep(boolean nowAsleep) {
-    if (nowAsleep && !asleep) {
-      sleptAfter =
-          Math.max(Math.max(expected - 1, lastLive), pending.isEmpty() ? -1 : pending.lastKey());
+    long newest = Math.max(expected - 1, lastLive);
+    if (sleep.report(nowAsleep, Math.max(newest, pending.isEmpty() ? -1 : pending.lastSeq()))) {
       requestPurge("sleep");
     }
-    asleep = nowAsleep;
   }
 
   /**
@@ -388,7 +300,7 @@ public final class Sequencer {
    */
   public void restart() {
     restarts++;
-    releaseAll();
+    pending.releaseAll();
     recent.clear();
     lastLive = -1; // the old process's sequences say nothing about the new one's
     purge = new Purge("engine_restart", PurgeMode.RESET_WATERMARK, 0);
@@ -432,72 +344,34 @@ public final class Sequencer {
       return new RunPurge(purge);
     }
     while (!pending.isEmpty()) {
-      long first = pending.firstKey();
+      Batch batch = pending.first();
+      long first = batch.seq();
       if (first < expected) {
-        release(first); // applied meanwhile (a replay, or a lost reply)
+        pending.release(first); // applied meanwhile (a replay, or a lost reply)
       } else if (first > expected) {
         return new RepairGap(expected, first, false);
       } else {
-        Batch batch = pending.firstEntry().getValue();
-        Batch toApply = whileAsleep(batch);
+        Batch toApply = sleep.asApplied(batch);
         if (toApply == batch && batch.malformed() != null) {
           if (batch.live() && refetched != first) {
             refetched = first;
             return new RepairGap(first, first + 1, true);
           }
           // Neither the live copy nor the ring's could be read: what it changed is lost.
-          release(first);
+          pending.release(first);
           goOnFrom(first + 1, "malformed_batch");
           return next();
         }
-        return withFollowers(toApply);
+        return merger.apply(toApply, pending.after(first), sleep::asApplied, rebuild.staging());
       }
     }
     // Shown only once past every live batch seen (applied, or gone past on purpose): one dropped
     // for want of room is still missing (the next live batch's gap, or a quiet stream's catch-up,
     // brings it).
-    if (rebuilding && stagedAny && !catchUpOwed && expected > lastLive) {
+    if (rebuild.mayPublish() && expected > lastLive) {
       return new Publish();
     }
     return new Idle();
-  }
-
-  /**
-   * The stream's next batch, with the consecutive batches waiting after it that fit one apply call
-   * with it: a stream behind its engine catches up in fewer round trips. A batch that cannot be
-   * read ends the run (it has its own repair).
-   */
-  private Apply withFollowers(Batch head) {
-    if (mergeBlocks <= 0 || head.seq() <= aloneThrough) {
-      return new Apply(head, rebuilding);
-    }
-    long blocks = BatchCheck.chunkBlocks(mode, head.events().events());
-    List<Batch> parts = new ArrayList<>(List.of(head));
-    for (Batch b : pending.tailMap(head.seq(), false).values()) {
-      boolean next = b.seq() == head.seq() + parts.size() && b.seq() > aloneThrough;
-      if (!next || b.malformed() != null || parts.size() >= MAX_PARTS) {
-        break;
-      }
-      Batch part = whileAsleep(b);
-      blocks += BatchCheck.chunkBlocks(mode, part.events().events());
-      if (blocks > mergeBlocks) {
-        break;
-      }
-      parts.add(part);
-    }
-    if (parts.size() == 1) {
-      return new Apply(head, rebuilding);
-    }
-    int bytes = 0;
-    for (Batch p : parts) {
-      bytes += p.bytes();
-    }
-    Batch tail = parts.get(parts.size() - 1);
-    KvEventBatch merged = KvEventBatch.concat(parts.stream().map(Batch::events).toList());
-    return new Apply(
-        new Batch(tail.seq(), tail.payloadHash(), merged, null, tail.live(), bytes),
-        rebuilding,
-        parts);
   }
 
   /**
@@ -506,7 +380,7 @@ public final class Sequencer {
    * changes).
    */
   public void mergeWithin(int blocks) {
-    this.mergeBlocks = Math.min(mergeBlocks, blocks);
+    merger.within(blocks);
   }
 
   /** What the publish asked for by {@link Publish} did; true when it is done. */
@@ -514,24 +388,8 @@ public final class Sequencer {
     if (status != PurgeStatus.PURGED) {
       return false;
     }
-    rebuilding = false;
-    stagedAny = false;
+    rebuild = rebuild.on(Rebuild.Event.PUBLISHED);
     return true;
-  }
-
-  /**
-   * A batch as it may be applied: while the engine sleeps, one from before the sleep (or from the
-   * replay ring) without its events; a live batch newer than the sleep shows the engine awake.
-   */
-  private Batch whileAsleep(Batch batch) {
-    if (!asleep) {
-      return batch;
-    }
-    if (batch.live() && batch.seq() > sleptAfter) {
-      asleep = false; // the engine publishes again: it is awake, whatever the last scrape said
-      return batch;
-    }
-    return batch.emptied();
   }
 
   /** Whether a quiet stream may ask its replay socket for batches after its watermark. */
@@ -553,7 +411,7 @@ public final class Sequencer {
   }
 
   private long checkable(long from) {
-    return from > 0 && from == expected && recent.containsKey(from - 1) ? from - 1 : from;
+    return from > 0 && from == expected && recent.contains(from - 1) ? from - 1 : from;
   }
 
   /**
@@ -564,8 +422,7 @@ public final class Sequencer {
    */
   public boolean sameEngine(List<Batch> replayed) {
     for (Batch b : replayed) {
-      Integer applied = b.seq() < expected && b.malformed() == null ? recent.get(b.seq()) : null;
-      if (applied != null && applied != b.payloadHash()) {
+      if (b.seq() < expected && b.malformed() == null && recent.differs(b)) {
         return false;
       }
     }
@@ -584,18 +441,12 @@ public final class Sequencer {
    * a gap), and what is newer than all of them is left to the next replay.
    */
   public void caughtUp(List<Batch> batches) {
-    catchUpOwed = false;
+    rebuild = rebuild.on(Rebuild.Event.CAUGHT_UP);
     for (Batch b : batches) {
       Batch held = pending.get(b.seq());
-      boolean wanted =
-          b.seq() >= expected
-              && (held == null || held.malformed() != null && b.malformed() == null);
-      if (wanted && held == null && pending.size() >= maxPending && pending.lastKey() > b.seq()) {
-        release(pending.lastKey()); // the newest waits again, as a gap: what comes next goes first
-      }
-      if (wanted && (held != null || pending.size() < maxPending)) {
-        budget.take(use(b), b.bytes());
-        hold(b);
+      if (b.seq() >= expected
+          && (held == null || held.malformed() != null && b.malformed() == null)) {
+        pending.holdReplayed(b);
       }
     }
   }
@@ -605,12 +456,12 @@ public final class Sequencer {
    * the rebuild is not published until a later catch-up or replay has reached the end.
    */
   public void historyCut() {
-    catchUpOwed = true;
+    rebuild = rebuild.on(Rebuild.Event.HISTORY_CUT);
   }
 
   /** How many more batches may be held now (what a replay window may bring at most). */
   public int room() {
-    return Math.max(0, maxPending - pending.size());
+    return pending.room();
   }
 
   /**
@@ -618,7 +469,7 @@ public final class Sequencer {
    * goes on after it, purged first (what the index holds of it can no longer be trusted).
    */
   public void rejected(Batch batch) {
-    release(batch.seq());
+    pending.release(batch.seq());
     goOnFrom(batch.seq() + 1, "batch_rejected");
   }
 
@@ -639,7 +490,7 @@ public final class Sequencer {
    * an earlier call of it stopped between two chunks): the batches are applied one at a time.
    */
   public void oneAtATime(Apply apply) {
-    aloneThrough = Math.max(aloneThrough, apply.batch().seq());
+    merger.aloneThrough(apply.batch().seq());
   }
 
   /** What the purge asked for by {@link RunPurge} did; true when it is done. */
@@ -649,8 +500,7 @@ public final class Sequencer {
     }
     if (purge.mode() == PurgeMode.RESET_WATERMARK) {
       applied = -1;
-      rebuilding = true;
-      stagedAny = false;
+      rebuild = rebuild.on(Rebuild.Event.WATERMARK_FORGOTTEN);
     }
     if (purge.continueFrom() >= 0) {
       expected = purge.continueFrom();
@@ -674,17 +524,12 @@ public final class Sequencer {
   public void applied(Apply apply, ApplyResult result) {
     switch (result.status()) {
       case APPLIED -> {
-        if (rebuilding) {
-          // Live batches too: the stream is shown once it has caught up with its engine, not
-          // while the live backlog queued during the replay is still being applied.
-          stagedAny = true;
-        }
+        // Live batches too: the stream is shown once it has caught up with its engine, not while
+        // the live backlog queued during the replay is still being applied.
+        rebuild = rebuild.on(Rebuild.Event.APPLIED);
         for (Batch part : apply.parts()) {
-          release(part.seq());
-          recent.put(part.seq(), part.payloadHash());
-          if (recent.size() > RECENT) {
-            recent.remove(recent.keySet().iterator().next());
-          }
+          pending.release(part.seq());
+          recent.add(part);
         }
         expected = apply.batch().seq() + 1;
         applied = apply.batch().seq();
@@ -719,7 +564,7 @@ public final class Sequencer {
       return ended ? GapRepair.EMPTY : GapRepair.SILENT;
     }
     caughtUp(batches);
-    long first = pending.firstKey();
+    long first = pending.first().seq();
     if (first > expected) {
       goOnFrom(first, "gap_beyond_ring");
       return GapRepair.BEYOND_RING;

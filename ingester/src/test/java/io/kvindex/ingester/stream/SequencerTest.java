@@ -358,6 +358,46 @@ class SequencerTest {
     assertThat(new Drive(100).run(steps)).isEqualTo(transcript);
   }
 
+  static Stream<Arguments> rebuildCases() {
+    return Stream.of(
+        row("a stream with a watermark is shown", "start 4; live 5; next", "queued; apply 5"),
+        row(
+            "a new stream is rebuilt, staged once applied, shown once published",
+            "start -1; live 0; next; applied APPLIED; next; published PURGED; live 1; next",
+            "queued; apply 0 staged; publish; queued; apply 1"),
+        row(
+            "a publish that met a temporary error stays staged",
+            "start -1; live 0; next; applied APPLIED; next; published SWALLOWED; next",
+            "queued; apply 0 staged; publish; publish"),
+        row(
+            "a rebuild taken over waits for a catch-up before it is published",
+            "start 4 staged; live 5; next; applied APPLIED; next; catchup none; next",
+            "queued; apply 5 staged; idle; publish"),
+        row(
+            "a replay cut at its window holds the publish until the next answer",
+            "start -1; live 0; next; applied APPLIED; cut; next; catchup none; next",
+            "queued; apply 0 staged; idle; publish"),
+        row(
+            "a purge that forgets the watermark starts a rebuild",
+            "start 4; lost; next; purged PURGED; live 0; next",
+            "purge index_reset reset from 0; queued; apply 0 staged"),
+        row(
+            "a purge that keeps the watermark does not",
+            "start 4; request sleep; next; purged PURGED; live 5; next",
+            "purge sleep keep; queued; apply 5"),
+        row(
+            "history owed while shown is still owed by the rebuild after a reset",
+            "start 4; cut; lost; next; purged PURGED; live 0; next; applied APPLIED; next;"
+                + " catchup none; next",
+            "purge index_reset reset from 0; queued; apply 0 staged; idle; publish"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("rebuildCases")
+  void sequencer_movesTheRebuildLifeCycle(String name, String steps, String transcript) {
+    assertThat(new Drive(100).run(steps)).isEqualTo(transcript);
+  }
+
   @Test
   void live_fullBufferDropsAndTheGapIsReplayedLater() {
     Drive d = new Drive(2);
@@ -515,6 +555,7 @@ class SequencerTest {
         case "lost" -> s.indexLost();
         case "drift" -> s.resync();
         case "catchup" -> s.caughtUp(batches(w[1], false));
+        case "cut" -> s.historyCut();
         case "from" -> {
           return "from " + s.replayFrom((RepairGap) last);
         }

@@ -515,7 +515,7 @@ class IngesterTest {
         WAIT,
         "the report grows old",
         () ->
-            rig.index().ingestLag(Fleet.MODEL, pod.name()).join().stream()
+            rig.index().ingestLagAsync(Fleet.MODEL, pod.name()).join().stream()
                 .allMatch(l -> l.age().compareTo(Duration.ofSeconds(3)) >= 0));
     rig.gate(ingester).open();
     rig.awaitCaughtUp(pod, WAIT);
@@ -523,7 +523,7 @@ class IngesterTest {
   }
 
   private boolean keepsUp(SimulatedPod pod) {
-    List<IngestLag> lags = rig.index().ingestLag(Fleet.MODEL, pod.name()).join();
+    List<IngestLag> lags = rig.index().ingestLagAsync(Fleet.MODEL, pod.name()).join();
     return lags.size() == 1
         && lags.get(0).age().compareTo(Duration.ofSeconds(2)) < 0
         && lags.get(0).lag().compareTo(Duration.ofSeconds(1)) < 0;

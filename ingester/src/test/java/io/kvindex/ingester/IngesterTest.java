@@ -11,6 +11,7 @@ import io.kvindex.index.IngestLag;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.discovery.PodSpecs;
 import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.inspect.IndexReport;
 import io.kvindex.inspect.RedisInspector;
@@ -603,13 +604,13 @@ class IngesterTest {
       }
     }
     PodSpec spec = Fleet.spec(pod, "engine");
-    Ingester rank0 = rig.start("r2", List.of(spec.withDpRanks(List.of(0))));
+    Ingester rank0 = rig.start("r2", List.of(PodSpecs.withDpRanks(spec, List.of(0))));
     Await.until(
         WAIT,
         "rank 0's restart seen",
         () -> rank0.metrics().total("kvindex.ingester.engine.restarts") >= 1);
     rig.awaitEqual(pod, 0, fleet.everHeld(), WAIT);
-    Ingester rank1 = rig.start("r3", List.of(spec.withDpRanks(List.of(1))));
+    Ingester rank1 = rig.start("r3", List.of(PodSpecs.withDpRanks(spec, List.of(1))));
     fleet.traffic(pod, 2, 1);
 
     rig.awaitCaughtUp(pod, 1, WAIT);

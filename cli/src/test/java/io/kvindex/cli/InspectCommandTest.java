@@ -41,7 +41,7 @@ class InspectCommandTest {
           lease,
           Events.batch(Events.stored(List.of(1L, 2L, 3L), null, null)));
       index.registerReplica("replica-1", Duration.ofMinutes(1));
-      index.noteReaderKeys(MODEL, "token:16").join();
+      index.noteReaderKeysAsync(MODEL, "token:16").join();
     }
   }
 

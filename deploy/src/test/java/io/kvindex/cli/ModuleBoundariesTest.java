@@ -36,7 +36,12 @@ class ModuleBoundariesTest {
 
   /** Test-only members that no product module's main code may declare or call. */
   private static final List<String> TEST_ONLY_MEMBERS =
-      List.of("collectAllGarbage(", "buildInMemory(");
+      List.of(
+          "collectAllGarbage(",
+          "buildInMemory(",
+          "withDpRanks(",
+          "withIncarnation(",
+          "fromResource(");
 
   private static Path root;
   private static final List<String> modules = new ArrayList<>();

@@ -5,9 +5,10 @@ import java.time.Duration;
 
 /**
  * What the owner of one of a pod's streams last reported of how far it is behind its engine ({@link
- * PrefixIndex#reportLagAsync}), as a router reads it ({@link PrefixIndex#ingestLag}). An index that
- * lists blocks the engine removed, or lacks blocks it stored, because its stream has not applied
- * them yet is not drifting: routers judge drift only on what the lag cannot explain. Immutable.
+ * PrefixIndex#reportLagAsync}), as a router reads it ({@link PrefixIndex#ingestLagAsync}). An index
+ * that lists blocks the engine removed, or lacks blocks it stored, because its stream has not
+ * applied them yet is not drifting: routers judge drift only on what the lag cannot explain.
+ * Immutable.
  *
  * @param rank the stream's data-parallel rank
  * @param lag how far behind its engine the stream was when it reported (the worst of its batches

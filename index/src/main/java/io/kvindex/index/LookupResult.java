@@ -4,7 +4,6 @@ import io.kvindex.common.Check;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * The answer to a {@link LookupRequest}. Immutable and thread-safe.
@@ -29,19 +28,5 @@ public record LookupResult(Map<String, PodMatch> pods, boolean complete) {
    */
   public static LookupResult inOrder(PodMatch[] matches, boolean complete) {
     return new LookupResult(new PodMatches(matches), complete);
-  }
-
-  /** The pod with the greatest depth (ties: the higher score, then request order), if any. */
-  public Optional<PodMatch> best() {
-    PodMatch best = null;
-    for (PodMatch m : pods.values()) {
-      if (m.depth() > 0
-          && (best == null
-              || m.depth() > best.depth()
-              || (m.depth() == best.depth() && m.score() > best.score()))) {
-        best = m;
-      }
-    }
-    return Optional.ofNullable(best);
   }
 }

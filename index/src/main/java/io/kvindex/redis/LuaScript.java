@@ -1,9 +1,6 @@
 package io.kvindex.redis;
 
 import io.kvindex.common.Check;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -57,25 +54,6 @@ public final class LuaScript {
    */
   public static LuaScript of(String name, String source) {
     return new LuaScript(name, source);
-  }
-
-  /**
-   * A script from a UTF-8 classpath resource, resolved like {@link Class#getResourceAsStream}.
-   *
-   * @throws IllegalArgumentException if the resource does not exist
-   */
-  public static LuaScript fromResource(String name, Class<?> anchor, String resource) {
-    Check.notNull(anchor, "anchor");
-    Check.notBlank(resource, "resource");
-    try (InputStream in = anchor.getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalArgumentException(
-            "no Lua script resource '" + resource + "' next to " + anchor.getName());
-      }
-      return new LuaScript(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read Lua script resource '" + resource + "'", e);
-    }
   }
 
   /** The short name used in logs and metrics. */

@@ -367,7 +367,7 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized CompletableFuture<Optional<List<PodLiveness>>> liveness(
+  public synchronized CompletableFuture<Optional<List<PodLiveness>>> livenessAsync(
       String model, List<String> pods) {
     Check.name(model, "model");
     long now = now();
@@ -379,7 +379,7 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized CompletableFuture<Optional<List<String>>> livePods(String model) {
+  public synchronized CompletableFuture<Optional<List<String>>> livePodsAsync(String model) {
     Check.name(model, "model");
     long now = now();
     List<String> pods = new ArrayList<>();
@@ -398,7 +398,7 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
     Check.name(model, "model");
     Check.name(pod, "pod");
     Check.notNull(mode, "mode");
-    PrefixIndex.checkSpeculativeTtl(ttl, "ttl");
+    Lookups.checkSpeculativeTtl(ttl, "ttl");
     Check.notNull(blockKeys, "blockKeys");
     if (blockKeys.length == 0) {
       return CompletableFuture.completedFuture(true);
@@ -416,7 +416,8 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys) {
+  public synchronized CompletableFuture<Boolean> noteReaderKeysAsync(
+      String model, String modelKeys) {
     if (model != null) {
       Check.name(model, "model");
     }
@@ -425,30 +426,32 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized CompletableFuture<Optional<Map<String, String>>> readerKeys() {
+  public synchronized CompletableFuture<Optional<Map<String, String>>> readerKeysAsync() {
     return CompletableFuture.completedFuture(Optional.of(Map.copyOf(readerKeys)));
   }
 
   @Override
-  public synchronized CompletableFuture<Boolean> noteKeyCheck(String model, KeyCheckNote note) {
+  public synchronized CompletableFuture<Boolean> noteKeyCheckAsync(
+      String model, KeyCheckNote note) {
     keyChecks.put(Check.name(model, "model"), Check.notNull(note, "note"));
     return CompletableFuture.completedFuture(true);
   }
 
   @Override
-  public synchronized CompletableFuture<Boolean> noteCacheLayout(String model, CacheLayout layout) {
+  public synchronized CompletableFuture<Boolean> noteCacheLayoutAsync(
+      String model, CacheLayout layout) {
     layouts.put(Check.name(model, "model"), Check.notNull(layout, "layout"));
     return CompletableFuture.completedFuture(true);
   }
 
   @Override
-  public synchronized CompletableFuture<Optional<CacheLayout>> cacheLayout(String model) {
+  public synchronized CompletableFuture<Optional<CacheLayout>> cacheLayoutAsync(String model) {
     return CompletableFuture.completedFuture(
         Optional.ofNullable(layouts.get(Check.name(model, "model"))));
   }
 
   @Override
-  public synchronized CompletableFuture<Optional<KeyCheckNote>> keyCheck(String model) {
+  public synchronized CompletableFuture<Optional<KeyCheckNote>> keyCheckAsync(String model) {
     return CompletableFuture.completedFuture(
         Optional.ofNullable(keyChecks.get(Check.name(model, "model"))));
   }
@@ -631,7 +634,8 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized CompletableFuture<OptionalInt> evictionsInferred(String model, String pod) {
+  public synchronized CompletableFuture<OptionalInt> evictionsInferredAsync(
+      String model, String pod) {
     Inferred mark = inferred.get(new Pod(Check.name(model, "model"), Check.name(pod, "pod")));
     return CompletableFuture.completedFuture(
         mark == null || mark.untilMillis() <= now()
@@ -716,7 +720,7 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public synchronized CompletableFuture<List<IngestLag>> ingestLag(String model, String pod) {
+  public synchronized CompletableFuture<List<IngestLag>> ingestLagAsync(String model, String pod) {
     Pod key = new Pod(Check.name(model, "model"), Check.name(pod, "pod"));
     Long until = lagUntil.get(key);
     List<IngestLag> out = new ArrayList<>();

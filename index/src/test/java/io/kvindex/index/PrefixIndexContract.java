@@ -704,7 +704,7 @@ public abstract class PrefixIndexContract {
     assertThat(index.watermark(stays)).hasValue(7);
     assertThat(lookup(index, hashes(1, 3), "gone", "stays").pods().get("stays").depth())
         .isEqualTo(3);
-    assertThat(index.livePods(MODEL).join().orElseThrow()).containsExactly("stays");
+    assertThat(index.livePodsAsync(MODEL).join().orElseThrow()).containsExactly("stays");
     // It comes back: a fresh stream, so any sequence number applies, and only new blocks count.
     assertThat(
             index
@@ -776,12 +776,12 @@ public abstract class PrefixIndexContract {
   @Test
   void evictionsInferred_markStandsForItsTtl_perPod() {
     PrefixIndex index = open();
-    assertThat(index.evictionsInferred(MODEL, "p:{x}").join()).isEmpty();
+    assertThat(index.evictionsInferredAsync(MODEL, "p:{x}").join()).isEmpty();
     assertThat(index.markEvictionsInferred(MODEL, "p:{x}", 2048, Duration.ofMillis(300))).isTrue();
-    assertThat(index.evictionsInferred(MODEL, "p:{x}").join()).hasValue(2048);
-    assertThat(index.evictionsInferred(MODEL, "other").join()).isEmpty();
-    assertThat(index.evictionsInferred(TOKEN_MODEL, "p:{x}").join()).isEmpty();
-    Poll.until(() -> index.evictionsInferred(MODEL, "p:{x}").join().isEmpty());
+    assertThat(index.evictionsInferredAsync(MODEL, "p:{x}").join()).hasValue(2048);
+    assertThat(index.evictionsInferredAsync(MODEL, "other").join()).isEmpty();
+    assertThat(index.evictionsInferredAsync(TOKEN_MODEL, "p:{x}").join()).isEmpty();
+    Poll.until(() -> index.evictionsInferredAsync(MODEL, "p:{x}").join().isEmpty());
   }
 
   @Test
@@ -847,19 +847,19 @@ public abstract class PrefixIndexContract {
   @Test
   void reportLag_eachRanksLatestReport_withItsAge() {
     PrefixIndex index = open();
-    assertThat(index.ingestLag(MODEL, "p:{x}").join()).isEmpty();
+    assertThat(index.ingestLagAsync(MODEL, "p:{x}").join()).isEmpty();
     index.reportLagAsync(new StreamId(MODEL, "p:{x}", 0), Duration.ofSeconds(9), LONG).join();
     index.reportLagAsync(new StreamId(MODEL, "p:{x}", 0), Duration.ofMillis(1500), LONG).join();
     index.reportLagAsync(new StreamId(MODEL, "p:{x}", 1), Duration.ZERO, LONG).join();
 
-    List<IngestLag> lags = index.ingestLag(MODEL, "p:{x}").join();
+    List<IngestLag> lags = index.ingestLagAsync(MODEL, "p:{x}").join();
     assertThat(lags).extracting(IngestLag::rank).containsExactlyInAnyOrder(0, 1);
     assertThat(lags)
         .filteredOn(l -> l.rank() == 0)
         .extracting(IngestLag::lag)
         .containsExactly(Duration.ofMillis(1500));
     assertThat(lags).allSatisfy(l -> assertThat(l.age()).isLessThan(Duration.ofSeconds(5)));
-    assertThat(index.ingestLag(MODEL, "other").join()).isEmpty();
+    assertThat(index.ingestLagAsync(MODEL, "other").join()).isEmpty();
   }
 
   @Test
@@ -909,13 +909,13 @@ public abstract class PrefixIndexContract {
     }
     StreamId other = StreamId.of(TOKEN_MODEL, "t");
     index.apply(other, Events.mode(other), 0, lease(index, other), batch());
-    assertThat(index.livePods(MODEL).join().orElseThrow())
+    assertThat(index.livePodsAsync(MODEL).join().orElseThrow())
         .containsExactlyInAnyOrder("a", "b:{x}", "c");
-    assertThat(index.livePods("nobody").join().orElseThrow()).isEmpty();
-    Poll.until(() -> index.livePods(MODEL).join().orElseThrow().isEmpty());
+    assertThat(index.livePodsAsync("nobody").join().orElseThrow()).isEmpty();
+    Poll.until(() -> index.livePodsAsync(MODEL).join().orElseThrow().isEmpty());
     assertThat(index.heartbeat(MODEL, "c", LONG)).isTrue();
     // The list may be up to a second old (the Redis index reuses what it read).
-    Poll.until(() -> index.livePods(MODEL).join().orElseThrow().equals(List.of("c")));
+    Poll.until(() -> index.livePodsAsync(MODEL).join().orElseThrow().equals(List.of("c")));
   }
 
   @Test
@@ -924,7 +924,7 @@ public abstract class PrefixIndexContract {
     LookupResult r = lookup(index, List.of(), "a", "b");
     assertThat(r.complete()).isTrue();
     assertThat(r.pods()).containsOnlyKeys("a", "b");
-    assertThat(r.best()).isEmpty();
+    assertThat(r.pods().values()).allMatch(m -> m.depth() == 0, "holds no block");
   }
 
   /** The index under test, set up for {@link RandomFleet}'s models. */

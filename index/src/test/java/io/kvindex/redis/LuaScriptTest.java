@@ -20,11 +20,4 @@ class LuaScriptTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("source");
   }
-
-  @Test
-  void fromResource_missingResourceNamed() {
-    assertThatThrownBy(() -> LuaScript.fromResource("x", LuaScriptTest.class, "nope.lua"))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("nope.lua");
-  }
 }

@@ -6,7 +6,7 @@ import io.kvindex.event.KvEventBatch;
 import io.kvindex.event.Tiers;
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.CacheLayout.Group;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.ModelNotes;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
@@ -30,12 +30,12 @@ public final class CacheLayouts {
   /** Models tracked at most; past it the map starts afresh (each is recorded again). */
   static final int MAX_MODELS = 65_536;
 
-  private final PrefixIndex index;
+  private final ModelNotes index;
   private final Counter changes;
   private final Counter unreadable;
   private final Map<String, CacheLayout> known = new ConcurrentHashMap<>();
 
-  public CacheLayouts(PrefixIndex index, MeterRegistry registry) {
+  public CacheLayouts(ModelNotes index, MeterRegistry registry) {
     this.index = index;
     this.changes =
         Counter.builder("kvindex.ingester.cache.layout.changes")
@@ -76,7 +76,7 @@ public final class CacheLayouts {
     log.info("model '{}': cache groups {} (recorded for routers)", model, now.encode());
     CacheLayout recorded = now;
     index
-        .noteCacheLayout(model, now)
+        .noteCacheLayoutAsync(model, now)
         .whenComplete(
             (done, failure) -> {
               if (failure != null || !Boolean.TRUE.equals(done)) {

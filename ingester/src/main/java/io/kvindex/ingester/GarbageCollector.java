@@ -1,7 +1,7 @@
 package io.kvindex.ingester;
 
 import io.kvindex.index.GcResult;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.Maintenance;
 import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.redis.RedisUnavailableException;
@@ -57,7 +57,7 @@ final class GarbageCollector {
   void round() {
     try {
       shared.faults().beforeWrite();
-      PrefixIndex index = shared.index();
+      Maintenance index = shared.index();
       int budget = PrefixIndexBuilder.DEFAULT_GC_BUDGET;
       for (int g = 0; g < index.groups(); g++) {
         collect(index, g, budget);
@@ -76,7 +76,7 @@ final class GarbageCollector {
     }
   }
 
-  private void collect(PrefixIndex index, int group, int budget) {
+  private void collect(Maintenance index, int group, int budget) {
     int base = shared.config().gcMaxSteps();
     GcResult step = index.collectGarbage(group, budget);
     int steps = 1;

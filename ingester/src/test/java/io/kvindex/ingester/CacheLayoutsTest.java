@@ -29,7 +29,7 @@ class CacheLayoutsTest {
   }
 
   private CacheLayout recorded(String model) {
-    return index.cacheLayout(model).join().orElseThrow();
+    return index.cacheLayoutAsync(model).join().orElseThrow();
   }
 
   @Test
@@ -75,7 +75,7 @@ class CacheLayoutsTest {
   void observe_offloadedAndPlaceholderStores_describeNoGroup() {
     layouts.observe(
         "m", batch(store(0, "full_attention", 16, null, "CPU"), store(0, null, 0, null, null)));
-    assertThat(index.cacheLayout("m").join()).isEmpty();
+    assertThat(index.cacheLayoutAsync("m").join()).isEmpty();
   }
 
   @Test
@@ -93,6 +93,6 @@ class CacheLayoutsTest {
   void observe_malformedKind_isCountedAndIngestGoesOn() {
     layouts.observe("m", batch(store(0, "bad kind;", 16, null, null)));
     assertThat(meters.counter("kvindex.ingester.cache.layout.unreadable").count()).isEqualTo(1);
-    assertThat(index.cacheLayout("m").join()).isEmpty();
+    assertThat(index.cacheLayoutAsync("m").join()).isEmpty();
   }
 }

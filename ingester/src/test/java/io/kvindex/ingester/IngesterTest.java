@@ -11,6 +11,7 @@ import io.kvindex.index.IngestLag;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.StreamId;
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.discovery.PodSpecs;
 import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.inspect.IndexReport;
 import io.kvindex.inspect.RedisInspector;
@@ -515,7 +516,7 @@ class IngesterTest {
         WAIT,
         "the report grows old",
         () ->
-            rig.index().ingestLag(Fleet.MODEL, pod.name()).join().stream()
+            rig.index().ingestLagAsync(Fleet.MODEL, pod.name()).join().stream()
                 .allMatch(l -> l.age().compareTo(Duration.ofSeconds(3)) >= 0));
     rig.gate(ingester).open();
     rig.awaitCaughtUp(pod, WAIT);
@@ -523,7 +524,7 @@ class IngesterTest {
   }
 
   private boolean keepsUp(SimulatedPod pod) {
-    List<IngestLag> lags = rig.index().ingestLag(Fleet.MODEL, pod.name()).join();
+    List<IngestLag> lags = rig.index().ingestLagAsync(Fleet.MODEL, pod.name()).join();
     return lags.size() == 1
         && lags.get(0).age().compareTo(Duration.ofSeconds(2)) < 0
         && lags.get(0).lag().compareTo(Duration.ofSeconds(1)) < 0;
@@ -603,13 +604,13 @@ class IngesterTest {
       }
     }
     PodSpec spec = Fleet.spec(pod, "engine");
-    Ingester rank0 = rig.start("r2", List.of(spec.withDpRanks(List.of(0))));
+    Ingester rank0 = rig.start("r2", List.of(PodSpecs.withDpRanks(spec, List.of(0))));
     Await.until(
         WAIT,
         "rank 0's restart seen",
         () -> rank0.metrics().total("kvindex.ingester.engine.restarts") >= 1);
     rig.awaitEqual(pod, 0, fleet.everHeld(), WAIT);
-    Ingester rank1 = rig.start("r3", List.of(spec.withDpRanks(List.of(1))));
+    Ingester rank1 = rig.start("r3", List.of(PodSpecs.withDpRanks(spec, List.of(1))));
     fleet.traffic(pod, 2, 1);
 
     rig.awaitCaughtUp(pod, 1, WAIT);

@@ -105,7 +105,7 @@ class KeyCheckTest {
   @Test
   void keyCheck_routerKeysMatch_countsMatchesAndReportsNothing() throws Exception {
     fleet = Fleet.start(1, 42, b -> b.hashAlgorithm(HashAlgorithm.SHA256).hashSeed(null));
-    rig.index().noteReaderKeys(MODEL, "engine:sha256:16").join();
+    rig.index().noteReaderKeysAsync(MODEL, "engine:sha256:16").join();
     Ingester ingester = start("engine");
     Await.until(
         WAIT,
@@ -147,7 +147,7 @@ class KeyCheckTest {
   private KeyCheckNote mismatchOf(
       UnaryOperator<PodConfig.Builder> pods, String routerKeys, String keyMode) {
     fleet = Fleet.start(1, 42, pods);
-    rig.index().noteReaderKeys(MODEL, routerKeys).join();
+    rig.index().noteReaderKeysAsync(MODEL, routerKeys).join();
     Ingester ingester = start(keyMode);
     Await.until(
         WAIT,
@@ -186,7 +186,7 @@ class KeyCheckTest {
   }
 
   private Optional<KeyCheckNote> stored() {
-    return rig.index().keyCheck(MODEL).join();
+    return rig.index().keyCheckAsync(MODEL).join();
   }
 
   private static double matches(Ingester ingester) {

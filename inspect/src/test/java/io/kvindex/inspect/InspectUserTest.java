@@ -89,7 +89,7 @@ class InspectUserTest {
             3,
             "routers are told engine:sha256_cbor:16, but the engines hash as engine:sha256:16",
             1L);
-    assertThat(ingester.noteKeyCheck(STREAM.model(), check).join()).isTrue();
+    assertThat(ingester.noteKeyCheckAsync(STREAM.model(), check).join()).isTrue();
 
     RedisConnector inspector = connect(withUser(uri, "kvindex-inspect"));
     IndexReport report = RedisInspector.of(inspector, INDEX).read(null, null);

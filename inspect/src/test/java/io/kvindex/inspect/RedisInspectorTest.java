@@ -208,8 +208,8 @@ class RedisInspectorTest {
     StreamId s = StreamId.of(MODEL, "pod-a");
     index.apply(
         s, Events.mode(s), 0, lease(index, s, "r"), batch(stored(hashes(1, 2), null, null)));
-    index.noteReaderKeys(MODEL, "token:16").join();
-    index.noteReaderKeys("other", "engine:sha256_cbor:42:16").join();
+    index.noteReaderKeysAsync(MODEL, "token:16").join();
+    index.noteReaderKeysAsync("other", "engine:sha256_cbor:42:16").join();
 
     IndexReport report = inspect(null, null);
 

@@ -2,7 +2,7 @@ package io.kvindex.router;
 
 import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.KeySpec;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.ModelNotes;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -33,13 +33,13 @@ final class AdoptedKeys {
   /** When the model's note was last asked for, and the keyer adopted from it (null: none). */
   private record Entry(long checkedAtNanos, BlockKeyer keyer) {}
 
-  private final PrefixIndex index;
+  private final ModelNotes index;
   private final LongSupplier ticker;
   private final LongSupplier wallMillis;
   private final Map<String, Entry> models = new ConcurrentHashMap<>();
   private final Map<ModelKeys, BlockKeyer> keyers = new ConcurrentHashMap<>();
 
-  AdoptedKeys(PrefixIndex index, LongSupplier ticker, LongSupplier wallMillis) {
+  AdoptedKeys(ModelNotes index, LongSupplier ticker, LongSupplier wallMillis) {
     this.index = index;
     this.ticker = ticker;
     this.wallMillis = wallMillis;
@@ -68,7 +68,7 @@ final class AdoptedKeys {
 
   private void read(String model, BlockKeyer own) {
     index
-        .keyCheck(model)
+        .keyCheckAsync(model)
         .whenComplete(
             (note, failure) -> {
               if (failure != null) {

@@ -1,8 +1,8 @@
 package io.kvindex.router;
 
+import io.kvindex.index.ClosedLoopStore;
 import io.kvindex.index.IngestLag;
 import io.kvindex.index.KeyMode;
-import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.ResyncStatus;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -30,9 +30,9 @@ import org.slf4j.LoggerFactory;
  * engine dropped, and one that has not applied its stores lacks blocks it holds: its pod's errors
  * say nothing of the index's truth, and a resync would only make a stream that cannot keep up do
  * more. So each observation is judged only when the pod's streams keep up: their owners report
- * their lag in Redis every second ({@link PrefixIndex#ingestLag}, read at most once per {@link
- * #INFERRED_REUSE} per pod, its answer used for {@link #LAG_REPORT_STALE}), and a pod with a stream
- * {@link #LAG_EXCUSES} or more behind, or whose owner has not reported for {@link
+ * their lag in Redis every second ({@link ClosedLoopStore#ingestLagAsync}, read at most once per
+ * {@link #INFERRED_REUSE} per pod, its answer used for {@link #LAG_REPORT_STALE}), and a pod with a
+ * stream {@link #LAG_EXCUSES} or more behind, or whose owner has not reported for {@link
  * #LAG_REPORT_STALE}, is not judged ({@code kvindex_router_drift_unjudged_total}, one log line per
  * pod at most every {@link #QUIET_WITHOUT_RESYNC}). Thread-safe.
  */
@@ -96,7 +96,7 @@ final class ClosedLoop {
         }
       };
 
-  private final PrefixIndex index;
+  private final ClosedLoopStore index;
   private final LoopMetrics metrics;
   private final DriftWatch watch;
   private final Duration resyncInterval;
@@ -109,7 +109,7 @@ final class ClosedLoop {
    *     #QUIET_WITHOUT_RESYNC} when zero)
    */
   ClosedLoop(
-      PrefixIndex index,
+      ClosedLoopStore index,
       LoopMetrics metrics,
       int window,
       double threshold,
@@ -175,7 +175,7 @@ final class ClosedLoop {
       state.inferredAsked = now;
       try {
         index
-            .evictionsInferred(model, pod)
+            .evictionsInferredAsync(model, pod)
             .whenComplete(
                 (capacity, e) -> {
                   if (e == null) {
@@ -210,7 +210,7 @@ final class ClosedLoop {
       state.lagAsked = now;
       try {
         index
-            .ingestLag(model, pod)
+            .ingestLagAsync(model, pod)
             .whenComplete(
                 (lags, e) -> {
                   if (e == null) {

@@ -1,6 +1,6 @@
 package io.kvindex.router;
 
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.Lookups;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -95,7 +95,7 @@ public interface KvRouter extends AutoCloseable {
   /**
    * Records that a request was routed to {@code pod}, so that the next lookups see its prompt
    * blocks there (flagged speculative, to within 15 blocks where another prompt parts from it; see
-   * {@link io.kvindex.index.PrefixIndex#speculateAsync}) before the engine reports them. The route
+   * {@link io.kvindex.index.Lookups#speculateAsync}) before the engine reports them. The route
    * expires by itself after {@code ttl}, in Redis, even if this process dies; an entry the engine
    * confirms supersedes it. Recording every route costs lookups nothing more: they read the routes
    * of their prompt's segments beside the segments themselves, whatever was recorded.
@@ -108,8 +108,8 @@ public interface KvRouter extends AutoCloseable {
    * @param model the model the prompt is for
    * @param pod the pod the request went to
    * @param blockKeys the prompt's block keys (see {@link #blockKeys})
-   * @param ttl how long the entries live, 1 ms to {@link PrefixIndex#MAX_SPECULATIVE_TTL} (one
-   *     minute); a few seconds covers the time an engine takes to report the blocks
+   * @param ttl how long the entries live, 1 ms to {@link Lookups#MAX_SPECULATIVE_TTL} (one minute);
+   *     a few seconds covers the time an engine takes to report the blocks
    * @throws IllegalArgumentException if the model has no configured key mode, or {@code ttl} is out
    *     of range
    */

@@ -2,7 +2,7 @@ package io.kvindex.router;
 
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.HybridHit;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.ModelNotes;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -52,12 +52,12 @@ final class ModelLayouts {
     }
   }
 
-  private final PrefixIndex index;
+  private final ModelNotes index;
   private final LongSupplier ticker;
   private final Counter unscorableLookups;
   private final Map<String, Entry> models = new ConcurrentHashMap<>();
 
-  ModelLayouts(PrefixIndex index, LongSupplier ticker, MeterRegistry registry) {
+  ModelLayouts(ModelNotes index, LongSupplier ticker, MeterRegistry registry) {
     this.index = index;
     this.ticker = ticker;
     this.unscorableLookups =
@@ -101,7 +101,7 @@ final class ModelLayouts {
 
   private void read(String model, int blockSize) {
     index
-        .cacheLayout(model)
+        .cacheLayoutAsync(model)
         .whenComplete(
             (layout, failure) -> {
               if (failure != null) {

@@ -5,6 +5,7 @@ import io.kvindex.common.Check;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
+import io.kvindex.index.Lookups;
 import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
@@ -44,7 +45,13 @@ import java.util.concurrent.TimeUnit;
 final class RedisKvRouter implements KvRouter {
   private final RouterConfig config;
   private final RedisConnector connector;
+
+  /** The index as opened: noted in at the start, closed with the router. */
   private final PrefixIndex index;
+
+  /** Every request's reads and routes. */
+  private final Lookups lookups;
+
   private final RouterMetrics metrics;
   private final ClosedLoop loop;
 
@@ -64,6 +71,7 @@ final class RedisKvRouter implements KvRouter {
     this.config = config;
     this.connector = connector;
     this.index = index;
+    this.lookups = index;
     this.metrics = new RouterMetrics(config.meterRegistry());
     this.loop =
         new ClosedLoop(
@@ -121,7 +129,7 @@ final class RedisKvRouter implements KvRouter {
    * before the first real request. Its answer is ignored.
    */
   private void warmUp() {
-    index.lookup(
+    lookups.lookup(
         LookupRequest.of("kvindex-warm-up", KeyMode.ENGINE, new long[] {0L}, List.of("none")));
   }
 
@@ -130,9 +138,9 @@ final class RedisKvRouter implements KvRouter {
    * write, whose failure changes nothing for routing (it is not awaited).
    */
   private void noteModels() {
-    config.models().forEach((model, keys) -> index.noteReaderKeys(model, keys.spec()));
+    config.models().forEach((model, keys) -> index.noteReaderKeysAsync(model, keys.spec()));
     if (config.defaultModelKeys() != null) {
-      index.noteReaderKeys(null, config.defaultModelKeys().spec());
+      index.noteReaderKeysAsync(null, config.defaultModelKeys().spec());
     }
   }
 
@@ -202,7 +210,7 @@ final class RedisKvRouter implements KvRouter {
     // Without a hybrid rule, the index's own blocking read: it decodes on the calling thread.
     LookupResult result =
         scoring.rule() == null
-            ? index.lookup(
+            ? lookups.lookup(
                 LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods()))
             : Await.of(lookupAsync(request, keys, blockKeys));
     return scores(request, keys, blockKeys, result);
@@ -224,8 +232,8 @@ final class RedisKvRouter implements KvRouter {
     // A hybrid model's hit is vLLM's over its cache groups, at most the prompt less one token;
     // a prompt given as keys is taken to end with its last full block.
     return scoring.rule() == null
-        ? index.lookupAsync(lookup)
-        : index.lookupAsync(
+        ? lookups.lookupAsync(lookup)
+        : lookups.lookupAsync(
             lookup,
             scoring.layout(),
             blockSize,
@@ -333,8 +341,8 @@ final class RedisKvRouter implements KvRouter {
     Map<String, Pick.Verdict> verdicts = config.pickPolicy().verdicts(scores, candidates, load);
     List<String> pods = List.copyOf(candidates);
     List<PodLiveness> liveness =
-        index
-            .liveness(scores.model(), pods)
+        lookups
+            .livenessAsync(scores.model(), pods)
             .completeOnTimeout(
                 Optional.empty(), config.lookupBudget().toMillis(), TimeUnit.MILLISECONDS)
             .join()
@@ -360,7 +368,7 @@ final class RedisKvRouter implements KvRouter {
     Check.notBlank(pod, "pod");
     Check.notNull(blockKeys, "blockKeys");
     ModelKeys keys = keyer(model).config();
-    return index
+    return lookups
         .speculateAsync(model, keys.mode(), pod, blockKeys, 0, ttl)
         .whenComplete((recorded, error) -> metrics.speculative(error == null && recorded));
   }
@@ -384,7 +392,7 @@ final class RedisKvRouter implements KvRouter {
   @Override
   public Optional<List<String>> livePods(String model) {
     Check.notBlank(model, "model");
-    return index.livePods(model).join();
+    return lookups.livePodsAsync(model).join();
   }
 
   @Override

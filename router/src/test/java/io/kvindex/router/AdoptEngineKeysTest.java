@@ -50,18 +50,18 @@ class AdoptEngineKeysTest {
       pod.submit(InferenceRequest.of(prompt, new int[] {1, 2}));
       assertThat(
               UnavailableIndexTest.eventually(
-                  () -> fixture.index().keyCheck(MODEL).join().isPresent()))
+                  () -> fixture.index().keyCheckAsync(MODEL).join().isPresent()))
           .as("the ingester's key check noted what the engines use")
           .isTrue();
-      assertThat(fixture.index().keyCheck(MODEL).join().orElseThrow().engines())
+      assertThat(fixture.index().keyCheckAsync(MODEL).join().orElseThrow().engines())
           .isEqualTo("engine:sha256:16");
       // the layout is noted by a write of its own, not ordered with the key check's
       assertThat(
               UnavailableIndexTest.eventually(
-                  () -> fixture.index().cacheLayout(MODEL).join().isPresent()))
+                  () -> fixture.index().cacheLayoutAsync(MODEL).join().isPresent()))
           .as("the ingester noted the model's cache layout")
           .isTrue();
-      assertThat(fixture.index().cacheLayout(MODEL).join().map(CacheLayout::encode))
+      assertThat(fixture.index().cacheLayoutAsync(MODEL).join().map(CacheLayout::encode))
           .as("the ingester recorded the model's one cache group from the engine's stores")
           .contains("0:full_attention:16:0");
       try (KvRouter told = router(uri, index, false);

@@ -47,7 +47,7 @@ class HybridScoringTest {
           .as("no layout recorded yet: the full-attention prefix")
           .isEqualTo(10);
 
-      fixture.index().noteCacheLayout(MODEL, GPT_OSS).join();
+      fixture.index().noteCacheLayoutAsync(MODEL, GPT_OSS).join();
       assertThat(
               UnavailableIndexTest.eventually(
                   () -> router.score(request).pod("cold").orElseThrow().depth() == 0))
@@ -62,7 +62,7 @@ class HybridScoringTest {
       // A layout this router cannot score is counted and scored by the prefix, as before.
       fixture
           .index()
-          .noteCacheLayout(MODEL, GPT_OSS.with(new Group(2, "chunked_local_attention", 16, 0)))
+          .noteCacheLayoutAsync(MODEL, GPT_OSS.with(new Group(2, "chunked_local_attention", 16, 0)))
           .join();
       assertThat(
               UnavailableIndexTest.eventually(

@@ -37,7 +37,7 @@ class ModelLayoutsTest {
       assertThat(layouts.scoring(MODEL, 16).rule()).isNull();
       Thread.sleep(200); // the first read, which finds none, is answered meanwhile
 
-      fixture.index().noteCacheLayout(MODEL, GPT_OSS).join();
+      fixture.index().noteCacheLayoutAsync(MODEL, GPT_OSS).join();
       clock.addAndGet(Duration.ofSeconds(1).toNanos());
 
       assertThat(UnavailableIndexTest.eventually(() -> layouts.scoring(MODEL, 16).rule() != null))
@@ -52,14 +52,16 @@ class ModelLayoutsTest {
     String uri = redis.uri().toURI().toString();
     AtomicLong clock = new AtomicLong();
     try (IndexFixture fixture = new IndexFixture(uri, "layouts", MODEL, KeyMode.ENGINE)) {
-      fixture.index().noteCacheLayout(MODEL, GPT_OSS).join();
+      fixture.index().noteCacheLayoutAsync(MODEL, GPT_OSS).join();
       ModelLayouts layouts =
           new ModelLayouts(fixture.index(), clock::get, new SimpleMeterRegistry());
       layouts.scoring(MODEL, 16);
       assertThat(UnavailableIndexTest.eventually(() -> layouts.scoring(MODEL, 16).rule() != null))
           .isTrue();
 
-      fixture.index().noteCacheLayout(MODEL, new CacheLayout(List.of(GPT_OSS.groups().get(0))));
+      fixture
+          .index()
+          .noteCacheLayoutAsync(MODEL, new CacheLayout(List.of(GPT_OSS.groups().get(0))));
       clock.addAndGet(ModelLayouts.CHECK_EVERY.toNanos());
       assertThat(UnavailableIndexTest.eventually(() -> layouts.scoring(MODEL, 16).rule() == null))
           .as("the redeployed model's one group, read after the period")

@@ -1,7 +1,7 @@
 package io.kvindex.index.redis;
 
 import io.kvindex.index.IndexMeters;
-import io.kvindex.index.PrefixIndex.ResetListener;
+import io.kvindex.index.Maintenance.ResetListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.security.SecureRandom;

@@ -20,6 +20,7 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
+import io.kvindex.index.Lookups;
 import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
@@ -158,7 +159,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
             identity,
             this::initAsync,
             betweenChunks,
-            this::cacheLayout);
+            this::cacheLayoutAsync);
     identity.addListener(
         (group, what) -> {
           if (what.equals("epoch")) {
@@ -415,7 +416,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   /** One HMGET of the pods hash per group, beside the group's clock estimate. */
   @Override
-  public CompletableFuture<Optional<List<PodLiveness>>> liveness(String model, List<String> pods) {
+  public CompletableFuture<Optional<List<PodLiveness>>> livenessAsync(
+      String model, List<String> pods) {
     Check.name(model, "model");
     List<CompletableFuture<PodLiveness>> each = new ArrayList<>(pods.size());
     for (String pod : pods) {
@@ -435,7 +437,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<Optional<List<String>>> livePods(String model) {
+  public CompletableFuture<Optional<List<String>>> livePodsAsync(String model) {
     Check.name(model, "model");
     long now = System.nanoTime();
     LivePods kept = livePods.get(model);
@@ -485,7 +487,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
     Check.name(pod, "pod");
     Check.notNull(mode, "mode");
     Check.notNull(blockKeys, "blockKeys");
-    PrefixIndex.checkSpeculativeTtl(ttl, "ttl");
+    Lookups.checkSpeculativeTtl(ttl, "ttl");
     if (blockKeys.length == 0) {
       return CompletableFuture.completedFuture(true);
     }
@@ -531,7 +533,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<Boolean> noteReaderKeys(String model, String modelKeys) {
+  public CompletableFuture<Boolean> noteReaderKeysAsync(String model, String modelKeys) {
     if (model != null) {
       Check.name(model, "model");
     }
@@ -540,7 +542,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   /** One HGETALL of the routers' notes; the latest note of each model wins. */
   @Override
-  public CompletableFuture<Optional<Map<String, String>>> readerKeys() {
+  public CompletableFuture<Optional<Map<String, String>>> readerKeysAsync() {
     return writes
         .calls()
         .<Map<byte[], byte[]>>call("notes", () -> commands.hgetall(keys.readerNotes()))
@@ -568,12 +570,12 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<Boolean> noteKeyCheck(String model, KeyCheckNote note) {
+  public CompletableFuture<Boolean> noteKeyCheckAsync(String model, KeyCheckNote note) {
     return noteModelField(keys.keyChecks(), model, Check.notNull(note, "note").encode());
   }
 
   @Override
-  public CompletableFuture<Boolean> noteCacheLayout(String model, CacheLayout layout) {
+  public CompletableFuture<Boolean> noteCacheLayoutAsync(String model, CacheLayout layout) {
     streams.noteLayout(Check.name(model, "model"), Check.notNull(layout, "layout"));
     return noteModelField(
         keys.cacheLayouts(),
@@ -592,7 +594,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<Optional<CacheLayout>> cacheLayout(String model) {
+  public CompletableFuture<Optional<CacheLayout>> cacheLayoutAsync(String model) {
     byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
     return commands
         .hget(keys.cacheLayouts(), field)
@@ -635,7 +637,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<Optional<KeyCheckNote>> keyCheck(String model) {
+  public CompletableFuture<Optional<KeyCheckNote>> keyCheckAsync(String model) {
     byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
     return commands
         .hget(keys.keyChecks(), field)
@@ -722,7 +724,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<OptionalInt> evictionsInferred(String model, String pod) {
+  public CompletableFuture<OptionalInt> evictionsInferredAsync(String model, String pod) {
     return inference.state(model, pod);
   }
 
@@ -760,7 +762,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<List<IngestLag>> ingestLag(String model, String pod) {
+  public CompletableFuture<List<IngestLag>> ingestLagAsync(String model, String pod) {
     return lags.read(model, pod);
   }
 

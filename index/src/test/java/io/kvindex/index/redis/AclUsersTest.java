@@ -182,7 +182,7 @@ class AclUsersTest {
     assertThat(index.watermark(STREAM)).hasValue(0);
     index.checkIdentity();
     assertThat(depth(index, blocks)).isEqualTo(20);
-    assertThat(index.livePods(MODEL).join()).hasValue(List.of(STREAM.pod()));
+    assertThat(index.livePodsAsync(MODEL).join()).hasValue(List.of(STREAM.pod()));
     assertThat(apply(index, lease, 1, batch(cleared()))).isEqualTo(ApplyStatus.APPLIED);
     assertThat(apply(index, lease, 2, batch(stored(blocks, null, null))))
         .isEqualTo(ApplyStatus.APPLIED);
@@ -215,7 +215,7 @@ class AclUsersTest {
    * for a pod's resync.
    */
   private static void route(PrefixIndex index) {
-    assertThat(index.noteReaderKeys(MODEL, "engine:sha256_cbor:42:16").join()).isTrue();
+    assertThat(index.noteReaderKeysAsync(MODEL, "engine:sha256_cbor:42:16").join()).isTrue();
     List<Long> blocks = hashes(500, 20);
     assertThat(depth(index, blocks)).isEqualTo(20);
     List<Long> longer = new ArrayList<>(blocks);
@@ -227,16 +227,16 @@ class AclUsersTest {
                 .join())
         .isTrue();
     assertThat(depth(index, longer)).isEqualTo(24);
-    assertThat(index.livePods(MODEL).join()).hasValue(List.of(STREAM.pod()));
+    assertThat(index.livePodsAsync(MODEL).join()).hasValue(List.of(STREAM.pod()));
     assertThat(
             index
                 .requestResyncAsync(MODEL, STREAM.pod(), "router: drift", Duration.ofMinutes(1))
                 .join())
         .isEqualTo(ResyncStatus.REQUESTED);
-    assertThat(index.evictionsInferred(MODEL, STREAM.pod()).join()).hasValue(1024);
+    assertThat(index.evictionsInferredAsync(MODEL, STREAM.pod()).join()).hasValue(1024);
     assertThat(index.touchAsync(MODEL, STREAM.pod(), 0, keys, 0, 0, Duration.ofMinutes(1)).join())
         .isTrue();
-    assertThat(index.ingestLag(MODEL, STREAM.pod()).join()).hasSize(1);
+    assertThat(index.ingestLagAsync(MODEL, STREAM.pod()).join()).hasSize(1);
   }
 
   /** The router's user may not write the blocks hash, nor run a writing script on it. */
@@ -424,9 +424,9 @@ class AclUsersTest {
               3,
               "routers are told engine:sha256_cbor:16, but the engines hash as engine:sha256:16",
               1L);
-      assertThat(ingester.readerKeys().join()).isPresent();
-      assertThat(ingester.noteKeyCheck(STREAM.model(), check).join()).isTrue();
-      assertThat(router.keyCheck(STREAM.model()).join()).contains(check);
+      assertThat(ingester.readerKeysAsync().join()).isPresent();
+      assertThat(ingester.noteKeyCheckAsync(STREAM.model(), check).join()).isTrue();
+      assertThat(router.keyCheckAsync(STREAM.model()).join()).contains(check);
       assertThat(ingester.takeResync(STREAM, Duration.ofMillis(1))).contains("router: drift");
       assertThat(ingester.touches(STREAM, "0-0", 10).touches()).hasSize(1);
       assertThat(aclLog(redis.uri())).as("ACL LOG").isEmpty();

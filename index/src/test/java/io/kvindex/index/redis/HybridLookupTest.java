@@ -372,11 +372,11 @@ class HybridLookupTest {
   /** The layout ingesters record is what routers read; a redeployed model's replaces it. */
   @Test
   void cacheLayout_noted_isReadBackAndReplaced() {
-    assertThat(index.cacheLayout(MODEL).join()).isEmpty();
-    assertThat(index.noteCacheLayout(MODEL, GPT_OSS).join()).isTrue();
-    assertThat(index.cacheLayout(MODEL).join()).contains(GPT_OSS);
-    index.noteCacheLayout(MODEL, MAMBA_HYBRID).join();
-    assertThat(index.cacheLayout(MODEL).join()).contains(MAMBA_HYBRID);
+    assertThat(index.cacheLayoutAsync(MODEL).join()).isEmpty();
+    assertThat(index.noteCacheLayoutAsync(MODEL, GPT_OSS).join()).isTrue();
+    assertThat(index.cacheLayoutAsync(MODEL).join()).contains(GPT_OSS);
+    index.noteCacheLayoutAsync(MODEL, MAMBA_HYBRID).join();
+    assertThat(index.cacheLayoutAsync(MODEL).join()).contains(MAMBA_HYBRID);
   }
 
   private Cache randomCache(CacheLayout layout, int h, int tokens, Random random) {

@@ -225,8 +225,8 @@ class InspectionRecordsTest {
   @Test
   void noteReaderKeys_writesOnlyTheRoutersNotesKey() {
     PrefixIndex index = open();
-    index.noteReaderKeys(MODEL, "engine:sha256_cbor:42:16").join();
-    index.noteReaderKeys(null, "token:16").join();
+    index.noteReaderKeysAsync(MODEL, "engine:sha256_cbor:42:16").join();
+    index.noteReaderKeysAsync(null, "token:16").join();
 
     assertThat(notes(keys.readerNotes()))
         .containsOnlyKeys("keys:engine:sha256_cbor:42:16|m", "keys:token:16|");

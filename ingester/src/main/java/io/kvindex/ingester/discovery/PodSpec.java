@@ -153,36 +153,6 @@ public record PodSpec(
     return KeyMode.valueOf(mode.toUpperCase(Locale.ROOT));
   }
 
-  /** This spec with other data-parallel ranks. */
-  public PodSpec withDpRanks(List<Integer> ranks) {
-    return new PodSpec(
-        name,
-        model,
-        publisherEndpoint,
-        bind,
-        replayEndpoint,
-        metricsUrl,
-        ranks,
-        keyMode,
-        topic,
-        incarnation);
-  }
-
-  /** This spec with another incarnation. */
-  public PodSpec withIncarnation(String incarnation) {
-    return new PodSpec(
-        name,
-        model,
-        publisherEndpoint,
-        bind,
-        replayEndpoint,
-        metricsUrl,
-        dpRanks,
-        keyMode,
-        topic,
-        incarnation);
-  }
-
   /** The publisher endpoint of a rank (vLLM adds the rank to a TCP port). */
   public String publisherEndpoint(int rank) {
     return offset(publisherEndpoint, rank);

@@ -7,7 +7,7 @@ import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.KeyCheckNote.Verdict;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.KeySpec;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.ModelNotes;
 import io.kvindex.ingester.IngesterMetrics;
 import io.kvindex.ingester.keycheck.StoreCheck.Finding;
 import java.time.Duration;
@@ -48,7 +48,7 @@ public final class KeyChecks {
   static final int MAX_MODELS = 4096;
 
   private final long intervalNanos;
-  private final PrefixIndex index;
+  private final ModelNotes index;
   private final IngesterMetrics metrics;
   private final LongSupplier ticker;
   private final InstantSource clock;
@@ -60,7 +60,7 @@ public final class KeyChecks {
    */
   public KeyChecks(
       Duration interval,
-      PrefixIndex index,
+      ModelNotes index,
       IngesterMetrics metrics,
       LongSupplier ticker,
       InstantSource clock) {
@@ -170,7 +170,7 @@ public final class KeyChecks {
       return;
     }
     index
-        .readerKeys()
+        .readerKeysAsync()
         .completeOnTimeout(Optional.empty(), READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
         .join()
         .ifPresent(notes -> configured = parsed(notes));
@@ -211,7 +211,7 @@ public final class KeyChecks {
   private void write(ModelCheck check, KeyCheckNote note) {
     check.writtenAtNanos = ticker.getAsLong();
     index
-        .noteKeyCheck(check.model, note)
+        .noteKeyCheckAsync(check.model, note)
         .whenComplete(
             (done, failure) -> {
               if (failure != null || !Boolean.TRUE.equals(done)) {

@@ -1,6 +1,6 @@
 package io.kvindex.ingester.reconcile;
 
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.Leases;
 import io.kvindex.ingester.stream.StreamStatus;
 import io.kvindex.ingester.stream.StreamWorker;
 import io.kvindex.redis.RedisUnavailableException;
@@ -17,14 +17,14 @@ import org.slf4j.LoggerFactory;
  * watermark. Not thread-safe: the reconciler's thread alone calls it.
  *
  * <p>Implementation notes. The incarnation a stream's entries came from is kept in Redis per stream
- * ({@link PrefixIndex#incarnation}), so a new owner compares with what the last one confirmed and
- * no other rank's owner moves it. Each decision is taken on what was read, before anything is
- * written: a stream whose record (or, once known, whose last confirmed incarnation) differs from
- * the scraped one is told to restart, and only once that restart's purge is done is the new
- * incarnation recorded, by compare-and-set from the one read. So a retried write after a lost reply
- * cannot hide the restart (the decision came first), an owner that dies before its purge leaves the
- * old record for the next one to act on (a second purge, harmless), and a record changed meanwhile
- * by another owner is read again rather than overwritten.
+ * ({@link Leases#incarnation}), so a new owner compares with what the last one confirmed and no
+ * other rank's owner moves it. Each decision is taken on what was read, before anything is written:
+ * a stream whose record (or, once known, whose last confirmed incarnation) differs from the scraped
+ * one is told to restart, and only once that restart's purge is done is the new incarnation
+ * recorded, by compare-and-set from the one read. So a retried write after a lost reply cannot hide
+ * the restart (the decision came first), an owner that dies before its purge leaves the old record
+ * for the next one to act on (a second purge, harmless), and a record changed meanwhile by another
+ * owner is read again rather than overwritten.
  */
 final class Incarnations {
   private static final Logger log = LoggerFactory.getLogger(Incarnations.class);
@@ -57,11 +57,11 @@ final class Incarnations {
     void swallowed();
   }
 
-  private final PrefixIndex index;
+  private final Leases index;
   private final Swallowed swallowed;
   private final Map<StreamWorker, Known> known = new HashMap<>();
 
-  Incarnations(PrefixIndex index, Swallowed swallowed) {
+  Incarnations(Leases index, Swallowed swallowed) {
     this.index = index;
     this.swallowed = swallowed;
   }

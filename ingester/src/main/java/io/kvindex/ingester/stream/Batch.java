@@ -47,11 +47,6 @@ public record Batch(
     }
   }
 
-  /** A decoded live batch, for tests. */
-  public static Batch of(long seq, KvEventBatch events) {
-    return new Batch(seq, events.hashCode(), events, null, true, HeapBytes.of(events));
-  }
-
   /** Whether the batch carries an AllBlocksCleared (it applies as a purge first). */
   public boolean clears() {
     return events.events().stream().anyMatch(e -> e instanceof AllBlocksCleared);

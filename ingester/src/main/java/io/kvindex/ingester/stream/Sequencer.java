@@ -175,11 +175,6 @@ public final class Sequencer {
     this(maxPending, maxPendingBytes, KeyMode.ENGINE, 0);
   }
 
-  /** A sequencer bounded by batch count only, one batch per call. */
-  public Sequencer(int maxPending) {
-    this(maxPending, Long.MAX_VALUE);
-  }
-
   /** Bytes of the batches waiting, live and replayed ({@link Batch#bytes()}). */
   public long pendingBytes() {
     return pending.bytes();

@@ -729,7 +729,7 @@ public final class StreamWorker implements Runnable {
     }
     OptionalInt marked;
     try {
-      marked = Await.of(shared.index().evictionsInferred(id.model(), id.pod()));
+      marked = Await.of(shared.index().evictionsInferredAsync(id.model(), id.pod()));
     } catch (RuntimeException e) {
       resumeDueNanos = inferenceFailed("reading whether its evictions are inferred", e);
       resumeDue = true;

@@ -102,7 +102,7 @@ class KubernetesDiscoveryTest {
         WAIT,
         "a new incarnation under the same name and IP",
         () -> !d.pods().get(0).incarnation().equals(a.incarnation()));
-    assertThat(d.pods().get(0).withIncarnation(a.incarnation())).isEqualTo(a);
+    assertThat(PodSpecs.withIncarnation(d.pods().get(0), a.incarnation())).isEqualTo(a);
 
     api.label("a", "false");
     awaitPods(d);

@@ -17,7 +17,8 @@ class KubernetesPodTrackerTest {
 
   private static KubernetesPod pod(String name, String uid, String ip, String engine, boolean ok) {
     PodSpec spec =
-        PodSpec.of(name, "m", "tcp://" + ip + ":5557", null).withIncarnation(uid + "/" + engine);
+        PodSpecs.withIncarnation(
+            PodSpec.of(name, "m", "tcp://" + ip + ":5557", null), uid + "/" + engine);
     return new KubernetesPod("ns/" + name, uid, ip, ok, spec, null);
   }
 

@@ -11,6 +11,7 @@ import io.kvindex.ingester.IngesterMetrics;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
+import io.kvindex.ingester.discovery.PodSpecs;
 import io.kvindex.ingester.keycheck.KeyChecks;
 import io.kvindex.ingester.stream.StreamWorker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -188,14 +189,14 @@ class CoordinatorTest {
   @Test
   void tick_aNewIncarnationRestartsTheStreamThenAFreshWorkerOwnsIt() {
     StreamId id = StreamId.of("m", "pod-0");
-    PodSpec first = pods(1).get(0).withIncarnation("uid-1/0/c1");
+    PodSpec first = PodSpecs.withIncarnation(pods(1).get(0), "uid-1/0/c1");
     AtomicReference<List<PodSpec>> fleet = new AtomicReference<>(List.of(first));
     Coordinator a = replica("a", fleet::get);
     a.tick();
     StreamWorker before = a.workers().get(id);
     assertThat(before).isNotNull();
 
-    fleet.set(List.of(first.withIncarnation("uid-1/1/c2"))); // same name and endpoint
+    fleet.set(List.of(PodSpecs.withIncarnation(first, "uid-1/1/c2"))); // same name and endpoint
     until(
         "restarted, then a fresh worker on the new incarnation",
         () -> {

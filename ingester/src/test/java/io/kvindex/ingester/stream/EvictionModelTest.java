@@ -32,7 +32,7 @@ class EvictionModelTest {
   }
 
   private Batch batch(KvEvent... events) {
-    return Batch.of(seq++, KvEventBatch.of(1.0, List.of(events), 0));
+    return Batches.live(seq++, KvEventBatch.of(1.0, List.of(events), 0));
   }
 
   /** What the model adds to a call of these batches, the call applied. */
@@ -187,7 +187,7 @@ class EvictionModelTest {
     assertThat(run).doesNotContain(six.events().events().get(0));
     model.passed(five.seq()); // DUPLICATE: the index had 5, not 6
 
-    Batch sixAgain = Batch.of(six.seq(), six.events()); // a replayed copy
+    Batch sixAgain = Batches.live(six.seq(), six.events()); // a replayed copy
     assertThat(call(model, NO_LIMIT, sixAgain)).doesNotContain(six.events().events().get(0));
   }
 
@@ -314,7 +314,7 @@ class EvictionModelTest {
   void touch_olderThanTheBlocksLastPublishedRemoval_restoresNothingOfIt() {
     EvictionModel model = new EvictionModel(2);
     apply(model, batch(stored(null, 1L, 2L)));
-    apply(model, Batch.of(seq++, KvEventBatch.of(5.0, List.of(removal(2L)), 0)));
+    apply(model, Batches.live(seq++, KvEventBatch.of(5.0, List.of(removal(2L)), 0)));
     apply(model, batch(stored(1L, 2L)));
     apply(model, batch(stored(null, 7L, 8L))); // the model evicts 1 and 2
     assertThat(model.listed(2)).isFalse();

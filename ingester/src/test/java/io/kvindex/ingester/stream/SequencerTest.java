@@ -475,7 +475,7 @@ class SequencerTest {
 
   @Test
   void catchUp_onlyWhenNothingWaits() {
-    Sequencer s = new Sequencer(10);
+    Sequencer s = new Sequencer(10, Long.MAX_VALUE);
     assertThat(s.mayCatchUp()).as("before the watermark is read").isFalse();
     s.start(4);
     assertThat(s.mayCatchUp()).isTrue();
@@ -486,9 +486,9 @@ class SequencerTest {
 
   @Test
   void batch_knowsItClears() {
-    Batch clear = Batch.of(1, KvEventBatch.of(0, List.of(AllBlocksCleared.INSTANCE), null));
+    Batch clear = Batches.live(1, KvEventBatch.of(0, List.of(AllBlocksCleared.INSTANCE), null));
     assertThat(clear.clears()).isTrue();
-    assertThat(Batch.of(2, KvEventBatch.of(0, List.of(), null)).clears()).isFalse();
+    assertThat(Batches.live(2, KvEventBatch.of(0, List.of(), null)).clears()).isFalse();
   }
 
   private static final KvEventBatch ONE_EVENT =
@@ -500,7 +500,7 @@ class SequencerTest {
     private Action last;
 
     Drive(int maxPending) {
-      s = new Sequencer(maxPending);
+      s = new Sequencer(maxPending, Long.MAX_VALUE);
     }
 
     /** Applies up to {@code mergeBlocks} blocks of consecutive batches as one. */

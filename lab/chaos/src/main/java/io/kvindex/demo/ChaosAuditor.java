@@ -10,8 +10,8 @@ import io.kvindex.event.KvEventBatch;
 import io.kvindex.event.Tiers;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
-import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.StreamWrites;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;
 import java.io.IOException;
@@ -64,7 +64,7 @@ final class ChaosAuditor implements AutoCloseable {
   private static final int LOOKUPS_PER_TICK = 2;
 
   private final Fleet fleet;
-  private final PrefixIndex index;
+  private final StreamWrites index;
   private final RouterClient routers;
   private final List<InferenceRequest> prompts;
   private final List<String> pods;
@@ -158,7 +158,7 @@ final class ChaosAuditor implements AutoCloseable {
 
   ChaosAuditor(
       Fleet fleet,
-      PrefixIndex index,
+      StreamWrites index,
       RouterClient routers,
       List<InferenceRequest> prompts,
       Duration grace,
@@ -172,7 +172,7 @@ final class ChaosAuditor implements AutoCloseable {
    */
   ChaosAuditor(
       Fleet fleet,
-      PrefixIndex index,
+      StreamWrites index,
       RouterClient routers,
       List<InferenceRequest> prompts,
       Duration grace,

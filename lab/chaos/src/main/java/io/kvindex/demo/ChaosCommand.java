@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.ClosedLoopStore;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -276,7 +276,7 @@ public final class ChaosCommand implements Callable<Integer> {
   }
 
   /** Redis memory a touch flood may add: two byte caps per pod (entries' own overhead included). */
-  static final long TOUCH_FLOOD_MEMORY_PER_POD = 2L * PrefixIndex.MAX_TOUCH_BYTES;
+  static final long TOUCH_FLOOD_MEMORY_PER_POD = 2L * ClosedLoopStore.MAX_TOUCH_BYTES;
 
   /** What a touch flood may leave in Redis once the streams are read, and what made-up pods may. */
   static final long MEMORY_LEFT_BYTES = 2 << 20;

@@ -642,7 +642,7 @@ final class ChaosRun implements AutoCloseable {
 
   private boolean inferred(String pod) {
     try {
-      return stack.auditIndex().evictionsInferred(Stack.MODEL, pod).join().isPresent();
+      return stack.auditIndex().evictionsInferredAsync(Stack.MODEL, pod).join().isPresent();
     } catch (RuntimeException e) {
       return false; // asked again
     }

@@ -3,7 +3,7 @@ package io.kvindex.demo;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.ClosedLoopStore;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.simulator.InferenceRequest;
 import io.lettuce.core.Limit;
@@ -32,10 +32,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * touch stream: half of them the run's own prompts claimed cached to their last block (what a lying
  * gateway would say to make the ingesters restore what their models removed), half the longest
  * prompts the routers take, as block keys never stored (each a touch of {@value
- * PrefixIndex#MAX_TOUCH_BLOCKS} keys, 128 KiB). Meanwhile each pod's touch stream is read in Redis
- * every 100 ms: its bytes (from its first and last entry ids, {@code <offset>-<size>}), its entries
- * and Redis's {@code used_memory}. After the flood, how long until every stream is empty (read and
- * trimmed by the pods' owners). Not thread-safe: one run.
+ * ClosedLoopStore#MAX_TOUCH_BLOCKS} keys, 128 KiB). Meanwhile each pod's touch stream is read in
+ * Redis every 100 ms: its bytes (from its first and last entry ids, {@code <offset>-<size>}), its
+ * entries and Redis's {@code used_memory}. After the flood, how long until every stream is empty
+ * (read and trimmed by the pods' owners). Not thread-safe: one run.
  */
 final class TouchFlood {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -123,7 +123,7 @@ final class TouchFlood {
     out.put("observe_calls", sent.get());
     out.put("observe_refused", refused.get());
     out.put("observe_answered_blocks_wanted", blocksWanted.get());
-    out.put("touch_stream_byte_cap", PrefixIndex.MAX_TOUCH_BYTES);
+    out.put("touch_stream_byte_cap", ClosedLoopStore.MAX_TOUCH_BYTES);
     out.set("touch_stream_bytes_max", JSON.valueToTree(maxBytes));
     out.set("touch_stream_entries_max", JSON.valueToTree(maxEntries));
     out.put("touch_streams_sampled", samples);
@@ -229,7 +229,7 @@ final class TouchFlood {
 
   /** The longest prompt a router takes, as block keys no engine stored, all claimed cached. */
   private static byte[] longBody(String pod, int seed) {
-    int blocks = PrefixIndex.MAX_TOUCH_BLOCKS;
+    int blocks = ClosedLoopStore.MAX_TOUCH_BLOCKS;
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(blocks * 21);
     try (JsonGenerator out = JSON.getFactory().createGenerator(bytes)) {
       out.writeStartObject();

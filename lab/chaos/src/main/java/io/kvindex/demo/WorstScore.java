@@ -4,7 +4,8 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.Lookups;
+import io.kvindex.index.StreamWrites;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.index.redis.StoredValues;
 import io.kvindex.router.http.ScoringServer;
@@ -58,7 +59,7 @@ final class WorstScore {
 
   private final List<URI> routers;
   private final List<String> pods;
-  private final PrefixIndex index;
+  private final StreamWrites index;
   private final RedisCommands<String, String> redis;
   private final String indexName;
   private final HttpClient http =
@@ -76,7 +77,7 @@ final class WorstScore {
   WorstScore(
       List<URI> routers,
       List<String> pods,
-      PrefixIndex index,
+      StreamWrites index,
       RedisCommands<String, String> redis,
       String indexName,
       AtomicBoolean loadPaused) {
@@ -106,7 +107,7 @@ final class WorstScore {
       for (int i = 0; i < prompt.length; i++) {
         prompt[i] = 0x0BAD_5C0E_0000_0000L + i;
       }
-      long[] routed = java.util.Arrays.copyOf(prompt, PrefixIndex.MAX_ROUTE_BLOCKS);
+      long[] routed = java.util.Arrays.copyOf(prompt, Lookups.MAX_ROUTE_BLOCKS);
       long routesAsked = 0;
       long routeCallsRefused = 0;
       for (String c : candidates) {

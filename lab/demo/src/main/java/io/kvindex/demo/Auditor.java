@@ -6,8 +6,8 @@ import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
+import io.kvindex.index.Lookups;
 import io.kvindex.index.PodMatch;
-import io.kvindex.index.PrefixIndex;
 import io.kvindex.inspect.IndexReport;
 import io.kvindex.inspect.RedisInspector;
 import io.kvindex.simulator.InferenceRequest;
@@ -50,7 +50,7 @@ final class Auditor {
   private static final int SAMPLED_LOOKUPS = 400;
   private static final int ATTEMPTS = 5;
 
-  private final PrefixIndex index;
+  private final Lookups index;
   private final RedisInspector inspector;
   private final RouterClient routers;
   private final Fleet fleet;
@@ -62,7 +62,7 @@ final class Auditor {
       BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
 
   Auditor(
-      PrefixIndex index,
+      Lookups index,
       RedisInspector inspector,
       RouterClient routers,
       Fleet fleet,

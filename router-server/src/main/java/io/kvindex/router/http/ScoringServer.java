@@ -2,7 +2,7 @@ package io.kvindex.router.http;
 
 import io.kvindex.common.Check;
 import io.kvindex.index.LookupRequest;
-import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.Lookups;
 import io.kvindex.router.KvRouter;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.HttpService.Probe;
@@ -207,10 +207,10 @@ public final class ScoringServer implements AutoCloseable {
 
     /**
      * The longest {@code record_ttl_ms} a {@code /score} may ask (400 beyond it), at most {@link
-     * PrefixIndex#MAX_SPECULATIVE_TTL} (one minute). Default 30 s.
+     * Lookups#MAX_SPECULATIVE_TTL} (one minute). Default 30 s.
      */
     public Builder maxRecordTtl(Duration ttl) {
-      this.maxRecordTtl = PrefixIndex.checkSpeculativeTtl(ttl, "maxRecordTtl");
+      this.maxRecordTtl = Lookups.checkSpeculativeTtl(ttl, "maxRecordTtl");
       return this;
     }
 

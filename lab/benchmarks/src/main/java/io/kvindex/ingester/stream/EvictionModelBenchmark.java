@@ -177,7 +177,8 @@ public class EvictionModelBenchmark {
             new ArrayList<>(prompt.subList(from, Math.min(prompt.size(), from + BATCH_BLOCKS)));
         Long parent = from == 0 ? null : prompt.get(from - 1);
         List<KvEvent> events = List.of(BlockStored.of(run, parent, List.of(), 16));
-        out.add(Batch.of(seq++, KvEventBatch.of(1.0, events, 0)));
+        KvEventBatch batch = KvEventBatch.of(1.0, events, 0);
+        out.add(new Batch(seq++, batch.hashCode(), batch, null, true, HeapBytes.of(batch)));
       }
       for (int i = prompt.size() - 1; i >= 0; i--) {
         engine.put(prompt.get(i), Boolean.TRUE); // freed last block first: the head most recent

@@ -141,6 +141,7 @@ final class DecodeCommand implements Callable<Integer> {
       hashes(node.putArray("block_hashes"), r.blockHashes());
       node.put("medium", r.medium());
       node.put("group_idx", r.groupIdx());
+      node.put("locality", r.locality());
     } else if (event instanceof AllBlocksCleared) {
       node.put("type", "AllBlocksCleared");
     }

@@ -72,6 +72,19 @@ class DecodeCommandTest {
   }
 
   @Test
+  void decode_removalFromASharedStorageTier_printsItsLocality() throws IOException {
+    Path file = write("removed.bin", fixture("storage-tier-removed-map.hex"));
+
+    Run run = run("decode", "--compact", file.toString());
+
+    assertThat(run.exitCode).isZero();
+    JsonNode removed = JSON.readTree(run.out).get("events").get(0);
+    assertThat(removed.get("type").asText()).isEqualTo("BlockRemoved");
+    assertThat(removed.get("medium").asText()).isEqualTo("STORAGE");
+    assertThat(removed.get("locality").asText()).isEqualTo("REMOTE");
+  }
+
+  @Test
   void decode_mapEraFixture_everyEventType() throws IOException {
     Path file = write("map.bin", fixture("map.hex"));
 
@@ -84,7 +97,7 @@ class DecodeCommandTest {
     assertThat(events.get(1).toString())
         .isEqualTo(
             "{\"type\":\"BlockRemoved\",\"block_hashes\":[\"17705339885301241772\"],"
-                + "\"medium\":\"GPU\",\"group_idx\":0}");
+                + "\"medium\":\"GPU\",\"group_idx\":0,\"locality\":null}");
     assertThat(events.get(2).toString()).isEqualTo("{\"type\":\"AllBlocksCleared\"}");
   }
 

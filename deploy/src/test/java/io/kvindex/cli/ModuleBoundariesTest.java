@@ -222,8 +222,11 @@ class ModuleBoundariesTest {
       assertThat(files.map(f -> f.getFileName().toString()))
           .noneMatch(f -> f.startsWith("Chaos") || f.equals("HostileScoreFlood.java"));
     }
-    assertThat(root.resolve("lab/chaos/src/main/java/io/kvindex/demo/ChaosRun.java"))
+    assertThat(root.resolve("lab/chaos/src/main/java/io/kvindex/chaos/ChaosRun.java"))
         .isRegularFile();
+    assertThat(root.resolve("lab/chaos/src/main/java/io/kvindex/demo"))
+        .as("the harness has its own package, not the demo's")
+        .doesNotExist();
     assertThat(dependencies("lab/demo"))
         .noneMatch(d -> child(d, "artifactId").equals("kvindex-chaos"));
   }

@@ -89,7 +89,8 @@ enum EppSetting {
               "none",
               "NAME=KEYS",
               "A model's key mode, repeatable (comma-separated in the environment):"
-                  + " NAME=engine:<algo>[:<seed>]:<blockSize> or NAME=token:<blockSize>")
+                  + " NAME=engine:<algo>[:<seed>]:<blockSize> or NAME=token:<blockSize>, then"
+                  + " :eagle when the engines run an EAGLE or MTP draft model")
           .repeatable(",")),
   DEFAULT_KEYS(
       Setting.optional(

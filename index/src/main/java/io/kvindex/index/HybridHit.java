@@ -33,10 +33,36 @@ import java.util.List;
  *       multiple of the groups' block sizes.
  * </ul>
  *
- * Not modelled: EAGLE's dropped block, and a full-attention group's fine-grained partial entries
- * (only when its blocks are larger than the hash block, which needs {@code --prefix-match-unit}).
+ * With EAGLE or another draft model ({@link Eagle}), each group vLLM gives the drop is looked up to
+ * one unit past the candidate (its block; a hash block for full attention with fine-grained hits;
+ * nothing for Mamba) and gives the last unit back: full attention drops {@code min(alignment,
+ * block)} tokens, a sliding window needs one more block (its run's end aligned after the drop) and
+ * drops it, Mamba never drops; the drop is taken once per candidate, as the coordinator's {@code
+ * eagle_verified} does. vLLM runs no draft beside a chunked-local group that would drop.
+ *
+ * <p>Not modelled: a full-attention group's fine-grained partial entries (only when its blocks are
+ * larger than the hash block, which needs {@code --prefix-match-unit}).
  */
 public final class HybridHit {
+
+  /**
+   * Which groups drop their last matched block for an EAGLE (or MTP) draft model, whose drafting
+   * needs the hidden states of the tokens before the generation point recomputed.
+   */
+  public enum Eagle {
+    /** No draft model: nothing is dropped. */
+    OFF,
+    /**
+     * The groups vLLM marks as holding the draft's layers ({@code is_eagle_group}): a draft's
+     * layers are full attention, so full attention drops and the other kinds do not.
+     */
+    FULL_ATTENTION,
+    /**
+     * Every group, as vLLM does when no group is marked (and did before it marked them); Mamba
+     * still never drops.
+     */
+    ALL_GROUPS
+  }
 
   /** Which of one spec group's lookup units one cache holds. */
   @FunctionalInterface
@@ -69,17 +95,36 @@ public final class HybridHit {
    */
   public record Hit(int tokens, int[] groupTokens) {}
 
+  private final CacheLayout layout;
   private final int hashBlock;
   private final int alignment;
   private final boolean fineGrained;
   private final List<Group> specGroups;
+  private final Eagle eagle;
+  // Per spec group: EAGLE's margin in tokens when the group drops, else 0 (Mamba: never).
+  private final int[] eagleMargin;
+  private final long eagleGroups; // bit k: spec group k drops
 
   /**
+   * Without a draft model.
+   *
    * @param layout the model's groups; every block size a multiple of {@code hashBlockSize}
    * @param hashBlockSize tokens per block key (the engine's hash block size)
    */
   public HybridHit(CacheLayout layout, int hashBlockSize) {
-    Check.notNull(layout, "layout");
+    this(layout, hashBlockSize, Eagle.OFF);
+  }
+
+  /**
+   * @param layout the model's groups; every block size a multiple of {@code hashBlockSize}
+   * @param hashBlockSize tokens per block key (the engine's hash block size)
+   * @param eagle which groups drop their last matched block for a draft model
+   * @throws IllegalArgumentException also when a chunked-local group would drop (vLLM refuses to
+   *     run so)
+   */
+  public HybridHit(CacheLayout layout, int hashBlockSize, Eagle eagle) {
+    this.layout = Check.notNull(layout, "layout");
+    this.eagle = Check.notNull(eagle, "eagle");
     this.hashBlock = Check.atLeast(hashBlockSize, 1, "hashBlockSize");
     if (layout.groups().isEmpty()) {
       throw new IllegalArgumentException("a hybrid hit needs at least one cache group");
@@ -111,6 +156,42 @@ public final class HybridHit {
     this.alignment = fine ? hashBlockSize : (int) Math.min(lcm, Integer.MAX_VALUE);
     full.addAll(others);
     this.specGroups = List.copyOf(full);
+    this.eagleMargin = new int[specGroups.size()];
+    long drops = 0;
+    for (int k = 0; k < specGroups.size() && eagle != Eagle.OFF; k++) {
+      Group g = specGroups.get(k);
+      if (eagle == Eagle.FULL_ATTENTION && g.kind() != Kind.FULL) {
+        continue;
+      }
+      if (k >= Long.SIZE) {
+        throw new IllegalArgumentException("EAGLE is scored for at most 64 spec groups");
+      }
+      if (g.kind() == Kind.CHUNKED_LOCAL) {
+        throw new IllegalArgumentException(
+            "vLLM runs no EAGLE draft that drops a chunked-local group's block (group "
+                + g.index()
+                + "); set the model's EAGLE setting to match its engines");
+      }
+      drops |= 1L << k;
+      boolean fineUnit = fineGrained && g.kind() == Kind.FULL && g.blockSize() > hashBlockSize;
+      eagleMargin[k] = g.kind() == Kind.MAMBA ? 0 : fineUnit ? hashBlockSize : g.blockSize();
+    }
+    this.eagleGroups = drops;
+  }
+
+  /** Which groups drop their last matched block for a draft model. */
+  public Eagle eagle() {
+    return eagle;
+  }
+
+  /** The model's groups this rule scores. */
+  public CacheLayout layout() {
+    return layout;
+  }
+
+  /** Tokens per block key. */
+  public int hashBlockSize() {
+    return hashBlock;
   }
 
   private static boolean sameSpec(Group a, Group b) {
@@ -162,6 +243,7 @@ public final class HybridHit {
     Arrays.fill(found, -1); // -1: not looked up yet (a group's hit is never negative)
     boolean simple = specGroups.size() == 2 && specGroups.get(0).kind() == Kind.FULL;
     int hit = max;
+    long dropped = 0; // bit k: spec group k took its EAGLE drop at the current candidate
     while (true) {
       int candidate = hit;
       for (int k = 0; k < specGroups.size(); k++) {
@@ -170,7 +252,15 @@ public final class HybridHit {
           candidate = Math.min(candidate, found[k]); // full attention is downward-closed
           continue;
         }
-        candidate = groupHit(g, candidate, holds[k]);
+        boolean drop = (eagleGroups & ~dropped & (1L << k)) != 0;
+        int limit = drop ? (int) Math.min((long) candidate + eagleMargin[k], max) : candidate;
+        int groupHit = groupHit(g, limit, holds[k], drop);
+        if (drop) {
+          dropped |= 1L << k;
+        } else if (groupHit < candidate) {
+          dropped = 0; // a shorter candidate: each group's drop is taken again
+        }
+        candidate = groupHit;
         found[k] = candidate;
       }
       if (candidate >= hit) {
@@ -184,44 +274,60 @@ public final class HybridHit {
     return hit;
   }
 
-  private int groupHit(Group g, int max, Holds holds) {
+  /** Group {@code g}'s hit at most {@code max}; {@code drop}: its EAGLE drop is taken. */
+  private int groupHit(Group g, int max, Holds holds, boolean drop) {
     return switch (g.kind()) {
-      case FULL -> full(g.blockSize(), max, holds);
-      case SLIDING_WINDOW -> slidingWindow(g.blockSize(), g.window(), max, holds);
+      case FULL -> full(g.blockSize(), max, holds, drop);
+      case SLIDING_WINDOW -> slidingWindow(g.blockSize(), g.window(), max, holds, drop);
       case CHUNKED_LOCAL -> chunkedLocal(g.blockSize(), g.window(), max, holds);
-      case MAMBA -> mamba(unit(g), max, holds);
+      case MAMBA -> mamba(unit(g), max, holds); // Mamba's finder never drops
       case OTHER -> throw new IllegalStateException("group " + g.index() + " cannot be scored");
     };
   }
 
-  private int full(int b, int max, Holds holds) {
+  private int full(int b, int max, Holds holds, boolean drop) {
+    int n;
     if (holds instanceof Prefix prefix) {
-      return alignDown(Math.max(0, Math.min(prefix.units(), max / b)), b);
+      n = Math.max(0, Math.min(prefix.units(), max / b));
+    } else {
+      n = 0;
+      while (n < max / b && holds.unit(n)) {
+        n++;
+      }
     }
-    int n = 0;
-    while (n < max / b && holds.unit(n)) {
-      n++;
+    long tokens = (long) n * b;
+    if (drop && tokens > 0) {
+      tokens -= Math.min(alignment, b);
     }
-    return alignDown(n, b);
+    return (int) (tokens - tokens % alignment);
   }
 
-  private int slidingWindow(int b, int window, int max, Holds holds) {
-    int needed = (window - 1 + b - 1) / b;
+  private int slidingWindow(int b, int window, int max, Holds holds, boolean drop) {
+    int needed = (window - 1 + b - 1) / b + (drop ? 1 : 0);
     int run = 0;
+    int blocks = -1;
     for (int i = max / b - 1; i >= 0; i--) {
       if (!holds.unit(i)) {
         run = 0;
         continue;
       }
-      if (run == 0 && b != alignment && (long) (i + 1) * b % alignment != 0) {
+      int ends = drop ? i : i + 1; // the run's end once the drop is taken
+      if (run == 0 && b != alignment && (long) ends * b % alignment != 0) {
         continue; // a run must end on an aligned boundary
       }
       run++;
       if (run >= needed) {
-        return (i + run) * b;
+        blocks = i + run;
+        break;
       }
     }
-    return alignDown(run, b); // a run from block 0: the window covers the whole prefix
+    if (blocks < 0) {
+      blocks = alignDown(run, b) / b; // a run from block 0: the window covers the whole prefix
+    }
+    if (drop && blocks > 0) {
+      blocks--;
+    }
+    return alignDown(blocks, b);
   }
 
   private static int chunkedLocal(int b, int chunk, int max, Holds holds) {

@@ -74,6 +74,23 @@ public interface Lookups {
   }
 
   /**
+   * {@link #lookupAsync(LookupRequest, CacheLayout, int, int)} by a rule made already: the one a
+   * model's engines apply when they run a draft model ({@link HybridHit#eagle}), which one-group
+   * models need as well.
+   *
+   * @param rule the model's hit rule, its layout scorable
+   * @throws UnsupportedOperationException if the index cannot score hybrid models
+   */
+  default CompletableFuture<LookupResult> lookupAsync(
+      LookupRequest request, HybridHit rule, int promptTokens) {
+    if (rule.eagle() != HybridHit.Eagle.OFF) {
+      throw new UnsupportedOperationException(
+          "this index does not score draft models; use the Redis index");
+    }
+    return lookupAsync(request, rule.layout(), rule.hashBlockSize(), promptTokens);
+  }
+
+  /**
    * {@link #lookupAsync(LookupRequest, CacheLayout, int, int)}, waiting for the answer (decoded on
    * the calling thread, as {@link #lookup(LookupRequest)} is).
    *

@@ -36,10 +36,24 @@ class HybridHitTest {
         .map(groups -> Arguments.of(new CacheLayout(groups)));
   }
 
+  static Stream<Arguments> layoutsAndDrafts() {
+    return layouts()
+        .flatMap(
+            a ->
+                Stream.of(HybridHit.Eagle.values())
+                    .filter(e -> e != HybridHit.Eagle.ALL_GROUPS || !hasChunkedLocal(a))
+                    .map(e -> Arguments.of(a.get()[0], e)));
+  }
+
+  private static boolean hasChunkedLocal(Arguments a) {
+    return ((CacheLayout) a.get()[0])
+        .groups().stream().anyMatch(g -> g.kind() == Kind.CHUNKED_LOCAL);
+  }
+
   @ParameterizedTest
-  @MethodSource("layouts")
-  void hit_prefixHolds_isTheGeneralRulesHit(CacheLayout layout) {
-    HybridHit rule = new HybridHit(layout, 16);
+  @MethodSource("layoutsAndDrafts")
+  void hit_prefixHolds_isTheGeneralRulesHit(CacheLayout layout, HybridHit.Eagle eagle) {
+    HybridHit rule = new HybridHit(layout, 16, eagle);
     List<Group> spec = rule.specGroups();
     Random random = new Random(layout.encode().hashCode());
     int[] found = new int[spec.size()];

@@ -120,6 +120,6 @@ final class AdoptedKeys {
     if (engines.mode() != own.mode() || engines.equals(own.keySpec())) {
       return Optional.empty();
     }
-    return Optional.of(ModelKeys.of(engines));
+    return Optional.of(ModelKeys.of(engines).withEagle(own.eagle()));
   }
 }

@@ -2,10 +2,12 @@ package io.kvindex.router;
 
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.HybridHit;
+import io.kvindex.index.HybridHit.Eagle;
 import io.kvindex.index.ModelNotes;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -23,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * full-attention prefix, over-predicting, for a whole period. A layout this router cannot score (a
  * kind the hit rule does not know, a chunked-local group without its chunk size, a block size that
  * is not a multiple of the router's) is counted on every lookup and logged when it changes; such a
- * model is scored by its full-attention prefix, which over-predicts. Thread-safe.
+ * model is scored by its full-attention prefix, which over-predicts. A model whose engines run an
+ * EAGLE draft model is scored by the hit rule even with one group (vLLM drops its last matched
+ * block there too), from its first lookup. Thread-safe.
  */
 final class ModelLayouts {
   private static final Logger log = LoggerFactory.getLogger(ModelLayouts.class);
@@ -68,11 +72,17 @@ final class ModelLayouts {
             .register(registry);
   }
 
-  /**
-   * How to score {@code model}'s prompts keyed in blocks of {@code blockSize} tokens: {@link
-   * Scoring#rule} non-null for a scorable hybrid model.
-   */
+  /** {@link #scoring(String, int, Eagle)} of engines without a draft model. */
   Scoring scoring(String model, int blockSize) {
+    return scoring(model, blockSize, Eagle.OFF);
+  }
+
+  /**
+   * How to score {@code model}'s prompts keyed in blocks of {@code blockSize} tokens, by engines
+   * running a draft model so ({@code eagle}): {@link Scoring#rule} non-null for a scorable hybrid
+   * model, or any model with a draft.
+   */
+  Scoring scoring(String model, int blockSize, Eagle eagle) {
     long now = ticker.getAsLong();
     Entry entry = models.get(model);
     if (entry == null || now - entry.checkedAtNanos() >= entry.periodNanos()) {
@@ -81,14 +91,14 @@ final class ModelLayouts {
       }
       Entry asking =
           entry == null
-              ? new Entry(now, Scoring.SINGLE, false)
+              ? new Entry(now, scoring(Optional.empty(), blockSize, eagle), false)
               : new Entry(now, entry.scoring(), entry.recorded());
       boolean mine =
           entry == null
               ? models.putIfAbsent(model, asking) == null
               : models.replace(model, entry, asking);
       if (mine) {
-        read(model, blockSize);
+        read(model, blockSize, eagle);
       }
       entry = asking;
     }
@@ -99,7 +109,7 @@ final class ModelLayouts {
     return scoring;
   }
 
-  private void read(String model, int blockSize) {
+  private void read(String model, int blockSize, Eagle eagle) {
     index
         .cacheLayoutAsync(model)
         .whenComplete(
@@ -107,7 +117,7 @@ final class ModelLayouts {
               if (failure != null) {
                 return; // what was read stays; asked again next period
               }
-              Scoring now = scoring(layout, blockSize);
+              Scoring now = scoring(layout, blockSize, eagle);
               Entry before = models.get(model);
               models.computeIfPresent(
                   model, (m, e) -> new Entry(e.checkedAtNanos(), now, layout.isPresent()));
@@ -118,15 +128,27 @@ final class ModelLayouts {
             });
   }
 
-  private static Scoring scoring(Optional<CacheLayout> recorded, int blockSize) {
-    if (recorded.isEmpty() || !recorded.get().hybrid()) {
+  private static Scoring scoring(Optional<CacheLayout> recorded, int blockSize, Eagle eagle) {
+    boolean hybrid = recorded.isPresent() && recorded.get().hybrid();
+    if (!hybrid && eagle == Eagle.OFF) {
       return Scoring.SINGLE;
     }
-    CacheLayout layout = recorded.get();
+    CacheLayout layout =
+        recorded.filter(l -> !l.groups().isEmpty()).orElseGet(() -> oneGroup(blockSize));
     Optional<String> why = layout.unscorable(blockSize);
-    return why.isPresent()
-        ? new Scoring(layout, null, why.get())
-        : new Scoring(layout, new HybridHit(layout, blockSize), null);
+    if (why.isEmpty()) {
+      try {
+        return new Scoring(layout, new HybridHit(layout, blockSize, eagle), null);
+      } catch (IllegalArgumentException e) {
+        why = Optional.of(e.getMessage()); // a draft vLLM would not run beside these groups
+      }
+    }
+    return new Scoring(layout, null, why.get());
+  }
+
+  /** The layout of a model with one full-attention group, none recorded. */
+  private static CacheLayout oneGroup(int blockSize) {
+    return new CacheLayout(List.of(new CacheLayout.Group(0, "full_attention", blockSize, 0)));
   }
 
   private static void logChange(String model, Scoring now) {

@@ -138,9 +138,9 @@ final class RedisKvRouter implements KvRouter {
    * write, whose failure changes nothing for routing (it is not awaited).
    */
   private void noteModels() {
-    config.models().forEach((model, keys) -> index.noteReaderKeysAsync(model, keys.spec()));
+    config.models().forEach((model, keys) -> index.noteReaderKeysAsync(model, keys.keySpec().spec()));
     if (config.defaultModelKeys() != null) {
-      index.noteReaderKeysAsync(null, config.defaultModelKeys().spec());
+      index.noteReaderKeysAsync(null, config.defaultModelKeys().keySpec().spec());
     }
   }
 
@@ -206,7 +206,7 @@ final class RedisKvRouter implements KvRouter {
     if (blockKeys.length == 0) {
       return none(request, keys, blockKeys);
     }
-    ModelLayouts.Scoring scoring = layouts.scoring(request.model(), keys.blockSize());
+    ModelLayouts.Scoring scoring = layouts.scoring(request.model(), keys.blockSize(), keys.eagle());
     // Without a hybrid rule, the index's own blocking read: it decodes on the calling thread.
     LookupResult result =
         scoring.rule() == null
@@ -228,15 +228,15 @@ final class RedisKvRouter implements KvRouter {
     int blockSize = keys.blockSize();
     LookupRequest lookup =
         LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods());
-    ModelLayouts.Scoring scoring = layouts.scoring(request.model(), blockSize);
-    // A hybrid model's hit is vLLM's over its cache groups, at most the prompt less one token;
-    // a prompt given as keys is taken to end with its last full block.
+    ModelLayouts.Scoring scoring = layouts.scoring(request.model(), blockSize, keys.eagle());
+    // A hybrid model's hit (or one whose engines run a draft model) is vLLM's over its cache
+    // groups, at most the prompt less one token; a prompt given as keys is taken to end with its
+    // last full block.
     return scoring.rule() == null
         ? lookups.lookupAsync(lookup)
         : lookups.lookupAsync(
             lookup,
-            scoring.layout(),
-            blockSize,
+            scoring.rule(),
             request.tokenIds() != null ? request.tokenIds().length : blockKeys.length * blockSize);
   }
 

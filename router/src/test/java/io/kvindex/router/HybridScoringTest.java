@@ -6,6 +6,7 @@ import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.HybridHit;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.StreamId;
@@ -69,6 +70,42 @@ class HybridScoringTest {
                   () -> router.score(request).pod("cold").orElseThrow().depth() == 10))
           .isTrue();
       assertThat(meters.counter("kvindex.router.lookup.unscorable").count()).isPositive();
+    }
+  }
+
+  @Test
+  void score_engineWithDraftModel_dropsTheLastMatchedBlock(RedisStandalone redis) {
+    String uri = redis.uri().toURI().toString();
+    String single = "org/llama-eagle";
+    ModelKeys keys = ModelKeys.engine("sha256", null, BLOCK);
+    try (IndexFixture fixture = new IndexFixture(uri, "hybrid", MODEL, KeyMode.ENGINE);
+        KvRouter router =
+            KvRouter.builder()
+                .redisUri(uri)
+                .indexName("hybrid")
+                .model(MODEL, keys.withEagle(HybridHit.Eagle.FULL_ATTENTION))
+                .model(single, keys.withEagle(HybridHit.Eagle.FULL_ATTENTION))
+                .lookupBudget(Duration.ofSeconds(1))
+                .meterRegistry(new SimpleMeterRegistry())
+                .build()) {
+      // One group, no layout recorded: 10 blocks held, a 160-token prompt: vLLM hits 9 blocks
+      // (the prompt less a token) and its draft drops one.
+      fixture.store(single, "pod", KEYS, null);
+      ScoreRequest oneGroup = ScoreRequest.ofBlockKeys(single, KEYS, List.of("pod"));
+      assertThat(router.score(oneGroup).pod("pod").orElseThrow().depth()).isEqualTo(8);
+
+      // gpt-oss: full attention drops to 128 tokens; the window ending there (blocks 6-7) is held.
+      fixture.apply(StreamId.of(MODEL, "warm"), stores(0, 10, 0, 10));
+      fixture.index().noteCacheLayoutAsync(MODEL, GPT_OSS).join();
+      ScoreRequest request = ScoreRequest.ofBlockKeys(MODEL, KEYS, List.of("warm"));
+      assertThat(
+              UnavailableIndexTest.eventually(
+                  () -> router.score(request).pod("warm").orElseThrow().depth() == 8))
+          .as("vLLM's hit with the draft: 144 tokens less the dropped block")
+          .isTrue();
+      assertThat(router.score(request).pod("warm").orElseThrow().groupTokens())
+          .containsEntry(0, 128)
+          .containsEntry(1, 128);
     }
   }
 

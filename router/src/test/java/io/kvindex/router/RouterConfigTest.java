@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.HybridHit;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,7 +21,10 @@ class RouterConfigTest {
         "engine:sha256:16",
         "engine:sha256_cbor:16",
         "engine:sha256::16",
-        "engine:xxhash:a:b:32"
+        "engine:xxhash:a:b:32",
+        "engine:sha256:16:eagle",
+        "engine:sha256_cbor:42:16:eagle-all",
+        "token:16:eagle"
       })
   void modelKeysSpec_isTheFormParseReads(String spec) {
     assertThat(ModelKeys.parse(spec).spec()).isEqualTo(spec);
@@ -32,6 +36,17 @@ class RouterConfigTest {
         .isEqualTo(ModelKeys.engine(HashAlgorithm.SHA256, null, 16));
     assertThat(ModelKeys.parse("engine:sha256::16").seed()).isEmpty();
     assertThat(ModelKeys.parse("engine:xxhash:a:b:32").seed()).isEqualTo("a:b");
+  }
+
+  @Test
+  void parse_eagleSuffix_isTheDraftModelNotPartOfTheKeys() {
+    ModelKeys eagle = ModelKeys.parse("engine:sha256:16:eagle");
+
+    assertThat(eagle.eagle()).isEqualTo(HybridHit.Eagle.FULL_ATTENTION);
+    assertThat(eagle.keySpec()).isEqualTo(ModelKeys.parse("engine:sha256:16").keySpec());
+    assertThat(ModelKeys.parse("engine:sha256:eagle:16").seed()).isEqualTo("eagle");
+    assertThat(ModelKeys.parse("engine:sha256:16").eagle()).isEqualTo(HybridHit.Eagle.OFF);
+    assertThat(ModelKeys.parse("token:16:eagle-all").eagle()).isEqualTo(HybridHit.Eagle.ALL_GROUPS);
   }
 
   @ParameterizedTest

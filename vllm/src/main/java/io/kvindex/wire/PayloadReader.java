@@ -403,6 +403,7 @@ final class PayloadReader {
     BlockHashes hashes = null;
     String medium = null;
     Integer groupIdx = null;
+    String locality = null;
     for (int i = first; i < n; i++) {
       field(null);
       key();
@@ -412,6 +413,8 @@ final class PayloadReader {
         medium = medium();
       } else if (keyIs(GROUP_IDX)) {
         groupIdx = groupIdx();
+      } else if (keyIs(LOCALITY)) {
+        locality = locality();
       } else {
         keyField();
         skip(1);
@@ -420,7 +423,7 @@ final class PayloadReader {
     at = eventAt;
     field(null);
     requireKey(hashes != null, "BlockRemoved", "block_hashes");
-    return new BlockRemoved(hashes, medium, groupIdx);
+    return new BlockRemoved(hashes, medium, groupIdx, locality);
   }
 
   private void requireKey(boolean present, String type, String key) {

@@ -174,7 +174,7 @@ final class PayloadWriter {
   }
 
   private void mapRemoved(BlockRemoved r) throws IOException {
-    out.packMapHeader(3 + present(r.groupIdx()));
+    out.packMapHeader(3 + present(r.groupIdx()) + present(r.locality()));
     string("type");
     string("BlockRemoved");
     string("block_hashes");
@@ -184,6 +184,10 @@ final class PayloadWriter {
     if (r.groupIdx() != null) {
       string("group_idx");
       out.packLong(r.groupIdx());
+    }
+    if (r.locality() != null) {
+      string("locality");
+      string(r.locality());
     }
   }
 

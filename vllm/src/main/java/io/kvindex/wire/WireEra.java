@@ -103,7 +103,8 @@ public enum WireEra {
       return new BlockRemoved(
           r.blockHashes(),
           removedLength > 2 ? r.medium() : null,
-          removedLength > 3 ? r.groupIdx() : null);
+          removedLength > 3 ? r.groupIdx() : null,
+          mapEvents ? r.locality() : null);
     }
     return AllBlocksCleared.INSTANCE;
   }

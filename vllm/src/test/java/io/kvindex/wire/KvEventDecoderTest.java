@@ -251,8 +251,9 @@ class KvEventDecoderTest {
             .str("block_hashes")
             .array(1)
             .integer(42)
-            .str("locality")
-            .str("LOCAL")
+            .str("remaining_copy_counts") // an open vLLM proposal, unknown here
+            .array(1)
+            .integer(1)
             .str("medium")
             .nil()
             .integer(1)

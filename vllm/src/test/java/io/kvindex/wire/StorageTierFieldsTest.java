@@ -8,6 +8,8 @@ import static io.kvindex.wire.WireFixtures.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.event.BlockHashes;
+import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEventBatch;
 import java.util.List;
@@ -17,7 +19,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The store fields of vLLM's storage tiers: {@code locality}, {@code ownership}, {@code session_id}
- * and the secondary-tier media ({@code STORAGE}, before it {@code FS} and {@code OBJ}).
+ * and the secondary-tier media ({@code STORAGE}, before it {@code FS} and {@code OBJ}); and the
+ * {@code locality} of their removals.
  */
 class StorageTierFieldsTest {
   /** Golden block 0 stored on a shared storage tier, every field a v0.26+ store can carry. */
@@ -75,6 +78,61 @@ class StorageTierFieldsTest {
     assertThat(arrayStore(14, "LOCAL", "shared-fs", "chat-7f3a"))
         .isEqualTo(store("LOCAL", "shared-fs", null));
     assertThat(arrayStore(15, null, null, null)).isEqualTo(store(null, null, null));
+  }
+
+  /** Golden block 0 removed from a shared storage tier: vLLM sends the store's locality again. */
+  private static final BlockRemoved REMOTE_REMOVAL =
+      new BlockRemoved(BlockHashes.copyOf(List.of(GOLDEN_0)), "STORAGE", 0, "REMOTE");
+
+  @Test
+  void decode_mapRemovalFromASharedStorageTier() {
+    KvEventBatch batch = KvEventDecoder.decode(hex("storage-tier-removed-map.hex"));
+
+    assertThat(batch).isEqualTo(KvEventBatch.of(1.5, List.of(REMOTE_REMOVAL), 0));
+    BlockRemoved removed = (BlockRemoved) batch.events().get(0);
+    assertThat(removed.locality()).isEqualTo("REMOTE");
+    assertThat(removed.remote()).isTrue();
+    assertThat(removed.tier()).isEqualTo("STORAGE");
+  }
+
+  @Test
+  void encode_mapRemovalFromASharedStorageTier_byteExact() {
+    byte[] bytes =
+        KvEventEncoder.of(WireEra.MAP).encode(KvEventBatch.of(1.5, List.of(REMOTE_REMOVAL), 0));
+
+    assertThat(bytes).isEqualTo(hex("storage-tier-removed-map.hex"));
+  }
+
+  @Test
+  void decode_removalWithoutLocality_decodesAsBefore() {
+    BlockRemoved removed = (BlockRemoved) KvEventDecoder.decode(hex("map.hex")).events().get(1);
+
+    assertThat(removed.locality()).isNull();
+    assertThat(removed.remote()).isFalse();
+  }
+
+  @Test
+  void decode_removalLocalityOfWrongType_failsNamingTheField() {
+    byte[] payload =
+        pack()
+            .array(3)
+            .f64(1.0)
+            .array(1)
+            .map(3)
+            .str("type")
+            .str("BlockRemoved")
+            .str("block_hashes")
+            .array(0)
+            .str("locality")
+            .integer(1)
+            .nil()
+            .bytes();
+
+    assertThatThrownBy(() -> KvEventDecoder.decode(payload))
+        .isInstanceOf(MalformedEventException.class)
+        .hasMessageStartingWith("events[0].locality at byte ")
+        .hasMessageEndingWith(
+            "expected a locality (LOCAL or REMOTE) (a string or nil), got an integer");
   }
 
   @Test

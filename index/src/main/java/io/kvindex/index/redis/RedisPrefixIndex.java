@@ -608,32 +608,46 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<LookupResult> lookupAsync(
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
-    return hybridLookup(request, layout, hashBlockSize, promptTokens, Runnable::run);
+    return hybridLookup(request, rule(layout, hashBlockSize), promptTokens, Runnable::run);
+  }
+
+  @Override
+  public CompletableFuture<LookupResult> lookupAsync(
+      LookupRequest request, HybridHit rule, int promptTokens) {
+    scorable(Check.notNull(rule, "rule").layout(), rule.hashBlockSize());
+    return hybridLookup(request, rule, promptTokens, Runnable::run);
   }
 
   @Override
   public LookupResult lookup(
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
     WaitingThreadExecutor caller = new WaitingThreadExecutor();
-    return caller.await(hybridLookup(request, layout, hashBlockSize, promptTokens, caller));
+    return caller.await(hybridLookup(request, rule(layout, hashBlockSize), promptTokens, caller));
   }
 
-  private CompletableFuture<LookupResult> hybridLookup(
-      LookupRequest request,
-      CacheLayout layout,
-      int hashBlockSize,
-      int promptTokens,
-      java.util.concurrent.Executor decode) {
-    Check.notNull(request, "request");
-    Check.atLeast(promptTokens, 0, "promptTokens");
+  /** The rule of a scorable layout. */
+  private static HybridHit rule(CacheLayout layout, int hashBlockSize) {
+    scorable(layout, hashBlockSize);
+    return new HybridHit(layout, hashBlockSize);
+  }
+
+  private static void scorable(CacheLayout layout, int hashBlockSize) {
     layout
         .unscorable(hashBlockSize)
         .ifPresent(
             why -> {
               throw new IllegalArgumentException("the layout cannot be scored: " + why);
             });
-    return lookups.lookup(
-        request, decode, new HybridHit(layout, hashBlockSize), hashBlockSize, promptTokens);
+  }
+
+  private CompletableFuture<LookupResult> hybridLookup(
+      LookupRequest request,
+      HybridHit rule,
+      int promptTokens,
+      java.util.concurrent.Executor decode) {
+    Check.notNull(request, "request");
+    Check.atLeast(promptTokens, 0, "promptTokens");
+    return lookups.lookup(request, decode, rule, rule.hashBlockSize(), promptTokens);
   }
 
   @Override

@@ -44,7 +44,7 @@ import java.util.concurrent.Semaphore;
  * depth is then the hit the pod's engine would compute ({@link
  * io.kvindex.simulator.SimulatedPod#cachedPrefix}).
  */
-final class Auditor {
+public final class Auditor {
   private static final int IN_FLIGHT = 256;
   private static final int CHAINS_IN_FLIGHT = 16;
   private static final int SAMPLED_LOOKUPS = 400;
@@ -61,7 +61,7 @@ final class Auditor {
   private final BlockHasher hasher =
       BlockHasher.create(HashAlgorithm.SHA256_CBOR, Stack.HASH_SEED, Workloads.BLOCK_SIZE);
 
-  Auditor(
+  public Auditor(
       Lookups index,
       RedisInspector inspector,
       RouterClient routers,
@@ -76,7 +76,7 @@ final class Auditor {
   }
 
   /** Audits the index as it is now. */
-  Accuracy audit() throws InterruptedException {
+  public Accuracy audit() throws InterruptedException {
     Map<String, Set<Long>> truth = truth();
     Set<Long> held = new HashSet<>();
     truth.values().forEach(held::addAll);
@@ -397,13 +397,13 @@ final class Auditor {
    * @param blocksChecked distinct blocks some pod holds, each checked against every pod's entries
    * @param lookups the routers' depths against the true depths
    */
-  record Accuracy(
+  public record Accuracy(
       int pods, Map<String, String> wrongPods, int blocksChecked, LookupAccuracy lookups) {
-    Accuracy {
+    public Accuracy {
       wrongPods = Map.copyOf(wrongPods);
     }
 
-    double podFraction() {
+    public double podFraction() {
       return (double) (pods - wrongPods.size()) / pods;
     }
 
@@ -420,8 +420,8 @@ final class Auditor {
    * @param unavailable lookups the router could not answer (index unavailable)
    * @param firstWrong the first wrong depth, or {@code null}
    */
-  record LookupAccuracy(int sampled, int right, int unavailable, String firstWrong) {
-    double fraction() {
+  public record LookupAccuracy(int sampled, int right, int unavailable, String firstWrong) {
+    public double fraction() {
       return sampled == 0 ? 1 : (double) right / sampled;
     }
 

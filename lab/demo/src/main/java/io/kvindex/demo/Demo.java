@@ -52,7 +52,7 @@ public final class Demo {
   static final double RESET_AT = 0.4;
 
   static final double RESTART_AT = 0.5;
-  static final double KILL_AT = 0.6;
+  public static final double KILL_AT = 0.6;
 
   /** How long after the fault the closed loop has to bring the figures back (the goal). */
   static final Duration SETTLE = Duration.ofSeconds(30);
@@ -69,7 +69,7 @@ public final class Demo {
    * What a caller adds to a run: the chaos scenario that runs the demo attaches its auditor and its
    * fault here. Called on the demo's thread; the default methods do nothing.
    */
-  interface Observer {
+  public interface Observer {
     /** No additions. */
     Observer NONE = new Observer() {};
 
@@ -103,7 +103,7 @@ public final class Demo {
   }
 
   /** As {@link #run(DemoConfig, PrintWriter)}, with {@code observer} told of the run's steps. */
-  static DemoReport run(DemoConfig config, PrintWriter out, Observer observer)
+  public static DemoReport run(DemoConfig config, PrintWriter out, Observer observer)
       throws InterruptedException {
     // The JDK's HTTP server otherwise leaves Nagle's algorithm on: each /score answer then waits
     // for the client's delayed ACK (about 40 ms). Read once, when the first server starts.

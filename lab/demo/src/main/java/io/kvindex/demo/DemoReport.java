@@ -49,12 +49,12 @@ public final class DemoReport {
   }
 
   /** Requests routed through kvindex. */
-  int routed() {
+  public int routed() {
     return result(Policy.KVINDEX).routed();
   }
 
   /** Requests routed through kvindex that a pod refused (asleep, or too large for it). */
-  int refused() {
+  public int refused() {
     return result(Policy.KVINDEX).unavailable();
   }
 
@@ -97,7 +97,7 @@ public final class DemoReport {
   }
 
   /** What closing did to a Redis the demo was given. */
-  Stack.Cleanup cleanup() {
+  public Stack.Cleanup cleanup() {
     return b.cleanup;
   }
 

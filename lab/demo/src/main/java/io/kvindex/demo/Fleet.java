@@ -15,7 +15,7 @@ import java.util.Set;
  * One run's simulated fleet, with its ground truth. Every run gets a fresh fleet of the same shape,
  * so the routing policies are compared on equal terms. Thread-safe as the simulator's fleet is.
  */
-final class Fleet implements AutoCloseable {
+public final class Fleet implements AutoCloseable {
   private final SimulatedFleet fleet;
   private final io.kvindex.simulator.ModelKind modelKind;
 
@@ -35,7 +35,7 @@ final class Fleet implements AutoCloseable {
    * @param capacityBlocks each pod's GPU KV-cache capacity
    * @param http whether each pod serves its HTTP endpoint (the ingesters read its /metrics)
    */
-  static Fleet start(DemoConfig config, int capacityBlocks, boolean http) {
+  public static Fleet start(DemoConfig config, int capacityBlocks, boolean http) {
     PodConfig template =
         PodConfig.builder()
             .model(Workloads.MODEL)
@@ -54,20 +54,20 @@ final class Fleet implements AutoCloseable {
         config.modelKind());
   }
 
-  List<String> names() {
+  public List<String> names() {
     return fleet.pods().stream().map(SimulatedPod::name).toList();
   }
 
-  List<SimulatedPod> pods() {
+  public List<SimulatedPod> pods() {
     return fleet.pods();
   }
 
-  SimulatedPod pod(String name) {
+  public SimulatedPod pod(String name) {
     return fleet.pod(name);
   }
 
   /** Serves the request on the pod {@code router} picks (refusals are counted in the stats). */
-  Completion submit(InferenceRequest request, PodRouter router) {
+  public Completion submit(InferenceRequest request, PodRouter router) {
     return fleet.submit(Workloads.MODEL, request, router);
   }
 
@@ -81,7 +81,7 @@ final class Fleet implements AutoCloseable {
   }
 
   /** Ground truth: the blocks the pod holds on any tier (the demo's pods have one rank). */
-  Set<Long> held(String pod) {
+  public Set<Long> held(String pod) {
     Set<Long> all = new HashSet<>();
     fleet.pod(pod).cachedBlocks(0).values().forEach(all::addAll);
     return all;

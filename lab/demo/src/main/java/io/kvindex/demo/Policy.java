@@ -8,9 +8,9 @@ import io.kvindex.simulator.PodRouter;
  * @param name the name shown in the summary
  * @param router the simulator's routing function
  */
-record Policy(String name, PodRouter router) {
-  static final String KVINDEX = "kvindex";
-  static final String ROUND_ROBIN = "round-robin";
+public record Policy(String name, PodRouter router) {
+  public static final String KVINDEX = "kvindex";
+  public static final String ROUND_ROBIN = "round-robin";
   static final String RANDOM = "random";
   static final String ORACLE = "oracle";
 

@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Calls the router replicas' {@code POST /score} over HTTP, as a gateway not on the JVM would; the
  * replicas take turns. Thread-safe.
  */
-final class RouterClient {
+public final class RouterClient {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final List<URI> routers;
@@ -29,7 +29,7 @@ final class RouterClient {
           .connectTimeout(Duration.ofSeconds(2))
           .build();
 
-  RouterClient(List<URI> routers) {
+  public RouterClient(List<URI> routers) {
     if (routers.isEmpty()) {
       throw new IllegalArgumentException("routers must name at least one router");
     }
@@ -42,7 +42,7 @@ final class RouterClient {
    *
    * @throws IOException if the router cannot be reached or answers another error
    */
-  JsonNode score(int[] tokenIds, List<String> pods, Map<String, Integer> load)
+  public JsonNode score(int[] tokenIds, List<String> pods, Map<String, Integer> load)
       throws IOException, InterruptedException {
     return score(tokenIds, pods, load, null);
   }
@@ -51,7 +51,7 @@ final class RouterClient {
    * As {@link #score(int[], List, Map)}, with the prompt tokens the gateway knows to be queued on
    * each pod ({@code queued_tokens}; null: none sent).
    */
-  JsonNode score(
+  public JsonNode score(
       int[] tokenIds, List<String> pods, Map<String, Integer> load, Map<String, Long> queuedTokens)
       throws IOException, InterruptedException {
     return post("/score", body(tokenIds, pods, load, queuedTokens), true);

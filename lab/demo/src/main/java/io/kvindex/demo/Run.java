@@ -18,7 +18,7 @@ import java.util.function.Consumer;
  * possible), firing the fault actions at their request indexes. Not thread-safe: one call at a
  * time.
  */
-final class Run {
+public final class Run {
   private static final long PROGRESS_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final List<InferenceRequest> requests;
@@ -87,7 +87,7 @@ final class Run {
    * index of the request it came before, under {@code name}, so another run can fire it at the same
    * point with {@link #at}.
    */
-  Run atFractionOfLimit(double fraction, String name, Runnable action) {
+  public Run atFractionOfLimit(double fraction, String name, Runnable action) {
     timed.add(new Timed(fraction, name, action));
     return this;
   }

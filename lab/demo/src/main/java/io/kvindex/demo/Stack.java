@@ -52,13 +52,13 @@ import org.slf4j.LoggerFactory;
  * the run's keys from a Redis the demo was given ({@link #cleanup()} says how that went). Not
  * thread-safe: one thread drives it.
  */
-final class Stack implements AutoCloseable {
+public final class Stack implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Stack.class);
-  static final String MODEL = Workloads.MODEL;
-  static final String HASH_SEED = "42";
+  public static final String MODEL = Workloads.MODEL;
+  public static final String HASH_SEED = "42";
   static final int INGESTERS = 2;
   static final int ROUTERS = 2;
-  static final Duration LEASE_TTL = Duration.ofSeconds(3);
+  public static final Duration LEASE_TTL = Duration.ofSeconds(3);
   static final Duration LOOKUP_BUDGET = Duration.ofMillis(50);
 
   /**
@@ -67,13 +67,13 @@ final class Stack implements AutoCloseable {
    */
   static final Duration RESYNC_INTERVAL = Duration.ofSeconds(5);
 
-  static final Duration REPLAY_IDLE_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration REPLAY_IDLE_TIMEOUT = Duration.ofSeconds(10);
 
   /** How often the ingesters scrape their pods' {@code /metrics}. */
-  static final Duration RECONCILE_INTERVAL = Duration.ofMillis(500);
+  public static final Duration RECONCILE_INTERVAL = Duration.ofMillis(500);
 
   /** The longest one scrape may take (the ingesters' default). */
-  static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(2);
+  public static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(2);
 
   private final Deque<AutoCloseable> opened = new ArrayDeque<>();
   // A fresh index name per run: a shared Redis keeps other indexes, and a rerun starts clean.
@@ -102,7 +102,7 @@ final class Stack implements AutoCloseable {
   private Stack() {}
 
   /** Starts everything; on a failure, ends what had started and rethrows. */
-  static Stack start(DemoConfig config, int capacityBlocks) {
+  public static Stack start(DemoConfig config, int capacityBlocks) {
     return start(
         config,
         capacityBlocks,
@@ -114,7 +114,7 @@ final class Stack implements AutoCloseable {
    * ingester-1}'s first): as many ingester replicas in this process as the list has (none: the
    * caller runs its own, on {@link #podSpecs()}).
    */
-  static Stack start(DemoConfig config, int capacityBlocks, List<Integer> applyChunkBlocks) {
+  public static Stack start(DemoConfig config, int capacityBlocks, List<Integer> applyChunkBlocks) {
     return start(config, capacityBlocks, applyChunkBlocks, Stack::ownMetricsUrl);
   }
 
@@ -122,7 +122,7 @@ final class Stack implements AutoCloseable {
    * {@link #start(DemoConfig, int, List)} with the URL the ingesters scrape for each pod's {@code
    * /metrics} (by default the pod's own endpoint), asked once per pod before the ingesters start.
    */
-  static Stack start(
+  public static Stack start(
       DemoConfig config,
       int capacityBlocks,
       List<Integer> applyChunkBlocks,
@@ -131,7 +131,7 @@ final class Stack implements AutoCloseable {
   }
 
   /** {@link #start(DemoConfig, int)} with the routers' pick policy. */
-  static Stack start(DemoConfig config, int capacityBlocks, PickPolicy pickPolicy) {
+  public static Stack start(DemoConfig config, int capacityBlocks, PickPolicy pickPolicy) {
     return start(
         config,
         capacityBlocks,
@@ -309,12 +309,12 @@ final class Stack implements AutoCloseable {
     return List.copyOf(pickers);
   }
 
-  static ModelKeys modelKeys() {
+  public static ModelKeys modelKeys() {
     return ModelKeys.engine(HashAlgorithm.SHA256_CBOR, HASH_SEED, Workloads.BLOCK_SIZE);
   }
 
   /** What an ingester is told of each pod: its endpoints and metrics URL. */
-  List<PodSpec> podSpecs() {
+  public List<PodSpec> podSpecs() {
     List<PodSpec> specs = new ArrayList<>();
     for (SimulatedPod pod : fleet.pods()) {
       specs.add(
@@ -337,16 +337,16 @@ final class Stack implements AutoCloseable {
     return embeddedRedis ? redisUri + " (embedded)" : RedisConnector.masked(redisUri);
   }
 
-  String indexName() {
+  public String indexName() {
     return indexName;
   }
 
-  Fleet fleet() {
+  public Fleet fleet() {
     return fleet;
   }
 
   /** The live ingester replicas by name. */
-  Map<String, Ingester> ingesters() {
+  public Map<String, Ingester> ingesters() {
     Map<String, Ingester> live = new LinkedHashMap<>(ingesters);
     killed.forEach(live::remove);
     return live;
@@ -356,11 +356,11 @@ final class Stack implements AutoCloseable {
    * The gate {@code replica}'s loops pass before each write: closing it freezes the replica in
    * place, as a stopped process would be (SIGSTOP), until it is opened again.
    */
-  Gate gate(String replica) {
+  public Gate gate(String replica) {
     return gates.get(replica);
   }
 
-  List<URI> routers() {
+  public List<URI> routers() {
     return List.copyOf(routers);
   }
 
@@ -418,7 +418,7 @@ final class Stack implements AutoCloseable {
   }
 
   /** Every router's and ingester's meter registry (fault drills sum counters over them). */
-  List<io.micrometer.core.instrument.MeterRegistry> registries() {
+  public List<io.micrometer.core.instrument.MeterRegistry> registries() {
     List<io.micrometer.core.instrument.MeterRegistry> all = new ArrayList<>(routerRegistries);
     ingesters.values().forEach(i -> all.add(i.meterRegistry()));
     return all;
@@ -427,23 +427,23 @@ final class Stack implements AutoCloseable {
   /** Router lookups and how they read the index (see {@link #indexReads}). */
   record IndexReads(long lookups, long blockReads, long overflowReads) {}
 
-  PrefixIndex auditIndex() {
+  public PrefixIndex auditIndex() {
     return auditIndex;
   }
 
   /** What the index records about itself, read over the auditor's connection. */
-  RedisInspector auditInspector() {
+  public RedisInspector auditInspector() {
     return RedisInspector.of(auditConnector, indexName);
   }
 
   /** The stream's applied watermark in Redis, or -1. */
-  long watermark(String pod) {
+  public long watermark(String pod) {
     OptionalLong w = auditIndex.watermark(StreamId.of(MODEL, pod));
     return w.isPresent() ? w.getAsLong() : -1;
   }
 
   /** Ends one ingester as a crash would: its leases are left to expire. */
-  void kill(String replica) {
+  public void kill(String replica) {
     Ingester ingester = ingesters.get(replica);
     if (ingester == null || killed.contains(replica)) {
       throw new IllegalArgumentException("no live ingester " + replica);
@@ -485,7 +485,7 @@ final class Stack implements AutoCloseable {
    * @param problem why they could not all be deleted, with the command that finishes the job; null
    *     when nothing failed
    */
-  record Cleanup(boolean given, long keysDeleted, String problem) {
+  public record Cleanup(boolean given, long keysDeleted, String problem) {
     static final Cleanup NONE = new Cleanup(false, 0, null);
 
     static Cleanup deleted(long keys) {
@@ -496,13 +496,13 @@ final class Stack implements AutoCloseable {
       return new Cleanup(true, 0, problem);
     }
 
-    boolean failed() {
+    public boolean failed() {
       return problem != null;
     }
   }
 
   /** What closing did to a Redis the demo was given; {@link Cleanup#NONE} before {@link #close}. */
-  Cleanup cleanup() {
+  public Cleanup cleanup() {
     return cleanup;
   }
 

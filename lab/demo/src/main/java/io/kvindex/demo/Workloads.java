@@ -14,9 +14,9 @@ import java.util.List;
  * or a Mooncake-format trace. The same list is replayed under every routing policy. Thread-safe
  * (stateless).
  */
-final class Workloads {
-  static final String MODEL = "sim-model";
-  static final int BLOCK_SIZE = 16;
+public final class Workloads {
+  public static final String MODEL = "sim-model";
+  public static final int BLOCK_SIZE = 16;
 
   /** Tokens per hash id in Mooncake's traces. */
   static final int TRACE_BLOCK_TOKENS = 512;
@@ -24,7 +24,7 @@ final class Workloads {
   private Workloads() {}
 
   /** At most {@code config.requestCount()} requests, in arrival order. */
-  static List<TimedRequest> requests(DemoConfig config) {
+  public static List<TimedRequest> requests(DemoConfig config) {
     try (Workload workload = open(config)) {
       List<TimedRequest> out = new ArrayList<>();
       while (out.size() < config.requestCount() && workload.hasNext()) {

@@ -1,8 +1,8 @@
 package io.kvindex.lab;
 
+import io.kvindex.chaos.ChaosCommand;
 import io.kvindex.cli.BenchCommand;
 import io.kvindex.cli.Main;
-import io.kvindex.demo.ChaosCommand;
 import io.kvindex.demo.DemoCommand;
 import io.kvindex.simulator.SimCommand;
 import picocli.CommandLine;

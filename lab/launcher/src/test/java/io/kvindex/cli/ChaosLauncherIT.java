@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * launcher (its own Redis, ingesters, routers and simulated pods) and checks what the JSON must say
  * whatever the machine's speed: lookups were audited, nothing was lost, the index is exact once the
  * fault is over, and a poison batch is purged exactly once. The false-positive windows depend on
- * timing and are reported, not asserted, so the phases are shortened ({@code --phases 2,2,3}
+ * timing and are reported, not asserted, so the phases are shortened ({@code --phases 1,1,2}
  * instead of 4,4,5 s): each scenario still loads the stack, injects its whole fault (those with a
  * length of their own, a 5 s pause or a lease's expiry, keep it) and audits under load and at
  * quiescence; only the time the auditor samples around the fault is shorter.
@@ -37,14 +37,14 @@ class ChaosLauncherIT {
             "chaos",
             "--quick",
             "--phases",
-            "2,2,3",
+            "1,1,2",
             "--out",
             out.toString());
 
     assertThat(result.exitCode()).as(result.err()).isZero();
     JsonNode json = new ObjectMapper().readTree(out.toFile());
-    assertThat(json.path("command").asText()).isEqualTo("chaos --quick --phases 2,2,3");
-    assertThat(json.path("setup").path("warm_s").asInt()).isEqualTo(2);
+    assertThat(json.path("command").asText()).isEqualTo("chaos --quick --phases 1,1,2");
+    assertThat(json.path("setup").path("warm_s").asInt()).isEqualTo(1);
     JsonNode scenarios = json.path("scenarios");
     assertThat(scenarios).hasSizeGreaterThanOrEqualTo(8);
     JsonNode poison = null;

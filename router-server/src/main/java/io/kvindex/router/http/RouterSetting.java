@@ -59,7 +59,8 @@ enum RouterSetting {
               "none",
               "NAME=KEYS",
               "A model's key mode, repeatable (comma-separated in the environment):"
-                  + " NAME=engine:<algo>:<seed>:<blockSize> or NAME=token:<blockSize>")
+                  + " NAME=engine:<algo>:<seed>:<blockSize> or NAME=token:<blockSize>, then"
+                  + " :eagle when the engines run an EAGLE or MTP draft model")
           .repeatable(",")),
   DEFAULT_KEYS(
       Setting.optional(

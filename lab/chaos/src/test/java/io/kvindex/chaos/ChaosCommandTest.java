@@ -1,4 +1,4 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

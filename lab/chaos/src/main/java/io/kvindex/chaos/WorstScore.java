@@ -1,9 +1,10 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.demo.Stack;
 import io.kvindex.index.Lookups;
 import io.kvindex.index.StreamWrites;
 import io.kvindex.index.redis.KeySchema;

@@ -1,7 +1,15 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.demo.Demo;
+import io.kvindex.demo.DemoConfig;
+import io.kvindex.demo.DemoReport;
+import io.kvindex.demo.Policy;
+import io.kvindex.demo.RouterClient;
+import io.kvindex.demo.Run;
+import io.kvindex.demo.Stack;
+import io.kvindex.demo.Workloads;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.localredis.ClusterNode;
 import io.kvindex.localredis.LocalRedisCluster;

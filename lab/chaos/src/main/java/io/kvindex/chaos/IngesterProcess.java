@@ -1,4 +1,4 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import io.kvindex.ingester.IngesterCommand;
 import java.io.IOException;

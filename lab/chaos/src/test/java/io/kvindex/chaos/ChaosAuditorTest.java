@@ -1,9 +1,14 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvindex.demo.DemoConfig;
+import io.kvindex.demo.Fleet;
+import io.kvindex.demo.RouterClient;
+import io.kvindex.demo.Stack;
+import io.kvindex.demo.Workloads;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.Events;

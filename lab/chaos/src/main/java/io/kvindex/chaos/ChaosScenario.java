@@ -1,4 +1,4 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import java.util.Arrays;
 import java.util.EnumSet;

@@ -1,5 +1,6 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
+import io.kvindex.demo.Workloads;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.wire.KvEventEncoder;

@@ -1,5 +1,6 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
+import io.kvindex.demo.Stack;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

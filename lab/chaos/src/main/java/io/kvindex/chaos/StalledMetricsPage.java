@@ -1,4 +1,4 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;

@@ -1,4 +1,4 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;

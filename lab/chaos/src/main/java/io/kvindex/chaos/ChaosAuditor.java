@@ -1,13 +1,12 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvindex.event.AllBlocksCleared;
-import io.kvindex.event.BlockRemoved;
-import io.kvindex.event.BlockStored;
-import io.kvindex.event.KvEvent;
+import io.kvindex.demo.Fleet;
+import io.kvindex.demo.RouterClient;
+import io.kvindex.demo.Stack;
+import io.kvindex.demo.Workloads;
 import io.kvindex.event.KvEventBatch;
-import io.kvindex.event.Tiers;
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.StreamId;
@@ -18,7 +17,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -92,43 +90,12 @@ final class ChaosAuditor implements AutoCloseable {
   private final Map<String, Long> publishedBeforeFirst = new HashMap<>();
 
   /** A batch an engine published, as its listener saw it. */
-  private record Published(String pod, Instant start, long seq, long atNanos, KvEventBatch batch) {}
+  record Published(String pod, Instant start, long seq, long atNanos, KvEventBatch batch) {}
 
-  /** What the auditor knows of one pod's cache (its one rank). */
-  private static final class PodTruth {
-    /** Blocks held now: since when, continuously. */
-    final Map<Long, Long> firstHeld = new HashMap<>();
-
-    /** Every block known held: until when it may have been held (one held now: the last look). */
-    final Map<Long, Long> lastHeld = new HashMap<>();
-
-    /** Blocks known held, then gone. */
-    final Set<Long> gone = new HashSet<>();
-
-    /**
-     * Per block gone, the engine's sequence of the batch that carries (or may carry) its removal.
-     */
-    final Map<Long, Long> goneBefore = new HashMap<>();
-
-    /** Per block, the tiers the engine's published stores and removals leave it on. */
-    final Map<Long, Set<String>> tiers = new HashMap<>();
-
-    /** Per block, the sequence of the last batch of this engine incarnation that changed it. */
-    final Map<Long, Long> changedAt = new HashMap<>();
-
-    /** The engine incarnation (process start) the batches taken in came from. */
-    Instant start;
-
-    boolean changedSince(long block, long seq) {
-      Long at = changedAt.get(block);
-      return at != null && at >= seq;
-    }
-
-    /** A restarted engine: sequences start again from 0; what it lost, the looks see. */
-    void newIncarnation(Instant start) {
-      this.start = start;
-      tiers.clear();
-      changedAt.clear();
+  /** Takes in the batches the engines published since the last time ({@link PodTruth#takeIn}). */
+  private void takeIn() {
+    for (Published p; (p = published.poll()) != null; ) {
+      truth.get(p.pod()).takeIn(p);
     }
   }
 
@@ -255,72 +222,6 @@ final class ChaosAuditor implements AutoCloseable {
   }
 
   /**
-   * Takes in the batches the engines published since the last time: when each block was stored
-   * (first held, unless held already) and removed (held until the batch's publication, gone before
-   * its sequence), on any tier.
-   */
-  private void takeIn() {
-    for (Published p; (p = published.poll()) != null; ) {
-      PodTruth t = truth.get(p.pod());
-      if (t.start == null) {
-        t.start = p.start();
-      } else if (p.start().isAfter(t.start)) {
-        t.newIncarnation(p.start());
-      }
-      for (KvEvent e : p.batch().events()) {
-        if (e instanceof BlockStored stored) {
-          String tier = Tiers.normalize(stored.medium());
-          for (int i = 0; i < stored.blockHashes().size(); i++) {
-            stored(t, stored.blockHashes().getLong(i), tier, p);
-          }
-        } else if (e instanceof BlockRemoved removed) {
-          String tier = Tiers.normalize(removed.medium());
-          for (int i = 0; i < removed.blockHashes().size(); i++) {
-            long block = removed.blockHashes().getLong(i);
-            Set<String> on = t.tiers.get(block);
-            if (on != null) {
-              on.remove(tier);
-            }
-            if (on == null || on.isEmpty()) {
-              t.tiers.remove(block);
-              gone(t, block, p);
-            }
-          }
-        } else if (e instanceof AllBlocksCleared) {
-          for (long block : List.copyOf(t.tiers.keySet())) {
-            gone(t, block, p);
-          }
-          t.tiers.clear();
-        }
-      }
-    }
-  }
-
-  private static void stored(PodTruth t, long block, String tier, Published p) {
-    Set<String> on = t.tiers.computeIfAbsent(block, b -> new HashSet<>(2));
-    on.add(tier);
-    t.changedAt.put(block, p.seq());
-    t.firstHeld.putIfAbsent(block, p.atNanos());
-    t.lastHeld.merge(block, p.atNanos(), Math::max);
-    if (t.gone.remove(block)) {
-      t.goneBefore.remove(block);
-    }
-  }
-
-  /**
-   * A removal published in batch {@code p}: the block was held until then (unless a look saw it
-   * gone earlier, dropped before its removal was published), and its removal is that batch's.
-   */
-  private static void gone(PodTruth t, long block, Published p) {
-    t.changedAt.put(block, p.seq());
-    t.firstHeld.remove(block);
-    if (t.gone.add(block)) {
-      t.lastHeld.put(block, p.atNanos());
-    }
-    t.goneBefore.put(block, p.seq());
-  }
-
-  /**
    * Takes in the published batches, then looks at what each pod holds now, for what no batch says:
    * a block seen held was held until this look, and one no longer held (dropped silently, or its
    * removal not published yet) was held until this look at the latest, its removal in the batch the
@@ -348,32 +249,7 @@ final class ChaosAuditor implements AutoCloseable {
       if (firstLook) {
         publishedBeforeFirst.put(pod, before);
       }
-      PodTruth t = truth.get(pod);
-      if (t.start == null) {
-        t.start = start;
-      } else if (start.isAfter(t.start)) {
-        t.newIncarnation(start);
-      } else if (!start.equals(t.start)) {
-        continue; // restarted after this look began: the next look sees the new engine
-      }
-      for (Map.Entry<Long, Long> e : t.lastHeld.entrySet()) {
-        long b = e.getKey();
-        if (!held.contains(b) && !t.changedSince(b, before) && t.gone.add(b)) {
-          e.setValue(now);
-          t.goneBefore.put(b, before);
-          t.firstHeld.remove(b);
-        }
-      }
-      for (long b : held) {
-        if (t.changedSince(b, before)) {
-          continue;
-        }
-        t.firstHeld.putIfAbsent(b, now);
-        t.lastHeld.put(b, now);
-        if (t.gone.remove(b)) {
-          t.goneBefore.remove(b);
-        }
-      }
+      truth.get(pod).look(start, before, held, now);
     }
   }
 
@@ -415,8 +291,8 @@ final class ChaosAuditor implements AutoCloseable {
         // A grace reaching back before the first snapshot: a block never seen may have gone then.
         boolean unseenMayHold = truthAt - graceNanos < firstSnapshot;
         PodTruth t = truth.get(pod);
-        int mayHold = mayHoldDepth(keys, t.lastHeld, truthAt - graceNanos, unseenMayHold);
-        int mustHold = mustHoldDepth(keys, t.firstHeld, truthAt - graceNanos);
+        int mayHold = PodTruth.mayHoldDepth(keys, t.lastHeld, truthAt - graceNanos, unseenMayHold);
+        int mustHold = PodTruth.mustHoldDepth(keys, t.firstHeld, truthAt - graceNanos);
         if (depth > mayHold) {
           fp = true;
           boolean behind = ingestBehind(pod, keys[mayHold]);
@@ -481,39 +357,6 @@ final class ChaosAuditor implements AutoCloseable {
     } catch (RuntimeException e) {
       return false;
     }
-  }
-
-  /**
-   * How many of the prompt's leading blocks the pod may have held at or after {@code since}: each
-   * last seen held (or first seen gone) then or later, or never seen when {@code unseenMayHold}.
-   */
-  static int mayHoldDepth(
-      long[] keys, Map<Long, Long> lastSeen, long since, boolean unseenMayHold) {
-    int d = 0;
-    while (d < keys.length) {
-      Long at = lastSeen.get(keys[d]);
-      if (at == null ? !unseenMayHold : at < since) {
-        break;
-      }
-      d++;
-    }
-    return d;
-  }
-
-  /**
-   * How many of the prompt's leading blocks the pod must hold: each held continuously since at or
-   * before {@code since}.
-   */
-  static int mustHoldDepth(long[] keys, Map<Long, Long> firstSeen, long since) {
-    int d = 0;
-    while (d < keys.length) {
-      Long at = firstSeen.get(keys[d]);
-      if (at == null || at > since) {
-        break;
-      }
-      d++;
-    }
-    return d;
   }
 
   /** Stops the checks (the figures stay readable). */

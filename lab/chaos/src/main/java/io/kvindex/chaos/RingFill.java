@@ -1,5 +1,6 @@
-package io.kvindex.demo;
+package io.kvindex.chaos;
 
+import io.kvindex.demo.Workloads;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;
 import java.util.ArrayDeque;

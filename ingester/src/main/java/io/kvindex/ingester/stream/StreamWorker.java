@@ -4,6 +4,7 @@ import io.kvindex.common.Await;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.CacheLayout;
 import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
@@ -581,14 +582,18 @@ public final class StreamWorker implements Runnable {
   }
 
   /**
-   * The capacity to infer the engine's evictions with: the one its {@code /metrics} reported, else
-   * {@code marked} (the one recorded in the pod's mark); 0 when they cannot be inferred.
+   * The capacity to infer the engine's evictions with, in full-attention blocks: the one its {@code
+   * /metrics} reported ({@link EngineCapacity#fullAttentionBlocks}), else {@code marked} (the one
+   * recorded in the pod's mark); 0 when they cannot be inferred.
    */
   private int inferable(int marked) {
     if (!shared.config().inferEvictions() || mode != KeyMode.ENGINE || heldOff()) {
       return 0;
     }
-    int scraped = status.capacityBlocks();
+    int scraped =
+        status
+            .capacity()
+            .fullAttentionBlocks(shared.layouts().layout(id.model()).orElse(CacheLayout.empty()));
     return scraped > 0 ? scraped : marked;
   }
 
@@ -635,7 +640,8 @@ public final class StreamWorker implements Runnable {
       model.evict(from.removals());
     }
     log.warn(
-        "{}: its engine's evictions are inferred from now on ({}): a model of its {} blocks{},"
+        "{}: its engine's evictions are inferred from now on ({}): a model of its {}"
+            + " full-attention blocks{},"
             + " primed from {} batches of its ring and fed by the requests routers observe, removes"
             + " from the index what it evicts; nothing is purged",
         label,

@@ -1098,6 +1098,9 @@ public final class StreamWorker implements Runnable {
         return true;
       }
       case LOST -> {
+        // The index's listeners heard of this reset before the write's caller did, and asked this
+        // stream to start again too: one reset, one purge and one replay.
+        status.takeIndexResetRequest();
         indexLost();
         return true;
       }

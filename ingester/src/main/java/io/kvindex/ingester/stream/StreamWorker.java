@@ -1,8 +1,5 @@
 package io.kvindex.ingester.stream;
 
-import io.kvindex.event.BlockStored;
-import io.kvindex.event.KvEvent;
-import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.StreamId;
@@ -18,8 +15,6 @@ import io.kvindex.ingester.stream.Sequencer.RunPurge;
 import io.kvindex.ingester.stream.StreamStatus.State;
 import io.kvindex.ingester.stream.Timers.Due;
 import io.kvindex.redis.RedisUnavailableException;
-import io.kvindex.wire.EventMessage;
-import io.kvindex.wire.KvEventDecoder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -94,9 +89,6 @@ public final class StreamWorker implements Runnable {
   /** How long a priming that waits for a replay slot sleeps before it asks again. */
   static final Duration SLOT_WAIT = Duration.ofMillis(50);
 
-  /** How often a stream that drops live batches says so, at most. */
-  static final Duration DROP_LOG_INTERVAL = Duration.ofSeconds(10);
-
   /** How often the stream reports its lag in the index, and how long a report stands there. */
   static final Duration LAG_REPORT_EVERY = Duration.ofSeconds(1);
 
@@ -124,8 +116,7 @@ public final class StreamWorker implements Runnable {
   /** The live socket reconnected and the ring's copy of the last applied batch is still to see. */
   private boolean reconnectCheckOwed;
 
-  private long droppedSinceLog;
-  private long dropLoggedNanos;
+  private final BatchIntake intake;
 
   public StreamWorker(
       StreamId id, KeyMode mode, PodSpec pod, Lease lease, Shared shared, Listener listener) {
@@ -152,6 +143,7 @@ public final class StreamWorker implements Runnable {
     this.status = new StreamStatus(now);
     this.quietSinceNanos = now;
     this.timers = new Timers(shared::nanos);
+    this.intake = new BatchIntake(shared, id, mode, label, sequencer);
     this.inference =
         new Inference(shared, id, mode, pod, label, status, sequencer, lag, timers, this::prime);
   }
@@ -263,7 +255,7 @@ public final class StreamWorker implements Runnable {
       quietSinceNanos = shared.nanos();
       status.aliveAt(quietSinceNanos);
       status.received();
-      Batch batch = decoded(m.message(), true);
+      Batch batch = intake.decoded(m.message(), true);
       lag.received(batch.events(), quietSinceNanos);
       onLive(batch);
     } else if (received instanceof LiveSocket.Garbled g) {
@@ -357,103 +349,12 @@ public final class StreamWorker implements Runnable {
       case RESTART ->
           restarted(
               "live sequence " + batch.seq() + " is below the watermark " + sequencer.applied());
-      case DROPPED -> dropped(batch, "stream_bound");
-      case OVER_BUDGET -> dropped(batch, "memory_budget");
+      case DROPPED -> intake.dropped(batch, "stream_bound");
+      case OVER_BUDGET -> intake.dropped(batch, "memory_budget");
       case QUEUED -> {
         // applied by the step, in order
       }
     }
-  }
-
-  /**
-   * A live batch the stream could not hold (its own bounds, or the process's memory budget): the
-   * gap it leaves is replayed later. Counted; logged at most every 10 s.
-   */
-  private void dropped(Batch batch, String reason) {
-    shared.metrics().dropped(reason);
-    droppedSinceLog++;
-    long now = shared.nanos();
-    if (droppedSinceLog == 1 || now - dropLoggedNanos > DROP_LOG_INTERVAL.toNanos()) {
-      log.warn(
-          "{}: live batch {} dropped ({}: {} bytes waiting, the process holds {} of its {}-byte"
-              + " memory budget); {} dropped since the last line, replayed later as a gap",
-          label,
-          batch.seq(),
-          reason,
-          sequencer.pendingBytes(),
-          memory.used(),
-          memory.total(),
-          droppedSinceLog);
-      dropLoggedNanos = now;
-      droppedSinceLog = 0;
-    }
-  }
-
-  private Batch decoded(EventMessage message, boolean live) {
-    Batch batch = Batch.decode(message, live, mode);
-    if (batch.malformed() != null) {
-      malformed(batch);
-    } else {
-      learnFrom(message, batch);
-    }
-    return batch;
-  }
-
-  /** What a well-formed batch, live or replayed, teaches: the engines' keys and cache groups. */
-  private void learnFrom(EventMessage message, Batch batch) {
-    checkKeys(message, batch);
-    learnLayout(batch);
-  }
-
-  /**
-   * Hands the batch to the key check when the check is due for the model and the batch has a store
-   * that starts a chain (the only kind it can recompute). Engine-keyed batches are decoded without
-   * their token ids, so such a batch is decoded again with them, at most once per check. Never
-   * fails ingest.
-   */
-  private void checkKeys(EventMessage message, Batch batch) {
-    try {
-      if (!shared.keyChecks().due(id.model()) || !startsAChain(batch.events())) {
-        return;
-      }
-      KvEventBatch events =
-          mode == KeyMode.TOKEN ? batch.events() : KvEventDecoder.decode(message.payload());
-      shared.keyChecks().sample(id.model(), mode, events);
-    } catch (RuntimeException e) {
-      log.warn("{}: the key check failed on batch {}; ingest goes on", label, batch.seq(), e);
-    }
-  }
-
-  /** Hands the batch's stores to the layout learner; never fails ingest. */
-  private void learnLayout(Batch batch) {
-    try {
-      shared.layouts().observe(id.model(), batch.events());
-    } catch (RuntimeException e) {
-      log.warn(
-          "{}: learning the cache groups failed on batch {}; ingest goes on",
-          label,
-          batch.seq(),
-          e);
-    }
-  }
-
-  private static boolean startsAChain(KvEventBatch events) {
-    for (KvEvent event : events.events()) {
-      if (event instanceof BlockStored store && store.parentBlockHash() == null) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private void malformed(Batch batch) {
-    shared.metrics().malformed();
-    log.warn(
-        "{}: batch {} ({}) cannot be read: {}",
-        label,
-        batch.seq(),
-        batch.live() ? "live; its replay copy is tried next" : "replayed",
-        batch.malformed());
   }
 
   /** The ring holds another payload under a sequence this stream applied: a new process. */
@@ -648,8 +549,8 @@ public final class StreamWorker implements Runnable {
             sequencer.expected(),
             through,
             shared.config().maxPendingBatches(),
-            this::malformed,
-            this::learnFrom);
+            intake::malformed,
+            intake::learnFrom);
     w.read(
         Replay.fetch(
             shared.zmq(),

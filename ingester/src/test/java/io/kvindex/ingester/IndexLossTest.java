@@ -90,6 +90,54 @@ class IndexLossTest {
     rig.awaitEqual(fleet.pod(1), fleet.everHeld(), WAIT);
   }
 
+  /**
+   * A reset reaches a writing stream by two routes: its apply is refused ({@code RESET}), and the
+   * index's reset listener asks every stream of the group to start again. Either way the stream
+   * purges once and replays its ring once.
+   */
+  @Test
+  void flushAll_writingStream_purgesAndReplaysOnce(@Fresh RedisStandalone redis) {
+    rig = new Rig(redis);
+    fleet = Fleet.start(1);
+    // Coordination rounds (which check the index's identity too) far apart: the stream's apply
+    // meets the reset first, and the listener hears of it from that apply.
+    Ingester ingester =
+        rig.start(
+            "r1",
+            fleet.specs("engine"),
+            c -> c.leaseTtl(Duration.ofSeconds(90)).gcInterval(Duration.ofSeconds(90)));
+    Await.until(WAIT, "owned", () -> running(ingester) == 1);
+    SimulatedPod pod = fleet.pod(0);
+    rig.warmUp(fleet, pod);
+    fleet.traffic(pod, 5);
+    rig.awaitCaughtUp(pod, WAIT);
+    rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+    double replaysBefore = ingester.metrics().total("kvindex.ingester.replays");
+
+    flushAll(redis);
+    fleet.traffic(pod, 1); // its apply meets the new epoch: refused as RESET
+    Await.until(
+        WAIT,
+        "the loss noticed",
+        () ->
+            ingester.meterRegistry().find("kvindex.index.resets").counters().stream()
+                    .mapToDouble(c -> c.count())
+                    .sum()
+                >= 1);
+    rig.awaitCaughtUp(pod, WAIT);
+    rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+    fleet.traffic(pod, 2);
+    rig.awaitCaughtUp(pod, WAIT);
+    rig.awaitEqual(pod, fleet.everHeld(), WAIT);
+
+    assertThat(ingester.metrics().value("kvindex.ingester.purges", "reason", "index_reset"))
+        .as("purges for the reset")
+        .isEqualTo(1.0);
+    assertThat(ingester.metrics().total("kvindex.ingester.replays") - replaysBefore)
+        .as("replays of the ring since the reset")
+        .isEqualTo(1.0);
+  }
+
   @Test
   void takeover_catchesUpAtOnceWithAQuietPod(RedisStandalone redis) {
     rig = new Rig(redis);

@@ -18,7 +18,9 @@ import io.kvindex.inspect.RedisInspector;
 import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.HashMode;
 import io.kvindex.simulator.InferenceRequest;
+import io.kvindex.simulator.ModelKind;
 import io.kvindex.simulator.SimulatedPod;
+import io.kvindex.simulator.http.PodHttpServer;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import io.kvindex.wire.KvEventEncoder;
@@ -408,6 +410,43 @@ class IngesterTest {
         WAIT,
         "the new owner's model left at the size it took over",
         () -> rig.index().inferenceHandover(stream).orElseThrow().sizeBlocks() == 50);
+  }
+
+  /**
+   * A hybrid engine (full attention beside a sliding window) draws both groups' blocks from one
+   * pool of {@code num_gpu_blocks}: the eviction model, which counts full-attention blocks, is
+   * sized from the engine's {@code kv_cache_size_tokens} in those blocks, not from the whole pool
+   * (a model of the pool never fills, and removes nothing).
+   */
+  @Test
+  void hybridEngine_evictionModel_sizedFromKvCacheSizeTokens() {
+    fleet = Fleet.start(1, 7, c -> c.modelKind(ModelKind.SLIDING_WINDOW));
+    Ingester ingester = startOwningAll();
+    SimulatedPod pod = fleet.pod(0);
+    fleet.traffic(pod, 4);
+    rig.awaitCaughtUp(pod, WAIT);
+    long sizeTokens = PodHttpServer.kvCacheSizeTokens(pod.config());
+    Await.until(
+        WAIT,
+        "the engine's capacity scraped",
+        () ->
+            ingester.workers().values().iterator().next().status().capacity().sizeTokens()
+                == sizeTokens);
+
+    rig.index()
+        .requestResyncAsync(Fleet.MODEL, pod.name(), "test: over-predicted", Duration.ofMinutes(1))
+        .join();
+    Await.until(WAIT, "the stream infers evictions", () -> inferring(ingester) == 1);
+
+    Await.until(
+        WAIT,
+        "the pod marked",
+        () -> rig.index().evictionsInferred(Fleet.MODEL, pod.name()).join().isPresent());
+    int modelBlocks = rig.index().evictionsInferred(Fleet.MODEL, pod.name()).join().getAsInt();
+    assertThat(sizeTokens / Fleet.BLOCK)
+        .as("full-attention blocks the engine holds")
+        .isLessThan(96);
+    assertThat(modelBlocks).isEqualTo((int) (sizeTokens / Fleet.BLOCK));
   }
 
   /** Starts inferring the pod's evictions, as a router's resync of an over-predicted pod does. */

@@ -1,5 +1,6 @@
 package io.kvindex.ingester.reconcile;
 
+import io.kvindex.ingester.stream.EngineCapacity;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -8,7 +9,7 @@ import java.util.regex.Pattern;
 /**
  * Reads what the ingester needs out of an engine's Prometheus text page: {@code
  * vllm:engine_sleep_state}, the process start time (its incarnation) and the KV-cache capacity in
- * {@code vllm:cache_config_info}. Thread-safe (stateless).
+ * {@code vllm:cache_config_info} ({@link EngineCapacity}). Thread-safe (stateless).
  *
  * <p>An engine is asleep when {@code awake} is 0 and {@code weights_offloaded} or {@code
  * discard_all} is 1 (sleep level 1 or 2; both clear the prefix cache). A scheduler pause (all three
@@ -32,11 +33,12 @@ final class EngineMetrics {
   private EngineMetrics() {}
 
   /**
-   * Engine index → its KV-cache capacity in blocks ({@code num_gpu_blocks} of {@code
-   * vllm:cache_config_info}), for every engine the page reports with a number there.
+   * Engine index → its KV-cache capacity ({@code num_gpu_blocks}, {@code block_size} and {@code
+   * kv_cache_size_tokens} of {@code vllm:cache_config_info}), for every engine the page reports
+   * with a number of blocks there.
    */
-  static Map<Integer, Integer> capacityByEngine(String page) {
-    Map<Integer, Integer> out = new HashMap<>();
+  static Map<Integer, EngineCapacity> capacityByEngine(String page) {
+    Map<Integer, EngineCapacity> out = new HashMap<>();
     Matcher m = CACHE_CONFIG.matcher(page);
     while (m.find()) {
       Map<String, String> labels = new HashMap<>();
@@ -48,13 +50,27 @@ final class EngineMetrics {
       try {
         int blocks = Integer.parseInt(labels.getOrDefault("num_gpu_blocks", ""));
         if (blocks > 0) {
-          out.put(Integer.parseInt(labels.getOrDefault("engine", "0")), blocks);
+          out.put(
+              Integer.parseInt(labels.getOrDefault("engine", "0")),
+              new EngineCapacity(
+                  blocks,
+                  (int) number(labels.get("block_size")),
+                  number(labels.get("kv_cache_size_tokens"))));
         }
       } catch (NumberFormatException e) {
         // None (not profiled yet) or a value we cannot read: the capacity stays unknown
       }
     }
     return out;
+  }
+
+  /** A label's whole number; 0 when absent, {@code None} or not one. */
+  private static long number(String label) {
+    try {
+      return label == null ? 0 : Math.max(0, Long.parseLong(label));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 
   /** The page's {@code process_start_time_seconds} as written, or {@code null} if absent. */

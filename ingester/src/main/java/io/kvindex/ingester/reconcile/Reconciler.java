@@ -6,6 +6,7 @@ import io.kvindex.ingester.lease.Coordinator;
 import io.kvindex.ingester.reconcile.MetricsScraper.Failed;
 import io.kvindex.ingester.reconcile.MetricsScraper.Page;
 import io.kvindex.ingester.reconcile.MetricsScraper.Result;
+import io.kvindex.ingester.stream.EngineCapacity;
 import io.kvindex.ingester.stream.StreamWorker;
 import java.util.HashSet;
 import java.util.List;
@@ -150,9 +151,9 @@ public final class Reconciler {
       workers.forEach(w -> incarnations.check(w, start, shared.nanos()));
     }
     Map<Integer, Boolean> sleeping = EngineMetrics.asleepByEngine(page);
-    Map<Integer, Integer> capacity = EngineMetrics.capacityByEngine(page);
+    Map<Integer, EngineCapacity> capacity = EngineMetrics.capacityByEngine(page);
     for (StreamWorker w : workers) {
-      w.status().capacityBlocks(capacity.getOrDefault(w.id().dpRank(), 0));
+      w.status().capacity(capacity.getOrDefault(w.id().dpRank(), EngineCapacity.UNKNOWN));
       // Level-triggered: the stream holds nothing while its engine says it sleeps.
       boolean now = sleeping.getOrDefault(w.id().dpRank(), false);
       asleep.put(w.id(), now);

@@ -22,7 +22,7 @@ public final class StreamStatus {
   private volatile boolean resetRequested;
   private volatile String resyncRequest;
   private volatile boolean engineAsleep;
-  private volatile int capacityBlocks;
+  private volatile EngineCapacity capacity = EngineCapacity.UNKNOWN;
   private volatile State state = State.STARTING;
   private volatile String lastError = "";
   private volatile long applied = -1;
@@ -125,16 +125,21 @@ public final class StreamStatus {
   }
 
   /**
-   * The engine's KV-cache capacity in blocks as its {@code /metrics} said at the last scrape
-   * ({@code num_gpu_blocks} of {@code vllm:cache_config_info}); 0 while unknown.
+   * The engine's KV-cache capacity as its {@code /metrics} said at the last scrape ({@code
+   * vllm:cache_config_info}); {@link EngineCapacity#UNKNOWN} while unknown.
    */
-  public void capacityBlocks(int blocks) {
-    capacityBlocks = blocks;
+  public void capacity(EngineCapacity capacity) {
+    this.capacity = capacity;
   }
 
-  /** The engine's KV-cache capacity in blocks as last scraped; 0 while unknown. */
+  /** The engine's KV-cache capacity as last scraped. */
+  public EngineCapacity capacity() {
+    return capacity;
+  }
+
+  /** The engine's {@code num_gpu_blocks} as last scraped; 0 while unknown. */
   public int capacityBlocks() {
-    return capacityBlocks;
+    return capacity.gpuBlocks();
   }
 
   /** Says the index lost (or may have lost) what it held of the stream; see Sequencer#indexLost. */

@@ -1,15 +1,8 @@
 package io.kvindex.ingester.stream;
 
-import io.kvindex.common.Await;
-import io.kvindex.event.BlockStored;
-import io.kvindex.event.KvEvent;
-import io.kvindex.event.KvEventBatch;
-import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
-import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
-import io.kvindex.index.Touches;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodSpec;
@@ -20,14 +13,11 @@ import io.kvindex.ingester.stream.Sequencer.Publish;
 import io.kvindex.ingester.stream.Sequencer.RepairGap;
 import io.kvindex.ingester.stream.Sequencer.RunPurge;
 import io.kvindex.ingester.stream.StreamStatus.State;
+import io.kvindex.ingester.stream.Timers.Due;
 import io.kvindex.redis.RedisUnavailableException;
-import io.kvindex.wire.EventMessage;
-import io.kvindex.wire.KvEventDecoder;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.OptionalInt;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,13 +45,13 @@ import org.zeromq.ZMQException;
  * ring without purging anything, fed every later batch, it removes what it evicts with the next
  * apply; the pod is marked in the index so that routers send the blocks of the requests they
  * observe (touches), which the worker reads before its applies (at most every {@link
- * #TOUCH_READ_BEFORE_APPLY}) and every {@link #TOUCH_READ_INTERVAL} while idle. A new owner of a
- * marked pod's stream starts the same way, from what the former owner left in the index (its
- * model's size and the removals it had decided and not applied, refreshed every {@link
- * #HANDOVER_EVERY} when they changed). Purges clear the model with the index's entries. Inference
- * lasts as long as the worker, unless the stream cannot keep up with it: applied at least {@code
- * --inference-lag-limit} late through as long a stretch of its engine's time, it says so, stops
- * inferring and does not infer again for {@link #INFERENCE_HOLD_OFF}.
+ * Inference#TOUCH_READ_BEFORE_APPLY}) and every {@link Inference#TOUCH_READ_INTERVAL} while idle. A
+ * new owner of a marked pod's stream starts the same way, from what the former owner left in the
+ * index (its model's size and the removals it had decided and not applied, refreshed every {@link
+ * Inference#HANDOVER_EVERY} when they changed). Purges clear the model with the index's entries.
+ * Inference lasts as long as the worker, unless the stream cannot keep up with it: applied at least
+ * {@code --inference-lag-limit} late through as long a stretch of its engine's time, it says so,
+ * stops inferring and does not infer again for {@link Inference#INFERENCE_HOLD_OFF}.
  *
  * <p>Lag. Every {@link #LAG_REPORT_EVERY} the worker reports in the index how far behind its engine
  * it is ({@link StreamLag}), so that routers do not take an error its lag explains for drift; a
@@ -96,45 +86,8 @@ public final class StreamWorker implements Runnable {
   private final Backoff reconnect;
   private final String label;
 
-  /** How often a stream whose evictions are inferred reads its pod's touches while idle. */
-  static final Duration TOUCH_READ_INTERVAL = Duration.ofMillis(100);
-
-  /**
-   * How long a busy stream whose evictions are inferred may go without reading its pod's touches
-   * before an apply: the requests a router observed came before the batches that follow them, and
-   * the model is truer to the engine when it takes them in that order.
-   */
-  static final Duration TOUCH_READ_BEFORE_APPLY = Duration.ofMillis(20);
-
-  /**
-   * Touches read at most per call (which also stops at about {@link
-   * PrefixIndex#MAX_TOUCH_READ_BYTES}); a read that left some is followed by another at once.
-   */
-  static final int TOUCHES_PER_READ = 64;
-
-  /** How long the pod's mark stands after a refresh; it is refreshed every {@link #MARK_EVERY}. */
-  static final Duration MARK_TTL = Duration.ofMinutes(1);
-
-  static final Duration MARK_EVERY = Duration.ofSeconds(5);
-
   /** How long a priming that waits for a replay slot sleeps before it asks again. */
   static final Duration SLOT_WAIT = Duration.ofMillis(50);
-
-  /** How often a stream that drops live batches says so, at most. */
-  static final Duration DROP_LOG_INTERVAL = Duration.ofSeconds(10);
-
-  /** The longest wait before the inference's Redis calls are tried again after they failed. */
-  static final Duration INFERENCE_RETRY_MAX = Duration.ofSeconds(30);
-
-  /**
-   * How often a stream whose evictions are inferred compares what its model would hand over with
-   * what it last left in the index, and leaves it again when it changed (else every {@link
-   * #MARK_EVERY}, for {@link #MARK_TTL}).
-   */
-  static final Duration HANDOVER_EVERY = Duration.ofMillis(250);
-
-  /** How long a stream that could not keep up while inferring does not infer again. */
-  static final Duration INFERENCE_HOLD_OFF = Duration.ofMinutes(10);
 
   /** How often the stream reports its lag in the index, and how long a report stands there. */
   static final Duration LAG_REPORT_EVERY = Duration.ofSeconds(1);
@@ -147,26 +100,10 @@ public final class StreamWorker implements Runnable {
   private LiveSocket sub;
   private boolean lastReportedAsleep;
   private long liveAtLastCatchUp = -1;
-  private long retryAtNanos;
   private long quietSinceNanos;
-  private EvictionModel model;
-  private String touchCursor;
-  private long touchesDueNanos;
-  private long markDueNanos;
-
-  /** Touches are read before an apply from then on (a read lately, or a failure, holds it off). */
-  private long touchesBeforeApplyAt;
-
-  private boolean resumeDue;
-  private long resumeDueNanos;
-  private final Backoff inferenceRetry;
+  private final Timers timers;
+  private final Inference inference;
   private final StreamLag lag;
-  private long lagReportDueNanos;
-  private long handoverDueNanos;
-  private long handedOverAtNanos;
-  private InferenceHandover handedOver;
-  private boolean heldOff;
-  private long heldOffUntilNanos;
 
   private final MemoryBudget memory;
 
@@ -179,8 +116,7 @@ public final class StreamWorker implements Runnable {
   /** The live socket reconnected and the ring's copy of the last applied batch is still to see. */
   private boolean reconnectCheckOwed;
 
-  private long droppedSinceLog;
-  private long dropLoggedNanos;
+  private final BatchIntake intake;
 
   public StreamWorker(
       StreamId id, KeyMode mode, PodSpec pod, Lease lease, Shared shared, Listener listener) {
@@ -200,14 +136,16 @@ public final class StreamWorker implements Runnable {
             memory);
     this.retry = new Backoff(shared.config().retryMin(), shared.config().retryMax());
     this.reconnect = new Backoff(shared.config().reconnectMin(), shared.config().reconnectMax());
-    this.inferenceRetry = new Backoff(shared.config().retryMax(), INFERENCE_RETRY_MAX);
     this.label = "pod=" + id.pod() + " stream=" + id;
     this.writes = new IndexWrites(shared, id, mode, lease, label);
     this.lag = new StreamLag(shared.config().inferenceLagLimit(), () -> shared.clock().millis());
     long now = shared.nanos();
     this.status = new StreamStatus(now);
     this.quietSinceNanos = now;
-    this.retryAtNanos = now;
+    this.timers = new Timers(shared::nanos);
+    this.intake = new BatchIntake(shared, id, mode, label, sequencer);
+    this.inference =
+        new Inference(shared, id, mode, pod, label, status, sequencer, lag, timers, this::prime);
   }
 
   public StreamId id() {
@@ -256,12 +194,7 @@ public final class StreamWorker implements Runnable {
     } finally {
       memory.slots().release(id);
       sequencer.release();
-      if (model != null) {
-        if (!halted && state != State.FENCED) {
-          handOver(model.handover()); // a next owner goes on from it
-        }
-        shared.metrics().inferring(false);
-      }
+      inference.exit(!halted && state != State.FENCED); // a next owner goes on from its model
       closeSocket();
       if (state != State.FENCED) {
         setState(State.STOPPED, status.lastError());
@@ -279,10 +212,10 @@ public final class StreamWorker implements Runnable {
       return;
     }
     takeRequests();
-    inferIfDue();
+    inference.markAndReadIfDue();
     reportLagIfDue();
     progressIfDue();
-    handOverIfDue();
+    inference.handOverIfDue();
     if (sub.reconnected()) {
       reconnectCheckOwed = true;
     }
@@ -322,7 +255,7 @@ public final class StreamWorker implements Runnable {
       quietSinceNanos = shared.nanos();
       status.aliveAt(quietSinceNanos);
       status.received();
-      Batch batch = decoded(m.message(), true);
+      Batch batch = intake.decoded(m.message(), true);
       lag.received(batch.events(), quietSinceNanos);
       onLive(batch);
     } else if (received instanceof LiveSocket.Garbled g) {
@@ -351,7 +284,7 @@ public final class StreamWorker implements Runnable {
       if (reportedAsleep) {
         log.info(
             "{}: the engine sleeps; purging, and nothing from before the sleep applies", label);
-        retryAtNanos = shared.nanos();
+        timers.now(Due.RETRY);
       }
     }
     String reason;
@@ -361,13 +294,13 @@ public final class StreamWorker implements Runnable {
       // a departed pod's lease only once neither holds it.
       status.progress(sequencer);
       status.dropPurgeRequest();
-      retryAtNanos = shared.nanos();
+      timers.now(Due.RETRY);
     }
     status.progress(sequencer);
   }
 
   private void progressIfDue() {
-    if (shared.nanos() - retryAtNanos >= 0) {
+    if (timers.due(Due.RETRY)) {
       progress();
     }
   }
@@ -401,7 +334,7 @@ public final class StreamWorker implements Runnable {
       setState(State.RUNNING, "");
       log.info(
           "{}: owned with lease {}, resuming after sequence {}", label, lease, sequencer.applied());
-      resumeInferring();
+      inference.resume();
       return true;
     } catch (RedisUnavailableException e) {
       shared.metrics().swallowed(Operation.WATERMARK);
@@ -416,103 +349,12 @@ public final class StreamWorker implements Runnable {
       case RESTART ->
           restarted(
               "live sequence " + batch.seq() + " is below the watermark " + sequencer.applied());
-      case DROPPED -> dropped(batch, "stream_bound");
-      case OVER_BUDGET -> dropped(batch, "memory_budget");
+      case DROPPED -> intake.dropped(batch, "stream_bound");
+      case OVER_BUDGET -> intake.dropped(batch, "memory_budget");
       case QUEUED -> {
         // applied by the step, in order
       }
     }
-  }
-
-  /**
-   * A live batch the stream could not hold (its own bounds, or the process's memory budget): the
-   * gap it leaves is replayed later. Counted; logged at most every 10 s.
-   */
-  private void dropped(Batch batch, String reason) {
-    shared.metrics().dropped(reason);
-    droppedSinceLog++;
-    long now = shared.nanos();
-    if (droppedSinceLog == 1 || now - dropLoggedNanos > DROP_LOG_INTERVAL.toNanos()) {
-      log.warn(
-          "{}: live batch {} dropped ({}: {} bytes waiting, the process holds {} of its {}-byte"
-              + " memory budget); {} dropped since the last line, replayed later as a gap",
-          label,
-          batch.seq(),
-          reason,
-          sequencer.pendingBytes(),
-          memory.used(),
-          memory.total(),
-          droppedSinceLog);
-      dropLoggedNanos = now;
-      droppedSinceLog = 0;
-    }
-  }
-
-  private Batch decoded(EventMessage message, boolean live) {
-    Batch batch = Batch.decode(message, live, mode);
-    if (batch.malformed() != null) {
-      malformed(batch);
-    } else {
-      learnFrom(message, batch);
-    }
-    return batch;
-  }
-
-  /** What a well-formed batch, live or replayed, teaches: the engines' keys and cache groups. */
-  private void learnFrom(EventMessage message, Batch batch) {
-    checkKeys(message, batch);
-    learnLayout(batch);
-  }
-
-  /**
-   * Hands the batch to the key check when the check is due for the model and the batch has a store
-   * that starts a chain (the only kind it can recompute). Engine-keyed batches are decoded without
-   * their token ids, so such a batch is decoded again with them, at most once per check. Never
-   * fails ingest.
-   */
-  private void checkKeys(EventMessage message, Batch batch) {
-    try {
-      if (!shared.keyChecks().due(id.model()) || !startsAChain(batch.events())) {
-        return;
-      }
-      KvEventBatch events =
-          mode == KeyMode.TOKEN ? batch.events() : KvEventDecoder.decode(message.payload());
-      shared.keyChecks().sample(id.model(), mode, events);
-    } catch (RuntimeException e) {
-      log.warn("{}: the key check failed on batch {}; ingest goes on", label, batch.seq(), e);
-    }
-  }
-
-  /** Hands the batch's stores to the layout learner; never fails ingest. */
-  private void learnLayout(Batch batch) {
-    try {
-      shared.layouts().observe(id.model(), batch.events());
-    } catch (RuntimeException e) {
-      log.warn(
-          "{}: learning the cache groups failed on batch {}; ingest goes on",
-          label,
-          batch.seq(),
-          e);
-    }
-  }
-
-  private static boolean startsAChain(KvEventBatch events) {
-    for (KvEvent event : events.events()) {
-      if (event instanceof BlockStored store && store.parentBlockHash() == null) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private void malformed(Batch batch) {
-    shared.metrics().malformed();
-    log.warn(
-        "{}: batch {} ({}) cannot be read: {}",
-        label,
-        batch.seq(),
-        batch.live() ? "live; its replay copy is tried next" : "replayed",
-        batch.malformed());
   }
 
   /** The ring holds another payload under a sequence this stream applied: a new process. */
@@ -532,7 +374,7 @@ public final class StreamWorker implements Runnable {
     log.warn("{}: engine restarted ({}); purging", label, evidence);
     status.progress(sequencer);
     shared.metrics().restart();
-    retryAtNanos = shared.nanos();
+    timers.now(Due.RETRY);
     askTheRingSoon();
   }
 
@@ -550,22 +392,12 @@ public final class StreamWorker implements Runnable {
         "{}: the index lost what it held of this stream; starting again from the replay", label);
     sequencer.indexLost();
     status.progress(sequencer);
-    retryAtNanos = shared.nanos();
+    timers.now(Due.RETRY);
     askTheRingSoon();
   }
 
   private void resync(String note) {
-    if (model != null) {
-      log.info(
-          "{}: a router asks for a resync ({}), but the stream infers its engine's evictions"
-              + " already: not purged again",
-          label,
-          note);
-      return;
-    }
-    int capacity = inferable(0);
-    if (capacity > 0) {
-      inferEvictions(capacity, "resync", "a router's resync request: " + note, null);
+    if (inference.resync(note)) {
       return;
     }
     log.warn(
@@ -573,118 +405,18 @@ public final class StreamWorker implements Runnable {
             + " evictions are not inferred: {}",
         label,
         note,
-        whyNotInferred());
+        inference.whyNot());
     sequencer.resync();
     status.progress(sequencer);
-    retryAtNanos = shared.nanos();
+    timers.now(Due.RETRY);
     askTheRingSoon();
-  }
-
-  /**
-   * The capacity to infer the engine's evictions with: the one its {@code /metrics} reported, else
-   * {@code marked} (the one recorded in the pod's mark); 0 when they cannot be inferred.
-   */
-  private int inferable(int marked) {
-    if (!shared.config().inferEvictions() || mode != KeyMode.ENGINE || heldOff()) {
-      return 0;
-    }
-    int scraped = status.capacityBlocks();
-    return scraped > 0 ? scraped : marked;
-  }
-
-  /** Whether the stream stopped inferring, unable to keep up, too recently to start again. */
-  private boolean heldOff() {
-    return heldOff && shared.nanos() - heldOffUntilNanos < 0;
-  }
-
-  private String whyNotInferred() {
-    if (heldOff()) {
-      return "it could not keep up while inferring them, less than "
-          + INFERENCE_HOLD_OFF.toMinutes()
-          + " min ago";
-    }
-    if (!shared.config().inferEvictions()) {
-      return "--infer-evictions is off";
-    }
-    if (mode != KeyMode.ENGINE) {
-      return "the model is keyed by token keys, and routers' touches carry engine keys only";
-    }
-    return "the engine's /metrics gave no KV-cache capacity (num_gpu_blocks of"
-        + " vllm:cache_config_info); give the pod its metrics URL";
-  }
-
-  /**
-   * Starts inferring the engine's evictions (the stream infers none yet).
-   *
-   * @param start what started it, as counted ({@code resync}, {@code takeover})
-   */
-  private void inferEvictions(int capacity, String start, String why, InferenceHandover from) {
-    shared.metrics().inferring(true);
-    model = new EvictionModel(capacity);
-    sequencer.mergeWithin(shared.index().applyChunkBlocks() / 2);
-    touchCursor = null;
-    touchesDueNanos = shared.nanos();
-    markDueNanos = shared.nanos();
-    handedOver = null;
-    lag.forgive();
-    if (from != null) {
-      model.resize(from.sizeBlocks()); // before priming: the ring is taken in at that size
-    }
-    int primed = prime();
-    if (from != null) {
-      model.evict(from.removals());
-    }
-    log.warn(
-        "{}: its engine's evictions are inferred from now on ({}): a model of its {} blocks{},"
-            + " primed from {} batches of its ring and fed by the requests routers observe, removes"
-            + " from the index what it evicts; nothing is purged",
-        label,
-        why,
-        capacity,
-        from == null
-            ? ""
-            : " (as the former owner left it: "
-                + from.sizeBlocks()
-                + " held, "
-                + from.removals().length
-                + " removals to apply)",
-        primed);
-    shared.metrics().inferenceStarted(start);
-  }
-
-  /**
-   * The stream's batches were applied late through a long stretch of its engine's time while it
-   * inferred: it cannot keep up. It stops inferring (what its model decided and did not apply yet
-   * stays listed) and follows what its engine publishes, as a stream that cannot infer does.
-   */
-  private void stopInferring(long lateMillis) {
-    Duration limit = shared.config().inferenceLagLimit();
-    log.warn(
-        "{}: cannot keep up while inferring its engine's evictions: its batches were applied at"
-            + " least {} s late through {} s of its engine's time ({} ms late now); it stops"
-            + " inferring, follows only what its engine publishes (as with --infer-evictions"
-            + " false), and does not infer again for {} min",
-        label,
-        limit.toSeconds(),
-        limit.toSeconds(),
-        lateMillis,
-        INFERENCE_HOLD_OFF.toMinutes());
-    shared.metrics().inferenceStopped("behind");
-    shared.metrics().inferring(false);
-    model = null;
-    touchCursor = null;
-    handedOver = null;
-    sequencer.mergeWithin(shared.index().applyChunkBlocks());
-    heldOff = true;
-    heldOffUntilNanos = shared.nanos() + INFERENCE_HOLD_OFF.toNanos();
-    lag.forgive();
   }
 
   /**
    * Primes the model from the engine's ring, up to the watermark (what the index applied); returns
    * the batches taken in. No ring, or one too large to fetch, leaves the model empty.
    */
-  private int prime() {
+  private int prime(EvictionModel model) {
     String endpoint = pod.replayEndpoint(id.dpRank());
     long through = sequencer.applied();
     if (endpoint == null || through < 0) {
@@ -717,82 +449,13 @@ public final class StreamWorker implements Runnable {
     return primed;
   }
 
-  /**
-   * A new owner of a stream whose pod is marked (a former owner inferred its evictions) goes on
-   * inferring them, primed from the ring as the first owner was. A Redis that does not answer, or
-   * an error, is tried again later (the stream goes on meanwhile).
-   */
-  private void resumeInferring() {
-    resumeDue = false;
-    if (model != null || inferable(1) == 0) {
-      return;
-    }
-    OptionalInt marked;
-    try {
-      marked = Await.of(shared.index().evictionsInferredAsync(id.model(), id.pod()));
-    } catch (RuntimeException e) {
-      resumeDueNanos = inferenceFailed("reading whether its evictions are inferred", e);
-      resumeDue = true;
-      return;
-    }
-    if (marked.isPresent()) {
-      InferenceHandover from;
-      try {
-        from = shared.index().inferenceHandover(id).orElse(null);
-      } catch (RuntimeException e) {
-        inferenceFailed("reading what the former owner handed over", e);
-        from = null; // the model starts from the ring alone
-      }
-      inferEvictions(
-          inferable(marked.getAsInt()), "takeover", "the pod is marked so by a former owner", from);
-    }
-  }
-
-  /**
-   * Leaves what the next owner of the stream needs of its model in the index, when it changed since
-   * it was last left there (or that is getting old).
-   */
-  private void handOverIfDue() {
-    long now = shared.nanos();
-    if (model == null || now - handoverDueNanos < 0) {
-      return;
-    }
-    handoverDueNanos = now + HANDOVER_EVERY.toNanos();
-    InferenceHandover h = model.handover();
-    boolean same =
-        handedOver != null
-            && handedOver.sizeBlocks() == h.sizeBlocks()
-            && Arrays.equals(handedOver.removals(), h.removals());
-    if (!same || now - handedOverAtNanos >= MARK_EVERY.toNanos()) {
-      handOver(h);
-    }
-  }
-
-  private void handOver(InferenceHandover h) {
-    handedOver = h;
-    handedOverAtNanos = shared.nanos();
-    try {
-      shared
-          .index()
-          .handOverInferenceAsync(id, h, MARK_TTL)
-          .whenComplete(
-              (done, e) -> {
-                if (e != null || !done) {
-                  shared.metrics().swallowed(Operation.INFERENCE);
-                }
-              });
-    } catch (RuntimeException e) {
-      inferenceFailed("leaving its model for its next owner", e);
-    }
-  }
-
   /** Reports in the index how far behind its engine the stream is, every second. */
   private void reportLagIfDue() {
-    long now = shared.nanos();
-    if (now - lagReportDueNanos < 0) {
+    if (!timers.due(Due.LAG_REPORT)) {
       return;
     }
-    lagReportDueNanos = now + LAG_REPORT_EVERY.toNanos();
+    long now = shared.nanos();
+    timers.in(Due.LAG_REPORT, LAG_REPORT_EVERY);
     Batch waiting = sequencer.oldestPending();
     long ms = lag.report(waiting == null ? Double.NaN : waiting.events().timestamp(), now);
     try {
@@ -809,73 +472,6 @@ public final class StreamWorker implements Runnable {
       shared.metrics().realError(Operation.LAG);
       log.debug("{}: cannot report its lag: {}", label, e.toString());
     }
-  }
-
-  /**
-   * A Redis call of the inference failed: counted and logged (at most once per retry interval), and
-   * tried again after a backoff of its own; ingestion goes on. Returns when to try again.
-   */
-  private long inferenceFailed(String what, RuntimeException e) {
-    long retryNanos = inferenceRetry.next().toNanos();
-    if (e instanceof RedisUnavailableException) {
-      shared.metrics().swallowed(Operation.INFERENCE);
-      log.debug("{}: {} met a temporary error: {}", label, what, e.toString());
-    } else {
-      shared.metrics().realError(Operation.INFERENCE);
-      log.warn(
-          "{}: {} failed ({}); tried again in {} ms, the stream goes on meanwhile",
-          label,
-          what,
-          e.toString(),
-          retryNanos / 1_000_000);
-    }
-    return shared.nanos() + retryNanos;
-  }
-
-  /** Refreshes the pod's mark and reads its touches, when due, while evictions are inferred. */
-  private void inferIfDue() {
-    if (resumeDue && shared.nanos() - resumeDueNanos >= 0) {
-      resumeInferring();
-    }
-    if (model == null) {
-      return;
-    }
-    if (shared.nanos() - markDueNanos >= 0) {
-      try {
-        if (shared
-            .index()
-            .markEvictionsInferred(id.model(), id.pod(), model.capacity(), MARK_TTL)) {
-          inferenceRetry.reset();
-          markDueNanos = shared.nanos() + MARK_EVERY.toNanos();
-        } else {
-          shared.metrics().swallowed(Operation.INFERENCE);
-          markDueNanos = shared.nanos() + inferenceRetry.next().toNanos();
-        }
-      } catch (RuntimeException e) {
-        markDueNanos = inferenceFailed("marking the pod's evictions inferred", e);
-      }
-    }
-    if (shared.nanos() - touchesDueNanos >= 0) {
-      readTouches();
-    }
-  }
-
-  private void readTouches() {
-    Touches read;
-    try {
-      read = shared.index().touches(id, touchCursor, TOUCHES_PER_READ);
-    } catch (RuntimeException e) {
-      touchesDueNanos = inferenceFailed("reading the pod's touches", e);
-      touchesBeforeApplyAt = Math.max(touchesBeforeApplyAt, touchesDueNanos);
-      return;
-    }
-    if (touchCursor != null) {
-      model.touched(read.touches(), id.dpRank(), pod.dpRanks().size() == 1);
-      shared.metrics().touches(read.touches().size());
-    }
-    touchCursor = read.cursor();
-    touchesBeforeApplyAt = shared.nanos() + TOUCH_READ_BEFORE_APPLY.toNanos();
-    touchesDueNanos = shared.nanos() + (read.more() ? 0 : TOUCH_READ_INTERVAL.toNanos());
   }
 
   /**
@@ -953,8 +549,8 @@ public final class StreamWorker implements Runnable {
             sequencer.expected(),
             through,
             shared.config().maxPendingBatches(),
-            this::malformed,
-            this::learnFrom);
+            intake::malformed,
+            intake::learnFrom);
     w.read(
         Replay.fetch(
             shared.zmq(),
@@ -1047,16 +643,14 @@ public final class StreamWorker implements Runnable {
 
   private boolean runPurge(RunPurge action) {
     shared.faults().beforeWriteUninterruptibly();
-    return !halted && carryOut(writes.purge(sequencer, action, model));
+    return !halted && carryOut(writes.purge(sequencer, action, inference.model()));
   }
 
   private boolean apply(Apply action) {
-    if (model != null && touchCursor != null && shared.nanos() - touchesBeforeApplyAt >= 0) {
-      readTouches();
-    }
+    inference.beforeApply();
     shared.faults().beforeWriteUninterruptibly();
     long appliedBefore = status.lastAppliedNanos();
-    boolean goOn = !halted && carryOut(writes.apply(sequencer, action, status, model));
+    boolean goOn = !halted && carryOut(writes.apply(sequencer, action, status, inference.model()));
     if (status.lastAppliedNanos() != appliedBefore) {
       appliedLate(action);
     }
@@ -1079,8 +673,9 @@ public final class StreamWorker implements Runnable {
       last = part.events().timestamp();
       behind |= lag.applied(last, now);
     }
+    EvictionModel model = inference.model();
     if (behind && model != null && !model.callInFlight()) {
-      stopInferring(lag.lagMillis(last, now));
+      inference.stop(lag.lagMillis(last, now));
     }
   }
 
@@ -1092,6 +687,9 @@ public final class StreamWorker implements Runnable {
         return true;
       }
       case LOST -> {
+        // The index's listeners heard of this reset before the write's caller did, and asked this
+        // stream to start again too: one reset, one purge and one replay.
+        status.takeIndexResetRequest();
         indexLost();
         return true;
       }
@@ -1188,7 +786,7 @@ public final class StreamWorker implements Runnable {
   }
 
   private void backOff() {
-    retryAtNanos = shared.nanos() + retry.next().toNanos();
+    timers.in(Due.RETRY, retry.next());
   }
 
   private void failed(RuntimeException e) {

@@ -2,6 +2,7 @@ package io.kvindex.ingester.reconcile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.ingester.stream.EngineCapacity;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -78,7 +79,11 @@ class EngineMetricsTest {
   void capacityByEngine_readsNumGpuBlocksPerEngine() {
     String text =
         page(0, 1, 0, 0) + cacheConfig("0", "27264") + cacheConfig("1", "27000") + "up 1\n";
-    assertThat(EngineMetrics.capacityByEngine(text)).isEqualTo(Map.of(0, 27264, 1, 27000));
+    assertThat(EngineMetrics.capacityByEngine(text))
+        .isEqualTo(
+            Map.of(
+                0, new EngineCapacity(27264, 16, 0),
+                1, new EngineCapacity(27000, 16, 0)));
   }
 
   @Test
@@ -86,5 +91,16 @@ class EngineMetricsTest {
     assertThat(EngineMetrics.capacityByEngine(page(0, 1, 0, 0))).isEmpty();
     assertThat(EngineMetrics.capacityByEngine(cacheConfig("0", "None"))).isEmpty();
     assertThat(EngineMetrics.capacityByEngine(cacheConfig("0", "0"))).isEmpty();
+  }
+
+  @Test
+  void capacityByEngine_readsKvCacheSizeTokens() {
+    String text =
+        cacheConfig("0", "2168")
+            .replace(
+                "num_gpu_blocks=\"2168\",",
+                "num_gpu_blocks=\"2168\",kv_cache_size_tokens=\"27967\",");
+    assertThat(EngineMetrics.capacityByEngine(text))
+        .isEqualTo(Map.of(0, new EngineCapacity(2168, 16, 27967)));
   }
 }

@@ -91,6 +91,29 @@ public enum ModelKind {
     return blockSize * blocksPerGroupBlock;
   }
 
+  /**
+   * The {@code kv_cache_size_tokens} vLLM reports for a pool of {@code capacityBlocks} blocks of
+   * {@code blockSize} tokens: the pool over the blocks a request of {@code maxModelLen} tokens
+   * takes in every group, times {@code maxModelLen} (vLLM's {@code get_kv_cache_capacity}). Full
+   * attention takes {@code cdiv(L, B)}; a sliding window {@code cdiv(min(W - 1 +
+   * maxNumBatchedTokens, L), B) + 1}; a Mamba group in align mode two state blocks (vLLM pads a
+   * state to one block of the pool).
+   */
+  public long kvCacheSizeTokens(
+      int capacityBlocks, int blockSize, int maxModelLen, int maxNumBatchedTokens) {
+    long perRequest = ceilDiv(maxModelLen, blockSize);
+    if (this == SLIDING_WINDOW) {
+      perRequest += ceilDiv(Math.min(window - 1 + maxNumBatchedTokens, maxModelLen), blockSize) + 1;
+    } else if (this == MAMBA) {
+      perRequest += 2;
+    }
+    return (long) ((double) capacityBlocks / perRequest * maxModelLen);
+  }
+
+  private static long ceilDiv(long a, long b) {
+    return (a + b - 1) / b;
+  }
+
   /** The cache groups as the engine's events describe them. */
   public CacheLayout layout(int blockSize) {
     Group full = new Group(0, "full_attention", blockSize, 0);

@@ -3,8 +3,11 @@ package io.kvindex.simulator.http;
 import io.kvindex.service.HttpService;
 import io.kvindex.service.HttpService.Request;
 import io.kvindex.service.HttpService.Response;
+import io.kvindex.simulator.ModelKind;
+import io.kvindex.simulator.PodConfig;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.simulator.StreamEndpoints;
+import io.kvindex.simulator.engine.EngineTiming;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
@@ -22,11 +25,12 @@ import java.util.Set;
  * endpoint: vLLM's dev endpoints ({@code POST /reset_prefix_cache}, {@code POST /sleep?level=},
  * {@code POST /wake_up}, {@code GET /is_sleeping}), {@code GET /metrics} with {@code
  * vllm:engine_sleep_state}, {@code vllm:cache_config_info} (its {@code num_gpu_blocks}, the pod's
- * capacity), {@code vllm:num_requests_running} and {@code vllm:num_requests_waiting} (the requests
- * of its OpenAI-compatible endpoint) and {@code process_start_time_seconds} as vLLM exports them,
- * and the simulator's own {@code GET /kv_blocks} (ground truth) and {@code POST /restart}; and the
- * OpenAI-compatible {@code POST /v1/completions}, {@code POST /v1/chat/completions} and {@code POST
- * /tokenize} that a gateway forwards requests to ({@link OpenAiEndpoint}). Thread-safe.
+ * capacity, and {@code kv_cache_size_tokens}), {@code vllm:num_requests_running} and {@code
+ * vllm:num_requests_waiting} (the requests of its OpenAI-compatible endpoint) and {@code
+ * process_start_time_seconds} as vLLM exports them, and the simulator's own {@code GET /kv_blocks}
+ * (ground truth) and {@code POST /restart}; and the OpenAI-compatible {@code POST /v1/completions},
+ * {@code POST /v1/chat/completions} and {@code POST /tokenize} that a gateway forwards requests to
+ * ({@link OpenAiEndpoint}). Thread-safe.
  */
 public final class PodHttpServer implements AutoCloseable {
   private static final String SLEEP_HELP =
@@ -152,6 +156,8 @@ public final class PodHttpServer implements AutoCloseable {
           .append(engine)
           .append("\",num_cpu_blocks=\"None\",num_gpu_blocks=\"")
           .append(pod.config().capacityBlocks())
+          .append("\",kv_cache_size_tokens=\"")
+          .append(kvCacheSizeTokens(pod.config()))
           .append("\",prefix_caching_hash_algo=\"sha256_cbor\"} 1.0\n");
     }
     // vLLM's scheduler gauges (vllm/v1/metrics/loggers.py), one series per engine.
@@ -183,6 +189,23 @@ public final class PodHttpServer implements AutoCloseable {
     out.append("# TYPE process_start_time_seconds gauge\n");
     out.append("process_start_time_seconds ").append(seconds(pod.processStartTime())).append('\n');
     return out.toString();
+  }
+
+  /**
+   * The pod's {@code kv_cache_size_tokens} as vLLM computes it ({@link
+   * ModelKind#kvCacheSizeTokens}), taking the longest request the pod's cache holds in full
+   * attention ({@code capacityBlocks × blockSize}) as its {@code max_model_len} and vLLM's default
+   * {@code max_num_batched_tokens}: a dense model's is its whole cache, a hybrid's less.
+   */
+  public static long kvCacheSizeTokens(PodConfig config) {
+    int maxModelLen = config.capacityBlocks() * config.blockSize();
+    return config
+        .modelKind()
+        .kvCacheSizeTokens(
+            config.capacityBlocks(),
+            config.blockSize(),
+            maxModelLen,
+            EngineTiming.DEFAULT.maxNumBatchedTokens());
   }
 
   /** Python's repr of a float of Unix seconds, e.g. {@code 1732912345.67}. */

@@ -75,7 +75,8 @@ class PodHttpServerTest {
               "vllm:cache_config_info{block_size=\"16\",enable_prefix_caching=\"True\",engine=\"")
           .append(e)
           .append("\",num_cpu_blocks=\"None\",num_gpu_blocks=\"32768\",")
-          .append("prefix_caching_hash_algo=\"sha256_cbor\"} 1.0\n");
+          .append(
+              "kv_cache_size_tokens=\"524288\",prefix_caching_hash_algo=\"sha256_cbor\"} 1.0\n");
     }
     out.append(scheduler(engines, 0, 0));
     out.append("# HELP process_start_time_seconds Start time of the process since unix epoch in")

@@ -441,8 +441,8 @@ class IngesterTest {
     Await.until(
         WAIT,
         "the pod marked",
-        () -> rig.index().evictionsInferred(Fleet.MODEL, pod.name()).join().isPresent());
-    int modelBlocks = rig.index().evictionsInferred(Fleet.MODEL, pod.name()).join().getAsInt();
+        () -> rig.index().evictionsInferredAsync(Fleet.MODEL, pod.name()).join().isPresent());
+    int modelBlocks = rig.index().evictionsInferredAsync(Fleet.MODEL, pod.name()).join().getAsInt();
     assertThat(sizeTokens / Fleet.BLOCK)
         .as("full-attention blocks the engine holds")
         .isLessThan(96);

@@ -250,7 +250,7 @@ final class Inference {
     }
     OptionalInt marked;
     try {
-      marked = Await.of(shared.index().evictionsInferred(id.model(), id.pod()));
+      marked = Await.of(shared.index().evictionsInferredAsync(id.model(), id.pod()));
     } catch (RuntimeException e) {
       timers.at(Due.RESUME, failed("reading whether its evictions are inferred", e));
       return;

@@ -21,13 +21,12 @@ import java.util.Map;
  * with 1 or more gateways (each embedding its own router, all sharing one index and the index's
  * shared load view; or, with {@code --gateway-load scaled|own}, each sending a router replica its
  * own view of load; paced against the wall clock, as the index follows the engines' events in real
- * time), per-gateway
- * approximate prefix routing, least-loaded (true queues), round-robin, random, and the oracle (true
- * caches, queues and queued prompt tokens, kvindex's pick policy); kvindex and the oracle once per
- * pick policy asked for. The short table ({@link Options#full} false) runs kvindex with one
- * gateway, the oracle, least-loaded and round-robin. The built-in workload's arrivals are rescaled
- * to {@code load} of the fleet's capacity; a trace keeps its own times (compressed by {@code
- * --speed}). Not thread-safe: one run at a time.
+ * time), per-gateway approximate prefix routing, least-loaded (true queues), round-robin, random,
+ * and the oracle (true caches, queues and queued prompt tokens, kvindex's pick policy); kvindex and
+ * the oracle once per pick policy asked for. The short table ({@link Options#full} false) runs
+ * kvindex with one gateway, the oracle, least-loaded and round-robin. The built-in workload's
+ * arrivals are rescaled to {@code load} of the fleet's capacity; a trace keeps its own times
+ * (compressed by {@code --speed}). Not thread-safe: one run at a time.
  */
 final class TtftComparison {
   /** What the comparison runs. */

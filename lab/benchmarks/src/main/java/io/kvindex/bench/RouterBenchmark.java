@@ -44,8 +44,11 @@ final class RouterBenchmark {
   private static final String HASH = "sha256_cbor";
   private static final Duration LOOKUP_BUDGET = Duration.ofMillis(250);
 
-  /** How long the routes of the routed run stand: longer than the run. */
-  private static final Duration ROUTE_TTL = Duration.ofMinutes(10);
+  /**
+   * How long the routes of the routed run stand: the longest a route may (recording refuses more);
+   * about as long as a full run's routed measurements take.
+   */
+  private static final Duration ROUTE_TTL = PrefixIndex.MAX_SPECULATIVE_TTL;
 
   private final BenchOptions options;
 

@@ -80,9 +80,30 @@ public interface KvRouter extends AutoCloseable {
    *
    * @param scores the result of {@link #score} for the request
    * @param candidates the pods the request may go to
-   * @param load the pods' current load, for example running requests per pod
+   * @param load the pods' current load, for example running requests per pod; with a {@linkplain
+   *     KvRouterBuilder#sharedLoad shared load view} the fleet's load (what every router counted
+   *     with {@link #started}) is added to it, so pass only what the view does not count ({@link
+   *     LoadSignal#none()} for a gateway that counts its requests with {@link #started})
    */
   Pick pick(Scores scores, Collection<String> candidates, LoadSignal load);
+
+  /**
+   * Counts a routed request in this router's share of the fleet's load view, when the router was
+   * built with {@link KvRouterBuilder#sharedLoad}: every router of the fleet then sees it in its
+   * picks (one request on {@code pick.pod()}, and its prompt tokens past the pod's cached prefix as
+   * queued tokens) until the returned handle says its first token came back and that it ended. The
+   * share lives in Redis, rewritten by this router every third of {@link
+   * KvRouterBuilder#sharedLoadTtl}: a router that dies leaves the view within that TTL.
+   * Non-blocking and best effort (a failed write is counted, and the next rewrite repairs it).
+   * Without a shared load view it counts nothing and returns {@link InFlight#NONE}.
+   *
+   * @param scores the request's scores, as {@link #pick} was given them
+   * @param pick the pick the request was sent by
+   * @param promptTokens the prompt's length in tokens (or a negative number: its full blocks')
+   */
+  default InFlight started(Scores scores, Pick pick, int promptTokens) {
+    return InFlight.NONE;
+  }
 
   /**
    * Explains the {@link #pick} of the same arguments: per candidate, each tier's depth, the load

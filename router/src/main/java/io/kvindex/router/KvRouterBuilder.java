@@ -35,6 +35,9 @@ public final class KvRouterBuilder {
   /** The default of {@link #resyncInterval}. */
   public static final Duration DEFAULT_RESYNC_INTERVAL = Duration.ofSeconds(30);
 
+  /** The default of {@link #sharedLoadTtl}. */
+  public static final Duration DEFAULT_SHARED_LOAD_TTL = Duration.ofSeconds(10);
+
   private String redisUri = DEFAULT_REDIS_URI;
   private Path redisTlsCaFile;
   private int groups = 1;
@@ -49,6 +52,9 @@ public final class KvRouterBuilder {
   private Duration resyncInterval = DEFAULT_RESYNC_INTERVAL;
   private boolean adoptEngineKeys;
   private final Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
+  private boolean sharedLoad;
+  private Duration sharedLoadTtl = DEFAULT_SHARED_LOAD_TTL;
+  private String routerId;
 
   KvRouterBuilder() {}
 
@@ -199,6 +205,43 @@ public final class KvRouterBuilder {
     return this;
   }
 
+  /**
+   * Whether the router shares a load view with every router of the fleet through the index: the
+   * requests each router counted with {@link KvRouter#started}, per pod, and their prompt tokens
+   * not yet computed, read beside every lookup (pipelined with it: a pick stays one round trip) and
+   * added to the load a pick is given. What makes many gateways route as well as one: each alone
+   * sees only its own requests. Needs a Redis user that may {@code HGETALL} the {@code spec:load}
+   * keys (docs/operations.md). Default false.
+   */
+  public KvRouterBuilder sharedLoad(boolean shared) {
+    this.sharedLoad = shared;
+    return this;
+  }
+
+  /**
+   * How long a router's share of the shared load view stands without being rewritten (it is
+   * rewritten every third of it): a router that dies leaves the view within this time. The routers'
+   * clocks must agree to well within it. 300 ms to 10 min; default 10 s.
+   */
+  public KvRouterBuilder sharedLoadTtl(Duration ttl) {
+    Check.notNull(ttl, "sharedLoadTtl");
+    if (ttl.compareTo(Duration.ofMillis(300)) < 0 || ttl.compareTo(Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException(
+          "sharedLoadTtl must be 300 ms to 10 min, got " + ttl + "; 10 s suits most fleets");
+    }
+    this.sharedLoadTtl = ttl;
+    return this;
+  }
+
+  /**
+   * This router's name in the shared load view; unique in the fleet. Default the host's name, the
+   * process id and a random suffix.
+   */
+  public KvRouterBuilder routerId(String id) {
+    this.routerId = Check.notBlank(id, "routerId");
+    return this;
+  }
+
   /** Where the router's metrics go. Default a private registry nobody reads. */
   public KvRouterBuilder meterRegistry(MeterRegistry registry) {
     this.meterRegistry = Check.notNull(registry, "meterRegistry");
@@ -233,7 +276,24 @@ public final class KvRouterBuilder {
         driftWindow,
         driftThreshold,
         resyncInterval,
-        adoptEngineKeys);
+        adoptEngineKeys,
+        sharedLoad,
+        sharedLoadTtl,
+        routerId == null ? defaultRouterId() : routerId);
+  }
+
+  private static String defaultRouterId() {
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException e) {
+      host = "unknown-host";
+    }
+    return host
+        + "/"
+        + ProcessHandle.current().pid()
+        + "/"
+        + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong());
   }
 
   /** The immutable result of a builder. */
@@ -251,7 +311,10 @@ public final class KvRouterBuilder {
       int driftWindow,
       double driftThreshold,
       Duration resyncInterval,
-      boolean adoptEngineKeys) {
+      boolean adoptEngineKeys,
+      boolean sharedLoad,
+      Duration sharedLoadTtl,
+      String routerId) {
     RouterConfig {
       tierWeights = Map.copyOf(tierWeights);
       models = Map.copyOf(models);
@@ -286,6 +349,12 @@ public final class KvRouterBuilder {
           + resyncInterval
           + ", adoptEngineKeys="
           + adoptEngineKeys
+          + ", sharedLoad="
+          + sharedLoad
+          + ", sharedLoadTtl="
+          + sharedLoadTtl
+          + ", routerId="
+          + routerId
           + "]";
     }
 

@@ -9,6 +9,7 @@ import io.kvindex.index.Lookups;
 import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.redis.KeySchema;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouterBuilder.RouterConfig;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The Redis-backed {@link KvRouter}. Thread-safe.
@@ -67,6 +69,9 @@ final class RedisKvRouter implements KvRouter {
   /** The models' cache-group layouts, for scoring hybrid models. */
   private final ModelLayouts layouts;
 
+  /** The load view shared with the fleet's other routers, or null when not shared. */
+  private final SharedLoad sharedLoad;
+
   private RedisKvRouter(RouterConfig config, RedisConnector connector, PrefixIndex index) {
     this.config = config;
     this.connector = connector;
@@ -94,6 +99,16 @@ final class RedisKvRouter implements KvRouter {
     this.adopted =
         config.adoptEngineKeys()
             ? new AdoptedKeys(index, System::nanoTime, System::currentTimeMillis)
+            : null;
+    this.sharedLoad =
+        config.sharedLoad()
+            ? new SharedLoad(
+                connector,
+                new KeySchema(config.indexName(), config.groups()),
+                config.routerId(),
+                config.sharedLoadTtl(),
+                System::currentTimeMillis,
+                config.meterRegistry())
             : null;
   }
 
@@ -164,7 +179,9 @@ final class RedisKvRouter implements KvRouter {
               ? request.blockKeys()
               : keyer.keys(
                   request.model(), request.lora(), request.cacheSalt(), request.tokenIds());
+      CompletableFuture<?> load = readLoad(request.model(), keys);
       Scores scores = lookup(request, keyer.config(), keys);
+      awaitLoad(load);
       metrics.lookup(scores.outcome(), System.nanoTime() - start);
       return scores;
     } catch (RuntimeException e) {
@@ -185,10 +202,12 @@ final class RedisKvRouter implements KvRouter {
               : keyer.keys(
                   request.model(), request.lora(), request.cacheSalt(), request.tokenIds());
       ModelKeys config = keyer.config();
+      CompletableFuture<?> load = readLoad(request.model(), keys);
       scores =
           keys.length == 0
               ? CompletableFuture.completedFuture(none(request, config, keys))
-              : lookupAsync(request, config, keys).thenApply(r -> scores(request, config, keys, r));
+              : lookupAsync(request, config, keys)
+                  .thenCombine(load, (r, ignored) -> scores(request, config, keys, r));
     } catch (RuntimeException e) {
       scores = CompletableFuture.failedFuture(e);
     }
@@ -200,6 +219,30 @@ final class RedisKvRouter implements KvRouter {
             metrics.lookupFailed(System.nanoTime() - start);
           }
         });
+  }
+
+  /**
+   * Starts reading the shared load view beside the lookup (issued first, on the same connection:
+   * one round trip for both); completes within the lookup budget whatever Redis does, the last view
+   * standing when the read fails or is late.
+   */
+  private CompletableFuture<?> readLoad(String model, long[] blockKeys) {
+    if (sharedLoad == null || blockKeys.length == 0) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return sharedLoad
+        .read(model)
+        .completeOnTimeout(null, config.lookupBudget().toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private static void awaitLoad(CompletableFuture<?> load) {
+    try {
+      load.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException e) {
+      // never: a failed read answers the last view
+    }
   }
 
   private Scores lookup(ScoreRequest request, ModelKeys keys, long[] blockKeys) {
@@ -332,12 +375,56 @@ final class RedisKvRouter implements KvRouter {
 
   @Override
   public Pick pick(Scores scores, Collection<String> candidates, LoadSignal load) {
-    return config.pickPolicy().pick(scores, candidates, load);
+    return config.pickPolicy().pick(scores, candidates, fleet(scores, load));
+  }
+
+  /** The load a pick weighs: the caller's, plus the fleet's when the view is shared. */
+  private LoadSignal fleet(Scores scores, LoadSignal load) {
+    return sharedLoad == null ? load : sharedLoad.fleet(scores.model(), load);
   }
 
   @Override
-  public Explanation explain(Scores scores, Collection<String> candidates, LoadSignal load) {
-    Pick pick = pick(scores, candidates, load);
+  public InFlight started(Scores scores, Pick pick, int promptTokens) {
+    Check.notNull(scores, "scores");
+    Check.notNull(pick, "pick");
+    if (sharedLoad == null) {
+      return InFlight.NONE;
+    }
+    long cached = (long) pick.matchedBlocks() * scores.blockSize();
+    long prompt =
+        promptTokens >= 0 ? promptTokens : (long) scores.queriedBlocks() * scores.blockSize();
+    long tokens = Math.max(0, prompt - cached);
+    String model = scores.model();
+    String pod = pick.pod();
+    sharedLoad.add(model, pod, 1, tokens);
+    AtomicBoolean prefilled = new AtomicBoolean();
+    AtomicBoolean ended = new AtomicBoolean();
+    return new InFlight() {
+      @Override
+      public void firstToken() {
+        if (!ended.get() && prefilled.compareAndSet(false, true)) {
+          sharedLoad.add(model, pod, 0, -tokens);
+        }
+      }
+
+      @Override
+      public void finished() {
+        if (ended.compareAndSet(false, true)) {
+          sharedLoad.add(model, pod, -1, prefilled.getAndSet(true) ? 0 : -tokens);
+        }
+      }
+    };
+  }
+
+  /** The shared load view, or null when not shared (for tests). */
+  SharedLoad sharedLoad() {
+    return sharedLoad;
+  }
+
+  @Override
+  public Explanation explain(Scores scores, Collection<String> candidates, LoadSignal given) {
+    LoadSignal load = fleet(scores, given);
+    Pick pick = config.pickPolicy().pick(scores, candidates, load);
     Map<String, Pick.Verdict> verdicts = config.pickPolicy().verdicts(scores, candidates, load);
     List<String> pods = List.copyOf(candidates);
     List<PodLiveness> liveness =
@@ -411,6 +498,9 @@ final class RedisKvRouter implements KvRouter {
   @Override
   public void close() {
     try {
+      if (sharedLoad != null) {
+        sharedLoad.close();
+      }
       index.close();
     } finally {
       connector.close();

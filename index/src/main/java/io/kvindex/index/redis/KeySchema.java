@@ -168,6 +168,17 @@ public final class KeySchema {
   }
 
   /**
+   * The load every router of a fleet shares for {@code model} (hash: {@code u32 length ‖ pod ‖
+   * router} -> {@code <requests>|<queued tokens>|<expiry ms>}), under a tag of its own per model,
+   * {@code load-} and the hex of the first 8 bytes of SHA-256 of the model's name: a {@code spec:}
+   * key, which a router's Redis user may write.
+   */
+  public byte[] sharedLoad(String model) {
+    byte[] digest = sha256(model.getBytes(StandardCharsets.UTF_8));
+    return key("load-" + HEX.formatHex(digest, 0, 8), "spec:load");
+  }
+
+  /**
    * The engine incarnation (its process start time) a stream's entries came from, as its owners
    * confirmed it (incarnation.lua).
    */

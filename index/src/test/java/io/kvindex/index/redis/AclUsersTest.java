@@ -302,6 +302,10 @@ class AclUsersTest {
           .as("HGETALL of the blocks hash")
           .hasMessageStartingWith("NOPERM");
       assertThat(sync.hgetall(keys.pods(0))).as("HGETALL of the pods hash").isNotEmpty();
+      byte[] load = keys.sharedLoad(MODEL);
+      sync.hset(load, bytes("share"), bytes("1|0|0"));
+      assertThat(sync.hgetall(load)).as("HGETALL of the shared load view").hasSize(1);
+      sync.hdel(load, bytes("share"));
       assertThatThrownBy(() -> sync.hset(keys.pods(0), bytes("pod"), bytes("forged")))
           .hasMessageStartingWith("NOPERM");
       assertThatThrownBy(() -> sync.set(keys.lease(STREAM), bytes("1:thief")))

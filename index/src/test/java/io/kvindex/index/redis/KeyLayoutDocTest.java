@@ -115,9 +115,9 @@ class KeyLayoutDocTest {
       }
       Matcher m = KEY.matcher(new String(key, StandardCharsets.UTF_8));
       assertThat(m.matches()).as("KeySchema.%s builds %s", method.getName(), m).isTrue();
-      String tag = m.group(1);
+      String tag = m.group(1).startsWith("load-") ? "load" : m.group(1);
       String name = m.group(2).replace(streamDigest, "<d>").replace(podDigest, "<p>");
-      if (!tag.equals("ingesters")) {
+      if (!tag.equals("ingesters") && !tag.equals("load")) {
         assertThat(Set.of("0", Integer.toString(group)))
             .as("KeySchema.%s's group", method.getName())
             .contains(tag);
@@ -133,7 +133,7 @@ class KeyLayoutDocTest {
     Set<String> inGroups = new TreeSet<>();
     schema.forEach(
         (tag, names) -> {
-          if (!tag.equals("ingesters")) {
+          if (!tag.equals("ingesters") && !tag.equals("load")) {
             inGroups.addAll(names);
           }
         });
@@ -161,6 +161,13 @@ class KeyLayoutDocTest {
     assertThat(rows("Keys of the replica registry").keySet())
         .as("keys of the replica registry in %s against KeySchema", PAGE)
         .isEqualTo(schemaKeys().get("ingesters"));
+  }
+
+  @Test
+  void sharedLoadKeys_areTheSchemas() throws ReflectiveOperationException {
+    assertThat(rows("Keys of the shared load view").keySet())
+        .as("keys of the shared load view in %s against KeySchema", PAGE)
+        .isEqualTo(schemaKeys().get("load"));
   }
 
   @Test

@@ -44,8 +44,11 @@ final class RouterBenchmark {
   private static final String HASH = "sha256_cbor";
   private static final Duration LOOKUP_BUDGET = Duration.ofMillis(250);
 
-  /** How long the routes of the routed run stand: longer than the run. */
-  private static final Duration ROUTE_TTL = Duration.ofMinutes(10);
+  /**
+   * How long the routes of the routed run stand: the longest a route may (recording refuses more);
+   * about as long as a full run's routed measurements take.
+   */
+  private static final Duration ROUTE_TTL = PrefixIndex.MAX_SPECULATIVE_TTL;
 
   private final BenchOptions options;
 
@@ -135,6 +138,13 @@ final class RouterBenchmark {
             + " min), as a gateway recording each route leaves the index: captured_routed says"
             + " what lookups then read, routed the router's and prehashed rates, routed.ratios"
             + " routed over the run without routes");
+    setup.put(
+        "shared_load",
+        "the routed run's lookups from tokens by a router with the shared load view, while "
+            + SHARING_GATEWAYS
+            + " other routers each count a request on every pod (a view of "
+            + SHARING_GATEWAYS * PODS
+            + " fields, read with every lookup); shared_load.ratios over the routed run");
     setup.put("warmup_s", warmup().toSeconds());
     setup.put("measured_s", measured().toSeconds());
   }
@@ -178,6 +188,56 @@ final class RouterBenchmark {
         measure(json, router, prompts, keys, fixture.pods, raw);
       }
       routed(json, router, prompts, keys, fixture.pods, nodes);
+      sharedLoad(json, uris, groups, prompts, fixture.pods);
+    }
+  }
+
+  /** Gateways whose shares fill the shared load view in the shared-load run. */
+  private static final int SHARING_GATEWAYS = 8;
+
+  /**
+   * The routed run's lookups again from a router with the shared load view, while {@value
+   * #SHARING_GATEWAYS} other routers each count a request on every pod (a field per router and pod,
+   * as many as a busy fleet's view holds): each lookup then also reads the model's view, pipelined
+   * with it. Its rate over the routed run's is the view's cost.
+   */
+  private void sharedLoad(
+      ObjectNode json, List<String> uris, int groups, List<int[]> prompts, List<String> pods) {
+    ObjectNode shared = json.putObject("shared_load");
+    List<KvRouter> peers = new ArrayList<>();
+    try (KvRouter router = router(uris, groups, true, "bench-measured")) {
+      for (int g = 0; g < SHARING_GATEWAYS; g++) {
+        KvRouter peer = router(uris, groups, true, "bench-gateway-" + g);
+        peers.add(peer);
+        Scores scores = peer.score(IndexBenchmark.MODEL, null, prompts.get(g), pods);
+        for (String pod : pods) {
+          peer.started(scores, new Pick(pod, Pick.Reason.LEAST_LOAD, 0, false), 4096);
+        }
+      }
+      shared.put("view_fields", SHARING_GATEWAYS * pods.size());
+      ObjectNode ratios = shared.putObject("ratios");
+      for (int threads : List.of(1, 8)) {
+        String name = "threads_" + threads;
+        log.info("router, shared load view: {} client thread(s)", threads);
+        load(
+            (thread, i) ->
+                router
+                    .score(
+                        IndexBenchmark.MODEL,
+                        null,
+                        prompts.get(pick(thread, i) % prompts.size()),
+                        pods)
+                    .indexAvailable(),
+            threads,
+            shared.putObject(name));
+        ratios.put(
+            "shared_to_routed_" + name,
+            ratio(
+                shared.path(name),
+                json.path("routed").path(name).path("lookups_per_s").asDouble()));
+      }
+    } finally {
+      peers.forEach(KvRouter::close);
     }
   }
 
@@ -368,12 +428,18 @@ final class RouterBenchmark {
   }
 
   private static KvRouter router(List<String> uris, int groups) {
+    return router(uris, groups, false, "bench");
+  }
+
+  private static KvRouter router(List<String> uris, int groups, boolean sharedLoad, String id) {
     var builder =
         KvRouter.builder()
             .indexName(INDEX)
             .groups(groups)
             .model(IndexBenchmark.MODEL, ModelKeys.engine(HASH, "0", BLOCK_SIZE))
-            .lookupBudget(LOOKUP_BUDGET);
+            .lookupBudget(LOOKUP_BUDGET)
+            .sharedLoad(sharedLoad)
+            .routerId(id);
     return (uris.size() == 1 ? builder.redisUri(uris.get(0)) : builder.clusterSeeds(uris)).build();
   }
 

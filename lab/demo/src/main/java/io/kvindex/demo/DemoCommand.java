@@ -191,14 +191,15 @@ public final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--gateway-load",
-      paramLabel = "scaled|own|shared",
-      defaultValue = "scaled",
+      paramLabel = "shared|scaled|own",
+      defaultValue = "shared",
       description =
-          "With --ttft and several gateways: the load each kvindex gateway sends the router, its"
-              + " own in-flight requests and queued prompt tokens per pod times the number of"
-              + " gateways (scaled), its own alone (own: the router's overload guard, 16 requests"
-              + " above the least loaded pod, is then blind), or every gateway's (shared: as if"
-              + " the gateways shared one count, the bound a shared load view could reach)."
+          "With --ttft: the load each kvindex gateway routes by. shared: each gateway embeds a"
+              + " router with the index's shared load view (every gateway's requests and queued"
+              + " prompt tokens per pod, read beside each lookup), the product's path; scaled: each"
+              + " sends a router replica its own in-flight requests and queued prompt tokens per"
+              + " pod times the number of gateways; own: its own alone (the router's overload"
+              + " guard, 16 requests above the least loaded pod, is then blind)."
               + " Default: ${DEFAULT-VALUE}")
   String gatewayLoad;
 

@@ -33,7 +33,7 @@ final class RouterPolicy implements Gateway {
   private final RouterClient client;
   private final List<String> pods;
   private final Deque<String> recent = new ArrayDeque<>();
-  private Map<String, Integer> load = new HashMap<>();
+  private final Map<String, Integer> load = new HashMap<>();
   private final Map<String, Integer> reasons = new TreeMap<>();
   private final List<Long> roundTrips = new ArrayList<>();
   private int failures;
@@ -49,7 +49,7 @@ final class RouterPolicy implements Gateway {
   private final Map<InferenceRequest, Integer> predictedOf = new IdentityHashMap<>();
 
   /** Per pod, the uncached prompt tokens of this gateway's requests with no first token yet. */
-  private Map<String, Long> queuedTokens = new HashMap<>();
+  private final Map<String, Long> queuedTokens = new HashMap<>();
 
   private final Map<InferenceRequest, Long> queuedOf = new IdentityHashMap<>();
 
@@ -294,17 +294,6 @@ final class RouterPolicy implements Gateway {
    */
   RouterPolicy gateways(int gateways) {
     this.gateways = gateways;
-    return this;
-  }
-
-  /**
-   * Makes this gateway count its in-flight requests and queued tokens in {@code other}'s books, so
-   * that both send the router the load of both: a load view shared between gateways (through a
-   * store every gateway writes, say), against which the per-gateway views are measured.
-   */
-  RouterPolicy sharingLoadWith(RouterPolicy other) {
-    this.load = other.load;
-    this.queuedTokens = other.queuedTokens;
     return this;
   }
 

@@ -98,6 +98,7 @@ public final class Stack implements AutoCloseable {
   private Map<String, String> podMetricsUrls = Map.of();
 
   private PickPolicy pickPolicy = PickPolicy.estimatedTtft();
+  private boolean closedLoop;
 
   private Stack() {}
 
@@ -199,6 +200,7 @@ public final class Stack implements AutoCloseable {
             .redis(auditConnector)
             .build();
     opened.push(auditIndex);
+    closedLoop = config.closedLoop();
     for (int i = 1; i <= ROUTERS; i++) {
       startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
     }
@@ -362,6 +364,30 @@ public final class Stack implements AutoCloseable {
 
   public List<URI> routers() {
     return List.copyOf(routers);
+  }
+
+  /**
+   * A router embedded in a gateway, as the library is used in a gateway's own process: the router
+   * replicas' settings, and a load view shared through the index with every other router built with
+   * one ({@code KvRouterBuilder.sharedLoad}). Closed with the stack.
+   */
+  KvRouter embeddedRouter(String id) {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    routerRegistries.add(registry);
+    KvRouter router =
+        KvRouter.builder()
+            .redisUri(redisUri)
+            .indexName(indexName)
+            .model(MODEL, modelKeys())
+            .lookupBudget(LOOKUP_BUDGET)
+            .resyncInterval(closedLoop ? RESYNC_INTERVAL : Duration.ZERO)
+            .pickPolicy(pickPolicy)
+            .sharedLoad(true)
+            .routerId(id)
+            .meterRegistry(registry)
+            .build();
+    opened.push(router);
+    return router;
   }
 
   /**

@@ -1,16 +1,21 @@
 package io.kvindex.demo;
 
 import io.kvindex.index.PodMatch;
+import io.kvindex.router.InFlight;
+import io.kvindex.router.KvRouter;
 import io.kvindex.router.LoadSignal;
+import io.kvindex.router.Observation;
 import io.kvindex.router.Pick;
 import io.kvindex.router.PickPolicy;
 import io.kvindex.router.Scores;
 import io.kvindex.simulator.CachedPrefix;
+import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;
 import io.kvindex.simulator.TimedCompletion;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -142,6 +147,57 @@ final class TimedPolicies {
         Map<String, Integer> all = new TreeMap<>();
         gateways.forEach(g -> g.reasons().forEach((k, v) -> all.merge(k, v, Integer::sum)));
         return all;
+      }
+    };
+  }
+
+  /**
+   * kvindex as a gateway embedding the router library routes: gateway {@code g} scores and picks
+   * with {@code routers.get(g)} in its own process (no load of its own passed: the router adds the
+   * fleet's, every gateway's requests counted through the index's shared load view, read beside
+   * each lookup), counts each request there from its pick to its first token and its end ({@link
+   * KvRouter#started}), and closes the loop with the engine's cached tokens ({@link
+   * KvRouter#observe}).
+   */
+  static TimedRun.Picker embedded(List<KvRouter> routers) {
+    Map<InferenceRequest, InFlight> inFlight = new IdentityHashMap<>();
+    Map<InferenceRequest, Scores> scoresOf = new IdentityHashMap<>();
+    Map<InferenceRequest, Pick> picks = new IdentityHashMap<>();
+    return new Counting() {
+      @Override
+      public String pick(InferenceRequest request, int gateway, TimedRun.View fleet) {
+        KvRouter router = routers.get(gateway);
+        List<String> names = fleet.pods().stream().map(SimulatedPod::name).toList();
+        Scores scores = router.score(Workloads.MODEL, null, request.promptTokens(), names);
+        Pick pick = router.pick(scores, names, LoadSignal.none());
+        inFlight.put(request, router.started(scores, pick, request.promptLength()));
+        scoresOf.put(request, scores);
+        picks.put(request, pick);
+        return count(pick);
+      }
+
+      @Override
+      public void firstToken(InferenceRequest request, int gateway, String pod) {
+        InFlight f = inFlight.get(request);
+        if (f != null) {
+          f.firstToken();
+        }
+      }
+
+      @Override
+      public void done(InferenceRequest request, int gateway, String pod, TimedCompletion done) {
+        InFlight f = inFlight.remove(request);
+        if (f != null) {
+          f.finished();
+        }
+        Scores scores = scoresOf.remove(request);
+        Pick pick = picks.remove(request);
+        if (done != null && !Double.isNaN(done.firstToken()) && scores != null) {
+          Completion c = done.completion();
+          routers
+              .get(gateway)
+              .observe(Observation.of(scores, pick, c.promptTokens(), c.cachedTokens()));
+        }
       }
     };
   }

@@ -1,5 +1,6 @@
 package io.kvindex.demo;
 
+import io.kvindex.router.KvRouter;
 import io.kvindex.router.PickPolicy;
 import io.kvindex.router.TtftCostModel;
 import io.kvindex.simulator.InferenceRequest;
@@ -17,14 +18,15 @@ import java.util.Map;
 /**
  * Routing measured in time to first token: the same requests at the same arrival times on engines
  * that take time ({@link TimedRun}), each policy on a fresh fleet: kvindex through the whole stack
- * with 1 or more gateways (each its own load view and router replica first, one shared index; paced
- * against the wall clock, as the index follows the engines' events in real time), per-gateway
- * approximate prefix routing, least-loaded (true queues), round-robin, random, and the oracle (true
- * caches, queues and queued prompt tokens, kvindex's pick policy); kvindex and the oracle once per
- * pick policy asked for. The short table ({@link Options#full} false) runs kvindex with one
- * gateway, the oracle, least-loaded and round-robin. The built-in workload's arrivals are rescaled
- * to {@code load} of the fleet's capacity; a trace keeps its own times (compressed by {@code
- * --speed}). Not thread-safe: one run at a time.
+ * with 1 or more gateways (each embedding its own router, all sharing one index and the index's
+ * shared load view; or, with {@code --gateway-load scaled|own}, each sending a router replica its
+ * own view of load; paced against the wall clock, as the index follows the engines' events in real
+ * time), per-gateway approximate prefix routing, least-loaded (true queues), round-robin, random,
+ * and the oracle (true caches, queues and queued prompt tokens, kvindex's pick policy); kvindex and
+ * the oracle once per pick policy asked for. The short table ({@link Options#full} false) runs
+ * kvindex with one gateway, the oracle, least-loaded and round-robin. The built-in workload's
+ * arrivals are rescaled to {@code load} of the fleet's capacity; a trace keeps its own times
+ * (compressed by {@code --speed}). Not thread-safe: one run at a time.
  */
 final class TtftComparison {
   /** What the comparison runs. */
@@ -139,6 +141,14 @@ final class TtftComparison {
   private TimedRun.Result kvindex(int gateways, PickPolicy policy) throws InterruptedException {
     boolean scaleLoad = options.gatewayLoad().equals("scaled");
     boolean shared = options.gatewayLoad().equals("shared");
+    progress.line(
+        "kvindex in time: "
+            + gateways
+            + " gateway(s), "
+            + (shared
+                ? "each embedding a router with the index's shared load view"
+                : "each sending a router replica its " + options.gatewayLoad() + " load")
+            + ", paced against the wall clock");
     try (Stack stack = Stack.start(config, capacityBlocks, policy)) {
       Map<String, MeterRegistry> registries = new LinkedHashMap<>();
       stack.ingesters().forEach((name, i) -> registries.put(name, i.meterRegistry()));
@@ -152,26 +162,26 @@ final class TtftComparison {
         }
         Thread.sleep(50);
       }
-      List<URI> routers = stack.routers();
-      List<RouterPolicy> policies = new ArrayList<>();
-      for (int g = 0; g < gateways; g++) {
-        List<URI> own = new ArrayList<>(routers);
-        java.util.Collections.rotate(own, -g);
-        RouterPolicy gateway =
-            new RouterPolicy(own, stack.fleet().names(), true).gateways(scaleLoad ? gateways : 1);
-        if (shared && g > 0) {
-          gateway.sharingLoadWith(policies.get(0));
+      TimedRun.Picker picker;
+      if (shared) {
+        List<KvRouter> embedded = new ArrayList<>();
+        for (int g = 0; g < gateways; g++) {
+          embedded.add(stack.embeddedRouter("gateway-" + g));
         }
-        policies.add(gateway);
+        picker = TimedPolicies.embedded(embedded);
+      } else {
+        List<URI> routers = stack.routers();
+        List<RouterPolicy> policies = new ArrayList<>();
+        for (int g = 0; g < gateways; g++) {
+          List<URI> own = new ArrayList<>(routers);
+          java.util.Collections.rotate(own, -g);
+          policies.add(
+              new RouterPolicy(own, stack.fleet().names(), true)
+                  .gateways(scaleLoad ? gateways : 1));
+        }
+        picker = TimedPolicies.kvindex(policies);
       }
-      progress.line("kvindex in time: " + gateways + " gateway(s), paced against the wall clock");
-      return new TimedRun(
-              requests,
-              arrivals,
-              stack.fleet(),
-              options.timing(),
-              gateways,
-              TimedPolicies.kvindex(policies))
+      return new TimedRun(requests, arrivals, stack.fleet(), options.timing(), gateways, picker)
           .paced(1.0)
           .execute();
     }

@@ -292,16 +292,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   private CompletableFuture<String> initAsync(int g) {
-    return writes
-        .<List<Object>>run(
-            Scripts.INIT,
-            ScriptOutputType.MULTI,
-            new byte[][] {keys.meta(g), keys.blocks(g)},
-            ascii(config.groups()),
-            ascii(IndexIdentity.newEpoch()),
-            ascii(KeySchema.STORED_VERSION),
-            ascii(FORMAT))
-        .toCompletableFuture()
+    return new InitCall(g, config.groups(), IndexIdentity.newEpoch(), FORMAT)
+        .on(keys)
+        .<List<Object>>run(writes, ScriptOutputType.MULTI)
         .thenApply(outcome -> checkedEpoch(outcome.orElseThrow()));
   }
 
@@ -351,12 +344,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
       IndexIdentity.Reply reply =
           IndexIdentity.Reply.of(
               Await.of(
-                      writes
-                          .<List<Object>>run(
-                              Scripts.IDENTITY,
-                              ScriptOutputType.MULTI,
-                              new byte[][] {keys.meta(g), keys.blocks(g)})
-                          .toCompletableFuture())
+                      new IdentityCall(g)
+                          .on(keys)
+                          .<List<Object>>run(writes, ScriptOutputType.MULTI))
                   .orElseThrow());
       changed |= identity.epochIs(g, reply.epoch().isEmpty() ? init(g) : reply.epoch());
       changed |= identity.nodeIs(g, reply.liveNode(), reply.trusted());

@@ -1,12 +1,11 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.Bytes.ascii;
-
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.KeyMode;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -89,12 +88,9 @@ final class RedisNotes {
   }
 
   private CompletableFuture<Boolean> note(byte[] key, int limit, byte[]... fields) {
-    byte[][] args = new byte[1 + fields.length][];
-    args[0] = ascii(limit);
-    System.arraycopy(fields, 0, args, 1, fields.length);
-    return writes
-        .<Long>run(Scripts.NOTE, ScriptOutputType.INTEGER, new byte[][] {key}, args)
-        .thenApply(RedisOutcome::isDone)
-        .toCompletableFuture();
+    return new NoteCall(key, limit, List.of(fields))
+        .on(keys)
+        .<Long>run(writes, ScriptOutputType.INTEGER)
+        .thenApply(RedisOutcome::isDone);
   }
 }

@@ -38,11 +38,9 @@ import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -447,11 +445,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
     byte[] prefix = KeySchema.modelPrefix(model);
     List<CompletableFuture<RedisOutcome<List<byte[]>>>> parts = new ArrayList<>();
     for (int g = 0; g < config.groups(); g++) {
-      parts.add(
-          reads
-              .<List<byte[]>>run(
-                  Scripts.PODS, ScriptOutputType.MULTI, new byte[][] {keys.pods(g)}, prefix)
-              .toCompletableFuture());
+      parts.add(new PodsCall(g, model).on(keys).run(reads, ScriptOutputType.MULTI));
     }
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
         .thenApply(
@@ -479,45 +473,10 @@ public final class RedisPrefixIndex implements PrefixIndex {
     if (blockKeys.length == 0) {
       return CompletableFuture.completedFuture(true);
     }
-    int recorded = Math.min(blockKeys.length, SPECULATIVE_BLOCKS_PER_ROUTE);
-    long[] keysRecorded = Arrays.copyOf(blockKeys, recorded);
-    Prompt route =
-        new Prompt(KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup), keysRecorded);
-    int g = keys.groupOf(model, pod);
-    byte[] podField = KeySchema.podField(model, pod);
-    byte[][] args = new byte[6 + 2 * route.segments()][];
-    args[0] = ascii(ttl.toMillis());
-    args[1] = keys.pods(g);
-    args[2] = podField;
-    args[3] = ByteBuffer.allocate(8).putLong(KeySchema.podDigest(podField)).array();
-    args[4] = ascii(SPECULATIVE_FIELDS);
-    args[5] = ascii(SPECULATIVE_PODS_PER_FIELD);
-    for (int k = 0; k < route.segments(); k++) {
-      args[6 + 2 * k] = route.segmentField(k);
-      args[7 + 2 * k] = routeInSegment(keysRecorded, route.segmentStart(k), route.segmentEnd(k));
-    }
-    return writes
-        .<Long>run(
-            Scripts.SPECULATE,
-            ScriptOutputType.INTEGER,
-            new byte[][] {keys.speculativeRoutes(g), keys.speculativeOrder(g)},
-            args)
-        .thenApply(outcome -> outcome.isDone() && outcome.orElseThrow() > 0)
-        .toCompletableFuture();
-  }
-
-  /**
-   * What a route keeps of its blocks {@code [from, to)} in their segment or span: their count (2
-   * bytes), then the keys of every {@value #SPECULATIVE_KEY_EVERY}th and of the last.
-   */
-  static byte[] routeInSegment(long[] keys, int from, int to) {
-    int n = to - from;
-    int kept = (n + SPECULATIVE_KEY_EVERY - 1) / SPECULATIVE_KEY_EVERY;
-    ByteBuffer out = ByteBuffer.allocate(2 + 8 * kept).putShort((short) n);
-    for (int i = 0; i < kept; i++) {
-      out.putLong(keys[from + Math.min((i + 1) * SPECULATIVE_KEY_EVERY, n) - 1]);
-    }
-    return out.array();
+    return new SpeculateCall(model, mode, pod, blockKeys, cacheGroup, ttl.toMillis())
+        .on(keys)
+        .<Long>run(writes, ScriptOutputType.INTEGER)
+        .thenApply(outcome -> outcome.isDone() && outcome.orElseThrow() > 0);
   }
 
   @Override
@@ -679,20 +638,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
     Check.name(model, "model");
     Check.name(pod, "pod");
     long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
-    int g = keys.groupOf(model, pod);
-    byte[] podField = KeySchema.podField(model, pod);
-    RedisOutcome<Long> outcome =
-        Await.of(
-            writes
-                .<Long>run(
-                    Scripts.HEARTBEAT,
-                    ScriptOutputType.INTEGER,
-                    new byte[][] {keys.pods(g), keys.blocks(g)},
-                    podField,
-                    ascii(ttlMs),
-                    KeySchema.holderField(podField))
-                .toCompletableFuture());
-    return outcome.isDone();
+    return Await.of(
+            new HeartbeatCall(model, pod, ttlMs).on(keys).run(writes, ScriptOutputType.INTEGER))
+        .isDone();
   }
 
   @Override

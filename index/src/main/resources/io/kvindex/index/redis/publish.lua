@@ -1,8 +1,8 @@
 -- kvindex publish: shows lookups what a stream's staged batches wrote (see apply.lua, ARGV 13): the
 -- pod record lists the stream's slot again, in one call, so the rebuilt state appears whole.
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 lease, 6 dead
--- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 the pod's holder
---       field in blocks, 6 the epoch the caller knows, 7 pod ttl ms
+-- ARGV: 1 stream_field, 2 pod_field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 holder_field
+--       (the pod's in blocks), 6 epoch (the one the caller knows), 7 pod_ttl_ms
 if adoptNode(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], holderPrefixOf(ARGV[5], ARGV[2])) then
   return 'RESET'
 end

@@ -3,6 +3,7 @@ package io.kvindex.index.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvindex.redis.LuaScript;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -12,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -48,6 +50,19 @@ class ScriptCallHeadersTest {
     ScriptCall call = source.on(KEYS);
     Map<String, List<Entry>> headers = headers(resource(call.script().name() + ".lua"));
     assertThat(mismatches(call, headers)).isEmpty();
+  }
+
+  @Test
+  void everyScript_hasACheckedCall() {
+    Set<String> called = new TreeSet<>();
+    calls().forEach(c -> called.add(c.on(KEYS).script().name()));
+    Set<String> scripts = new TreeSet<>();
+    for (LuaScript s : Scripts.all()) {
+      if (!NOT_HERE.contains(s.name())) {
+        scripts.add(s.name());
+      }
+    }
+    assertThat(called).containsAll(scripts);
   }
 
   /** The check itself: a header and a call that disagree are reported. */

@@ -384,11 +384,10 @@ final class RedisStreamWrites {
     byte[] rec =
         Await.of(new StreamReadCall(stream).on(keys).<byte[]>run(writes, ScriptOutputType.VALUE))
             .orElseThrow();
-    if (rec == null) {
-      return OptionalLong.empty();
-    }
-    String[] parts = text(rec).split("\\|", -1); // slot|watermark[|seq:blocks done:digest[:x]]
-    return parts[1].isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(parts[1]));
+    StreamRecord record = StreamRecord.decode(rec);
+    return record == null || record.watermark() == null
+        ? OptionalLong.empty()
+        : OptionalLong.of(record.watermark());
   }
 
   private int group(StreamId stream) {

@@ -912,14 +912,13 @@ if retired then redis.call('HSET', KEYS[10], 'p' .. ARGV[1], now .. '|' .. retir
 -- The pod record: a new deadline, this rank's pair replaced by its current slot (if any).
 local old = redis.call('HGET', KEYS[3], ARGV[2])
 local rec = encodeDeadline(now + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
-if slot ~= 0 and ARGV[13] ~= '1' then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
+if slot ~= 0 and ARGV[13] ~= '1' then rec = rec .. podPair(slot, ARGV[3]) end
 writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[8], old, rec)
 if to < total then
-  redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. wmText .. '|' .. string.format('%d', seq) ..
-    ':' .. string.format('%d', to) .. ':' .. digest .. (tailDropped and ':x' or ''))
+  redis.call('HSET', KEYS[2], ARGV[1], encodeStream(slot, wmText, seq, to, digest, tailDropped))
   return {'CHUNK', wm or -1, stored, removed, dropped, to}
 end
 -- A staged rebuild that holds no slot is marked as such: a new owner must go on staged.
-redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq) ..
-  ((slot == 0 and ARGV[13] == '1') and '|s' or ''))
+redis.call('HSET', KEYS[2], ARGV[1],
+  encodeStream(slot, string.format('%d', seq), nil, nil, nil, nil, slot == 0 and ARGV[13] == '1'))
 return {'APPLIED', seq, stored, removed, dropped, total}

@@ -9,9 +9,9 @@ end
 if not holdsLease(KEYS[5], ARGV[4]) then return 'FENCED' end
 if not sameEpoch(KEYS[1], ARGV[6]) then return 'RESET' end
 local slot, _, wmText, _, _, _, _, stagedEmpty = parseStream(redis.call('HGET', KEYS[2], ARGV[1]))
-if stagedEmpty then redis.call('HSET', KEYS[2], ARGV[1], '0|' .. wmText) end
+if stagedEmpty then redis.call('HSET', KEYS[2], ARGV[1], encodeStream(0, wmText)) end
 local old = redis.call('HGET', KEYS[3], ARGV[2])
 local rec = encodeDeadline(nowMs() + tonumber(ARGV[7])) .. pairsWithout(old, ARGV[3])
-if slot ~= 0 then rec = rec .. string.char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
+if slot ~= 0 then rec = rec .. podPair(slot, ARGV[3]) end
 writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[5], old, rec)
 return 'PURGED'

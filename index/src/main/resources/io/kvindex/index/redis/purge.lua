@@ -17,12 +17,12 @@ end
 redis.call('UNLINK', KEYS[6])
 if ARGV[5] == '1' then wm = '' end
 if rec then
-  redis.call('HSET', KEYS[2], ARGV[1], '0|' .. wm)
+  redis.call('HSET', KEYS[2], ARGV[1], encodeStream(0, wm))
   redis.call('HSET', KEYS[8], 'p' .. ARGV[1], nowMs() .. '|' .. slot)
 end
 local old = redis.call('HGET', KEYS[3], ARGV[2])
 if old then
   writePodRecord(KEYS[3], KEYS[7], ARGV[2], ARGV[6], old,
-    string.sub(old, 1, 8) .. pairsWithout(old, ARGV[3]))
+    podDeadlineBytes(old) .. pairsWithout(old, ARGV[3]))
 end
 return 'PURGED'

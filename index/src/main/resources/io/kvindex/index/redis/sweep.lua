@@ -35,7 +35,7 @@ end
 local function forgetRank(podField, rank)
   local old = redis.call('HGET', KEYS[3], podField)
   if old then
-    local rec = string.sub(old, 1, 8) .. pairsWithout(old, rank)
+    local rec = podDeadlineBytes(old) .. pairsWithout(old, rank)
     if rec ~= old then writePodRecord(KEYS[3], KEYS[4], podField, ARGV[3] .. podField, old, rec) end
   end
 end

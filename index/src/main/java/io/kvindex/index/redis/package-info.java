@@ -3,9 +3,10 @@
  * io.kvindex.index.redis.KeySchema}, the only place key names are made), the Lua scripts and their
  * shared library, the write, lease and maintenance calls, and the read path that plans each
  * lookup's HMGETs. Reach it through {@link io.kvindex.index.PrefixIndex#builder()}; only the key
- * schema and the stored values' decoders ({@link io.kvindex.index.redis.StoredValues}), for tools
- * that read, measure or delete an index (the inspector), and the factory the builder calls are
- * public.
+ * schema, the stored values' types ({@link io.kvindex.index.redis.PodRecord}, {@link
+ * io.kvindex.index.redis.StreamRecord}) and decoders ({@link io.kvindex.index.redis.StoredValues}),
+ * for tools that read, measure or delete an index (the inspector), and the factory the builder
+ * calls are public.
  */
 /*
  * Implementation notes (RedisPrefixIndex and the scripts).

@@ -12,6 +12,8 @@ import static io.kvindex.inspect.StoredText.value;
 
 import io.kvindex.common.Await;
 import io.kvindex.index.redis.KeySchema;
+import io.kvindex.index.redis.PodRecord;
+import io.kvindex.index.redis.StreamRecord;
 import io.kvindex.index.redis.StoredValues;
 import io.kvindex.inspect.IndexReport.Blocks;
 import io.kvindex.inspect.IndexReport.DeadSlot;
@@ -148,7 +150,7 @@ final class GroupReader {
     for (Map.Entry<Integer, byte[]> s : streams) {
       ranks.add(rank(name, podField, record, s.getKey(), utf8(s.getValue()), activity));
     }
-    Long deadline = record != null && record.length >= 8 ? StoredValues.podDeadline(record) : null;
+    Long deadline = PodRecord.deadlineOrNull(record);
     List<Rank> done = new ArrayList<>();
     ranks.forEach(r -> done.add(Await.of(r)));
     byte[] capacity = await(inferred);
@@ -162,15 +164,6 @@ final class GroupReader {
         done);
   }
 
-  /**
-   * A record's batch in progress ({@code <seq>:<blocks done>:<digest>[:x]}, see apply.lua) as
-   * {@code <seq>:<blocks done>}.
-   */
-  private static String inProgress(String part) {
-    String[] fields = part.split(":", -1);
-    return fields.length >= 2 ? fields[0] + ":" + fields[1] : part;
-  }
-
   private CompletableFuture<Rank> rank(
       String[] name,
       byte[] podField,
@@ -180,11 +173,12 @@ final class GroupReader {
       Map<String, byte[]> activity) {
     byte[] streamField =
         ByteBuffer.allocate(podField.length + 4).put(podField).putInt(rank).array();
-    String[] parts = stream.split("\\|", 3);
-    int slot = Integer.parseInt(parts[0]);
-    Long watermark = parts.length > 1 && !parts[1].isEmpty() ? Long.valueOf(parts[1]) : null;
-    boolean stagedEmpty = parts.length > 2 && parts[2].equals("s"); // see lib.lua, parseStream
-    String inProgress = parts.length > 2 && !stagedEmpty ? inProgress(parts[2]) : null;
+    StreamRecord streamRecord = StreamRecord.decode(stream);
+    int slot = streamRecord.slot();
+    Long watermark = streamRecord.watermark();
+    boolean stagedEmpty = streamRecord.stagedEmpty();
+    StreamRecord.InProgress part = streamRecord.inProgress();
+    String inProgress = part == null ? null : part.seq() + ":" + part.blocksDone();
     byte[] leaseKey = keys.lease(new io.kvindex.index.StreamId(name[0], name[1], rank));
     CompletableFuture<byte[]> lease = redis.get(leaseKey).toCompletableFuture();
     CompletableFuture<Long> ttl = redis.pttl(leaseKey).toCompletableFuture();
@@ -202,7 +196,7 @@ final class GroupReader {
               return new Rank(
                   rank,
                   slot,
-                  stagedEmpty || (slot != 0 && !lists(record, slot, rank)),
+                  stagedEmpty || (slot != 0 && !PodRecord.lists(record, slot, rank)),
                   watermark,
                   inProgress,
                   owner,
@@ -211,18 +205,6 @@ final class GroupReader {
                   applied,
                   purge);
             });
-  }
-
-  /** Whether a pod record lists (slot, rank): lookups see the slot's entries only then. */
-  private static boolean lists(byte[] record, int slot, int rank) {
-    for (int k = 8; record != null && k + 4 <= record.length; k += 4) {
-      int s = ((record[k] & 0xff) << 8) | (record[k + 1] & 0xff);
-      int r = ((record[k + 2] & 0xff) << 8) | (record[k + 3] & 0xff);
-      if (s == slot && r == rank) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private CompletableFuture<Blocks> blocks(int slot) {

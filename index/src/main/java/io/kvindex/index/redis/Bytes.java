@@ -42,13 +42,9 @@ final class Bytes {
     return Long.parseLong(new String((byte[]) value, StandardCharsets.US_ASCII));
   }
 
-  /** The liveness deadline at the head of a pod record: ms, 8 bytes big-endian. */
+  /** The liveness deadline at the head of a pod record (see {@link PodRecord}). */
   static long deadline(byte[] record) {
-    long d = 0;
-    for (int i = 0; i < 8; i++) {
-      d = (d << 8) | (record[i] & 0xff);
-    }
-    return d;
+    return PodRecord.deadline(record);
   }
 
   /** 8 bytes big-endian at {@code at}. */

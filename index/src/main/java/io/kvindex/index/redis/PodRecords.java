@@ -43,7 +43,7 @@ final class PodRecords {
     if (v == UNREAD) {
       return false;
     }
-    return v == null || v.length <= 8 || Bytes.deadline(v) >= nowMs;
+    return v == null || PodRecord.listsNoSlot(v) || PodRecord.deadline(v) >= nowMs;
   }
 
   byte[] get(PodName pod) {

@@ -39,27 +39,21 @@ final class RedisInference {
   }
 
   boolean mark(String model, String pod, int capacityBlocks, Duration ttl) {
-    byte[] key = keys.inferred(Check.name(model, "model"), Check.name(pod, "pod"));
+    Check.name(model, "model");
+    Check.name(pod, "pod");
     Check.atLeast(capacityBlocks, 1, "capacityBlocks");
     long ms = Check.atLeastOneMilli(ttl, "ttl").toMillis();
     return Await.of(
-            writes
-                .<Long>run(
-                    Scripts.INFER,
-                    ScriptOutputType.INTEGER,
-                    new byte[][] {key},
-                    ascii("mark"),
-                    ascii(capacityBlocks),
-                    ascii(ms))
-                .toCompletableFuture())
+            new InferCall.Mark(model, pod, capacityBlocks, ms)
+                .on(keys)
+                .run(writes, ScriptOutputType.INTEGER))
         .isDone();
   }
 
   CompletableFuture<OptionalInt> state(String model, String pod) {
-    byte[] key = keys.inferred(Check.name(model, "model"), Check.name(pod, "pod"));
-    return writes
-        .<byte[]>run(Scripts.INFERRED, ScriptOutputType.VALUE, new byte[][] {key}, ascii("state"))
-        .toCompletableFuture()
+    return new InferCall.MarkState(Check.name(model, "model"), Check.name(pod, "pod"))
+        .on(keys)
+        .<byte[]>run(writes, ScriptOutputType.VALUE)
         .thenApply(
             out -> {
               byte[] value = out.orElseThrow(); // a RedisUnavailableException when swallowed
@@ -87,22 +81,9 @@ final class RedisInference {
       packed.putLong(blockKeys[i]);
     }
     byte[] id = ByteBuffer.allocate(8).putLong(ThreadLocalRandom.current().nextLong()).array();
-    return writes
-        .<Long>run(
-            Scripts.INFER,
-            ScriptOutputType.INTEGER,
-            new byte[][] {keys.touches(model, pod), keys.touchState(model, pod)},
-            ascii("touch"),
-            ascii(rank),
-            packed.array(),
-            ascii(errorBlocks),
-            ascii(PrefixIndex.MAX_TOUCHES),
-            ascii(ms),
-            ascii(PrefixIndex.MAX_TOUCH_BYTES),
-            ascii(PrefixIndex.TOUCH_OVERHEAD_BYTES),
-            id,
-            ascii(cachedBlocks))
-        .toCompletableFuture()
+    return new InferCall.Touch(model, pod, rank, packed.array(), errorBlocks, ms, id, cachedBlocks)
+        .on(keys)
+        .<Long>run(writes, ScriptOutputType.INTEGER)
         .thenApply(RedisOutcome::isDone);
   }
 
@@ -116,15 +97,9 @@ final class RedisInference {
     for (long b : handover.removals()) {
       value.putLong(b);
     }
-    return writes
-        .<Long>run(
-            Scripts.INFER,
-            ScriptOutputType.INTEGER,
-            new byte[][] {keys.handover(stream)},
-            ascii("handover"),
-            value.array(),
-            ascii(ms))
-        .toCompletableFuture()
+    return new InferCall.HandOver(stream, value.array(), ms)
+        .on(keys)
+        .<Long>run(writes, ScriptOutputType.INTEGER)
         .thenApply(RedisOutcome::isDone);
   }
 
@@ -132,13 +107,9 @@ final class RedisInference {
     Check.notNull(stream, "stream");
     byte[] value =
         Await.of(
-                writes
-                    .<byte[]>run(
-                        Scripts.INFERRED,
-                        ScriptOutputType.VALUE,
-                        new byte[][] {keys.handover(stream)},
-                        ascii("state"))
-                    .toCompletableFuture())
+                new InferCall.HandoverState(stream)
+                    .on(keys)
+                    .<byte[]>run(writes, ScriptOutputType.VALUE))
             .orElseThrow();
     if (value == null) {
       return Optional.empty();
@@ -159,40 +130,17 @@ final class RedisInference {
   Touches read(StreamId stream, String cursor, int max) {
     Check.notNull(stream, "stream");
     Check.atLeast(max, 1, "max");
-    byte[][] key = {
-      keys.touches(stream.model(), stream.pod()), keys.touchState(stream.model(), stream.pod())
-    };
-    byte[] rank = ascii(stream.dpRank());
-    byte[] readerTtl = ascii(PrefixIndex.TOUCH_READER_TTL.toMillis());
     if (cursor == null) {
       byte[] last =
-          Await.of(
-                  writes
-                      .<byte[]>run(
-                          Scripts.INFER,
-                          ScriptOutputType.VALUE,
-                          key,
-                          ascii("last"),
-                          rank,
-                          readerTtl)
-                      .toCompletableFuture())
+          Await.of(new InferCall.Last(stream).on(keys).<byte[]>run(writes, ScriptOutputType.VALUE))
               .orElseThrow();
       return new Touches(List.of(), text(last), false);
     }
     List<Object> flat =
         Await.of(
-                writes
-                    .<List<Object>>run(
-                        Scripts.INFER,
-                        ScriptOutputType.MULTI,
-                        key,
-                        ascii("read"),
-                        rank,
-                        ascii(Check.notBlank(cursor, "cursor")),
-                        ascii(max),
-                        ascii(PrefixIndex.MAX_TOUCH_READ_BYTES),
-                        readerTtl)
-                    .toCompletableFuture())
+                new InferCall.Read(stream, Check.notBlank(cursor, "cursor"), max)
+                    .on(keys)
+                    .<List<Object>>run(writes, ScriptOutputType.MULTI))
             .orElseThrow();
     List<Touch> out = new ArrayList<>(flat.size() / 6);
     String next = cursor;

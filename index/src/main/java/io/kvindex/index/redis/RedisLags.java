@@ -1,6 +1,5 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.Bytes.ascii;
 import static io.kvindex.index.redis.Bytes.number;
 import static io.kvindex.index.redis.Bytes.text;
 
@@ -32,23 +31,16 @@ final class RedisLags {
     Check.notNull(stream, "stream");
     long lagMs = Check.atLeast(Check.notNull(lag, "lag").toMillis(), 0, "lag ms");
     long ms = Check.atLeastOneMilli(ttl, "ttl").toMillis();
-    return writes
-        .<Long>run(
-            Scripts.LAG,
-            ScriptOutputType.INTEGER,
-            new byte[][] {keys.lag(stream.model(), stream.pod())},
-            ascii(stream.dpRank()),
-            ascii(lagMs),
-            ascii(ms))
-        .toCompletableFuture()
+    return new LagCall.Report(stream, lagMs, ms)
+        .on(keys)
+        .<Long>run(writes, ScriptOutputType.INTEGER)
         .thenApply(RedisOutcome::isDone);
   }
 
   CompletableFuture<List<IngestLag>> read(String model, String pod) {
-    byte[] key = keys.lag(Check.name(model, "model"), Check.name(pod, "pod"));
-    return writes
-        .<List<Object>>run(Scripts.LAGS, ScriptOutputType.MULTI, new byte[][] {key})
-        .toCompletableFuture()
+    return new LagCall.Reports(Check.name(model, "model"), Check.name(pod, "pod"))
+        .on(keys)
+        .<List<Object>>run(writes, ScriptOutputType.MULTI)
         .thenApply(out -> parse(out.orElseThrow())); // a RedisUnavailableException when swallowed
   }
 

@@ -2,7 +2,6 @@ package io.kvindex.index.redis;
 
 import static io.kvindex.index.redis.Bytes.ascii;
 import static io.kvindex.index.redis.Bytes.text;
-import static io.kvindex.index.redis.Bytes.utf8;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
@@ -92,12 +91,7 @@ final class RedisLeases {
     long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
     ScriptOutputType type =
         op.equals("acquire") ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
-    int group = keys.groupOf(stream.model(), stream.pod());
-    byte[][] k = {keys.meta(group), keys.lease(stream)};
-    return Await.of(
-        writes
-            .<T>run(Scripts.LEASE, type, k, utf8(op), utf8(owner), ascii(ttlMs), ascii(token))
-            .toCompletableFuture());
+    return Await.of(new LeaseCall(op, stream, owner, ttlMs, token).on(keys).<T>run(writes, type));
   }
 
   int registerReplica(String replica, Duration ttl) {
@@ -122,22 +116,20 @@ final class RedisLeases {
   private int registry(String replica, long ttlMillis) {
     RedisOutcome<Long> out =
         Await.of(
-            writes
-                .<Long>run(
-                    Scripts.REGISTRY,
-                    ScriptOutputType.INTEGER,
-                    new byte[][] {keys.replicas(), keys.replicaProcesses()},
-                    utf8(replica),
-                    ascii(ttlMillis),
-                    utf8(process))
-                .toCompletableFuture());
+            new RegistryCall(replica, ttlMillis, process)
+                .on(keys)
+                .<Long>run(writes, ScriptOutputType.INTEGER));
     return out.orElseThrow().intValue();
   }
 
   Optional<String> incarnation(StreamId stream) {
     Check.notNull(stream, "stream");
     byte[] recorded =
-        this.<byte[]>incarnationCall(stream, ScriptOutputType.VALUE, "get").orElseThrow();
+        Await.of(
+                new IncarnationCall.Get(stream)
+                    .on(keys)
+                    .<byte[]>run(writes, ScriptOutputType.VALUE))
+            .orElseThrow();
     return recorded == null ? Optional.empty() : Optional.of(text(recorded));
   }
 
@@ -146,26 +138,12 @@ final class RedisLeases {
     Check.notBlank(incarnation, "incarnation");
     long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
     Long set =
-        this.<Long>incarnationCall(
-                stream,
-                ScriptOutputType.INTEGER,
-                "set",
-                expected == null ? "" : expected,
-                incarnation,
-                Long.toString(ttlMs))
+        Await.of(
+                new IncarnationCall.Set(
+                        stream, expected == null ? "" : expected, incarnation, ttlMs)
+                    .on(keys)
+                    .<Long>run(writes, ScriptOutputType.INTEGER))
             .orElseThrow();
     return set == 1;
-  }
-
-  private <T> RedisOutcome<T> incarnationCall(
-      StreamId stream, ScriptOutputType type, String... args) {
-    byte[][] argv = new byte[args.length][];
-    for (int i = 0; i < args.length; i++) {
-      argv[i] = utf8(args[i]);
-    }
-    return Await.of(
-        writes
-            .<T>run(Scripts.INCARNATION, type, new byte[][] {keys.incarnation(stream)}, argv)
-            .toCompletableFuture());
   }
 }

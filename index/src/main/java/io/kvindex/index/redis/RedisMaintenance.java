@@ -1,7 +1,5 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.Bytes.ascii;
-
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.index.GcResult;
@@ -55,36 +53,17 @@ final class RedisMaintenance {
   private CompletableFuture<RedisOutcome<List<Object>>> gcStep(int group, int budget) {
     checkGroup(group);
     Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
-    byte[][] k = {
-      keys.meta(group), keys.blocks(group), keys.dead(group), keys.free(group), keys.counts(group)
-    };
-    return writes
-        .<List<Object>>run(Scripts.GC, ScriptOutputType.MULTI, k, ascii(budget))
-        .toCompletableFuture();
+    return new GcCall(group, budget).on(keys).run(writes, ScriptOutputType.MULTI);
   }
 
   SweepResult sweepDeparted(int group, int budget) {
     checkGroup(group);
     Check.between(budget, 1, PrefixIndexBuilder.MAX_GC_BUDGET, "budget");
-    byte[][] k = {
-      keys.meta(group),
-      keys.streams(group),
-      keys.pods(group),
-      keys.blocks(group),
-      keys.dead(group),
-      keys.activity(group)
-    };
     RedisOutcome<List<Object>> outcome =
         Await.of(
-            writes
-                .<List<Object>>run(
-                    Scripts.SWEEP,
-                    ScriptOutputType.MULTI,
-                    k,
-                    ascii(budget),
-                    ascii(config.departedRetention().toMillis()),
-                    KeySchema.HOLDER_PREFIX)
-                .toCompletableFuture());
+            new SweepCall(group, budget, config.departedRetention().toMillis())
+                .on(keys)
+                .<List<Object>>run(writes, ScriptOutputType.MULTI));
     if (!outcome.isDone()) {
       return new SweepResult(false, 0, 0, 0);
     }

@@ -1,12 +1,21 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.Bytes.ascii;
+import static io.kvindex.index.redis.Bytes.text;
 
+import io.kvindex.common.Check;
+import io.kvindex.index.CacheLayout;
 import io.kvindex.index.IndexConfig;
+import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.KeyMode;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,12 +43,18 @@ final class RedisNotes {
   private final IndexConfig config;
   private final KeySchema keys;
   private final ScriptRunner writes;
+  private final RedisClusterAsyncCommands<byte[], byte[]> commands;
   private final Set<Noted> noted = ConcurrentHashMap.newKeySet();
 
-  RedisNotes(IndexConfig config, KeySchema keys, ScriptRunner writes) {
+  RedisNotes(
+      IndexConfig config,
+      KeySchema keys,
+      ScriptRunner writes,
+      RedisClusterAsyncCommands<byte[], byte[]> commands) {
     this.config = config;
     this.keys = keys;
     this.writes = writes;
+    this.commands = commands;
   }
 
   /** A writer applies {@code model}'s batches to {@code group} in {@code mode}: noted once. */
@@ -83,18 +98,85 @@ final class RedisNotes {
         KeySchema.keysNote(modelKeys, model == null ? "" : model));
   }
 
+  /** One HGETALL of the routers' notes; the latest note of each model wins. */
+  CompletableFuture<Optional<Map<String, String>>> readerKeys() {
+    return writes
+        .calls()
+        .<Map<byte[], byte[]>>call("notes", () -> commands.hgetall(keys.readerNotes()))
+        .thenApply(
+            outcome ->
+                outcome.isDone()
+                    ? Optional.of(latest(outcome.orElseThrow()))
+                    : Optional.<Map<String, String>>empty())
+        .toCompletableFuture();
+  }
+
+  private static Map<String, String> latest(Map<byte[], byte[]> notes) {
+    Map<String, String> keysOf = new HashMap<>();
+    Map<String, Long> at = new HashMap<>();
+    notes.forEach(
+        (field, value) -> {
+          String[] note = KeySchema.readKeysNote(field);
+          long when = value == null ? 0 : Long.parseLong(text(value));
+          if (note != null && when >= at.getOrDefault(note[1], Long.MIN_VALUE)) {
+            keysOf.put(note[1], note[0]);
+            at.put(note[1], when);
+          }
+        });
+    return keysOf;
+  }
+
+  /** Notes the model's key check for the routers. */
+  CompletableFuture<Boolean> keyCheck(String model, KeyCheckNote note) {
+    return noteModelField(keys.keyChecks(), model, Check.notNull(note, "note").encode());
+  }
+
+  CompletableFuture<Optional<KeyCheckNote>> keyCheck(String model) {
+    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
+    return commands
+        .hget(keys.keyChecks(), field)
+        .toCompletableFuture()
+        .thenApply(value -> Optional.ofNullable(value).map(KeyCheckNote::decode));
+  }
+
+  /** Records the model's cache layout, as its ingesters learn it. */
+  CompletableFuture<Boolean> cacheLayout(String model, CacheLayout layout) {
+    return noteModelField(
+        keys.cacheLayouts(),
+        model,
+        Check.notNull(layout, "layout").encode().getBytes(StandardCharsets.US_ASCII));
+  }
+
+  CompletableFuture<Optional<CacheLayout>> cacheLayout(String model) {
+    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
+    return commands
+        .hget(keys.cacheLayouts(), field)
+        .toCompletableFuture()
+        .thenApply(
+            value ->
+                Optional.ofNullable(value)
+                    .map(v -> CacheLayout.decode(new String(v, StandardCharsets.US_ASCII))));
+  }
+
+  /** Sets the model's field of a per-model note hash ({@code keychecks}, {@code layouts}). */
+  private CompletableFuture<Boolean> noteModelField(byte[] key, String model, byte[] value) {
+    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
+    return writes
+        .calls()
+        .<Boolean>call("note", () -> commands.hset(key, field, value))
+        .thenApply(RedisOutcome::isDone)
+        .toCompletableFuture();
+  }
+
   /** Redis lost the index: what this process noted is gone with it. */
   void forget() {
     noted.clear();
   }
 
   private CompletableFuture<Boolean> note(byte[] key, int limit, byte[]... fields) {
-    byte[][] args = new byte[1 + fields.length][];
-    args[0] = ascii(limit);
-    System.arraycopy(fields, 0, args, 1, fields.length);
-    return writes
-        .<Long>run(Scripts.NOTE, ScriptOutputType.INTEGER, new byte[][] {key}, args)
-        .thenApply(RedisOutcome::isDone)
-        .toCompletableFuture();
+    return new NoteCall(key, limit, List.of(fields))
+        .on(keys)
+        .<Long>run(writes, ScriptOutputType.INTEGER)
+        .thenApply(RedisOutcome::isDone);
   }
 }

@@ -1,9 +1,5 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.Bytes.ascii;
-import static io.kvindex.index.redis.Bytes.text;
-
-import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.ApplyResult;
@@ -29,39 +25,22 @@ import io.kvindex.index.ResyncStatus;
 import io.kvindex.index.StreamId;
 import io.kvindex.index.SweepResult;
 import io.kvindex.index.Touches;
-import io.kvindex.redis.LuaScript;
 import io.kvindex.redis.RedisConnector;
-import io.kvindex.redis.RedisOutcome;
-import io.kvindex.redis.RedisRealException;
-import io.kvindex.redis.RedisUnavailableException;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.redis.ScriptRunner;
-import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** The Redis-backed {@link PrefixIndex}; see the implementation notes above. Thread-safe. */
 public final class RedisPrefixIndex implements PrefixIndex {
-  private static final Logger log = LoggerFactory.getLogger(RedisPrefixIndex.class);
-
   /**
    * The index format this code reads and writes, recorded in every group's meta hash when the group
    * is created: processes of another format refuse to open the index (docs/operations.md, "Rolling
@@ -95,21 +74,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
   /** Blocks of a route between two of the keys kept for it (and its last block's key). */
   static final int SPECULATIVE_KEY_EVERY = 16;
 
-  /** How long a model's live pods, read for a lookup without candidates, are reused. */
-  static final Duration LIVE_PODS_REUSE = Duration.ofSeconds(1);
-
-  /** Models whose live pods are kept at most; past it the kept lists are dropped. */
-  static final int LIVE_PODS_MODELS = 1024;
-
-  /** A model's live pods as read, and until when they are reused. */
-  private record LivePods(CompletableFuture<Optional<List<String>>> pods, long untilNanos) {}
-
-  private final Map<String, LivePods> livePods = new ConcurrentHashMap<>();
-
   private final IndexConfig config;
   private final KeySchema keys;
   private final ScriptRunner writes;
-  private final ScriptRunner reads;
   private final RedisLookups lookups;
   private final RedisLeases leases;
   private final RedisResyncs resyncs;
@@ -119,7 +86,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final IndexIdentity identity;
   private final RedisNotes notes;
   private final RedisStreamWrites streams;
-  private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+  private final RedisGroupInit groups;
+  private final RedisLivePods livePods;
 
   private RedisPrefixIndex(
       IndexConfig config,
@@ -131,8 +99,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.config = config;
     this.keys = new KeySchema(config.indexName(), config.groups());
     this.writes = connector.scripts(writePolicy, loadsScripts);
-    this.reads = connector.scripts(lookup, loadsScripts);
-    this.commands = connector.commands();
+    ScriptRunner reads = connector.scripts(lookup, loadsScripts);
     this.identity =
         new IndexIdentity(config.indexName(), config.groups(), connector.meterRegistry());
     this.lookups =
@@ -149,7 +116,9 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.inference = new RedisInference(keys, writes);
     this.lags = new RedisLags(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
-    this.notes = new RedisNotes(config, keys, writes);
+    this.notes = new RedisNotes(config, keys, writes, connector.commands());
+    this.groups = new RedisGroupInit(config, keys, writes, connector.commands(), identity);
+    this.livePods = new RedisLivePods(keys, writes, reads, connector.commands(), lookups.clock);
     this.streams =
         new RedisStreamWrites(
             config,
@@ -157,7 +126,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
             writes,
             notes,
             identity,
-            this::initAsync,
+            groups::initAsync,
             betweenChunks,
             this::cacheLayoutAsync);
     identity.addListener(
@@ -196,173 +165,16 @@ public final class RedisPrefixIndex implements PrefixIndex {
             Check.notNull(lookups, "lookups"),
             loadsScripts,
             Check.notNull(betweenChunks, "betweenChunks"));
-    index.checkGroups();
+    index.groups.checkGroups();
     if (loadsScripts) {
-      index.preloadScripts();
+      index.groups.preloadScripts();
     }
     return index;
   }
 
-  /**
-   * Loads every script into Redis's script cache now, without waiting: compiling one takes about a
-   * millisecond of Redis's one thread, which the first call of each would otherwise pay in the
-   * middle of traffic (the first purge's and GC's calls were a clear's longest commands). Optional:
-   * a call still loads its script on NOSCRIPT (a restarted or new node), so a refusal is logged and
-   * the index works on.
-   */
-  private void preloadScripts() {
-    writes
-        .preload(Scripts.all().toArray(new LuaScript[0]))
-        .whenComplete(
-            (outcome, error) -> {
-              if (error != null || !outcome.isDone()) {
-                log.info(
-                    "index '{}': scripts not preloaded ({}); each compiles on its first call"
-                        + " instead{}",
-                    config.indexName(),
-                    error != null ? error.getMessage() : outcome,
-                    refused(error) ? ". To preload them, grant this Redis user +script|load" : "");
-              }
-            });
-  }
-
-  /** A refusal by the server's ACL, as opposed to a node that could not be reached. */
-  private static boolean refused(Throwable error) {
-    Throwable e = error instanceof CompletionException ? error.getCause() : error;
-    return e instanceof RedisRealException real && "NOPERM".equals(real.code());
-  }
-
-  private void checkGroups() {
-    for (int g = 0; g < config.groups(); g++) {
-      Optional<String> recorded = recorded(g);
-      identity.epochIs(g, recorded.isPresent() ? recorded.get() : init(g));
-    }
-  }
-
-  /**
-   * The group's epoch, its group count checked, if init.lua would change nothing (meta records both
-   * and the blocks hash has the epoch): then opening writes nothing, and a reader whose Redis user
-   * may not write the index (a router's) opens it. Empty when the group needs init. Read under the
-   * write policy, as init is: a cluster's node connections may still be coming up.
-   */
-  private Optional<String> recorded(int g) {
-    CompletableFuture<RedisOutcome<List<KeyValue<byte[], byte[]>>>> meta =
-        writes
-            .calls()
-            .<List<KeyValue<byte[], byte[]>>>call(
-                "open",
-                () ->
-                    commands.hmget(keys.meta(g), ascii("groups"), ascii("epoch"), ascii("format")))
-            .toCompletableFuture();
-    CompletableFuture<RedisOutcome<byte[]>> copy =
-        writes
-            .calls()
-            .<byte[]>call("open", () -> commands.hget(keys.blocks(g), KeySchema.EPOCH_FIELD))
-            .toCompletableFuture();
-    List<KeyValue<byte[], byte[]>> recorded = Await.of(meta).orElseThrow();
-    byte[] blocksEpoch = Await.of(copy).orElseThrow();
-    if (recorded.stream().anyMatch(field -> !field.hasValue()) || blocksEpoch == null) {
-      return Optional.empty();
-    }
-    String epoch = checkedEpoch(recorded.stream().<Object>map(KeyValue::getValue).toList());
-    return epoch.equals(text(blocksEpoch)) ? Optional.of(epoch) : Optional.empty();
-  }
-
-  /**
-   * Records the group count, an epoch and the format if the group has none, and returns the epoch
-   * it has.
-   *
-   * @throws IndexMismatchException if the index exists with another group count or format
-   */
-  private String init(int g) {
-    try {
-      return Await.of(initAsync(g));
-    } catch (RedisUnavailableException e) {
-      if (writes.loadsScripts() || !e.lastError().reason().equals("noscript")) {
-        throw e;
-      }
-      throw new IndexNotFoundException(
-          "index '"
-              + config.indexName()
-              + "' is not in this Redis (no ingester has created it yet, or Redis lost it), and"
-              + " its scripts are not loaded; a router neither creates an index nor loads scripts:"
-              + " start an ingester of the index on this Redis first (it does both), then this"
-              + " router",
-          e);
-    }
-  }
-
-  private CompletableFuture<String> initAsync(int g) {
-    return writes
-        .<List<Object>>run(
-            Scripts.INIT,
-            ScriptOutputType.MULTI,
-            new byte[][] {keys.meta(g), keys.blocks(g)},
-            ascii(config.groups()),
-            ascii(IndexIdentity.newEpoch()),
-            ascii(KeySchema.STORED_VERSION),
-            ascii(FORMAT))
-        .toCompletableFuture()
-        .thenApply(outcome -> checkedEpoch(outcome.orElseThrow()));
-  }
-
-  /** The epoch of an init reply or a meta read (groups, epoch, format), the rest checked. */
-  private String checkedEpoch(List<Object> reply) {
-    checkFormat(Integer.parseInt(text(reply.get(2))));
-    int storedGroups = Integer.parseInt(text(reply.get(0)));
-    if (storedGroups != config.groups()) {
-      throw new IndexMismatchException(
-          "index '"
-              + config.indexName()
-              + "' was created with "
-              + storedGroups
-              + " groups but this configuration says "
-              + config.groups()
-              + "; configure groups="
-              + storedGroups
-              + " or use another index name");
-    }
-    return text(reply.get(1));
-  }
-
-  private void checkFormat(int stored) {
-    if (stored != FORMAT) {
-      throw new IndexMismatchException(
-          "index '"
-              + config.indexName()
-              + "' has index format "
-              + stored
-              + " but this kvindex reads and writes format "
-              + FORMAT
-              + ": processes of two formats cannot share an index. Run the release its other"
-              + " ingesters and routers run, or give this release another index name (index-name)"
-              + " and move ingesters, then routers, over to it (docs/operations.md, \"Rolling updates\")");
-    }
-  }
-
-  /**
-   * Under the write policy, not the routing path's: a writer's maintenance call, which may wait out
-   * a busy moment of a loaded host (the routing path's 5 ms gave up in the middle of ingesters'
-   * coordination rounds).
-   */
   @Override
   public boolean checkIdentity() {
-    boolean changed = false;
-    for (int g = 0; g < config.groups(); g++) {
-      IndexIdentity.Reply reply =
-          IndexIdentity.Reply.of(
-              Await.of(
-                      writes
-                          .<List<Object>>run(
-                              Scripts.IDENTITY,
-                              ScriptOutputType.MULTI,
-                              new byte[][] {keys.meta(g), keys.blocks(g)})
-                          .toCompletableFuture())
-                  .orElseThrow());
-      changed |= identity.epochIs(g, reply.epoch().isEmpty() ? init(g) : reply.epoch());
-      changed |= identity.nodeIs(g, reply.liveNode(), reply.trusted());
-    }
-    return changed;
+    return groups.checkIdentity();
   }
 
   @Override
@@ -414,70 +226,14 @@ public final class RedisPrefixIndex implements PrefixIndex {
     return lookups.lookup(Check.notNull(request, "request"), Runnable::run);
   }
 
-  /** One HMGET of the pods hash per group, beside the group's clock estimate. */
   @Override
-  public CompletableFuture<Optional<List<PodLiveness>>> livenessAsync(
-      String model, List<String> pods) {
-    Check.name(model, "model");
-    List<CompletableFuture<PodLiveness>> each = new ArrayList<>(pods.size());
-    for (String pod : pods) {
-      int g = keys.groupOf(model, Check.name(pod, "pod"));
-      CompletableFuture<byte[]> record =
-          commands.hget(keys.pods(g), KeySchema.podField(model, pod)).toCompletableFuture();
-      each.add(
-          record.thenCombine(
-              lookups.clock.nowMillis(g),
-              (rec, now) ->
-                  new PodLiveness(
-                      pod, rec != null && rec.length >= 8 ? Bytes.deadline(rec) : null, now)));
-    }
-    return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
-        .thenApply(done -> Optional.of(each.stream().map(CompletableFuture::join).toList()))
-        .exceptionally(failure -> Optional.empty());
+  public CompletableFuture<Optional<List<PodLiveness>>> livenessAsync(String model, List<String> pods) {
+    return livePods.liveness(model, pods);
   }
 
   @Override
   public CompletableFuture<Optional<List<String>>> livePodsAsync(String model) {
-    Check.name(model, "model");
-    long now = System.nanoTime();
-    LivePods kept = livePods.get(model);
-    if (kept != null
-        && kept.untilNanos() - now > 0
-        && (!kept.pods().isDone() || kept.pods().getNow(Optional.empty()).isPresent())) {
-      return kept.pods();
-    }
-    if (livePods.size() >= LIVE_PODS_MODELS) {
-      livePods.clear();
-    }
-    CompletableFuture<Optional<List<String>>> read = readLivePods(model);
-    livePods.put(model, new LivePods(read, now + LIVE_PODS_REUSE.toNanos()));
-    return read;
-  }
-
-  /** Reads every group's pods hash (one HGETALL each): at most once a second per model. */
-  private CompletableFuture<Optional<List<String>>> readLivePods(String model) {
-    byte[] prefix = KeySchema.modelPrefix(model);
-    List<CompletableFuture<RedisOutcome<List<byte[]>>>> parts = new ArrayList<>();
-    for (int g = 0; g < config.groups(); g++) {
-      parts.add(
-          reads
-              .<List<byte[]>>run(
-                  Scripts.PODS, ScriptOutputType.MULTI, new byte[][] {keys.pods(g)}, prefix)
-              .toCompletableFuture());
-    }
-    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-        .thenApply(
-            x -> {
-              List<String> pods = new ArrayList<>();
-              for (CompletableFuture<RedisOutcome<List<byte[]>>> part : parts) {
-                RedisOutcome<List<byte[]>> outcome = part.join();
-                if (!outcome.isDone()) {
-                  return Optional.empty();
-                }
-                outcome.orElseThrow().forEach(f -> pods.add(KeySchema.podOf(f, prefix.length)));
-              }
-              return Optional.of(pods);
-            });
+    return livePods.livePods(model);
   }
 
   @Override
@@ -491,45 +247,10 @@ public final class RedisPrefixIndex implements PrefixIndex {
     if (blockKeys.length == 0) {
       return CompletableFuture.completedFuture(true);
     }
-    int recorded = Math.min(blockKeys.length, SPECULATIVE_BLOCKS_PER_ROUTE);
-    long[] keysRecorded = Arrays.copyOf(blockKeys, recorded);
-    Prompt route =
-        new Prompt(KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup), keysRecorded);
-    int g = keys.groupOf(model, pod);
-    byte[] podField = KeySchema.podField(model, pod);
-    byte[][] args = new byte[6 + 2 * route.segments()][];
-    args[0] = ascii(ttl.toMillis());
-    args[1] = keys.pods(g);
-    args[2] = podField;
-    args[3] = ByteBuffer.allocate(8).putLong(KeySchema.podDigest(podField)).array();
-    args[4] = ascii(SPECULATIVE_FIELDS);
-    args[5] = ascii(SPECULATIVE_PODS_PER_FIELD);
-    for (int k = 0; k < route.segments(); k++) {
-      args[6 + 2 * k] = route.segmentField(k);
-      args[7 + 2 * k] = routeInSegment(keysRecorded, route.segmentStart(k), route.segmentEnd(k));
-    }
-    return writes
-        .<Long>run(
-            Scripts.SPECULATE,
-            ScriptOutputType.INTEGER,
-            new byte[][] {keys.speculativeRoutes(g), keys.speculativeOrder(g)},
-            args)
-        .thenApply(outcome -> outcome.isDone() && outcome.orElseThrow() > 0)
-        .toCompletableFuture();
-  }
-
-  /**
-   * What a route keeps of its blocks {@code [from, to)} in their segment or span: their count (2
-   * bytes), then the keys of every {@value #SPECULATIVE_KEY_EVERY}th and of the last.
-   */
-  static byte[] routeInSegment(long[] keys, int from, int to) {
-    int n = to - from;
-    int kept = (n + SPECULATIVE_KEY_EVERY - 1) / SPECULATIVE_KEY_EVERY;
-    ByteBuffer out = ByteBuffer.allocate(2 + 8 * kept).putShort((short) n);
-    for (int i = 0; i < kept; i++) {
-      out.putLong(keys[from + Math.min((i + 1) * SPECULATIVE_KEY_EVERY, n) - 1]);
-    }
-    return out.array();
+    return new SpeculateCall(model, mode, pod, blockKeys, cacheGroup, ttl.toMillis())
+        .on(keys)
+        .<Long>run(writes, ScriptOutputType.INTEGER)
+        .thenApply(outcome -> outcome.isDone() && outcome.orElseThrow() > 0);
   }
 
   @Override
@@ -540,69 +261,25 @@ public final class RedisPrefixIndex implements PrefixIndex {
     return notes.reader(model, Check.notBlank(modelKeys, "modelKeys"));
   }
 
-  /** One HGETALL of the routers' notes; the latest note of each model wins. */
   @Override
   public CompletableFuture<Optional<Map<String, String>>> readerKeysAsync() {
-    return writes
-        .calls()
-        .<Map<byte[], byte[]>>call("notes", () -> commands.hgetall(keys.readerNotes()))
-        .thenApply(
-            outcome ->
-                outcome.isDone()
-                    ? Optional.of(latest(outcome.orElseThrow()))
-                    : Optional.<Map<String, String>>empty())
-        .toCompletableFuture();
-  }
-
-  private static Map<String, String> latest(Map<byte[], byte[]> notes) {
-    Map<String, String> keysOf = new HashMap<>();
-    Map<String, Long> at = new HashMap<>();
-    notes.forEach(
-        (field, value) -> {
-          String[] note = KeySchema.readKeysNote(field);
-          long when = value == null ? 0 : Long.parseLong(text(value));
-          if (note != null && when >= at.getOrDefault(note[1], Long.MIN_VALUE)) {
-            keysOf.put(note[1], note[0]);
-            at.put(note[1], when);
-          }
-        });
-    return keysOf;
+    return notes.readerKeys();
   }
 
   @Override
   public CompletableFuture<Boolean> noteKeyCheckAsync(String model, KeyCheckNote note) {
-    return noteModelField(keys.keyChecks(), model, Check.notNull(note, "note").encode());
+    return notes.keyCheck(model, note);
   }
 
   @Override
   public CompletableFuture<Boolean> noteCacheLayoutAsync(String model, CacheLayout layout) {
     streams.noteLayout(Check.name(model, "model"), Check.notNull(layout, "layout"));
-    return noteModelField(
-        keys.cacheLayouts(),
-        model,
-        Check.notNull(layout, "layout").encode().getBytes(StandardCharsets.US_ASCII));
-  }
-
-  /** Sets the model's field of a per-model note hash ({@code keychecks}, {@code layouts}). */
-  private CompletableFuture<Boolean> noteModelField(byte[] key, String model, byte[] value) {
-    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
-    return writes
-        .calls()
-        .<Boolean>call("note", () -> commands.hset(key, field, value))
-        .thenApply(RedisOutcome::isDone)
-        .toCompletableFuture();
+    return notes.cacheLayout(model, layout);
   }
 
   @Override
   public CompletableFuture<Optional<CacheLayout>> cacheLayoutAsync(String model) {
-    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
-    return commands
-        .hget(keys.cacheLayouts(), field)
-        .toCompletableFuture()
-        .thenApply(
-            value ->
-                Optional.ofNullable(value)
-                    .map(v -> CacheLayout.decode(new String(v, StandardCharsets.US_ASCII))));
+    return notes.cacheLayout(model);
   }
 
   @Override
@@ -652,11 +329,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<Optional<KeyCheckNote>> keyCheckAsync(String model) {
-    byte[] field = Check.name(model, "model").getBytes(StandardCharsets.UTF_8);
-    return commands
-        .hget(keys.keyChecks(), field)
-        .toCompletableFuture()
-        .thenApply(value -> Optional.ofNullable(value).map(KeyCheckNote::decode));
+    return notes.keyCheck(model);
   }
 
   @Override
@@ -702,23 +375,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public boolean heartbeat(String model, String pod, Duration ttl) {
-    Check.name(model, "model");
-    Check.name(pod, "pod");
-    long ttlMs = Check.atLeastOneMilli(ttl, "ttl").toMillis();
-    int g = keys.groupOf(model, pod);
-    byte[] podField = KeySchema.podField(model, pod);
-    RedisOutcome<Long> outcome =
-        Await.of(
-            writes
-                .<Long>run(
-                    Scripts.HEARTBEAT,
-                    ScriptOutputType.INTEGER,
-                    new byte[][] {keys.pods(g), keys.blocks(g)},
-                    podField,
-                    ascii(ttlMs),
-                    KeySchema.holderField(podField))
-                .toCompletableFuture());
-    return outcome.isDone();
+    return livePods.heartbeat(model, pod, ttl);
   }
 
   @Override
@@ -808,9 +465,5 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public void close() {
     // Nothing of its own: the connector belongs to the caller.
-  }
-
-  private int group(StreamId stream) {
-    return keys.groupOf(stream.model(), stream.pod());
   }
 }

@@ -1,8 +1,6 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.Bytes.ascii;
 import static io.kvindex.index.redis.Bytes.text;
-import static io.kvindex.index.redis.Bytes.utf8;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
@@ -38,17 +36,12 @@ final class RedisResyncs {
 
   CompletableFuture<ResyncStatus> request(
       String model, String pod, String note, Duration interval) {
-    byte[] key = keys.resync(Check.name(model, "model"), Check.name(pod, "pod"));
+    Check.name(model, "model");
+    Check.name(pod, "pod");
     long ms = Check.atLeastOneMilli(interval, "interval").toMillis();
-    return writes
-        .<Long>run(
-            Scripts.RESYNC,
-            ScriptOutputType.INTEGER,
-            new byte[][] {key},
-            ascii("request"),
-            utf8(checked(note)),
-            ascii(ms))
-        .toCompletableFuture()
+    return new ResyncCall.Request(model, pod, checked(note), ms)
+        .on(keys)
+        .<Long>run(writes, ScriptOutputType.INTEGER)
         .thenApply(
             out -> {
               if (!out.isDone()) {
@@ -67,22 +60,10 @@ final class RedisResyncs {
   Optional<String> take(StreamId stream, Duration spacing) {
     Check.notNull(stream, "stream");
     long ms = Check.atLeastOneMilli(spacing, "spacing").toMillis();
-    byte[] key = keys.resync(stream.model(), stream.pod());
-    byte[] activity = keys.activity(keys.groupOf(stream.model(), stream.pod()));
     String call = unanswered.computeIfAbsent(stream, s -> UUID.randomUUID().toString());
     RedisOutcome<byte[]> out =
         Await.of(
-            writes
-                .<byte[]>run(
-                    Scripts.RESYNC,
-                    ScriptOutputType.VALUE,
-                    new byte[][] {key, activity},
-                    ascii("take"),
-                    ascii(stream.dpRank()),
-                    ascii(call),
-                    KeySchema.resyncedField(KeySchema.streamField(stream)),
-                    ascii(ms))
-                .toCompletableFuture());
+            new ResyncCall.Take(stream, call, ms).on(keys).run(writes, ScriptOutputType.VALUE));
     byte[] note = out.orElseThrow(); // a swallowed call keeps its id for the next take
     unanswered.remove(stream, call);
     return note == null ? Optional.empty() : Optional.of(text(note));

@@ -2,7 +2,6 @@ package io.kvindex.index.redis;
 
 import static io.kvindex.index.redis.Bytes.ascii;
 import static io.kvindex.index.redis.Bytes.text;
-import static io.kvindex.index.redis.Bytes.utf8;
 
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
@@ -22,7 +21,6 @@ import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRejectedException;
 import io.kvindex.redis.ScriptRunner;
 import io.lettuce.core.ScriptOutputType;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -184,39 +182,24 @@ final class RedisStreamWrites {
       boolean staged,
       EventPacker.Packed packed) {
     int g = group(stream);
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
-    byte[][] head = {
-      KeySchema.streamField(stream),
-      podField,
-      KeySchema.rank(stream.dpRank()),
-      ascii(seq),
-      utf8(lease.toString()),
-      ascii(config.podTtl().toMillis()),
-      KeySchema.scope(mode, stream.model()),
-      KeySchema.holderField(podField),
-      ascii(config.segmentSlots()),
-      null, // the epoch, read when each chunk is sent
-      null, // the position of the chunk's first block in the call
-      null, // the position past its last block
-      ascii(staged ? 1 : 0),
-      ascii(firstSeq),
-      ascii(packed.blocks()),
-      ascii(packed.digest())
-    };
-    byte[][] k = {
-      keys.meta(g),
-      keys.streams(g),
-      keys.pods(g),
-      keys.blocks(g),
-      keys.free(g),
-      keys.dead(g),
-      keys.lease(stream),
-      keys.tokenMap(stream),
-      keys.counts(g),
-      keys.activity(g)
-    };
+    ApplyCall head =
+        new ApplyCall(
+            stream,
+            mode,
+            firstSeq,
+            seq,
+            lease,
+            config.podTtl().toMillis(),
+            config.segmentSlots(),
+            staged,
+            packed.blocks(),
+            packed.digest(),
+            null, // the epoch, read when each chunk is sent
+            0,
+            0,
+            List.of());
     notes.writer(g, stream.model(), mode);
-    ChunkedApply call = new ChunkedApply(g, k, head, packed, mode, stream.model(), batch);
+    ChunkedApply call = new ChunkedApply(g, head, packed, mode, stream.model(), batch);
     return applyChunks(call, 0)
         .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
   }
@@ -224,8 +207,7 @@ final class RedisStreamWrites {
   /** One call's events on their way through their chunks, and what the applied chunks did. */
   private final class ChunkedApply {
     final int group;
-    final byte[][] keys;
-    final byte[][] head;
+    final ApplyCall head;
     final KeyMode mode;
     final String model;
     final KvEventBatch batch;
@@ -238,14 +220,12 @@ final class RedisStreamWrites {
 
     ChunkedApply(
         int group,
-        byte[][] keys,
-        byte[][] head,
+        ApplyCall head,
         EventPacker.Packed packed,
         KeyMode mode,
         String model,
         KvEventBatch batch) {
       this.group = group;
-      this.keys = keys;
       this.head = head;
       this.packed = packed;
       this.mode = mode;
@@ -297,17 +277,10 @@ final class RedisStreamWrites {
     } catch (IllegalStateException e) {
       return CompletableFuture.failedFuture(e);
     }
-    List<byte[]> events = chunk.events();
-    byte[][] args = Arrays.copyOf(call.head, call.head.length + events.size());
-    args[9] = epochOf(call.group);
-    args[10] = ascii(chunk.from());
-    args[11] = ascii(chunk.to());
-    for (int i = 0; i < events.size(); i++) {
-      args[call.head.length + i] = events.get(i);
-    }
-    return writes
-        .<List<Object>>run(Scripts.APPLY, ScriptOutputType.MULTI, call.keys, args)
-        .toCompletableFuture()
+    return call.head
+        .chunk(epochOf(call.group), chunk.from(), chunk.to(), chunk.events())
+        .on(keys)
+        .<List<Object>>run(writes, ScriptOutputType.MULTI)
         .handle(
             (outcome, failure) -> {
               if (failure != null) {
@@ -373,18 +346,8 @@ final class RedisStreamWrites {
 
   boolean staged(StreamId stream) {
     Check.notNull(stream, "stream");
-    int g = group(stream);
     RedisOutcome<Long> outcome =
-        Await.of(
-            writes
-                .<Long>run(
-                    Scripts.STAGED,
-                    ScriptOutputType.INTEGER,
-                    new byte[][] {keys.streams(g), keys.pods(g)},
-                    KeySchema.streamField(stream),
-                    KeySchema.podField(stream.model(), stream.pod()),
-                    KeySchema.rank(stream.dpRank()))
-                .toCompletableFuture());
+        Await.of(new StagedCall(stream).on(keys).run(writes, ScriptOutputType.INTEGER));
     return outcome.orElseThrow() == 1;
   }
 
@@ -392,27 +355,9 @@ final class RedisStreamWrites {
     Check.notNull(stream, "stream");
     Check.notNull(lease, "lease");
     int g = group(stream);
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
-    return writes
-        .<byte[]>run(
-            Scripts.PUBLISH,
-            ScriptOutputType.VALUE,
-            new byte[][] {
-              keys.meta(g),
-              keys.streams(g),
-              keys.pods(g),
-              keys.blocks(g),
-              keys.lease(stream),
-              keys.dead(g)
-            },
-            KeySchema.streamField(stream),
-            podField,
-            KeySchema.rank(stream.dpRank()),
-            utf8(lease.toString()),
-            KeySchema.holderField(podField),
-            epochOf(g),
-            ascii(config.podTtl().toMillis()))
-        .toCompletableFuture()
+    return new PublishCall(stream, lease, epochOf(g), config.podTtl().toMillis())
+        .on(keys)
+        .<byte[]>run(writes, ScriptOutputType.VALUE)
         .thenCompose(outcome -> purgeStatus(g, outcome));
   }
 
@@ -421,30 +366,9 @@ final class RedisStreamWrites {
     Check.notNull(lease, "lease");
     Check.notNull(mode, "mode");
     int g = group(stream);
-    byte[][] k = {
-      keys.meta(g),
-      keys.streams(g),
-      keys.pods(g),
-      keys.dead(g),
-      keys.lease(stream),
-      keys.tokenMap(stream),
-      keys.blocks(g),
-      keys.activity(g)
-    };
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
-    return writes
-        .<byte[]>run(
-            Scripts.PURGE,
-            ScriptOutputType.VALUE,
-            k,
-            KeySchema.streamField(stream),
-            podField,
-            KeySchema.rank(stream.dpRank()),
-            utf8(lease.toString()),
-            ascii(mode == PurgeMode.RESET_WATERMARK ? 1 : 0),
-            KeySchema.holderField(podField),
-            epochOf(g))
-        .toCompletableFuture()
+    return new PurgeCall(stream, lease, mode, epochOf(g))
+        .on(keys)
+        .<byte[]>run(writes, ScriptOutputType.VALUE)
         .thenCompose(outcome -> purgeStatus(g, outcome));
   }
 
@@ -458,20 +382,12 @@ final class RedisStreamWrites {
   OptionalLong watermark(StreamId stream) {
     Check.notNull(stream, "stream");
     byte[] rec =
-        Await.of(
-                writes
-                    .<byte[]>run(
-                        Scripts.READ,
-                        ScriptOutputType.VALUE,
-                        new byte[][] {keys.streams(group(stream))},
-                        KeySchema.streamField(stream))
-                    .toCompletableFuture())
+        Await.of(new StreamReadCall(stream).on(keys).<byte[]>run(writes, ScriptOutputType.VALUE))
             .orElseThrow();
-    if (rec == null) {
-      return OptionalLong.empty();
-    }
-    String[] parts = text(rec).split("\\|", -1); // slot|watermark[|seq:blocks done:digest[:x]]
-    return parts[1].isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(parts[1]));
+    StreamRecord record = StreamRecord.decode(rec);
+    return record == null || record.watermark() == null
+        ? OptionalLong.empty()
+        : OptionalLong.of(record.watermark());
   }
 
   private int group(StreamId stream) {

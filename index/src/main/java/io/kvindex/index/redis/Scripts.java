@@ -9,13 +9,18 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The index's Lua scripts, each loaded from its resource with the script library ({@code lib.lua})
- * prepended, so that the helpers every script shares exist once. A script's {@code #!lua} line
- * stays its first. Thread-safe (constants).
+ * The index's Lua scripts, each loaded from its resource with the script libraries prepended: one
+ * per stored value the scripts read or write ({@code pod_record.lua}, {@code stream_record.lua}:
+ * each value's one Lua definition, as {@link PodRecord} and {@link StreamRecord} are its Java one),
+ * then the helpers every script shares ({@code lib.lua}), so each exists once. A script's {@code
+ * #!lua} line stays its first. Thread-safe (constants).
  */
 final class Scripts {
   /** Every script below, as loaded (declared first: the constants add to it as they load). */
   private static final List<LuaScript> LOADED = new ArrayList<>();
+
+  /** The libraries every script is loaded with, in order (a library may use those before it). */
+  private static final List<String> LIBRARIES = List.of("pod_record", "stream_record", "lib");
 
   static final LuaScript APPLY = load("apply");
   static final LuaScript PURGE = load("purge");
@@ -49,17 +54,20 @@ final class Scripts {
   }
 
   private static LuaScript load(String name) {
-    String library = text("lib.lua");
-    String body = text(name + ".lua");
-    LuaScript script;
-    if (body.startsWith("#!")) {
-      int eol = body.indexOf('\n') + 1;
-      script = LuaScript.of(name, body.substring(0, eol) + library + body.substring(eol));
-    } else {
-      script = LuaScript.of(name, library + body);
-    }
+    LuaScript script = LuaScript.of(name, withLibraries(text(name + ".lua")));
     LOADED.add(script);
     return script;
+  }
+
+  /** A script's text with the libraries prepended (after its {@code #!lua} line, if any). */
+  static String withLibraries(String body) {
+    StringBuilder libraries = new StringBuilder();
+    LIBRARIES.forEach(l -> libraries.append(text(l + ".lua")));
+    if (body.startsWith("#!")) {
+      int eol = body.indexOf('\n') + 1;
+      return body.substring(0, eol) + libraries + body.substring(eol);
+    }
+    return libraries + body;
   }
 
   private static String text(String resource) {

@@ -77,9 +77,9 @@ final class ServerClock {
 
   private CompletableFuture<Void> measure(int group) {
     long sent = nanos.getAsLong();
-    return reads
-        .<List<Object>>run(Scripts.TIME, ScriptOutputType.MULTI, new byte[][] {keys.meta(group)})
-        .toCompletableFuture()
+    return new TimeCall(group)
+        .on(keys)
+        .<List<Object>>run(reads, ScriptOutputType.MULTI)
         .handle(
             (outcome, error) -> {
               if (error == null && outcome.isDone()) {

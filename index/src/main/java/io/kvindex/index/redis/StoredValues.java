@@ -6,16 +6,11 @@ import java.util.Map;
 
 /**
  * Decoders of the stored values that tools reading the index need beside {@link KeySchema}'s key
- * layout (the inspector, the lab's audits), and the scripts by the SHA1 {@code EVALSHA} names them
- * with. Thread-safe (stateless).
+ * layout and the value types ({@link PodRecord}, {@link StreamRecord}), and the scripts by the SHA1
+ * {@code EVALSHA} names them with. Thread-safe (stateless).
  */
 public final class StoredValues {
   private StoredValues() {}
-
-  /** The liveness deadline (ms, Redis's clock) at the head of a pod record. */
-  public static long podDeadline(byte[] podRecord) {
-    return Bytes.deadline(podRecord);
-  }
 
   /** A decimal value (0 for none), as the counts hash and the inferred-capacity mark hold them. */
   public static long decimal(byte[] value) {

@@ -3,90 +3,18 @@
  * io.kvindex.index.redis.KeySchema}, the only place key names are made), the Lua scripts and their
  * shared library, the write, lease and maintenance calls, and the read path that plans each
  * lookup's HMGETs. Reach it through {@link io.kvindex.index.PrefixIndex#builder()}; only the key
- * schema and the stored values' decoders ({@link io.kvindex.index.redis.StoredValues}), for tools
- * that read, measure or delete an index (the inspector), and the factory the builder calls are
- * public.
+ * schema, the stored values' types ({@link io.kvindex.index.redis.PodRecord}, {@link
+ * io.kvindex.index.redis.StreamRecord}) and decoders ({@link io.kvindex.index.redis.StoredValues}),
+ * for tools that read, measure or delete an index (the inspector), and the factory the builder
+ * calls are public.
  */
 /*
  * Implementation notes (RedisPrefixIndex and the scripts).
  *
- * Key layout. Every key is kvindex:v1:{<index>/<group>}:<name>, <index> percent-encoded, so the
- * hash tag is the index and group and every script touches exactly one slot (all keys in KEYS);
- * the scripts run unchanged on Redis Cluster. A pod (model, pod) belongs to group
- * SHA-256(podField)[0..4) mod groups; all its ranks' streams live in that group. Per group:
- *   meta     HASH  groups and format (fixed at creation; format: the index format processes
- *                  must share, FORMAT), epoch, version (the stored version, recorded when init
- *                  creates the group), next (last slot handed out), pass (GC passes started),
- *                  cursor (HSCAN cursor of the pass in progress), fence (lease tokens), and notes
- *                  for inspection (RedisNotes): "note:mode:<mode>:" + lp(model) and
- *                  "note:segment-slots:<n>" -> the time a writer last noted them
- *   streams  HASH  streamField -> "<slot>|<watermark>" (slot 0 = none, watermark empty = none),
- *                  then "|<seq>:<blocks done>:<digest>[:x]" while a call in chunks is in progress
- *   pods     HASH  podField -> deadline ms (8 bytes BE) + (slot u16, rank u16)*
- *   blocks   HASH  "kvindex/node" -> the node history (replication id) the group's data was
- *                  written on (lib.lua, adoptNode), "kvindex/node-id" -> that history and the
- *                  cluster node serving it ("<history>@<node id>", on a cluster), "kvindex/epoch"
- *                  -> a copy of meta's epoch;
- *                  block fields: scope(8) cacheGroup(2) blockKey(8) -> the block's locator
- *                  (11 bytes: its head's key, its chain position (3 bytes BE); present once
- *                  the position is known, so a located value has odd length), then entries of
- *                  2 bytes: slot (12 bits) | tiers (4 bits: GPU 1, CPU 2, STORAGE 4, OTHER 8);
- *                  segment fields: a head's block field + "/s" (20 bytes) -> slots of offset(1)
- *                  key(8) length(2) entries, one per located block of the 16-block segment the
- *                  head starts below position 256 (more where chains branch; "O" once past
- *                  segmentSlots); span fields: a head's block field + "/S" -> the same for the
- *                  256-block span a head at a multiple of 256 starts, where a slot of length
- *                  0xFFFF has the entries of the slot before it ("O" once past 64 bytes per
- *                  segmentSlots);
- *                  plus fields of other lengths, which GC leaves alone:
- *                  "kvindex/holders/" + podField -> a copy of the pod record (the scripts
- *                  write both in the same call), so one HMGET reads holders and blocks at once;
- * *                  "kvindex/slots-generation" -> a counter (HINCRBY) that every script changing
- *                  which slots a pod record lists moves in the same call;
- *                  "kvindex/unlocated" -> how many block fields have no locator;
- *                  "kvindex/unlocated-parents" -> the block fields (18 bytes each) unlocated
- *                  blocks were stored under; "kvindex/unlocated-heads" -> the segment and span
- *                  fields (20 bytes each) of the located ones among them, or "*" past 16: both
- *                  dropped with the last unlocated block
- *   free     LIST  slots ready for reuse
- *   dead     HASH  retired slot -> the GC pass number at its death
- *   lease:<d> STRING "token:owner" with PX, d = hex SHA-256(streamField)[0..16)
- *   tmap:<d>  HASH  cacheGroup(2) engineHash(8) -> tokenKey(8) (token key mode only)
- *   spec:routes HASH segment or span field (as in blocks) -> the latest routes through it, one
- *                  per pod, at most 8, newest first: pod digest (SHA-256(podField)[0..8)), deadline
- *                  ms (6 bytes), the route's blocks there n (2 bytes), its keys at every 16th and
- *                  its last (8 each, ceil(n / 16)); routes are recorded for live pods only
- *                  (speculate.lua, which a router's user runs); PEXPIRE as long as the latest
- *   spec:order ZSET  the fields of spec:routes by their latest deadline: expired ones go as routes
- *                  come, and past 16 384 fields the oldest; PEXPIRE as spec:routes
- *   resync:<p> HASH  a pod's resync request: n -> note, t<rank> -> 1 once that rank's owner took it;
- *                  PEXPIRE the request's interval; a stream takes none within the spacing of its
- *                  last (activity 'r') (resync.lua; RedisResyncs)
- *   infer:<p> STRING the pod's evictions are inferred: the engine's capacity in blocks, with PX,
- *                  refreshed by its streams' owners (infer.lua, inferred.lua; RedisInference)
- *   touch:<p> STREAM observed requests on such a pod (routers XADD): r -> rank, k -> the prompt's
- *                  block keys (8 bytes each), e -> the prediction's error, c -> the blocks the
- *                  engine reported cached, t -> when it was recorded (Redis's clock, ms); ids
- *                  "<offset>-<size>" in bytes, so it is capped at 4 MiB and trimmed to its readers'
- *                  cursors by XTRIM MINID; PEXPIRE from the last entry; each rank's owner reads it
- *                  with XRANGE after its cursor, about 256 KiB a read (infer.lua)
- *   touch:<p>/o HASH o -> bytes of touches ever added, l -> the latest id, c<rank> -> a reader's
- *                  "<cursor>|<ms of its read>"; PEXPIRE as the touches, or a minute after a read
- *   handover:<d> STRING what an inferring stream's owner leaves for the next: "<size>|" then the
- *                  removals its model decided and the index has not applied (8 bytes each), PX
- *                  (infer.lua, inferred.lua; RedisInference)
- *   lag:<p>  HASH  rank -> "<ms>|<lag ms>": how far each of the pod's streams is behind its engine,
- *                  as its owner reports it every second; PEXPIRE (lag.lua, lags.lua; RedisLags)
- *   counts   HASH  "<slot>:blocks" and "<slot>:gpu|cpu|storage|other" -> the slot's entries, in
- *                  all and per tier (decimal): apply changes them with the entries, GC counts
- *                  the entries it strips out, so inspecting a stream never scans blocks;
- *                  "overflowed-segments" -> the segments apply marked "O"
- *   activity HASH  'a' + streamField -> ms of the last applied chunk; 'p' + streamField ->
- *                  "<ms>|<slot retired>" of the last purge; 'r' + streamField -> ms of the last
- *                  resync the stream took; swept with the stream
- *   spec:models HASH (group 0) routers' notes "note:keys:" + lp(keys) + lp(model) -> ms
- * podField = u32 len + model + u32 len + pod (UTF-8); streamField = podField + u32 rank; scope =
- * SHA-256("kvindex/scope/v1" + mode + lp(model))[0..8). No external name is ever part of a key name.
+ * Key layout and stored values: docs/key-layout.md, the one description, which KeyLayoutDocTest
+ * holds to KeySchema. Each stored value has one Java type and one Lua library (PodRecord and
+ * pod_record.lua, StreamRecord and stream_record.lua; StoredValueFormatsTest), and each script call
+ * one record that builds its KEYS and ARGV (ScriptCall; ScriptCallHeadersTest).
  *
  * Holders. Each stream that holds blocks owns a slot (1..4095) of its group; block entries name
  * slots, and the pod record maps the pod's live slots to ranks. A purge (or AllBlocksCleared)
@@ -96,9 +24,9 @@
  * gone by then. GC is incremental: each call HSCANs about gcBudget fields and strips dead entries;
  * no script ever iterates a pod's whole content.
  *
- * Scripts. Every script is loaded with lib.lua prepended (Scripts): the clock, the deadline codec,
- * the lease check, the stream-record parse and the pod-record write (both copies, and the slots
- * generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
+ * Scripts. Every script is loaded with the libraries prepended (Scripts): the stored values'
+ * (pod_record.lua, stream_record.lua), then lib.lua, so the clock, the lease check and the
+ * pod-record write (both copies, and the slots generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
  * and the streams' engine incarnations (incarnation:<d>, in the pod's group) are written here too,
  * so that every key of the index is named in KeySchema alone.
  *

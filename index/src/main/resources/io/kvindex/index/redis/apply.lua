@@ -11,13 +11,14 @@
 -- goes on from the exact block, and the watermark moves with the last chunk.
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap, 9 counts,
 --       10 activity
--- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"), 6 pod ttl
---       ms, 7 model scope (8 bytes), 8 the pod's holder field in blocks (its record's copy there),
---       9 segment slot limit, 10 the epoch the caller knows, 11 the chunk's first block in the call
---       (from 0), 12 the block after its last, 13 staged (1: the pod record does not list the
---       stream's slot, so lookups do not see its entries until publish.lua or an unstaged apply),
---       14 the first seq (ARGV[4] unless the call applies consecutive batches first..seq as one, in
---       one chunk), 15 the call's blocks, 16 the digest of the call's events (hex), 17.. events
+-- ARGV: 1 stream_field, 2 pod_field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"),
+--       6 pod_ttl_ms, 7 scope (the model's, 8 bytes), 8 holder_field (the pod's in blocks, its
+--       record's copy there), 9 segment_slots (the segment slot limit), 10 epoch (the one the
+--       caller knows), 11 from (the chunk's first block in the call, from 0), 12 to (the block
+--       after its last), 13 staged (1: the pod record does not list the stream's slot, so lookups
+--       do not see its entries until publish.lua or an unstaged apply), 14 first_seq (ARGV[4]
+--       unless the call applies consecutive batches first..seq as one, in one chunk),
+--       15 call_blocks (the call's blocks), 16 digest (of the call's events, hex), 17.. events
 --       (packed, see EventPacker)
 -- Replies {status, watermark, stored, removed, dropped, next block}: APPLIED (the call is done),
 -- CHUNK (this chunk is done, or was not next: go on with the chunk that starts at the block given),
@@ -911,14 +912,13 @@ if retired then redis.call('HSET', KEYS[10], 'p' .. ARGV[1], now .. '|' .. retir
 -- The pod record: a new deadline, this rank's pair replaced by its current slot (if any).
 local old = redis.call('HGET', KEYS[3], ARGV[2])
 local rec = encodeDeadline(now + tonumber(ARGV[6])) .. pairsWithout(old, ARGV[3])
-if slot ~= 0 and ARGV[13] ~= '1' then rec = rec .. char(math.floor(slot / 256), slot % 256) .. ARGV[3] end
+if slot ~= 0 and ARGV[13] ~= '1' then rec = rec .. podPair(slot, ARGV[3]) end
 writePodRecord(KEYS[3], KEYS[4], ARGV[2], ARGV[8], old, rec)
 if to < total then
-  redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. wmText .. '|' .. string.format('%d', seq) ..
-    ':' .. string.format('%d', to) .. ':' .. digest .. (tailDropped and ':x' or ''))
+  redis.call('HSET', KEYS[2], ARGV[1], encodeStream(slot, wmText, seq, to, digest, tailDropped))
   return {'CHUNK', wm or -1, stored, removed, dropped, to}
 end
 -- A staged rebuild that holds no slot is marked as such: a new owner must go on staged.
-redis.call('HSET', KEYS[2], ARGV[1], slot .. '|' .. string.format('%d', seq) ..
-  ((slot == 0 and ARGV[13] == '1') and '|s' or ''))
+redis.call('HSET', KEYS[2], ARGV[1],
+  encodeStream(slot, string.format('%d', seq), nil, nil, nil, nil, slot == 0 and ARGV[13] == '1'))
 return {'APPLIED', seq, stored, removed, dropped, total}

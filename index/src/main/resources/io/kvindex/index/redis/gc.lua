@@ -1,7 +1,7 @@
 -- kvindex garbage collection step: HSCAN a few block fields, strip entries of dead slots, and
 -- free a dead slot once a whole pass that started after its death has completed.
 -- KEYS: 1 meta, 2 blocks, 3 dead, 4 free, 5 counts
--- ARGV: 1 HSCAN count
+-- ARGV: 1 scan_count (HSCAN's COUNT)
 -- Returns {done (0|1: no dead slot left), fields scanned, block entries removed, slots freed,
 -- slots available (free, or never handed out), dead slots left}
 -- Block fields (exactly 18 bytes: scope 8, cache group 2, key 8) hold entries, after an 11-byte

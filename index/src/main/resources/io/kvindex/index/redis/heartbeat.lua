@@ -1,7 +1,7 @@
 -- kvindex heartbeat: move a pod's liveness deadline to now + ttl, keeping its holder slots.
 -- KEYS: 1 pods, 2 blocks
--- ARGV: 1 pod field, 2 ttl ms, 3 the pod's holder field in blocks (its record's copy there)
+-- ARGV: 1 pod_field, 2 ttl_ms, 3 holder_field (the pod's in blocks, its record's copy there)
 local old = redis.call('HGET', KEYS[1], ARGV[1])
-local rec = encodeDeadline(nowMs() + tonumber(ARGV[2])) .. string.sub(old or '', 9)
+local rec = encodeDeadline(nowMs() + tonumber(ARGV[2])) .. podPairs(old)
 writePodRecord(KEYS[1], KEYS[2], ARGV[1], ARGV[3], old, rec)
 return 1

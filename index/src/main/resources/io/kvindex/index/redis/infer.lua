@@ -11,17 +11,18 @@
 -- retried after a lost reply is added once. A touch records when it was made ('t', Redis's clock
 -- in ms) and the blocks the engine reported cached ('c'). inferred.lua reads the mark and the
 -- handover.
--- KEYS: 1 the pod's infer key ('mark'), the stream's handover key ('handover') or the pod's touch
---       stream (the others), 2 its touch state
--- ARGV: 1 the operation; mark: 2 capacity, 3 ttl ms;
---       handover: 2 the value ("<size>|" then the removals, 8 bytes each), 3 ttl ms;
---       touch: 2 rank, 3 block keys, 4 the prediction's error in blocks, 5 most entries,
---         6 ttl ms, 7 most bytes, 8 the overhead counted per touch, 9 the touch's id (8 bytes,
---         the same in its retries: a retry after a lost reply adds nothing, 0), 10 the blocks the
---         engine reported cached;
---       read: 2 the reader's rank, 3 cursor (an entry id), 4 most entries, 5 most bytes,
---         6 how long a reader's cursor counts ms;
---       last: 2 the reader's rank, 3 how long a reader's cursor counts ms
+-- KEYS (mark): 1 infer (the pod's infer key)
+-- ARGV (mark): 1 op, 2 capacity, 3 ttl_ms
+-- KEYS (handover): 1 handover (the stream's handover key)
+-- ARGV (handover): 1 op, 2 value ("<size>|" then the removals, 8 bytes each), 3 ttl_ms
+-- KEYS: 1 touches (the pod's touch stream), 2 touch_state (its touch state)
+-- ARGV (touch): 1 op, 2 rank, 3 block_keys, 4 error_blocks (the prediction's error in blocks),
+--       5 max_entries, 6 ttl_ms, 7 max_bytes, 8 overhead_bytes (counted per touch), 9 id (the
+--       touch's, 8 bytes, the same in its retries: a retry after a lost reply adds nothing, 0),
+--       10 cached_blocks (the blocks the engine reported cached)
+-- ARGV (read): 1 op, 2 rank (the reader's), 3 cursor (an entry id), 4 max_entries, 5 max_bytes,
+--       6 reader_ttl_ms (how long a reader's cursor counts)
+-- ARGV (last): 1 op, 2 rank (the reader's), 3 reader_ttl_ms (how long a reader's cursor counts)
 local RECENT_IDS = 16
 local op = ARGV[1]
 if op == 'mark' or op == 'handover' then

@@ -4,9 +4,10 @@
 -- than its own. A group created here also records the version of what its scripts store: one an
 -- earlier version created has none (and no exact block counts).
 -- KEYS: 1 meta, 2 blocks
--- ARGV: 1 group count, 2 a new epoch, used only if the group has none (a new or a lost index),
---       3 the stored version, 4 the caller's index format (recorded in a group created here; a
---       group that exists without one is older than formats, and of format 1)
+-- ARGV: 1 groups (the group count), 2 epoch (a new one, used only if the group has none: a new or
+--       a lost index), 3 version (the stored version), 4 format (the caller's index format,
+--       recorded in a group created here; a group that exists without one is older than formats,
+--       and of format 1)
 redis.call('HSETNX', KEYS[1], 'groups', ARGV[1])
 if redis.call('HSETNX', KEYS[1], 'epoch', ARGV[2]) == 1 then
   redis.call('HSET', KEYS[1], 'version', ARGV[3])

@@ -1,6 +1,6 @@
 -- kvindex lease operations on one stream's lease key ("token:owner", expiring).
 -- KEYS: 1 meta, 2 lease
--- ARGV: 1 op (acquire|renew|release), 2 owner, 3 ttl ms, 4 token (renew, release)
+-- ARGV: 1 op (acquire|renew|release), 2 owner, 3 ttl_ms, 4 token (renew, release)
 -- acquire returns the fencing token (string) or false; renew and release return 1 or 0.
 local cur = redis.call('GET', KEYS[2])
 local op = ARGV[1]

@@ -1,8 +1,6 @@
--- kvindex script library, prepended to every index script when it is loaded (see Scripts), so
--- each helper exists once. Pod records are a deadline (ms, 8 bytes big-endian) then (slot u16,
--- rank u16) pairs; stream records are "<slot>|<watermark>" (then the batch being applied in
--- chunks, if any: see apply.lua); leases are "token:owner". A local function costs nothing until
--- called.
+-- kvindex script library, prepended to every index script when it is loaded (see Scripts), after
+-- the libraries of the stored values it uses (pod_record.lua, stream_record.lua), so each helper
+-- exists once. Leases are "token:owner". A local function costs nothing until called.
 
 -- The longest a speculative route may count, in ms (RedisPrefixIndex.MAX_SPECULATIVE_TTL): a
 -- router's Redis user may write spec: keys directly, so speculate.lua refuses a longer route and
@@ -21,24 +19,6 @@ end
 local function nowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
--- A deadline (ms) as the 8 bytes a pod record starts with.
-local function encodeDeadline(ms)
-  local parts = {}
-  for k = 8, 1, -1 do
-    parts[k] = ms % 256
-    ms = math.floor(ms / 256)
-  end
-  return string.char(unpack(parts))
-end
-
--- The deadline a pod record starts with, or nil for a missing or cut-short record.
-local function decodeDeadline(rec)
-  if not rec then return nil end
-  local a, b, c, d, e, f, g, h = string.byte(rec, 1, 8)
-  if not h then return nil end
-  return ((((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f) * 256 + g) * 256 + h
 end
 
 -- Whether the lease key holds exactly this lease ("token:owner"): token and owner both, so an old
@@ -128,29 +108,6 @@ local function processId()
   return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
 end
 
--- A stream record's slot (0 for none), watermark (nil for none), watermark as written (''), and
--- the batch being applied in chunks, if any: its sequence, the blocks of its call done, the digest
--- of the call's events, and whether the blocks done ended in a dropped token store (see apply.lua);
--- last, whether it is a staged rebuild that holds no slot yet ('<0>|<wm>|s': its history so far
--- stored nothing, and it stays staged until published or an unstaged batch is applied).
-local function parseStream(rec)
-  if not rec then return 0, nil, '' end
-  local s, w, rest = string.match(rec, '^(%d+)|(%d*)(.*)$')
-  local ps, pd, digest, tail = string.match(rest, '^|(%d+):(%d+):(%x+)(:?x?)$')
-  return tonumber(s), tonumber(w), w, tonumber(ps), tonumber(pd), digest, tail == ':x', rest == '|s'
-end
-
--- A pod record's (slot, rank) pairs without those of one rank (2 bytes).
-local function pairsWithout(rec, rank)
-  local kept = {}
-  if rec then
-    for k = 9, #rec, 4 do
-      if string.sub(rec, k + 2, k + 3) ~= rank then kept[#kept + 1] = string.sub(rec, k, k + 3) end
-    end
-  end
-  return table.concat(kept)
-end
-
 -- Moves the group's slots generation. The node history beside it ('kvindex/node') moves only with
 -- adoptNode, which changes the epoch too: a router that cached records at generation g never
 -- mistakes the same number reached again on another node history for no change.
@@ -169,7 +126,7 @@ local function writePodRecord(podsKey, blocksKey, podField, holderField, old, re
     redis.call('HDEL', podsKey, podField)
     redis.call('HDEL', blocksKey, holderField)
   end
-  if string.sub(old or '', 9) ~= string.sub(rec or '', 9) then
+  if podPairs(old) ~= podPairs(rec) then
     moveSlotsGeneration(blocksKey)
   end
 end
@@ -198,12 +155,12 @@ local function adoptNode(metaKey, streamsKey, podsKey, deadKey, blocksKey, holde
   for i = 1, #streams, 2 do
     local slot = parseStream(streams[i + 1])
     if slot ~= 0 then redis.call('HSET', deadKey, slot, pass) end
-    redis.call('HSET', streamsKey, streams[i], '0|')
+    redis.call('HSET', streamsKey, streams[i], encodeStream(0, ''))
   end
   local pods = redis.call('HGETALL', podsKey)
   for i = 1, #pods, 2 do
     local old = pods[i + 1]
-    writePodRecord(podsKey, blocksKey, pods[i], holderPrefix .. pods[i], old, string.sub(old, 1, 8))
+    writePodRecord(podsKey, blocksKey, pods[i], holderPrefix .. pods[i], old, podDeadlineBytes(old))
   end
   moveSlotsGeneration(blocksKey)
   local epoch = redis.sha1hex((redis.call('HGET', metaKey, 'epoch') or '') .. '/' .. live)

@@ -1,7 +1,7 @@
 #!lua flags=no-writes
 -- kvindex pods: the pod fields of one model whose liveness deadline has not passed.
 -- KEYS: 1 pods
--- ARGV: 1 the model's pod-field prefix (u32 length + model, UTF-8)
+-- ARGV: 1 model_prefix (the model's pod-field prefix: u32 length + model, UTF-8)
 local now = nowMs()
 local prefix, n = ARGV[1], #ARGV[1]
 local all = redis.call('HGETALL', KEYS[1])

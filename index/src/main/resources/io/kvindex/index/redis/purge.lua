@@ -1,9 +1,9 @@
 -- kvindex purge: retire a stream's holder slot in O(1); GC strips its entries later.
 -- The stream's activity records the purge: 'p' + stream field -> "<ms>|<slot retired>".
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 dead, 5 lease, 6 tmap, 7 blocks, 8 activity
--- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 reset watermark
---       (0|1), 6 the pod's holder field in blocks (its record's copy there), 7 the epoch the caller
---       knows
+-- ARGV: 1 stream_field, 2 pod_field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 reset_watermark
+--       (0|1), 6 holder_field (the pod's in blocks, its record's copy there), 7 epoch (the one the
+--       caller knows)
 if adoptNode(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[7], holderPrefixOf(ARGV[6], ARGV[2])) then
   return 'RESET'
 end
@@ -17,12 +17,12 @@ end
 redis.call('UNLINK', KEYS[6])
 if ARGV[5] == '1' then wm = '' end
 if rec then
-  redis.call('HSET', KEYS[2], ARGV[1], '0|' .. wm)
+  redis.call('HSET', KEYS[2], ARGV[1], encodeStream(0, wm))
   redis.call('HSET', KEYS[8], 'p' .. ARGV[1], nowMs() .. '|' .. slot)
 end
 local old = redis.call('HGET', KEYS[3], ARGV[2])
 if old then
   writePodRecord(KEYS[3], KEYS[7], ARGV[2], ARGV[6], old,
-    string.sub(old, 1, 8) .. pairsWithout(old, ARGV[3]))
+    podDeadlineBytes(old) .. pairsWithout(old, ARGV[3]))
 end
 return 'PURGED'

@@ -6,11 +6,12 @@
 -- routers cannot write) keeps when, 'r' + stream field -> ms, so however often a pod is asked for
 -- (by routers with short intervals, or by writes to the resync key itself), it is resynced at most
 -- once per spacing.
--- KEYS: 1 the pod's resync key; take: 2 the group's activity hash
--- ARGV: 1 'request' or 'take'; request: 2 note, 3 interval ms; take: 2 dp rank, 3 the taker's
---       call (unique to one take, the same in its retries: a retry after a lost reply gets the
---       note again, a later take does not), 4 the stream's field in the activity hash, 5 spacing
---       ms
+-- KEYS (request): 1 resync (the pod's resync key)
+-- ARGV (request): 1 op, 2 note, 3 interval_ms
+-- KEYS (take): 1 resync (the pod's resync key), 2 activity (the group's activity hash)
+-- ARGV (take): 1 op, 2 rank (the dp rank), 3 call (the taker's, unique to one take, the same in
+--       its retries: a retry after a lost reply gets the note again, a later take does not),
+--       4 resynced_field (the stream's field in the activity hash), 5 spacing_ms
 if ARGV[1] == 'request' then
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return 0

@@ -7,10 +7,11 @@
 -- 16th of them and at its last (8 each). A sorted set orders the fields by their latest deadline:
 -- expired fields go as new ones come, and past the group's limit the oldest do, so the group holds
 -- a bounded number whatever routers send. Only a pod with a live record gets routes.
--- KEYS: 1 the group's routes, 2 their order; both spec: keys, which a router's Redis user may write
--- ARGV: 1 ttl ms, 2 the group's pods hash, 3 the pod's field, 4 the pod's digest (8 bytes),
---       5 most fields in the group, 6 most pods per field, then pairs: a field, and the route's
---       blocks there (2 bytes) followed by its keys there
+-- KEYS: 1 routes (the group's), 2 order (theirs; both spec: keys, which a router's Redis user may
+--       write)
+-- ARGV: 1 ttl_ms, 2 pods (the group's pods hash), 3 pod_field, 4 pod_digest (8 bytes),
+--       5 max_fields (in the group), 6 max_pods (per field), 7.. routes (pairs: a field, and the
+--       route's blocks there, 2 bytes, followed by its keys there)
 -- The pods hash is read but not in KEYS: EVALSHA declares its keys written, and a router's user
 -- may only read it. It has the group's hash tag, so it is in the same slot as KEYS.
 -- A route lasts at most SPEC_TTL_MAX_MS (lookups ignore a deadline further ahead, which this

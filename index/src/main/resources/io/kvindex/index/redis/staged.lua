@@ -3,12 +3,8 @@
 -- applied staged and not yet published, see apply.lua), or is a staged rebuild that holds no slot
 -- yet (its record ends '|s'): 1 or 0.
 -- KEYS: 1 streams, 2 pods
--- ARGV: 1 stream field, 2 pod field, 3 rank (2 bytes)
+-- ARGV: 1 stream_field, 2 pod_field, 3 rank (2 bytes)
 local slot, _, _, _, _, _, _, stagedEmpty = parseStream(redis.call('HGET', KEYS[1], ARGV[1]))
 if slot == 0 then return stagedEmpty and 1 or 0 end
 local rec = redis.call('HGET', KEYS[2], ARGV[2]) or ''
-local pair = string.char(math.floor(slot / 256), slot % 256) .. ARGV[3]
-for k = 9, #rec, 4 do
-  if string.sub(rec, k, k + 3) == pair then return 0 end
-end
-return 1
+return podLists(rec, podPair(slot, ARGV[3])) and 0 or 1

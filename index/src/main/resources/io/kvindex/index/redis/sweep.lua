@@ -8,7 +8,7 @@
 -- Bounded: one HSCAN of COUNT records per call.
 -- A forgotten stream's activity (last apply, purge and resync) goes with it.
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 dead, 6 activity
--- ARGV: 1 HSCAN count, 2 retention ms, 3 holder-field prefix
+-- ARGV: 1 scan_count (HSCAN's COUNT), 2 retention_ms, 3 holder_prefix (of the holder fields)
 -- Returns {done (0|1), records scanned, pods forgotten, forgotten stream fields...}
 adoptNode(KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[3])
 local cutoff = nowMs() - tonumber(ARGV[2])
@@ -35,7 +35,7 @@ end
 local function forgetRank(podField, rank)
   local old = redis.call('HGET', KEYS[3], podField)
   if old then
-    local rec = string.sub(old, 1, 8) .. pairsWithout(old, rank)
+    local rec = podDeadlineBytes(old) .. pairsWithout(old, rank)
     if rec ~= old then writePodRecord(KEYS[3], KEYS[4], podField, ARGV[3] .. podField, old, rec) end
   end
 end

@@ -1,0 +1,58 @@
+package io.kvindex.index.redis;
+
+import static io.kvindex.index.redis.RedisPrefixIndex.SPECULATIVE_KEY_EVERY;
+
+import io.kvindex.index.KeyMode;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * speculate.lua's call: records a route of {@code model}'s prompt to {@code pod}, by its first
+ * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks, per segment and span.
+ */
+record SpeculateCall(
+    String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, long ttlMs)
+    implements ScriptCall.Source {
+  @Override
+  public ScriptCall on(KeySchema keys) {
+    int recorded = Math.min(blockKeys.length, RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE);
+    long[] keysRecorded = Arrays.copyOf(blockKeys, recorded);
+    Prompt route =
+        new Prompt(KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup), keysRecorded);
+    List<byte[]> routes = new ArrayList<>(2 * route.segments());
+    for (int k = 0; k < route.segments(); k++) {
+      routes.add(route.segmentField(k));
+      routes.add(routeInSegment(keysRecorded, route.segmentStart(k), route.segmentEnd(k)));
+    }
+    int g = keys.groupOf(model, pod);
+    byte[] podField = KeySchema.podField(model, pod);
+    return ScriptCall.of(Scripts.SPECULATE)
+        .key("routes", keys.speculativeRoutes(g))
+        .key("order", keys.speculativeOrder(g))
+        .arg("ttl_ms", ttlMs)
+        .arg("pods", keys.pods(g))
+        .arg("pod_field", podField)
+        .arg("pod_digest", ByteBuffer.allocate(8).putLong(KeySchema.podDigest(podField)).array())
+        .arg("max_fields", RedisPrefixIndex.SPECULATIVE_FIELDS)
+        .arg("max_pods", RedisPrefixIndex.SPECULATIVE_PODS_PER_FIELD)
+        .rest("routes", routes)
+        .build();
+  }
+
+  /**
+   * What a route keeps of its blocks {@code [from, to)} in their segment or span: their count (2
+   * bytes), then the keys of every {@value RedisPrefixIndex#SPECULATIVE_KEY_EVERY}th and of the
+   * last.
+   */
+  static byte[] routeInSegment(long[] keys, int from, int to) {
+    int n = to - from;
+    int kept = (n + SPECULATIVE_KEY_EVERY - 1) / SPECULATIVE_KEY_EVERY;
+    ByteBuffer out = ByteBuffer.allocate(2 + 8 * kept).putShort((short) n);
+    for (int i = 0; i < kept; i++) {
+      out.putLong(keys[from + Math.min((i + 1) * SPECULATIVE_KEY_EVERY, n) - 1]);
+    }
+    return out.array();
+  }
+}

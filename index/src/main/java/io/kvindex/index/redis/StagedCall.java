@@ -1,0 +1,18 @@
+package io.kvindex.index.redis;
+
+import io.kvindex.index.StreamId;
+
+/** staged.lua's call: whether the stream's entries are staged (its pod record lacks its slot). */
+record StagedCall(StreamId stream) implements ScriptCall.Source {
+  @Override
+  public ScriptCall on(KeySchema keys) {
+    int g = keys.groupOf(stream.model(), stream.pod());
+    return ScriptCall.of(Scripts.STAGED)
+        .key("streams", keys.streams(g))
+        .key("pods", keys.pods(g))
+        .arg("stream_field", KeySchema.streamField(stream))
+        .arg("pod_field", KeySchema.podField(stream.model(), stream.pod()))
+        .arg("rank", KeySchema.rank(stream.dpRank()))
+        .build();
+  }
+}

@@ -153,7 +153,9 @@ final class RedisKvRouter implements KvRouter {
    * write, whose failure changes nothing for routing (it is not awaited).
    */
   private void noteModels() {
-    config.models().forEach((model, keys) -> index.noteReaderKeysAsync(model, keys.keySpec().spec()));
+    config
+        .models()
+        .forEach((model, keys) -> index.noteReaderKeysAsync(model, keys.keySpec().spec()));
     if (config.defaultModelKeys() != null) {
       index.noteReaderKeysAsync(null, config.defaultModelKeys().keySpec().spec());
     }

@@ -227,7 +227,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
-  public CompletableFuture<Optional<List<PodLiveness>>> livenessAsync(String model, List<String> pods) {
+  public CompletableFuture<Optional<List<PodLiveness>>> livenessAsync(
+      String model, List<String> pods) {
     return livePods.liveness(model, pods);
   }
 

@@ -34,10 +34,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * touch stream: half of them the run's own prompts claimed cached to their last block (what a lying
  * gateway would say to make the ingesters restore what their models removed), half the longest
  * prompts the routers take, as block keys never stored (each a touch of {@value
- * ClosedLoopStore#MAX_TOUCH_BLOCKS} keys, 128 KiB). Meanwhile each pod's touch stream is read in Redis
- * every 100 ms: its bytes (from its first and last entry ids, {@code <offset>-<size>}), its entries
- * and Redis's {@code used_memory}. After the flood, how long until every stream is empty (read and
- * trimmed by the pods' owners). Not thread-safe: one run.
+ * ClosedLoopStore#MAX_TOUCH_BLOCKS} keys, 128 KiB). Meanwhile each pod's touch stream is read in
+ * Redis every 100 ms: its bytes (from its first and last entry ids, {@code <offset>-<size>}), its
+ * entries and Redis's {@code used_memory}. After the flood, how long until every stream is empty
+ * (read and trimmed by the pods' owners). Not thread-safe: one run.
  */
 final class TouchFlood {
   private static final ObjectMapper JSON = new ObjectMapper();

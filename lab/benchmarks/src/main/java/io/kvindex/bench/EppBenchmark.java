@@ -1,22 +1,8 @@
 package io.kvindex.bench;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.protobuf.ByteString;
-import com.google.protobuf.Struct;
-import com.google.protobuf.Value;
-import io.envoyproxy.envoy.config.core.v3.HeaderMap;
-import io.envoyproxy.envoy.config.core.v3.HeaderValue;
-import io.envoyproxy.envoy.config.core.v3.Metadata;
-import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
-import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
-import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
-import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProtocolConfiguration;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.kvindex.epp.Candidates;
 import io.kvindex.epp.Endpoint;
 import io.kvindex.epp.EppConfig;
@@ -40,16 +26,12 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /**
  * {@code kvindex bench epp}: the endpoint picker's own added latency, as the proxy sees it: from
@@ -157,27 +139,34 @@ final class EppBenchmark {
           try {
             for (int i = 0; i < prompts.size(); i++) {
               if (i == warmup) {
-                stepsAtWarmup = steps(registry);
-                insideAtWarmup = buckets(registry);
+                stepsAtWarmup = PickerHistograms.steps(registry);
+                insideAtWarmup = PickerHistograms.buckets(registry);
               }
-              long nanos = exchange(channel, body(prompts.get(i)), endpoints.get(i % 16));
+              long nanos =
+                  PickerProxy.exchange(
+                      channel, PickerProxy.body(MODEL, prompts.get(i)), endpoints.get(i % 16));
               if (i >= warmup) {
                 picker.recordNanos(nanos);
               }
               if (i % 2 == 0) {
                 // A request without a body, picked by load at its headers: no body, no JSON, no
                 // Redis; what is left is the gRPC round trip and the stream's own handling.
-                long floor = exchange(channel, null, endpoints.get(i % 16), COMPLETIONS);
+                long floor = PickerProxy.exchange(channel, null, endpoints.get(i % 16));
                 if (i >= warmup) {
                   noBody.recordNanos(floor);
                 }
               }
             }
-            stepsMeasured = steps(registry);
-            insideMeasured = buckets(registry);
+            stepsMeasured = PickerHistograms.steps(registry);
+            insideMeasured = PickerHistograms.buckets(registry);
             int chats = Math.max(100, requests / 10);
             for (int i = 0; i < chats + warmup / 10; i++) {
-              long nanos = exchange(channel, chatBody(prompts.get(i)), endpoints.get(0), CHAT);
+              long nanos =
+                  PickerProxy.exchange(
+                      channel,
+                      PickerProxy.chatBody(MODEL, prompts.get(i)),
+                      endpoints.get(0),
+                      PickerProxy.CHAT);
               if (i >= warmup / 10) {
                 chat.recordNanos(nanos);
               }
@@ -188,13 +177,17 @@ final class EppBenchmark {
         }
         ObjectNode results = json.putObject("results");
         // What the goal names, measured at the picker: request headers in, pick out.
-        double[] atBody = minus(insideMeasured.get("body"), insideAtWarmup.get("body"));
-        double[] atHeaders = minus(insideMeasured.get("headers"), insideAtWarmup.get("headers"));
-        results.put("picker_at_picker_p50_us", quantileMicros(atBody, 0.50));
-        results.put("picker_at_picker_p99_us", quantileMicros(atBody, 0.99));
+        double[] atBody =
+            PickerHistograms.minus(insideMeasured.get("body"), insideAtWarmup.get("body"));
+        double[] atHeaders =
+            PickerHistograms.minus(insideMeasured.get("headers"), insideAtWarmup.get("headers"));
+        results.put("picker_at_picker_p50_us", PickerHistograms.quantileMicros(atBody, 0.50));
+        results.put("picker_at_picker_p99_us", PickerHistograms.quantileMicros(atBody, 0.99));
         results.put("picker_at_picker_samples", atBody[atBody.length - 1]);
-        results.put("picker_no_body_at_picker_p50_us", quantileMicros(atHeaders, 0.50));
-        results.put("picker_no_body_at_picker_p99_us", quantileMicros(atHeaders, 0.99));
+        results.put(
+            "picker_no_body_at_picker_p50_us", PickerHistograms.quantileMicros(atHeaders, 0.50));
+        results.put(
+            "picker_no_body_at_picker_p99_us", PickerHistograms.quantileMicros(atHeaders, 0.99));
         // The same requests as the proxy sees them: the round trip, the client's own work in it.
         picker.writeTo(results, "picker_added");
         chat.writeTo(results, "picker_added_chat_tokenized");
@@ -218,7 +211,8 @@ final class EppBenchmark {
         results.put("goal_p99_us", 5000);
         results.put(
             "goal_met",
-            quantileMicros(atBody, 0.50) <= 1000 && quantileMicros(atBody, 0.99) <= 5000);
+            PickerHistograms.quantileMicros(atBody, 0.50) <= 1000
+                && PickerHistograms.quantileMicros(atBody, 0.99) <= 5000);
       } finally {
         engine.close();
       }
@@ -227,74 +221,6 @@ final class EppBenchmark {
     }
     Reports.finish(json, start);
     return json;
-  }
-
-  /** The picker's step timers now: per step, the count and the total nanoseconds. */
-  private static Map<String, double[]> steps(PrometheusMeterRegistry registry) {
-    Map<String, double[]> out = new java.util.TreeMap<>();
-    for (io.micrometer.core.instrument.Timer t : registry.find("kvindex.epp.pick.steps").timers()) {
-      out.put(
-          t.getId().getTag("step"), new double[] {t.count(), t.totalTime(TimeUnit.NANOSECONDS)});
-    }
-    return out;
-  }
-
-  /**
-   * The picker's pick histograms now ({@code kvindex.epp.pick}, by its {@code at} tag): per tag,
-   * the cumulative count at each bucket's upper bound (bounds in nanoseconds, in the odd
-   * positions).
-   */
-  private static Map<String, double[]> buckets(PrometheusMeterRegistry registry) {
-    Map<String, double[]> out = new java.util.TreeMap<>();
-    for (io.micrometer.core.instrument.Timer t : registry.find("kvindex.epp.pick").timers()) {
-      io.micrometer.core.instrument.distribution.CountAtBucket[] counts =
-          t.takeSnapshot().histogramCounts();
-      double[] flat = new double[counts.length * 2];
-      for (int i = 0; i < counts.length; i++) {
-        flat[2 * i] = counts[i].bucket(TimeUnit.NANOSECONDS);
-        flat[2 * i + 1] = counts[i].count();
-      }
-      out.put(t.getId().getTag("at"), flat);
-    }
-    return out;
-  }
-
-  /** The counts of {@code now} less those of {@code before}, bucket by bucket. */
-  private static double[] minus(double[] now, double[] before) {
-    if (now == null) {
-      return new double[] {0, 0};
-    }
-    double[] out = now.clone();
-    for (int i = 1; before != null && i < out.length; i += 2) {
-      out[i] -= before[i];
-    }
-    return out;
-  }
-
-  /**
-   * The quantile {@code q} of cumulative bucket counts, in microseconds, as Prometheus's {@code
-   * histogram_quantile} computes it: linear within the bucket it falls in.
-   */
-  static double quantileMicros(double[] buckets, double q) {
-    double total = buckets[buckets.length - 1];
-    if (total <= 0) {
-      return 0;
-    }
-    double rank = q * total;
-    double lower = 0;
-    double below = 0;
-    for (int i = 0; i < buckets.length; i += 2) {
-      double upper = buckets[i];
-      double count = buckets[i + 1];
-      if (count >= rank) {
-        double within = count - below;
-        double v = within <= 0 ? upper : lower + (upper - lower) * (rank - below) / within;
-        return LatencyRecorder.roundTenth(v / 1000.0);
-      }
-      lower = upper;
-      below = count;
-    }
-    return LatencyRecorder.roundTenth(lower / 1000.0);
   }
 
   private static double ratio(double a, double b) {
@@ -340,147 +266,6 @@ final class EppBenchmark {
         stored.add(BlockStored.of(system, null, List.of(), BLOCK));
       }
       index.apply(stream, KeyMode.ENGINE, 1, lease, KvEventBatch.of(0, stored, 0));
-    }
-  }
-
-  private static byte[] body(int[] prompt) {
-    StringBuilder out = new StringBuilder(PROMPT_TOKENS * 6 + 64);
-    out.append("{\"model\":\"").append(MODEL).append("\",\"max_tokens\":1,\"prompt\":[");
-    for (int i = 0; i < prompt.length; i++) {
-      out.append(i == 0 ? "" : ",").append(prompt[i]);
-    }
-    return out.append("]}").toString().getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static final byte[] USAGE =
-      ("{\"choices\":[],\"usage\":{\"prompt_tokens\":4096,\"completion_tokens\":1,"
-              + "\"prompt_tokens_details\":{\"cached_tokens\":1024}}}")
-          .getBytes(StandardCharsets.UTF_8);
-
-  private static final String COMPLETIONS = "/v1/completions";
-  private static final String CHAT = "/v1/chat/completions";
-
-  /** The same prompt as chat text: one word per token, in a user message. */
-  private static byte[] chatBody(int[] prompt) {
-    StringBuilder out = new StringBuilder(PROMPT_TOKENS * 7 + 96);
-    out.append("{\"model\":\"").append(MODEL).append("\",\"max_tokens\":1,\"messages\":[");
-    out.append("{\"role\":\"user\",\"content\":\"");
-    for (int i = 0; i < prompt.length - 8; i++) {
-      out.append(i == 0 ? "" : " ").append('w').append(prompt[i]);
-    }
-    return out.append("\"}]}").toString().getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static long exchange(ManagedChannel channel, byte[] body, Endpoint served) {
-    return exchange(channel, body, served, COMPLETIONS);
-  }
-
-  /**
-   * One request through the picker as a full-duplex proxy sends it; the nanoseconds to the pick. A
-   * null {@code body}: a request without one (its headers end the stream).
-   */
-  private static long exchange(ManagedChannel channel, byte[] body, Endpoint served, String path) {
-    BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
-    StreamObserver<ProcessingRequest> out =
-        ExternalProcessorGrpc.newStub(channel)
-            .process(
-                new StreamObserver<>() {
-                  @Override
-                  public void onNext(ProcessingResponse r) {
-                    answers.add(r);
-                  }
-
-                  @Override
-                  public void onError(Throwable t) {
-                    answers.add(t);
-                  }
-
-                  @Override
-                  public void onCompleted() {
-                    answers.add("done");
-                  }
-                });
-    long t0 = System.nanoTime();
-    out.onNext(
-        ProcessingRequest.newBuilder()
-            .setRequestHeaders(
-                HttpHeaders.newBuilder()
-                    .setEndOfStream(body == null)
-                    .setHeaders(
-                        HeaderMap.newBuilder()
-                            .addHeaders(header(":method", "POST"))
-                            .addHeaders(header(":path", path))
-                            .addHeaders(header("content-type", "application/json"))))
-            .setProtocolConfig(
-                ProtocolConfiguration.newBuilder()
-                    .setRequestBodyMode(BodySendMode.FULL_DUPLEX_STREAMED)
-                    .setResponseBodyMode(BodySendMode.FULL_DUPLEX_STREAMED))
-            .build());
-    if (body != null) {
-      out.onNext(
-          ProcessingRequest.newBuilder()
-              .setRequestBody(
-                  HttpBody.newBuilder().setBody(ByteString.copyFrom(body)).setEndOfStream(true))
-              .build());
-    }
-    ProcessingResponse pick = (ProcessingResponse) take(answers);
-    long nanos = System.nanoTime() - t0;
-    if (!pick.hasRequestHeaders()) {
-      throw new IllegalStateException("the picker answered " + pick);
-    }
-    while (body != null
-        && !((ProcessingResponse) take(answers))
-            .getRequestBody()
-            .getResponse()
-            .getBodyMutation()
-            .getStreamedResponse()
-            .getEndOfStream()) {
-      // the body passed back, up to its last chunk
-    }
-    out.onNext(
-        ProcessingRequest.newBuilder()
-            .setResponseHeaders(
-                HttpHeaders.newBuilder()
-                    .setHeaders(
-                        HeaderMap.newBuilder()
-                            .addHeaders(header(":status", "200"))
-                            .addHeaders(header("content-type", "application/json"))))
-            .setMetadataContext(
-                Metadata.newBuilder()
-                    .putFilterMetadata(
-                        "envoy.lb",
-                        Struct.newBuilder()
-                            .putFields(
-                                "x-gateway-destination-endpoint-served",
-                                Value.newBuilder().setStringValue(served.address()).build())
-                            .build()))
-            .build());
-    take(answers);
-    out.onNext(
-        ProcessingRequest.newBuilder()
-            .setResponseBody(
-                HttpBody.newBuilder().setBody(ByteString.copyFrom(USAGE)).setEndOfStream(true))
-            .build());
-    take(answers);
-    out.onCompleted();
-    take(answers);
-    return nanos;
-  }
-
-  private static HeaderValue header(String key, String value) {
-    return HeaderValue.newBuilder().setKey(key).setRawValue(ByteString.copyFromUtf8(value)).build();
-  }
-
-  private static Object take(BlockingQueue<Object> answers) {
-    try {
-      Object o = answers.poll(10, TimeUnit.SECONDS);
-      if (o == null || o instanceof Throwable) {
-        throw new IllegalStateException("the picker did not answer: " + o);
-      }
-      return o;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
     }
   }
 }

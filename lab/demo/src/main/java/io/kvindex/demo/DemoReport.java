@@ -1,5 +1,10 @@
 package io.kvindex.demo;
 
+import static io.kvindex.demo.ReportText.join;
+import static io.kvindex.demo.ReportText.joinInts;
+import static io.kvindex.demo.ReportText.line;
+import static io.kvindex.demo.ReportText.millis;
+
 import io.kvindex.redis.RedisConnector;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -7,7 +12,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.stream.Collectors;
 
 /**
  * The demo's summary: hit rates per routing policy, index accuracy at quiescence, ingestion figures
@@ -20,7 +24,7 @@ public final class DemoReport {
 
   private DemoReport(Builder b) {
     this.b = b;
-    this.problems = findProblems(b);
+    this.problems = DemoProblems.of(b);
   }
 
   static Builder builder(DemoConfig config) {
@@ -69,10 +73,7 @@ public final class DemoReport {
   }
 
   private Run.Result result(String policy) {
-    return b.results.stream()
-        .filter(r -> r.policy().equals(policy))
-        .findFirst()
-        .orElseThrow(() -> new IllegalArgumentException("no run of policy " + policy));
+    return b.result(policy);
   }
 
   /** The summary as printed at the end of {@code kvindex demo}. */
@@ -85,11 +86,11 @@ public final class DemoReport {
     line(s, "");
     accuracy(s);
     line(s, "");
-    closedLoop(s);
+    ClosedLoopSection.render(s, b);
     line(s, "");
     ingestion(s);
     line(s, "");
-    faults(s);
+    FaultsSection.render(s, b);
     line(s, "");
     verdict(s);
     cleanup(s);
@@ -240,75 +241,6 @@ public final class DemoReport {
     }
   }
 
-  /** Predicted against what the engines reported, and what the routers made of it. */
-  private void closedLoop(StringBuilder s) {
-    RouterPolicy.Predictions all = b.predictions(0, Integer.MAX_VALUE);
-    line(
-        s,
-        "Closed loop: every engine's cached_tokens %s; resyncs %s",
-        b.config.via() == DemoConfig.Via.EPP
-            ? "read from its response by the endpoint picker"
-            : "sent back to a router (POST /observe)",
-        b.config.closedLoop()
-            ? "on (every "
-                + Stack.RESYNC_INTERVAL.toSeconds()
-                + " s at most per pod; a resynced pod's ingester infers its engine's evictions)"
-            : "off (observations counted, suspects reported, no pod resynced)");
-    line(
-        s,
-        "  %d requests observed: %d exact (%.1f%%), %d over-predicted, %d under-predicted;"
-            + " %s: %d",
-        all.observed(),
-        all.exact(),
-        100 * all.exactShare(),
-        all.over(),
-        all.under(),
-        b.config.via() == DemoConfig.Via.EPP ? "responses not observed" : "observe calls failed",
-        b.observeFailures);
-    int first = firstFault();
-    if (first < Integer.MAX_VALUE) {
-      RouterPolicy.Predictions before = b.predictions(0, first);
-      line(
-          s,
-          "  before the first fault (request %d): %d exact of %d (%.1f%%), %d over-predicted, %d"
-              + " under-predicted",
-          first,
-          before.exact(),
-          before.observed(),
-          100 * before.exactShare(),
-          before.over(),
-          before.under());
-    }
-    line(
-        s,
-        "  pods judged drifted %s; resync requests %s; drift purges by the ingesters: %d",
-        join(b.suspects),
-        join(b.resyncs),
-        b.ingest.purges().getOrDefault("drift", 0L));
-    Map<String, Long> inferred = b.ingest.inference();
-    line(
-        s,
-        "  evictions inferred: %d streams began on a resync, %d on a takeover; their models"
-            + " removed %d blocks and listed %d again",
-        inferred.getOrDefault("resync", 0L),
-        inferred.getOrDefault("takeover", 0L),
-        inferred.getOrDefault("evicted", 0L),
-        inferred.getOrDefault("restored", 0L));
-  }
-
-  /** The request before which the run's first fault was injected, or MAX_VALUE when none was. */
-  private int firstFault() {
-    int first = Integer.MAX_VALUE;
-    for (Run.Result r : b.results) {
-      if (r.policy().equals(Policy.KVINDEX)) {
-        for (String fault : List.of(Demo.RESET, Demo.RESTART, Demo.KILL, Demo.FAULT)) {
-          first = Math.min(first, r.fired().getOrDefault(fault, Integer.MAX_VALUE));
-        }
-      }
-    }
-    return first;
-  }
-
   /** Ingest rate, lag and leases. */
   private void ingestion(StringBuilder s) {
     IngestStats i = b.ingest;
@@ -339,106 +271,6 @@ public final class DemoReport {
         join(i.leaseMoves()));
   }
 
-  /** The faults injected midway and how each was handled. */
-  private void faults(StringBuilder s) {
-    line(s, "Faults injected midway, and how each was handled");
-    Map<String, Integer> fired = result("kvindex").fired();
-    line(
-        s,
-        "  %s",
-        b.reset == null
-            ? "reset: not injected, the run ended before it"
-            : b.reset.describe(clearsPurged(b)));
-    line(
-        s,
-        "  restarted %s's engine (before request %s): %s",
-        b.restarted,
-        fired.getOrDefault(Demo.RESTART, -1),
-        restartOutcome());
-    line(
-        s,
-        "  killed %s (before request %s): %s",
-        Demo.KILLED_INGESTER,
-        fired.getOrDefault(Demo.KILL, -1),
-        killOutcome());
-    if (b.config.fault() == DemoConfig.Fault.SILENT_EVICTION) {
-      silentEviction(s, fired.getOrDefault(Demo.FAULT, Integer.MAX_VALUE));
-    }
-  }
-
-  /** The silent-eviction fault: the two figures before it, after it, and in the last stretch. */
-  private void silentEviction(StringBuilder s, int at) {
-    Run.Result kv = result(Policy.KVINDEX);
-    Run.Result oracle = result(Policy.ORACLE);
-    int tail = tailStart(kv.routed(), at);
-    line(
-        s,
-        "  silent eviction in every engine from request %d, closed loop %s:",
-        at,
-        b.config.closedLoop() ? "on" : "off");
-    line(s, "    %-28s %16s %18s", "", "kvindex / oracle", "exact predictions");
-    double ratioBefore = ratio(kv.hitRateBefore(at), oracle.hitRateBefore(at));
-    RouterPolicy.Predictions predictedBefore = b.predictions(0, at);
-    phase(s, "before the fault", ratioBefore, predictedBefore);
-    phase(
-        s,
-        "after the fault",
-        ratio(kv.hitRateFrom(at), oracle.hitRateFrom(at)),
-        b.predictions(at, Integer.MAX_VALUE));
-    Integer settled = kv.fired().get(Demo.SETTLED);
-    double ratioSettled = Double.NaN;
-    RouterPolicy.Predictions predictedSettled = null;
-    if (settled != null) {
-      ratioSettled = ratio(kv.hitRateFrom(settled), oracle.hitRateFrom(settled));
-      predictedSettled = b.predictions(settled, Integer.MAX_VALUE);
-      phase(
-          s,
-          "from " + Demo.SETTLE.toSeconds() + " s after the fault",
-          ratioSettled,
-          predictedSettled);
-    }
-    phase(
-        s,
-        "last quarter of the run",
-        ratio(kv.hitRateFrom(tail), oracle.hitRateFrom(tail)),
-        b.predictions(tail, Integer.MAX_VALUE));
-    if (settled == null) {
-      line(
-          s,
-          "    the run ends within %d s of the fault: run longer (--duration) to see it settle",
-          Demo.SETTLE.toSeconds());
-      return;
-    }
-    double ratioDrop = 100 * (ratioBefore - ratioSettled);
-    double exactDrop = 100 * (predictedBefore.exactShare() - predictedSettled.exactShare());
-    boolean within = ratioDrop <= SETTLED_POINTS && exactDrop <= SETTLED_POINTS;
-    line(
-        s,
-        "    from %d s after the fault, below the fault-free figures by %.1f points (kvindex /"
-            + " oracle) and %.1f points (exact predictions): %swithin %d points",
-        Demo.SETTLE.toSeconds(),
-        ratioDrop,
-        exactDrop,
-        within ? "" : "not ",
-        (int) SETTLED_POINTS);
-  }
-
-  /** How close to the fault-free figures the closed loop brings a fault run back. */
-  static final double SETTLED_POINTS = 3;
-
-  private static int tailStart(int routed, int at) {
-    return Math.max(at, routed - routed / 4);
-  }
-
-  private static double ratio(double kv, double oracle) {
-    return oracle == 0 ? Double.NaN : kv / oracle;
-  }
-
-  private static void phase(
-      StringBuilder s, String name, double ratio, RouterPolicy.Predictions p) {
-    line(s, "    %-28s %15.1f%% %17.1f%%", name, 100 * ratio, 100 * p.exactShare());
-  }
-
   /** The verdict, with what went wrong. */
   private void verdict(StringBuilder s) {
     if (problems.isEmpty()) {
@@ -457,163 +289,29 @@ public final class DemoReport {
     }
   }
 
-  private static long clearsPurged(Builder b) {
-    return b.ingest.purges().getOrDefault("all_blocks_cleared", 0L);
-  }
-
-  private String restartOutcome() {
-    return b.ingest.restarts() > 0
-        ? "handled: " + b.ingest.restarts() + " engine restart(s) detected and the pod purged"
-        : "NOT handled: no engine restart was detected";
-  }
-
-  private String killOutcome() {
-    if (b.takeover == null) {
-      return "NOT handled: " + Demo.SURVIVOR + " did not take over every stream within 30 s";
-    }
-    int moved =
-        b.beforeKill == null ? 0 : b.beforeKill.leasesHeld().getOrDefault(Demo.KILLED_INGESTER, 0);
-    return String.format(
-        Locale.ROOT,
-        "handled: its %d leases moved to %s, which held all %d streams %.1f s after the kill"
-            + " (lease TTL %d s)",
-        moved,
-        Demo.SURVIVOR,
-        b.config.pods(),
-        b.takeover.toMillis() / 1000.0,
-        Stack.LEASE_TTL.toSeconds());
-  }
-
-  private static List<String> findProblems(Builder b) {
-    List<String> out = new ArrayList<>();
-    Auditor.Accuracy a = b.accuracy;
-    // Engines that evict without publishing leave the index wrong by design: the fault run
-    // reports accuracy and measures the closed loop instead.
-    boolean exactExpected = b.config.fault() == DemoConfig.Fault.NONE;
-    if (exactExpected && !a.wrongPods().isEmpty()) {
-      out.add(
-          String.format(
-              Locale.ROOT,
-              "index accuracy at quiescence is %.1f%% of pods, not 100%%: %s",
-              100 * a.podFraction(),
-              a.wrongPods()));
-    }
-    if (exactExpected && !a.lookups().perfect()) {
-      out.add(
-          String.format(
-              Locale.ROOT,
-              "%d of %d lookups through the routers had a wrong depth or no answer%s",
-              a.lookups().sampled() - a.lookups().right(),
-              a.lookups().sampled(),
-              a.lookups().firstWrong() == null
-                  ? ""
-                  : " (first: " + a.lookups().firstWrong() + ")"));
-    }
-    double kv =
-        b.results.stream()
-            .filter(r -> r.policy().equals("kvindex"))
-            .findFirst()
-            .map(Run.Result::hitRate)
-            .orElse(0.0);
-    double rr =
-        b.results.stream()
-            .filter(r -> r.policy().equals("round-robin"))
-            .findFirst()
-            .map(Run.Result::hitRate)
-            .orElse(1.0);
-    if (!(kv > rr)) {
-      out.add(
-          String.format(
-              Locale.ROOT,
-              "kvindex's hit rate %.1f%% is not above round-robin's %.1f%%",
-              100 * kv,
-              100 * rr));
-    }
-    double oracle =
-        b.results.stream()
-            .filter(r -> r.policy().equals(Policy.ORACLE))
-            .findFirst()
-            .map(Run.Result::hitRate)
-            .orElse(0.0);
-    if (b.config.fullDefaultRun() && oracle > 0 && kv / oracle < MIN_ORACLE_RATIO) {
-      out.add(
-          String.format(
-              Locale.ROOT,
-              "kvindex's hit rate %.1f%% is %.1f%% of the oracle's %.1f%%, below %.0f%%: the index"
-                  + " lost more than routing can; see the ingestion lag and the closed loop above",
-              100 * kv,
-              100 * kv / oracle,
-              100 * oracle,
-              100 * MIN_ORACLE_RATIO));
-    }
-    if (b.reset == null) {
-      out.add("the prefix-cache reset was not injected: the run ended before it");
-    } else {
-      b.reset.problem(clearsPurged(b)).ifPresent(out::add);
-    }
-    if (b.ingest.restarts() == 0) {
-      out.add("the engine restart of " + b.restarted + " was not detected");
-    }
-    if (b.takeover == null) {
-      out.add(
-          "the leases of the killed " + Demo.KILLED_INGESTER + " did not move to " + Demo.SURVIVOR);
-    }
-    return List.copyOf(out);
-  }
-
-  /** The full default run fails below this share of the oracle's hit rate. */
-  static final double MIN_ORACLE_RATIO = 0.9;
-
-  static String millis(double ms) {
-    if (Double.isNaN(ms)) {
-      return "-";
-    }
-    if (Double.isInfinite(ms)) {
-      return "> 60 s";
-    }
-    return String.format(Locale.ROOT, ms < 10 ? "%.1f ms" : "%.0f ms", ms);
-  }
-
-  private static String join(Map<String, ? extends Number> counts) {
-    if (counts.isEmpty()) {
-      return "none";
-    }
-    return counts.entrySet().stream()
-        .map(e -> e.getKey() + "=" + e.getValue())
-        .collect(Collectors.joining(" "));
-  }
-
-  private static String joinInts(Map<String, Integer> counts) {
-    return join(counts);
-  }
-
-  private static void line(StringBuilder s, String format, Object... args) {
-    s.append(String.format(Locale.ROOT, format, args)).append('\n');
-  }
-
   /** Collects the figures as the demo goes. Not thread-safe. */
   static final class Builder {
-    private final DemoConfig config;
-    private final List<Run.Result> results = new ArrayList<>();
-    private Map<String, Integer> reasons = Map.of();
-    private int routerFailures;
-    private String lastRouterFailure;
-    private Auditor.Accuracy accuracy;
-    private IngestStats ingest;
-    private IngestStats beforeKill;
-    private Duration takeover;
-    private Duration elapsed = Duration.ZERO;
-    private double scoreP50Millis = Double.NaN;
-    private double scoreP99Millis = Double.NaN;
-    private Stack.IndexReads indexReads;
-    private long lookupsOutOfBudget;
-    private Gateway gateway;
-    private int observeFailures;
-    private Map<String, Long> suspects = Map.of();
-    private Map<String, Long> resyncs = Map.of();
-    private Stack.Cleanup cleanup = Stack.Cleanup.NONE;
-    private PrefixCacheReset reset;
-    private String restarted = Demo.RESTART_POD;
+    final DemoConfig config;
+    final List<Run.Result> results = new ArrayList<>();
+    Map<String, Integer> reasons = Map.of();
+    int routerFailures;
+    String lastRouterFailure;
+    Auditor.Accuracy accuracy;
+    IngestStats ingest;
+    IngestStats beforeKill;
+    Duration takeover;
+    Duration elapsed = Duration.ZERO;
+    double scoreP50Millis = Double.NaN;
+    double scoreP99Millis = Double.NaN;
+    Stack.IndexReads indexReads;
+    long lookupsOutOfBudget;
+    Gateway gateway;
+    int observeFailures;
+    Map<String, Long> suspects = Map.of();
+    Map<String, Long> resyncs = Map.of();
+    Stack.Cleanup cleanup = Stack.Cleanup.NONE;
+    PrefixCacheReset reset;
+    String restarted = Demo.RESTART_POD;
 
     private Builder(DemoConfig config) {
       this.config = config;
@@ -641,6 +339,13 @@ public final class DemoReport {
       this.suspects = Map.copyOf(suspects);
       this.resyncs = Map.copyOf(resyncs);
       return this;
+    }
+
+    Run.Result result(String policy) {
+      return results.stream()
+          .filter(r -> r.policy().equals(policy))
+          .findFirst()
+          .orElseThrow(() -> new IllegalArgumentException("no run of policy " + policy));
     }
 
     RouterPolicy.Predictions predictions(int from, int to) {

@@ -1,5 +1,7 @@
 package io.kvindex.demo;
 
+import io.kvindex.epp.Endpoint;
+import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.FleetStats;
 import io.kvindex.simulator.InferenceRequest;
@@ -7,8 +9,11 @@ import io.kvindex.simulator.PodConfig;
 import io.kvindex.simulator.PodRouter;
 import io.kvindex.simulator.SimulatedFleet;
 import io.kvindex.simulator.SimulatedPod;
+import java.net.URI;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -85,6 +90,39 @@ public final class Fleet implements AutoCloseable {
     Set<Long> all = new HashSet<>();
     fleet.pod(pod).cachedBlocks(0).values().forEach(all::addAll);
     return all;
+  }
+
+  /** The pods as an endpoint picker's candidates: each pod's name and its OpenAI address. */
+  List<Endpoint> endpoints() {
+    List<Endpoint> out = new ArrayList<>();
+    for (SimulatedPod pod : pods()) {
+      URI http = pod.httpAddress();
+      out.add(Endpoint.of(pod.name(), http.getHost(), http.getPort()));
+    }
+    return out;
+  }
+
+  /**
+   * What an ingester is told of each pod: its endpoints and the metrics URL in {@code metricsUrls}
+   * (by pod name; the pod's own when absent).
+   */
+  List<PodSpec> podSpecs(Map<String, String> metricsUrls) {
+    List<PodSpec> specs = new ArrayList<>();
+    for (SimulatedPod pod : pods()) {
+      specs.add(
+          PodSpec.of(
+                  pod.name(),
+                  pod.model(),
+                  pod.endpoints().get(0).publish(),
+                  pod.endpoints().get(0).replay())
+              .withMetricsUrl(metricsUrls.getOrDefault(pod.name(), ownMetricsUrl(pod))));
+    }
+    return specs;
+  }
+
+  /** A pod's own {@code /metrics} URL. */
+  static String ownMetricsUrl(SimulatedPod pod) {
+    return pod.httpAddress() + "/metrics";
   }
 
   @Override

@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Every key of one index on a Redis the demo was given, found by a SCAN of each primary that holds
@@ -24,6 +26,7 @@ final class IndexKeys {
   /** Passes over the primaries before giving up, on a cluster. */
   static final int PASSES = 3;
 
+  private static final Logger log = LoggerFactory.getLogger(IndexKeys.class);
   private static final String OPERATION = "demo_cleanup";
   private static final int PAGE = 500;
 
@@ -36,6 +39,30 @@ final class IndexKeys {
     this.connector = connector;
     this.pattern = KeySchema.keyPattern(indexName);
     this.calls = connector.calls(RetryPolicy.defaults());
+  }
+
+  /**
+   * Deletes every key of the index, and says what it did, and on a failure what to run by hand,
+   * instead of throwing: a run's figures stand whatever happens to its cleanup.
+   */
+  Stack.Cleanup cleanUp() {
+    Stack.Cleanup cleanup;
+    try {
+      cleanup = Stack.Cleanup.deleted(delete());
+    } catch (DemoException e) {
+      cleanup = Stack.Cleanup.failed(e.getMessage());
+    } catch (RuntimeException e) {
+      cleanup =
+          Stack.Cleanup.failed(
+              "could not delete the demo's keys in Redis ("
+                  + e.getMessage()
+                  + "); delete them with: "
+                  + command());
+    }
+    if (cleanup.failed()) {
+      log.warn("kvindex demo: {}", cleanup.problem());
+    }
+    return cleanup;
   }
 
   /**

@@ -2,30 +2,12 @@ package io.kvindex.demo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.protobuf.ByteString;
-import com.google.protobuf.Struct;
-import com.google.protobuf.Value;
-import io.envoyproxy.envoy.config.core.v3.HeaderMap;
-import io.envoyproxy.envoy.config.core.v3.HeaderValue;
-import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
-import io.envoyproxy.envoy.config.core.v3.Metadata;
-import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
-import io.envoyproxy.envoy.service.ext_proc.v3.BodyResponse;
-import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
-import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
-import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProtocolConfiguration;
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import io.kvindex.simulator.Completion;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.SimulatedPod;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
@@ -35,9 +17,6 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -53,13 +32,8 @@ import java.util.function.Supplier;
  * kvindex.router.predictions}). Not thread-safe: one run drives it, a request at a time.
  */
 final class PickerGateway implements Gateway, AutoCloseable {
-  static final String DESTINATION = "x-gateway-destination-endpoint";
-  static final String LB = "envoy.lb";
-  static final String SERVED = "x-gateway-destination-endpoint-served";
-  private static final long WAIT_SECONDS = 10;
   private static final int LOAD_WINDOW = 64;
   private static final byte NOT_OBSERVED = 2;
-  private static final Object DONE = new Object();
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final List<ManagedChannel> channels = new ArrayList<>();
@@ -77,7 +51,7 @@ final class PickerGateway implements Gateway, AutoCloseable {
   private int failures;
   private String lastFailure;
   private int observeFailures;
-  private Exchange current;
+  private ExtProcStream current;
 
   /**
    * @param pickers the pickers' gRPC addresses
@@ -111,11 +85,11 @@ final class PickerGateway implements Gateway, AutoCloseable {
     long start = System.nanoTime();
     String pod;
     current = null;
-    Exchange x = new Exchange(channels.get(turn++ % channels.size()));
+    ExtProcStream x = new ExtProcStream(channels.get(turn++ % channels.size()));
     try {
       byte[] body = completionBody(request.promptTokens());
-      x.send(requestHeaders());
-      x.send(body(body, true, true));
+      x.send(ExtProcStream.requestHeaders());
+      x.send(ExtProcStream.body(body, true, true));
       ProcessingResponse answer = x.next();
       if (answer.hasImmediateResponse()) {
         throw new IOException(
@@ -124,9 +98,9 @@ final class PickerGateway implements Gateway, AutoCloseable {
                 + ": "
                 + answer.getImmediateResponse().getBody().toStringUtf8().strip());
       }
-      String destination = destination(answer);
+      String destination = ExtProcStream.destination(answer);
       roundTrips.add(System.nanoTime() - start);
-      byte[] passedOn = streamedBody(x, true);
+      byte[] passedOn = x.streamedBody(true);
       if (!java.util.Arrays.equals(passedOn, body)) {
         throw new IOException("the picker passed on a body other than the request's");
       }
@@ -159,7 +133,7 @@ final class PickerGateway implements Gateway, AutoCloseable {
   @Override
   public void served(InferenceRequest request, Completion completion) {
     servedBy.add(completion.pod());
-    Exchange x = current;
+    ExtProcStream x = current;
     current = null;
     if (x == null) {
       outcomes.add(NOT_OBSERVED);
@@ -168,13 +142,13 @@ final class PickerGateway implements Gateway, AutoCloseable {
     long[] before = predictionCounts.get();
     try {
       byte[] body = completionResponse(completion);
-      x.send(responseHeaders(x.served));
+      x.send(ExtProcStream.responseHeaders(x.served));
       ProcessingResponse headers = x.next();
       if (!headers.hasResponseHeaders()) {
         throw new IOException("the picker answered the response headers with " + headers);
       }
-      x.send(body(body, true, false));
-      if (!java.util.Arrays.equals(streamedBody(x, false), body)) {
+      x.send(ExtProcStream.body(body, true, false));
+      if (!java.util.Arrays.equals(x.streamedBody(false), body)) {
         throw new IOException("the picker passed back a body other than the response's");
       }
       x.halfClose();
@@ -312,90 +286,6 @@ final class PickerGateway implements Gateway, AutoCloseable {
     }
   }
 
-  private static ProcessingRequest requestHeaders() {
-    return ProcessingRequest.newBuilder()
-        .setRequestHeaders(
-            HttpHeaders.newBuilder()
-                .setHeaders(
-                    headers(
-                        Map.of(
-                            ":method", "POST",
-                            ":path", "/v1/completions",
-                            ":authority", "gateway",
-                            "content-type", "application/json"))))
-        .setProtocolConfig(
-            ProtocolConfiguration.newBuilder()
-                .setRequestBodyMode(BodySendMode.FULL_DUPLEX_STREAMED)
-                .setResponseBodyMode(BodySendMode.FULL_DUPLEX_STREAMED))
-        .build();
-  }
-
-  private static ProcessingRequest responseHeaders(String served) {
-    return ProcessingRequest.newBuilder()
-        .setResponseHeaders(
-            HttpHeaders.newBuilder()
-                .setHeaders(headers(Map.of(":status", "200", "content-type", "application/json"))))
-        .setMetadataContext(
-            Metadata.newBuilder()
-                .putFilterMetadata(
-                    LB,
-                    Struct.newBuilder()
-                        .putFields(SERVED, Value.newBuilder().setStringValue(served).build())
-                        .build()))
-        .build();
-  }
-
-  private static HeaderMap headers(Map<String, String> headers) {
-    HeaderMap.Builder map = HeaderMap.newBuilder();
-    headers.forEach(
-        (k, v) ->
-            map.addHeaders(
-                HeaderValue.newBuilder().setKey(k).setRawValue(ByteString.copyFromUtf8(v))));
-    return map.build();
-  }
-
-  private static ProcessingRequest body(byte[] bytes, boolean endOfStream, boolean request) {
-    HttpBody body =
-        HttpBody.newBuilder()
-            .setBody(ByteString.copyFrom(bytes))
-            .setEndOfStream(endOfStream)
-            .build();
-    return request
-        ? ProcessingRequest.newBuilder().setRequestBody(body).build()
-        : ProcessingRequest.newBuilder().setResponseBody(body).build();
-  }
-
-  /** The pick as the header mutation sets it. */
-  private static String destination(ProcessingResponse answer) throws IOException {
-    if (!answer.hasRequestHeaders()) {
-      throw new IOException("the picker answered the request headers with " + answer);
-    }
-    for (HeaderValueOption h :
-        answer.getRequestHeaders().getResponse().getHeaderMutation().getSetHeadersList()) {
-      if (h.getHeader().getKey().equals(DESTINATION)) {
-        return h.getHeader().getRawValue().toStringUtf8();
-      }
-    }
-    throw new IOException("the picker's answer sets no " + DESTINATION + " header");
-  }
-
-  /** The streamed body answers up to the one marked end of stream, joined. */
-  private static byte[] streamedBody(Exchange x, boolean request) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    while (true) {
-      ProcessingResponse r = x.next();
-      if (request ? !r.hasRequestBody() : !r.hasResponseBody()) {
-        throw new IOException("expected a body answer, got " + r);
-      }
-      BodyResponse b = request ? r.getRequestBody() : r.getResponseBody();
-      var chunk = b.getResponse().getBodyMutation().getStreamedResponse();
-      out.writeBytes(chunk.getBody().toByteArray());
-      if (chunk.getEndOfStream()) {
-        return out.toByteArray();
-      }
-    }
-  }
-
   private void routed(String pod) {
     recent.addLast(pod);
     load.merge(pod, 1, Integer::sum);
@@ -412,80 +302,5 @@ final class PickerGateway implements Gateway, AutoCloseable {
       }
     }
     return best;
-  }
-
-  /** One request's ext_proc stream, as the proxy holds it. */
-  private static final class Exchange {
-    private final BlockingQueue<Object> received = new LinkedBlockingQueue<>();
-    private ClientCallStreamObserver<ProcessingRequest> requests;
-    private String served;
-
-    Exchange(ManagedChannel channel) {
-      ExternalProcessorGrpc.newStub(channel)
-          .process(
-              new ClientResponseObserver<ProcessingRequest, ProcessingResponse>() {
-                @Override
-                public void beforeStart(ClientCallStreamObserver<ProcessingRequest> stream) {
-                  requests = stream;
-                }
-
-                @Override
-                public void onNext(ProcessingResponse value) {
-                  received.add(value);
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                  received.add(Status.fromThrowable(t));
-                }
-
-                @Override
-                public void onCompleted() {
-                  received.add(DONE);
-                }
-              });
-    }
-
-    void send(ProcessingRequest request) {
-      requests.onNext(request);
-    }
-
-    ProcessingResponse next() throws IOException {
-      Object o = take();
-      if (o instanceof ProcessingResponse r) {
-        return r;
-      }
-      throw new IOException(
-          "the picker's stream ended before its answer: " + (o == DONE ? "completed" : o));
-    }
-
-    /** Waits for the picker to complete the stream. */
-    void end() throws IOException {
-      Object o = take();
-      if (o != DONE) {
-        throw new IOException("the picker ended the stream with " + o);
-      }
-    }
-
-    private Object take() throws IOException {
-      try {
-        Object o = received.poll(WAIT_SECONDS, TimeUnit.SECONDS);
-        if (o == null) {
-          throw new IOException("the picker did not answer within " + WAIT_SECONDS + " s");
-        }
-        return o;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted while waiting for the picker", e);
-      }
-    }
-
-    void halfClose() {
-      requests.onCompleted();
-    }
-
-    void cancel() {
-      requests.cancel("the proxy dropped the request", null);
-    }
   }
 }

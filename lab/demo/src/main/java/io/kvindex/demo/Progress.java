@@ -46,7 +46,7 @@ final class Progress {
             100 * r.hitRate(),
             ingest.events(),
             perSecond,
-            DemoReport.millis(ingest.lagP99Millis()),
+            ReportText.millis(ingest.lagP99Millis()),
             ingest.leasesHeld().entrySet().stream()
                 .map(e -> e.getKey() + "=" + e.getValue())
                 .collect(Collectors.joining(" ")));

@@ -5,7 +5,6 @@ import io.kvindex.epp.Endpoint;
 import io.kvindex.epp.EppConfig;
 import io.kvindex.epp.EppServer;
 import io.kvindex.hash.HashAlgorithm;
-import io.kvindex.index.IndexMeters;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
@@ -18,14 +17,12 @@ import io.kvindex.localredis.LocalRedis;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouter;
+import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.PickPolicy;
 import io.kvindex.router.http.ScoringServer;
 import io.kvindex.simulator.SimulatedPod;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -42,8 +39,6 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.function.Function;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Everything the kvindex run starts: Redis (unless given), the simulated pods, two ingester
@@ -53,7 +48,6 @@ import org.slf4j.LoggerFactory;
  * thread-safe: one thread drives it.
  */
 public final class Stack implements AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(Stack.class);
   public static final String MODEL = Workloads.MODEL;
   public static final String HASH_SEED = "42";
   static final int INGESTERS = 2;
@@ -88,13 +82,13 @@ public final class Stack implements AutoCloseable {
 
   private final List<String> killed = new ArrayList<>();
   private final List<URI> routers = new ArrayList<>();
-  private final List<PrometheusMeterRegistry> routerRegistries = new ArrayList<>();
+  private final RouterMeters routerMeters = new RouterMeters();
   private final List<InetSocketAddress> pickers = new ArrayList<>();
   private RedisConnector auditConnector;
   private PrefixIndex auditIndex;
   private Cleanup cleanup = Cleanup.NONE;
   private List<Integer> applyChunkBlocks;
-  private Function<SimulatedPod, String> metricsUrls = Stack::ownMetricsUrl;
+  private Function<SimulatedPod, String> metricsUrls = Fleet::ownMetricsUrl;
   private Map<String, String> podMetricsUrls = Map.of();
 
   private PickPolicy pickPolicy = PickPolicy.estimatedTtft();
@@ -116,7 +110,7 @@ public final class Stack implements AutoCloseable {
    * caller runs its own, on {@link #podSpecs()}).
    */
   public static Stack start(DemoConfig config, int capacityBlocks, List<Integer> applyChunkBlocks) {
-    return start(config, capacityBlocks, applyChunkBlocks, Stack::ownMetricsUrl);
+    return start(config, capacityBlocks, applyChunkBlocks, Fleet::ownMetricsUrl);
   }
 
   /**
@@ -137,7 +131,7 @@ public final class Stack implements AutoCloseable {
         config,
         capacityBlocks,
         Collections.nCopies(INGESTERS, PrefixIndexBuilder.DEFAULT_APPLY_CHUNK_BLOCKS),
-        Stack::ownMetricsUrl,
+        Fleet::ownMetricsUrl,
         pickPolicy);
   }
 
@@ -176,7 +170,7 @@ public final class Stack implements AutoCloseable {
       RedisConnector connector =
           RedisConnector.builder().uri(redisUri).meterRegistry(new SimpleMeterRegistry()).build();
       opened.push(connector);
-      opened.push(() -> deleteIndexKeys(connector));
+      opened.push(() -> cleanup = new IndexKeys(connector, indexName).cleanUp());
     }
     fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
@@ -235,19 +229,20 @@ public final class Stack implements AutoCloseable {
     gates.put(replica, gate);
   }
 
+  /** A router replica's settings, with its own registry counted with the routers'. */
+  private KvRouterBuilder routerBuilder(PrometheusMeterRegistry registry, Duration resyncInterval) {
+    return KvRouter.builder()
+        .redisUri(redisUri)
+        .indexName(indexName)
+        .model(MODEL, modelKeys())
+        .lookupBudget(LOOKUP_BUDGET)
+        .resyncInterval(resyncInterval)
+        .meterRegistry(registry);
+  }
+
   private void startRouter(Duration resyncInterval) {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    routerRegistries.add(registry);
-    KvRouter router =
-        KvRouter.builder()
-            .redisUri(redisUri)
-            .indexName(indexName)
-            .model(MODEL, modelKeys())
-            .lookupBudget(LOOKUP_BUDGET)
-            .resyncInterval(resyncInterval)
-            .pickPolicy(pickPolicy)
-            .meterRegistry(registry)
-            .build();
+    PrometheusMeterRegistry registry = routerMeters.newRegistry();
+    KvRouter router = routerBuilder(registry, resyncInterval).pickPolicy(pickPolicy).build();
     opened.push(router);
     try {
       ScoringServer server =
@@ -265,17 +260,8 @@ public final class Stack implements AutoCloseable {
    * routers'), whose candidates are the pods' HTTP endpoints, the names the ingesters index.
    */
   private void startPicker(Duration resyncInterval) {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    routerRegistries.add(registry);
-    KvRouter router =
-        KvRouter.builder()
-            .redisUri(redisUri)
-            .indexName(indexName)
-            .model(MODEL, modelKeys())
-            .lookupBudget(LOOKUP_BUDGET)
-            .resyncInterval(resyncInterval)
-            .meterRegistry(registry)
-            .build();
+    PrometheusMeterRegistry registry = routerMeters.newRegistry();
+    KvRouter router = routerBuilder(registry, resyncInterval).build();
     opened.push(router);
     try {
       EppServer server =
@@ -298,12 +284,7 @@ public final class Stack implements AutoCloseable {
 
   /** The pods as the picker's candidates: each pod's name and its OpenAI endpoint's address. */
   List<Endpoint> endpoints() {
-    List<Endpoint> out = new ArrayList<>();
-    for (SimulatedPod pod : fleet.pods()) {
-      URI http = pod.httpAddress();
-      out.add(Endpoint.of(pod.name(), http.getHost(), http.getPort()));
-    }
-    return out;
+    return fleet.endpoints();
   }
 
   /** The endpoint pickers' gRPC addresses (none unless the run goes through them). */
@@ -317,21 +298,7 @@ public final class Stack implements AutoCloseable {
 
   /** What an ingester is told of each pod: its endpoints and metrics URL. */
   public List<PodSpec> podSpecs() {
-    List<PodSpec> specs = new ArrayList<>();
-    for (SimulatedPod pod : fleet.pods()) {
-      specs.add(
-          PodSpec.of(
-                  pod.name(),
-                  pod.model(),
-                  pod.endpoints().get(0).publish(),
-                  pod.endpoints().get(0).replay())
-              .withMetricsUrl(podMetricsUrls.getOrDefault(pod.name(), ownMetricsUrl(pod))));
-    }
-    return specs;
-  }
-
-  private static String ownMetricsUrl(SimulatedPod pod) {
-    return pod.httpAddress() + "/metrics";
+    return fleet.podSpecs(podMetricsUrls);
   }
 
   /** Where Redis is, its password masked: for messages. */
@@ -372,19 +339,11 @@ public final class Stack implements AutoCloseable {
    * one ({@code KvRouterBuilder.sharedLoad}). Closed with the stack.
    */
   KvRouter embeddedRouter(String id) {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    routerRegistries.add(registry);
     KvRouter router =
-        KvRouter.builder()
-            .redisUri(redisUri)
-            .indexName(indexName)
-            .model(MODEL, modelKeys())
-            .lookupBudget(LOOKUP_BUDGET)
-            .resyncInterval(closedLoop ? RESYNC_INTERVAL : Duration.ZERO)
+        routerBuilder(routerMeters.newRegistry(), closedLoop ? RESYNC_INTERVAL : Duration.ZERO)
             .pickPolicy(pickPolicy)
             .sharedLoad(true)
             .routerId(id)
-            .meterRegistry(registry)
             .build();
     opened.push(router);
     return router;
@@ -396,56 +355,22 @@ public final class Stack implements AutoCloseable {
    * group).
    */
   IndexReads indexReads() {
-    long lookups = 0;
-    for (PrometheusMeterRegistry r : routerRegistries) {
-      for (Timer t : r.find("kvindex.router.lookup").timers()) {
-        lookups += t.count();
-      }
-    }
-    return new IndexReads(
-        lookups,
-        counted(IndexMeters.LOOKUP_BLOCK_READS),
-        counted(IndexMeters.LOOKUP_OVERFLOW_READS));
-  }
-
-  private long counted(String meter) {
-    long n = 0;
-    for (PrometheusMeterRegistry r : routerRegistries) {
-      for (Counter c : r.find(meter).counters()) {
-        n += (long) c.count();
-      }
-    }
-    return n;
+    return routerMeters.indexReads();
   }
 
   /** Lookups that ran out of their budget (answered "index unavailable"), over every router. */
   long lookupsOutOfBudget() {
-    long n = 0;
-    for (PrometheusMeterRegistry r : routerRegistries) {
-      for (Timer t : r.find("kvindex.router.lookup").tag("outcome", "unavailable").timers()) {
-        n += t.count();
-      }
-    }
-    return n;
+    return routerMeters.lookupsOutOfBudget();
   }
 
   /** Over every router: a counter's total by one of its tags (e.g. resync requests by outcome). */
   Map<String, Long> countedBy(String meter, String tag) {
-    Map<String, Long> out = new java.util.TreeMap<>();
-    for (PrometheusMeterRegistry r : routerRegistries) {
-      for (Counter c : r.find(meter).counters()) {
-        long n = (long) c.count();
-        if (n > 0) {
-          out.merge(c.getId().getTag(tag), n, Long::sum);
-        }
-      }
-    }
-    return out;
+    return routerMeters.countedBy(meter, tag);
   }
 
   /** Every router's and ingester's meter registry (fault drills sum counters over them). */
   public List<io.micrometer.core.instrument.MeterRegistry> registries() {
-    List<io.micrometer.core.instrument.MeterRegistry> all = new ArrayList<>(routerRegistries);
+    List<io.micrometer.core.instrument.MeterRegistry> all = routerMeters.registries();
     ingesters.values().forEach(i -> all.add(i.meterRegistry()));
     return all;
   }
@@ -476,30 +401,6 @@ public final class Stack implements AutoCloseable {
     }
     ingester.kill();
     killed.add(replica);
-  }
-
-  /**
-   * Deletes every key of this run's index from the Redis the demo was given, on the primaries that
-   * hold data when the run ends; records what it did, and on a failure what to run by hand, instead
-   * of throwing: the run's figures stand whatever happens to its cleanup.
-   */
-  private void deleteIndexKeys(RedisConnector connector) {
-    IndexKeys keys = new IndexKeys(connector, indexName);
-    try {
-      cleanup = Cleanup.deleted(keys.delete());
-    } catch (DemoException e) {
-      cleanup = Cleanup.failed(e.getMessage());
-    } catch (RuntimeException e) {
-      cleanup =
-          Cleanup.failed(
-              "could not delete the demo's keys in Redis ("
-                  + e.getMessage()
-                  + "); delete them with: "
-                  + keys.command());
-    }
-    if (cleanup.failed()) {
-      log.warn("kvindex demo: {}", cleanup.problem());
-    }
   }
 
   /**

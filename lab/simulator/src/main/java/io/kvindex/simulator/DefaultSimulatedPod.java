@@ -90,8 +90,8 @@ final class DefaultSimulatedPod implements SimulatedPod {
   private static List<EventPublisher> openPublishers(
       ZContext context, PodConfig config, FaultKnobs faults) {
     boolean anyPort =
-        (config.publishBind() && PodConfig.port(config.publishEndpoint()) == 0)
-            || (config.replayEndpoint() != null && PodConfig.port(config.replayEndpoint()) == 0);
+        (config.publishBind() && TcpEndpoint.port(config.publishEndpoint()) == 0)
+            || (config.replayEndpoint() != null && TcpEndpoint.port(config.replayEndpoint()) == 0);
     RuntimeException last = null;
     for (int attempt = 0; attempt < (anyPort ? BIND_ATTEMPTS : 1); attempt++) {
       List<EventPublisher> opened = new ArrayList<>();
@@ -127,7 +127,7 @@ final class DefaultSimulatedPod implements SimulatedPod {
 
   /** vLLM's {@code offset_endpoint_port}: port + rank. */
   static String offset(String endpoint, int rank) {
-    return PodConfig.withPort(endpoint, PodConfig.port(endpoint) + rank);
+    return TcpEndpoint.withPort(endpoint, TcpEndpoint.port(endpoint) + rank);
   }
 
   @Override

@@ -274,7 +274,7 @@ public final class PodConfig {
      * tcp://127.0.0.1:0}.
      */
     public Builder publishBind(String endpoint) {
-      this.publishEndpoint = tcpEndpoint(endpoint, "publishBind");
+      this.publishEndpoint = TcpEndpoint.check(endpoint, "publishBind");
       this.publishBind = true;
       return this;
     }
@@ -284,8 +284,8 @@ public final class PodConfig {
      * tcp://host:port}; ranks connect to port + rank.
      */
     public Builder publishConnect(String endpoint) {
-      this.publishEndpoint = tcpEndpoint(endpoint, "publishConnect");
-      if (port(publishEndpoint) == 0) {
+      this.publishEndpoint = TcpEndpoint.check(endpoint, "publishConnect");
+      if (TcpEndpoint.port(publishEndpoint) == 0) {
         throw new IllegalArgumentException("publishConnect needs a real port, got " + endpoint);
       }
       this.publishBind = false;
@@ -297,7 +297,7 @@ public final class PodConfig {
      * tcp://127.0.0.1:0}.
      */
     public Builder replayBind(String endpoint) {
-      this.replayEndpoint = endpoint == null ? null : tcpEndpoint(endpoint, "replayBind");
+      this.replayEndpoint = endpoint == null ? null : TcpEndpoint.check(endpoint, "replayBind");
       return this;
     }
 
@@ -433,34 +433,5 @@ public final class PodConfig {
       }
       return value;
     }
-
-    private static String tcpEndpoint(String endpoint, String name) {
-      Objects.requireNonNull(endpoint, name);
-      if (!endpoint.startsWith("tcp://") || endpoint.lastIndexOf(':') < "tcp://".length()) {
-        throw new IllegalArgumentException(
-            name + " must look like tcp://host:port (port 0 = any free port), got " + endpoint);
-      }
-      port(endpoint);
-      return endpoint;
-    }
-  }
-
-  /** The port of a {@code tcp://host:port} endpoint. */
-  static int port(String endpoint) {
-    String digits = endpoint.substring(endpoint.lastIndexOf(':') + 1);
-    try {
-      int port = Integer.parseInt(digits);
-      if (port < 0 || port > 65535) {
-        throw new NumberFormatException();
-      }
-      return port;
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("bad port in endpoint " + endpoint, e);
-    }
-  }
-
-  /** {@code tcp://host:port} with the port replaced. */
-  static String withPort(String endpoint, int port) {
-    return endpoint.substring(0, endpoint.lastIndexOf(':') + 1) + port;
   }
 }

@@ -24,11 +24,9 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code kvindex sim}: runs a simulated vLLM fleet, prints each pod's endpoints, drives it with a
@@ -292,7 +290,7 @@ public final class SimCommand implements Callable<Integer> {
     }
     try (SimulatedFleet fleet = startFleet();
         Workload workload = workload()) {
-      printEndpoints(fleet, out);
+      SimOutput.printEndpoints(fleet, out);
       LoadRunner runner = new LoadRunner(fleet, runOptions());
       CountDownLatch finished = new CountDownLatch(1);
       Thread hook =
@@ -305,8 +303,8 @@ public final class SimCommand implements Callable<Integer> {
       Runtime.getRuntime().addShutdownHook(hook);
       long start = System.nanoTime();
       try {
-        FleetStats end = runner.run(workload, stats -> report(out, start, stats));
-        out.printf(Locale.ROOT, "done: %s%n", line(start, end));
+        FleetStats end = runner.run(workload, stats -> SimOutput.report(out, start, stats));
+        out.printf(Locale.ROOT, "done: %s%n", SimOutput.line(start, end));
         out.flush();
       } finally {
         finished.countDown();
@@ -408,41 +406,6 @@ public final class SimCommand implements Callable<Integer> {
         .withReportEvery(reportEvery);
   }
 
-  private static void printEndpoints(SimulatedFleet fleet, PrintWriter out) {
-    for (SimulatedPod pod : fleet.pods()) {
-      for (StreamEndpoints e : pod.endpoints()) {
-        out.printf(
-            Locale.ROOT,
-            "%s rank=%d model=%s pub=%s replay=%s http=%s topic=\"%s\"%n",
-            pod.name(),
-            e.rank(),
-            pod.model(),
-            e.publish(),
-            e.replay(),
-            pod.httpAddress(),
-            e.topic());
-      }
-    }
-    out.flush();
-  }
-
-  private static void report(PrintWriter out, long start, FleetStats stats) {
-    out.println(line(start, stats));
-    out.flush();
-  }
-
-  private static String line(long start, FleetStats s) {
-    return String.format(
-        Locale.ROOT,
-        "t=%.1fs requests=%d failed=%d prompt_tokens=%d cached_tokens=%d hit_rate=%.4f",
-        (System.nanoTime() - start) / 1e9,
-        s.requests(),
-        s.failed(),
-        s.promptTokens(),
-        s.cachedTokens(),
-        s.hitRate());
-  }
-
   private static void awaitQuietly(CountDownLatch latch) {
     try {
       latch.await();
@@ -456,25 +419,6 @@ public final class SimCommand implements Callable<Integer> {
       Runtime.getRuntime().removeShutdownHook(hook);
     } catch (IllegalStateException shuttingDown) {
       // the JVM is already exiting; the hook has run or is running
-    }
-  }
-
-  /** {@code max} or a positive number. */
-  static final class SpeedConverter implements ITypeConverter<Double> {
-    @Override
-    public Double convert(String value) {
-      if (value.equalsIgnoreCase("max")) {
-        return Double.POSITIVE_INFINITY;
-      }
-      try {
-        double speed = Double.parseDouble(value);
-        if (speed > 0) {
-          return speed;
-        }
-      } catch (NumberFormatException e) {
-        // reported below
-      }
-      throw new TypeConversionException("'" + value + "' is not a positive number or max");
     }
   }
 }

@@ -278,12 +278,12 @@ class SimulatedPodCacheTest {
       assertThat(pod.nextSequence(0)).isEqualTo(1);
       assertThat(pod.nextSequence(1)).isEqualTo(1);
       assertThat(pod.nextSequence(2)).isZero();
-      int port = PodConfig.port(pod.endpoints().get(0).publish());
+      int port = TcpEndpoint.port(pod.endpoints().get(0).publish());
       assertThat(pod.endpoints())
-          .extracting(e -> PodConfig.port(e.publish()))
+          .extracting(e -> TcpEndpoint.port(e.publish()))
           .containsExactly(port, port + 1, port + 2);
-      int replay = PodConfig.port(pod.endpoints().get(0).replay());
-      assertThat(PodConfig.port(pod.endpoints().get(2).replay())).isEqualTo(replay + 2);
+      int replay = TcpEndpoint.port(pod.endpoints().get(0).replay());
+      assertThat(TcpEndpoint.port(pod.endpoints().get(2).replay())).isEqualTo(replay + 2);
     }
   }
 }

@@ -67,7 +67,7 @@ public final class ChainHashers {
     private BlockHashInputs inputs(String loraName, String cacheSalt) {
       BlockHashInputs.Builder inputs = BlockHashInputs.builder().cacheSalt(cacheSalt);
       if (loraById) {
-        inputs.loraId(Engine.loraId(loraName));
+        inputs.loraId(StepEvents.loraId(loraName));
       } else {
         inputs.loraName(loraName);
       }

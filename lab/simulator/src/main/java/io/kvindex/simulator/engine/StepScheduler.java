@@ -63,7 +63,7 @@ public final class StepScheduler {
       int preempted) {}
 
   private static final class Entry {
-    final Engine.Sequence seq;
+    final Sequence seq;
     final double arrival;
     final Consumer<TimedCompletion> done;
     final DoubleConsumer first;
@@ -71,8 +71,7 @@ public final class StepScheduler {
     int preemptions;
     boolean decoding;
 
-    Entry(
-        Engine.Sequence seq, double arrival, DoubleConsumer first, Consumer<TimedCompletion> done) {
+    Entry(Sequence seq, double arrival, DoubleConsumer first, Consumer<TimedCompletion> done) {
       this.seq = seq;
       this.arrival = arrival;
       this.first = first;

@@ -14,7 +14,8 @@ enum BlockState {
    */
   PENDING,
   /**
-   * Held, but its parent is not listed: stored now, it would have no place in the index's chain.
+   * Held, but its parent is not listed: stored now, it would have no place in the index's chain
+   * (and lookups of the whole group would fall back to block fields while it is there).
    */
   WAITING,
   /**

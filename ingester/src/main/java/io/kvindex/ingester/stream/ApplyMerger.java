@@ -74,7 +74,7 @@ final class ApplyMerger {
 
   /** Several consecutive batches as one: their events in order, the last one's sequence. */
   private static Batch merged(List<Batch> parts) {
-    int bytes = 0;
+    long bytes = 0;
     for (Batch p : parts) {
       bytes += p.bytes();
     }

@@ -16,6 +16,7 @@ import io.kvindex.ingester.stream.Timers.Due;
 import io.kvindex.redis.RedisUnavailableException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,10 +43,9 @@ import org.zeromq.ZMQException;
  * lag; {@link Timers} holds every due time.
  *
  * <p>Memory. What the stream holds counts in the process's {@link MemoryBudget}: its socket's
- * unread messages, the live batches waiting in its sequencer, and history, read under a replay slot
- * ({@link ReplaySlot}). A stream that waits for a slot goes on reading its live socket and asks
- * again at its next step. Between the apply calls of a backlog the worker reads what waits in its
- * socket, so that unread messages stay few.
+ * unread messages, the live batches waiting in its sequencer, and history (read under a replay
+ * slot, while the live socket is read on). Between the apply calls of a backlog the worker reads
+ * what waits in its socket, so that unread messages stay few.
  */
 public final class StreamWorker implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(StreamWorker.class);
@@ -68,16 +68,23 @@ public final class StreamWorker implements Runnable {
   private final Backoff reconnect;
   private final String label;
 
-  private volatile boolean running = true;
-  private volatile boolean halted;
+  /**
+   * Whether the worker goes on, as other threads move it: {@code RUNNING}; {@code STOPPING} after
+   * its current step (a write in flight still happens); {@code HALTED} without another write. A
+   * halt is final: a later stop leaves it halted.
+   */
+  private enum Run {
+    RUNNING,
+    STOPPING,
+    HALTED
+  }
+
+  private final AtomicReference<Run> run = new AtomicReference<>(Run.RUNNING);
   private State state = State.STARTING;
   private LiveSocket sub;
   private final Timers timers;
   private final Inference inference;
   private final StreamLag lag;
-
-  private final MemoryBudget memory;
-
   private final BatchIntake intake;
   private final ReplaySlot slot;
   private final CatchUp catchUp;
@@ -93,21 +100,19 @@ public final class StreamWorker implements Runnable {
     this.lease = lease;
     this.shared = shared;
     this.listener = listener;
-    this.memory = shared.memory();
     this.sequencer =
         new Sequencer(
             shared.config().maxPendingBatches(),
             shared.config().memoryBounds().pendingBytes(),
             mode,
             shared.index().applyChunkBlocks(),
-            memory);
+            shared.memory());
     this.retry = new Backoff(shared.config().retryMin(), shared.config().retryMax());
     this.reconnect = new Backoff(shared.config().reconnectMin(), shared.config().reconnectMax());
     this.label = "pod=" + id.pod() + " stream=" + id;
     this.writes = new IndexWrites(shared, id, mode, lease, label);
     this.lag = new StreamLag(shared.config().inferenceLagLimit(), () -> shared.clock().millis());
-    long now = shared.nanos();
-    this.status = new StreamStatus(now);
+    this.status = new StreamStatus(shared.nanos());
     this.timers = new Timers(shared::nanos);
     this.intake = new BatchIntake(shared, id, mode, label, sequencer);
     this.slot = new ReplaySlot(shared, id, mode, pod, sequencer, status, intake);
@@ -135,7 +140,7 @@ public final class StreamWorker implements Runnable {
             sequencer,
             lag,
             timers,
-            model -> slot.prime(model, () -> running, this::park));
+            model -> slot.prime(model, this::running, this::park));
     this.restarts = new Restarts(shared, sequencer, status, timers, catchUp, inference, label);
   }
 
@@ -158,19 +163,18 @@ public final class StreamWorker implements Runnable {
 
   /** Asks the worker to stop after its current step (a write in flight still happens). */
   public void stop() {
-    running = false;
+    run.compareAndSet(Run.RUNNING, Run.STOPPING);
   }
 
   /** Stops the worker without another write, even one it was about to make (shutdown). */
   public void halt() {
-    halted = true;
-    running = false;
+    run.set(Run.HALTED);
   }
 
   @Override
   public void run() {
     try {
-      while (running) {
+      while (running()) {
         try {
           slot.stepStarted();
           step();
@@ -185,7 +189,7 @@ public final class StreamWorker implements Runnable {
     } finally {
       slot.release();
       sequencer.release();
-      inference.exit(!halted && state != State.FENCED); // a next owner goes on from its model
+      inference.exit(!halted() && state != State.FENCED); // a next owner goes on from its model
       closeSocket();
       if (state != State.FENCED) {
         setState(State.STOPPED, status.lastError());
@@ -228,11 +232,7 @@ public final class StreamWorker implements Runnable {
     // engine then applies its backlog several batches per call. A purge (an engine restart seen)
     // runs before more is read.
     take(received);
-    for (int more = 0;
-        more < Sequencer.MAX_PARTS && !sequencer.purgePending() && sub.waiting();
-        more++) {
-      take(sub.receive());
-    }
+    readWaiting();
     progressIfDue();
   }
 
@@ -260,7 +260,7 @@ public final class StreamWorker implements Runnable {
 
   private boolean openSocket() {
     try {
-      sub = LiveSocket.open(shared, memory, pod, id.dpRank());
+      sub = LiveSocket.open(shared, shared.memory(), pod, id.dpRank());
       reconnect.reset();
       return true;
     } catch (ZMQException | IllegalArgumentException e) {
@@ -310,7 +310,7 @@ public final class StreamWorker implements Runnable {
 
   /** Carries out the sequencer's actions until it has nothing to do or something must wait. */
   private void progress() {
-    while (running) {
+    while (running()) {
       Action action = sequencer.next();
       boolean goOn;
       if (action instanceof RunPurge p) {
@@ -321,7 +321,7 @@ public final class StreamWorker implements Runnable {
         // Live batches still unread in the socket are part of catching up: read them first (the
         // next steps do), or the slot is shown as stale as the replay took long.
         shared.faults().beforeWriteUninterruptibly();
-        goOn = !halted && (sub == null || !sub.waiting()) && carryOut(writes.publish(sequencer));
+        goOn = !halted() && (sub == null || !sub.waiting()) && carryOut(writes.publish(sequencer));
       } else if (action instanceof RepairGap g) {
         goOn = gaps.repair(g);
       } else {
@@ -349,14 +349,15 @@ public final class StreamWorker implements Runnable {
 
   private boolean runPurge(RunPurge action) {
     shared.faults().beforeWriteUninterruptibly();
-    return !halted && carryOut(writes.purge(sequencer, action, inference.model()));
+    return !halted() && carryOut(writes.purge(sequencer, action, inference.model()));
   }
 
   private boolean apply(Apply action) {
     inference.beforeApply();
     shared.faults().beforeWriteUninterruptibly();
     long appliedBefore = status.lastAppliedNanos();
-    boolean goOn = !halted && carryOut(writes.apply(sequencer, action, status, inference.model()));
+    boolean goOn =
+        !halted() && carryOut(writes.apply(sequencer, action, status, inference.model()));
     if (status.lastAppliedNanos() != appliedBefore) {
       inference.applied(action);
     }
@@ -420,6 +421,14 @@ public final class StreamWorker implements Runnable {
     log.warn("{}: fenced: another replica owns this stream now; stopping", label);
   }
 
+  private boolean running() {
+    return run.get() == Run.RUNNING;
+  }
+
+  private boolean halted() {
+    return run.get() == Run.HALTED;
+  }
+
   private void anotherEngine(List<Batch> replayed) {
     restarts.anotherEngine(replayed);
   }
@@ -433,7 +442,7 @@ public final class StreamWorker implements Runnable {
 
   private void park(Duration d) {
     long end = shared.nanos() + d.toNanos();
-    while (running && shared.nanos() - end < 0) {
+    while (running() && shared.nanos() - end < 0) {
       LockSupport.parkNanos(Math.min(end - shared.nanos(), 50_000_000L));
     }
   }

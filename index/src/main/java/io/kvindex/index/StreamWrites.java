@@ -1,6 +1,7 @@
 package io.kvindex.index;
 
 import io.kvindex.common.Await;
+import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
 import java.time.Duration;
 import java.util.OptionalLong;
@@ -71,6 +72,44 @@ public interface StreamWrites {
       Lease lease,
       KvEventBatch batch,
       boolean staged);
+
+  /**
+   * A stream's keys in the index, derived once by {@link #keys} for a writer that applies many of
+   * its batches: {@link #applyAsync(Keys, long, long, Lease, KvEventBatch, boolean)} then skips
+   * deriving them for every call. Immutable; thread-safe.
+   */
+  interface Keys {
+    StreamId stream();
+
+    /** How the stream's model keys its blocks. */
+    KeyMode mode();
+  }
+
+  /** The keys of {@code stream}, whose model keys its blocks by {@code mode}. */
+  default Keys keys(StreamId stream, KeyMode mode) {
+    Check.notNull(stream, "stream");
+    Check.notNull(mode, "mode");
+    return new Keys() {
+      @Override
+      public StreamId stream() {
+        return stream;
+      }
+
+      @Override
+      public KeyMode mode() {
+        return mode;
+      }
+    };
+  }
+
+  /**
+   * {@link #applyAsync(StreamId, KeyMode, long, long, Lease, KvEventBatch, boolean)} of the stream
+   * whose {@link #keys} these are (keys derived by another index are derived again).
+   */
+  default CompletableFuture<ApplyResult> applyAsync(
+      Keys keys, long firstSeq, long seq, Lease lease, KvEventBatch batch, boolean staged) {
+    return applyAsync(keys.stream(), keys.mode(), firstSeq, seq, lease, batch, staged);
+  }
 
   /** The blocks one apply call writes at most (a larger batch is applied in several calls). */
   int applyChunkBlocks();

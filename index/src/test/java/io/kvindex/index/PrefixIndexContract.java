@@ -128,6 +128,30 @@ public abstract class PrefixIndexContract {
         .isEqualTo(ApplyStatus.APPLIED);
   }
 
+  /** A stream's keys derived once apply its batches as its id does, call after call. */
+  @Test
+  void applyByKeys_sameAsByStream() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    Lease t = lease(index, s);
+    KeyMode mode = Events.mode(s);
+    StreamWrites.Keys keys = index.keys(s, mode);
+    assertThat(keys.stream()).isEqualTo(s);
+    assertThat(keys.mode()).isEqualTo(mode);
+    KvEventBatch first = batch(stored(hashes(1, 4), null, null));
+    assertThat(index.applyAsync(keys, 0, 0, t, first, false).join())
+        .isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 0, 4, 0, 0));
+    KvEventBatch next = batch(removed(hashes(1, 4).subList(2, 4), null));
+    assertThat(index.applyAsync(keys, 1, 1, t, next, false).join())
+        .isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 1, 0, 2, 0));
+    assertThat(index.applyAsync(keys, 1, 1, t, next, false).join())
+        .isEqualTo(ApplyResult.of(ApplyStatus.DUPLICATE, 1));
+    assertThat(index.applyAsync(s, mode, 2, 2, t, first, false).join().status())
+        .isEqualTo(ApplyStatus.APPLIED);
+    assertThat(index.watermark(s)).hasValue(2);
+    assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isEqualTo(4);
+  }
+
   @Test
   void purge_resetWatermark_acceptsAnyNextSeq() {
     PrefixIndex index = open();

@@ -1,14 +1,13 @@
 package io.kvindex.index.redis;
 
-import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
-import io.kvindex.index.StreamId;
 import java.util.List;
 
 /**
  * apply.lua's call: one chunk of a stream's batches {@code firstSeq..seq}, applied as one. A call's
  * chunks share everything but the epoch (read as each is sent), the chunk's blocks and its events.
  *
+ * @param keys the stream's keys, derived once per stream
  * @param callBlocks the blocks of the whole call, all its chunks
  * @param digest the digest of the whole call's events (hex)
  * @param epoch the epoch the caller knows (empty for none)
@@ -17,8 +16,7 @@ import java.util.List;
  * @param events the chunk's events, packed (see {@link EventPacker})
  */
 record ApplyCall(
-    StreamId stream,
-    KeyMode mode,
+    RedisStreamKeys keys,
     long firstSeq,
     long seq,
     Lease lease,
@@ -36,8 +34,7 @@ record ApplyCall(
   /** The same call's chunk {@code from..to} with {@code events}, under {@code epoch}. */
   ApplyCall chunk(byte[] epoch, long from, long to, List<byte[]> events) {
     return new ApplyCall(
-        stream,
-        mode,
+        keys,
         firstSeq,
         seq,
         lease,
@@ -53,28 +50,27 @@ record ApplyCall(
   }
 
   @Override
-  public ScriptCall on(KeySchema keys) {
-    int g = keys.groupOf(stream.model(), stream.pod());
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+  public ScriptCall on(KeySchema schema) {
+    RedisStreamKeys k = RedisStreamKeys.in(schema, keys);
     return ScriptCall.of(Scripts.APPLY)
-        .key("meta", keys.meta(g))
-        .key("streams", keys.streams(g))
-        .key("pods", keys.pods(g))
-        .key("blocks", keys.blocks(g))
-        .key("free", keys.free(g))
-        .key("dead", keys.dead(g))
-        .key("lease", keys.lease(stream))
-        .key("tmap", keys.tokenMap(stream))
-        .key("counts", keys.counts(g))
-        .key("activity", keys.activity(g))
-        .arg("stream_field", KeySchema.streamField(stream))
-        .arg("pod_field", podField)
-        .arg("rank", KeySchema.rank(stream.dpRank()))
+        .key("meta", k.meta)
+        .key("streams", k.streams)
+        .key("pods", k.pods)
+        .key("blocks", k.blocks)
+        .key("free", k.free)
+        .key("dead", k.dead)
+        .key("lease", k.lease)
+        .key("tmap", k.tokenMap)
+        .key("counts", k.counts)
+        .key("activity", k.activity)
+        .arg("stream_field", k.streamField)
+        .arg("pod_field", k.podField)
+        .arg("rank", k.rank)
         .arg("seq", seq)
         .arg("lease", lease.toString())
         .arg("pod_ttl_ms", podTtlMs)
-        .arg("scope", KeySchema.scope(mode, stream.model()))
-        .arg("holder_field", KeySchema.holderField(podField))
+        .arg("scope", k.scope)
+        .arg("holder_field", k.holderField)
         .arg("segment_slots", segmentSlots)
         .arg("epoch", epoch)
         .arg("from", from)

@@ -195,6 +195,17 @@ public final class RedisPrefixIndex implements PrefixIndex {
   }
 
   @Override
+  public Keys keys(StreamId stream, KeyMode mode) {
+    return streams.keys(stream, mode);
+  }
+
+  @Override
+  public CompletableFuture<ApplyResult> applyAsync(
+      Keys keys, long firstSeq, long seq, Lease lease, KvEventBatch batch, boolean staged) {
+    return streams.apply(keys, firstSeq, seq, lease, batch, staged);
+  }
+
+  @Override
   public int applyChunkBlocks() {
     return config.applyChunkBlocks();
   }

@@ -17,6 +17,7 @@ import io.kvindex.index.Lease;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.StreamWrites;
 import io.kvindex.redis.RedisOutcome;
 import io.kvindex.redis.ScriptRejectedException;
 import io.kvindex.redis.ScriptRunner;
@@ -94,6 +95,13 @@ final class RedisStreamWrites {
     anchors.put(model, anchor);
   }
 
+  /** The keys of {@code stream}, derived once for its applies. */
+  RedisStreamKeys keys(StreamId stream, KeyMode mode) {
+    Check.notNull(stream, "stream");
+    Check.notNull(mode, "mode");
+    return RedisStreamKeys.of(keys, stream, mode);
+  }
+
   /** Applies batches {@code firstSeq} to {@code seq} (one, when equal) of a stream as one. */
   CompletableFuture<ApplyResult> apply(
       StreamId stream,
@@ -103,8 +111,21 @@ final class RedisStreamWrites {
       Lease lease,
       KvEventBatch batch,
       boolean staged) {
-    Check.notNull(stream, "stream");
-    Check.notNull(mode, "mode");
+    return apply(keys(stream, mode), firstSeq, seq, lease, batch, staged);
+  }
+
+  /** {@link #apply(StreamId, KeyMode, long, long, Lease, KvEventBatch, boolean)} by its keys. */
+  CompletableFuture<ApplyResult> apply(
+      StreamWrites.Keys streamKeys,
+      long firstSeq,
+      long seq,
+      Lease lease,
+      KvEventBatch batch,
+      boolean staged) {
+    Check.notNull(streamKeys, "keys");
+    RedisStreamKeys k = RedisStreamKeys.in(keys, streamKeys);
+    StreamId stream = k.stream();
+    KeyMode mode = k.mode();
     Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
     BatchCheck.check(firstSeq, seq, mode, batch.events(), config.applyChunkBlocks());
@@ -121,8 +142,7 @@ final class RedisStreamWrites {
               anchor -> {
                 rememberAnchor(stream.model(), anchor);
                 return apply(
-                    stream,
-                    mode,
+                    k,
                     firstSeq,
                     seq,
                     lease,
@@ -138,7 +158,7 @@ final class RedisStreamWrites {
               });
     }
     rememberAnchor(stream.model(), packed.anchor());
-    return apply(stream, mode, firstSeq, seq, lease, batch, staged, packed);
+    return apply(k, firstSeq, seq, lease, batch, staged, packed);
   }
 
   /**
@@ -173,19 +193,19 @@ final class RedisStreamWrites {
   }
 
   private CompletableFuture<ApplyResult> apply(
-      StreamId stream,
-      KeyMode mode,
+      RedisStreamKeys k,
       long firstSeq,
       long seq,
       Lease lease,
       KvEventBatch batch,
       boolean staged,
       EventPacker.Packed packed) {
-    int g = group(stream);
+    int g = k.group;
+    StreamId stream = k.stream();
+    KeyMode mode = k.mode();
     ApplyCall head =
         new ApplyCall(
-            stream,
-            mode,
+            k,
             firstSeq,
             seq,
             lease,

@@ -18,8 +18,7 @@ final class ScriptCallSamples {
         new InitCall(1, 3, "epoch", RedisPrefixIndex.FORMAT),
         new IdentityCall(2),
         new ApplyCall(
-            stream,
-            KeyMode.ENGINE,
+            RedisStreamKeys.of(new KeySchema("samples", 2), stream, KeyMode.ENGINE),
             4,
             5,
             lease,

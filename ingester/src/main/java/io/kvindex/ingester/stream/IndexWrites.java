@@ -10,6 +10,7 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.StreamWrites;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.stream.Sequencer.Apply;
@@ -48,6 +49,10 @@ final class IndexWrites {
   private final KeyMode mode;
   private final Lease lease;
   private final String label;
+
+  /** The stream's keys in the index, derived once for its applies. */
+  private final StreamWrites.Keys keys;
+
   private static final long REJECT_LOG_INTERVAL_NANOS = 10_000_000_000L;
   private boolean loggedReject;
   private long lastRejectLogNanos;
@@ -59,6 +64,7 @@ final class IndexWrites {
     this.mode = mode;
     this.lease = lease;
     this.label = label;
+    this.keys = shared.index().keys(id, mode);
   }
 
   /**
@@ -120,7 +126,7 @@ final class IndexWrites {
               shared
                   .index()
                   .applyAsync(
-                      id, mode, action.firstSeq(), batch.seq(), lease, events, action.staged()));
+                      keys, action.firstSeq(), batch.seq(), lease, events, action.staged()));
     } catch (BatchRejectedException e) {
       if (action.parts().size() > 1) {
         log.info(

@@ -19,11 +19,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A stream's inferred evictions ({@link StreamWorker}'s notes say when and why): the life of its
- * {@link EvictionModel}, started on a router's resync or from a former owner's mark, fed with the
- * touches routers record, left for a next owner, and stopped when the stream cannot keep up. Its
- * Redis calls fail without failing ingest: each is counted, logged and tried again after a backoff
- * of its own. Not thread-safe: the stream's worker thread calls it.
+ * A stream's inferred evictions: the life of its {@link EvictionModel}, started on a router's
+ * resync or from a former owner's mark, fed with the touches routers record, left for a next owner,
+ * and stopped when the stream cannot keep up. Its Redis calls fail without failing ingest: each is
+ * counted, logged and tried again after a backoff of its own. Not thread-safe: the stream's worker
+ * thread calls it.
+ *
+ * <p>Why. A router that finds the pod over-predicted asks for a resync: purge, then apply again
+ * what the replay ring covers. That cannot help an engine that evicts without publishing (the ring
+ * lacks the evictions too), and it drops the pod's hottest prefixes (a prefix hit publishes
+ * nothing, so they predate the ring). So when the engine reports its KV-cache capacity (engine keys
+ * only) the stream starts an {@link EvictionModel} instead: primed from the ring without purging
+ * anything, fed every later batch, it removes what it evicts with the next apply; the pod is marked
+ * in the index so that routers send the blocks of the requests they observe (touches), which the
+ * worker reads before its applies (at most every {@link #TOUCH_READ_BEFORE_APPLY}) and every {@link
+ * #TOUCH_READ_INTERVAL} while idle. A new owner of a marked pod's stream starts the same way, from
+ * what the former owner left in the index (its model's size and the removals it had decided and not
+ * applied, refreshed every {@link #HANDOVER_EVERY} when they changed). Purges clear the model with
+ * the index's entries. Inference lasts as long as the worker, unless the stream cannot keep up with
+ * it: applied at least {@code --inference-lag-limit} late through as long a stretch of its engine's
+ * time, it says so, stops inferring and does not infer again for {@link #INFERENCE_HOLD_OFF}.
  */
 final class Inference {
   private static final Logger log = LoggerFactory.getLogger(StreamWorker.class);
@@ -212,11 +227,32 @@ final class Inference {
   }
 
   /**
+   * Measures the lag of an applied call's batches; an inferring stream that cannot keep up stops. A
+   * staged rebuild (the ring replayed from its start after a purge, which cleared the model) is
+   * history, not lag, and is not judged.
+   */
+  void applied(Sequencer.Apply action) {
+    if (action.staged()) {
+      return;
+    }
+    long now = shared.nanos();
+    boolean behind = false;
+    double last = 0;
+    for (Batch part : action.parts()) {
+      last = part.events().timestamp();
+      behind |= lag.applied(last, now);
+    }
+    if (behind && model != null && !model.callInFlight()) {
+      stop(lag.lagMillis(last, now));
+    }
+  }
+
+  /**
    * The stream's batches were applied late through a long stretch of its engine's time while it
    * inferred: it cannot keep up. It stops inferring (what its model decided and did not apply yet
    * stays listed) and follows what its engine publishes, as a stream that cannot infer does.
    */
-  void stop(long lateMillis) {
+  private void stop(long lateMillis) {
     Duration limit = shared.config().inferenceLagLimit();
     log.warn(
         "{}: cannot keep up while inferring its engine's evictions: its batches were applied at"

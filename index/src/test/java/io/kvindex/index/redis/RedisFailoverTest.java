@@ -146,9 +146,7 @@ class RedisFailoverTest {
           continue;
         }
         byte[] v = e.getValue();
-        for (int k = v.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0;
-            k + 1 < v.length;
-            k += 2) {
+        for (int k = v.length % 2 == 1 ? BlockValue.LOCATOR_BYTES : 0; k + 1 < v.length; k += 2) {
           if ((((v[k] & 0xff) << 4) | ((v[k + 1] & 0xf0) >>> 4)) == slot) {
             found++;
           }

@@ -219,11 +219,9 @@ class BlockCountsTest {
   }
 
   private static void count(byte[] value, Map<String, Long> out) {
-    for (int e = value.length % 2 == 1 ? BlockValue.LOCATOR_BYTES : 0;
-        e + 1 < value.length;
-        e += 2) {
-      int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
-      int tiers = value[e + 1] & 0x0f;
+    for (BlockValue.Entry entry : BlockValue.decode(value).entries()) {
+      int slot = entry.slot();
+      int tiers = entry.tiers();
       out.merge(slot + ":blocks", 1L, Long::sum);
       for (int t = 0; t < TIERS.length; t++) {
         if ((tiers & (1 << t)) != 0) {

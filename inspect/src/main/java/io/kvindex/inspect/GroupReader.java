@@ -11,8 +11,10 @@ import static io.kvindex.inspect.StoredText.utf8;
 import static io.kvindex.inspect.StoredText.value;
 
 import io.kvindex.common.Await;
+import io.kvindex.index.redis.HashFields;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.index.redis.PodRecord;
+import io.kvindex.index.redis.SlotCounts;
 import io.kvindex.index.redis.StoredValues;
 import io.kvindex.index.redis.StreamRecord;
 import io.kvindex.inspect.IndexReport.Blocks;
@@ -28,7 +30,6 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,7 +45,6 @@ import java.util.concurrent.CompletableFuture;
  */
 final class GroupReader {
   private static final int SCAN_COUNT = 512;
-  private static final String[] TIERS = {"blocks", "gpu", "cpu", "storage", "other"};
 
   private final RedisClusterAsyncCommands<byte[], byte[]> redis;
   private final KeySchema keys;
@@ -73,7 +73,8 @@ final class GroupReader {
     RedisFuture<Long> free = redis.llen(keys.free(g));
     RedisFuture<List<KeyValue<byte[], byte[]>>> named =
         redis.hmget(keys.blocksKey(g), KeySchema.UNLOCATED_FIELD);
-    RedisFuture<byte[]> overflowed = redis.hget(keys.counts(g), KeySchema.OVERFLOWED_FIELD);
+    RedisFuture<byte[]> overflowed =
+        redis.hget(keys.counts(g), SlotCounts.OVERFLOWED_SEGMENTS_FIELD);
     RedisFuture<Long> routes = redis.zcard(keys.speculativeOrder(g));
     Map<String, RedisFuture<Long>> memory = new LinkedHashMap<>();
     for (String name : List.of("meta", "streams", "pods", "blocks", "free", "dead")) {
@@ -183,8 +184,8 @@ final class GroupReader {
     CompletableFuture<byte[]> lease = redis.get(leaseKey).toCompletableFuture();
     CompletableFuture<Long> ttl = redis.pttl(leaseKey).toCompletableFuture();
     CompletableFuture<Blocks> blocks = blocks(slot);
-    Long applied = number(activity.get(latin1(KeySchema.appliedField(streamField))));
-    Purge purge = purge(activity.get(latin1(KeySchema.purgedField(streamField))));
+    Long applied = number(activity.get(latin1(HashFields.appliedField(streamField))));
+    Purge purge = purge(activity.get(latin1(HashFields.purgedField(streamField))));
     return lease
         .thenCombine(ttl, (l, t) -> new Object[] {l, t})
         .thenCombine(
@@ -211,21 +212,14 @@ final class GroupReader {
     if (slot == 0) {
       return CompletableFuture.completedFuture(Blocks.NONE);
     }
-    byte[][] fields = new byte[TIERS.length][];
-    for (int i = 0; i < TIERS.length; i++) {
-      fields[i] = (slot + ":" + TIERS[i]).getBytes(StandardCharsets.US_ASCII);
-    }
     return redis
-        .hmget(keys.counts(g), fields)
+        .hmget(keys.counts(g), SlotCounts.fields(slot))
         .toCompletableFuture()
         .thenApply(
-            v ->
-                new Blocks(
-                    decimal(value(v.get(0))),
-                    decimal(value(v.get(1))),
-                    decimal(value(v.get(2))),
-                    decimal(value(v.get(3))),
-                    decimal(value(v.get(4)))));
+            v -> {
+              SlotCounts c = SlotCounts.decode(v.stream().map(StoredText::value).toList());
+              return new Blocks(c.blocks(), c.gpu(), c.cpu(), c.storage(), c.other());
+            });
   }
 
   private Purge purge(byte[] value) {

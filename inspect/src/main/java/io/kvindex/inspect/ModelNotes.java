@@ -5,7 +5,7 @@ import static io.kvindex.inspect.StoredText.latin1Bytes;
 import static io.kvindex.inspect.StoredText.lengthPrefixed;
 
 import io.kvindex.index.KeyCheckNote;
-import io.kvindex.index.redis.KeySchema;
+import io.kvindex.index.redis.HashFields;
 import io.kvindex.inspect.IndexReport.ModelKeys;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -52,21 +52,21 @@ final class ModelNotes {
 
   void writers(Map<String, byte[]> meta) {
     for (String field : meta.keySet()) {
-      if (field.startsWith(KeySchema.NOTE + "mode:")) {
-        String rest = field.substring((KeySchema.NOTE + "mode:").length());
+      if (field.startsWith(HashFields.NOTE + "mode:")) {
+        String rest = field.substring((HashFields.NOTE + "mode:").length());
         int colon = rest.indexOf(':');
         String model = lengthPrefixed(latin1Bytes(rest.substring(colon + 1)), 0);
         writerModes.computeIfAbsent(model, m -> new TreeSet<>()).add(rest.substring(0, colon));
         models.add(model);
-      } else if (field.startsWith(KeySchema.NOTE + "segment-slots:")) {
+      } else if (field.startsWith(HashFields.NOTE + "segment-slots:")) {
         segmentSlots.add(
-            Integer.valueOf(field.substring((KeySchema.NOTE + "segment-slots:").length())));
+            Integer.valueOf(field.substring((HashFields.NOTE + "segment-slots:").length())));
       }
     }
   }
 
   void readers(Map<byte[], byte[]> notes) {
-    byte[] prefix = (KeySchema.NOTE + "keys:").getBytes(StandardCharsets.US_ASCII);
+    byte[] prefix = (HashFields.NOTE + "keys:").getBytes(StandardCharsets.US_ASCII);
     for (byte[] field : notes.keySet()) {
       if (field.length < prefix.length || !latin1(field).startsWith(latin1(prefix))) {
         continue;

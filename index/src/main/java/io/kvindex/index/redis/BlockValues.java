@@ -44,7 +44,7 @@ final class BlockValues {
       size++;
       return;
     }
-    int start = value.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0;
+    int start = BlockValue.entriesFrom(value);
     set(size++, source(value), start, value.length);
   }
 

@@ -26,7 +26,7 @@ final class CandidateGroup {
    * usable then, and each usable or live verdict stays as it was until {@code until}, the earliest
    * deadline that had not passed (Redis clock, ms).
    */
-  record ResolvedRecords(PodRecords records, LookupDecoder.Layout layout, long from, long until) {
+  record ResolvedRecords(PodRecords records, StreamLayout layout, long from, long until) {
     boolean covers(PodRecords current, long nowMs) {
       return current == records && nowMs >= from && nowMs <= until;
     }
@@ -108,7 +108,7 @@ final class CandidateGroup {
       }
     }
     ResolvedRecords resolved =
-        new ResolvedRecords(learned, LookupDecoder.Layout.of(live, true), nowMs, until);
+        new ResolvedRecords(learned, StreamLayout.of(live, true), nowMs, until);
     if (allUsable) {
       this.resolved = resolved;
     }

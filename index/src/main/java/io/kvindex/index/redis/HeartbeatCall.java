@@ -5,13 +5,13 @@ record HeartbeatCall(String model, String pod, long ttlMs) implements ScriptCall
   @Override
   public ScriptCall on(KeySchema keys) {
     int g = keys.groupOf(model, pod);
-    byte[] podField = KeySchema.podField(model, pod);
+    byte[] podField = HashFields.podField(model, pod);
     return ScriptCall.of(Scripts.HEARTBEAT)
         .key("pods", keys.pods(g))
         .key("blocks", keys.blocks(g))
         .arg("pod_field", podField)
         .arg("ttl_ms", ttlMs)
-        .arg("holder_field", KeySchema.holderField(podField))
+        .arg("holder_field", HashFields.holderField(podField))
         .build();
   }
 }

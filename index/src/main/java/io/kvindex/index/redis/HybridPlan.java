@@ -122,7 +122,7 @@ final class HybridPlan {
     for (int k = 1; k < specGroups.size(); k++) {
       for (int j = 0; j < prompt.segments(); j++) {
         fields.add(
-            KeySchema.segmentField(
+            HashFields.segmentField(
                 prefixes[k], fullKeys[prompt.segmentStart(j)], j >= SHORT_SEGMENTS));
       }
     }
@@ -137,7 +137,7 @@ final class HybridPlan {
       for (int k = 1; k < specGroups.size(); k++) {
         int unit = unitTokens[k];
         for (long key : unitKeys(keys, unit / hashBlock, unitCount[k])) {
-          fields.add(KeySchema.blockField(prefixes[k], key));
+          fields.add(HashFields.blockField(prefixes[k], key));
         }
       }
       blockFields = fields;
@@ -175,7 +175,7 @@ final class HybridPlan {
    */
   PodMatch[] combine(
       PodMatch[] full,
-      LookupDecoder.Layout layout,
+      StreamLayout layout,
       List<byte[]> values,
       boolean bySegments,
       Prompt prompt) {
@@ -260,7 +260,7 @@ final class HybridPlan {
    * token lies in. The segments' slots are read in place, for the units' blocks only.
    */
   private void heldBySegments(
-      UnitBits bits, int k, LookupDecoder.Layout layout, List<byte[]> segments, Prompt prompt) {
+      UnitBits bits, int k, StreamLayout layout, List<byte[]> segments, Prompt prompt) {
     int per = unitTokens[k] / fullBlock;
     int units = unitCount[k];
     for (int j = 0; j < prompt.segments(); j++) {
@@ -287,7 +287,7 @@ final class HybridPlan {
   private PodMatch match(
       PodMatch m,
       int[] streams,
-      LookupDecoder.Layout layout,
+      StreamLayout layout,
       HybridHit.Holds[][] holds,
       int[] found,
       int[] bestGroups) {

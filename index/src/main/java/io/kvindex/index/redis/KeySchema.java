@@ -2,7 +2,6 @@ package io.kvindex.index.redis;
 
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.StreamId;
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -11,7 +10,8 @@ import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
- * Key names and hash fields of one index: the only place that knows them. Every key is {@code
+ * Key names of one index, and the fixed fields of its hashes: the only place that knows them (the
+ * fields built from names and block keys are {@link HashFields}'s). Every key is {@code
  * kvindex:v1:{<index>/<tag>}:<name>} with the index name percent-encoded, where the tag is an index
  * group's number (all keys of a group share one hash slot) or {@code ingesters} for the replica
  * registry. External names only ever appear length-prefixed inside hash fields, or as a digest in
@@ -62,10 +62,6 @@ public final class KeySchema {
    */
   static final int STORED_VERSION = 2;
 
-  /** The field of a group's counts hash counting the segments that overflowed (decimal). */
-  public static final byte[] OVERFLOWED_FIELD =
-      "overflowed-segments".getBytes(StandardCharsets.US_ASCII);
-
   /**
    * Blocks one segment covers below {@link #SPAN_FROM}: a chain's blocks from a multiple of this,
    * keyed by the first.
@@ -81,7 +77,9 @@ public final class KeySchema {
   /** Bytes in a segment or span field: its head's block field, then {@code /s} or {@code /S}. */
   static final int SEGMENT_FIELD_BYTES = BLOCK_FIELD_BYTES + 2;
 
-  /** The start of every holder-record field of a blocks hash (see {@link #holderField}). */
+  /**
+   * The start of every holder-record field of a blocks hash (see {@link HashFields#holderField}).
+   */
   static final byte[] HOLDER_PREFIX = "kvindex/holders/".getBytes(StandardCharsets.US_ASCII);
 
   private static final HexFormat HEX = HexFormat.of();
@@ -211,9 +209,8 @@ public final class KeySchema {
   }
 
   /**
-   * The block counts of a group's holder slots, kept by every script that adds or strips an entry:
-   * {@code <slot>:blocks} (entries, any tier) and {@code <slot>:gpu|cpu|storage|other} (entries
-   * holding that tier), decimal, so that inspecting a stream never scans the blocks hash.
+   * The block counts of a group's holder slots ({@link SlotCounts}), kept by every script that adds
+   * or strips an entry, so that inspecting a stream never scans the blocks hash.
    */
   public byte[] counts(int group) {
     return key(group, "counts");
@@ -228,8 +225,8 @@ public final class KeySchema {
   }
 
   /**
-   * What routers noted about the models they key ({@link #keysNote}): a {@code spec:} key, the only
-   * kind a router's Redis user may write, in group 0.
+   * What routers noted about the models they key ({@link HashFields#keysNote}): a {@code spec:}
+   * key, the only kind a router's Redis user may write, in group 0.
    */
   public byte[] readerNotes() {
     return key(0, "spec:models");
@@ -251,80 +248,6 @@ public final class KeySchema {
    */
   byte[] cacheLayouts() {
     return key(0, "layouts");
-  }
-
-  /** The field of a stream's last apply in its group's activity hash. */
-  public static byte[] appliedField(byte[] streamField) {
-    return prefixed((byte) 'a', streamField);
-  }
-
-  /** The field of a stream's last purge in its group's activity hash. */
-  public static byte[] purgedField(byte[] streamField) {
-    return prefixed((byte) 'p', streamField);
-  }
-
-  /** The field of the time a stream last took a resync, in its group's activity hash. */
-  static byte[] resyncedField(byte[] streamField) {
-    return prefixed((byte) 'r', streamField);
-  }
-
-  private static byte[] prefixed(byte kind, byte[] field) {
-    return ByteBuffer.allocate(1 + field.length).put(kind).put(field).array();
-  }
-
-  /** Every note field (a group's meta, the routers' notes) starts with this. */
-  public static final String NOTE = "note:";
-
-  /** A writer's note in a group's meta: it applies {@code model}'s batches in {@code mode}. */
-  static byte[] modeNote(KeyMode mode, String model) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    out.writeBytes(ascii(NOTE + "mode:" + mode.name().toLowerCase(java.util.Locale.ROOT) + ":"));
-    lengthPrefixed(out, model);
-    return out.toByteArray();
-  }
-
-  /** A writer's note in a group's meta: it applies with this segment limit. */
-  static byte[] segmentSlotsNote(int segmentSlots) {
-    return ascii(NOTE + "segment-slots:" + segmentSlots);
-  }
-
-  /**
-   * A router's note: it keys {@code model}'s prompts with {@code keys} (the command line's form,
-   * {@code engine:<algorithm>:<seed>:<block size>} or {@code token:<block size>}); model {@code ""}
-   * for every model it has no keys of its own for.
-   */
-  static byte[] keysNote(String keys, String model) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    out.writeBytes(ascii(NOTE + "keys:"));
-    lengthPrefixed(out, keys);
-    lengthPrefixed(out, model);
-    return out.toByteArray();
-  }
-
-  /**
-   * A router's note ({@link #keysNote}) read back: {keys, model}, or null when {@code field} is
-   * another kind of note.
-   */
-  static String[] readKeysNote(byte[] field) {
-    byte[] prefix = ascii(NOTE + "keys:");
-    if (field.length < prefix.length + 8
-        || !Arrays.equals(field, 0, prefix.length, prefix, 0, prefix.length)) {
-      return null;
-    }
-    ByteBuffer in = ByteBuffer.wrap(field, prefix.length, field.length - prefix.length);
-    String keys = lengthPrefixed(in);
-    String model = lengthPrefixed(in);
-    return new String[] {keys, model};
-  }
-
-  private static String lengthPrefixed(ByteBuffer in) {
-    byte[] utf8 = new byte[in.getInt()];
-    in.get(utf8);
-    return new String(utf8, StandardCharsets.UTF_8);
-  }
-
-  private static byte[] ascii(String text) {
-    return text.getBytes(StandardCharsets.US_ASCII);
   }
 
   public byte[] lease(StreamId stream) {
@@ -453,93 +376,26 @@ public final class KeySchema {
     return HEX.formatHex(sha256(streamField(stream)), 0, 16);
   }
 
-  /** {@code u32 len | model | u32 len | pod} in UTF-8. */
+  // Forwarders to HashFields, kept for ApplyCall until it names HashFields itself.
+
   static byte[] podField(String model, String pod) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    lengthPrefixed(out, model);
-    lengthPrefixed(out, pod);
-    return out.toByteArray();
+    return HashFields.podField(model, pod);
   }
 
-  /**
-   * The field of a group's blocks hash holding a copy of a pod's record, so that one HMGET reads
-   * holders and blocks atomically. At least 26 bytes long, so never a block field.
-   */
-  static byte[] holderField(byte[] podField) {
-    byte[] out = Arrays.copyOf(HOLDER_PREFIX, HOLDER_PREFIX.length + podField.length);
-    System.arraycopy(podField, 0, out, HOLDER_PREFIX.length, podField.length);
-    return out;
-  }
-
-  /** The start of every pod field of {@code model}: {@code u32 len | model}. */
-  static byte[] modelPrefix(String model) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    lengthPrefixed(out, model);
-    return out.toByteArray();
-  }
-
-  /** The pod name of a pod field that starts with {@code modelPrefix}. */
-  static String podOf(byte[] podField, int modelPrefixLength) {
-    int at = modelPrefixLength + 4;
-    return new String(podField, at, podField.length - at, StandardCharsets.UTF_8);
-  }
-
-  /** The pod field followed by the rank as 4 bytes. */
   static byte[] streamField(StreamId stream) {
-    byte[] pod = podField(stream.model(), stream.pod());
-    return ByteBuffer.allocate(pod.length + 4).put(pod).putInt(stream.dpRank()).array();
+    return HashFields.streamField(stream);
   }
 
-  /** The rank as 2 bytes, as it appears in a pod record. */
   static byte[] rank(int dpRank) {
-    return new byte[] {(byte) (dpRank >>> 8), (byte) dpRank};
+    return HashFields.rank(dpRank);
   }
 
-  /** 8 bytes: the first 8 of SHA-256 over a domain, the key mode and the model. */
   static byte[] scope(KeyMode mode, String model) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    out.writeBytes("kvindex/scope/v1".getBytes(StandardCharsets.US_ASCII));
-    out.write(mode.ordinal());
-    lengthPrefixed(out, model);
-    byte[] digest = sha256(out.toByteArray());
-    byte[] scope = new byte[8];
-    System.arraycopy(digest, 0, scope, 0, 8);
-    return scope;
+    return HashFields.scope(mode, model);
   }
 
-  /** The 10-byte prefix of a block field: scope then cache group. */
-  static byte[] fieldPrefix(byte[] scope, int cacheGroup) {
-    return ByteBuffer.allocate(10).put(scope).putShort((short) cacheGroup).array();
-  }
-
-  static byte[] blockField(byte[] prefix, long blockKey) {
-    return withKey(new byte[BLOCK_FIELD_BYTES], prefix, blockKey);
-  }
-
-  /**
-   * The field of the chain segment whose first block is {@code headKey}: a 16-block segment, or a
-   * span when the head's position is {@link #SPAN_FROM} or later.
-   */
-  static byte[] segmentField(byte[] prefix, long headKey, boolean span) {
-    byte[] field = withKey(new byte[SEGMENT_FIELD_BYTES], prefix, headKey);
-    field[BLOCK_FIELD_BYTES] = '/';
-    field[BLOCK_FIELD_BYTES + 1] = (byte) (span ? 'S' : 's');
-    return field;
-  }
-
-  /** The field prefix then the key, big-endian, at the front of {@code field}. */
-  private static byte[] withKey(byte[] field, byte[] prefix, long key) {
-    System.arraycopy(prefix, 0, field, 0, prefix.length);
-    for (int b = 0; b < 8; b++) {
-      field[prefix.length + b] = (byte) (key >>> (56 - 8 * b));
-    }
-    return field;
-  }
-
-  private static void lengthPrefixed(ByteArrayOutputStream out, String value) {
-    byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
-    out.writeBytes(ByteBuffer.allocate(4).putInt(utf8.length).array());
-    out.writeBytes(utf8);
+  static byte[] holderField(byte[] podField) {
+    return HashFields.holderField(podField);
   }
 
   static byte[] sha256(byte[] input) {

@@ -23,15 +23,8 @@ final class LookupDecoder {
   /** In a stream's {@link #kind}, beside its tier bits: the engine's own entries hold the run. */
   private static final int CONFIRMED = 0x10;
 
-  private static final int NO_RANK = -1;
-  private static final int SLOTS = 4096;
+  private static final int NO_RANK = StreamLayout.NO_RANK;
   private static final byte[] NO_MARK = new byte[0];
-
-  /**
-   * Bytes of the locator that starts a located block's value: its head's key (8), its chain
-   * position (3, big-endian).
-   */
-  static final int LOCATOR_BYTES = 11;
 
   /** Per candidate, in order, its {@link PodMatch#none}: the match of one holding nothing. */
   private final PodMatch[] none;
@@ -92,110 +85,11 @@ final class LookupDecoder {
   private int block;
 
   /**
-   * Which streams the candidates' records give and which slot feeds which stream: what a decoder
-   * reads with, worked out from the records alone, so that lookups of the same candidates with the
-   * same records share one. Immutable (its arrays are never changed once made).
-   */
-  static final class Layout {
-    private final int[] streamRank;
-    private final int[][] streamsOfPod;
-    private final int[] streamOfSlot;
-
-    private Layout(int[] streamRank, int[][] streamsOfPod, int[] streamOfSlot) {
-      this.streamRank = streamRank;
-      this.streamsOfPod = streamsOfPod;
-      this.streamOfSlot = streamOfSlot;
-    }
-
-    /**
-     * @param records per candidate, its pod record (8-byte deadline, then (slot u16, rank u16)
-     *     pairs), or null when unknown or expired
-     * @param speculative whether runs may carry speculative marks: each candidate with a record
-     *     that lists no stream then gets a rank-less one, which only marks can feed
-     */
-    static Layout of(List<byte[]> records, boolean speculative) {
-      int streams = 0;
-      for (byte[] rec : records) {
-        streams += ownStreams(rec, speculative);
-      }
-      int[] streamRank = new int[streams];
-      int[][] streamsOfPod = new int[records.size()][];
-      int[] streamOfSlot = new int[highestSlot(records) + 1];
-      int next = 0;
-      for (int p = 0; p < records.size(); p++) {
-        byte[] rec = records.get(p);
-        int own = ownStreams(rec, speculative);
-        int[] mine = new int[own];
-        for (int k = 8, i = 0; rec != null && k + 3 < rec.length; k += 4, i++) {
-          int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
-          if (slot > 0 && slot < SLOTS) {
-            streamOfSlot[slot] = next + 1;
-          }
-          mine[i] = next;
-          streamRank[next++] = ((rec[k + 2] & 0xff) << 8) | (rec[k + 3] & 0xff);
-        }
-        if (own == 1 && ownStreams(rec, false) == 0) {
-          mine[0] = next;
-          streamRank[next++] = NO_RANK;
-        }
-        streamsOfPod[p] = mine;
-      }
-      return new Layout(streamRank, streamsOfPod, streamOfSlot);
-    }
-
-    int streams() {
-      return streamRank.length;
-    }
-
-    /** The streams of candidate {@code p}, in the order of its record. */
-    int[] streamsOf(int p) {
-      return streamsOfPod[p];
-    }
-
-    /** A stream's rank, or -1 for a candidate's rank-less (speculative-only) stream. */
-    int rankOf(int stream) {
-      return streamRank[stream];
-    }
-
-    /**
-     * Calls {@code holder} with each stream that a block value's entries list in some tier (a
-     * located value's locator skipped).
-     */
-    void holders(byte[] value, java.util.function.IntConsumer holder) {
-      if (value != null) {
-        holders(value, value.length % 2 == 1 ? LOCATOR_BYTES : 0, value.length, holder);
-      }
-    }
-
-    /**
-     * As {@link #holders(byte[], java.util.function.IntConsumer)}, of entries {@code [from, to)}.
-     */
-    void holders(byte[] value, int from, int to, java.util.function.IntConsumer holder) {
-      for (int e = from; e + 1 < to; e += 2) {
-        int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
-        int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
-        if (s >= 0 && (value[e + 1] & TIER_BITS) != 0) {
-          holder.accept(s);
-        }
-      }
-    }
-
-    /** A record's streams: its (slot, rank) pairs, or one rank-less stream for speculation. */
-    private static int ownStreams(byte[] rec, boolean speculative) {
-      if (rec == null) {
-        return 0;
-      }
-      int pairs = Math.max(0, (rec.length - 8) / 4);
-      return pairs == 0 && speculative ? 1 : pairs;
-    }
-  }
-
-  /**
    * @param none per candidate, in the order of the records the layout was made from, its {@link
    *     PodMatch#none} (read, never changed)
    * @param weights what {@link #weights} gives for the index's settings (read, never changed)
    */
-  LookupDecoder(PodMatch[] none, Layout layout, double[] weights) {
+  LookupDecoder(PodMatch[] none, StreamLayout layout, double[] weights) {
     this.none = none;
     this.streamRank = layout.streamRank;
     this.streamsOfPod = layout.streamsOfPod;
@@ -218,20 +112,6 @@ final class LookupDecoder {
     this.weight = weights;
   }
 
-  /** The highest valid slot the records list, 0 for none. */
-  private static int highestSlot(List<byte[]> records) {
-    int highest = 0;
-    for (byte[] rec : records) {
-      for (int k = 8; rec != null && k + 3 < rec.length; k += 4) {
-        int slot = ((rec[k] & 0xff) << 8) | (rec[k + 1] & 0xff);
-        if (slot < SLOTS) {
-          highest = Math.max(highest, slot);
-        }
-      }
-    }
-    return highest;
-  }
-
   /** Per tier bit mask (16), the weight of its best tier: what a decoder scores with. */
   static double[] weights(IndexConfig config) {
     double[] weights = new double[16];
@@ -251,7 +131,7 @@ final class LookupDecoder {
     for (Object rec : (List<?>) reply.get(0)) {
       records.add(rec instanceof byte[] bytes ? bytes : null);
     }
-    LookupDecoder decoder = new LookupDecoder(none, Layout.of(records, true), weights);
+    LookupDecoder decoder = new LookupDecoder(none, StreamLayout.of(records, true), weights);
     decoder.speculate(speculative);
     boolean open = true;
     for (int i = 1; open && i + 1 < reply.size(); i += 2) {
@@ -348,11 +228,11 @@ final class LookupDecoder {
       return false;
     }
     run++;
-    for (int e = from; value != null && e + 1 < to; e += 2) {
-      int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
+    for (int e = from; value != null && e + 1 < to; e += BlockValue.ENTRY_BYTES) {
+      int slot = BlockValue.slotAt(value, e);
       int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
       if (s >= 0) {
-        runTiers[s] = (run << 4) | (value[e + 1] & TIER_BITS);
+        runTiers[s] = (run << 4) | BlockValue.tiersAt(value, e);
       }
     }
     for (int m = 0; mark != null && m + 1 < mark.length; m += 2) {

@@ -109,7 +109,7 @@ final class LookupPlanner {
 
   private int turns;
   private LookupDecoder decoder;
-  private LookupDecoder.Layout layout;
+  private StreamLayout layout;
 
   /** Per candidate, the blocks its speculative routes give it, as the last head read found. */
   private int[] speculative;
@@ -419,11 +419,7 @@ final class LookupPlanner {
     if (first == null) {
       return true;
     }
-    if (first.length % 2 == 0) {
-      return false;
-    }
-    int at = LookupDecoder.LOCATOR_BYTES - 3;
-    return (first[at] | first[at + 1] | first[at + 2]) == 0;
+    return BlockValue.isLocated(first) && BlockValue.position(first) == 0;
   }
 
   /** A turn's result: the answer (null when Redis stayed unavailable), or why it reads again. */

@@ -6,7 +6,7 @@ record PodsCall(int group, String model) implements ScriptCall.Source {
   public ScriptCall on(KeySchema keys) {
     return ScriptCall.of(Scripts.PODS)
         .key("pods", keys.pods(group))
-        .arg("model_prefix", KeySchema.modelPrefix(model))
+        .arg("model_prefix", HashFields.modelPrefix(model))
         .build();
   }
 }

@@ -74,7 +74,7 @@ final class Prompt {
     if (segmentFields == null) {
       byte[][] fields = new byte[segmentCount][];
       for (int k = 0; k < fields.length; k++) {
-        fields[k] = KeySchema.segmentField(prefix, keys[segmentStart(k)], k >= SHORT_SEGMENTS);
+        fields[k] = HashFields.segmentField(prefix, keys[segmentStart(k)], k >= SHORT_SEGMENTS);
       }
       segmentFields = fields;
     }
@@ -92,14 +92,14 @@ final class Prompt {
 
   /** The first key's block field, without making the others (a segment read needs only it). */
   byte[] firstBlockField() {
-    return KeySchema.blockField(prefix, keys[0]);
+    return HashFields.blockField(prefix, keys[0]);
   }
 
   synchronized List<byte[]> blockFields() {
     if (blockFields == null) {
       List<byte[]> fields = new ArrayList<>(keys.length);
       for (long key : keys) {
-        fields.add(KeySchema.blockField(prefix, key));
+        fields.add(HashFields.blockField(prefix, key));
       }
       blockFields = fields;
     }

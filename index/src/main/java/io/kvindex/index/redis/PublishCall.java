@@ -13,7 +13,7 @@ record PublishCall(StreamId stream, Lease lease, byte[] epoch, long podTtlMs)
   @Override
   public ScriptCall on(KeySchema keys) {
     int g = keys.groupOf(stream.model(), stream.pod());
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+    byte[] podField = HashFields.podField(stream.model(), stream.pod());
     return ScriptCall.of(Scripts.PUBLISH)
         .key("meta", keys.meta(g))
         .key("streams", keys.streams(g))
@@ -21,11 +21,11 @@ record PublishCall(StreamId stream, Lease lease, byte[] epoch, long podTtlMs)
         .key("blocks", keys.blocks(g))
         .key("lease", keys.lease(stream))
         .key("dead", keys.dead(g))
-        .arg("stream_field", KeySchema.streamField(stream))
+        .arg("stream_field", HashFields.streamField(stream))
         .arg("pod_field", podField)
-        .arg("rank", KeySchema.rank(stream.dpRank()))
+        .arg("rank", HashFields.rank(stream.dpRank()))
         .arg("lease", lease.toString())
-        .arg("holder_field", KeySchema.holderField(podField))
+        .arg("holder_field", HashFields.holderField(podField))
         .arg("epoch", epoch)
         .arg("pod_ttl_ms", podTtlMs)
         .build();

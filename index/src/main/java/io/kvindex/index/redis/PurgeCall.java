@@ -15,7 +15,7 @@ record PurgeCall(StreamId stream, Lease lease, PurgeMode mode, byte[] epoch)
   @Override
   public ScriptCall on(KeySchema keys) {
     int g = keys.groupOf(stream.model(), stream.pod());
-    byte[] podField = KeySchema.podField(stream.model(), stream.pod());
+    byte[] podField = HashFields.podField(stream.model(), stream.pod());
     return ScriptCall.of(Scripts.PURGE)
         .key("meta", keys.meta(g))
         .key("streams", keys.streams(g))
@@ -25,12 +25,12 @@ record PurgeCall(StreamId stream, Lease lease, PurgeMode mode, byte[] epoch)
         .key("tmap", keys.tokenMap(stream))
         .key("blocks", keys.blocks(g))
         .key("activity", keys.activity(g))
-        .arg("stream_field", KeySchema.streamField(stream))
+        .arg("stream_field", HashFields.streamField(stream))
         .arg("pod_field", podField)
-        .arg("rank", KeySchema.rank(stream.dpRank()))
+        .arg("rank", HashFields.rank(stream.dpRank()))
         .arg("lease", lease.toString())
         .arg("reset_watermark", mode == PurgeMode.RESET_WATERMARK ? 1 : 0)
-        .arg("holder_field", KeySchema.holderField(podField))
+        .arg("holder_field", HashFields.holderField(podField))
         .arg("epoch", epoch)
         .build();
   }

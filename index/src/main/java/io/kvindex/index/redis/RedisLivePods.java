@@ -67,7 +67,7 @@ final class RedisLivePods {
     for (String pod : pods) {
       int g = keys.groupOf(model, Check.name(pod, "pod"));
       CompletableFuture<byte[]> record =
-          commands.hget(keys.pods(g), KeySchema.podField(model, pod)).toCompletableFuture();
+          commands.hget(keys.pods(g), HashFields.podField(model, pod)).toCompletableFuture();
       each.add(
           record.thenCombine(
               clock.nowMillis(g),
@@ -97,7 +97,7 @@ final class RedisLivePods {
 
   /** Reads every group's pods hash (one HGETALL each): at most once a second per model. */
   private CompletableFuture<Optional<List<String>>> readLivePods(String model) {
-    int prefixLength = KeySchema.modelPrefix(model).length;
+    int prefixLength = HashFields.modelPrefix(model).length;
     List<CompletableFuture<RedisOutcome<List<byte[]>>>> parts = new ArrayList<>();
     for (int g = 0; g < keys.groups(); g++) {
       parts.add(new PodsCall(g, model).on(keys).run(reads, ScriptOutputType.MULTI));
@@ -111,7 +111,7 @@ final class RedisLivePods {
                 if (!outcome.isDone()) {
                   return Optional.empty();
                 }
-                outcome.orElseThrow().forEach(f -> pods.add(KeySchema.podOf(f, prefixLength)));
+                outcome.orElseThrow().forEach(f -> pods.add(HashFields.podOf(f, prefixLength)));
               }
               return Optional.of(pods);
             });

@@ -1,7 +1,5 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.Bytes.ascii;
-
 import io.kvindex.index.CandidatePods;
 import io.kvindex.index.HybridHit;
 import io.kvindex.index.IndexConfig;
@@ -152,9 +150,9 @@ final class RedisLookups {
    * no writer has reset the group since a failover, or null when Redis did not answer.
    */
   CompletableFuture<Boolean> verifyNode(int g) {
-    return reads
-        .<List<Object>>run(
-            Scripts.IDENTITY, ScriptOutputType.MULTI, new byte[][] {keys.meta(g), keys.blocks(g)})
+    return new IdentityCall(g)
+        .on(keys)
+        .<List<Object>>run(reads, ScriptOutputType.MULTI)
         .thenApply(
             outcome -> {
               if (!outcome.isDone()) {
@@ -317,23 +315,9 @@ final class RedisLookups {
    */
   CompletableFuture<PodMatch[]> scriptLookup(
       CandidateGroup group, List<byte[]> fields, int[] speculative, Executor decode) {
-    int g = group.g;
-    List<PodKeys> candidates = group.keys;
-    int n = candidates.size();
-    byte[][] args = new byte[1 + n + fields.size()][];
-    args[0] = ascii(n);
-    for (int i = 0; i < n; i++) {
-      args[1 + i] = candidates.get(i).field();
-    }
-    for (int i = 0; i < fields.size(); i++) {
-      args[1 + n + i] = fields.get(i);
-    }
-    return reads
-        .<List<Object>>run(
-            Scripts.LOOKUP,
-            ScriptOutputType.MULTI,
-            new byte[][] {keys.pods(g), keys.blocks(g)},
-            args)
+    return LookupCall.of(group, fields)
+        .on(keys)
+        .<List<Object>>run(reads, ScriptOutputType.MULTI)
         .thenApplyAsync(
             outcome ->
                 outcome.isDone()
@@ -352,7 +336,7 @@ final class RedisLookups {
       if (prefixCache.size() >= KEY_CACHE_LIMIT) {
         prefixCache.clear();
       }
-      cached = KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup);
+      cached = HashFields.fieldPrefix(HashFields.scope(mode, model), cacheGroup);
       prefixCache.put(scope, cached);
     }
     return cached;
@@ -366,13 +350,13 @@ final class RedisLookups {
       if (podCache.size() >= KEY_CACHE_LIMIT) {
         podCache.clear();
       }
-      byte[] field = KeySchema.podField(model, pod);
+      byte[] field = HashFields.podField(model, pod);
       cached =
           new PodKeys(
               name,
               keys.groupOf(model, pod),
               field,
-              KeySchema.holderField(field),
+              HashFields.holderField(field),
               KeySchema.podDigest(field));
       podCache.put(name, cached);
     }

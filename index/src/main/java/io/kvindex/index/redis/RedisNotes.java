@@ -70,8 +70,8 @@ final class RedisNotes {
     note(
             keys.meta(group),
             0,
-            KeySchema.modeNote(mode, model),
-            KeySchema.segmentSlotsNote(config.segmentSlots()))
+            HashFields.modeNote(mode, model),
+            HashFields.segmentSlotsNote(config.segmentSlots()))
         .whenComplete(
             (done, failure) -> {
               if (failure != null) {
@@ -95,7 +95,7 @@ final class RedisNotes {
     return note(
         keys.readerNotes(),
         READER_NOTES_LIMIT,
-        KeySchema.keysNote(modelKeys, model == null ? "" : model));
+        HashFields.keysNote(modelKeys, model == null ? "" : model));
   }
 
   /** One HGETALL of the routers' notes; the latest note of each model wins. */
@@ -116,7 +116,7 @@ final class RedisNotes {
     Map<String, Long> at = new HashMap<>();
     notes.forEach(
         (field, value) -> {
-          String[] note = KeySchema.readKeysNote(field);
+          String[] note = HashFields.readKeysNote(field);
           long when = value == null ? 0 : Long.parseLong(text(value));
           if (note != null && when >= at.getOrDefault(note[1], Long.MIN_VALUE)) {
             keysOf.put(note[1], note[0]);

@@ -32,7 +32,7 @@ final class ResyncCall {
           .key("activity", keys.activity(keys.groupOf(stream.model(), stream.pod())))
           .arg("rank", stream.dpRank())
           .arg("call", Bytes.ascii(call))
-          .arg("resynced_field", KeySchema.resyncedField(KeySchema.streamField(stream)))
+          .arg("resynced_field", HashFields.resyncedField(HashFields.streamField(stream)))
           .arg("spacing_ms", spacingMs)
           .build();
     }

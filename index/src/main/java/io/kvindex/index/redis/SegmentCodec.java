@@ -1,24 +1,10 @@
 package io.kvindex.index.redis;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
-
 /**
- * Reads a segment or span value (apply.lua writes them): slots of offset (1 byte), block key (8
- * bytes, big-endian), value length (2 bytes) and the block's value, in no particular order; several
- * slots may share an offset where chains branch below the head. A slot whose length is {@link
- * #SAME_AS_BEFORE} has no value of its own: its block has the entries of the slot before it.
- * Thread-safe (stateless).
+ * Reads a {@link SegmentValue} in place, as lookups do: each slot's entries as a range of the
+ * value, without copies. Thread-safe (stateless).
  */
 final class SegmentCodec {
-  private static final int SLOT_HEADER = 11;
-  private static final VarHandle BIG_ENDIAN_LONG =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
-
-  /** The length of a slot whose entries are those of the slot before it (spans write them). */
-  static final int SAME_AS_BEFORE = 0xffff;
-
   private SegmentCodec() {}
 
   /**
@@ -26,7 +12,7 @@ final class SegmentCodec {
    * more branches than the segment's slots allow, and its blocks are read by their block fields.
    */
   static boolean isOverflowed(byte[] segment) {
-    return segment != null && segment.length == 1 && segment[0] == 'O';
+    return SegmentValue.isOverflowed(segment);
   }
 
   /**
@@ -47,22 +33,16 @@ final class SegmentCodec {
     int from = 0;
     int to = 0;
     while (i < segment.length) {
-      if (i + SLOT_HEADER > segment.length) {
-        throw new IllegalStateException(truncated(segment));
-      }
-      int header = i;
-      int length = ((segment[header + 9] & 0xff) << 8) | (segment[header + 10] & 0xff);
-      i = header + SLOT_HEADER;
-      if (length != SAME_AS_BEFORE) {
+      int header = SegmentValue.checkedHeader(segment, i);
+      int length = SegmentValue.lengthAt(segment, header);
+      i = header + SegmentValue.SLOT_HEADER;
+      if (length != SegmentValue.SAME_AS_BEFORE) {
         from = i;
-        to = i + length;
-        if (to > segment.length) {
-          throw new IllegalStateException(truncated(segment));
-        }
+        to = SegmentValue.checkedEnd(segment, i + length);
         i = to;
       }
-      int offset = segment[header] & 0xff;
-      if (offset < blocks && key(segment, header + 1) == keys[start + offset]) {
+      int offset = SegmentValue.offsetAt(segment, header);
+      if (offset < blocks && SegmentValue.keyAt(segment, header) == keys[start + offset]) {
         out.set(at + offset, id, from, to);
       }
     }
@@ -91,35 +71,18 @@ final class SegmentCodec {
     int from = 0;
     int to = 0;
     while (i < segment.length) {
-      if (i + SLOT_HEADER > segment.length) {
-        throw new IllegalStateException(truncated(segment));
-      }
-      int header = i;
-      int length = ((segment[header + 9] & 0xff) << 8) | (segment[header + 10] & 0xff);
-      i = header + SLOT_HEADER;
-      if (length != SAME_AS_BEFORE) {
+      int header = SegmentValue.checkedHeader(segment, i);
+      int length = SegmentValue.lengthAt(segment, header);
+      i = header + SegmentValue.SLOT_HEADER;
+      if (length != SegmentValue.SAME_AS_BEFORE) {
         from = i;
-        to = i + length;
-        if (to > segment.length) {
-          throw new IllegalStateException(truncated(segment));
-        }
+        to = SegmentValue.checkedEnd(segment, i + length);
         i = to;
       }
-      int offset = segment[header] & 0xff;
-      if (offset < blocks && key(segment, header + 1) == keys[start + offset]) {
+      int offset = SegmentValue.offsetAt(segment, header);
+      if (offset < blocks && SegmentValue.keyAt(segment, header) == keys[start + offset]) {
         visitor.slot(start + offset, segment, from, to);
       }
     }
-  }
-
-  private static long key(byte[] bytes, int at) {
-    return (long) BIG_ENDIAN_LONG.get(bytes, at);
-  }
-
-  private static String truncated(byte[] segment) {
-    return "a segment value of "
-        + segment.length
-        + " bytes is cut short: the index was written by another version of kvindex or by"
-        + " something else; rebuild it (purge every pod) with writers of this version";
   }
 }

@@ -20,14 +20,14 @@ record SpeculateCall(
     int recorded = Math.min(blockKeys.length, RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE);
     long[] keysRecorded = Arrays.copyOf(blockKeys, recorded);
     Prompt route =
-        new Prompt(KeySchema.fieldPrefix(KeySchema.scope(mode, model), cacheGroup), keysRecorded);
+        new Prompt(HashFields.fieldPrefix(HashFields.scope(mode, model), cacheGroup), keysRecorded);
     List<byte[]> routes = new ArrayList<>(2 * route.segments());
     for (int k = 0; k < route.segments(); k++) {
       routes.add(route.segmentField(k));
       routes.add(routeInSegment(keysRecorded, route.segmentStart(k), route.segmentEnd(k)));
     }
     int g = keys.groupOf(model, pod);
-    byte[] podField = KeySchema.podField(model, pod);
+    byte[] podField = HashFields.podField(model, pod);
     return ScriptCall.of(Scripts.SPECULATE)
         .key("routes", keys.speculativeRoutes(g))
         .key("order", keys.speculativeOrder(g))

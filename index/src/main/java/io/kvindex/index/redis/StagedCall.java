@@ -10,9 +10,9 @@ record StagedCall(StreamId stream) implements ScriptCall.Source {
     return ScriptCall.of(Scripts.STAGED)
         .key("streams", keys.streams(g))
         .key("pods", keys.pods(g))
-        .arg("stream_field", KeySchema.streamField(stream))
-        .arg("pod_field", KeySchema.podField(stream.model(), stream.pod()))
-        .arg("rank", KeySchema.rank(stream.dpRank()))
+        .arg("stream_field", HashFields.streamField(stream))
+        .arg("pod_field", HashFields.podField(stream.model(), stream.pod()))
+        .arg("rank", HashFields.rank(stream.dpRank()))
         .build();
   }
 }

@@ -8,7 +8,7 @@ record StreamReadCall(StreamId stream) implements ScriptCall.Source {
   public ScriptCall on(KeySchema keys) {
     return ScriptCall.of(Scripts.READ)
         .key("hash", keys.streams(keys.groupOf(stream.model(), stream.pod())))
-        .arg("field", KeySchema.streamField(stream))
+        .arg("field", HashFields.streamField(stream))
         .build();
   }
 }

@@ -3,8 +3,10 @@
  * io.kvindex.index.redis.KeySchema}, the only place key names are made), the Lua scripts and their
  * shared library, the write, lease and maintenance calls, and the read path that plans each
  * lookup's HMGETs. Reach it through {@link io.kvindex.index.PrefixIndex#builder()}; only the key
- * schema, the stored values' types ({@link io.kvindex.index.redis.PodRecord}, {@link
- * io.kvindex.index.redis.StreamRecord}) and decoders ({@link io.kvindex.index.redis.StoredValues}),
+ * schema and its hash fields ({@link io.kvindex.index.redis.HashFields}), the stored values' types
+ * ({@link io.kvindex.index.redis.PodRecord}, {@link io.kvindex.index.redis.StreamRecord}, {@link
+ * io.kvindex.index.redis.BlockValue}, {@link io.kvindex.index.redis.SegmentValue}, {@link
+ * io.kvindex.index.redis.SlotCounts}) and decoders ({@link io.kvindex.index.redis.StoredValues}),
  * for tools that read, measure or delete an index (the inspector), and the factory the builder
  * calls are public.
  */
@@ -12,7 +14,8 @@
  * Implementation notes (RedisPrefixIndex and the scripts).
  *
  * Key layout and stored values: docs/key-layout.md, the one description, which KeyLayoutDocTest
- * holds to KeySchema. Each stored value has one Java type and one Lua library (PodRecord and
+ * holds to KeySchema. Each stored value has one Java type and one Lua library (BlockValue and
+ * block_value.lua, SegmentValue and segment_value.lua, SlotCounts and slot_counts.lua, PodRecord and
  * pod_record.lua, StreamRecord and stream_record.lua; StoredValueFormatsTest), and each script call
  * one record that builds its KEYS and ARGV (ScriptCall; ScriptCallHeadersTest).
  *
@@ -25,7 +28,8 @@
  * no script ever iterates a pod's whole content.
  *
  * Scripts. Every script is loaded with the libraries prepended (Scripts): the stored values'
- * (pod_record.lua, stream_record.lua), then lib.lua, so the clock, the lease check and the
+ * (block_value.lua, segment_value.lua, slot_counts.lua, pod_record.lua, stream_record.lua), then
+ * lib.lua, so the clock, the lease check and the
  * pod-record write (both copies, and the slots generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
  * and the streams' engine incarnations (incarnation:<d>, in the pod's group) are written here too,
  * so that every key of the index is named in KeySchema alone.

@@ -26,14 +26,13 @@
 -- already), GAP, PARTLY_APPLIED (consecutive batches given as one whose first is part applied:
 -- nothing changed; apply them one at a time), FENCED, RESET (the group's epoch is not the caller's:
 -- the index was lost, or this is the first write on another node history, see adoptNode).
--- A block's value is its locator when its chain position is known (11 bytes: the key of its head,
--- then its position in the chain, 3 bytes big-endian), then its entries of 2 bytes: a value of odd
--- length is located. A located block's entries are mirrored, without dead slots' entries, into its
--- head's field: below position 256 the head is the chain's block at the last multiple of 16 at or
--- before it and the field its segment ('/s'); from 256 on, the block at the last multiple of 256
--- and the field its span ('/S'), which holds 16 times the blocks in one field. Blocks stored with no
--- locator (an unknown parent, or a position past 2^24 - 1) are counted in the blocks hash's
--- unlocated field. A lookup misses such a block by segments only where its prompt reaches, located,
+-- A block's value is its locator when its chain position is known, then its entries (see
+-- block_value.lua); a value of odd length is located. A located block's entries are mirrored,
+-- without dead slots' entries, into its head's field: below position 256 the head is the chain's
+-- block at the last multiple of 16 at or before it and the field its segment ('/s'); from 256 on,
+-- the block at the last multiple of 256 and the field its span ('/S'), which holds 16 times the
+-- blocks in one field. Blocks stored with no locator (an unknown parent, or a position past
+-- 2^24 - 1) are counted in the blocks hash's unlocated field. A lookup misses such a block by segments only where its prompt reaches, located,
 -- the block the unlocated one was stored under (an anchor): the call that places a block under
 -- which unlocated ones hang lists its segment or span field among the unlocated heads, and lookups
 -- whose prompt has one of them read block fields (see noteUnlocated below). A sparse cache group's
@@ -52,7 +51,6 @@ local SEGMENT_BLOCKS, SPAN_FROM, SPAN_BLOCKS, MAX_POSITION = 16, 256, 256, 16777
 -- A span's value may grow to this many bytes per slot of the segment limit (16 kB at 256): one
 -- chain's 256 blocks take about 2.9 kB.
 local SPAN_BYTES_PER_SLOT = 64
-local LOCATOR_LEN = 11
 local UNLOCATED = 'kvindex/unlocated'
 local UNLOCATED_PARENTS, UNLOCATED_HEADS = 'kvindex/unlocated-parents', 'kvindex/unlocated-heads'
 -- The most parents and heads listed; past them the heads say ALL_HEADS (every lookup of the group
@@ -125,8 +123,6 @@ end
 
 -- slot -> {entries, gpu, cpu, storage, other}: what this call changed.
 local held = {}
-local TIER_INDEX = {[1] = 2, [2] = 3, [4] = 4, [8] = 5}
-local COUNT_NAMES = {'blocks', 'gpu', 'cpu', 'storage', 'other'}
 
 local function tally(tier, entries, tiers)
   if entries == 0 and tiers == 0 then return end
@@ -136,29 +132,15 @@ local function tally(tier, entries, tiers)
     held[slot] = c
   end
   c[1] = c[1] + entries
-  c[TIER_INDEX[tier]] = c[TIER_INDEX[tier]] + tiers
+  c[COUNT_INDEX[tier]] = c[COUNT_INDEX[tier]] + tiers
 end
 
 local function writeCounts()
   for s, c in pairs(held) do
     for k = 1, 5 do
-      if c[k] ~= 0 then redis.call('HINCRBY', KEYS[9], s .. ':' .. COUNT_NAMES[k], c[k]) end
+      if c[k] ~= 0 then redis.call('HINCRBY', KEYS[9], countField(s, k), c[k]) end
     end
   end
-end
-
-local function firstEntry(v)
-  return #v % 2 == 1 and LOCATOR_LEN + 1 or 1
-end
-
--- A locator's chain position, and the locator of the block at position p under the given head.
-local function positionOf(loc)
-  local a, b, c = byte(loc, 9, 11)
-  return (a * 256 + b) * 256 + c
-end
-
-local function locator(head, p)
-  return head .. char((p - p % 65536) / 65536, (p - p % 256) / 256 % 256, p % 256)
 end
 
 -- The slot's entry bytes: its first byte (and as a string, for plain finds), and the high nibble
@@ -335,7 +317,7 @@ local function storeChain(prefix, keys, tier, parent)
     prevPos = -1
   elseif parent then
     local pv = redis.call('HGET', KEYS[4], prefix .. parent)
-    if pv and #pv % 2 == 1 then prevHead, prevPos = sub(pv, 1, 8), positionOf(pv) end
+    if pv and #pv % 2 == 1 then prevHead, prevPos = locatorHead(pv), positionOf(pv) end
   end
   local out, seen, entries, tiers = {}, {}, 0, 0
   -- An unlocated block this call placed, whose own next block may still be unlocated: it becomes
@@ -348,9 +330,9 @@ local function storeChain(prefix, keys, tier, parent)
     local old = vals[k]
     local head, p, located
     if again ~= nil then
-      if again then head, p = sub(again, 1, 8), positionOf(again) end
+      if again then head, p = locatorHead(again), positionOf(again) end
     elseif old and #old % 2 == 1 then
-      head, p, located = sub(old, 1, 8), positionOf(old), true
+      head, p, located = locatorHead(old), positionOf(old), true
     elseif prevPos and prevPos < MAX_POSITION then
       p = prevPos + 1
       if p % (p < SPAN_FROM and SEGMENT_BLOCKS or SPAN_BLOCKS) == 0 then
@@ -449,7 +431,7 @@ local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
         out[#out + 1] = fields[k]
         out[#out + 1] = nv
         if loc then
-          mirror(prefix, sub(loc, 1, 8), positionOf(loc), key, sub(nv, LOCATOR_LEN + 1))
+          mirror(prefix, locatorHead(loc), positionOf(loc), key, sub(nv, LOCATOR_LEN + 1))
         end
       end
     end
@@ -486,7 +468,7 @@ local function removeKeys(prefix, keys, tier)
         out[#out + 1] = nv
       end
       if nv and located then
-        mirror(prefix, sub(old, 1, 8), positionOf(old), keys[k], sub(nv, LOCATOR_LEN + 1))
+        mirror(prefix, locatorHead(old), positionOf(old), keys[k], sub(nv, LOCATOR_LEN + 1))
       end
     end
     if gotten then gone[#gone + 1] = k end
@@ -502,11 +484,6 @@ end
 -- slot: one walk over the slot headers (numbers only) marks where slots start, each change's id
 -- is found with a plain find and counts only at a slot's start, and the runs of unchanged slots
 -- between changed ones are copied whole. Changed slots stay in place; new ones are appended.
--- A slot: its id (offset, key), its entries' length (2 bytes), its entries.
-local function encodeSlot(id, val)
-  return id .. char((#val - #val % 256) / 256, #val % 256) .. val
-end
-
 -- A field's changes ({slot id, entries}*, '' removing a slot) as each slot's last entries, without
 -- dead slots' (live), and the ids in the order of their first change.
 local function latestChanges(list, live)
@@ -524,7 +501,7 @@ local function applyChanges(v, list, live)
   while i + 10 <= n do
     count = count + 1
     isStart[i] = true
-    i = i + 11 + byte(v, i + 9) * 256 + byte(v, i + 10)
+    i = i + SEGMENT_SLOT_HEADER + byte(v, i + 9) * 256 + byte(v, i + 10)
   end
   local final, order = latestChanges(list, live)
   for _, id in ipairs(order) do
@@ -548,7 +525,7 @@ local function applyChanges(v, list, live)
   for _, at in ipairs(starts) do
     if at > from then parts[#parts + 1] = sub(v, from, at - 1) end
     if replace[at] ~= '' then parts[#parts + 1] = replace[at] end
-    from = at + 11 + byte(v, at + 9) * 256 + byte(v, at + 10)
+    from = at + SEGMENT_SLOT_HEADER + byte(v, at + 9) * 256 + byte(v, at + 10)
   end
   if from <= n then parts[#parts + 1] = sub(v, from) end
   for k = 1, #appended do parts[#parts + 1] = appended[k] end
@@ -567,22 +544,19 @@ end
 -- it has its entries. When every change is a block the span does not describe yet (a chain
 -- growing), the slots are appended without a walk, the first of them with its entries. Returns the
 -- new value ('' when no slot is left).
-local SAME_AS_BEFORE = char(255, 255)
 local function applySpanChanges(v, list, live)
   local final, order = latestChanges(list, live)
   local n = #v
   local function repeats(at)
-    local a, b = byte(v, at + 9, at + 10)
-    return a == 255 and b == 255
+    return slotLength(v, at) == SAME_AS_BEFORE_LEN
   end
   local function nextOf(at)
-    local a, b = byte(v, at + 9, at + 10)
-    local len = a * 256 + b
-    return at + 11 + (len == 65535 and 0 or len)
+    local len = slotLength(v, at)
+    return at + SEGMENT_SLOT_HEADER + (len == SAME_AS_BEFORE_LEN and 0 or len)
   end
   -- The own entries of the slot starting at own ('' for none).
   local function entriesOf(own)
-    return own and sub(v, own + 11, nextOf(own) - 1) or ''
+    return own and sub(v, own + SEGMENT_SLOT_HEADER, nextOf(own) - 1) or ''
   end
   -- The entries of the slot written last: last, or (when lastOwn is not nil) those of the slot of
   -- v that lastOwn starts.
@@ -622,13 +596,12 @@ local function applySpanChanges(v, list, live)
     if isStart[c] then return true end
     if c < walked then walked, owner = 1, false end
     while walked < c and walked + 10 <= n do
-      local a, b = byte(v, walked + 9, walked + 10)
-      local len = a * 256 + b
-      if len == 65535 then
-        walked = walked + 11
+      local len = slotLength(v, walked)
+      if len == SAME_AS_BEFORE_LEN then
+        walked = walked + SEGMENT_SLOT_HEADER
       else
         owner = walked
-        walked = walked + 11 + len
+        walked = walked + SEGMENT_SLOT_HEADER + len
       end
     end
     if walked == c and c + 10 <= n then
@@ -673,7 +646,7 @@ local function applySpanChanges(v, list, live)
       local old = entriesOf(repeats(at) and ownerBefore[at] or at)
       if old ~= lastEntries() then
         write(sub(v, from, from + 8), old)
-        from = from + 11
+        from = from + SEGMENT_SLOT_HEADER
       end
     end
   end
@@ -686,9 +659,8 @@ local function applySpanChanges(v, list, live)
   return concat(parts)
 end
 
--- A segment or span value: slots of offset (1), block key (8), value length (2), value (a span's
--- slot may instead say SAME_AS_BEFORE); or 'O' once it would hold more than its limit (lookups then
--- read its block fields).
+-- A segment or span value (see segment_value.lua) becomes OVERFLOWED once it would hold more than
+-- its limit (lookups then read its block fields).
 -- The dead slots among those the call's changes name: the whole dead hash while it is small, else
 -- one HMGET of the slots named, so that a call costs no more while many slots await GC.
 local function deadSlots()
@@ -747,7 +719,7 @@ local function flushSegments()
   local out, del, overflowed = {}, {}, 0
   for s = 1, #segmentOrder do
     local v = current[s]
-    if v ~= 'O' then
+    if v ~= OVERFLOWED then
       local field = segmentOrder[s]
       local nv, over
       if sub(field, -2) == SPAN then
@@ -760,7 +732,7 @@ local function flushSegments()
       end
       if over then
         out[#out + 1] = field
-        out[#out + 1] = 'O'
+        out[#out + 1] = OVERFLOWED
         overflowed = overflowed + 1
       elseif nv ~= '' then
         out[#out + 1] = field
@@ -772,7 +744,7 @@ local function flushSegments()
   end
   hset(KEYS[4], out)
   hdel(KEYS[4], del)
-  if overflowed > 0 then redis.call('HINCRBY', KEYS[9], 'overflowed-segments', overflowed) end
+  if overflowed > 0 then redis.call('HINCRBY', KEYS[9], OVERFLOWED_SEGMENTS, overflowed) end
 end
 
 local function tokenKey(prev, tokens)

@@ -24,7 +24,6 @@
 local byte, sub, char, concat = string.byte, string.sub, string.char, table.concat
 local BLOCK_FIELD_LEN = 18
 local SEGMENT_FIELD_LEN = 20
-local LOCATOR_LEN = 11
 local DEAD_READ_WHOLE = 128
 local FREE_STEP = 128
 
@@ -54,8 +53,7 @@ local function freeStep()
     if tonumber(items[k + 1]) < before then
       redis.call('HDEL', KEYS[3], s)
       redis.call('RPUSH', KEYS[4], s)
-      redis.call('HDEL', KEYS[5], s .. ':blocks', s .. ':gpu', s .. ':cpu', s .. ':storage',
-        s .. ':other')
+      redis.call('HDEL', KEYS[5], unpack(countFields(s)))
       freed = freed + 1
     end
   end
@@ -109,14 +107,14 @@ else
     local field, v = items[k], items[k + 1]
     local n = #v
     if #field == BLOCK_FIELD_LEN then
-      name(v, n % 2 == 1 and LOCATOR_LEN + 1 or 1, n)
+      name(v, firstEntry(v), n)
     elseif #field == SEGMENT_FIELD_LEN then
       local i = 1
-      while i + 10 <= n do
-        local len = byte(v, i + 9) * 256 + byte(v, i + 10)
-        if len == 65535 then len = 0 end
-        name(v, i + 11, i + 11 + len)
-        i = i + 11 + len
+      while i + SEGMENT_SLOT_HEADER - 1 <= n do
+        local len = slotLength(v, i)
+        if len == SAME_AS_BEFORE_LEN then len = 0 end
+        name(v, i + SEGMENT_SLOT_HEADER, i + SEGMENT_SLOT_HEADER + len)
+        i = i + SEGMENT_SLOT_HEADER + len
       end
     end
   end
@@ -142,7 +140,6 @@ local function strip(s, t)
   if t % 8 >= 4 then c[4] = c[4] + 1 end
   if t >= 8 then c[5] = c[5] + 1 end
 end
-local COUNT_NAMES = {'blocks', 'gpu', 'cpu', 'storage', 'other'}
 
 -- A changed field: deleted when it has no entry left (live = 0), else rewritten from its parts.
 local function settle(field, parts, live)
@@ -160,7 +157,7 @@ for k = 1, #items, 2 do
   if #field == BLOCK_FIELD_LEN then
     local v = items[k + 1]
     local n = #v
-    local first = n % 2 == 1 and LOCATOR_LEN + 1 or 1
+    local first = firstEntry(v)
     if n == first + 1 then
       local b1, b2 = byte(v, first, n)
       local s = b1 * 16 + (b2 - b2 % 16) / 16
@@ -200,17 +197,17 @@ for k = 1, #items, 2 do
       end
     end
   elseif #field == SEGMENT_FIELD_LEN then
-    -- Slots of offset (1), key (8), value length (2), value; 'O' (overflowed) holds none. As for
-    -- block fields, nothing is copied until the first dead entry: parts then collects the rest.
-    -- A span's slot of length 0xFFFF has the entries of the slot before it: it stays, as it is,
-    -- while that slot keeps an entry, and goes with it.
+    -- Its slots (segment_value.lua); OVERFLOWED holds none. As for block fields, nothing is
+    -- copied until the first dead entry: parts then collects the rest. A span's slot of length
+    -- SAME_AS_BEFORE_LEN has the entries of the slot before it: it stays, as it is, while that
+    -- slot keeps an entry, and goes with it.
     local v = items[k + 1]
     local n = #v
     local parts, np, i, beforeKept = nil, 0, 1, true
-    while i + 10 <= n do
-      local from = i + 11
-      local len = byte(v, i + 9) * 256 + byte(v, i + 10)
-      if len == 65535 then len = -1 end
+    while i + SEGMENT_SLOT_HEADER - 1 <= n do
+      local from = i + SEGMENT_SLOT_HEADER
+      local len = slotLength(v, i)
+      if len == SAME_AS_BEFORE_LEN then len = -1 end
       local stop = from + (len < 0 and 0 or len)
       local keep, nkeep = nil, 0
       if len < 0 and not beforeKept then keep = {} end
@@ -242,7 +239,7 @@ for k = 1, #items, 2 do
           local val = concat(keep)
           local len = #val
           np = np + 1
-          parts[np] = sub(v, i, i + 8) .. char((len - len % 256) / 256, len % 256) .. val
+          parts[np] = encodeSlot(sub(v, i, i + 8), val)
         end
       elseif parts then
         np = np + 1
@@ -262,7 +259,7 @@ if unlocatedGone > 0
 end
 for s, c in pairs(stripped) do
   for k = 1, 5 do
-    if c[k] > 0 then redis.call('HINCRBY', KEYS[5], s .. ':' .. COUNT_NAMES[k], -c[k]) end
+    if c[k] > 0 then redis.call('HINCRBY', KEYS[5], countField(s, k), -c[k]) end
   end
 end
 

@@ -7,7 +7,8 @@
 -- consecutive blocks whose holder entries are value. Runs keep the reply and the conversions
 -- small: shared prefixes repeat values.
 -- KEYS: 1 pods, 2 blocks
--- ARGV: 1 candidate count n, 2..n+1 pod fields, n+2.. block fields in prompt order
+-- ARGV: 1 candidates (their count n), 2.. fields (the n candidates' pod fields, then the block
+--       fields in prompt order)
 local n = tonumber(ARGV[1])
 local pods = redis.call('HMGET', KEYS[1], unpack(ARGV, 2, n + 1))
 local now = nowMs()
@@ -42,13 +43,13 @@ while i <= last do
   local vals = redis.call('HMGET', KEYS[2], unpack(ARGV, i, j))
   for k = 1, j - i + 1 do
     local v = vals[k] or ''
-    -- A value of odd length starts with the block's 11-byte locator; runs compare entries only.
-    if #v % 2 == 1 then v = string.sub(v, 12) end
+    -- Runs compare entries only, without a located value's locator.
+    if #v % 2 == 1 then v = string.sub(v, firstEntry(v)) end
     if v ~= checkedV then
       checkedV, checkedHeld = v, false
       for e = 1, #v, 2 do
         local b1, b2 = string.byte(v, e, e + 1)
-        if want[b1 * 16 + math.floor(b2 / 16)] then checkedHeld = true; break end
+        if want[entrySlot(b1, b2)] then checkedHeld = true; break end
       end
     end
     if not checkedHeld then

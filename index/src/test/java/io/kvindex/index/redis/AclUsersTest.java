@@ -342,7 +342,7 @@ class AclUsersTest {
 
       byte[] routes = keys.speculativeRoutes(0);
       byte[] order = keys.speculativeOrder(0);
-      byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0);
+      byte[] prefix = HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), 0);
       assertThatThrownBy(
               () ->
                   sync.evalsha(
@@ -351,11 +351,11 @@ class AclUsersTest {
                       new byte[][] {routes, order},
                       bytes(Long.toString(TEN_YEARS_MS)),
                       keys.pods(0),
-                      KeySchema.podField(MODEL, STREAM.pod()),
+                      HashFields.podField(MODEL, STREAM.pod()),
                       new byte[8],
                       bytes("16384"),
                       bytes("8"),
-                      KeySchema.segmentField(prefix, 7, false),
+                      HashFields.segmentField(prefix, 7, false),
                       new byte[] {0, 1}))
           .as("speculate.lua, asked for a route of ten years")
           .hasMessageContaining("KVINDEX_SPEC_TTL");
@@ -381,7 +381,7 @@ class AclUsersTest {
       long nowMs = Long.parseLong(new String(sync.time().get(0), StandardCharsets.US_ASCII)) * 1000;
       long tenYears = nowMs + TEN_YEARS_MS;
       for (boolean second : new boolean[] {false, true}) {
-        byte[] field = KeySchema.segmentField(prefix, route[second ? 16 : 0], false);
+        byte[] field = HashFields.segmentField(prefix, route[second ? 16 : 0], false);
         byte[] value = sync.hget(routes, field);
         assertThat(value).as("the route's segment field").isNotNull();
         for (int i = 0; i < 6; i++) { // each route: digest (8), deadline (6 bytes), ...
@@ -392,7 +392,7 @@ class AclUsersTest {
       assertThat(depth(routerIndex, forged))
           .as("a hand-written route lasting longer than any route may is not credited")
           .isEqualTo(20);
-      sync.hset(routes, KeySchema.segmentField(prefix, route[16], false), bytes("soon"));
+      sync.hset(routes, HashFields.segmentField(prefix, route[16], false), bytes("soon"));
       assertThat(depth(routerIndex, forged)).as("nor is one that cannot be read").isEqualTo(20);
       long[] honest = hashes(500, 22).stream().mapToLong(Long::longValue).toArray();
       assertThat(

@@ -111,7 +111,7 @@ class BlockCountsTest {
                 0,
                 batch(stored(hashes(1, 48), null, null), removed(hashes(47, 2), null))))
         .isEqualTo(ApplyStatus.APPLIED);
-    byte[] field = KeySchema.streamField(s);
+    byte[] field = HashFields.streamField(s);
     String record = new String(redis.hget(keys.streams(g), field), StandardCharsets.UTF_8);
     String slot = record.substring(0, record.indexOf('|'));
     redis.hset(keys.streams(g), field, (slot + "||0:1").getBytes(StandardCharsets.UTF_8));
@@ -166,7 +166,7 @@ class BlockCountsTest {
 
   private String slotOf(StreamId s) {
     byte[] record =
-        redis.hget(keys.streams(keys.groupOf(s.model(), s.pod())), KeySchema.streamField(s));
+        redis.hget(keys.streams(keys.groupOf(s.model(), s.pod())), HashFields.streamField(s));
     String text = new String(record, StandardCharsets.UTF_8);
     return text.substring(0, text.indexOf('|'));
   }
@@ -219,11 +219,9 @@ class BlockCountsTest {
   }
 
   private static void count(byte[] value, Map<String, Long> out) {
-    for (int e = value.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0;
-        e + 1 < value.length;
-        e += 2) {
-      int slot = ((value[e] & 0xff) << 4) | ((value[e + 1] & 0xf0) >>> 4);
-      int tiers = value[e + 1] & 0x0f;
+    for (BlockValue.Entry entry : BlockValue.decode(value).entries()) {
+      int slot = entry.slot();
+      int tiers = entry.tiers();
       out.merge(slot + ":blocks", 1L, Long::sum);
       for (int t = 0; t < TIERS.length; t++) {
         if ((tiers & (1 << t)) != 0) {

@@ -14,7 +14,7 @@ class BlockValuesTest {
     values.addField(located);
     values.addField(null);
     assertThat(values.size()).isEqualTo(2);
-    assertThat(values.from(0)).isEqualTo(LookupDecoder.LOCATOR_BYTES);
+    assertThat(values.from(0)).isEqualTo(BlockValue.LOCATOR_BYTES);
     assertThat(values.to(0)).isEqualTo(located.length);
     assertThat(values.array(1)).as("an absent block").isNull();
   }
@@ -72,12 +72,12 @@ class BlockValuesTest {
 
   /** A located block value: a locator (head key 1..8, position 0), then these bytes. */
   private static byte[] located(int... entries) {
-    byte[] value = new byte[LookupDecoder.LOCATOR_BYTES + entries.length];
+    byte[] value = new byte[BlockValue.LOCATOR_BYTES + entries.length];
     for (int b = 0; b < 8; b++) {
       value[b] = (byte) (b + 1);
     }
     for (int e = 0; e < entries.length; e++) {
-      value[LookupDecoder.LOCATOR_BYTES + e] = (byte) entries[e];
+      value[BlockValue.LOCATOR_BYTES + e] = (byte) entries[e];
     }
     return value;
   }

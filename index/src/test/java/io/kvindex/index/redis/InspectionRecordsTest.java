@@ -90,7 +90,7 @@ class InspectionRecordsTest {
   }
 
   private static byte[] field(char kind, StreamId s) {
-    byte[] stream = KeySchema.streamField(s);
+    byte[] stream = HashFields.streamField(s);
     return ByteBuffer.allocate(1 + stream.length).put((byte) kind).put(stream).array();
   }
 
@@ -169,12 +169,13 @@ class InspectionRecordsTest {
     StreamId a = StreamId.of(MODEL, "a");
     StreamId b = StreamId.of(MODEL, "b");
     index.apply(a, Events.mode(a), 0, lease(index, a), batch(stored(hashes(1, 20), null, null)));
-    assertThat(redis.hget(keys.counts(0), KeySchema.OVERFLOWED_FIELD)).isNull();
+    assertThat(redis.hget(keys.counts(0), SlotCounts.OVERFLOWED_SEGMENTS_FIELD)).isNull();
     Lease lb = lease(index, b);
     index.apply(b, Events.mode(b), 0, lb, batch(stored(hashes(100, 12), 5L, null)));
     index.apply(b, Events.mode(b), 1, lb, batch(stored(hashes(200, 12), 5L, null)));
 
-    assertThat(text(redis.hget(keys.counts(0), KeySchema.OVERFLOWED_FIELD))).isEqualTo("1");
+    assertThat(text(redis.hget(keys.counts(0), SlotCounts.OVERFLOWED_SEGMENTS_FIELD)))
+        .isEqualTo("1");
   }
 
   @Test
@@ -271,7 +272,7 @@ class InspectionRecordsTest {
   }
 
   private String slotOf(StreamId s) {
-    String record = text(redis.hget(keys.streams(0), KeySchema.streamField(s)));
+    String record = text(redis.hget(keys.streams(0), HashFields.streamField(s)));
     return record.substring(0, record.indexOf('|'));
   }
 

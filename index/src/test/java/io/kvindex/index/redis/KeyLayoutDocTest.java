@@ -79,11 +79,11 @@ class KeyLayoutDocTest {
     KeySchema keys = new KeySchema(INDEX, GROUPS);
     StreamId stream = streamOutsideGroupZero(keys);
     int group = keys.groupOf(stream.model(), stream.pod());
-    byte[] streamField = KeySchema.streamField(stream);
+    byte[] streamField = HashFields.streamField(stream);
     HexFormat hex = HexFormat.of();
     String streamDigest = KeySchema.streamDigest(stream);
     String podDigest =
-        hex.formatHex(KeySchema.sha256(KeySchema.podField(stream.model(), stream.pod())), 0, 16);
+        hex.formatHex(KeySchema.sha256(HashFields.podField(stream.model(), stream.pod())), 0, 16);
     Map<String, Set<String>> byTag = new TreeMap<>();
     for (Method method : KeySchema.class.getDeclaredMethods()) {
       if (Modifier.isStatic(method.getModifiers())

@@ -167,9 +167,9 @@ class LookupMeasurementTest {
   private static byte[][] sameFields(List<String> pods, List<Long> keys) {
     List<byte[]> fields = new ArrayList<>();
     fields.add(KeySchema.SLOTS_GENERATION_FIELD);
-    pods.forEach(p -> fields.add(KeySchema.holderField(KeySchema.podField("m", p))));
-    byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, "m"), 0);
-    keys.forEach(k -> fields.add(KeySchema.blockField(prefix, k)));
+    pods.forEach(p -> fields.add(HashFields.holderField(HashFields.podField("m", p))));
+    byte[] prefix = HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, "m"), 0);
+    keys.forEach(k -> fields.add(HashFields.blockField(prefix, k)));
     return fields.toArray(byte[][]::new);
   }
 

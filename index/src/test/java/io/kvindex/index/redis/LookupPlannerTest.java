@@ -36,7 +36,7 @@ class LookupPlannerTest {
   private static final long NOW = 1_000_000L;
   private static final int GPU = Tier.GPU.bit();
   private static final byte[] PREFIX =
-      KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0);
+      HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), 0);
 
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final LookupPlanner.Counters counters =
@@ -328,7 +328,7 @@ class LookupPlannerTest {
             16,
             prompt.length() * 16,
             prompt.keys(),
-            group -> KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), group));
+            group -> HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), group));
     return new LookupPlanner(state, group, prompt, hybrid, WEIGHTS, counters);
   }
 
@@ -345,14 +345,14 @@ class LookupPlannerTest {
   private static CandidateGroup candidates(String... pods) {
     CandidateGroup group = new CandidateGroup(0);
     for (int i = 0; i < pods.length; i++) {
-      byte[] field = KeySchema.podField(MODEL, pods[i]);
+      byte[] field = HashFields.podField(MODEL, pods[i]);
       group.add(
           pods[i],
           new PodKeys(
               new PodName(MODEL, pods[i]),
               0,
               field,
-              KeySchema.holderField(field),
+              HashFields.holderField(field),
               KeySchema.podDigest(field)),
           i);
     }

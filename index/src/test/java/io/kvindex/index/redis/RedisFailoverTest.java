@@ -145,11 +145,8 @@ class RedisFailoverTest {
         if (e.getKey().length != KeySchema.BLOCK_FIELD_BYTES) {
           continue;
         }
-        byte[] v = e.getValue();
-        for (int k = v.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0;
-            k + 1 < v.length;
-            k += 2) {
-          if ((((v[k] & 0xff) << 4) | ((v[k + 1] & 0xf0) >>> 4)) == slot) {
+        for (BlockValue.Entry entry : BlockValue.decode(e.getValue()).entries()) {
+          if (entry.slot() == slot) {
             found++;
           }
         }

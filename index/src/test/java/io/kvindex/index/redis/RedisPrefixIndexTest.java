@@ -215,10 +215,11 @@ class RedisPrefixIndexTest {
     // The field of block 1 (its locator, then entries) still carries a's dead entry next to b's
     // until GC strips it.
     byte[] field =
-        KeySchema.blockField(KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0), 1);
-    assertThat(redis.hget(keys.blocks(0), field)).hasSize(LookupDecoder.LOCATOR_BYTES + 4);
+        HashFields.blockField(
+            HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), 0), 1);
+    assertThat(redis.hget(keys.blocks(0), field)).hasSize(BlockValue.LOCATOR_BYTES + 4);
     IndexFixtures.collectAllGarbage(index);
-    assertThat(redis.hget(keys.blocks(0), field)).hasSize(LookupDecoder.LOCATOR_BYTES + 2);
+    assertThat(redis.hget(keys.blocks(0), field)).hasSize(BlockValue.LOCATOR_BYTES + 2);
     assertThat(blockFields(keys.blocks(0))).isEqualTo(1);
     assertThat(redis.llen(keys.free(0))).isEqualTo(1);
     // a stores again: it takes the freed slot and sees only its new blocks.
@@ -244,11 +245,12 @@ class RedisPrefixIndexTest {
     index.apply(a, Events.mode(a), 0, ta, batch(stored(hashes(1, 40), null, null)));
     index.apply(b, Events.mode(b), 0, lease(index, b), batch(stored(hashes(1, 1), null, null)));
     byte[] blockOne =
-        KeySchema.blockField(KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0), 1);
+        HashFields.blockField(
+            HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), 0), 1);
     byte[] shared = redis.hget(keys.blocks(0), blockOne);
-    assertThat(shared).as("locator, a's entry, then b's").hasSize(LookupDecoder.LOCATOR_BYTES + 4);
+    assertThat(shared).as("locator, a's entry, then b's").hasSize(BlockValue.LOCATOR_BYTES + 4);
     byte[] deadEntry =
-        Arrays.copyOfRange(shared, LookupDecoder.LOCATOR_BYTES, LookupDecoder.LOCATOR_BYTES + 2);
+        Arrays.copyOfRange(shared, BlockValue.LOCATOR_BYTES, BlockValue.LOCATOR_BYTES + 2);
     byte[] record = "holder-record-of-25-bytes".getBytes(StandardCharsets.US_ASCII);
     byte[] shortRecord = "eight-by".getBytes(StandardCharsets.US_ASCII);
     byte[] longBlockLike = new byte[19];
@@ -258,7 +260,7 @@ class RedisPrefixIndexTest {
     redis.hset(keys.blocks(0), longBlockLike, deadEntry);
 
     index.purge(a, ta, PurgeMode.KEEP_WATERMARK);
-    byte[] holderOfB = KeySchema.holderField(KeySchema.podField(MODEL, "b"));
+    byte[] holderOfB = HashFields.holderField(HashFields.podField(MODEL, "b"));
     byte[] holderOfBValue = redis.hget(keys.blocks(0), holderOfB);
     assertThat(holderOfBValue).as("b's holder record").isNotNull();
     IndexFixtures.collectAllGarbage(index, 7);
@@ -266,7 +268,7 @@ class RedisPrefixIndexTest {
     assertThat(redis.llen(keys.free(0))).as("a's slot freed").isEqualTo(1);
     assertThat(redis.hget(keys.blocks(0), blockOne))
         .as("b's entry only")
-        .hasSize(LookupDecoder.LOCATOR_BYTES + 2);
+        .hasSize(BlockValue.LOCATOR_BYTES + 2);
     assertThat(blockFields(keys.blocks(0))).as("only block 1 is left").isEqualTo(1);
     assertThat(redis.hget(keys.blocks(0), record)).isEqualTo(deadEntry);
     assertThat(redis.hget(keys.blocks(0), shortRecord)).isEqualTo(shared);
@@ -313,7 +315,7 @@ class RedisPrefixIndexTest {
     StreamId s = StreamId.of(MODEL, "a");
     Lease lease = lease(index, s);
     index.apply(s, Events.mode(s), 0, lease, batch(stored(hashes(1000, 1), null, null)));
-    byte[] field = KeySchema.streamField(s);
+    byte[] field = HashFields.streamField(s);
     String record = new String(redis.hget(keys.streams(0), field), StandardCharsets.UTF_8);
     assertThat(record).endsWith("|0");
     String slot = record.substring(0, record.indexOf('|'));
@@ -467,7 +469,7 @@ class RedisPrefixIndexTest {
         0,
         lease(index, s),
         batch(Events.stored(List.of(11L, 12L), null, tokens, 4, null, null, null)));
-    byte[] holder = KeySchema.holderField(KeySchema.podField("tok", "gone"));
+    byte[] holder = HashFields.holderField(HashFields.podField("tok", "gone"));
     assertThat(redis.exists(keys.tokenMap(s))).isEqualTo(1);
     assertThat(redis.hget(keys.blocks(0), holder)).isNotNull();
     Poll.until(
@@ -893,7 +895,7 @@ class RedisPrefixIndexTest {
       byte[] v = e.getValue();
       List<int[]> runs = new ArrayList<>();
       if (e.getKey().length == KeySchema.BLOCK_FIELD_BYTES) {
-        runs.add(new int[] {v.length % 2 == 1 ? LookupDecoder.LOCATOR_BYTES : 0, v.length});
+        runs.add(new int[] {v.length % 2 == 1 ? BlockValue.LOCATOR_BYTES : 0, v.length});
       } else if (e.getKey().length == KeySchema.SEGMENT_FIELD_BYTES) {
         slotEntries(v).stream().filter(r -> r != null).forEach(runs::add);
       }
@@ -1037,9 +1039,9 @@ class RedisPrefixIndexTest {
 
   /** A span's slots, and how many of them carry entries of their own (group 0, cache group 0). */
   private int[] spanSlots(long headKey) {
-    byte[] prefix = KeySchema.fieldPrefix(KeySchema.scope(KeyMode.ENGINE, MODEL), 0);
+    byte[] prefix = HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), 0);
     byte[] v =
-        redis.hget(new KeySchema("t", 1).blocks(0), KeySchema.segmentField(prefix, headKey, true));
+        redis.hget(new KeySchema("t", 1).blocks(0), HashFields.segmentField(prefix, headKey, true));
     List<int[]> slots = slotEntries(v);
     return new int[] {slots.size(), (int) slots.stream().filter(r -> r != null).count()};
   }
@@ -1052,7 +1054,7 @@ class RedisPrefixIndexTest {
     List<int[]> slots = new ArrayList<>();
     for (int i = 0; i + 11 <= v.length; ) {
       int length = ((v[i + 9] & 0xff) << 8) | (v[i + 10] & 0xff);
-      if (length == SegmentCodec.SAME_AS_BEFORE) {
+      if (length == SegmentValue.SAME_AS_BEFORE) {
         slots.add(null);
         i += 11;
       } else {

@@ -17,6 +17,8 @@ final class ScriptCallSamples {
     return List.of(
         new InitCall(1, 3, "epoch", RedisPrefixIndex.FORMAT),
         new IdentityCall(2),
+        new LookupCall(
+            2, List.of(new byte[] {1}, new byte[] {2}), List.of(new byte[] {3}, new byte[] {4})),
         new ApplyCall(
             RedisStreamKeys.of(new KeySchema("samples", 2), stream, KeyMode.ENGINE),
             4,

@@ -2,6 +2,7 @@ package io.kvindex.index.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.index.Tier;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import io.lettuce.core.RedisClient;
@@ -174,6 +175,201 @@ class StoredValueFormatsTest {
       assertThat(StreamRecord.decode(encoded)).isEqualTo(record);
     }
   }
+
+  /**
+   * Head 0x0102030405060708 at position 0x012345, then (slot 1, GPU) and (slot 4095, CPU|STORAGE).
+   */
+  private static final String LOCATED_BLOCK = "0102030405060708" + "012345" + "0011" + "fff6";
+
+  private static final String UNLOCATED_BLOCK = "0011" + "fff6";
+
+  private static final List<BlockValue.Entry> ENTRIES =
+      List.of(
+          new BlockValue.Entry(1, Tier.GPU.bit()),
+          new BlockValue.Entry(4095, Tier.CPU.bit() | Tier.STORAGE.bit()));
+
+  private static final BlockValue LOCATED =
+      new BlockValue(new BlockValue.Locator(0x0102030405060708L, 0x012345), ENTRIES);
+
+  private static final BlockValue UNLOCATED = new BlockValue(null, ENTRIES);
+
+  /** Lua that returns a block value's fields: entries' start, head (hex), position, entries. */
+  private static final String DECODE_BLOCK =
+      """
+      local v = ARGV[1]
+      local first = firstEntry(v)
+      local out = {first}
+      if first > 1 then
+        out[2] = hex(locatorHead(v))
+        out[3] = positionOf(v)
+      else
+        out[2], out[3] = '', -1
+      end
+      for e = first, #v - 1, 2 do
+        local b1, b2 = string.byte(v, e, e + 1)
+        out[#out + 1] = entrySlot(b1, b2)
+        out[#out + 1] = entryTiers(b2)
+      end
+      return out
+      """;
+
+  @Test
+  void blockValue_javaEncodes_luaDecodes() {
+    assertThat(HEX.formatHex(LOCATED.encode())).isEqualTo(LOCATED_BLOCK);
+    assertThat(HEX.formatHex(UNLOCATED.encode())).isEqualTo(UNLOCATED_BLOCK);
+    List<Object> located =
+        eval(HEX_FUNCTION + DECODE_BLOCK, ScriptOutputType.MULTI, LOCATED.encode());
+    assertThat(located.get(0)).isEqualTo(12L);
+    assertThat(text(located.get(1))).isEqualTo("0102030405060708");
+    assertThat(located.subList(2, 7)).containsExactly(0x012345L, 1L, 1L, 4095L, 6L);
+    List<Object> unlocated =
+        eval(HEX_FUNCTION + DECODE_BLOCK, ScriptOutputType.MULTI, UNLOCATED.encode());
+    assertThat(unlocated.get(0)).isEqualTo(1L);
+    assertThat(unlocated.subList(2, 7)).containsExactly(-1L, 1L, 1L, 4095L, 6L);
+  }
+
+  @Test
+  void blockValue_luaEncodes_javaDecodes() {
+    byte[] located =
+        eval(
+            "return locator(ARGV[1], 74565) .. encodeEntry(1, 1) .. encodeEntry(4095, 6)",
+            ScriptOutputType.VALUE,
+            HEX.parseHex("0102030405060708"));
+    assertThat(HEX.formatHex(located)).isEqualTo(LOCATED_BLOCK);
+    assertThat(BlockValue.decode(located)).isEqualTo(LOCATED);
+    assertThat(BlockValue.entriesFrom(located)).isEqualTo(BlockValue.LOCATOR_BYTES);
+    byte[] unlocated =
+        eval("return encodeEntry(1, 1) .. encodeEntry(4095, 6)", ScriptOutputType.VALUE);
+    assertThat(HEX.formatHex(unlocated)).isEqualTo(UNLOCATED_BLOCK);
+    assertThat(BlockValue.decode(unlocated)).isEqualTo(UNLOCATED);
+    assertThat(BlockValue.entriesFrom(unlocated)).isZero();
+  }
+
+  /**
+   * A span of three slots: offset 0 (key 11..11) held by slot 1 on GPU, offset 1 (key 22..22) the
+   * same as the slot before it, offset 2 (key 33..33) the located block's two entries.
+   */
+  private static final String SPAN =
+      "00"
+          + "1111111111111111"
+          + "0002"
+          + "0011"
+          + "01"
+          + "2222222222222222"
+          + "ffff"
+          + "02"
+          + "3333333333333333"
+          + "0004"
+          + "0011fff6";
+
+  private static final SegmentValue SPAN_VALUE =
+      new SegmentValue(
+          List.of(
+              new SegmentValue.Slot(0, 0x1111111111111111L, List.of(ENTRIES.get(0))),
+              new SegmentValue.Slot(1, 0x2222222222222222L, null),
+              new SegmentValue.Slot(2, 0x3333333333333333L, ENTRIES)),
+          false);
+
+  @Test
+  void segmentValue_javaEncodes_luaDecodes() {
+    byte[] encoded = SPAN_VALUE.encode();
+    assertThat(HEX.formatHex(encoded)).isEqualTo(SPAN);
+    List<Object> slots =
+        eval(
+            HEX_FUNCTION
+                + """
+                local v, out, i = ARGV[1], {}, 1
+                while i + SEGMENT_SLOT_HEADER - 1 <= #v do
+                  local len = slotLength(v, i)
+                  out[#out + 1] = string.byte(v, i)
+                  out[#out + 1] = hex(string.sub(v, i + 1, i + 8))
+                  if len == SAME_AS_BEFORE_LEN then
+                    out[#out + 1] = 'same'
+                    len = 0
+                  else
+                    out[#out + 1] = hex(string.sub(v, i + SEGMENT_SLOT_HEADER,
+                      i + SEGMENT_SLOT_HEADER + len - 1))
+                  end
+                  i = i + SEGMENT_SLOT_HEADER + len
+                end
+                out[#out + 1] = ARGV[2] == OVERFLOWED and 1 or 0
+                return out
+                """,
+            ScriptOutputType.MULTI,
+            encoded,
+            new SegmentValue(List.of(), true).encode());
+    assertThat(slots.get(0)).isEqualTo(0L);
+    assertThat(text(slots.get(1))).isEqualTo("1111111111111111");
+    assertThat(text(slots.get(2))).isEqualTo("0011");
+    assertThat(slots.get(3)).isEqualTo(1L);
+    assertThat(text(slots.get(5))).isEqualTo("same");
+    assertThat(slots.get(6)).isEqualTo(2L);
+    assertThat(text(slots.get(7))).isEqualTo("3333333333333333");
+    assertThat(text(slots.get(8))).isEqualTo(UNLOCATED_BLOCK);
+    assertThat(slots.get(9)).as("the overflow marker").isEqualTo(1L);
+  }
+
+  @Test
+  void segmentValue_luaEncodes_javaDecodes() {
+    byte[] encoded =
+        eval(
+            """
+            return encodeSlot(string.char(0) .. ARGV[1], encodeEntry(1, 1))
+              .. string.char(1) .. ARGV[2] .. SAME_AS_BEFORE
+              .. encodeSlot(string.char(2) .. ARGV[3], encodeEntry(1, 1) .. encodeEntry(4095, 6))
+            """,
+            ScriptOutputType.VALUE,
+            HEX.parseHex("1111111111111111"),
+            HEX.parseHex("2222222222222222"),
+            HEX.parseHex("3333333333333333"));
+    assertThat(HEX.formatHex(encoded)).isEqualTo(SPAN);
+    assertThat(SegmentValue.decode(encoded)).isEqualTo(SPAN_VALUE);
+    byte[] overflowed = eval("return OVERFLOWED", ScriptOutputType.VALUE);
+    assertThat(SegmentValue.decode(overflowed)).isEqualTo(new SegmentValue(List.of(), true));
+    assertThat(SegmentValue.isOverflowed(overflowed)).isTrue();
+  }
+
+  @Test
+  void segmentValue_cutShort_rejected() {
+    byte[] cut = java.util.Arrays.copyOf(SPAN_VALUE.encode(), 14);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> SegmentValue.decode(cut))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("cut short");
+  }
+
+  @Test
+  void slotCounts_sameFieldsInBoth() {
+    List<Object> lua =
+        eval(
+            """
+            local out = countFields(12)
+            for _, bit in ipairs({1, 2, 4, 8}) do out[#out + 1] = COUNT_INDEX[bit] end
+            out[#out + 1] = OVERFLOWED_SEGMENTS
+            return out
+            """,
+            ScriptOutputType.MULTI);
+    byte[][] fields = SlotCounts.fields(12);
+    assertThat(lua.subList(0, 5).stream().map(StoredValueFormatsTest::text))
+        .containsExactly("12:blocks", "12:gpu", "12:cpu", "12:storage", "12:other");
+    for (int i = 0; i < fields.length; i++) {
+      assertThat(text(fields[i])).isEqualTo(text(lua.get(i)));
+    }
+    // Each tier's count is the one of its name: GPU's the second, ..., OTHER's the fifth.
+    assertThat(lua.subList(5, 9)).containsExactly(2L, 3L, 4L, 5L);
+    assertThat(text(lua.get(9))).isEqualTo(text(SlotCounts.OVERFLOWED_SEGMENTS_FIELD));
+    assertThat(
+            SlotCounts.decode(
+                java.util.Arrays.asList(
+                    Bytes.ascii(5), Bytes.ascii(3), null, Bytes.ascii(1), Bytes.ascii(0))))
+        .isEqualTo(new SlotCounts(5, 3, 0, 1, 0));
+  }
+
+  private static final String HEX_FUNCTION =
+      """
+      local function hex(s)
+        return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end))
+      end
+      """;
 
   private static String text(Object bulk) {
     return new String((byte[]) bulk, StandardCharsets.US_ASCII);

@@ -55,7 +55,7 @@ public class RouterPathBenchmark {
   private int[] tokens;
   private long[] keys;
   private List<String> pods;
-  private LookupDecoder.Layout layout;
+  private StreamLayout layout;
   private PodMatch[] none;
   private byte[][] segments;
   private double[] weights;
@@ -78,7 +78,7 @@ public class RouterPathBenchmark {
       records.add(record(p + 1));
       depth[p] = p < FULL ? BLOCKS : p < FULL + PARTIAL ? 1 + random.nextInt(BLOCKS) : 0;
     }
-    layout = LookupDecoder.Layout.of(records, false); // a router keeps these across lookups
+    layout = StreamLayout.of(records, false); // a router keeps these across lookups
     none = pods.stream().map(PodMatch::none).toArray(PodMatch[]::new);
     segments = new byte[BLOCKS / KeySchema.SEGMENT_BLOCKS][];
     for (int k = 0; k < segments.length; k++) {

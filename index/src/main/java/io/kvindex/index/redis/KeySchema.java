@@ -1,6 +1,5 @@
 package io.kvindex.index.redis;
 
-import io.kvindex.index.KeyMode;
 import io.kvindex.index.StreamId;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -132,7 +131,7 @@ public final class KeySchema {
 
   /** The group of a pod: SHA-256 of its field, first 4 bytes unsigned, modulo the group count. */
   public int groupOf(String model, String pod) {
-    byte[] digest = sha256(podField(model, pod));
+    byte[] digest = sha256(HashFields.podField(model, pod));
     long value = ByteBuffer.wrap(digest, 0, 4).getInt() & 0xFFFFFFFFL;
     return (int) (value % groups);
   }
@@ -255,7 +254,7 @@ public final class KeySchema {
   }
 
   byte[] tokenMap(StreamId stream) {
-    return tokenMap(groupOf(stream.model(), stream.pod()), streamField(stream));
+    return tokenMap(groupOf(stream.model(), stream.pod()), HashFields.streamField(stream));
   }
 
   /** The token map of the stream whose field (as stored in the streams hash) is given. */
@@ -367,35 +366,13 @@ public final class KeySchema {
   }
 
   private byte[] podKey(String model, String pod, String kind) {
-    byte[] digest = sha256(podField(model, pod));
+    byte[] digest = sha256(HashFields.podField(model, pod));
     return key(groupOf(model, pod), kind + HEX.formatHex(digest, 0, 16));
   }
 
   /** Hex of the first 16 bytes of SHA-256 of the stream field. */
   static String streamDigest(StreamId stream) {
-    return HEX.formatHex(sha256(streamField(stream)), 0, 16);
-  }
-
-  // Forwarders to HashFields, kept for ApplyCall until it names HashFields itself.
-
-  static byte[] podField(String model, String pod) {
-    return HashFields.podField(model, pod);
-  }
-
-  static byte[] streamField(StreamId stream) {
-    return HashFields.streamField(stream);
-  }
-
-  static byte[] rank(int dpRank) {
-    return HashFields.rank(dpRank);
-  }
-
-  static byte[] scope(KeyMode mode, String model) {
-    return HashFields.scope(mode, model);
-  }
-
-  static byte[] holderField(byte[] podField) {
-    return HashFields.holderField(podField);
+    return HEX.formatHex(sha256(HashFields.streamField(stream)), 0, 16);
   }
 
   static byte[] sha256(byte[] input) {

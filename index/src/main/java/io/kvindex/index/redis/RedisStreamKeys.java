@@ -46,11 +46,11 @@ final class RedisStreamKeys implements StreamWrites.Keys {
     this.tokenMap = schema.tokenMap(stream);
     this.counts = schema.counts(group);
     this.activity = schema.activity(group);
-    this.streamField = KeySchema.streamField(stream);
-    this.podField = KeySchema.podField(stream.model(), stream.pod());
-    this.rank = KeySchema.rank(stream.dpRank());
-    this.scope = KeySchema.scope(mode, stream.model());
-    this.holderField = KeySchema.holderField(podField);
+    this.streamField = HashFields.streamField(stream);
+    this.podField = HashFields.podField(stream.model(), stream.pod());
+    this.rank = HashFields.rank(stream.dpRank());
+    this.scope = HashFields.scope(mode, stream.model());
+    this.holderField = HashFields.holderField(podField);
   }
 
   /** The keys of {@code stream} in the index {@code schema} lays out. */

@@ -27,11 +27,11 @@ class RedisStreamKeysTest {
     assertThat(k.activity).isEqualTo(schema.activity(g));
     assertThat(k.lease).isEqualTo(schema.lease(STREAM));
     assertThat(k.tokenMap).isEqualTo(schema.tokenMap(STREAM));
-    assertThat(k.streamField).isEqualTo(KeySchema.streamField(STREAM));
-    assertThat(k.podField).isEqualTo(KeySchema.podField("m", "p"));
-    assertThat(k.rank).isEqualTo(KeySchema.rank(3));
-    assertThat(k.scope).isEqualTo(KeySchema.scope(KeyMode.TOKEN, "m"));
-    assertThat(k.holderField).isEqualTo(KeySchema.holderField(KeySchema.podField("m", "p")));
+    assertThat(k.streamField).isEqualTo(HashFields.streamField(STREAM));
+    assertThat(k.podField).isEqualTo(HashFields.podField("m", "p"));
+    assertThat(k.rank).isEqualTo(HashFields.rank(3));
+    assertThat(k.scope).isEqualTo(HashFields.scope(KeyMode.TOKEN, "m"));
+    assertThat(k.holderField).isEqualTo(HashFields.holderField(HashFields.podField("m", "p")));
     assertThat(k.stream()).isEqualTo(STREAM);
     assertThat(k.mode()).isEqualTo(KeyMode.TOKEN);
   }
@@ -68,7 +68,7 @@ class RedisStreamKeysTest {
           }
         };
     RedisStreamKeys k = RedisStreamKeys.in(schema, plain);
-    assertThat(k.scope).isEqualTo(KeySchema.scope(KeyMode.ENGINE, "m"));
+    assertThat(k.scope).isEqualTo(HashFields.scope(KeyMode.ENGINE, "m"));
     assertThat(k.tokenMap).isEqualTo(schema.tokenMap(STREAM));
   }
 }

@@ -268,7 +268,7 @@ final class SharedLoad implements AutoCloseable {
    */
   static boolean decode(byte[] value, Map<String, long[]> into) {
     ByteBuffer in = ByteBuffer.wrap(value, Long.BYTES, value.length - Long.BYTES);
-    List<Object> parsed = new ArrayList<>();
+    Map<String, long[]> shares = new HashMap<>();
     while (in.remaining() >= Integer.BYTES) {
       int length = in.getInt();
       if (length < 0 || length > in.remaining() - 2 * Long.BYTES) {
@@ -276,18 +276,17 @@ final class SharedLoad implements AutoCloseable {
       }
       String pod = new String(value, in.position(), length, StandardCharsets.UTF_8);
       in.position(in.position() + length);
-      parsed.add(pod);
-      parsed.add(new long[] {Math.max(0, in.getLong()), Math.max(0, in.getLong())});
+      shares.put(pod, new long[] {Math.max(0, in.getLong()), Math.max(0, in.getLong())});
     }
     if (in.hasRemaining()) {
       return false;
     }
-    for (int i = 0; i < parsed.size(); i += 2) {
-      long[] share = (long[]) parsed.get(i + 1);
-      long[] sum = into.computeIfAbsent((String) parsed.get(i), p -> new long[2]);
-      sum[0] += share[0];
-      sum[1] += share[1];
-    }
+    shares.forEach(
+        (pod, share) -> {
+          long[] sum = into.computeIfAbsent(pod, p -> new long[2]);
+          sum[0] += share[0];
+          sum[1] += share[1];
+        });
     return true;
   }
 

@@ -1,5 +1,6 @@
 package io.kvindex.epp;
 
+import io.kvindex.router.InFlight;
 import io.kvindex.router.Pick;
 import io.kvindex.router.Scores;
 import java.util.List;
@@ -22,6 +23,8 @@ import java.util.stream.Collectors;
  * @param prompts how many prompts the request carries
  * @param queueTicket the load book's ticket of the request's prompt tokens queued on the pick
  *     ({@link LoadBook#queued}), or -1 when refused
+ * @param counted the request in the shared load view, told of its first token and end ({@link
+ *     InFlight#NONE} without the view, or when the request was not scored)
  */
 record Decision(
     int status,
@@ -32,14 +35,15 @@ record Decision(
     String model,
     String unscored,
     int prompts,
-    long queueTicket) {
+    long queueTicket,
+    InFlight counted) {
 
   Decision {
     endpoints = List.copyOf(endpoints);
   }
 
   static Decision refused(int status, String why) {
-    return new Decision(status, why, List.of(), null, null, null, null, 0, -1);
+    return new Decision(status, why, List.of(), null, null, null, null, 0, -1, InFlight.NONE);
   }
 
   boolean picked() {

@@ -144,29 +144,33 @@ public final class EppCommand implements Callable<Integer> {
 
   private static void routerSettings(
       SettingValues v, KvRouterBuilder builder, Set<String> models, boolean[] anyModel) {
-    v.apply(EppSetting.INDEX_NAME.setting, builder::indexName);
-    v.apply(EppSetting.INDEX_GROUPS.setting, g -> builder.groups(Integer.parseInt(g)));
-    v.apply(EppSetting.LOOKUP_BUDGET.setting, b -> builder.lookupBudget(Durations.parse(b)));
+    v.apply(EppSetting.SHARED.indexName, builder::indexName);
+    v.apply(EppSetting.SHARED.indexGroups, g -> builder.groups(Integer.parseInt(g)));
+    v.apply(EppSetting.SHARED.lookupBudget, b -> builder.lookupBudget(Durations.parse(b)));
     double[] guard = new double[2];
-    v.apply(EppSetting.IMBALANCE_ABSOLUTE.setting, a -> guard[0] = Double.parseDouble(a));
-    v.apply(EppSetting.IMBALANCE_RATIO.setting, r -> guard[1] = Double.parseDouble(r));
-    String[] policy = {PickPolicy.ESTIMATED_TTFT};
-    v.apply(EppSetting.PICK_POLICY.setting, p -> policy[0] = p);
+    v.apply(EppSetting.SHARED.imbalanceAbsolute, a -> guard[0] = Double.parseDouble(a));
+    v.apply(EppSetting.SHARED.imbalanceRatio, r -> guard[1] = Double.parseDouble(r));
     TtftCostModel[] cost = {TtftCostModel.DEFAULT};
-    v.apply(EppSetting.TTFT_COST.setting, c -> cost[0] = TtftCostModel.parse(c));
-    builder.pickPolicy(PickPolicy.named(policy[0], guard[0], guard[1], cost[0]));
-    v.apply(EppSetting.DRIFT_WINDOW.setting, w -> builder.driftWindow(Integer.parseInt(w)));
-    v.apply(EppSetting.DRIFT_THRESHOLD.setting, t -> builder.driftThreshold(Double.parseDouble(t)));
-    v.apply(EppSetting.RESYNC_INTERVAL.setting, i -> builder.resyncInterval(Durations.parse(i)));
-    List<String> seeds = v.values(EppSetting.CLUSTER_SEED.setting);
+    v.apply(EppSetting.SHARED.ttftCost, c -> cost[0] = TtftCostModel.parse(c));
+    v.apply(
+        EppSetting.SHARED.pickPolicy,
+        p -> builder.pickPolicy(PickPolicy.named(p, guard[0], guard[1], cost[0])));
+    v.apply(EppSetting.SHARED.driftWindow, w -> builder.driftWindow(Integer.parseInt(w)));
+    v.apply(EppSetting.SHARED.driftThreshold, t -> builder.driftThreshold(Double.parseDouble(t)));
+    v.apply(EppSetting.SHARED.resyncInterval, i -> builder.resyncInterval(Durations.parse(i)));
+    List<String> seeds = v.values(EppSetting.SHARED.clusterSeed);
     if (seeds.isEmpty()) {
-      v.apply(EppSetting.REDIS_URI.setting, builder::redisUri);
+      v.apply(EppSetting.SHARED.redisUri, builder::redisUri);
     } else {
       builder.clusterSeeds(seeds);
     }
-    v.apply(EppSetting.REDIS_TLS_CA_FILE.setting, f -> builder.redisTlsCaFile(Path.of(f)));
+    v.apply(EppSetting.SHARED.redisTlsCaFile, f -> builder.redisTlsCaFile(Path.of(f)));
+    v.apply(EppSetting.SHARED.sharedLoad, s -> builder.sharedLoad(Switches.parse(s)));
+    v.apply(EppSetting.SHARED.sharedLoadTtl, t -> builder.sharedLoadTtl(Durations.parse(t)));
+    v.apply(EppSetting.SHARED.sharedLoadMinAge, a -> builder.sharedLoadMinAge(Durations.parse(a)));
+    v.apply(EppSetting.SHARED.routerId, builder::routerId);
     v.apply(
-        EppSetting.MODEL.setting,
+        EppSetting.SHARED.model,
         m -> {
           int eq = m.lastIndexOf('=');
           if (eq <= 0) {
@@ -180,7 +184,7 @@ public final class EppCommand implements Callable<Integer> {
           models.add(m.substring(0, eq));
         });
     v.apply(
-        EppSetting.DEFAULT_KEYS.setting,
+        EppSetting.SHARED.defaultKeys,
         k -> {
           builder.defaultModelKeys(ModelKeys.parse(k));
           anyModel[0] = true;

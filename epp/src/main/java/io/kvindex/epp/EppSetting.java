@@ -1,12 +1,11 @@
 package io.kvindex.epp;
 
-import io.kvindex.router.KvRouterBuilder;
-import io.kvindex.router.PickPolicy;
-import io.kvindex.router.TtftCostModel;
 import io.kvindex.service.Durations;
+import io.kvindex.service.RouterSettings;
 import io.kvindex.service.Setting;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * Every setting of {@code kvindex epp}, declared once: key, flag, environment variable, file key,
@@ -54,50 +53,6 @@ enum EppSetting {
               "A candidate endpoint for runs without Kubernetes, its pod named as the ingesters"
                   + " name it; repeatable (comma-separated in the environment)")
           .repeatable(",")),
-  REDIS_URI(
-      Setting.of(
-          "redis-uri",
-          KvRouterBuilder.DEFAULT_REDIS_URI,
-          "URI",
-          "The index's Redis: redis://[user:password@]host:port (rediss:// for TLS),"
-              + " redis-cluster://host1:port1,host2:port2, or"
-              + " redis-sentinel://[password@]s1:p1,s2:p2#master")),
-  REDIS_TLS_CA_FILE(
-      Setting.optional(
-          "redis-tls-ca-file",
-          "none: the JVM's trust store",
-          "FILE",
-          "PEM file of the CA certificates a rediss:// server's certificate is checked against")),
-  CLUSTER_SEED(
-      Setting.optional(
-              "cluster-seed",
-              "none",
-              "URI",
-              "A Redis Cluster seed node URI; repeat for more (comma-separated in the"
-                  + " environment). Replaces --redis-uri")
-          .repeatable(",")),
-  INDEX_NAME(
-      Setting.of(
-          "index-name",
-          KvRouterBuilder.DEFAULT_INDEX_NAME,
-          "NAME",
-          "Index name, as the ingesters use it")),
-  INDEX_GROUPS(Setting.of("index-groups", "1", "N", "Index groups, as the ingesters use them")),
-  MODEL(
-      Setting.optional(
-              "model",
-              "none",
-              "NAME=KEYS",
-              "A model's key mode, repeatable (comma-separated in the environment):"
-                  + " NAME=engine:<algo>[:<seed>]:<blockSize> or NAME=token:<blockSize>, then"
-                  + " :eagle when the engines run an EAGLE or MTP draft model")
-          .repeatable(",")),
-  DEFAULT_KEYS(
-      Setting.optional(
-          "default-keys",
-          "none: requests for other models are picked by load",
-          "KEYS",
-          "Key mode of models not named by --model")),
   LORA_ADAPTER(
       Setting.optional(
               "lora-adapter",
@@ -106,62 +61,6 @@ enum EppSetting {
               "A LoRA adapter the engines serve under its own name (vLLM --lora-modules), and"
                   + " its base model; repeatable (comma-separated in the environment)")
           .repeatable(",")),
-  LOOKUP_BUDGET(
-      Setting.of(
-          "lookup-budget",
-          Durations.format(KvRouterBuilder.DEFAULT_LOOKUP_BUDGET),
-          "DURATION",
-          "Longest time one index lookup may take, retries included; past it the request is"
-              + " picked by load")),
-  PICK_POLICY(
-      Setting.of(
-          "pick-policy",
-          PickPolicy.ESTIMATED_TTFT,
-          "estimated-ttft|longest-prefix",
-          "How a endpoint is picked: the least estimated time to first token (its uncached prompt"
-              + " tokens plus the prompt tokens queued there, after the guard; see --ttft-cost), or"
-              + " longest-prefix (the longest cached prefix among the endpoints the guard keeps,"
-              + " then the least load)")),
-  TTFT_COST(
-      Setting.of(
-          "ttft-cost",
-          TtftCostModel.DEFAULT.toString(),
-          "STEP_S,TOKEN_S,BATCH_TOKENS,TOKENS_PER_LOAD",
-          "The estimated-ttft policy's cost model: seconds per engine step, seconds per prompt"
-              + " token computed, prompt tokens per step at most (max_num_batched_tokens), and"
-              + " prompt tokens counted queued per unit of load when the load carries no queued"
-              + " tokens; defaults for Llama-3.1-8B-Instruct, BF16, one H100")),
-  IMBALANCE_ABSOLUTE(
-      Setting.of(
-          "imbalance-absolute",
-          number(PickPolicy.DEFAULT_IMBALANCE_ABSOLUTE),
-          "LOAD",
-          "Pick guard: load units above the least loaded endpoint")),
-  IMBALANCE_RATIO(
-      Setting.of(
-          "imbalance-ratio",
-          number(PickPolicy.DEFAULT_IMBALANCE_RATIO),
-          "FACTOR",
-          "Pick guard: factor over the least loaded endpoint")),
-  DRIFT_WINDOW(
-      Setting.of(
-          "drift-window",
-          Integer.toString(KvRouterBuilder.DEFAULT_DRIFT_WINDOW),
-          "N",
-          "A pod's latest observed responses that are judged together (4 to 4096)")),
-  DRIFT_THRESHOLD(
-      Setting.of(
-          "drift-threshold",
-          number(KvRouterBuilder.DEFAULT_DRIFT_THRESHOLD),
-          "SHARE",
-          "Share of a full drift window over-predicted that makes a pod suspect, in (0, 1]")),
-  RESYNC_INTERVAL(
-      Setting.of(
-          "resync-interval",
-          Durations.format(KvRouterBuilder.DEFAULT_RESYNC_INTERVAL),
-          "DURATION",
-          "A suspect pod is resynced at most once per interval, whichever picker or router asks;"
-              + " 0 turns resyncs off")),
   FALLBACKS(
       Setting.of(
           "fallbacks",
@@ -282,18 +181,32 @@ enum EppSetting {
           "DURATION",
           "On SIGTERM, how long open streams may take to finish once health says NOT_SERVING"));
 
+  /** The settings shared with {@code kvindex router}: the index, the models, the pick, the loop. */
+  static final RouterSettings SHARED =
+      new RouterSettings(
+          "requests for other models are picked by load",
+          "the request is picked by load",
+          "Share a load view with every picker and router of the fleet through the index: each"
+              + " pick counted from the pick to the response's end, its uncached prompt tokens"
+              + " until the first token, and picks weigh every replica's counts instead of this"
+              + " picker's own and the engines' scraped figures (which still decide shedding)");
+
   final Setting setting;
 
   EppSetting(Setting setting) {
     this.setting = setting;
   }
 
-  /** Every declaration, in order. */
+  /** Every declaration, the shared ones after the candidates'. */
   static List<Setting> all() {
-    return Arrays.stream(values()).map(s -> s.setting).toList();
+    List<Setting> own = Arrays.stream(values()).map(s -> s.setting).toList();
+    int at = own.indexOf(LORA_ADAPTER.setting);
+    return Stream.of(own.subList(0, at), SHARED.all(), own.subList(at, own.size()))
+        .flatMap(List::stream)
+        .toList();
   }
 
   private static String number(double value) {
-    return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
+    return RouterSettings.number(value);
   }
 }

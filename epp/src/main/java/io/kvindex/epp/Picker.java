@@ -2,7 +2,9 @@ package io.kvindex.epp;
 
 import io.kvindex.index.PodMatch;
 import io.kvindex.router.Explanation;
+import io.kvindex.router.InFlight;
 import io.kvindex.router.KvRouter;
+import io.kvindex.router.LoadSignal;
 import io.kvindex.router.Pick;
 import io.kvindex.router.ScoreRequest;
 import io.kvindex.router.Scores;
@@ -161,7 +163,7 @@ final class Picker {
     metrics.step("score", scored - start);
     Scores byEndpoint = byEndpoint(scores, candidates);
     List<Endpoint> chosen = new ArrayList<>();
-    Pick pick = choose(byEndpoint, candidates, chosen);
+    Pick pick = choose(byEndpoint, candidates, chosen, scoredLoad());
     metrics.step("pick", System.nanoTime() - scored);
     if (log.isDebugEnabled()) {
       // The explanation reads the index again: on the picker's own threads, never the caller's.
@@ -172,7 +174,12 @@ final class Picker {
     long uncached = (long) uncached(scores, primary, promptTokens) * prompts;
     loads.opened(primary.key());
     long ticket = loads.queued(primary.key(), uncached);
-    return new Decision(0, null, chosen, pick, scores, target.model(), null, prompts, ticket);
+    // In the shared load view (when on) until the stream ends: every replica's picks see it.
+    InFlight counted =
+        router.started(
+            byEndpoint, pick, (int) Math.min(Integer.MAX_VALUE, (long) promptTokens * prompts));
+    return new Decision(
+        0, null, chosen, pick, scores, target.model(), null, prompts, ticket, counted);
   }
 
   /**
@@ -242,20 +249,30 @@ final class Picker {
             List.of(),
             Scores.Outcome.UNAVAILABLE);
     List<Endpoint> chosen = new ArrayList<>();
-    Pick pick = choose(none, candidates, chosen);
+    Pick pick = choose(none, candidates, chosen, loads); // no model: the view has nothing for it
     loads.opened(chosen.get(0).key());
     long ticket = loads.queued(chosen.get(0).key(), -1);
     metrics.unscored(reason);
-    return new Decision(0, null, chosen, pick, null, null, reason, prompts, ticket);
+    return new Decision(0, null, chosen, pick, null, null, reason, prompts, ticket, InFlight.NONE);
+  }
+
+  /**
+   * The load a scored pick is given: this picker's counts and the engines' figures; or, with the
+   * shared load view, nothing, since the router adds the view (every replica's counts, this one's
+   * included) and the engines' figures count the same requests again.
+   */
+  private LoadSignal scoredLoad() {
+    return router.sharesLoad() ? LoadSignal.none() : loads;
   }
 
   /** The pick, then the fallbacks, each the policy's choice among the endpoints left. */
-  private Pick choose(Scores scores, List<Endpoint> candidates, List<Endpoint> chosen) {
+  private Pick choose(
+      Scores scores, List<Endpoint> candidates, List<Endpoint> chosen, LoadSignal load) {
     Map<String, Endpoint> left = new LinkedHashMap<>();
     candidates.forEach(e -> left.put(e.key(), e));
     Pick first = null;
     while (!left.isEmpty() && chosen.size() <= fallbacks) {
-      Pick pick = router.pick(scores, List.copyOf(left.keySet()), loads);
+      Pick pick = router.pick(scores, List.copyOf(left.keySet()), load);
       chosen.add(left.remove(pick.pod()));
       if (first == null) {
         first = pick;
@@ -297,7 +314,7 @@ final class Picker {
 
   private void explain(Scores scores, List<Endpoint> candidates) {
     List<String> keys = candidates.stream().map(Endpoint::key).toList();
-    Explanation why = router.explain(scores, keys, loads);
+    Explanation why = router.explain(scores, keys, scoredLoad());
     log.debug("pick for model {}: {}", scores.model(), why);
   }
 

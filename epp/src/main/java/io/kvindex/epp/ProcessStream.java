@@ -315,6 +315,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       if (d.picked()) {
         shared.loads().closed(d.primary().key());
         shared.loads().firstToken(d.primary().key(), d.queueTicket());
+        d.counted().finished();
       }
       return;
     }
@@ -433,6 +434,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     if (prefilling) {
       prefilling = false;
       shared.loads().firstToken(serving.key(), decision.queueTicket());
+      decision.counted().firstToken();
     }
   }
 
@@ -451,6 +453,9 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     firstToken();
     if (serving != null) {
       shared.loads().closed(serving.key());
+    }
+    if (decision != null) {
+      decision.counted().finished();
     }
     if (decision != null && !responseDone) {
       shared.metrics().observation("stream_closed");

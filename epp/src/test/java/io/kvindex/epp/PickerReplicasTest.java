@@ -157,6 +157,69 @@ class PickerReplicasTest {
   }
 
   /** The pick of a request on a stream of its own (ended after), optionally from one endpoint. */
+  @Test
+  void withTheSharedLoadView_aReplicaSeesTheOthersOpenRequests_withoutTheEnginesFigures(
+      @Fresh RedisStandalone redis) throws Exception {
+    String uri = redis.uri().toURI().toString();
+    List<Endpoint> endpoints =
+        List.of(Endpoint.of("pod-a", "127.0.0.11", 8000), Endpoint.of("pod-b", "127.0.0.12", 8000));
+    liveInTheIndex(uri, List.of("pod-a", "pod-b"));
+    try (KvRouter routerA = sharing(uri, "replica-a");
+        KvRouter routerB = sharing(uri, "replica-b");
+        // No scraping and no routes: what B knows of A's requests is the shared view alone.
+        EppServer a =
+            replica(
+                routerA,
+                endpoints,
+                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+                Duration.ZERO,
+                Duration.ZERO);
+        EppServer b =
+            replica(
+                routerB,
+                endpoints,
+                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+                Duration.ZERO,
+                Duration.ZERO);
+        Proxy toA = new Proxy(a.address(), null);
+        Proxy toB = new Proxy(b.address(), null)) {
+      byte[] prompt = ExtProcProtocolTest.completion(64, 51);
+      String first = pick(toB, prompt, null);
+      String other =
+          first.equals(endpoints.get(0).address())
+              ? endpoints.get(1).address()
+              : endpoints.get(0).address();
+
+      List<ProxyStream> open = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        ProxyStream s = toA.open();
+        open.add(s);
+        assertThat(pick(toA, s, ExtProcProtocolTest.completion(64, 200 + i), first))
+            .isEqualTo(first);
+      }
+      assertThat(Await.until(() -> pick(toB, prompt, null).equals(other)))
+          .as("replica B sees A's 20 open requests where it sent the prompt before")
+          .isTrue();
+
+      open.forEach(ProxyStream::cancel);
+      assertThat(Await.until(() -> pick(toB, prompt, null).equals(first)))
+          .as("their streams ended: they leave the view")
+          .isTrue();
+    }
+  }
+
+  private static KvRouter sharing(String uri, String id) {
+    return KvRouter.builder()
+        .redisUri(uri)
+        .indexName("epp")
+        .model(MODEL, ModelKeys.engine("sha256_cbor", "0", 16))
+        .lookupBudget(Duration.ofMillis(500))
+        .sharedLoad(true)
+        .routerId(id)
+        .meterRegistry(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+        .build();
+  }
+
   private static String pick(Proxy proxy, byte[] body, String only) {
     try (ProxyStream s = proxy.open()) {
       return pick(proxy, s, body, only);

@@ -106,6 +106,14 @@ public interface KvRouter extends AutoCloseable {
   }
 
   /**
+   * Whether this router was built with {@link KvRouterBuilder#sharedLoad}: its picks then add the
+   * fleet's counted load to the load they are given, and {@link #started} counts.
+   */
+  default boolean sharesLoad() {
+    return false;
+  }
+
+  /**
    * Explains the {@link #pick} of the same arguments: per candidate, each tier's depth, the load
    * seen, the policy's verdict, and the liveness of the pod record the lookup used. Costs one more
    * read per index group (the candidates' pod records), within the lookup budget: for debugging a

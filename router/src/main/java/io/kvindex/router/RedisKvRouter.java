@@ -15,7 +15,6 @@ import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouterBuilder.RouterConfig;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -23,7 +22,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The Redis-backed {@link KvRouter}. Thread-safe.
@@ -107,6 +105,8 @@ final class RedisKvRouter implements KvRouter {
                 new KeySchema(config.indexName(), config.groups()),
                 config.routerId(),
                 config.sharedLoadTtl(),
+                config.sharedLoadMinAge(),
+                config.lookupBudget(),
                 System::currentTimeMillis,
                 config.meterRegistry())
             : null;
@@ -183,7 +183,7 @@ final class RedisKvRouter implements KvRouter {
                   request.model(), request.lora(), request.cacheSalt(), request.tokenIds());
       CompletableFuture<?> load = readLoad(request.model(), keys);
       Scores scores = lookup(request, keyer.config(), keys);
-      awaitLoad(load);
+      load.join(); // never fails: a failed read leaves the last view
       metrics.lookup(scores.outcome(), System.nanoTime() - start);
       return scores;
     } catch (RuntimeException e) {
@@ -207,9 +207,9 @@ final class RedisKvRouter implements KvRouter {
       CompletableFuture<?> load = readLoad(request.model(), keys);
       scores =
           keys.length == 0
-              ? CompletableFuture.completedFuture(none(request, config, keys))
+              ? CompletableFuture.completedFuture(Ranking.none(request, config, keys))
               : lookupAsync(request, config, keys)
-                  .thenCombine(load, (r, ignored) -> scores(request, config, keys, r));
+                  .thenCombine(load, (r, ignored) -> Ranking.scores(request, config, keys, r));
     } catch (RuntimeException e) {
       scores = CompletableFuture.failedFuture(e);
     }
@@ -225,31 +225,17 @@ final class RedisKvRouter implements KvRouter {
 
   /**
    * Starts reading the shared load view beside the lookup (issued first, on the same connection:
-   * one round trip for both); completes within the lookup budget whatever Redis does, the last view
-   * standing when the read fails or is late.
+   * one round trip for both), unless a recent read stands; completes within the lookup budget.
    */
   private CompletableFuture<?> readLoad(String model, long[] blockKeys) {
-    if (sharedLoad == null || blockKeys.length == 0) {
-      return CompletableFuture.completedFuture(null);
-    }
-    return sharedLoad
-        .read(model)
-        .completeOnTimeout(null, config.lookupBudget().toMillis(), TimeUnit.MILLISECONDS);
-  }
-
-  private static void awaitLoad(CompletableFuture<?> load) {
-    try {
-      load.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.ExecutionException e) {
-      // never: a failed read answers the last view
-    }
+    return sharedLoad == null || blockKeys.length == 0
+        ? CompletableFuture.completedFuture(null)
+        : sharedLoad.read(model);
   }
 
   private Scores lookup(ScoreRequest request, ModelKeys keys, long[] blockKeys) {
     if (blockKeys.length == 0) {
-      return none(request, keys, blockKeys);
+      return Ranking.none(request, keys, blockKeys);
     }
     ModelLayouts.Scoring scoring = layouts.scoring(request.model(), keys.blockSize(), keys.eagle());
     // Without a hybrid rule, the index's own blocking read: it decodes on the calling thread.
@@ -258,14 +244,7 @@ final class RedisKvRouter implements KvRouter {
             ? lookups.lookup(
                 LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods()))
             : Await.of(lookupAsync(request, keys, blockKeys));
-    return scores(request, keys, blockKeys, result);
-  }
-
-  /** The scores of a prompt without a full block: every candidate a miss. */
-  private static Scores none(ScoreRequest request, ModelKeys keys, long[] blockKeys) {
-    List<PodMatch> none = new ArrayList<>();
-    request.candidatePods().forEach(pod -> none.add(PodMatch.none(pod)));
-    return new Scores(request.model(), keys.blockSize(), blockKeys, 0, none, Scores.Outcome.MISS);
+    return Ranking.scores(request, keys, blockKeys, result);
   }
 
   private CompletableFuture<LookupResult> lookupAsync(
@@ -283,72 +262,6 @@ final class RedisKvRouter implements KvRouter {
             lookup,
             scoring.rule(),
             request.tokenIds() != null ? request.tokenIds().length : blockKeys.length * blockSize);
-  }
-
-  /** The scores of a prompt with at least one full block, from the index's answer. */
-  private static Scores scores(
-      ScoreRequest request, ModelKeys keys, long[] blockKeys, LookupResult result) {
-    int blockSize = keys.blockSize();
-    long affinity = blockKeys[0];
-    if (!result.complete()) {
-      return Scores.unavailable(request.model(), blockSize, blockKeys);
-    }
-    // Highest score first, ties in request order: the pods holding something sorted (a stable
-    // sort), then the rest (scores are never negative) as they came.
-    int candidates = request.candidatePods().size();
-    // The result lists the candidates in request order; it names every one when every group
-    // answered, so it is read in order rather than looked up pod by pod.
-    Iterable<PodMatch> matches =
-        result.pods().size() == candidates
-            ? result.pods().values()
-            : request.candidatePods().stream()
-                .map(pod -> result.pods().getOrDefault(pod, PodMatch.none(pod)))
-                .toList();
-    PodMatch[] ranked = new PodMatch[candidates];
-    int warm = 0;
-    boolean hit = false;
-    for (PodMatch match : matches) {
-      if (match.score() > 0) {
-        ranked[warm++] = match;
-      }
-      hit |= match.depth() > 0;
-    }
-    int at = warm;
-    for (PodMatch match : matches) {
-      if (!(match.score() > 0)) {
-        ranked[at++] = match;
-      }
-    }
-    sortByScore(ranked, warm);
-    return new Scores(
-        request.model(),
-        blockSize,
-        blockKeys,
-        affinity,
-        Arrays.asList(ranked),
-        hit ? Scores.Outcome.HIT : Scores.Outcome.MISS);
-  }
-
-  /** Candidates sorted apart up to this many; more go to the library's merge sort. */
-  private static final int INSERTION_SORTED = 64;
-
-  /**
-   * Sorts {@code ranked[0, n)} by score, highest first, keeping the order of equal scores: an
-   * insertion sort for the few warm candidates a prompt has, {@link Arrays#sort} (stable) for more.
-   */
-  static void sortByScore(PodMatch[] ranked, int n) {
-    if (n > INSERTION_SORTED) {
-      Arrays.sort(ranked, 0, n, (a, b) -> Double.compare(b.score(), a.score()));
-      return;
-    }
-    for (int i = 1; i < n; i++) {
-      PodMatch match = ranked[i];
-      int j = i - 1;
-      for (; j >= 0 && ranked[j].score() < match.score(); j--) {
-        ranked[j + 1] = ranked[j];
-      }
-      ranked[j + 1] = match;
-    }
   }
 
   /**
@@ -395,27 +308,12 @@ final class RedisKvRouter implements KvRouter {
     long cached = (long) pick.matchedBlocks() * scores.blockSize();
     long prompt =
         promptTokens >= 0 ? promptTokens : (long) scores.queriedBlocks() * scores.blockSize();
-    long tokens = Math.max(0, prompt - cached);
-    String model = scores.model();
-    String pod = pick.pod();
-    sharedLoad.add(model, pod, 1, tokens);
-    AtomicBoolean prefilled = new AtomicBoolean();
-    AtomicBoolean ended = new AtomicBoolean();
-    return new InFlight() {
-      @Override
-      public void firstToken() {
-        if (!ended.get() && prefilled.compareAndSet(false, true)) {
-          sharedLoad.add(model, pod, 0, -tokens);
-        }
-      }
+    return sharedLoad.started(scores.model(), pick.pod(), Math.max(0, prompt - cached));
+  }
 
-      @Override
-      public void finished() {
-        if (ended.compareAndSet(false, true)) {
-          sharedLoad.add(model, pod, -1, prefilled.getAndSet(true) ? 0 : -tokens);
-        }
-      }
-    };
+  @Override
+  public boolean sharesLoad() {
+    return sharedLoad != null;
   }
 
   /** The shared load view, or null when not shared (for tests). */

@@ -18,4 +18,16 @@ public final class BuilderProbe {
   public static Set<String> models(KvRouterBuilder b) {
     return b.config().models().keySet();
   }
+
+  public static boolean sharedLoad(KvRouterBuilder b) {
+    return b.config().sharedLoad();
+  }
+
+  public static Duration sharedLoadMinAge(KvRouterBuilder b) {
+    return b.config().sharedLoadMinAge();
+  }
+
+  public static String routerId(KvRouterBuilder b) {
+    return b.config().routerId();
+  }
 }

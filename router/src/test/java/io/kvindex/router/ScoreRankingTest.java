@@ -25,7 +25,7 @@ class ScoreRankingTest {
     List<PodMatch> expected = new ArrayList<>(List.of(ranked));
     expected.sort(Comparator.comparingDouble(PodMatch::score).reversed()); // stable
 
-    RedisKvRouter.sortByScore(ranked, n);
+    Ranking.sortByScore(ranked, n);
 
     assertThat(ranked).containsExactlyElementsOf(expected);
   }
@@ -37,7 +37,7 @@ class ScoreRankingTest {
     PodMatch high = new PodMatch("high", 2, 2, 2, 2.0, Map.of());
     PodMatch[] ranked = {low, high, cold};
 
-    RedisKvRouter.sortByScore(ranked, 2);
+    Ranking.sortByScore(ranked, 2);
 
     assertThat(ranked).containsExactly(high, low, cold);
   }

@@ -7,10 +7,16 @@ import io.kvindex.index.redis.KeySchema;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
@@ -22,6 +28,11 @@ class SharedLoadTest {
   private static final List<String> PODS = List.of("pod-a", "pod-b");
 
   private static KvRouter router(RedisStandalone redis, String index, boolean shared, String id) {
+    return builder(redis, index, shared, id).build();
+  }
+
+  private static KvRouterBuilder builder(
+      RedisStandalone redis, String index, boolean shared, String id) {
     return KvRouter.builder()
         .redisUri(KvRouterTest.uri(redis))
         .indexName(index)
@@ -29,8 +40,7 @@ class SharedLoadTest {
         .lookupBudget(Duration.ofSeconds(1))
         .sharedLoad(shared)
         .sharedLoadTtl(Duration.ofMillis(600))
-        .routerId(id)
-        .build();
+        .routerId(id);
   }
 
   /** The load {@code router}'s pick saw on {@code pod} for {@code tokens}. */
@@ -164,5 +174,56 @@ class SharedLoadTest {
           .as("with the fleet's load, 16 000 queued tokens outweigh 64 cached ones")
           .isEqualTo("pod-b");
     }
+  }
+
+  @Test
+  void lookupsWithinTheMinimumAge_shareOneRead_andStillSeeTheOthersAfterIt(RedisStandalone redis) {
+    String index = "shared-load-age";
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    try (IndexFixture writer =
+            new IndexFixture(KvRouterTest.uri(redis), index, MODEL, KeyMode.ENGINE);
+        KvRouter other = router(redis, index, true, "other");
+        KvRouter reader =
+            builder(redis, index, true, "reader")
+                .sharedLoadMinAge(Duration.ofSeconds(1))
+                .meterRegistry(registry)
+                .build()) {
+      int[] tokens = KvRouterTest.prompt(16 * 4, 4);
+      double before = registry.counter("kvindex.router.shared.load.reads").count();
+      for (int i = 0; i < 20; i++) {
+        reader.score(MODEL, null, tokens, PODS);
+      }
+      assertThat(registry.counter("kvindex.router.shared.load.reads").count() - before)
+          .as("20 lookups within a second of each other: not a read each")
+          .isLessThan(20);
+
+      Scores scores = other.score(MODEL, null, tokens, PODS);
+      other.started(scores, new Pick("pod-b", Pick.Reason.LEAST_LOAD, 0, false), -1);
+      await(
+          "the other's pick, once the view is old enough",
+          () -> loadSeen(reader, tokens, "pod-b") == 1);
+    }
+  }
+
+  @Test
+  void aRoutersField_holdsItsWholeShare_andAnotherLayoutIsSkipped() {
+    Map<String, long[]> share = new LinkedHashMap<>();
+    share.put("pod-a", new long[] {3, 4096});
+    share.put("pöd-b", new long[] {1, 0});
+    byte[] value = SharedLoad.encode(123_456L, share);
+    assertThat(ByteBuffer.wrap(value).getLong()).as("the expiry first").isEqualTo(123_456L);
+    Map<String, long[]> sum = new HashMap<>();
+    sum.put("pod-a", new long[] {1, 1});
+    assertThat(SharedLoad.decode(value, sum)).isTrue();
+    assertThat(sum.get("pod-a")).containsExactly(4, 4097);
+    assertThat(sum.get("pöd-b")).containsExactly(1, 0);
+
+    Map<String, long[]> untouched = new HashMap<>();
+    byte[] text = "1|0|1733500000000".getBytes(StandardCharsets.US_ASCII);
+    assertThat(SharedLoad.decode(text, untouched)).as("a value of another layout").isFalse();
+    assertThat(SharedLoad.decode(Arrays.copyOf(value, value.length - 3), untouched))
+        .as("a value cut short")
+        .isFalse();
+    assertThat(untouched).isEmpty();
   }
 }

@@ -165,10 +165,10 @@ public final class KeySchema {
   }
 
   /**
-   * The load every router of a fleet shares for {@code model} (hash: {@code u32 length ‖ pod ‖
-   * router} -> {@code <requests>|<queued tokens>|<expiry ms>}), under a tag of its own per model,
-   * {@code load-} and the hex of the first 8 bytes of SHA-256 of the model's name: a {@code spec:}
-   * key, which a router's Redis user may write.
+   * The load every router of a fleet shares for {@code model} (hash: {@code router} -> {@code u64
+   * expiry ms} then per pod {@code u32 length ‖ pod ‖ u64 requests ‖ u64 queued tokens}), under a
+   * tag of its own per model, {@code load-} and the hex of the first 8 bytes of SHA-256 of the
+   * model's name: a {@code spec:} key, which a router's Redis user may write.
    */
   public byte[] sharedLoad(String model) {
     byte[] digest = sha256(model.getBytes(StandardCharsets.UTF_8));

@@ -197,7 +197,7 @@ final class RouterBenchmark {
 
   /**
    * The routed run's lookups again from a router with the shared load view, while {@value
-   * #SHARING_GATEWAYS} other routers each count a request on every pod (a field per router and pod,
+   * #SHARING_GATEWAYS} other routers each count a request on every pod (a share per router and pod,
    * as many as a busy fleet's view holds): each lookup then also reads the model's view, pipelined
    * with it. Its rate over the routed run's is the view's cost.
    */
@@ -214,7 +214,8 @@ final class RouterBenchmark {
           peer.started(scores, new Pick(pod, Pick.Reason.LEAST_LOAD, 0, false), 4096);
         }
       }
-      shared.put("view_fields", SHARING_GATEWAYS * pods.size());
+      shared.put("view_fields", SHARING_GATEWAYS); // one per router, each holding its pods
+      shared.put("view_shares", SHARING_GATEWAYS * pods.size());
       ObjectNode ratios = shared.putObject("ratios");
       for (int threads : List.of(1, 8)) {
         String name = "threads_" + threads;

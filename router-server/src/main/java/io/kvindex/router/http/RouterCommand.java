@@ -87,30 +87,35 @@ public final class RouterCommand implements Callable<Integer> {
   Service service(Map<String, String> env, PrometheusMeterRegistry registry) throws IOException {
     SettingValues v = SettingOptions.values(spec, RouterSetting.all(), env);
     KvRouterBuilder builder = KvRouter.builder().meterRegistry(registry);
-    v.apply(RouterSetting.INDEX_NAME.setting, builder::indexName);
-    v.apply(RouterSetting.INDEX_GROUPS.setting, g -> builder.groups(Integer.parseInt(g)));
-    v.apply(RouterSetting.LOOKUP_BUDGET.setting, b -> builder.lookupBudget(Durations.parse(b)));
+    v.apply(RouterSetting.SHARED.indexName, builder::indexName);
+    v.apply(RouterSetting.SHARED.indexGroups, g -> builder.groups(Integer.parseInt(g)));
+    v.apply(RouterSetting.SHARED.lookupBudget, b -> builder.lookupBudget(Durations.parse(b)));
     double[] guard = new double[2];
-    v.apply(RouterSetting.IMBALANCE_ABSOLUTE.setting, a -> guard[0] = Double.parseDouble(a));
-    v.apply(RouterSetting.IMBALANCE_RATIO.setting, r -> guard[1] = Double.parseDouble(r));
-    String[] policy = {PickPolicy.ESTIMATED_TTFT};
-    v.apply(RouterSetting.PICK_POLICY.setting, p -> policy[0] = p);
+    v.apply(RouterSetting.SHARED.imbalanceAbsolute, a -> guard[0] = Double.parseDouble(a));
+    v.apply(RouterSetting.SHARED.imbalanceRatio, r -> guard[1] = Double.parseDouble(r));
     TtftCostModel[] cost = {TtftCostModel.DEFAULT};
-    v.apply(RouterSetting.TTFT_COST.setting, c -> cost[0] = TtftCostModel.parse(c));
-    builder.pickPolicy(PickPolicy.named(policy[0], guard[0], guard[1], cost[0]));
-    v.apply(RouterSetting.DRIFT_WINDOW.setting, w -> builder.driftWindow(Integer.parseInt(w)));
+    v.apply(RouterSetting.SHARED.ttftCost, c -> cost[0] = TtftCostModel.parse(c));
     v.apply(
-        RouterSetting.DRIFT_THRESHOLD.setting, t -> builder.driftThreshold(Double.parseDouble(t)));
-    v.apply(RouterSetting.RESYNC_INTERVAL.setting, i -> builder.resyncInterval(Durations.parse(i)));
-    List<String> seeds = v.values(RouterSetting.CLUSTER_SEED.setting);
+        RouterSetting.SHARED.pickPolicy,
+        p -> builder.pickPolicy(PickPolicy.named(p, guard[0], guard[1], cost[0])));
+    v.apply(RouterSetting.SHARED.driftWindow, w -> builder.driftWindow(Integer.parseInt(w)));
+    v.apply(
+        RouterSetting.SHARED.driftThreshold, t -> builder.driftThreshold(Double.parseDouble(t)));
+    v.apply(RouterSetting.SHARED.resyncInterval, i -> builder.resyncInterval(Durations.parse(i)));
+    List<String> seeds = v.values(RouterSetting.SHARED.clusterSeed);
     if (seeds.isEmpty()) {
-      v.apply(RouterSetting.REDIS_URI.setting, builder::redisUri);
+      v.apply(RouterSetting.SHARED.redisUri, builder::redisUri);
     } else {
       builder.clusterSeeds(seeds);
     }
-    v.apply(RouterSetting.REDIS_TLS_CA_FILE.setting, f -> builder.redisTlsCaFile(Path.of(f)));
-    v.apply(RouterSetting.MODEL.setting, m -> model(builder, m));
-    v.apply(RouterSetting.DEFAULT_KEYS.setting, k -> builder.defaultModelKeys(ModelKeys.parse(k)));
+    v.apply(RouterSetting.SHARED.redisTlsCaFile, f -> builder.redisTlsCaFile(Path.of(f)));
+    v.apply(RouterSetting.SHARED.sharedLoad, s -> builder.sharedLoad(Switches.parse(s)));
+    v.apply(RouterSetting.SHARED.sharedLoadTtl, t -> builder.sharedLoadTtl(Durations.parse(t)));
+    v.apply(
+        RouterSetting.SHARED.sharedLoadMinAge, a -> builder.sharedLoadMinAge(Durations.parse(a)));
+    v.apply(RouterSetting.SHARED.routerId, builder::routerId);
+    v.apply(RouterSetting.SHARED.model, m -> model(builder, m));
+    v.apply(RouterSetting.SHARED.defaultKeys, k -> builder.defaultModelKeys(ModelKeys.parse(k)));
     v.apply(
         RouterSetting.ADOPT_ENGINE_KEYS.setting, a -> builder.adoptEngineKeys(Switches.parse(a)));
     return new Service(builder, server(v));
@@ -164,7 +169,7 @@ public final class RouterCommand implements Callable<Integer> {
       throw new IllegalArgumentException(
           "'"
               + model
-              + "' is malformed; expected NAME=engine:<algo>:<seed>:<blockSize>"
+              + "' is malformed; expected NAME=engine:<algo>[:<seed>]:<blockSize>"
               + " or NAME=token:<blockSize>");
     }
     builder.model(model.substring(0, eq), ModelKeys.parse(model.substring(eq + 1)));

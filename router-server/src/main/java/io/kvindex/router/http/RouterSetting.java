@@ -1,18 +1,18 @@
 package io.kvindex.router.http;
 
 import io.kvindex.index.LookupRequest;
-import io.kvindex.router.KvRouterBuilder;
-import io.kvindex.router.PickPolicy;
-import io.kvindex.router.TtftCostModel;
 import io.kvindex.service.Durations;
 import io.kvindex.service.HttpService;
+import io.kvindex.service.RouterSettings;
 import io.kvindex.service.Setting;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * Every setting of the router service, declared once: key, flag, environment variable, file key,
- * default and description. Library defaults come from the library's own constants.
+ * default and description; those it shares with {@code kvindex epp} in {@link #SHARED}. Library
+ * defaults come from the library's own constants.
  */
 enum RouterSetting {
   LISTEN(
@@ -23,51 +23,6 @@ enum RouterSetting {
               + ScoringServer.DEFAULT_ADDRESS.getPort(),
           "HOST:PORT",
           "Address to serve on (port 0 picks a free one)")),
-  REDIS_URI(
-      Setting.of(
-          "redis-uri",
-          KvRouterBuilder.DEFAULT_REDIS_URI,
-          "URI",
-          "redis://[user:password@]host:port (rediss:// for TLS),"
-              + " redis-cluster://host1:port1,host2:port2, or"
-              + " redis-sentinel://[password@]s1:p1,s2:p2#master")),
-  REDIS_TLS_CA_FILE(
-      Setting.optional(
-          "redis-tls-ca-file",
-          "none: the JVM's trust store",
-          "FILE",
-          "PEM file of the CA certificates a rediss:// server's certificate is checked against")),
-  CLUSTER_SEED(
-      Setting.optional(
-              "cluster-seed",
-              "none",
-              "URI",
-              "A Redis Cluster seed node URI; repeat for more (comma-separated in the"
-                  + " environment). Replaces --redis-uri")
-          .repeatable(",")),
-  INDEX_NAME(
-      Setting.of(
-              "index-name",
-              KvRouterBuilder.DEFAULT_INDEX_NAME,
-              "NAME",
-              "Index name, as the ingesters use it")
-          .flags("--index-name", "--index")),
-  INDEX_GROUPS(Setting.of("index-groups", "1", "N", "Index groups, as the ingesters use them")),
-  MODEL(
-      Setting.optional(
-              "model",
-              "none",
-              "NAME=KEYS",
-              "A model's key mode, repeatable (comma-separated in the environment):"
-                  + " NAME=engine:<algo>:<seed>:<blockSize> or NAME=token:<blockSize>, then"
-                  + " :eagle when the engines run an EAGLE or MTP draft model")
-          .repeatable(",")),
-  DEFAULT_KEYS(
-      Setting.optional(
-          "default-keys",
-          "none: unknown models are refused",
-          "KEYS",
-          "Key mode of models not named by --model")),
   ADOPT_ENGINE_KEYS(
       Setting.of(
           "adopt-engine-keys",
@@ -76,13 +31,6 @@ enum RouterSetting {
           "Whether a model whose engines the ingesters' key check found hashing otherwise than"
               + " --model (or --default-keys) says is keyed as they hash (read again every 10s,"
               + " logged when it changes); false: the check only reports")),
-  LOOKUP_BUDGET(
-      Setting.of(
-          "lookup-budget",
-          Durations.format(KvRouterBuilder.DEFAULT_LOOKUP_BUDGET),
-          "DURATION",
-          "Longest time one lookup may take, retries included; past it the answer is 'index"
-              + " unavailable'")),
   THREADS(
       Setting.of(
           "threads",
@@ -159,59 +107,18 @@ enum RouterSetting {
           "auth-metrics",
           "false",
           "true|false",
-          "Whether /metrics needs the --auth-token-file secret too")),
-  PICK_POLICY(
-      Setting.of(
-          "pick-policy",
-          PickPolicy.ESTIMATED_TTFT,
-          "estimated-ttft|longest-prefix",
-          "How a pod is picked: the least estimated time to first token (its uncached prompt"
-              + " tokens plus the prompt tokens queued there, after the guard; see --ttft-cost), or"
-              + " longest-prefix (the longest cached prefix among the pods the guard keeps, then"
-              + " the least load)")),
-  TTFT_COST(
-      Setting.of(
-          "ttft-cost",
-          TtftCostModel.DEFAULT.toString(),
-          "STEP_S,TOKEN_S,BATCH_TOKENS,TOKENS_PER_LOAD",
-          "The estimated-ttft policy's cost model: seconds per engine step, seconds per prompt"
-              + " token computed, prompt tokens per step at most (max_num_batched_tokens), and"
-              + " prompt tokens counted queued per unit of load when the load carries no queued"
-              + " tokens; defaults for Llama-3.1-8B-Instruct, BF16, one H100")),
-  IMBALANCE_ABSOLUTE(
-      Setting.of(
-          "imbalance-absolute",
-          number(PickPolicy.DEFAULT_IMBALANCE_ABSOLUTE),
-          "LOAD",
-          "Pick guard: load units above the least loaded pod")),
-  IMBALANCE_RATIO(
-      Setting.of(
-          "imbalance-ratio",
-          number(PickPolicy.DEFAULT_IMBALANCE_RATIO),
-          "FACTOR",
-          "Pick guard: factor over the least loaded pod")),
-  DRIFT_WINDOW(
-      Setting.of(
-          "drift-window",
-          Integer.toString(KvRouterBuilder.DEFAULT_DRIFT_WINDOW),
-          "N",
-          "A pod's latest requests observed through POST /observe that are judged together (4 to"
-              + " 4096)")),
-  DRIFT_THRESHOLD(
-      Setting.of(
-          "drift-threshold",
-          number(KvRouterBuilder.DEFAULT_DRIFT_THRESHOLD),
-          "SHARE",
-          "Share of a full drift window over-predicted that makes a pod suspect and asks for its"
-              + " resync (or under-predicted, reported only), in (0, 1]")),
-  RESYNC_INTERVAL(
-      Setting.of(
-          "resync-interval",
-          Durations.format(KvRouterBuilder.DEFAULT_RESYNC_INTERVAL),
-          "DURATION",
-          "A suspect pod is resynced at most once per interval, whichever router asks (its ingester"
-              + " infers its engine's evictions from then on, or purges and replays its ring);"
-              + " engine-keyed models only; 0 turns resyncs off"));
+          "Whether /metrics needs the --auth-token-file secret too"));
+
+  /** The settings shared with {@code kvindex epp}: the index, the models, the pick, the loop. */
+  static final RouterSettings SHARED =
+      new RouterSettings(
+          "unknown models are refused",
+          "the answer is 'index unavailable'",
+          "Read the load view every router and picker of the fleet shares through the index and"
+              + " add it to the pod loads each /score gives: what the fleet's endpoint pickers and"
+              + " library routers counted. This service adds nothing to it: it does not see a"
+              + " request's first token or end, so a gateway keeps passing its own load in"
+              + " pod_loads");
 
   final Setting setting;
 
@@ -219,12 +126,9 @@ enum RouterSetting {
     this.setting = setting;
   }
 
-  /** Every declaration, in order. */
+  /** Every declaration, the shared ones first. */
   static List<Setting> all() {
-    return Arrays.stream(values()).map(s -> s.setting).toList();
-  }
-
-  private static String number(double value) {
-    return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
+    return Stream.concat(SHARED.all().stream(), Arrays.stream(values()).map(s -> s.setting))
+        .toList();
   }
 }

@@ -6,6 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.router.BuilderProbe;
+import io.kvindex.router.KvRouterBuilder;
+import io.kvindex.router.PickPolicy;
+import io.kvindex.router.TtftCostModel;
+import io.kvindex.service.Durations;
+import io.kvindex.service.RouterSettings;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
 import io.lettuce.core.RedisClient;
@@ -283,5 +288,45 @@ class RouterCommandTest {
     assertThat(err.toString())
         .contains("index 'fmt' has index format 99")
         .contains("another index name");
+  }
+
+  @Test
+  void sharedLoadSettings_reachTheRouter() throws Exception {
+    RouterCommand command = new RouterCommand();
+    new CommandLine(command)
+        .parseArgs("--shared-load", "true", "--shared-load-min-age", "2ms", "--router-id", "r-1");
+    RouterCommand.Service service =
+        command.service(Map.of(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    assertThat(BuilderProbe.sharedLoad(service.builder())).isTrue();
+    assertThat(BuilderProbe.sharedLoadMinAge(service.builder())).isEqualTo(Duration.ofMillis(2));
+    assertThat(BuilderProbe.routerId(service.builder())).isEqualTo("r-1");
+  }
+
+  /**
+   * The settings shared with the picker are declared in the shell, their defaults the library's.
+   */
+  @Test
+  void sharedSettings_defaultToTheLibrarysDefaults() {
+    RouterSettings shared = RouterSetting.SHARED;
+    assertThat(shared.redisUri.defaultValue()).isEqualTo(KvRouterBuilder.DEFAULT_REDIS_URI);
+    assertThat(shared.indexName.defaultValue()).isEqualTo(KvRouterBuilder.DEFAULT_INDEX_NAME);
+    assertThat(Durations.parse(shared.lookupBudget.defaultValue()))
+        .isEqualTo(KvRouterBuilder.DEFAULT_LOOKUP_BUDGET);
+    assertThat(shared.pickPolicy.defaultValue()).isEqualTo(PickPolicy.ESTIMATED_TTFT);
+    assertThat(shared.ttftCost.defaultValue()).isEqualTo(TtftCostModel.DEFAULT.toString());
+    assertThat(Double.parseDouble(shared.imbalanceAbsolute.defaultValue()))
+        .isEqualTo(PickPolicy.DEFAULT_IMBALANCE_ABSOLUTE);
+    assertThat(Double.parseDouble(shared.imbalanceRatio.defaultValue()))
+        .isEqualTo(PickPolicy.DEFAULT_IMBALANCE_RATIO);
+    assertThat(Integer.parseInt(shared.driftWindow.defaultValue()))
+        .isEqualTo(KvRouterBuilder.DEFAULT_DRIFT_WINDOW);
+    assertThat(Double.parseDouble(shared.driftThreshold.defaultValue()))
+        .isEqualTo(KvRouterBuilder.DEFAULT_DRIFT_THRESHOLD);
+    assertThat(Durations.parse(shared.resyncInterval.defaultValue()))
+        .isEqualTo(KvRouterBuilder.DEFAULT_RESYNC_INTERVAL);
+    assertThat(Durations.parse(shared.sharedLoadTtl.defaultValue()))
+        .isEqualTo(KvRouterBuilder.DEFAULT_SHARED_LOAD_TTL);
+    assertThat(Durations.parse(shared.sharedLoadMinAge.defaultValue()))
+        .isEqualTo(KvRouterBuilder.DEFAULT_SHARED_LOAD_MIN_AGE);
   }
 }

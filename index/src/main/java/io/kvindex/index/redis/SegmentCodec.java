@@ -28,24 +28,12 @@ final class SegmentCodec {
       return;
     }
     int id = out.source(segment);
-    int blocks = end - start;
-    int i = 0;
-    int from = 0;
-    int to = 0;
-    while (i < segment.length) {
-      int header = SegmentValue.checkedHeader(segment, i);
-      int length = SegmentValue.lengthAt(segment, header);
-      i = header + SegmentValue.SLOT_HEADER;
-      if (length != SegmentValue.SAME_AS_BEFORE) {
-        from = i;
-        to = SegmentValue.checkedEnd(segment, i + length);
-        i = to;
-      }
-      int offset = SegmentValue.offsetAt(segment, header);
-      if (offset < blocks && SegmentValue.keyAt(segment, header) == keys[start + offset]) {
-        out.set(at + offset, id, from, to);
-      }
-    }
+    forEachSlot(
+        segment,
+        keys,
+        start,
+        end,
+        (block, value, from, to) -> out.set(at + block - start, id, from, to));
   }
 
   /** Told each slot of a segment that describes a prompt block: where that block's entries lie. */

@@ -26,7 +26,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -63,7 +62,7 @@ class PickerReplicasTest {
           Proxy toB = new Proxy(b.address(), null)) {
         byte[] prompt = ExtProcProtocolTest.completion(64, 41);
         // Both engines idle: where replica B sends the prompt (by its tie-break).
-        String first = pick(toB, prompt, null);
+        String first = toB.pick(prompt, null);
         Engine busy = first.equals(x.endpoint.address()) ? x : y;
         Engine idle = busy == x ? y : x;
 
@@ -73,13 +72,13 @@ class PickerReplicasTest {
           ProxyStream s = toA.open();
           open.add(s);
           String only = busy.endpoint.address();
-          assertThat(pick(toA, s, ExtProcProtocolTest.completion(64, 100 + i), only))
+          assertThat(toA.pick(s, ExtProcProtocolTest.completion(64, 100 + i), only))
               .isEqualTo(only);
         }
         busy.running.set(open.size());
         assertThat(gauge(registryA, "kvindex_epp_in_flight")).isEqualTo(20);
 
-        assertThat(Await.until(() -> pick(toB, prompt, null).equals(idle.endpoint.address())))
+        assertThat(Await.until(() -> toB.pick(prompt, null).equals(idle.endpoint.address())))
             .as("replica B, with none of its own requests open, sees A's on the busy engine")
             .isTrue();
         assertThat(Await.until(() -> gauge(registryB, "kvindex_epp_in_flight") == 0)).isTrue();
@@ -88,7 +87,7 @@ class PickerReplicasTest {
         open.forEach(ProxyStream::cancel);
         busy.running.set(0);
         idle.running.set(20);
-        assertThat(Await.until(() -> pick(toB, prompt, null).equals(busy.endpoint.address())))
+        assertThat(Await.until(() -> toB.pick(prompt, null).equals(busy.endpoint.address())))
             .as("B follows the engines' figures, not where it sent the prompt before")
             .isTrue();
         assertThat(Await.until(() -> gauge(registryA, "kvindex_epp_in_flight") == 0)).isTrue();
@@ -125,9 +124,9 @@ class PickerReplicasTest {
       Endpoint target = endpoints.get(0);
       Endpoint other = endpoints.get(1);
       // Replica B has a request of its own open on the target: by load alone it goes elsewhere.
-      assertThat(pick(toB, heldOnB, ExtProcProtocolTest.completion(64, 7), target.address()))
+      assertThat(toB.pick(heldOnB, ExtProcProtocolTest.completion(64, 7), target.address()))
           .isEqualTo(target.address());
-      assertThat(pick(toB, ExtProcProtocolTest.completion(64, 8), null))
+      assertThat(toB.pick(ExtProcProtocolTest.completion(64, 8), null))
           .as("a prompt nobody holds goes to the less loaded endpoint")
           .isEqualTo(other.address());
 
@@ -136,7 +135,7 @@ class PickerReplicasTest {
       // default policy (estimated time to first token).
       int seed = 9;
       byte[] prompt = ExtProcProtocolTest.completion(1024, seed);
-      assertThat(pick(toA, prompt, target.address())).isEqualTo(target.address());
+      assertThat(toA.pick(prompt, target.address())).isEqualTo(target.address());
       int[] tokens = tokens(prompt);
       assertThat(
               Await.until(
@@ -150,7 +149,7 @@ class PickerReplicasTest {
                   }))
           .isTrue();
 
-      assertThat(pick(toB, prompt, null))
+      assertThat(toB.pick(prompt, null))
           .as("replica B follows A's route, though the target is the more loaded for B")
           .isEqualTo(target.address());
     }
@@ -184,7 +183,7 @@ class PickerReplicasTest {
         Proxy toA = new Proxy(a.address(), null);
         Proxy toB = new Proxy(b.address(), null)) {
       byte[] prompt = ExtProcProtocolTest.completion(64, 51);
-      String first = pick(toB, prompt, null);
+      String first = toB.pick(prompt, null);
       String other =
           first.equals(endpoints.get(0).address())
               ? endpoints.get(1).address()
@@ -194,15 +193,15 @@ class PickerReplicasTest {
       for (int i = 0; i < 20; i++) {
         ProxyStream s = toA.open();
         open.add(s);
-        assertThat(pick(toA, s, ExtProcProtocolTest.completion(64, 200 + i), first))
+        assertThat(toA.pick(s, ExtProcProtocolTest.completion(64, 200 + i), first))
             .isEqualTo(first);
       }
-      assertThat(Await.until(() -> pick(toB, prompt, null).equals(other)))
+      assertThat(Await.until(() -> toB.pick(prompt, null).equals(other)))
           .as("replica B sees A's 20 open requests where it sent the prompt before")
           .isTrue();
 
       open.forEach(ProxyStream::cancel);
-      assertThat(Await.until(() -> pick(toB, prompt, null).equals(first)))
+      assertThat(Await.until(() -> toB.pick(prompt, null).equals(first)))
           .as("their streams ended: they leave the view")
           .isTrue();
     }
@@ -218,24 +217,6 @@ class PickerReplicasTest {
         .routerId(id)
         .meterRegistry(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
         .build();
-  }
-
-  private static String pick(Proxy proxy, byte[] body, String only) {
-    try (ProxyStream s = proxy.open()) {
-      return pick(proxy, s, body, only);
-    }
-  }
-
-  private static String pick(Proxy proxy, ProxyStream s, byte[] body, String only) {
-    Proxy.Routed routed =
-        proxy.request(
-            s,
-            FULL_DUPLEX,
-            new Proxy.HttpRequest(
-                "/v1/completions", Map.of(), body, only == null ? null : List.of(only)),
-            1);
-    assertThat(routed.immediateStatus()).isZero();
-    return routed.endpoints().get(0);
   }
 
   private static EppServer replica(

@@ -81,6 +81,28 @@ final class Proxy implements AutoCloseable {
   }
 
   /**
+   * The endpoint picked for a completion request on a stream of its own (ended after), sent in
+   * full-duplex streamed mode, optionally restricted to one endpoint.
+   */
+  String pick(byte[] body, String only) {
+    try (ProxyStream s = open()) {
+      return pick(s, body, only);
+    }
+  }
+
+  /** As {@link #pick(byte[], String)}, on a stream the caller holds. */
+  String pick(ProxyStream s, byte[] body, String only) {
+    Routed routed =
+        request(
+            s,
+            Mode.of(BodySendMode.FULL_DUPLEX_STREAMED),
+            new HttpRequest("/v1/completions", Map.of(), body, only == null ? null : List.of(only)),
+            1);
+    assertThat(routed.immediateStatus()).isZero();
+    return routed.endpoints().get(0);
+  }
+
+  /**
    * Sends a request's headers and body as the mode has them sent, and reads the picker's answers in
    * the order the protocol fixes; on a local reply, the stream ends there.
    *

@@ -26,7 +26,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -57,14 +56,14 @@ class QueuedWorkTest {
       try (EppServer server = server(router, List.of(warm, cold), Duration.ZERO, null);
           Proxy proxy = new Proxy(server.address(), null);
           ProxyStream long1 = proxy.open()) {
-        assertThat(pick(proxy, prompt, null))
+        assertThat(proxy.pick(prompt, null))
             .as("nothing queued: the prompt goes where it is cached")
             .isEqualTo(warm.address());
 
         // A prompt of 8 192 uncached tokens goes to the warm endpoint; its answer has not begun.
         byte[] big = ExtProcProtocolTest.completion(8192, 5);
-        assertThat(pick(proxy, long1, big, warm.address())).isEqualTo(warm.address());
-        assertThat(pick(proxy, prompt, null))
+        assertThat(proxy.pick(long1, big, warm.address())).isEqualTo(warm.address());
+        assertThat(proxy.pick(prompt, null))
             .as("8 192 prompt tokens queued ahead outweigh the 1 024 cached")
             .isEqualTo(cold.address());
 
@@ -73,7 +72,7 @@ class QueuedWorkTest {
             Proxy.responseHeaders(
                 new Proxy.HttpResponse(200, "text/event-stream", new byte[0]), warm.address()));
         assertThat(long1.next().hasResponseHeaders()).isTrue();
-        assertThat(pick(proxy, prompt, null)).isEqualTo(cold.address());
+        assertThat(proxy.pick(prompt, null)).isEqualTo(cold.address());
 
         // Its first event: the first token; the prompt is computed.
         long1.send(
@@ -81,7 +80,7 @@ class QueuedWorkTest {
                 "data: {\"choices\":[{\"text\":\"a\"}]}\n\n".getBytes(StandardCharsets.UTF_8),
                 false));
         long1.next();
-        assertThat(pick(proxy, prompt, null))
+        assertThat(proxy.pick(prompt, null))
             .as("the first token came: nothing is queued there any more")
             .isEqualTo(warm.address());
       }
@@ -101,12 +100,12 @@ class QueuedWorkTest {
       try (EppServer server =
               server(router, List.of(x.endpoint, y.endpoint), Duration.ofMillis(20), 1024.0);
           Proxy proxy = new Proxy(server.address(), null)) {
-        assertThat(pick(proxy, prompt, null)).isEqualTo(x.endpoint.address());
+        assertThat(proxy.pick(prompt, null)).isEqualTo(x.endpoint.address());
 
         // Two requests of other senders wait on the warm engine: 2 048 tokens at 1 024 each
         // (as two units of load, the policy's own guess, they would weigh 512).
         x.waiting.set(2);
-        assertThat(Await.until(() -> pick(proxy, prompt, null).equals(y.endpoint.address())))
+        assertThat(Await.until(() -> proxy.pick(prompt, null).equals(y.endpoint.address())))
             .as("the engine's waiting requests count at the configured prompt tokens each")
             .isTrue();
 
@@ -118,10 +117,10 @@ class QueuedWorkTest {
             ProxyStream s = proxy.open();
             own.add(s);
             byte[] small = ExtProcProtocolTest.completion(32, 200 + i);
-            assertThat(pick(proxy, s, small, x.endpoint.address())).isEqualTo(x.endpoint.address());
+            assertThat(proxy.pick(s, small, x.endpoint.address())).isEqualTo(x.endpoint.address());
           }
           // Once the engine is scraped with them waiting, they are the ones it counts.
-          assertThat(Await.until(() -> pick(proxy, prompt, null).equals(x.endpoint.address())))
+          assertThat(Await.until(() -> proxy.pick(prompt, null).equals(x.endpoint.address())))
               .as("the waiting requests are the picker's own 64 tokens")
               .isTrue();
         } finally {
@@ -157,14 +156,14 @@ class QueuedWorkTest {
           Proxy proxy = new Proxy(server.address(), null);
           ProxyStream own = proxy.open()) {
         // The picker's own short request waits on the warm engine, and the engine says so.
-        assertThat(pick(proxy, own, ExtProcProtocolTest.completion(32, 300), x.endpoint.address()))
+        assertThat(proxy.pick(own, ExtProcProtocolTest.completion(32, 300), x.endpoint.address()))
             .isEqualTo(x.endpoint.address());
         x.waiting.set(1);
         int seen = x.scrapes.get();
         assertThat(Await.until(() -> x.scrapes.get() >= seen + 2)).isTrue();
         // No figures from now on: the last ones stay, fresh.
         x.freeze();
-        assertThat(pick(proxy, prompt, null))
+        assertThat(proxy.pick(prompt, null))
             .as("the request waiting there is the picker's own, of 32 tokens")
             .isEqualTo(x.endpoint.address());
 
@@ -174,30 +173,11 @@ class QueuedWorkTest {
                 new Proxy.HttpResponse(200, "application/json", new byte[0]),
                 x.endpoint.address()));
         assertThat(own.next().hasResponseHeaders()).isTrue();
-        assertThat(pick(proxy, prompt, null))
+        assertThat(proxy.pick(prompt, null))
             .as("the engine's last figures count the picker's own request, not another's")
             .isEqualTo(x.endpoint.address());
       }
     }
-  }
-
-  /** The pick of a request on a stream of its own (ended after), optionally from one endpoint. */
-  private static String pick(Proxy proxy, byte[] body, String only) {
-    try (ProxyStream s = proxy.open()) {
-      return pick(proxy, s, body, only);
-    }
-  }
-
-  private static String pick(Proxy proxy, ProxyStream s, byte[] body, String only) {
-    Proxy.Routed routed =
-        proxy.request(
-            s,
-            FULL_DUPLEX,
-            new Proxy.HttpRequest(
-                "/v1/completions", Map.of(), body, only == null ? null : List.of(only)),
-            1);
-    assertThat(routed.immediateStatus()).isZero();
-    return routed.endpoints().get(0);
   }
 
   /** A picker without speculative routes: picks follow the index and the queued work alone. */

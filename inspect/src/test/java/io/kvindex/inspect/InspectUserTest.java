@@ -13,6 +13,7 @@ import io.kvindex.index.KeyCheckNote;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.StreamId;
+import io.kvindex.index.redis.AclFixtures;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.testing.Fresh;
@@ -21,17 +22,12 @@ import io.kvindex.testing.UsesRedis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.output.StatusOutput;
-import io.lettuce.core.protocol.CommandArgs;
-import io.lettuce.core.protocol.CommandType;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -119,27 +115,11 @@ class InspectUserTest {
             .filter(l -> l.startsWith("ACL SETUSER kvindex-"))
             .toList();
     assertThat(lines).as("ACL SETUSER lines in %s", OPERATIONS).hasSize(3);
-    RedisClient client = RedisClient.create(node);
-    opened.add(client::shutdown);
-    try (StatefulRedisConnection<String, String> admin = client.connect()) {
-      for (String line : lines) {
-        List<String> words = Arrays.asList(line.trim().split("\\s+"));
-        CommandArgs<String, String> args =
-            new CommandArgs<>(StringCodec.UTF8).addValues(words.subList(1, words.size()));
-        admin.sync().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8), args);
-      }
-      admin.sync().aclLogReset();
-    }
+    AclFixtures.createUsers(node, lines, opened);
   }
 
   private static String withUser(String uri, String user) {
-    int scheme = uri.indexOf("://") + 3;
-    return uri.substring(0, scheme)
-        + user
-        + ":"
-        + user.substring(8)
-        + "-password@"
-        + uri.substring(scheme);
+    return AclFixtures.withUser(uri, user);
   }
 
   private RedisConnector connect(String uri) {

@@ -35,10 +35,6 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.output.StatusOutput;
-import io.lettuce.core.protocol.CommandArgs;
-import io.lettuce.core.protocol.CommandType;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -46,7 +42,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.LockSupport;
@@ -116,27 +111,11 @@ class AclUsersTest {
 
   /** Runs the page's lines on one node, as its default user. */
   private void createUsers(RedisURI node) throws IOException {
-    RedisClient client = RedisClient.create(node);
-    opened.add(client::shutdown);
-    try (StatefulRedisConnection<String, String> admin = client.connect()) {
-      for (String line : aclLines()) {
-        List<String> words = Arrays.asList(line.trim().split("\\s+"));
-        CommandArgs<String, String> args =
-            new CommandArgs<>(StringCodec.UTF8).addValues(words.subList(1, words.size()));
-        admin.sync().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8), args);
-      }
-      admin.sync().aclLogReset();
-    }
+    AclFixtures.createUsers(node, aclLines(), opened);
   }
 
   private static String withUser(String uri, String user) {
-    int scheme = uri.indexOf("://") + 3;
-    return uri.substring(0, scheme)
-        + user
-        + ":"
-        + user.substring(8)
-        + "-password@"
-        + uri.substring(scheme);
+    return AclFixtures.withUser(uri, user);
   }
 
   private RedisConnector connect(String uri) {

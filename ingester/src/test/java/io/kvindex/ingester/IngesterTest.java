@@ -725,6 +725,46 @@ class IngesterTest {
     awaitEqual(fresh);
   }
 
+  /**
+   * The same restart, with the other order of events: the live socket reconnects to the new process
+   * before it published anything (its ring holds nothing to compare with the last applied batch),
+   * and its batches up to the watermark go unheard. The check the reconnect owes is made again when
+   * the first batch is heard, when the ring holds everything published before it.
+   */
+  @Test
+  void podReplacedAndCheckedBeforeItPublished_isTreatedAsARestartWhenHeard() {
+    fleet = Fleet.start(1);
+    Ingester ingester =
+        rig.start(
+            "r1",
+            fleet.specs("engine"),
+            c ->
+                c.idleCatchUp(LONG_QUIET)
+                    .reconnectMin(Duration.ofMillis(100))
+                    .reconnectMax(Duration.ofMillis(200)));
+    Await.until(WAIT, "the stream owned", () -> running(ingester) == 1);
+    rig.warmUp(fleet, fleet.pod(0));
+    fleet.traffic(3);
+    awaitEqual(fleet.pod(0));
+    long watermark = ingester.workers().values().iterator().next().status().applied();
+    double checks = ingester.metrics().value("kvindex.ingester.replays", "outcome", "reconnect");
+
+    SimulatedPod fresh = fleet.replace(0); // same endpoints, new process
+    fresh.faults().silenced(true); // published into its ring, never heard live
+    Await.until(
+        WAIT,
+        "the reconnect checked against an empty ring",
+        () ->
+            ingester.metrics().value("kvindex.ingester.replays", "outcome", "reconnect") > checks);
+    byte[] empty = KvEventEncoder.of(WireEra.V0_22).encode(KvEventBatch.of(1.0, List.of(), 0));
+    while (fresh.nextSequence(0) <= watermark) {
+      fresh.inject(0, empty);
+    }
+    fresh.faults().silenced(false); // the first batch heard is the next one expected
+    awaitRestartSeen(ingester, fresh);
+    awaitEqual(fresh);
+  }
+
   @Test
   void sleep_isDetectedThroughMetricsEndpoint() {
     fleet = Fleet.start(2);

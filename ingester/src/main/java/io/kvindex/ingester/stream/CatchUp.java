@@ -89,13 +89,17 @@ final class CatchUp {
    * A quiet stream asks for anything after its watermark that it may have missed; so does one whose
    * live socket reconnected ({@code reconnected}), whatever waits. A stream that must wait for a
    * replay slot asks again at its next step.
+   *
+   * <p>A reconnect's check that found no copy of an applied batch to compare (the ring of a new
+   * process that has not published as far yet, or a ring that did not answer) is made again before
+   * the next live batch is applied; that second check settles it whatever it finds.
    */
   void run(boolean reconnected) {
     String endpoint = slot.endpoint();
     boolean may =
         reconnected ? sequencer.started() && !sequencer.purgePending() : sequencer.mayCatchUp();
     if (endpoint == null || !may) {
-      checked(reconnected);
+      checked(reconnected, true);
       return;
     }
     if (!slot.take()) {
@@ -104,16 +108,18 @@ final class CatchUp {
       }
       return;
     }
-    checked(reconnected);
     List<Batch> replayed;
     boolean applyNow = false;
     try (ReplayWindow w = slot.read(endpoint, sequencer.catchUpFrom(), Long.MAX_VALUE)) {
       replayed = w.batches();
       if (w.tooLarge()) {
+        checked(reconnected, true);
         shared.metrics().replay("too_large");
       } else if (!sequencer.sameEngine(replayed)) {
+        checked(reconnected, true);
         anotherEngine.accept(replayed);
       } else if (reconnected) {
+        checked(true, sequencer.compared(replayed) || slot.owed().reconnectCheckRetried());
         shared.metrics().replay("reconnect");
         sequencer.caughtUp(sequencer.notApplied(replayed));
         historyRead(w);
@@ -137,9 +143,10 @@ final class CatchUp {
     liveAtLastCatchUp = status.liveReceived();
   }
 
-  private void checked(boolean reconnected) {
+  /** A reconnect's check was made: {@code settled} when it compared, or can compare no better. */
+  private void checked(boolean reconnected, boolean settled) {
     if (reconnected) {
-      slot.on(Owed.Event.CHECKED);
+      slot.on(settled ? Owed.Event.CHECKED : Owed.Event.INCONCLUSIVE);
     }
   }
 

@@ -424,6 +424,20 @@ public final class Sequencer {
     return true;
   }
 
+  /**
+   * Whether the replayed batches hold a copy of an applied batch this stream remembers, so that
+   * {@link #sameEngine} had something to compare: a ring that holds none (a new process that has
+   * not published as far yet, or no answer) says nothing about which engine published it.
+   */
+  public boolean compared(List<Batch> replayed) {
+    for (Batch b : replayed) {
+      if (b.seq() < expected && b.malformed() == null && recent.contains(b.seq())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The replayed batches not yet applied (a catch-up or replay starts one early). */
   public List<Batch> notApplied(List<Batch> replayed) {
     return replayed.stream().filter(b -> b.seq() >= expected).toList();

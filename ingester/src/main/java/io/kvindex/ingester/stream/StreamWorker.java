@@ -228,6 +228,9 @@ public final class StreamWorker implements Runnable {
       catchUp.ifQuiet();
       return;
     }
+    if (received instanceof LiveSocket.Message && slot.owed().reconnectCheckBeforeLive()) {
+      catchUp.run(true); // the ring now holds everything published before this batch
+    }
     // What else waits in the socket is read before anything is applied: a stream behind its
     // engine then applies its backlog several batches per call. A purge (an engine restart seen)
     // runs before more is read.

@@ -347,8 +347,20 @@ class SequencerTest {
             "queued; apply 5; queued; repair 6..7; another engine"),
         row(
             "a copy that cannot be read proves nothing",
-            "start 4; live 5; next; applied APPLIED; same 5!,6",
-            "queued; apply 5; same engine"));
+            "start 4; live 5; next; applied APPLIED; same 5!,6; compared 5!,6",
+            "queued; apply 5; same engine; nothing to compare"),
+        row(
+            "the ring's copy of the applied batch was compared",
+            "start 4; live 5; next; applied APPLIED; compared 5,6",
+            "queued; apply 5; compared"),
+        row(
+            "a new process that has not published as far: nothing compared",
+            "start 4; live 5; next; applied APPLIED; same 0,1,2; compared 0,1,2",
+            "queued; apply 5; same engine; nothing to compare"),
+        row(
+            "a ring that did not answer: nothing compared",
+            "start 4; live 5; next; applied APPLIED; compared none",
+            "queued; apply 5; nothing to compare"));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -561,6 +573,9 @@ class SequencerTest {
         }
         case "catchupfrom" -> {
           return "from " + s.catchUpFrom();
+        }
+        case "compared" -> {
+          return s.compared(batches(w[1], false)) ? "compared" : "nothing to compare";
         }
         case "same" -> {
           return s.sameEngine(batches(w[1], false)) ? "same engine" : "another engine";

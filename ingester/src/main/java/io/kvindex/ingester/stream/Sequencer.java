@@ -4,6 +4,11 @@ import io.kvindex.index.ApplyResult;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
+import io.kvindex.ingester.stream.Action.Apply;
+import io.kvindex.ingester.stream.Action.Idle;
+import io.kvindex.ingester.stream.Action.Publish;
+import io.kvindex.ingester.stream.Action.RepairGap;
+import io.kvindex.ingester.stream.Action.RunPurge;
 import java.util.List;
 
 /**
@@ -14,17 +19,18 @@ import java.util.List;
  * thread-safe: one worker thread drives it.
  *
  * <p>Implementation notes. Batches are applied strictly in sequence order: live batches wait in
- * {@code pending} (ordered by sequence) until every earlier one is applied. A batch is in exactly
- * one place: pending, or applied (its sequence is then below {@code expected}, the index's
- * watermark + 1). A gap (the lowest pending sequence is above {@code expected}) is repaired by a
- * replay from {@code expected}; when the replay cannot cover the gap the stream is purged and goes
- * on from the oldest batch available (a stream that never applied anything just starts there). A
- * live sequence below {@code expected} that is not a recent duplicate means the engine restarted:
- * purge, forget the watermark, start over from sequence 0. A batch carrying AllBlocksCleared is
- * applied by Redis as a purge followed by the events after the clear, so until it applies the
- * stream does not advance: a temporary error keeps the purge pending instead of leaving a cleared
- * pod looking warm. DUPLICATE and GAP answers carry the index's watermark, which is the truth. A
- * stream behind its engine applies consecutive waiting batches as one call ({@link ApplyMerger}).
+ * {@link Pending} (ordered by sequence, each counted in the process's {@link MemoryBudget}) until
+ * every earlier one is applied. A batch is in exactly one place: pending, or applied (its sequence
+ * is then below {@code expected}, the index's watermark + 1). A gap (the lowest pending sequence is
+ * above {@code expected}) is repaired by a replay from {@code expected}; when the replay cannot
+ * cover the gap the stream is purged and goes on from the oldest batch available (a stream that
+ * never applied anything just starts there). A live sequence below {@code expected} that is not a
+ * recent duplicate ({@link RecentlyApplied}) means the engine restarted: purge, forget the
+ * watermark, start over from sequence 0. A batch carrying AllBlocksCleared is applied by Redis as a
+ * purge followed by the events after the clear, so until it applies the stream does not advance: a
+ * temporary error keeps the purge pending instead of leaving a cleared pod looking warm. DUPLICATE
+ * and GAP answers carry the index's watermark, which is the truth. A stream behind its engine
+ * applies consecutive waiting batches as one call ({@link ApplyMerger}).
  *
  * <p>A live batch that cannot be read is asked for again from the replay ring (the live copy may be
  * damaged where the ring's is not); if that copy cannot be read either, or there is none, what the
@@ -35,113 +41,13 @@ import java.util.List;
  * <p>A live stream only moves forward: a live sequence below the watermark but past the last live
  * one is a late copy of a batch a replay already applied (a replay can overtake hundreds of queued
  * live batches), not a restart. Sleep is level-triggered ({@link EngineSleep}): falling asleep
- * purges the stream.
- *
- * <p>A drift resync ({@link #resync}, asked by a router that found the pod over-predicted) is the
- * index-lost path by request: purge, forget the watermark, replay from the ring's oldest batch.
- *
- * <p>Memory. Every batch held is counted in the process's {@link MemoryBudget} ({@link Pending}): a
- * live one only if it fits ({@link Live#OVER_BUDGET} otherwise: dropped, and replayed later as a
- * gap). What a replay or a catch-up brings is held up to the count bound of live batches.
- *
- * <p>Rebuild. A stream with no watermark of its own is rebuilt from what its engine can replay,
- * staged until published; {@link Rebuild} is that life cycle's state machine.
+ * purges the stream. A stream with no watermark of its own is rebuilt from what its engine can
+ * replay, staged until published: the state machine {@link Rebuild}.
  */
 public final class Sequencer {
-  /** Live batches recognised as duplicates once applied: the most recent this many. */
-  static final int RECENT = 256;
-
-  /** Batches applied as one at most (their blocks are bounded by the apply call's chunk too). */
-  static final int MAX_PARTS = 256;
-
-  /** The next thing the stream must do. */
-  public sealed interface Action permits Idle, RunPurge, Apply, RepairGap, Publish {}
-
-  /** Nothing to do until something arrives. */
-  public record Idle() implements Action {}
-
-  /** Purge the stream before anything else; report with {@link #purged}. */
-  public record RunPurge(Purge purge) implements Action {}
-
-  /**
-   * Apply this batch, the stream's next; report with {@link #applied}. {@code staged}: history
-   * replayed while the stream is rebuilt, kept from lookups until {@link Publish}. When the stream
-   * is behind, {@code batch} is several consecutive batches ({@code parts}, in order) as one: their
-   * events in order, the last one's sequence, applied in one call.
-   */
-  public record Apply(Batch batch, boolean staged, List<Batch> parts) implements Action {
-    public Apply {
-      parts = List.copyOf(parts);
-    }
-
-    /** One batch alone. */
-    public Apply(Batch batch, boolean staged) {
-      this(batch, staged, List.of(batch));
-    }
-
-    /** The first batch's sequence ({@code batch.seq()} is the last's). */
-    public long firstSeq() {
-      return parts.get(0).seq();
-    }
-  }
-
-  /**
-   * The replayed history is applied: show it to lookups (the pod looked cold while it was rebuilt).
-   * Report with {@link #published}.
-   */
-  public record Publish() implements Action {}
-
-  /**
-   * Ask the pod's replay socket for every batch from {@code from}: sequences up to {@code firstLive
-   * - 1} are missing, or (when {@code malformed}) batch {@code from} arrived live but could not be
-   * read, and the ring's copy may be intact. Report with {@link #replayed} (or {@link #noReplay}).
-   */
-  public record RepairGap(long from, long firstLive, boolean malformed) implements Action {}
-
-  /**
-   * A purge to run before anything else is applied.
-   *
-   * @param reason the metric tag ({@code sleep}, {@code engine_restart}, ...)
-   * @param mode whether the index forgets the watermark
-   * @param continueFrom the sequence to go on from once done, or -1 to keep the current one
-   */
-  public record Purge(String reason, PurgeMode mode, long continueFrom) {}
-
-  /** What became of a live batch. */
-  public enum Live {
-    /** Waiting in order to be applied. */
-    QUEUED,
-    /** Already applied, or already waiting: the publisher sent it twice. */
-    DUPLICATE,
-    /** Below the watermark and new: the engine restarted; a purge now comes first. */
-    RESTART,
-    /** The pending buffer is full: dropped, and replayed later as a gap. */
-    DROPPED,
-    /** The process's memory budget for live batches is spent: dropped, replayed later as a gap. */
-    OVER_BUDGET
-  }
-
-  /** What a replay did to a gap, as the replay metric tags it. */
-  public enum GapRepair {
-    /** The replay covered the gap and ended. */
-    COVERED,
-    /** The replay covered the gap but went silent before its end marker. */
-    PARTIAL,
-    /** The pod has no replay endpoint: purged (unless new) and went on from the live batch. */
-    ABSENT,
-    /** The replay ended without a batch. */
-    EMPTY,
-    /** The replay said nothing within the idle bound. */
-    SILENT,
-    /** The replay began after the gap's first batch: its ring no longer holds it. */
-    BEYOND_RING,
-    /** The replay sent more than the stream may hold: dropped, purged, went on from live. */
-    TOO_LARGE
-  }
-
   private final Pending pending;
   private final ApplyMerger merger;
-  private final RecentlyApplied recent = new RecentlyApplied(RECENT);
+  private final RecentlyApplied recent = new RecentlyApplied();
   private final EngineSleep sleep = new EngineSleep();
   private long expected = -1;
   private long applied = -1;
@@ -163,16 +69,6 @@ public final class Sequencer {
       int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks, MemoryBudget budget) {
     this.pending = new Pending(maxPending, maxPendingBytes, budget);
     this.merger = new ApplyMerger(mode, mergeBlocks);
-  }
-
-  /** A sequencer whose batches no process budget bounds. */
-  public Sequencer(int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks) {
-    this(maxPending, maxPendingBytes, mode, mergeBlocks, MemoryBudget.unbounded());
-  }
-
-  /** A sequencer that applies one batch per call. */
-  public Sequencer(int maxPending, long maxPendingBytes) {
-    this(maxPending, maxPendingBytes, KeyMode.ENGINE, 0);
   }
 
   /** Bytes of the batches waiting, live and replayed ({@link Batch#bytes()}). */
@@ -298,7 +194,7 @@ public final class Sequencer {
     pending.releaseAll();
     recent.clear();
     lastLive = -1; // the old process's sequences say nothing about the new one's
-    purge = new Purge("engine_restart", PurgeMode.RESET_WATERMARK, 0);
+    purge = Purge.startOver("engine_restart");
   }
 
   /**
@@ -309,7 +205,7 @@ public final class Sequencer {
    */
   public void indexLost() {
     recent.clear();
-    purge = new Purge("index_reset", PurgeMode.RESET_WATERMARK, 0);
+    purge = Purge.startOver("index_reset");
   }
 
   /**
@@ -319,17 +215,16 @@ public final class Sequencer {
    * does all of that and is kept; any other is replaced.
    */
   public void resync() {
-    if (purge != null && purge.mode() == PurgeMode.RESET_WATERMARK && purge.continueFrom() == 0) {
-      return;
+    if (purge == null || !purge.startsOver()) {
+      recent.clear();
+      purge = Purge.startOver("drift");
     }
-    recent.clear();
-    purge = new Purge("drift", PurgeMode.RESET_WATERMARK, 0);
   }
 
   /** Asks for a purge (a level-triggered caller may ask again; one pending purge is enough). */
   public void requestPurge(String reason) {
     if (purge == null) {
-      purge = new Purge(reason, PurgeMode.KEEP_WATERMARK, -1);
+      purge = Purge.keepingWatermark(reason);
     }
   }
 
@@ -394,34 +289,23 @@ public final class Sequencer {
 
   /**
    * The sequence a catch-up asks for: everything after the watermark, and the last applied batch
-   * too when it is remembered, so that {@link #sameEngine} can compare the ring's copy with it.
+   * too when it is remembered ({@link RecentlyApplied#checkableFrom}).
    */
   public long catchUpFrom() {
-    return checkable(expected);
+    return recent.checkableFrom(expected, expected);
   }
 
   /** The sequence the replay for {@code gap} asks from (one early, as for a catch-up). */
   public long replayFrom(RepairGap gap) {
-    return gap.malformed() ? gap.from() : checkable(gap.from());
-  }
-
-  private long checkable(long from) {
-    return from > 0 && from == expected && recent.contains(from - 1) ? from - 1 : from;
+    return gap.malformed() ? gap.from() : recent.checkableFrom(gap.from(), expected);
   }
 
   /**
-   * Whether the replayed batches were published by the engine whose batches were applied: a ring's
-   * copy of an applied batch that is not the batch applied (another payload under the same
-   * sequence) comes from a new process, one whose sequence numbers passed the watermark before the
-   * live socket heard it, so that no sequence ever went backwards. Then {@link #restart}.
+   * Whether the replayed batches come from the engine whose batches were applied ({@link
+   * RecentlyApplied#sameEngine}); if not, {@link #restart}.
    */
   public boolean sameEngine(List<Batch> replayed) {
-    for (Batch b : replayed) {
-      if (b.seq() < expected && b.malformed() == null && recent.differs(b)) {
-        return false;
-      }
-    }
-    return true;
+    return recent.sameEngine(replayed, expected);
   }
 
   /** The replayed batches not yet applied (a catch-up or replay starts one early). */
@@ -505,16 +389,9 @@ public final class Sequencer {
   }
 
   /**
-   * What the apply asked for by {@link Apply} did. APPLIED advances the stream; DUPLICATE and GAP
-   * take the index's watermark (the batch then waits, or is dropped if already applied); FENCED and
-   * SWALLOWED leave everything as it was.
-   */
-  public void applied(Batch batch, ApplyResult result) {
-    applied(new Apply(batch, false), result);
-  }
-
-  /**
-   * {@link #applied(Batch, ApplyResult)} for what {@link Apply} asked for, one batch or several.
+   * What the apply asked for by {@link Apply} did, one batch or several. APPLIED advances the
+   * stream; DUPLICATE and GAP take the index's watermark (the batch then waits, or is dropped if
+   * already applied); FENCED and SWALLOWED leave everything as it was.
    */
   public void applied(Apply apply, ApplyResult result) {
     switch (result.status()) {
@@ -544,7 +421,7 @@ public final class Sequencer {
    * (unless it never applied anything) and goes on from the first live batch.
    */
   public GapRepair noReplay(RepairGap gap) {
-    goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "gap_no_replay");
+    lost(gap, "gap_no_replay");
     return GapRepair.ABSENT;
   }
 
@@ -555,7 +432,7 @@ public final class Sequencer {
    */
   public GapRepair replayed(RepairGap gap, List<Batch> batches, boolean ended) {
     if (batches.isEmpty()) {
-      goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "gap_replay_failed");
+      lost(gap, "gap_replay_failed");
       return ended ? GapRepair.EMPTY : GapRepair.SILENT;
     }
     caughtUp(batches);
@@ -578,15 +455,20 @@ public final class Sequencer {
 
   /** The replay sent more than the stream may hold: what it covered is lost. */
   public GapRepair replayTooLarge(RepairGap gap) {
-    goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "replay_too_large");
+    lost(gap, "replay_too_large");
     return GapRepair.TOO_LARGE;
+  }
+
+  /** What {@code gap} covers is lost: the stream goes on from its first live batch. */
+  private void lost(RepairGap gap, String reason) {
+    goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : reason);
   }
 
   private void goOnFrom(long seq, String reason) {
     if (applied < 0) {
       expected = seq; // a new stream: nothing of it is in the index to be wrong
     } else {
-      purge = new Purge(reason, PurgeMode.RESET_WATERMARK, seq);
+      purge = Purge.goOnFrom(reason, seq);
     }
   }
 }

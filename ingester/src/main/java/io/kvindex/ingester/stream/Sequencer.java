@@ -2,7 +2,6 @@ package io.kvindex.ingester.stream;
 
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.KeyMode;
-import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
 import io.kvindex.ingester.stream.Action.Apply;
 import io.kvindex.ingester.stream.Action.Idle;
@@ -49,13 +48,10 @@ public final class Sequencer {
   private final ApplyMerger merger;
   private final RecentlyApplied recent = new RecentlyApplied();
   private final EngineSleep sleep = new EngineSleep();
-  private long expected = -1;
-  private long applied = -1;
+  private final StreamPosition at = new StreamPosition();
   private long lastLive = -1;
-  private Purge purge;
   private int restarts;
   private long refetched = -1;
-  private Rebuild rebuild = Rebuild.SHOWN;
 
   /**
    * @param maxPending batches buffered at most while waiting (live, or brought by a replay)
@@ -101,12 +97,12 @@ public final class Sequencer {
    * compared with it), or -1 before the watermark is read.
    */
   public long expected() {
-    return expected;
+    return at.expected();
   }
 
   /** Whether the stream's watermark has been read from the index. */
   public boolean started() {
-    return expected >= 0;
+    return at.started();
   }
 
   /** Starts the stream after the index's watermark ({@code -1} when it has none). */
@@ -119,19 +115,12 @@ public final class Sequencer {
    * (its entries are not yet shown), so this owner goes on rebuilding and publishes.
    */
   public void start(long watermark, boolean staged) {
-    expected = watermark + 1;
-    applied = watermark;
-    // a new stream starts from what its engine can replay
-    rebuild =
-        rebuild.on(
-            staged
-                ? Rebuild.Event.STARTED_TAKEN_OVER
-                : watermark < 0 ? Rebuild.Event.STARTED_NEW : Rebuild.Event.STARTED_AT_WATERMARK);
+    at.start(watermark, staged);
   }
 
   /** The last applied sequence, or -1. */
   public long applied() {
-    return applied;
+    return at.applied();
   }
 
   /** Engine restarts seen so far. */
@@ -139,8 +128,9 @@ public final class Sequencer {
     return restarts;
   }
 
+  /** Whether a purge is due before anything else is applied. */
   public boolean purgePending() {
-    return purge != null;
+    return at.purge() != null;
   }
 
   public int pendingBatches() {
@@ -155,7 +145,7 @@ public final class Sequencer {
   /** A live batch arrived. */
   public Live live(Batch batch) {
     long seq = batch.seq();
-    if (seq < expected) {
+    if (seq < at.expected()) {
       boolean resent = recent.resent(batch);
       boolean late = lastLive >= 0 && seq > lastLive;
       if (resent || late) {
@@ -179,7 +169,7 @@ public final class Sequencer {
    * purges the stream; while asleep, nothing from before the sleep adds a block.
    */
   public void asleep(boolean nowAsleep) {
-    long newest = Math.max(expected - 1, lastLive);
+    long newest = Math.max(at.expected() - 1, lastLive);
     if (sleep.report(nowAsleep, Math.max(newest, pending.isEmpty() ? -1 : pending.lastSeq()))) {
       requestPurge("sleep");
     }
@@ -194,7 +184,7 @@ public final class Sequencer {
     pending.releaseAll();
     recent.clear();
     lastLive = -1; // the old process's sequences say nothing about the new one's
-    purge = Purge.startOver("engine_restart");
+    at.startOver("engine_restart");
   }
 
   /**
@@ -205,7 +195,7 @@ public final class Sequencer {
    */
   public void indexLost() {
     recent.clear();
-    purge = Purge.startOver("index_reset");
+    at.startOver("index_reset");
   }
 
   /**
@@ -215,27 +205,25 @@ public final class Sequencer {
    * does all of that and is kept; any other is replaced.
    */
   public void resync() {
-    if (purge == null || !purge.startsOver()) {
+    if (at.startOverUnlessDue("drift")) {
       recent.clear();
-      purge = Purge.startOver("drift");
     }
   }
 
   /** Asks for a purge (a level-triggered caller may ask again; one pending purge is enough). */
   public void requestPurge(String reason) {
-    if (purge == null) {
-      purge = Purge.keepingWatermark(reason);
-    }
+    at.requestPurge(reason);
   }
 
   /** The next thing to do. */
   public Action next() {
-    if (purge != null) {
-      return new RunPurge(purge);
+    if (at.purge() != null) {
+      return new RunPurge(at.purge());
     }
     while (!pending.isEmpty()) {
       Batch batch = pending.first();
       long first = batch.seq();
+      long expected = at.expected();
       if (first < expected) {
         pending.release(first); // applied meanwhile (a replay, or a lost reply)
       } else if (first > expected) {
@@ -249,16 +237,16 @@ public final class Sequencer {
           }
           // Neither the live copy nor the ring's could be read: what it changed is lost.
           pending.release(first);
-          goOnFrom(first + 1, "malformed_batch");
+          at.goOnFrom(first + 1, "malformed_batch");
           return next();
         }
-        return merger.apply(toApply, pending.after(first), sleep::asApplied, rebuild.staging());
+        return merger.apply(toApply, pending.after(first), sleep::asApplied, at.staging());
       }
     }
     // Shown only once past every live batch seen (applied, or gone past on purpose): one dropped
     // for want of room is still missing (the next live batch's gap, or a quiet stream's catch-up,
     // brings it).
-    if (rebuild.mayPublish() && expected > lastLive) {
+    if (at.mayPublish() && at.expected() > lastLive) {
       return new Publish();
     }
     return new Idle();
@@ -275,16 +263,12 @@ public final class Sequencer {
 
   /** What the publish asked for by {@link Publish} did; true when it is done. */
   public boolean published(PurgeStatus status) {
-    if (status != PurgeStatus.PURGED) {
-      return false;
-    }
-    rebuild = rebuild.on(Rebuild.Event.PUBLISHED);
-    return true;
+    return at.published(status);
   }
 
   /** Whether a quiet stream may ask its replay socket for batches after its watermark. */
   public boolean mayCatchUp() {
-    return purge == null && pending.isEmpty() && started();
+    return at.purge() == null && pending.isEmpty() && at.started();
   }
 
   /**
@@ -292,12 +276,12 @@ public final class Sequencer {
    * too when it is remembered ({@link RecentlyApplied#checkableFrom}).
    */
   public long catchUpFrom() {
-    return recent.checkableFrom(expected, expected);
+    return recent.checkableFrom(at.expected(), at.expected());
   }
 
   /** The sequence the replay for {@code gap} asks from (one early, as for a catch-up). */
   public long replayFrom(RepairGap gap) {
-    return gap.malformed() ? gap.from() : recent.checkableFrom(gap.from(), expected);
+    return gap.malformed() ? gap.from() : recent.checkableFrom(gap.from(), at.expected());
   }
 
   /**
@@ -305,12 +289,12 @@ public final class Sequencer {
    * RecentlyApplied#sameEngine}); if not, {@link #restart}.
    */
   public boolean sameEngine(List<Batch> replayed) {
-    return recent.sameEngine(replayed, expected);
+    return recent.sameEngine(replayed, at.expected());
   }
 
   /** The replayed batches not yet applied (a catch-up or replay starts one early). */
   public List<Batch> notApplied(List<Batch> replayed) {
-    return replayed.stream().filter(b -> b.seq() >= expected).toList();
+    return replayed.stream().filter(b -> b.seq() >= at.expected()).toList();
   }
 
   /**
@@ -320,10 +304,10 @@ public final class Sequencer {
    * a gap), and what is newer than all of them is left to the next replay.
    */
   public void caughtUp(List<Batch> batches) {
-    rebuild = rebuild.on(Rebuild.Event.CAUGHT_UP);
+    at.caughtUp();
     for (Batch b : batches) {
       Batch held = pending.get(b.seq());
-      if (b.seq() >= expected
+      if (b.seq() >= at.expected()
           && (held == null || held.malformed() != null && b.malformed() == null)) {
         pending.holdReplayed(b);
       }
@@ -335,7 +319,7 @@ public final class Sequencer {
    * the rebuild is not published until a later catch-up or replay has reached the end.
    */
   public void historyCut() {
-    rebuild = rebuild.on(Rebuild.Event.HISTORY_CUT);
+    at.historyCut();
   }
 
   /** How many more batches may be held now (what a replay window may bring at most). */
@@ -349,7 +333,7 @@ public final class Sequencer {
    */
   public void rejected(Batch batch) {
     pending.release(batch.seq());
-    goOnFrom(batch.seq() + 1, "batch_rejected");
+    at.goOnFrom(batch.seq() + 1, "batch_rejected");
   }
 
   /**
@@ -374,18 +358,7 @@ public final class Sequencer {
 
   /** What the purge asked for by {@link RunPurge} did; true when it is done. */
   public boolean purged(PurgeStatus status) {
-    if (status != PurgeStatus.PURGED) {
-      return false;
-    }
-    if (purge.mode() == PurgeMode.RESET_WATERMARK) {
-      applied = -1;
-      rebuild = rebuild.on(Rebuild.Event.WATERMARK_FORGOTTEN);
-    }
-    if (purge.continueFrom() >= 0) {
-      expected = purge.continueFrom();
-    }
-    purge = null;
-    return true;
+    return at.purged(status);
   }
 
   /**
@@ -398,18 +371,13 @@ public final class Sequencer {
       case APPLIED -> {
         // Live batches too: the stream is shown once it has caught up with its engine, not while
         // the live backlog queued during the replay is still being applied.
-        rebuild = rebuild.on(Rebuild.Event.APPLIED);
         for (Batch part : apply.parts()) {
           pending.release(part.seq());
           recent.add(part);
         }
-        expected = apply.batch().seq() + 1;
-        applied = apply.batch().seq();
+        at.advanced(apply.batch().seq());
       }
-      case DUPLICATE, GAP -> {
-        expected = result.watermark() + 1;
-        applied = result.watermark();
-      }
+      case DUPLICATE, GAP -> at.watermark(result.watermark());
       default -> {
         // FENCED stops the worker; SWALLOWED is tried again after a backoff
       }
@@ -437,8 +405,8 @@ public final class Sequencer {
     }
     caughtUp(batches);
     long first = pending.first().seq();
-    if (first > expected) {
-      goOnFrom(first, "gap_beyond_ring");
+    if (first > at.expected()) {
+      at.goOnFrom(first, "gap_beyond_ring");
       return GapRepair.BEYOND_RING;
     }
     return ended ? GapRepair.COVERED : GapRepair.PARTIAL;
@@ -449,7 +417,7 @@ public final class Sequencer {
    * is past the gap's start: no replay can cover it, so the stream goes on from there.
    */
   public GapRepair beyondRing(RepairGap gap, long oldest) {
-    goOnFrom(Math.min(oldest, gap.firstLive()), "gap_beyond_ring");
+    at.goOnFrom(Math.min(oldest, gap.firstLive()), "gap_beyond_ring");
     return GapRepair.BEYOND_RING;
   }
 
@@ -461,14 +429,6 @@ public final class Sequencer {
 
   /** What {@code gap} covers is lost: the stream goes on from its first live batch. */
   private void lost(RepairGap gap, String reason) {
-    goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : reason);
-  }
-
-  private void goOnFrom(long seq, String reason) {
-    if (applied < 0) {
-      expected = seq; // a new stream: nothing of it is in the index to be wrong
-    } else {
-      purge = Purge.goOnFrom(reason, seq);
-    }
+    at.goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : reason);
   }
 }

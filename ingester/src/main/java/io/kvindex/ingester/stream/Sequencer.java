@@ -12,10 +12,12 @@ import java.util.List;
 
 /**
  * The ordering rules of one stream, with no I/O and no clock: which batch is applied next, which
- * live batch is a duplicate or an engine restart, when a gap needs a replay and what to do with the
- * replay's answer, and which purge must run before anything else. The {@link StreamWorker} feeds it
- * what arrives and what Redis answered, and carries out the {@link Action} it asks for. Not
- * thread-safe: one worker thread drives it.
+ * live batch is a duplicate or an engine restart, when a gap needs a replay, and which purge must
+ * run before anything else. The {@link StreamWorker} feeds it what arrives and what Redis answered,
+ * and carries out the {@link Action} it asks for. It is the worker's one handle on the stream's
+ * order, so it also passes on what its parts say: where the stream stands in the index ({@link
+ * StreamPosition}), what to make of a replay's answer ({@link ReplayAnswers}), and the batches held
+ * with their bytes ({@link Pending}). Not thread-safe: one worker thread drives it.
  *
  * <p>Implementation notes. Batches are applied strictly in sequence order: live batches wait in
  * {@link Pending} (ordered by sequence, each counted in the process's {@link MemoryBudget}) until
@@ -49,6 +51,7 @@ public final class Sequencer {
   private final RecentlyApplied recent = new RecentlyApplied();
   private final EngineSleep sleep = new EngineSleep();
   private final StreamPosition at = new StreamPosition();
+  private final ReplayAnswers replays;
   private long lastLive = -1;
   private int restarts;
   private long refetched = -1;
@@ -65,6 +68,7 @@ public final class Sequencer {
       int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks, MemoryBudget budget) {
     this.pending = new Pending(maxPending, maxPendingBytes, budget);
     this.merger = new ApplyMerger(mode, mergeBlocks);
+    this.replays = new ReplayAnswers(at, pending, recent);
   }
 
   /** Bytes of the batches waiting, live and replayed ({@link Batch#bytes()}). */
@@ -133,6 +137,7 @@ public final class Sequencer {
     return at.purge() != null;
   }
 
+  /** Batches waiting, live and replayed. */
   public int pendingBatches() {
     return pending.size();
   }
@@ -268,20 +273,17 @@ public final class Sequencer {
 
   /** Whether a quiet stream may ask its replay socket for batches after its watermark. */
   public boolean mayCatchUp() {
-    return at.purge() == null && pending.isEmpty() && at.started();
+    return replays.mayCatchUp();
   }
 
-  /**
-   * The sequence a catch-up asks for: everything after the watermark, and the last applied batch
-   * too when it is remembered ({@link RecentlyApplied#checkableFrom}).
-   */
+  /** The sequence a catch-up asks for ({@link ReplayAnswers#catchUpFrom}). */
   public long catchUpFrom() {
-    return recent.checkableFrom(at.expected(), at.expected());
+    return replays.catchUpFrom();
   }
 
-  /** The sequence the replay for {@code gap} asks from (one early, as for a catch-up). */
+  /** The sequence the replay for {@code gap} asks from ({@link ReplayAnswers#replayFrom}). */
   public long replayFrom(RepairGap gap) {
-    return gap.malformed() ? gap.from() : recent.checkableFrom(gap.from(), at.expected());
+    return replays.replayFrom(gap);
   }
 
   /**
@@ -289,29 +291,17 @@ public final class Sequencer {
    * RecentlyApplied#sameEngine}); if not, {@link #restart}.
    */
   public boolean sameEngine(List<Batch> replayed) {
-    return recent.sameEngine(replayed, at.expected());
+    return replays.sameEngine(replayed);
   }
 
   /** The replayed batches not yet applied (a catch-up or replay starts one early). */
   public List<Batch> notApplied(List<Batch> replayed) {
-    return replayed.stream().filter(b -> b.seq() >= at.expected()).toList();
+    return replays.notApplied(replayed);
   }
 
-  /**
-   * Batches a catch-up returned; they are applied in order like live ones. A ring's readable copy
-   * replaces a live one that could not be read. At most as many batches are held as live ones may
-   * wait: when full, the newest batch waiting makes room for an older one (it is replayed later, as
-   * a gap), and what is newer than all of them is left to the next replay.
-   */
+  /** Batches a catch-up returned, held to be applied in order ({@link ReplayAnswers#caughtUp}). */
   public void caughtUp(List<Batch> batches) {
-    at.caughtUp();
-    for (Batch b : batches) {
-      Batch held = pending.get(b.seq());
-      if (b.seq() >= at.expected()
-          && (held == null || held.malformed() != null && b.malformed() == null)) {
-        pending.holdReplayed(b);
-      }
-    }
+    replays.caughtUp(batches);
   }
 
   /**
@@ -384,51 +374,23 @@ public final class Sequencer {
     }
   }
 
-  /**
-   * The pod has no replay endpoint: what the gap lost cannot be recovered, so the stream is purged
-   * (unless it never applied anything) and goes on from the first live batch.
-   */
+  /** The pod has no replay endpoint ({@link ReplayAnswers#noReplay}). */
   public GapRepair noReplay(RepairGap gap) {
-    lost(gap, "gap_no_replay");
-    return GapRepair.ABSENT;
+    return replays.noReplay(gap);
   }
 
-  /**
-   * What a replay from {@code gap.from()} returned.
-   *
-   * @param ended whether the end marker arrived
-   */
+  /** What a replay for {@code gap} returned ({@link ReplayAnswers#replayed}). */
   public GapRepair replayed(RepairGap gap, List<Batch> batches, boolean ended) {
-    if (batches.isEmpty()) {
-      lost(gap, "gap_replay_failed");
-      return ended ? GapRepair.EMPTY : GapRepair.SILENT;
-    }
-    caughtUp(batches);
-    long first = pending.first().seq();
-    if (first > at.expected()) {
-      at.goOnFrom(first, "gap_beyond_ring");
-      return GapRepair.BEYOND_RING;
-    }
-    return ended ? GapRepair.COVERED : GapRepair.PARTIAL;
+    return replays.replayed(gap, batches, ended);
   }
 
-  /**
-   * A replay for {@code gap} had no room for a batch, but the ring's oldest batch, {@code oldest},
-   * is past the gap's start: no replay can cover it, so the stream goes on from there.
-   */
+  /** The ring's oldest batch is past the gap's start ({@link ReplayAnswers#beyondRing}). */
   public GapRepair beyondRing(RepairGap gap, long oldest) {
-    at.goOnFrom(Math.min(oldest, gap.firstLive()), "gap_beyond_ring");
-    return GapRepair.BEYOND_RING;
+    return replays.beyondRing(gap, oldest);
   }
 
-  /** The replay sent more than the stream may hold: what it covered is lost. */
+  /** The replay sent more than the stream may hold ({@link ReplayAnswers#replayTooLarge}). */
   public GapRepair replayTooLarge(RepairGap gap) {
-    lost(gap, "replay_too_large");
-    return GapRepair.TOO_LARGE;
-  }
-
-  /** What {@code gap} covers is lost: the stream goes on from its first live batch. */
-  private void lost(RepairGap gap, String reason) {
-    at.goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : reason);
+    return replays.replayTooLarge(gap);
   }
 }

@@ -359,12 +359,12 @@ public final class Sequencer {
   public void applied(Apply apply, ApplyResult result) {
     switch (result.status()) {
       case APPLIED -> {
-        // Live batches too: the stream is shown once it has caught up with its engine, not while
-        // the live backlog queued during the replay is still being applied.
         for (Batch part : apply.parts()) {
           pending.release(part.seq());
           recent.add(part);
         }
+        // Live batches too: the stream is shown once it has caught up with its engine, not while
+        // the live backlog queued during the replay is still being applied.
         at.advanced(apply.batch().seq());
       }
       case DUPLICATE, GAP -> at.watermark(result.watermark());

@@ -3,7 +3,7 @@ package io.kvindex.ingester.stream;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.BatchCheck;
 import io.kvindex.index.KeyMode;
-import io.kvindex.ingester.stream.Sequencer.Apply;
+import io.kvindex.ingester.stream.Action.Apply;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
@@ -15,6 +15,9 @@ import java.util.function.UnaryOperator;
  * thread-safe: one worker thread drives it.
  */
 final class ApplyMerger {
+  /** Batches applied as one at most (their blocks are bounded by the apply call's chunk too). */
+  static final int MAX_PARTS = 256;
+
   private final KeyMode mode;
   private int blocks;
 
@@ -56,7 +59,7 @@ final class ApplyMerger {
     List<Batch> parts = new ArrayList<>(List.of(head));
     for (Batch b : after) {
       boolean next = b.seq() == head.seq() + parts.size() && b.seq() > aloneThrough;
-      if (!next || b.malformed() != null || parts.size() >= Sequencer.MAX_PARTS) {
+      if (!next || b.malformed() != null || parts.size() >= MAX_PARTS) {
         break;
       }
       Batch part = asApplied.apply(b);

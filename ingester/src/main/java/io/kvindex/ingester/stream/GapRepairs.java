@@ -1,8 +1,7 @@
 package io.kvindex.ingester.stream;
 
 import io.kvindex.ingester.Shared;
-import io.kvindex.ingester.stream.Sequencer.GapRepair;
-import io.kvindex.ingester.stream.Sequencer.RepairGap;
+import io.kvindex.ingester.stream.Action.RepairGap;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;

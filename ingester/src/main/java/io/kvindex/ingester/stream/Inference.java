@@ -231,7 +231,7 @@ final class Inference {
    * staged rebuild (the ring replayed from its start after a purge, which cleared the model) is
    * history, not lag, and is not judged.
    */
-  void applied(Sequencer.Apply action) {
+  void applied(Action.Apply action) {
     if (action.staged()) {
       return;
     }

@@ -31,15 +31,15 @@ final class Pending {
   }
 
   /** Holds a new live batch if it fits the bounds and the budget; says what became of it. */
-  Sequencer.Live admitLive(Batch batch) {
+  Live admitLive(Batch batch) {
     if (batches.size() >= maxBatches || liveBytes + batch.bytes() > maxLiveBytes) {
-      return Sequencer.Live.DROPPED;
+      return Live.DROPPED;
     }
     if (!budget.tryTake(MemoryBudget.Use.LIVE, batch.bytes())) {
-      return Sequencer.Live.OVER_BUDGET;
+      return Live.OVER_BUDGET;
     }
     put(batch);
-    return Sequencer.Live.QUEUED;
+    return Live.QUEUED;
   }
 
   /**

@@ -2,29 +2,36 @@ package io.kvindex.ingester.stream;
 
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.KeyMode;
-import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
+import io.kvindex.ingester.stream.Action.Apply;
+import io.kvindex.ingester.stream.Action.Idle;
+import io.kvindex.ingester.stream.Action.Publish;
+import io.kvindex.ingester.stream.Action.RepairGap;
+import io.kvindex.ingester.stream.Action.RunPurge;
 import java.util.List;
 
 /**
  * The ordering rules of one stream, with no I/O and no clock: which batch is applied next, which
- * live batch is a duplicate or an engine restart, when a gap needs a replay and what to do with the
- * replay's answer, and which purge must run before anything else. The {@link StreamWorker} feeds it
- * what arrives and what Redis answered, and carries out the {@link Action} it asks for. Not
- * thread-safe: one worker thread drives it.
+ * live batch is a duplicate or an engine restart, when a gap needs a replay, and which purge must
+ * run before anything else. The {@link StreamWorker} feeds it what arrives and what Redis answered,
+ * and carries out the {@link Action} it asks for. It is the worker's one handle on the stream's
+ * order, so it also passes on what its parts say: where the stream stands in the index ({@link
+ * StreamPosition}), what to make of a replay's answer ({@link ReplayAnswers}), and the batches held
+ * with their bytes ({@link Pending}). Not thread-safe: one worker thread drives it.
  *
  * <p>Implementation notes. Batches are applied strictly in sequence order: live batches wait in
- * {@code pending} (ordered by sequence) until every earlier one is applied. A batch is in exactly
- * one place: pending, or applied (its sequence is then below {@code expected}, the index's
- * watermark + 1). A gap (the lowest pending sequence is above {@code expected}) is repaired by a
- * replay from {@code expected}; when the replay cannot cover the gap the stream is purged and goes
- * on from the oldest batch available (a stream that never applied anything just starts there). A
- * live sequence below {@code expected} that is not a recent duplicate means the engine restarted:
- * purge, forget the watermark, start over from sequence 0. A batch carrying AllBlocksCleared is
- * applied by Redis as a purge followed by the events after the clear, so until it applies the
- * stream does not advance: a temporary error keeps the purge pending instead of leaving a cleared
- * pod looking warm. DUPLICATE and GAP answers carry the index's watermark, which is the truth. A
- * stream behind its engine applies consecutive waiting batches as one call ({@link ApplyMerger}).
+ * {@link Pending} (ordered by sequence, each counted in the process's {@link MemoryBudget}) until
+ * every earlier one is applied. A batch is in exactly one place: pending, or applied (its sequence
+ * is then below {@code expected}, the index's watermark + 1). A gap (the lowest pending sequence is
+ * above {@code expected}) is repaired by a replay from {@code expected}; when the replay cannot
+ * cover the gap the stream is purged and goes on from the oldest batch available (a stream that
+ * never applied anything just starts there). A live sequence below {@code expected} that is not a
+ * recent duplicate ({@link RecentlyApplied}) means the engine restarted: purge, forget the
+ * watermark, start over from sequence 0. A batch carrying AllBlocksCleared is applied by Redis as a
+ * purge followed by the events after the clear, so until it applies the stream does not advance: a
+ * temporary error keeps the purge pending instead of leaving a cleared pod looking warm. DUPLICATE
+ * and GAP answers carry the index's watermark, which is the truth. A stream behind its engine
+ * applies consecutive waiting batches as one call ({@link ApplyMerger}).
  *
  * <p>A live batch that cannot be read is asked for again from the replay ring (the live copy may be
  * damaged where the ring's is not); if that copy cannot be read either, or there is none, what the
@@ -35,121 +42,19 @@ import java.util.List;
  * <p>A live stream only moves forward: a live sequence below the watermark but past the last live
  * one is a late copy of a batch a replay already applied (a replay can overtake hundreds of queued
  * live batches), not a restart. Sleep is level-triggered ({@link EngineSleep}): falling asleep
- * purges the stream.
- *
- * <p>A drift resync ({@link #resync}, asked by a router that found the pod over-predicted) is the
- * index-lost path by request: purge, forget the watermark, replay from the ring's oldest batch.
- *
- * <p>Memory. Every batch held is counted in the process's {@link MemoryBudget} ({@link Pending}): a
- * live one only if it fits ({@link Live#OVER_BUDGET} otherwise: dropped, and replayed later as a
- * gap). What a replay or a catch-up brings is held up to the count bound of live batches.
- *
- * <p>Rebuild. A stream with no watermark of its own is rebuilt from what its engine can replay,
- * staged until published; {@link Rebuild} is that life cycle's state machine.
+ * purges the stream. A stream with no watermark of its own is rebuilt from what its engine can
+ * replay, staged until published: the state machine {@link Rebuild}.
  */
 public final class Sequencer {
-  /** Live batches recognised as duplicates once applied: the most recent this many. */
-  static final int RECENT = 256;
-
-  /** Batches applied as one at most (their blocks are bounded by the apply call's chunk too). */
-  static final int MAX_PARTS = 256;
-
-  /** The next thing the stream must do. */
-  public sealed interface Action permits Idle, RunPurge, Apply, RepairGap, Publish {}
-
-  /** Nothing to do until something arrives. */
-  public record Idle() implements Action {}
-
-  /** Purge the stream before anything else; report with {@link #purged}. */
-  public record RunPurge(Purge purge) implements Action {}
-
-  /**
-   * Apply this batch, the stream's next; report with {@link #applied}. {@code staged}: history
-   * replayed while the stream is rebuilt, kept from lookups until {@link Publish}. When the stream
-   * is behind, {@code batch} is several consecutive batches ({@code parts}, in order) as one: their
-   * events in order, the last one's sequence, applied in one call.
-   */
-  public record Apply(Batch batch, boolean staged, List<Batch> parts) implements Action {
-    public Apply {
-      parts = List.copyOf(parts);
-    }
-
-    /** One batch alone. */
-    public Apply(Batch batch, boolean staged) {
-      this(batch, staged, List.of(batch));
-    }
-
-    /** The first batch's sequence ({@code batch.seq()} is the last's). */
-    public long firstSeq() {
-      return parts.get(0).seq();
-    }
-  }
-
-  /**
-   * The replayed history is applied: show it to lookups (the pod looked cold while it was rebuilt).
-   * Report with {@link #published}.
-   */
-  public record Publish() implements Action {}
-
-  /**
-   * Ask the pod's replay socket for every batch from {@code from}: sequences up to {@code firstLive
-   * - 1} are missing, or (when {@code malformed}) batch {@code from} arrived live but could not be
-   * read, and the ring's copy may be intact. Report with {@link #replayed} (or {@link #noReplay}).
-   */
-  public record RepairGap(long from, long firstLive, boolean malformed) implements Action {}
-
-  /**
-   * A purge to run before anything else is applied.
-   *
-   * @param reason the metric tag ({@code sleep}, {@code engine_restart}, ...)
-   * @param mode whether the index forgets the watermark
-   * @param continueFrom the sequence to go on from once done, or -1 to keep the current one
-   */
-  public record Purge(String reason, PurgeMode mode, long continueFrom) {}
-
-  /** What became of a live batch. */
-  public enum Live {
-    /** Waiting in order to be applied. */
-    QUEUED,
-    /** Already applied, or already waiting: the publisher sent it twice. */
-    DUPLICATE,
-    /** Below the watermark and new: the engine restarted; a purge now comes first. */
-    RESTART,
-    /** The pending buffer is full: dropped, and replayed later as a gap. */
-    DROPPED,
-    /** The process's memory budget for live batches is spent: dropped, replayed later as a gap. */
-    OVER_BUDGET
-  }
-
-  /** What a replay did to a gap, as the replay metric tags it. */
-  public enum GapRepair {
-    /** The replay covered the gap and ended. */
-    COVERED,
-    /** The replay covered the gap but went silent before its end marker. */
-    PARTIAL,
-    /** The pod has no replay endpoint: purged (unless new) and went on from the live batch. */
-    ABSENT,
-    /** The replay ended without a batch. */
-    EMPTY,
-    /** The replay said nothing within the idle bound. */
-    SILENT,
-    /** The replay began after the gap's first batch: its ring no longer holds it. */
-    BEYOND_RING,
-    /** The replay sent more than the stream may hold: dropped, purged, went on from live. */
-    TOO_LARGE
-  }
-
   private final Pending pending;
   private final ApplyMerger merger;
-  private final RecentlyApplied recent = new RecentlyApplied(RECENT);
+  private final RecentlyApplied recent = new RecentlyApplied();
   private final EngineSleep sleep = new EngineSleep();
-  private long expected = -1;
-  private long applied = -1;
+  private final StreamPosition at = new StreamPosition();
+  private final ReplayAnswers replays;
   private long lastLive = -1;
-  private Purge purge;
   private int restarts;
   private long refetched = -1;
-  private Rebuild rebuild = Rebuild.SHOWN;
 
   /**
    * @param maxPending batches buffered at most while waiting (live, or brought by a replay)
@@ -163,16 +68,7 @@ public final class Sequencer {
       int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks, MemoryBudget budget) {
     this.pending = new Pending(maxPending, maxPendingBytes, budget);
     this.merger = new ApplyMerger(mode, mergeBlocks);
-  }
-
-  /** A sequencer whose batches no process budget bounds. */
-  public Sequencer(int maxPending, long maxPendingBytes, KeyMode mode, int mergeBlocks) {
-    this(maxPending, maxPendingBytes, mode, mergeBlocks, MemoryBudget.unbounded());
-  }
-
-  /** A sequencer that applies one batch per call. */
-  public Sequencer(int maxPending, long maxPendingBytes) {
-    this(maxPending, maxPendingBytes, KeyMode.ENGINE, 0);
+    this.replays = new ReplayAnswers(at, pending, recent);
   }
 
   /** Bytes of the batches waiting, live and replayed ({@link Batch#bytes()}). */
@@ -205,12 +101,12 @@ public final class Sequencer {
    * compared with it), or -1 before the watermark is read.
    */
   public long expected() {
-    return expected;
+    return at.expected();
   }
 
   /** Whether the stream's watermark has been read from the index. */
   public boolean started() {
-    return expected >= 0;
+    return at.started();
   }
 
   /** Starts the stream after the index's watermark ({@code -1} when it has none). */
@@ -223,19 +119,12 @@ public final class Sequencer {
    * (its entries are not yet shown), so this owner goes on rebuilding and publishes.
    */
   public void start(long watermark, boolean staged) {
-    expected = watermark + 1;
-    applied = watermark;
-    // a new stream starts from what its engine can replay
-    rebuild =
-        rebuild.on(
-            staged
-                ? Rebuild.Event.STARTED_TAKEN_OVER
-                : watermark < 0 ? Rebuild.Event.STARTED_NEW : Rebuild.Event.STARTED_AT_WATERMARK);
+    at.start(watermark, staged);
   }
 
   /** The last applied sequence, or -1. */
   public long applied() {
-    return applied;
+    return at.applied();
   }
 
   /** Engine restarts seen so far. */
@@ -243,10 +132,12 @@ public final class Sequencer {
     return restarts;
   }
 
+  /** Whether a purge is due before anything else is applied. */
   public boolean purgePending() {
-    return purge != null;
+    return at.purge() != null;
   }
 
+  /** Batches waiting, live and replayed. */
   public int pendingBatches() {
     return pending.size();
   }
@@ -259,7 +150,7 @@ public final class Sequencer {
   /** A live batch arrived. */
   public Live live(Batch batch) {
     long seq = batch.seq();
-    if (seq < expected) {
+    if (seq < at.expected()) {
       boolean resent = recent.resent(batch);
       boolean late = lastLive >= 0 && seq > lastLive;
       if (resent || late) {
@@ -283,7 +174,7 @@ public final class Sequencer {
    * purges the stream; while asleep, nothing from before the sleep adds a block.
    */
   public void asleep(boolean nowAsleep) {
-    long newest = Math.max(expected - 1, lastLive);
+    long newest = Math.max(at.expected() - 1, lastLive);
     if (sleep.report(nowAsleep, Math.max(newest, pending.isEmpty() ? -1 : pending.lastSeq()))) {
       requestPurge("sleep");
     }
@@ -298,7 +189,7 @@ public final class Sequencer {
     pending.releaseAll();
     recent.clear();
     lastLive = -1; // the old process's sequences say nothing about the new one's
-    purge = new Purge("engine_restart", PurgeMode.RESET_WATERMARK, 0);
+    at.startOver("engine_restart");
   }
 
   /**
@@ -309,7 +200,7 @@ public final class Sequencer {
    */
   public void indexLost() {
     recent.clear();
-    purge = new Purge("index_reset", PurgeMode.RESET_WATERMARK, 0);
+    at.startOver("index_reset");
   }
 
   /**
@@ -319,28 +210,25 @@ public final class Sequencer {
    * does all of that and is kept; any other is replaced.
    */
   public void resync() {
-    if (purge != null && purge.mode() == PurgeMode.RESET_WATERMARK && purge.continueFrom() == 0) {
-      return;
+    if (at.startOverUnlessDue("drift")) {
+      recent.clear();
     }
-    recent.clear();
-    purge = new Purge("drift", PurgeMode.RESET_WATERMARK, 0);
   }
 
   /** Asks for a purge (a level-triggered caller may ask again; one pending purge is enough). */
   public void requestPurge(String reason) {
-    if (purge == null) {
-      purge = new Purge(reason, PurgeMode.KEEP_WATERMARK, -1);
-    }
+    at.requestPurge(reason);
   }
 
   /** The next thing to do. */
   public Action next() {
-    if (purge != null) {
-      return new RunPurge(purge);
+    if (at.purge() != null) {
+      return new RunPurge(at.purge());
     }
     while (!pending.isEmpty()) {
       Batch batch = pending.first();
       long first = batch.seq();
+      long expected = at.expected();
       if (first < expected) {
         pending.release(first); // applied meanwhile (a replay, or a lost reply)
       } else if (first > expected) {
@@ -354,16 +242,16 @@ public final class Sequencer {
           }
           // Neither the live copy nor the ring's could be read: what it changed is lost.
           pending.release(first);
-          goOnFrom(first + 1, "malformed_batch");
+          at.goOnFrom(first + 1, "malformed_batch");
           return next();
         }
-        return merger.apply(toApply, pending.after(first), sleep::asApplied, rebuild.staging());
+        return merger.apply(toApply, pending.after(first), sleep::asApplied, at.staging());
       }
     }
     // Shown only once past every live batch seen (applied, or gone past on purpose): one dropped
     // for want of room is still missing (the next live batch's gap, or a quiet stream's catch-up,
     // brings it).
-    if (rebuild.mayPublish() && expected > lastLive) {
+    if (at.mayPublish() && at.expected() > lastLive) {
       return new Publish();
     }
     return new Idle();
@@ -380,84 +268,45 @@ public final class Sequencer {
 
   /** What the publish asked for by {@link Publish} did; true when it is done. */
   public boolean published(PurgeStatus status) {
-    if (status != PurgeStatus.PURGED) {
-      return false;
-    }
-    rebuild = rebuild.on(Rebuild.Event.PUBLISHED);
-    return true;
+    return at.published(status);
   }
 
   /** Whether a quiet stream may ask its replay socket for batches after its watermark. */
   public boolean mayCatchUp() {
-    return purge == null && pending.isEmpty() && started();
+    return replays.mayCatchUp();
   }
 
-  /**
-   * The sequence a catch-up asks for: everything after the watermark, and the last applied batch
-   * too when it is remembered, so that {@link #sameEngine} can compare the ring's copy with it.
-   */
+  /** The sequence a catch-up asks for ({@link ReplayAnswers#catchUpFrom}). */
   public long catchUpFrom() {
-    return checkable(expected);
+    return replays.catchUpFrom();
   }
 
-  /** The sequence the replay for {@code gap} asks from (one early, as for a catch-up). */
+  /** The sequence the replay for {@code gap} asks from ({@link ReplayAnswers#replayFrom}). */
   public long replayFrom(RepairGap gap) {
-    return gap.malformed() ? gap.from() : checkable(gap.from());
-  }
-
-  private long checkable(long from) {
-    return from > 0 && from == expected && recent.contains(from - 1) ? from - 1 : from;
+    return replays.replayFrom(gap);
   }
 
   /**
-   * Whether the replayed batches were published by the engine whose batches were applied: a ring's
-   * copy of an applied batch that is not the batch applied (another payload under the same
-   * sequence) comes from a new process, one whose sequence numbers passed the watermark before the
-   * live socket heard it, so that no sequence ever went backwards. Then {@link #restart}.
+   * Whether the replayed batches come from the engine whose batches were applied ({@link
+   * RecentlyApplied#sameEngine}); if not, {@link #restart}.
    */
   public boolean sameEngine(List<Batch> replayed) {
-    for (Batch b : replayed) {
-      if (b.seq() < expected && b.malformed() == null && recent.differs(b)) {
-        return false;
-      }
-    }
-    return true;
+    return replays.sameEngine(replayed);
   }
 
-  /**
-   * Whether the replayed batches hold a copy of an applied batch this stream remembers, so that
-   * {@link #sameEngine} had something to compare: a ring that holds none (a new process that has
-   * not published as far yet, or no answer) says nothing about which engine published it.
-   */
+  /** Whether the replayed batches held something to compare ({@link RecentlyApplied#compared}). */
   public boolean compared(List<Batch> replayed) {
-    for (Batch b : replayed) {
-      if (b.seq() < expected && b.malformed() == null && recent.contains(b.seq())) {
-        return true;
-      }
-    }
-    return false;
+    return replays.compared(replayed);
   }
 
   /** The replayed batches not yet applied (a catch-up or replay starts one early). */
   public List<Batch> notApplied(List<Batch> replayed) {
-    return replayed.stream().filter(b -> b.seq() >= expected).toList();
+    return replays.notApplied(replayed);
   }
 
-  /**
-   * Batches a catch-up returned; they are applied in order like live ones. A ring's readable copy
-   * replaces a live one that could not be read. At most as many batches are held as live ones may
-   * wait: when full, the newest batch waiting makes room for an older one (it is replayed later, as
-   * a gap), and what is newer than all of them is left to the next replay.
-   */
+  /** Batches a catch-up returned, held to be applied in order ({@link ReplayAnswers#caughtUp}). */
   public void caughtUp(List<Batch> batches) {
-    rebuild = rebuild.on(Rebuild.Event.CAUGHT_UP);
-    for (Batch b : batches) {
-      Batch held = pending.get(b.seq());
-      if (b.seq() >= expected
-          && (held == null || held.malformed() != null && b.malformed() == null)) {
-        pending.holdReplayed(b);
-      }
-    }
+    replays.caughtUp(batches);
   }
 
   /**
@@ -465,7 +314,7 @@ public final class Sequencer {
    * the rebuild is not published until a later catch-up or replay has reached the end.
    */
   public void historyCut() {
-    rebuild = rebuild.on(Rebuild.Event.HISTORY_CUT);
+    at.historyCut();
   }
 
   /** How many more batches may be held now (what a replay window may bring at most). */
@@ -479,7 +328,7 @@ public final class Sequencer {
    */
   public void rejected(Batch batch) {
     pending.release(batch.seq());
-    goOnFrom(batch.seq() + 1, "batch_rejected");
+    at.goOnFrom(batch.seq() + 1, "batch_rejected");
   }
 
   /**
@@ -504,103 +353,49 @@ public final class Sequencer {
 
   /** What the purge asked for by {@link RunPurge} did; true when it is done. */
   public boolean purged(PurgeStatus status) {
-    if (status != PurgeStatus.PURGED) {
-      return false;
-    }
-    if (purge.mode() == PurgeMode.RESET_WATERMARK) {
-      applied = -1;
-      rebuild = rebuild.on(Rebuild.Event.WATERMARK_FORGOTTEN);
-    }
-    if (purge.continueFrom() >= 0) {
-      expected = purge.continueFrom();
-    }
-    purge = null;
-    return true;
+    return at.purged(status);
   }
 
   /**
-   * What the apply asked for by {@link Apply} did. APPLIED advances the stream; DUPLICATE and GAP
-   * take the index's watermark (the batch then waits, or is dropped if already applied); FENCED and
-   * SWALLOWED leave everything as it was.
-   */
-  public void applied(Batch batch, ApplyResult result) {
-    applied(new Apply(batch, false), result);
-  }
-
-  /**
-   * {@link #applied(Batch, ApplyResult)} for what {@link Apply} asked for, one batch or several.
+   * What the apply asked for by {@link Apply} did, one batch or several. APPLIED advances the
+   * stream; DUPLICATE and GAP take the index's watermark (the batch then waits, or is dropped if
+   * already applied); FENCED and SWALLOWED leave everything as it was.
    */
   public void applied(Apply apply, ApplyResult result) {
     switch (result.status()) {
       case APPLIED -> {
-        // Live batches too: the stream is shown once it has caught up with its engine, not while
-        // the live backlog queued during the replay is still being applied.
-        rebuild = rebuild.on(Rebuild.Event.APPLIED);
         for (Batch part : apply.parts()) {
           pending.release(part.seq());
           recent.add(part);
         }
-        expected = apply.batch().seq() + 1;
-        applied = apply.batch().seq();
+        // Live batches too: the stream is shown once it has caught up with its engine, not while
+        // the live backlog queued during the replay is still being applied.
+        at.advanced(apply.batch().seq());
       }
-      case DUPLICATE, GAP -> {
-        expected = result.watermark() + 1;
-        applied = result.watermark();
-      }
+      case DUPLICATE, GAP -> at.watermark(result.watermark());
       default -> {
         // FENCED stops the worker; SWALLOWED is tried again after a backoff
       }
     }
   }
 
-  /**
-   * The pod has no replay endpoint: what the gap lost cannot be recovered, so the stream is purged
-   * (unless it never applied anything) and goes on from the first live batch.
-   */
+  /** The pod has no replay endpoint ({@link ReplayAnswers#noReplay}). */
   public GapRepair noReplay(RepairGap gap) {
-    goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "gap_no_replay");
-    return GapRepair.ABSENT;
+    return replays.noReplay(gap);
   }
 
-  /**
-   * What a replay from {@code gap.from()} returned.
-   *
-   * @param ended whether the end marker arrived
-   */
+  /** What a replay for {@code gap} returned ({@link ReplayAnswers#replayed}). */
   public GapRepair replayed(RepairGap gap, List<Batch> batches, boolean ended) {
-    if (batches.isEmpty()) {
-      goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "gap_replay_failed");
-      return ended ? GapRepair.EMPTY : GapRepair.SILENT;
-    }
-    caughtUp(batches);
-    long first = pending.first().seq();
-    if (first > expected) {
-      goOnFrom(first, "gap_beyond_ring");
-      return GapRepair.BEYOND_RING;
-    }
-    return ended ? GapRepair.COVERED : GapRepair.PARTIAL;
+    return replays.replayed(gap, batches, ended);
   }
 
-  /**
-   * A replay for {@code gap} had no room for a batch, but the ring's oldest batch, {@code oldest},
-   * is past the gap's start: no replay can cover it, so the stream goes on from there.
-   */
+  /** The ring's oldest batch is past the gap's start ({@link ReplayAnswers#beyondRing}). */
   public GapRepair beyondRing(RepairGap gap, long oldest) {
-    goOnFrom(Math.min(oldest, gap.firstLive()), "gap_beyond_ring");
-    return GapRepair.BEYOND_RING;
+    return replays.beyondRing(gap, oldest);
   }
 
-  /** The replay sent more than the stream may hold: what it covered is lost. */
+  /** The replay sent more than the stream may hold ({@link ReplayAnswers#replayTooLarge}). */
   public GapRepair replayTooLarge(RepairGap gap) {
-    goOnFrom(gap.firstLive(), gap.malformed() ? "malformed_batch" : "replay_too_large");
-    return GapRepair.TOO_LARGE;
-  }
-
-  private void goOnFrom(long seq, String reason) {
-    if (applied < 0) {
-      expected = seq; // a new stream: nothing of it is in the index to be wrong
-    } else {
-      purge = new Purge(reason, PurgeMode.RESET_WATERMARK, seq);
-    }
+    return replays.replayTooLarge(gap);
   }
 }

@@ -6,11 +6,10 @@ import io.kvindex.index.StreamId;
 import io.kvindex.ingester.IngesterMetrics.Operation;
 import io.kvindex.ingester.Shared;
 import io.kvindex.ingester.discovery.PodSpec;
-import io.kvindex.ingester.stream.Sequencer.Action;
-import io.kvindex.ingester.stream.Sequencer.Apply;
-import io.kvindex.ingester.stream.Sequencer.Publish;
-import io.kvindex.ingester.stream.Sequencer.RepairGap;
-import io.kvindex.ingester.stream.Sequencer.RunPurge;
+import io.kvindex.ingester.stream.Action.Apply;
+import io.kvindex.ingester.stream.Action.Publish;
+import io.kvindex.ingester.stream.Action.RepairGap;
+import io.kvindex.ingester.stream.Action.RunPurge;
 import io.kvindex.ingester.stream.StreamStatus.State;
 import io.kvindex.ingester.stream.Timers.Due;
 import io.kvindex.redis.RedisUnavailableException;
@@ -344,7 +343,7 @@ public final class StreamWorker implements Runnable {
    */
   private void readWaiting() {
     for (int more = 0;
-        more < Sequencer.MAX_PARTS && sub != null && !sequencer.purgePending() && sub.waiting();
+        more < ApplyMerger.MAX_PARTS && sub != null && !sequencer.purgePending() && sub.waiting();
         more++) {
       take(sub.receive());
     }

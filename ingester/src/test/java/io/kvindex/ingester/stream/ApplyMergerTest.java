@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.KeyMode;
-import io.kvindex.ingester.stream.Sequencer.Apply;
+import io.kvindex.ingester.stream.Action.Apply;
 import java.util.List;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;

@@ -10,8 +10,8 @@ import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.StreamId;
+import io.kvindex.ingester.stream.Action.Apply;
 import io.kvindex.ingester.stream.MemoryBudget.Use;
-import io.kvindex.ingester.stream.Sequencer.Apply;
 import io.kvindex.wire.EventMessage;
 import io.kvindex.wire.KvEventEncoder;
 import io.kvindex.wire.WireEra;
@@ -127,10 +127,10 @@ class MemoryBudgetTest {
     Sequencer s = new Sequencer(1000, Long.MAX_VALUE, KeyMode.ENGINE, 0, budget);
     s.start(-1);
     Batch big = batch(5, 600 << 10, true);
-    assertThat(s.live(big)).isEqualTo(Sequencer.Live.QUEUED);
+    assertThat(s.live(big)).isEqualTo(Live.QUEUED);
     assertThat(s.live(batch(6, 600 << 10, true)))
         .as("the live half (1 MiB) is spent")
-        .isEqualTo(Sequencer.Live.OVER_BUDGET);
+        .isEqualTo(Live.OVER_BUDGET);
     assertThat(budget.used(Use.LIVE)).isEqualTo(big.bytes());
 
     s.caughtUp(List.of(batch(0, 100, false), batch(1, 100, false)));

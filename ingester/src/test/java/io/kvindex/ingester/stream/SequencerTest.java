@@ -9,10 +9,9 @@ import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.PurgeMode;
 import io.kvindex.index.PurgeStatus;
-import io.kvindex.ingester.stream.Sequencer.Action;
-import io.kvindex.ingester.stream.Sequencer.Apply;
-import io.kvindex.ingester.stream.Sequencer.RepairGap;
-import io.kvindex.ingester.stream.Sequencer.RunPurge;
+import io.kvindex.ingester.stream.Action.Apply;
+import io.kvindex.ingester.stream.Action.RepairGap;
+import io.kvindex.ingester.stream.Action.RunPurge;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -421,7 +420,7 @@ class SequencerTest {
   void live_duplicatesAreRecognisedWithinTheRecentWindow() {
     Drive d = new Drive(1000);
     StringBuilder steps = new StringBuilder("start -1");
-    for (int s = 0; s < Sequencer.RECENT; s++) {
+    for (int s = 0; s < RecentlyApplied.BATCHES; s++) {
       steps.append("; live ").append(s).append("; next; applied APPLIED");
     }
     d.run(steps.toString());
@@ -453,15 +452,15 @@ class SequencerTest {
 
   @Test
   void live_pastThePendingBytes_dropped() {
-    Sequencer s = new Sequencer(100, 100);
+    Sequencer s = sequencer(100, 100, 0);
     s.start(-1);
     s.live(new Batch(5, 5, ONE_EVENT, null, true, 60)); // waits: 0..4 are missing
-    assertThat(s.live(new Batch(6, 6, ONE_EVENT, null, true, 40))).isEqualTo(Sequencer.Live.QUEUED);
-    assertThat(s.live(new Batch(7, 7, ONE_EVENT, null, true, 1))).isEqualTo(Sequencer.Live.DROPPED);
+    assertThat(s.live(new Batch(6, 6, ONE_EVENT, null, true, 40))).isEqualTo(Live.QUEUED);
+    assertThat(s.live(new Batch(7, 7, ONE_EVENT, null, true, 1))).isEqualTo(Live.DROPPED);
     assertThat(s.pendingBytes()).isEqualTo(100);
     s.caughtUp(List.of(new Batch(0, 0, ONE_EVENT, null, false, 10)));
     Apply first = (Apply) s.next();
-    s.applied(first.batch(), ApplyResult.of(ApplyStatus.APPLIED, 0));
+    s.applied(first, ApplyResult.of(ApplyStatus.APPLIED, 0));
     assertThat(s.pendingBytes()).as("what is applied is released").isEqualTo(100);
     s.restart();
     assertThat(s.pendingBytes()).isZero();
@@ -469,7 +468,7 @@ class SequencerTest {
 
   @Test
   void dropHistory_pastAGap_letsGoOfTheReplayedBatchesAndKeepsTheLiveOnes() {
-    Sequencer s = new Sequencer(100, 1_000);
+    Sequencer s = sequencer(100, 1_000, 0);
     s.start(4); // 5 is next
     s.caughtUp(List.of(new Batch(7, 7, ONE_EVENT, null, false, 30))); // 5..6 still missing
     s.live(new Batch(9, 9, ONE_EVENT, null, true, 20));
@@ -487,7 +486,7 @@ class SequencerTest {
 
   @Test
   void catchUp_onlyWhenNothingWaits() {
-    Sequencer s = new Sequencer(10, Long.MAX_VALUE);
+    Sequencer s = sequencer(10, Long.MAX_VALUE, 0);
     assertThat(s.mayCatchUp()).as("before the watermark is read").isFalse();
     s.start(4);
     assertThat(s.mayCatchUp()).isTrue();
@@ -503,6 +502,12 @@ class SequencerTest {
     assertThat(Batches.live(2, KvEventBatch.of(0, List.of(), null)).clears()).isFalse();
   }
 
+  /** A sequencer whose batches no process budget bounds; {@code mergeBlocks} 0: one per apply. */
+  private static Sequencer sequencer(int maxPending, long maxPendingBytes, int mergeBlocks) {
+    return new Sequencer(
+        maxPending, maxPendingBytes, KeyMode.ENGINE, mergeBlocks, MemoryBudget.unbounded());
+  }
+
   private static final KvEventBatch ONE_EVENT =
       KvEventBatch.of(0, List.of(AllBlocksCleared.INSTANCE), null);
 
@@ -512,12 +517,12 @@ class SequencerTest {
     private Action last;
 
     Drive(int maxPending) {
-      s = new Sequencer(maxPending, Long.MAX_VALUE);
+      s = sequencer(maxPending, Long.MAX_VALUE, 0);
     }
 
     /** Applies up to {@code mergeBlocks} blocks of consecutive batches as one. */
     Drive(int maxPending, int mergeBlocks) {
-      s = new Sequencer(maxPending, Long.MAX_VALUE, KeyMode.ENGINE, mergeBlocks);
+      s = sequencer(maxPending, Long.MAX_VALUE, mergeBlocks);
     }
 
     String run(String script) {
@@ -595,7 +600,7 @@ class SequencerTest {
             + (run ? " (" + events + " events)" : events == 0 ? " without events" : "")
             + (apply.staged() ? " staged" : "");
       }
-      if (a instanceof Sequencer.Publish) {
+      if (a instanceof Action.Publish) {
         return "publish";
       }
       if (a instanceof RepairGap gap) {

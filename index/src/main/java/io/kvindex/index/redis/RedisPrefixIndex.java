@@ -97,7 +97,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.speculation = new RedisSpeculation(keys, writes);
     this.lags = new RedisLags(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
-    this.notes = new RedisNotes(config, keys, writes, connector.commands());
+    this.notes = new RedisNotes(config, keys, writes, connector.commands(), identity);
     this.groups = new RedisGroupInit(config, keys, writes, connector.commands(), identity);
     this.livePods = new RedisLivePods(keys, writes, reads, connector.commands(), lookups.clock);
     this.streams =
@@ -110,12 +110,6 @@ public final class RedisPrefixIndex implements PrefixIndex {
             groups::initAsync,
             betweenChunks,
             this::cacheLayoutAsync);
-    identity.addListener(
-        (group, what) -> {
-          if (what.equals("epoch")) {
-            notes.forget();
-          }
-        });
   }
 
   /**

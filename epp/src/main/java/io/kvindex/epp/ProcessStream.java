@@ -2,8 +2,6 @@ package io.kvindex.epp;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
-import com.google.protobuf.Value;
-import io.envoyproxy.envoy.config.core.v3.Metadata;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
@@ -39,11 +37,11 @@ import org.slf4j.LoggerFactory;
  * headers. On the way back every message is answered at once (the response body passed on as it
  * comes); the endpoint the proxy reports serving the request ({@code envoy.lb} / {@code
  * x-gateway-destination-endpoint-served}) is the one whose open count the request holds and the one
- * observed, with the usage its engine reported. The pick's speculative route is written after the
- * answer carrying the pick has been sent (and, in full duplex, the body passed back), never before;
- * once the response has ended it is shortened to the time the engine's events take to reach the
- * index (moved to the endpoint that served the request, or taken back when the response failed or
- * the stream was cancelled before it): see {@link Picker#answered}.
+ * observed, with the usage its engine reported ({@link PickedRequest}). The pick's speculative
+ * route is written after the answer carrying the pick has been sent (and, in full duplex, the body
+ * passed back), never before; once the response has ended it is shortened to the time the engine's
+ * events take to reach the index (moved to the endpoint that served the request, or taken back when
+ * the response failed or the stream was cancelled before it): see {@link Picker#answered}.
  */
 final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private static final Logger log = LoggerFactory.getLogger(ProcessStream.class);
@@ -71,13 +69,10 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   private long headersAt;
   private List<Endpoint> candidates = List.of();
   private int heldChunks;
-  private Decision decision;
-  private Endpoint serving;
-  private boolean servedKnown;
-  private boolean prefilling;
-  private UsageReader usage;
-  private boolean responseDone;
-  private boolean failed;
+
+  /** The request once an endpoint is picked for it. */
+  private PickedRequest picked;
+
   private boolean halfClosed;
   private boolean deciding;
   private final ArrayDeque<Object> held = new ArrayDeque<>();
@@ -156,7 +151,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       ended = true;
       out.onCompleted();
     }
-    close(responseDone || decision == null ? "completed" : "cancelled");
+    close(picked == null || picked.responseDone() ? "completed" : "cancelled");
   }
 
   // The request
@@ -187,7 +182,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
   private void requestBody(ProcessingRequest request) {
     ByteString chunk = request.getRequestBody().getBody();
-    if (decision != null) {
+    if (picked != null) {
       // The headers were answered before the body came: pass each chunk on.
       send(Messages.requestBodyContinue());
       return;
@@ -208,7 +203,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   }
 
   private void requestTrailers() {
-    if (decision == null && modes.holdsHeaders()) {
+    if (picked == null && modes.holdsHeaders()) {
       bodyComplete(true); // answers the trailers after the pick and the body, unless refused
       return;
     }
@@ -323,9 +318,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       refuse(d.status(), d.refusal());
       return;
     }
-    decision = d;
-    serving = d.primary();
-    prefilling = true;
+    picked = new PickedRequest(shared, d);
     answer.accept(d);
   }
 
@@ -340,17 +333,9 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   // The response
 
   private void responseHeaders(ProcessingRequest request) {
-    served(request.getMetadataContext());
-    Map<String, String> response = Messages.headers(request.getResponseHeaders());
-    String type = response.getOrDefault("content-type", "");
-    String status = response.get(":status");
-    failed = status != null && !status.startsWith("2");
-    boolean events = type.contains("text/event-stream");
-    usage = new UsageReader(events, shared.maxBodyBytes(), shared.json());
-    if (!events || failed) {
-      // A whole answer (or an error) comes after the first token, or instead of it; a stream of
-      // events may open before it, so there the first body chunk tells.
-      firstToken();
+    if (picked != null) {
+      picked.served(request.getMetadataContext());
+      picked.responseHeaders(Messages.headers(request.getResponseHeaders()));
     }
     send(Messages.responseHeaders());
     if (request.getResponseHeaders().getEndOfStream() || modes.response() == BodySendMode.NONE) {
@@ -359,15 +344,12 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   }
 
   private void responseBody(ProcessingRequest request) {
-    served(request.getMetadataContext());
     ByteString chunk = request.getResponseBody().getBody();
     boolean end = request.getResponseBody().getEndOfStream();
-    firstToken();
-    if (usage == null) {
-      boolean events = UsageReader.looksLikeEvents(chunk);
-      usage = new UsageReader(events, shared.maxBodyBytes(), shared.json());
+    if (picked != null) {
+      picked.served(request.getMetadataContext());
+      picked.responseBody(chunk);
     }
-    usage.feed(chunk.toByteArray());
     if (modes.response() == BodySendMode.FULL_DUPLEX_STREAMED) {
       Messages.streamed(chunk, end, false).forEach(this::send);
     } else {
@@ -379,62 +361,16 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   }
 
   private void responseTrailers(ProcessingRequest request) {
-    served(request.getMetadataContext());
+    if (picked != null) {
+      picked.served(request.getMetadataContext());
+    }
     send(Messages.responseTrailers());
     responseComplete();
   }
 
-  /** The endpoint the proxy reports serving the request, when this message carries it. */
-  private void served(Metadata metadata) {
-    if (servedKnown || decision == null) {
-      return;
-    }
-    Value v = Messages.metadata(metadata, Messages.LB_NAMESPACE, Messages.SERVED);
-    if (v == null || !v.hasStringValue()) {
-      return;
-    }
-    servedKnown = true;
-    String address = v.getStringValue().trim();
-    Endpoint e = decision.at(address);
-    String which = e == null ? "other" : e.equals(decision.primary()) ? "pick" : "fallback";
-    if (e == null) {
-      e = Endpoint.at(shared.candidates().endpoints(), address);
-      which = e == null ? "unknown" : which;
-    }
-    shared.metrics().served(which);
-    if (e != null && !e.equals(serving)) {
-      shared.loads().moved(serving.key(), e.key(), decision.queueTicket());
-      serving = e;
-    }
-  }
-
   private void responseComplete() {
-    if (responseDone) {
-      return;
-    }
-    responseDone = true;
-    firstToken();
-    if (decision == null) {
-      return;
-    }
-    if (!servedKnown) {
-      shared.metrics().served("missing");
-    }
-    shared
-        .metrics()
-        .observation(UsageObservation.observe(shared.router(), decision, serving, usage));
-    shared.picker().answered(decision, serving, !failed);
-  }
-
-  /**
-   * The engine has begun answering (or never will): the request's prompt no longer counts as queued
-   * there.
-   */
-  private void firstToken() {
-    if (prefilling) {
-      prefilling = false;
-      shared.loads().firstToken(serving.key(), decision.queueTicket());
-      decision.counted().firstToken();
+    if (picked != null) {
+      picked.responseComplete();
     }
   }
 
@@ -450,19 +386,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
       return;
     }
     ended = true;
-    firstToken();
-    if (serving != null) {
-      shared.loads().closed(serving.key());
-    }
-    if (decision != null) {
-      decision.counted().finished();
-    }
-    if (decision != null && !responseDone) {
-      shared.metrics().observation("stream_closed");
-      if (!halfClosed) {
-        // Cancelled or failed before the response: the engine may never compute the prompt.
-        shared.picker().answered(decision, null, false);
-      }
+    if (picked != null) {
+      picked.closed(halfClosed);
     }
     shared.metrics().streamClosed(outcome);
   }

@@ -155,7 +155,7 @@ public record IndexReport(
    *     prompt passes the block they hang under read block fields instead of segments)
    * @param overflowedSegments segments apply marked overflowed (read by block fields)
    * @param speculativeFields segments and spans routers recorded speculative routes through (at
-   *     most {@code RedisPrefixIndex.SPECULATIVE_FIELDS}), whether or not their routes expired yet
+   *     most {@code RedisSpeculation.FIELDS_PER_GROUP}), whether or not their routes expired yet
    * @param memoryBytes {@code MEMORY USAGE} (sampled) of each of the group's keys that exists
    */
   public record Group(

@@ -27,9 +27,8 @@ import java.util.List;
  *       none of its segment fields is an unlocated head (a block under which the group holds blocks
  *       of unknown position) and the keys start at the chain's block 0, else its first {@value
  *       #FIRST_CHUNK} block fields; beside it, one HMGET of the group's speculative routes by the
- *       prompt's segment and span fields up to {@link
- *       RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks; for a hybrid model, the other cache
- *       groups' fields in the same HMGET ({@link HybridPlan});
+ *       prompt's segment and span fields up to {@link RedisSpeculation#BLOCKS_PER_ROUTE} blocks;
+ *       for a hybrid model, the other cache groups' fields in the same HMGET ({@link HybridPlan});
  *   <li><b>chunk</b>: the prompt's next block fields (4 times the last read, at most {@value
  *       #MAX_CHUNK}) with the slots generation, while some candidate still matches.
  * </ul>

@@ -1,5 +1,7 @@
 package io.kvindex.index.redis;
 
+import io.kvindex.common.Check;
+import io.kvindex.index.CacheLayout;
 import io.kvindex.index.CandidatePods;
 import io.kvindex.index.HybridHit;
 import io.kvindex.index.IndexConfig;
@@ -192,20 +194,37 @@ final class RedisLookups {
    * A hybrid model's lookup: per index group, the full-attention group's read with the other
    * groups' block fields beside its head read, combined by the model's hit rule.
    *
-   * @param rule the model's hit rule
-   * @param hashBlock tokens per key of the request's keys
+   * @param rule the model's hit rule, its layout scorable ({@link #scorable})
    * @param promptTokens the prompt's tokens
    */
   CompletableFuture<LookupResult> lookup(
-      LookupRequest request, Executor decode, HybridHit rule, int hashBlock, int promptTokens) {
+      LookupRequest request, Executor decode, HybridHit rule, int promptTokens) {
+    Check.notNull(request, "request");
+    Check.atLeast(promptTokens, 0, "promptTokens");
     HybridPlan hybrid =
         new HybridPlan(
             rule,
-            hashBlock,
+            rule.hashBlockSize(),
             promptTokens,
             request.blockKeys(),
             group -> fieldPrefix(request.keyMode(), request.model(), group));
     return lookup(request, decode, hybrid);
+  }
+
+  /** The rule of a layout that can be scored with keys of {@code hashBlockSize} tokens. */
+  static HybridHit rule(CacheLayout layout, int hashBlockSize) {
+    scorable(layout, hashBlockSize);
+    return new HybridHit(layout, hashBlockSize);
+  }
+
+  /** Throws an IllegalArgumentException saying why when the layout cannot be scored. */
+  static void scorable(CacheLayout layout, int hashBlockSize) {
+    layout
+        .unscorable(hashBlockSize)
+        .ifPresent(
+            why -> {
+              throw new IllegalArgumentException("the layout cannot be scored: " + why);
+            });
   }
 
   private CompletableFuture<LookupResult> lookup(

@@ -50,11 +50,18 @@ final class RedisNotes {
       IndexConfig config,
       KeySchema keys,
       ScriptRunner writes,
-      RedisClusterAsyncCommands<byte[], byte[]> commands) {
+      RedisClusterAsyncCommands<byte[], byte[]> commands,
+      IndexIdentity identity) {
     this.config = config;
     this.keys = keys;
     this.writes = writes;
     this.commands = commands;
+    identity.addListener(
+        (group, what) -> {
+          if (what.equals("epoch")) {
+            forget();
+          }
+        });
   }
 
   /** A writer applies {@code model}'s batches to {@code group} in {@code mode}: noted once. */
@@ -168,8 +175,8 @@ final class RedisNotes {
         .toCompletableFuture();
   }
 
-  /** Redis lost the index: what this process noted is gone with it. */
-  void forget() {
+  /** Redis lost the index (a group's epoch changed): what this process noted is gone with it. */
+  private void forget() {
     noted.clear();
   }
 

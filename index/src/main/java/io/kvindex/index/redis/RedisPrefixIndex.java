@@ -16,7 +16,6 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
-import io.kvindex.index.Lookups;
 import io.kvindex.index.PodLiveness;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PurgeMode;
@@ -28,7 +27,6 @@ import io.kvindex.index.Touches;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.redis.ScriptRunner;
-import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -55,25 +53,6 @@ public final class RedisPrefixIndex implements PrefixIndex {
    */
   static final int FORMAT = 5;
 
-  /**
-   * Blocks one speculative route records at most: its first ones (16 segments and 3 spans, so a
-   * route writes and a lookup reads at most 19 fields of routes). A route is a hint for the moment
-   * until the engine's own events arrive.
-   */
-  static final int SPECULATIVE_BLOCKS_PER_ROUTE = PrefixIndex.MAX_ROUTE_BLOCKS;
-
-  /**
-   * Fields a group's speculative routes hold at most (segments and spans routed through): past it,
-   * those whose routes expire first are dropped.
-   */
-  static final int SPECULATIVE_FIELDS = 16_384;
-
-  /** Pods one segment's or span's speculative routes name at most: the latest routed there. */
-  static final int SPECULATIVE_PODS_PER_FIELD = 8;
-
-  /** Blocks of a route between two of the keys kept for it (and its last block's key). */
-  static final int SPECULATIVE_KEY_EVERY = 16;
-
   private final IndexConfig config;
   private final KeySchema keys;
   private final ScriptRunner writes;
@@ -81,6 +60,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   private final RedisLeases leases;
   private final RedisResyncs resyncs;
   private final RedisInference inference;
+  private final RedisSpeculation speculation;
   private final RedisLags lags;
   private final RedisMaintenance maintenance;
   private final IndexIdentity identity;
@@ -114,9 +94,10 @@ public final class RedisPrefixIndex implements PrefixIndex {
     this.leases = new RedisLeases(keys, writes, connector.commands());
     this.resyncs = new RedisResyncs(keys, writes);
     this.inference = new RedisInference(keys, writes);
+    this.speculation = new RedisSpeculation(keys, writes);
     this.lags = new RedisLags(keys, writes);
     this.maintenance = new RedisMaintenance(config, keys, writes, connector.commands());
-    this.notes = new RedisNotes(config, keys, writes, connector.commands());
+    this.notes = new RedisNotes(config, keys, writes, connector.commands(), identity);
     this.groups = new RedisGroupInit(config, keys, writes, connector.commands(), identity);
     this.livePods = new RedisLivePods(keys, writes, reads, connector.commands(), lookups.clock);
     this.streams =
@@ -129,12 +110,6 @@ public final class RedisPrefixIndex implements PrefixIndex {
             groups::initAsync,
             betweenChunks,
             this::cacheLayoutAsync);
-    identity.addListener(
-        (group, what) -> {
-          if (what.equals("epoch")) {
-            notes.forget();
-          }
-        });
   }
 
   /**
@@ -251,18 +226,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<Boolean> speculateAsync(
       String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl) {
-    Check.name(model, "model");
-    Check.name(pod, "pod");
-    Check.notNull(mode, "mode");
-    Check.notNull(blockKeys, "blockKeys");
-    Lookups.checkSpeculativeTtl(ttl, "ttl");
-    if (blockKeys.length == 0) {
-      return CompletableFuture.completedFuture(true);
-    }
-    return new SpeculateCall(model, mode, pod, blockKeys, cacheGroup, ttl.toMillis())
-        .on(keys)
-        .<Long>run(writes, ScriptOutputType.INTEGER)
-        .thenApply(outcome -> outcome.isDone() && outcome.orElseThrow() > 0);
+    return speculation.record(model, mode, pod, blockKeys, cacheGroup, ttl);
   }
 
   @Override
@@ -297,46 +261,23 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<LookupResult> lookupAsync(
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
-    return hybridLookup(request, rule(layout, hashBlockSize), promptTokens, Runnable::run);
+    HybridHit rule = RedisLookups.rule(layout, hashBlockSize);
+    return lookups.lookup(request, Runnable::run, rule, promptTokens);
   }
 
   @Override
   public CompletableFuture<LookupResult> lookupAsync(
       LookupRequest request, HybridHit rule, int promptTokens) {
-    scorable(Check.notNull(rule, "rule").layout(), rule.hashBlockSize());
-    return hybridLookup(request, rule, promptTokens, Runnable::run);
+    RedisLookups.scorable(Check.notNull(rule, "rule").layout(), rule.hashBlockSize());
+    return lookups.lookup(request, Runnable::run, rule, promptTokens);
   }
 
   @Override
   public LookupResult lookup(
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
+    HybridHit rule = RedisLookups.rule(layout, hashBlockSize);
     WaitingThreadExecutor caller = new WaitingThreadExecutor();
-    return caller.await(hybridLookup(request, rule(layout, hashBlockSize), promptTokens, caller));
-  }
-
-  /** The rule of a scorable layout. */
-  private static HybridHit rule(CacheLayout layout, int hashBlockSize) {
-    scorable(layout, hashBlockSize);
-    return new HybridHit(layout, hashBlockSize);
-  }
-
-  private static void scorable(CacheLayout layout, int hashBlockSize) {
-    layout
-        .unscorable(hashBlockSize)
-        .ifPresent(
-            why -> {
-              throw new IllegalArgumentException("the layout cannot be scored: " + why);
-            });
-  }
-
-  private CompletableFuture<LookupResult> hybridLookup(
-      LookupRequest request,
-      HybridHit rule,
-      int promptTokens,
-      java.util.concurrent.Executor decode) {
-    Check.notNull(request, "request");
-    Check.atLeast(promptTokens, 0, "promptTokens");
-    return lookups.lookup(request, decode, rule, rule.hashBlockSize(), promptTokens);
+    return caller.await(lookups.lookup(request, caller, rule, promptTokens));
   }
 
   @Override

@@ -1,6 +1,6 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.RedisPrefixIndex.SPECULATIVE_KEY_EVERY;
+import static io.kvindex.index.redis.RedisSpeculation.KEY_EVERY;
 
 import io.kvindex.index.KeyMode;
 import java.nio.ByteBuffer;
@@ -10,14 +10,14 @@ import java.util.List;
 
 /**
  * speculate.lua's call: records a route of {@code model}'s prompt to {@code pod}, by its first
- * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks, per segment and span.
+ * {@link RedisSpeculation#BLOCKS_PER_ROUTE} blocks, per segment and span.
  */
 record SpeculateCall(
     String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, long ttlMs)
     implements ScriptCall.Source {
   @Override
   public ScriptCall on(KeySchema keys) {
-    int recorded = Math.min(blockKeys.length, RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE);
+    int recorded = Math.min(blockKeys.length, RedisSpeculation.BLOCKS_PER_ROUTE);
     long[] keysRecorded = Arrays.copyOf(blockKeys, recorded);
     Prompt route =
         new Prompt(HashFields.fieldPrefix(HashFields.scope(mode, model), cacheGroup), keysRecorded);
@@ -35,23 +35,22 @@ record SpeculateCall(
         .arg("pods", keys.pods(g))
         .arg("pod_field", podField)
         .arg("pod_digest", ByteBuffer.allocate(8).putLong(KeySchema.podDigest(podField)).array())
-        .arg("max_fields", RedisPrefixIndex.SPECULATIVE_FIELDS)
-        .arg("max_pods", RedisPrefixIndex.SPECULATIVE_PODS_PER_FIELD)
+        .arg("max_fields", RedisSpeculation.FIELDS_PER_GROUP)
+        .arg("max_pods", RedisSpeculation.PODS_PER_FIELD)
         .rest("routes", routes)
         .build();
   }
 
   /**
    * What a route keeps of its blocks {@code [from, to)} in their segment or span: their count (2
-   * bytes), then the keys of every {@value RedisPrefixIndex#SPECULATIVE_KEY_EVERY}th and of the
-   * last.
+   * bytes), then the keys of every {@value RedisSpeculation#KEY_EVERY}th and of the last.
    */
   static byte[] routeInSegment(long[] keys, int from, int to) {
     int n = to - from;
-    int kept = (n + SPECULATIVE_KEY_EVERY - 1) / SPECULATIVE_KEY_EVERY;
+    int kept = (n + KEY_EVERY - 1) / KEY_EVERY;
     ByteBuffer out = ByteBuffer.allocate(2 + 8 * kept).putShort((short) n);
     for (int i = 0; i < kept; i++) {
-      out.putLong(keys[from + Math.min((i + 1) * SPECULATIVE_KEY_EVERY, n) - 1]);
+      out.putLong(keys[from + Math.min((i + 1) * KEY_EVERY, n) - 1]);
     }
     return out.array();
   }

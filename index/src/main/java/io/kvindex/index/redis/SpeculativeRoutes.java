@@ -19,12 +19,10 @@ final class SpeculativeRoutes {
 
   /**
    * The segment and span fields the prompt's speculative routes are kept by: those of its first
-   * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks.
+   * {@link RedisSpeculation#BLOCKS_PER_ROUTE} blocks.
    */
   static byte[][] fields(Prompt prompt) {
-    int n =
-        Prompt.segmentCount(
-            Math.min(prompt.length(), RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE));
+    int n = Prompt.segmentCount(Math.min(prompt.length(), RedisSpeculation.BLOCKS_PER_ROUTE));
     byte[][] fields = new byte[n][];
     for (int k = 0; k < n; k++) {
       fields[k] = prompt.segmentField(k);
@@ -49,9 +47,7 @@ final class SpeculativeRoutes {
       int end = prompt.segmentEnd(k);
       for (int at = 0; v != null && at + 16 <= v.length; ) {
         int reach = ((v[at + 14] & 0xff) << 8) | (v[at + 15] & 0xff);
-        int kept =
-            (reach + RedisPrefixIndex.SPECULATIVE_KEY_EVERY - 1)
-                / RedisPrefixIndex.SPECULATIVE_KEY_EVERY;
+        int kept = (reach + RedisSpeculation.KEY_EVERY - 1) / RedisSpeculation.KEY_EVERY;
         int c = group.candidateOf(Bytes.longAt(v, at));
         long deadline = Bytes.deadline6At(v, at + 8);
         // A deadline further ahead than any route may last was not written by speculate.lua.
@@ -61,7 +57,7 @@ final class SpeculativeRoutes {
             && at + 16 + 8 * kept <= v.length) {
           int depth = start + 1;
           for (int i = 0; i < kept; i++) {
-            int pos = start + Math.min((i + 1) * RedisPrefixIndex.SPECULATIVE_KEY_EVERY, reach) - 1;
+            int pos = start + Math.min((i + 1) * RedisSpeculation.KEY_EVERY, reach) - 1;
             if (pos >= end || keys[pos] != Bytes.longAt(v, at + 16 + 8 * i)) {
               break;
             }

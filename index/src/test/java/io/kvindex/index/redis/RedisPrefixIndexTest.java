@@ -398,7 +398,7 @@ class RedisPrefixIndexTest {
   void speculate_longRoute_recordsItsFirstBlocksOnly() {
     PrefixIndex index = open();
     assertThat(index.heartbeat(MODEL, "p", Duration.ofMinutes(1))).isTrue();
-    int blocks = 5 * RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE;
+    int blocks = 5 * RedisSpeculation.BLOCKS_PER_ROUTE;
     assertThat(
             index
                 .speculateAsync(
@@ -410,7 +410,7 @@ class RedisPrefixIndexTest {
         .as("16 segments and 3 spans, and the field that keeps the hash a hashtable")
         .isEqualTo(16 + 3 + 1);
     assertThat(redis.zcard(keys.speculativeOrder(0))).isEqualTo(19);
-    assertThat(depth(index, blocks, "p")).isEqualTo(RedisPrefixIndex.SPECULATIVE_BLOCKS_PER_ROUTE);
+    assertThat(depth(index, blocks, "p")).isEqualTo(RedisSpeculation.BLOCKS_PER_ROUTE);
   }
 
   /** Lookups without candidates read the pods hash (an HGETALL) about once a second per model. */

@@ -169,17 +169,16 @@ class SpeculativeRouteCostTest {
   @Test
   void speculate_floodOfDistinctRoutes_boundedFieldsPerGroup() {
     assertThat(index.heartbeat(MODEL, "p", TTL)).isTrue();
-    int routes = RedisPrefixIndex.SPECULATIVE_FIELDS / 19 + 100;
+    int routes = RedisSpeculation.FIELDS_PER_GROUP / 19 + 100;
     for (int i = 0; i < routes; i++) {
       long[] prompt = Events.keys(1L + i * 10_000L, PrefixIndex.MAX_ROUTE_BLOCKS);
       assertThat(index.speculateAsync(MODEL, KeyMode.ENGINE, "p", prompt, 0, TTL).join()).isTrue();
     }
     KeySchema keys = new KeySchema("cost", 1);
-    assertThat(redis.zcard(keys.speculativeOrder(0)))
-        .isEqualTo(RedisPrefixIndex.SPECULATIVE_FIELDS);
+    assertThat(redis.zcard(keys.speculativeOrder(0))).isEqualTo(RedisSpeculation.FIELDS_PER_GROUP);
     assertThat(redis.hlen(keys.speculativeRoutes(0)))
         .as("and the field that keeps the hash a hashtable")
-        .isEqualTo(RedisPrefixIndex.SPECULATIVE_FIELDS + 1);
+        .isEqualTo(RedisSpeculation.FIELDS_PER_GROUP + 1);
     long[] latest = Events.keys(1L + (routes - 1) * 10_000L, PrefixIndex.MAX_ROUTE_BLOCKS);
     assertThat(
             index
@@ -200,7 +199,7 @@ class SpeculativeRouteCostTest {
   @Test
   void speculate_manyPodsThroughOneSegment_keepsTheLatestFew() {
     long[] prompt = Events.keys(1, 16);
-    for (int i = 0; i < 3 * RedisPrefixIndex.SPECULATIVE_PODS_PER_FIELD; i++) {
+    for (int i = 0; i < 3 * RedisSpeculation.PODS_PER_FIELD; i++) {
       assertThat(index.heartbeat(MODEL, "pod-" + i, TTL)).isTrue();
       assertThat(index.speculateAsync(MODEL, KeyMode.ENGINE, "pod-" + i, prompt, 0, TTL).join())
           .isTrue();
@@ -210,7 +209,7 @@ class SpeculativeRouteCostTest {
         redis.hkeys(keys.speculativeRoutes(0)).stream().filter(f -> f.length == 20).toList();
     assertThat(fields).hasSize(1);
     byte[] value = redis.hget(keys.speculativeRoutes(0), fields.get(0));
-    assertThat(value).hasSize(RedisPrefixIndex.SPECULATIVE_PODS_PER_FIELD * (16 + 8));
+    assertThat(value).hasSize(RedisSpeculation.PODS_PER_FIELD * (16 + 8));
   }
 
   private record Logged(String command, String key, int fields, long micros) {}

@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  * once. Streams of pods gone from discovery are purged by their owner before their lease is
  * released; the purge is retried until it succeeds. A pod back as a new incarnation of its engine
  * (restarted, or a new pod behind the old name) has its streams restarted as the sequence numbers
- * would show. A drift resync a router asked for a pod (PrefixIndex#requestResyncAsync) is taken
- * each tick by the owner of each of its streams and handed to that stream's worker.
+ * would show ({@link PodChanges}). A drift resync a router asked for a pod
+ * (PrefixIndex#requestResyncAsync) is taken each tick by the owner of each of its streams and
+ * handed to that stream's worker.
  */
 public final class Coordinator {
   private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
@@ -52,6 +53,7 @@ public final class Coordinator {
   private volatile Predicate<StreamId> engineAsleep = stream -> false;
   private final Registration registration;
   private final Shares shares;
+  private final PodChanges podChanges;
 
   /** Held by a round, and by {@link #takeReleased} between rounds. */
   private final ReentrantLock round = new ReentrantLock();
@@ -71,6 +73,7 @@ public final class Coordinator {
     this.calls = new StreamCalls(shared);
     this.held = new HeldStreams(shared);
     this.workers = held.workers();
+    this.podChanges = new PodChanges(shared, held);
   }
 
   /**
@@ -159,7 +162,7 @@ public final class Coordinator {
       lastDesired = desired;
       boolean going =
           step("lease renewal", () -> renew(ttl))
-              && step("retiring", () -> retire(desired))
+              && step("retiring", () -> podChanges.follow(desired))
               && step("levelling", () -> level(desired, ttl))
               && step("pod liveness", () -> calls.keepLive(workers.values(), podReachable))
               && step("resync requests", () -> calls.takeResyncs(List.copyOf(workers.values())))
@@ -306,57 +309,6 @@ public final class Coordinator {
       }
     }
     renewedAt.keySet().retainAll(Set.copyOf(workers.values()));
-  }
-
-  /**
-   * Purges, then drops, the workers of pods gone from discovery (a retiring worker is dropped once
-   * its purge is done, even if its pod came back meanwhile); restarts the streams of pods whose
-   * engine is a new incarnation, then gives them a fresh worker; restarts the worker on any other
-   * spec change.
-   */
-  private void retire(Map<StreamId, PodSpec> desired) {
-    for (StreamWorker w : List.copyOf(workers.values())) {
-      PodSpec now = desired.get(w.id());
-      if (held.holding(w) == Holding.RETIRING) {
-        if (!w.status().purgePending()) {
-          held.stop(w, Holding.Event.STOP);
-        }
-      } else if (now == null) {
-        log.info("pod={} stream={}: pod left discovery; purging", w.id().pod(), w.id());
-        held.retiring(w);
-        w.status().requestPurge("pod_removed");
-      } else if (!now.incarnation().equals(w.pod().incarnation())) {
-        replaced(w, now);
-      } else if (!now.equals(w.pod())) {
-        log.info("pod={} stream={}: spec changed; restarting its worker", w.id().pod(), w.id());
-        held.stop(w, Holding.Event.STOP);
-      }
-    }
-  }
-
-  /**
-   * A new incarnation of the pod's engine lost the old one's cache, and its sequence numbers start
-   * again at 0. Whether or not the worker has already seen that in the sequence numbers, it is told
-   * the engine restarted: it purges, forgets the watermark and replays the new engine's stream from
-   * 0, so nothing is lost whichever came first. Once that purge is done, a fresh worker takes the
-   * new spec.
-   */
-  private void replaced(StreamWorker w, PodSpec now) {
-    Integer before = held.restartsBefore(w);
-    if (before == null) {
-      log.info(
-          "pod={} stream={}: new incarnation {} (was {}): its engine restarted; purging and"
-              + " replaying from 0",
-          w.id().pod(),
-          w.id(),
-          now.incarnation(),
-          w.pod().incarnation());
-      held.replacing(w, w.status().restarts());
-      shared.metrics().podReplaced();
-      w.status().requestRestart();
-    } else if (w.status().restarts() > before && !w.status().purgePending()) {
-      held.stop(w, Holding.Event.STOP);
-    }
   }
 
   private int fairShare(Map<StreamId, PodSpec> desired) {

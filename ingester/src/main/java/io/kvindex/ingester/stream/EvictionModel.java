@@ -5,7 +5,6 @@ import static io.kvindex.ingester.stream.BlockState.PENDING;
 import static io.kvindex.ingester.stream.BlockState.REMOVED_BY_ENGINE;
 import static io.kvindex.ingester.stream.BlockState.REMOVED_BY_MODEL;
 import static io.kvindex.ingester.stream.BlockState.REMOVING;
-import static io.kvindex.ingester.stream.BlockState.WAITING;
 
 import io.kvindex.common.Check;
 import io.kvindex.event.AllBlocksCleared;
@@ -17,7 +16,6 @@ import io.kvindex.event.Tiers;
 import io.kvindex.index.InferenceHandover;
 import io.kvindex.index.Touch;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Set;
 
@@ -47,8 +45,8 @@ import java.util.Set;
  * them). {@link ModelBlocks} keeps the states and makes every transition. A store of the engine's
  * under a parent that is pending, waiting or removed is held back from the call, and its blocks
  * wait for the parent; a parent the model does not know is taken as listed (the ring predates it,
- * or another pod holds it). A touch restores its prompt's chain from block 0, which places what
- * waited under it.
+ * or another pod holds it). A touch restores its prompt's chain from block 0 ({@link Restores}),
+ * which places what waited under it.
  *
  * <p>Changes reach the index with the stream's next apply call ({@link ModelCall}), after the
  * call's own events: pending stores first (a chain's parent before its children), then one removal;
@@ -60,28 +58,26 @@ final class EvictionModel {
   /** Every block the model knows, in its state, and the transitions between them. */
   private final ModelBlocks blocks;
 
-  /**
-   * When the engine last published each block's removal (its batch's time, ms), the latest ones.
-   */
-  private final LinkedHashMap<Long, Long> publishedRemovalAt = new LinkedHashMap<>();
-
   /** Blocks sent as stores in calls that have not settled: they may be in the index. */
   private final Set<Long> unsure = new HashSet<>();
 
   /** The apply call the model's changes ride on, and the engine's stores held back from it. */
   private final ModelCall call = new ModelCall();
 
+  /** What observed requests list again of the removed blocks. */
+  private final Restores restores;
+
   private final int capacity;
   private final ModelSize size;
   private long takenThrough = -1;
   private long evicted;
-  private long restored;
   private long work;
 
   /** A model of an engine that caches {@code capacity} blocks. */
   EvictionModel(int capacity) {
     this.capacity = Check.atLeast(capacity, 1, "capacity");
     this.blocks = new ModelBlocks(capacity);
+    this.restores = new Restores(blocks, capacity);
     this.size = new ModelSize(capacity);
   }
 
@@ -107,7 +103,7 @@ final class EvictionModel {
 
   /** Blocks restored by touches so far. */
   long restored() {
-    return restored;
+    return restores.restored();
   }
 
   /**
@@ -115,7 +111,7 @@ final class EvictionModel {
    * benchmark compare with the blocks it took in.
    */
   long work() {
-    return work + blocks.work();
+    return work + blocks.work() + restores.work();
   }
 
   /** Whether the model holds the block now. */
@@ -272,12 +268,12 @@ final class EvictionModel {
     for (Touch t : touches) {
       boolean mine = t.rank() == rank || (t.rank() < 0 && onlyRank);
       if (mine) {
-        restore(t);
+        restores.restore(t, call.removals());
         errors += t.errorBlocks();
         credited++;
       }
       long[] keys = t.blockKeys();
-      for (int i = cachedDepth(t) - 1; i >= 0; i--) {
+      for (int i = Restores.cachedDepth(t) - 1; i >= 0; i--) {
         use(keys[i]);
       }
     }
@@ -285,58 +281,6 @@ final class EvictionModel {
       size.corrected(errors, credited);
     }
     evictOverSize();
-  }
-
-  private static int cachedDepth(Touch t) {
-    return Math.min(t.cachedBlocks(), t.blockKeys().length);
-  }
-
-  /**
-   * A prompt the engine just served, from its cache up to the touch's cached depth: what the model
-   * removed of that chain is made listed again, parent first. Nothing else is: not a block whose
-   * removal the engine published (unless the touch came after it and the model removed the block
-   * since), not one the model never saw, not past the depth. The chain stops at the first block the
-   * index does not list and the touch may not restore, since what follows would have no place.
-   */
-  private void restore(Touch t) {
-    long[] keys = t.blockKeys();
-    int depth = cachedDepth(t);
-    for (int i = 0; i < depth; i++) {
-      work++;
-      Long b = keys[i];
-      Long parent = i == 0 ? null : keys[i - 1];
-      BlockState s = blocks.get(b);
-      if (s == LISTED || s == PENDING) {
-        continue;
-      }
-      if (s == WAITING) {
-        restored++; // stored by the engine, held back for its parent, which precedes it here
-        blocks.pend(b, parent);
-        continue;
-      }
-      if (!restorable(s, b, t.atMillis())) {
-        if (s != null) {
-          return;
-        }
-        continue; // never seen: older than the ring, taken as listed
-      }
-      if (s == REMOVING && !call.removals().contains(b)) {
-        blocks.set(b, LISTED); // still in the index: its removal is not sent yet
-        continue;
-      }
-      restored++; // a removal in a call that has not settled: stored again after it
-      blocks.pend(b, parent);
-    }
-  }
-
-  /**
-   * Whether a touch recorded at {@code atMillis} may list the block again: the model removed it,
-   * and the engine published no removal of it after the touch's request.
-   */
-  private boolean restorable(BlockState s, Long b, long atMillis) {
-    boolean byModel = s == REMOVING || s == REMOVED_BY_MODEL;
-    Long publishedAt = publishedRemovalAt.get(b);
-    return byModel && (publishedAt == null || atMillis > publishedAt);
   }
 
   /** Takes in the engine's events; with {@code holdBack}, stores the index could not place wait. */
@@ -364,11 +308,7 @@ final class EvictionModel {
         for (Long b : r.blockHashes()) {
           work++;
           drop(b, REMOVED_BY_ENGINE);
-          publishedRemovalAt.remove(b);
-          publishedRemovalAt.put(b, atMillis);
-          if (publishedRemovalAt.size() > capacity) {
-            publishedRemovalAt.remove(publishedRemovalAt.keySet().iterator().next());
-          }
+          restores.published(b, atMillis);
         }
       }
     }

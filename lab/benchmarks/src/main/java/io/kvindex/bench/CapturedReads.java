@@ -1,5 +1,6 @@
 package io.kvindex.bench;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisURI;
@@ -99,6 +100,45 @@ final class CapturedReads implements AutoCloseable {
   /** The reads of every prompt, in capture order. */
   List<List<Read>> reads() {
     return prompts;
+  }
+
+  /**
+   * Describes what the router sent per prompt, as captured: the replay sends exactly this. The
+   * fields per HMGET are given over all HMGETs and per key: the blocks hash's and the speculative
+   * routes'.
+   */
+  void describe(ObjectNode json) {
+    long hmgets = 0;
+    long gets = 0;
+    long fields = 0;
+    long[] byKey = new long[4]; // blocks HMGETs, their fields, routes HMGETs, their fields
+    for (List<Read> reads : prompts) {
+      for (Read read : reads) {
+        if (read.fields() == null) {
+          gets++;
+        } else {
+          hmgets++;
+          fields += read.fields().length;
+          int k = new String(read.key(), StandardCharsets.UTF_8).endsWith(":spec:routes") ? 2 : 0;
+          byKey[k]++;
+          byKey[k + 1] += read.fields().length;
+        }
+      }
+    }
+    json.put("blocks_hmgets_per_prompt", (double) byKey[0] / prompts.size());
+    json.put("blocks_fields_per_hmget", byKey[0] == 0 ? 0 : round1((double) byKey[1] / byKey[0]));
+    json.put("routes_hmgets_per_prompt", (double) byKey[2] / prompts.size());
+    json.put("routes_fields_per_hmget", byKey[2] == 0 ? 0 : round1((double) byKey[3] / byKey[2]));
+    json.put(
+        "how", "MONITOR on every node while the router scored each prompt once, after a warm pass");
+    json.put("prompts", prompts.size());
+    json.put("hmgets_per_prompt", (double) hmgets / prompts.size());
+    json.put("gets_per_prompt", (double) gets / prompts.size());
+    json.put("fields_per_hmget", hmgets == 0 ? 0 : Math.round(10.0 * fields / hmgets) / 10.0);
+  }
+
+  private static double round1(double value) {
+    return Math.round(10 * value) / 10.0;
   }
 
   /** Sends prompt {@code i}'s reads (modulo the count) at once and waits for every reply. */

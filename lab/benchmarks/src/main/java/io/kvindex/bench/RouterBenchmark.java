@@ -12,7 +12,6 @@ import io.kvindex.router.ModelKeys;
 import io.kvindex.router.Pick;
 import io.kvindex.router.Scores;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,10 +25,11 @@ import org.slf4j.LoggerFactory;
  * against a standalone server and a 3-primary cluster (local redis-server processes on loopback);
  * the same from precomputed block keys; and, in the same run, its ceiling: the reads the router
  * sent for each prompt, captured from Redis ({@link CapturedReads}) and replayed raw from as many
- * threads. Block hashing is measured apart. The index is filled through {@link PrefixIndex#apply}
- * with the {@link LookupFixture} distribution, keyed by the router's own block keys. Then the same
- * again with a route recorded for every prompt, as a gateway that records each route does ({@code
- * routed}): what the lookups read (fields per HMGET, per key) and their rate.
+ * threads. Block hashing is measured apart ({@link HashingCost}). The index is filled through
+ * {@link PrefixIndex#apply} with the {@link LookupFixture} distribution, keyed by the router's own
+ * block keys. Then the same again with a route recorded for every prompt, as a gateway that records
+ * each route does ({@code routed}): what the lookups read (fields per HMGET, per key) and their
+ * rate.
  *
  * <p>Run: {@code scripts/kvindex bench router [--quick] --out FILE}. Not thread-safe.
  */
@@ -52,8 +52,8 @@ final class RouterBenchmark {
 
   private final BenchOptions options;
 
-  /** Mean µs to hash one prompt, once measured. */
-  private double hashMicros;
+  /** Block hashing alone, measured once. */
+  private final HashingCost hashing = new HashingCost();
 
   private RouterBenchmark(BenchOptions options) {
     this.options = options;
@@ -173,8 +173,9 @@ final class RouterBenchmark {
       json.put("entries", fixture.entries);
       json.put("prompts", prompts.size());
       json.put("groups", groups);
-      if (hashMicros == 0) {
-        hashing(json.putObject("hashing"), router, prompts);
+      if (!hashing.measured()) {
+        hashing.measure(
+            json.putObject("hashing"), router, prompts, warmup().plus(measured()).dividedBy(2));
       }
       for (int[] prompt : prompts) {
         router.score(IndexBenchmark.MODEL, null, prompt, fixture.pods); // records cached
@@ -184,7 +185,7 @@ final class RouterBenchmark {
               nodes,
               prompts.size(),
               i -> router.score(IndexBenchmark.MODEL, null, prompts.get(i), fixture.pods))) {
-        describe(json.putObject("captured"), raw);
+        raw.describe(json.putObject("captured"));
         measure(json, router, prompts, keys, fixture.pods, raw);
       }
       routed(json, router, prompts, keys, fixture.pods, nodes);
@@ -270,7 +271,7 @@ final class RouterBenchmark {
             nodes,
             prompts.size(),
             i -> router.score(IndexBenchmark.MODEL, null, prompts.get(i), pods))) {
-      describe(json.putObject("captured_routed"), raw);
+      raw.describe(json.putObject("captured_routed"));
     }
     ObjectNode prehashed = routed.putObject("prehashed");
     ObjectNode ratios = routed.putObject("ratios");
@@ -348,7 +349,7 @@ final class RouterBenchmark {
     }
     json.put(
         "hash_cores_at_router_threads_8_rate",
-        cores(json.path("threads_8").path("lookups_per_s").asDouble()));
+        hashing.cores(json.path("threads_8").path("lookups_per_s").asDouble()));
   }
 
   private void load(LoadRun.Operation operation, int threads, ObjectNode json) {
@@ -361,71 +362,6 @@ final class RouterBenchmark {
 
   private static double ratio(JsonNode run, double ceiling) {
     return Math.round(run.path("lookups_per_s").asDouble() / ceiling * 1000) / 1000.0;
-  }
-
-  /**
-   * What the router sent per prompt, as captured: the raw driver sends exactly this. The fields per
-   * HMGET are given over all HMGETs and per key: the blocks hash's and the speculative routes'.
-   */
-  private static void describe(ObjectNode json, CapturedReads raw) {
-    long hmgets = 0;
-    long gets = 0;
-    long fields = 0;
-    long[] byKey = new long[4]; // blocks HMGETs, their fields, routes HMGETs, their fields
-    for (List<CapturedReads.Read> reads : raw.reads()) {
-      for (CapturedReads.Read read : reads) {
-        if (read.fields() == null) {
-          gets++;
-        } else {
-          hmgets++;
-          fields += read.fields().length;
-          int k = new String(read.key(), StandardCharsets.UTF_8).endsWith(":spec:routes") ? 2 : 0;
-          byKey[k]++;
-          byKey[k + 1] += read.fields().length;
-        }
-      }
-    }
-    json.put("blocks_hmgets_per_prompt", (double) byKey[0] / raw.prompts());
-    json.put("blocks_fields_per_hmget", byKey[0] == 0 ? 0 : round1((double) byKey[1] / byKey[0]));
-    json.put("routes_hmgets_per_prompt", (double) byKey[2] / raw.prompts());
-    json.put("routes_fields_per_hmget", byKey[2] == 0 ? 0 : round1((double) byKey[3] / byKey[2]));
-    json.put(
-        "how", "MONITOR on every node while the router scored each prompt once, after a warm pass");
-    json.put("prompts", raw.prompts());
-    json.put("hmgets_per_prompt", (double) hmgets / raw.prompts());
-    json.put("gets_per_prompt", (double) gets / raw.prompts());
-    json.put("fields_per_hmget", hmgets == 0 ? 0 : Math.round(10.0 * fields / hmgets) / 10.0);
-  }
-
-  /**
-   * Block hashing alone ({@link KvRouter#blockKeys}, sha256_cbor over a 4 096-token prompt) on one
-   * thread, and the cores it takes at a given rate of scores.
-   */
-  private void hashing(ObjectNode json, KvRouter router, List<int[]> prompts) {
-    LatencyRecorder recorder = new LatencyRecorder();
-    long deadline = System.nanoTime() + warmup().plus(measured()).toNanos() / 2;
-    for (int i = 0; System.nanoTime() < deadline; i++) {
-      long begin = System.nanoTime();
-      router.blockKeys(IndexBenchmark.MODEL, null, null, prompts.get(i % prompts.size()));
-      recorder.recordNanos(System.nanoTime() - begin);
-    }
-    json.put("threads", 1);
-    json.put("prompt_tokens", PROMPT_BLOCKS * BLOCK_SIZE);
-    json.put("hashes", recorder.count());
-    json.put("mean_us", recorder.meanMicros());
-    json.put("p50_us", recorder.micros(50));
-    json.put("p99_us", recorder.micros(99));
-    hashMicros = recorder.meanMicros();
-    json.put("cores_per_10k_scores_per_s", cores(10_000));
-  }
-
-  private static double round1(double value) {
-    return Math.round(10 * value) / 10.0;
-  }
-
-  /** The cores block hashing alone takes at {@code scoresPerSecond} (mean µs × rate). */
-  private double cores(double scoresPerSecond) {
-    return Math.round(hashMicros * scoresPerSecond / 1e4) / 100.0;
   }
 
   private static KvRouter router(List<String> uris, int groups) {

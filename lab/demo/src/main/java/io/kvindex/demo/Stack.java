@@ -1,9 +1,6 @@
 package io.kvindex.demo;
 
-import io.kvindex.epp.Candidates;
 import io.kvindex.epp.Endpoint;
-import io.kvindex.epp.EppConfig;
-import io.kvindex.epp.EppServer;
 import io.kvindex.hash.HashAlgorithm;
 import io.kvindex.index.PrefixIndex;
 import io.kvindex.index.PrefixIndexBuilder;
@@ -17,15 +14,10 @@ import io.kvindex.localredis.LocalRedis;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
 import io.kvindex.router.KvRouter;
-import io.kvindex.router.KvRouterBuilder;
 import io.kvindex.router.ModelKeys;
 import io.kvindex.router.PickPolicy;
-import io.kvindex.router.http.ScoringServer;
 import io.kvindex.simulator.SimulatedPod;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -42,10 +34,10 @@ import java.util.function.Function;
 
 /**
  * Everything the kvindex run starts: Redis (unless given), the simulated pods, two ingester
- * replicas and two router replicas, each with its own Redis connections, plus the auditor's own
- * read-only view of the index. {@link #close()} ends all of it, in reverse order, and last deletes
- * the run's keys from a Redis the demo was given ({@link #cleanup()} says how that went). Not
- * thread-safe: one thread drives it.
+ * replicas and two router replicas ({@link RouterReplicas}), each with its own Redis connections,
+ * plus the auditor's own read-only view of the index. {@link #close()} ends all of it, in reverse
+ * order, and last deletes the run's keys from a Redis the demo was given ({@link #cleanup()} says
+ * how that went). Not thread-safe: one thread drives it.
  */
 public final class Stack implements AutoCloseable {
   public static final String MODEL = Workloads.MODEL;
@@ -81,9 +73,11 @@ public final class Stack implements AutoCloseable {
   private final Map<String, Gate> gates = new LinkedHashMap<>();
 
   private final List<String> killed = new ArrayList<>();
-  private final List<URI> routers = new ArrayList<>();
   private final RouterMeters routerMeters = new RouterMeters();
-  private final List<InetSocketAddress> pickers = new ArrayList<>();
+
+  /** The routers, pickers and embedded routers; set once Redis is known. */
+  private RouterReplicas routing;
+
   private RedisConnector auditConnector;
   private PrefixIndex auditIndex;
   private Cleanup cleanup = Cleanup.NONE;
@@ -92,7 +86,6 @@ public final class Stack implements AutoCloseable {
   private Map<String, String> podMetricsUrls = Map.of();
 
   private PickPolicy pickPolicy = PickPolicy.estimatedTtft();
-  private boolean closedLoop;
 
   private Stack() {}
 
@@ -172,6 +165,9 @@ public final class Stack implements AutoCloseable {
       opened.push(connector);
       opened.push(() -> cleanup = new IndexKeys(connector, indexName).cleanUp());
     }
+    Duration resync = config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO;
+    routing =
+        new RouterReplicas(redisUri, indexName, pickPolicy, resync, routerMeters, opened::push);
     fleet = Fleet.start(config, capacityBlocks, true);
     opened.push(fleet);
     Map<String, String> urls = new LinkedHashMap<>();
@@ -194,13 +190,12 @@ public final class Stack implements AutoCloseable {
             .redis(auditConnector)
             .build();
     opened.push(auditIndex);
-    closedLoop = config.closedLoop();
     for (int i = 1; i <= ROUTERS; i++) {
-      startRouter(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
+      routing.startRouter();
     }
     if (config.via() == DemoConfig.Via.EPP) {
       for (int i = 1; i <= ROUTERS; i++) {
-        startPicker(config.closedLoop() ? RESYNC_INTERVAL : Duration.ZERO);
+        routing.startPicker(endpoints());
       }
     }
   }
@@ -229,59 +224,6 @@ public final class Stack implements AutoCloseable {
     gates.put(replica, gate);
   }
 
-  /** A router replica's settings, with its own registry counted with the routers'. */
-  private KvRouterBuilder routerBuilder(PrometheusMeterRegistry registry, Duration resyncInterval) {
-    return KvRouter.builder()
-        .redisUri(redisUri)
-        .indexName(indexName)
-        .model(MODEL, modelKeys())
-        .lookupBudget(LOOKUP_BUDGET)
-        .resyncInterval(resyncInterval)
-        .meterRegistry(registry);
-  }
-
-  private void startRouter(Duration resyncInterval) {
-    PrometheusMeterRegistry registry = routerMeters.newRegistry();
-    KvRouter router = routerBuilder(registry, resyncInterval).pickPolicy(pickPolicy).build();
-    opened.push(router);
-    try {
-      ScoringServer server =
-          ScoringServer.start(router, registry, new InetSocketAddress("127.0.0.1", 0), 4);
-      opened.push(server);
-      InetSocketAddress bound = server.address();
-      routers.add(URI.create("http://127.0.0.1:" + bound.getPort()));
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot start a router on a free loopback port", e);
-    }
-  }
-
-  /**
-   * An endpoint picker replica (its own router, Redis connections and registry, counted with the
-   * routers'), whose candidates are the pods' HTTP endpoints, the names the ingesters index.
-   */
-  private void startPicker(Duration resyncInterval) {
-    PrometheusMeterRegistry registry = routerMeters.newRegistry();
-    KvRouter router = routerBuilder(registry, resyncInterval).build();
-    opened.push(router);
-    try {
-      EppServer server =
-          EppServer.start(
-              EppConfig.builder()
-                  .listen(new InetSocketAddress("127.0.0.1", 0))
-                  .metricsListen(new InetSocketAddress("127.0.0.1", 0))
-                  .models(java.util.Set.of(MODEL), false, Map.of())
-                  .shutdownGrace(Duration.ofSeconds(1))
-                  .build(),
-              router,
-              Candidates.of(endpoints()),
-              registry);
-      opened.push(server);
-      pickers.add(server.address());
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot start an endpoint picker on a free loopback port", e);
-    }
-  }
-
   /** The pods as the picker's candidates: each pod's name and its OpenAI endpoint's address. */
   List<Endpoint> endpoints() {
     return fleet.endpoints();
@@ -289,7 +231,7 @@ public final class Stack implements AutoCloseable {
 
   /** The endpoint pickers' gRPC addresses (none unless the run goes through them). */
   List<InetSocketAddress> pickers() {
-    return List.copyOf(pickers);
+    return routing.pickers();
   }
 
   public static ModelKeys modelKeys() {
@@ -330,7 +272,7 @@ public final class Stack implements AutoCloseable {
   }
 
   public List<URI> routers() {
-    return List.copyOf(routers);
+    return routing.routers();
   }
 
   /**
@@ -339,14 +281,7 @@ public final class Stack implements AutoCloseable {
    * one ({@code KvRouterBuilder.sharedLoad}). Closed with the stack.
    */
   KvRouter embeddedRouter(String id) {
-    KvRouter router =
-        routerBuilder(routerMeters.newRegistry(), closedLoop ? RESYNC_INTERVAL : Duration.ZERO)
-            .pickPolicy(pickPolicy)
-            .sharedLoad(true)
-            .routerId(id)
-            .build();
-    opened.push(router);
-    return router;
+    return routing.embedded(id);
   }
 
   /**

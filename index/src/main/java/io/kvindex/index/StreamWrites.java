@@ -127,6 +127,9 @@ public interface StreamWrites {
   }
 
   /**
+   * Checks that {@code plan} was made for the stream whose keys these are: it counts blocks in the
+   * stream's key mode.
+   *
    * @throws IllegalArgumentException if {@code plan} counts blocks in another mode than {@code
    *     keys}' stream
    */

@@ -1,6 +1,5 @@
 package io.kvindex.index;
 
-import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
@@ -27,16 +26,17 @@ public final class BatchCheck {
   }
 
   /**
-   * {@link #check(long, List)} for consecutive batches applied as one ({@link
-   * PrefixIndex#applyAsync(StreamId, KeyMode, long, long, Lease, io.kvindex.event.KvEventBatch,
-   * boolean)}).
+   * {@link #check(long, List)} for an apply plan: batches {@code firstSeq} to {@code seq}, which,
+   * when several are applied as one ({@link StreamWrites#applyAsync(StreamWrites.Keys, ApplyPlan,
+   * Lease, boolean)}), must fit one chunk of {@code chunkBlocks} as the plan counts them.
    *
    * @throws IllegalArgumentException if the range is empty, or holds several batches whose events
    *     do not fit one chunk of {@code chunkBlocks}
    * @throws BatchRejectedException naming the first field the index cannot store
    */
-  public static void check(
-      long firstSeq, long seq, KeyMode mode, List<KvEvent> events, int chunkBlocks) {
+  public static void check(ApplyPlan plan, int chunkBlocks) {
+    long firstSeq = plan.firstSeq();
+    long seq = plan.seq();
     if (firstSeq > seq) {
       throw new IllegalArgumentException(
           "the first sequence " + firstSeq + " is past the last, " + seq);
@@ -44,21 +44,18 @@ public final class BatchCheck {
     if (firstSeq < 0) {
       throw invalid("sequence number " + firstSeq + " is outside [0, 2^53]", null);
     }
-    check(seq, events);
-    if (firstSeq < seq) {
-      long blocks = chunkBlocks(mode, events);
-      if (blocks > chunkBlocks) {
-        throw new IllegalArgumentException(
-            "batches "
-                + firstSeq
-                + ".."
-                + seq
-                + " applied as one count "
-                + blocks
-                + " blocks, more than one apply call's "
-                + chunkBlocks
-                + "; apply them one by one");
-      }
+    check(seq, plan.batch().events());
+    if (firstSeq < seq && plan.blocks() > chunkBlocks) {
+      throw new IllegalArgumentException(
+          "batches "
+              + firstSeq
+              + ".."
+              + seq
+              + " applied as one count "
+              + plan.blocks()
+              + " blocks, more than one apply call's "
+              + chunkBlocks
+              + "; apply them one by one");
     }
   }
 
@@ -79,32 +76,6 @@ public final class BatchCheck {
         throw invalid(e.getMessage(), e);
       }
     }
-  }
-
-  /**
-   * What events count against an apply call's chunk of blocks: an AllBlocksCleared one, a removed
-   * block one, a stored block one (two in token mode, where the script hashes it; none for a
-   * token-mode store without its tokens, which is dropped). Events that fit {@link
-   * PrefixIndex#applyChunkBlocks} are applied in one call.
-   */
-  public static long chunkBlocks(KeyMode mode, List<KvEvent> events) {
-    long blocks = 0;
-    for (KvEvent event : events) {
-      if (event instanceof AllBlocksCleared) {
-        blocks++;
-      } else if (event instanceof BlockRemoved r) {
-        blocks += r.blockHashes().size();
-      } else if (event instanceof BlockStored s
-          && (mode == KeyMode.ENGINE || s.carriesEveryToken())) {
-        blocks += (long) storedBlockWeight(mode) * s.blockHashes().size();
-      }
-    }
-    return blocks;
-  }
-
-  /** What one stored block counts against a chunk: the script hashes a token-mode block (two). */
-  public static int storedBlockWeight(KeyMode mode) {
-    return mode == KeyMode.ENGINE ? 1 : 2;
   }
 
   private static BatchRejectedException invalid(String message, Throwable cause) {

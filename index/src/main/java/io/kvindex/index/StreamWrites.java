@@ -54,7 +54,7 @@ public interface StreamWrites {
   /**
    * Applies a stream's consecutive batches {@code firstSeq} to {@code seq} as one: {@code batch}
    * holds their events in order, and they must fit one chunk ({@link #applyChunkBlocks}, counted as
-   * {@link BatchCheck#chunkBlocks} counts). One atomic call, so a writer behind its engine pays one
+   * {@link ApplyPlan#blocks} counts them). One atomic call, so a writer behind its engine pays one
    * round trip for several batches: the watermark moves from {@code firstSeq - 1} to {@code seq} at
    * once. DUPLICATE when the watermark is at or past {@code firstSeq} (all or some of the batches
    * are applied; nothing changed, and the answer's watermark says where to go on from); GAP when
@@ -108,7 +108,42 @@ public interface StreamWrites {
    */
   default CompletableFuture<ApplyResult> applyAsync(
       Keys keys, long firstSeq, long seq, Lease lease, KvEventBatch batch, boolean staged) {
-    return applyAsync(keys.stream(), keys.mode(), firstSeq, seq, lease, batch, staged);
+    Check.notNull(keys, "keys");
+    return applyAsync(keys, ApplyPlan.of(keys.mode(), firstSeq, seq, batch), lease, staged);
+  }
+
+  /**
+   * {@link #applyAsync(Keys, long, long, Lease, KvEventBatch, boolean)} of a plan made once for the
+   * call: its batches' range and events, and their counts, which the index reads instead of
+   * counting again.
+   *
+   * @throws IllegalArgumentException if the plan counts blocks in another mode than the stream's
+   */
+  default CompletableFuture<ApplyResult> applyAsync(
+      Keys keys, ApplyPlan plan, Lease lease, boolean staged) {
+    checkPlan(keys, plan);
+    return applyAsync(
+        keys.stream(), keys.mode(), plan.firstSeq(), plan.seq(), lease, plan.batch(), staged);
+  }
+
+  /**
+   * Checks that {@code plan} was made for the stream whose keys these are: it counts blocks in the
+   * stream's key mode.
+   *
+   * @throws IllegalArgumentException if {@code plan} counts blocks in another mode than {@code
+   *     keys}' stream
+   */
+  static void checkPlan(Keys keys, ApplyPlan plan) {
+    Check.notNull(keys, "keys");
+    Check.notNull(plan, "plan");
+    if (plan.mode() != keys.mode()) {
+      throw new IllegalArgumentException(
+          "the apply plan counts blocks as a "
+              + plan.mode()
+              + "-mode stream's, but the stream's model keys its blocks in "
+              + keys.mode()
+              + " mode; make the plan with the stream's mode");
+    }
   }
 
   /** The blocks one apply call writes at most (a larger batch is applied in several calls). */

@@ -111,7 +111,7 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
     Check.notNull(mode, "mode");
     Check.notNull(lease, "lease");
     Check.notNull(batch, "batch");
-    BatchCheck.check(firstSeq, seq, mode, batch.events(), config.applyChunkBlocks());
+    BatchCheck.check(ApplyPlan.of(mode, firstSeq, seq, batch), config.applyChunkBlocks());
     return CompletableFuture.completedFuture(
         applyNow(stream, mode, firstSeq, seq, lease, batch.events(), staged));
   }

@@ -152,6 +152,27 @@ public abstract class PrefixIndexContract {
     assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isEqualTo(4);
   }
 
+  /** A call's plan applies its batches as their events would; one counted in another mode not. */
+  @Test
+  void applyByPlan_appliesItsBatches_aPlanOfAnotherKeyModeRefused() {
+    PrefixIndex index = open();
+    StreamId s = StreamId.of(MODEL, "p");
+    Lease t = lease(index, s);
+    KeyMode mode = Events.mode(s);
+    KeyMode other = mode == KeyMode.ENGINE ? KeyMode.TOKEN : KeyMode.ENGINE;
+    StreamWrites.Keys keys = index.keys(s, mode);
+    KvEventBatch two =
+        batch(stored(hashes(1, 4), null, null), removed(hashes(1, 4).subList(2, 4), null));
+
+    assertThatThrownBy(() -> index.applyAsync(keys, ApplyPlan.of(other, 0, 1, two), t, false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("make the plan with the stream's mode");
+    assertThat(index.watermark(s)).isEmpty();
+    assertThat(index.applyAsync(keys, ApplyPlan.of(mode, 0, 1, two), t, false).join())
+        .isEqualTo(new ApplyResult(ApplyStatus.APPLIED, 1, 4, 2, 0));
+    assertThat(lookup(index, hashes(1, 4), "p").pods().get("p").depth()).isEqualTo(2);
+  }
+
   @Test
   void purge_resetWatermark_acceptsAnyNextSeq() {
     PrefixIndex index = open();

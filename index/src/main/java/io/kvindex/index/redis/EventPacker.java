@@ -4,8 +4,9 @@ import io.kvindex.event.AllBlocksCleared;
 import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
 import io.kvindex.hash.TokenKeys;
-import io.kvindex.index.BatchCheck;
+import io.kvindex.index.ApplyPlan;
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Tier;
@@ -27,11 +28,12 @@ import java.util.List;
  * </pre>
  *
  * Events with no blocks are left out; token-mode stores whose token count is not blocks x block
- * size are left out and counted as dropped. A batch is packed in chunks of at most a given number
- * of blocks (an AllBlocksCleared counts one, a token-mode stored block two), one apply call each: a
- * long event is split into consecutive pieces, each store's parent the previous piece's last block,
- * so the chunks applied in order write exactly what the whole batch would. A batch always has at
- * least one chunk (an empty one moves the watermark).
+ * size are left out and counted as dropped. A call is packed in the chunks its {@link ApplyPlan}
+ * cuts (at most a given number of blocks each, an AllBlocksCleared counting one, a token-mode
+ * stored block two), one apply call each: a long event is split at the plan's cuts into consecutive
+ * pieces, each store's parent the previous piece's last block, so the chunks applied in order write
+ * exactly what the whole call would. A call always has at least one chunk (an empty one moves the
+ * watermark).
  *
  * <p>An engine-key store of a sparse cache group ({@code kv_cache_spec_kind} sliding window,
  * chunked local or Mamba) is packed as 'A' with its <b>anchor</b>: the lowest full-attention group
@@ -44,13 +46,16 @@ import java.util.List;
  * consecutive stores is packed with the anchor group's first (stores of other groups touch other
  * fields: their order between them changes nothing else).
  *
- * <p>Each chunk covers a range of the call's <b>positions</b>: its events' blocks counted in order
- * (an AllBlocksCleared one, each stored or removed block one, a store left out none), whatever the
- * chunk size. The <b>digest</b> names the events themselves (SHA-256 of their kinds, tiers, groups,
- * parents, hashes and tokens; the first 16 bytes in hex), not how they are cut. A call left between
- * two chunks is resumed by (digest, position), so a writer that packs the same events in other
- * chunks goes on from the block the last chunk applied ended at ({@link #pack(KeyMode, String,
- * List, int, long)} packs from there). Thread-safe (stateless).
+ * <p>Each chunk covers a range of the call's <b>positions</b> ({@link ApplyPlan#positions}: its
+ * events' blocks counted in order, an AllBlocksCleared one, each stored or removed block one, a
+ * store left out none), whatever the chunk size. Positions do not depend on the order of the stores
+ * in a run, nor do the plan's cuts (every position of a run of stores weighs the same), so the
+ * anchor's stores packed first fall in the plan's chunks as they are. The <b>digest</b> names the
+ * events themselves (SHA-256 of their kinds, tiers, groups, parents, hashes and tokens; the first
+ * 16 bytes in hex), not how they are cut. A call left between two chunks is resumed by (digest,
+ * position), so a writer that packs the same events in other chunks goes on from the block the last
+ * chunk applied ended at ({@link #pack(ApplyPlan, String, int, long, int)} packs from there).
+ * Thread-safe (stateless).
  */
 final class EventPacker {
   private EventPacker() {}
@@ -80,10 +85,7 @@ final class EventPacker {
     }
   }
 
-  /**
-   * @throws IllegalArgumentException if an event holds what the index cannot store (a cache group
-   *     outside [0, 65535], a negative token id)
-   */
+  /** The events of one batch (tests): {@link #pack(ApplyPlan, String, int, long, int)}. */
   static Packed pack(KeyMode mode, String model, List<KvEvent> events, int chunkBlocks) {
     return pack(mode, model, events, chunkBlocks, 0);
   }
@@ -93,15 +95,6 @@ final class EventPacker {
     return pack(mode, model, events, chunkBlocks, start, NO_ANCHOR);
   }
 
-  /**
-   * The events' chunks from position {@code start} on (a store that {@code start} falls inside goes
-   * on from its block there, as a chunk boundary would have split it).
-   *
-   * @param knownAnchor the model's anchor as the writer knows it, for a call whose stores name none
-   *     ({@link #NO_ANCHOR}: not known; {@link #OWN_CHAIN}: the model has none)
-   * @throws IllegalArgumentException if an event holds what the index cannot store (a cache group
-   *     outside [0, 65535], a negative token id)
-   */
   static Packed pack(
       KeyMode mode,
       String model,
@@ -109,18 +102,31 @@ final class EventPacker {
       int chunkBlocks,
       long start,
       int knownAnchor) {
-    Chunks out = new Chunks(chunkBlocks, start);
+    ApplyPlan plan = ApplyPlan.of(mode, 0, KvEventBatch.of(0, events, null));
+    return pack(plan, model, chunkBlocks, start, knownAnchor);
+  }
+
+  /**
+   * The plan's chunks from position {@code start} on, cut where the plan cuts them (a store that
+   * {@code start} falls inside goes on from its block there, as a chunk boundary would have split
+   * it).
+   *
+   * @param knownAnchor the model's anchor as the writer knows it, for a call whose stores name none
+   *     ({@link #NO_ANCHOR}: not known; {@link #OWN_CHAIN}: the model has none)
+   * @throws IllegalArgumentException if an event holds what the index cannot store (a cache group
+   *     outside [0, 65535], a negative token id)
+   */
+  static Packed pack(ApplyPlan plan, String model, int chunkBlocks, long start, int knownAnchor) {
+    KeyMode mode = plan.mode();
+    List<KvEvent> events = plan.batch().events();
+    Chunks out = new Chunks(plan.chunks(chunkBlocks, start));
     EventDigest digest = new EventDigest();
-    int dropped = 0;
     long position = 0;
     int own = anchorOf(events);
     int anchor = own != NO_ANCHOR ? own : knownAnchor;
     for (KvEvent event : anchorsFirst(events, anchor)) {
-      int blocks = blocks(mode, event);
+      int blocks = ApplyPlan.positions(mode, event);
       if (blocks == 0) {
-        if (event instanceof BlockStored s && !s.blockHashes().isEmpty()) {
-          dropped += s.blockHashes().size(); // a token-mode store without its tokens
-        }
         continue;
       }
       int eventAnchor = mode == KeyMode.ENGINE && sparse(event) ? anchor : OWN_CHAIN;
@@ -131,7 +137,7 @@ final class EventPacker {
         packFrom(mode, model, event, offset, eventAnchor, out);
       }
     }
-    return new Packed(out.done(), position, digest.hex(), dropped, anchor);
+    return new Packed(out.done(), plan.positions(), digest.hex(), plan.dropped(), anchor);
   }
 
   /** The anchor of a call without a full-attention store, when the model's is not known. */
@@ -218,26 +224,11 @@ final class EventPacker {
     return false;
   }
 
-  /**
-   * Blocks an event applies, its positions in the call: an AllBlocksCleared one, each removed or
-   * stored block one; none for a store the index drops (a token-mode one without its tokens).
-   */
-  private static int blocks(KeyMode mode, KvEvent event) {
-    if (event instanceof AllBlocksCleared) {
-      return 1;
-    } else if (event instanceof BlockRemoved r) {
-      return r.blockHashes().size();
-    } else if (event instanceof BlockStored s) {
-      return mode == KeyMode.TOKEN && !s.carriesEveryToken() ? 0 : s.blockHashes().size();
-    }
-    return 0;
-  }
-
   /** Packs the event from its block {@code offset} on; a sparse store with {@code anchor} >= 0. */
   private static void packFrom(
       KeyMode mode, String model, KvEvent event, int offset, int anchor, Chunks out) {
     if (event instanceof AllBlocksCleared) {
-      out.add(new byte[] {'C'}, 1, 1);
+      out.add(new byte[] {'C'}, 1);
     } else if (event instanceof BlockRemoved r) {
       char kind = mode == KeyMode.TOKEN ? 'Q' : 'R';
       Tier tier = Tier.of(r.medium());
@@ -245,21 +236,20 @@ final class EventPacker {
       List<Long> hashes = r.blockHashes();
       for (int from = offset; from < hashes.size(); ) {
         int to = from + Math.min(out.room(), hashes.size() - from);
-        out.add(removed(kind, tier, group, hashes.subList(from, to)), to - from, to - from);
+        out.add(removed(kind, tier, group, hashes.subList(from, to)), to - from);
         from = to;
       }
     } else if (event instanceof BlockStored s) {
       int group = s.cacheGroup();
       List<Long> hashes = s.blockHashes();
-      int weight = BatchCheck.storedBlockWeight(mode);
       for (int from = offset; from < hashes.size(); ) {
-        int to = from + Math.min(Math.max(1, out.room() / weight), hashes.size() - from);
+        int to = from + Math.min(out.room(), hashes.size() - from);
         Long parent = from == 0 ? s.parentBlockHash() : hashes.get(from - 1);
         if (mode == KeyMode.ENGINE) {
           out.store(Tier.of(s.medium()), group, anchor, parent, hashes.subList(from, to));
         } else {
           byte[] piece = tokenStored(model, s, group, parent, from > 0, from, to);
-          out.add(piece, weight * (to - from), to - from);
+          out.add(piece, to - from);
         }
         from = to;
       }
@@ -267,17 +257,16 @@ final class EventPacker {
   }
 
   /**
-   * Chunks being filled, each with at most {@code limit} blocks, and the position each starts at.
-   * An engine-key store that goes on from the chunk's last one (its parent is that store's last
-   * block, same tier and group: the consecutive batches of a stream applied as one) extends it, so
-   * the script walks the chain once.
+   * Chunks being filled, each over the positions its plan's chunk covers. An engine-key store that
+   * goes on from the chunk's last one (its parent is that store's last block, same tier and group:
+   * the consecutive batches of a stream applied as one) extends it, so the script walks the chain
+   * once.
    */
   private static final class Chunks {
-    private final int limit;
+    private final List<ApplyPlan.Chunk> cuts;
     private final List<Chunk> chunks = new ArrayList<>();
     private List<byte[]> current = new ArrayList<>();
-    private int used;
-    private long from;
+    private int at;
     private long position;
 
     /** The current chunk's last event when it is an engine-key store, not packed yet. */
@@ -288,30 +277,33 @@ final class EventPacker {
     private Long openParent;
     private final List<Long> openHashes = new ArrayList<>();
 
-    Chunks(int limit, long start) {
-      this.limit = limit;
-      this.from = start;
-      this.position = start;
+    Chunks(List<ApplyPlan.Chunk> cuts) {
+      this.cuts = cuts;
+      this.position = cuts.get(0).from();
     }
 
     /** Blocks the current chunk still takes (a full one is closed first). */
     int room() {
-      if (used >= limit) {
+      if (position >= cuts.get(at).to()) {
+        if (at == cuts.size() - 1) {
+          throw new IllegalStateException(
+              "packing went past the plan's last chunk at position "
+                  + position
+                  + ": a bug, please report it");
+        }
         close();
-        chunks.add(new Chunk(from, position, current));
+        chunks.add(new Chunk(cuts.get(at).from(), cuts.get(at).to(), current));
         current = new ArrayList<>();
-        used = 0;
-        from = position;
+        at++;
       }
-      return limit - used;
+      return (int) (cuts.get(at).to() - position);
     }
 
-    /** An event that counts {@code weight} against the chunk and covers {@code blocks}. */
-    void add(byte[] event, int weight, int blocks) {
+    /** An event that covers {@code blocks} positions. */
+    void add(byte[] event, int blocks) {
       room();
       close();
       current.add(event);
-      used += weight;
       position += blocks;
     }
 
@@ -332,7 +324,6 @@ final class EventPacker {
         openParent = parent;
       }
       openHashes.addAll(hashes);
-      used += hashes.size();
       position += hashes.size();
     }
 
@@ -350,9 +341,16 @@ final class EventPacker {
 
     List<Chunk> done() {
       close();
-      if (!current.isEmpty() || chunks.isEmpty()) {
-        chunks.add(new Chunk(from, position, current));
+      ApplyPlan.Chunk last = cuts.get(at);
+      if (at != cuts.size() - 1 || position != last.to()) {
+        throw new IllegalStateException(
+            "packing ended at position "
+                + position
+                + ", not at the plan's end, "
+                + cuts.get(cuts.size() - 1).to()
+                + ": a bug, please report it");
       }
+      chunks.add(new Chunk(last.from(), last.to(), current));
       return chunks;
     }
   }

@@ -2,6 +2,7 @@ package io.kvindex.index.redis;
 
 import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.ApplyPlan;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.GcResult;
@@ -176,8 +177,8 @@ public final class RedisPrefixIndex implements PrefixIndex {
 
   @Override
   public CompletableFuture<ApplyResult> applyAsync(
-      Keys keys, long firstSeq, long seq, Lease lease, KvEventBatch batch, boolean staged) {
-    return streams.apply(keys, firstSeq, seq, lease, batch, staged);
+      Keys keys, ApplyPlan plan, Lease lease, boolean staged) {
+    return streams.apply(keys, plan, lease, staged);
   }
 
   @Override

@@ -6,6 +6,7 @@ import static io.kvindex.index.redis.Bytes.text;
 import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.ApplyPlan;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
 import io.kvindex.index.BatchCheck;
@@ -111,30 +112,27 @@ final class RedisStreamWrites {
       Lease lease,
       KvEventBatch batch,
       boolean staged) {
-    return apply(keys(stream, mode), firstSeq, seq, lease, batch, staged);
+    RedisStreamKeys k = keys(stream, mode);
+    return apply(k, ApplyPlan.of(mode, firstSeq, seq, batch), lease, staged);
   }
 
-  /** {@link #apply(StreamId, KeyMode, long, long, Lease, KvEventBatch, boolean)} by its keys. */
+  /**
+   * Applies the plan's batches of the stream whose keys these are, packed in the chunks the plan
+   * cuts.
+   */
   CompletableFuture<ApplyResult> apply(
-      StreamWrites.Keys streamKeys,
-      long firstSeq,
-      long seq,
-      Lease lease,
-      KvEventBatch batch,
-      boolean staged) {
-    Check.notNull(streamKeys, "keys");
+      StreamWrites.Keys streamKeys, ApplyPlan plan, Lease lease, boolean staged) {
+    StreamWrites.checkPlan(streamKeys, plan);
     RedisStreamKeys k = RedisStreamKeys.in(keys, streamKeys);
     StreamId stream = k.stream();
-    KeyMode mode = k.mode();
     Check.notNull(lease, "lease");
-    Check.notNull(batch, "batch");
-    BatchCheck.check(firstSeq, seq, mode, batch.events(), config.applyChunkBlocks());
+    int chunkBlocks = config.applyChunkBlocks();
+    BatchCheck.check(plan, chunkBlocks);
     int known = anchors.getOrDefault(stream.model(), EventPacker.NO_ANCHOR);
-    EventPacker.Packed packed =
-        EventPacker.pack(mode, stream.model(), batch.events(), config.applyChunkBlocks(), 0, known);
+    EventPacker.Packed packed = EventPacker.pack(plan, stream.model(), chunkBlocks, 0, known);
     if (packed.anchor() == EventPacker.NO_ANCHOR
-        && mode == KeyMode.ENGINE
-        && EventPacker.anySparse(batch.events())) {
+        && k.mode() == KeyMode.ENGINE
+        && EventPacker.anySparse(plan.batch().events())) {
       // Sparse stores alone, and this writer has not seen the model's full-attention group yet:
       // the layout the ingesters recorded names it.
       return layoutAnchor(stream.model())
@@ -143,22 +141,14 @@ final class RedisStreamWrites {
                 rememberAnchor(stream.model(), anchor);
                 return apply(
                     k,
-                    firstSeq,
-                    seq,
+                    plan,
                     lease,
-                    batch,
                     staged,
-                    EventPacker.pack(
-                        mode,
-                        stream.model(),
-                        batch.events(),
-                        config.applyChunkBlocks(),
-                        0,
-                        anchor));
+                    EventPacker.pack(plan, stream.model(), chunkBlocks, 0, anchor));
               });
     }
     rememberAnchor(stream.model(), packed.anchor());
-    return apply(k, firstSeq, seq, lease, batch, staged, packed);
+    return apply(k, plan, lease, staged, packed);
   }
 
   /**
@@ -193,21 +183,14 @@ final class RedisStreamWrites {
   }
 
   private CompletableFuture<ApplyResult> apply(
-      RedisStreamKeys k,
-      long firstSeq,
-      long seq,
-      Lease lease,
-      KvEventBatch batch,
-      boolean staged,
-      EventPacker.Packed packed) {
+      RedisStreamKeys k, ApplyPlan plan, Lease lease, boolean staged, EventPacker.Packed packed) {
     int g = k.group;
     StreamId stream = k.stream();
-    KeyMode mode = k.mode();
     ApplyCall head =
         new ApplyCall(
             k,
-            firstSeq,
-            seq,
+            plan.firstSeq(),
+            plan.seq(),
             lease,
             config.podTtl().toMillis(),
             config.segmentSlots(),
@@ -218,8 +201,8 @@ final class RedisStreamWrites {
             0,
             0,
             List.of());
-    notes.writer(g, stream.model(), mode);
-    ChunkedApply call = new ChunkedApply(g, head, packed, mode, stream.model(), batch);
+    notes.writer(g, stream.model(), k.mode());
+    ChunkedApply call = new ChunkedApply(g, head, packed, plan, stream.model());
     return applyChunks(call, 0)
         .thenCompose(result -> afterWrite(g, result, result.status() == ApplyStatus.RESET));
   }
@@ -228,9 +211,8 @@ final class RedisStreamWrites {
   private final class ChunkedApply {
     final int group;
     final ApplyCall head;
-    final KeyMode mode;
+    final ApplyPlan plan;
     final String model;
-    final KvEventBatch batch;
     final int callsAllowed;
     EventPacker.Packed packed;
     int calls;
@@ -239,18 +221,12 @@ final class RedisStreamWrites {
     int dropped;
 
     ChunkedApply(
-        int group,
-        ApplyCall head,
-        EventPacker.Packed packed,
-        KeyMode mode,
-        String model,
-        KvEventBatch batch) {
+        int group, ApplyCall head, EventPacker.Packed packed, ApplyPlan plan, String model) {
       this.group = group;
       this.head = head;
       this.packed = packed;
-      this.mode = mode;
+      this.plan = plan;
       this.model = model;
-      this.batch = batch;
       this.dropped = packed.dropped();
       // Every chunk sent twice and skipped once, and one jump to where a former call stopped (whose
       // chunks may start one chunk earlier): past it, a bug.
@@ -277,8 +253,7 @@ final class RedisStreamWrites {
       EventPacker.Chunk chunk = packed.startingAt(position);
       if (chunk == null) {
         packed =
-            EventPacker.pack(
-                mode, model, batch.events(), config.applyChunkBlocks(), position, packed.anchor());
+            EventPacker.pack(plan, model, config.applyChunkBlocks(), position, packed.anchor());
         chunk = packed.chunks().get(0);
       }
       return chunk;

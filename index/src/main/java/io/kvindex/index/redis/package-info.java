@@ -68,9 +68,10 @@
  * last: a run that overlaps what is applied comes back DUPLICATE with the watermark.
  *
  * A call in chunks. A call of more blocks than applyChunkBlocks is applied in chunks, one script
- * each, and the stream record names the call in progress: "<slot>|<wm>|<seq>:<blocks done>:<digest>
- * [:x]". Blocks done count the call's positions (its events' blocks in order: an AllBlocksCleared
- * one, each stored or removed block one, a store the index drops none), the digest names its events,
+ * each, cut where the call's ApplyPlan cuts it, and the stream record names the call in progress:
+ * "<slot>|<wm>|<seq>:<blocks done>:<digest>[:x]". Blocks done count the call's positions (its
+ * events' blocks in order, as its ApplyPlan counts them: an AllBlocksCleared one, each stored or
+ * removed block one, a store the index drops none), the digest names its events,
  * not how they are cut (EventPacker), and x says the blocks done ended in a dropped token store. A
  * chunk is applied only if it starts at the blocks done of a call with the same sequence and digest,
  * or at block 0 of any other; otherwise nothing changes and the reply names the block to go on from.

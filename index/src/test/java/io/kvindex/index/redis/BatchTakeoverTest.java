@@ -180,6 +180,31 @@ class BatchTakeoverTest {
   }
 
   /**
+   * Token keys, one writer: a store after a removal (the chunk's room then odd, in units of a
+   * token-mode block's two) that runs past the chunk's end is cut where the call's plan cuts it,
+   * and ends as the model.
+   */
+  @ParameterizedTest(name = "chunks of {0}")
+  @ValueSource(ints = {16, 17, 24})
+  void apply_tokenStoreAfterARemovalCutAtAChunksEnd_endsAsTheModel(int chunkBlocks) {
+    Doc d = new Doc(1_000, 4);
+    Doc e = new Doc(2_000, 30);
+    List<KvEvent> history = List.of(d.stored(0, 4));
+    List<KvEvent> batch = List.of(Events.removed(List.of(d.hash(3)), null), e.stored(0, 30));
+    PrefixIndex index = open(chunkBlocks, () -> CompletableFuture.completedFuture(null));
+    Lease lease = index.acquireLease(TOKEN, "a", Duration.ofMinutes(5)).orElseThrow();
+    assertThat(index.apply(TOKEN, KeyMode.TOKEN, 0, lease, batch(history)).status())
+        .isEqualTo(ApplyStatus.APPLIED);
+
+    ApplyResult result = index.apply(TOKEN, KeyMode.TOKEN, 1, lease, batch(batch));
+
+    assertThat(result.status()).isEqualTo(ApplyStatus.APPLIED);
+    assertThat(result.blocksStored()).isEqualTo(30);
+    assertThat(result.blocksRemoved()).isEqualTo(1);
+    assertSameTokenIndex(index, model(TOKEN, history, batch), List.of(d, e));
+  }
+
+  /**
    * A run of batches whose first was left part applied (token keys: the run fits one call of the
    * new owner's chunk): the run is refused as one, and its batches applied one at a time, the first
    * going on where it was left. Applied again from its first block, its store under a parent that a

@@ -8,6 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
+import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.ApplyPlan;
 import io.kvindex.index.KeyMode;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -218,5 +220,84 @@ class EventPackerTest {
 
     assertThat(packed.dropped()).isEqualTo(4);
     assertThat(packed.blocks()).isEqualTo(2);
+  }
+
+  /** The hashes of packed events in order (an AllBlocksCleared as -1). */
+  private static List<Long> blocksOf(List<byte[]> packed) {
+    List<Long> out = new ArrayList<>();
+    for (byte[] event : packed) {
+      ByteBuffer buf = ByteBuffer.wrap(event);
+      char kind = (char) buf.get();
+      if (kind == 'C') {
+        out.add(-1L);
+        continue;
+      }
+      buf.get(); // tier
+      buf.getShort(); // cache group
+      if (kind == 'T') {
+        buf.position(buf.position() + 1 + 8 + 8 + 4);
+        int n = buf.getInt();
+        for (int i = 0; i < n; i++) {
+          out.add(buf.getLong());
+        }
+        continue;
+      }
+      if (kind == 'S') {
+        buf.position(buf.position() + 1 + 8);
+      }
+      while (buf.hasRemaining()) {
+        out.add(buf.getLong());
+      }
+    }
+    return out;
+  }
+
+  /** A token-mode store of {@code n} blocks with all their tokens (block size 2). */
+  private static BlockStored tokenStore(long base, int n) {
+    List<Integer> tokens = new ArrayList<>();
+    for (int i = 0; i < 2 * n; i++) {
+      tokens.add(i);
+    }
+    return new BlockStored(
+        hashes(base, n), null, tokens, 2, null, null, null, null, null, null, null);
+  }
+
+  /**
+   * The packer cuts a call where its plan does: each chunk covers the plan's positions and holds
+   * exactly their blocks, in order (token keys: stored blocks weigh two, the chunk's room odd after
+   * a removal or a clear).
+   */
+  @Test
+  void pack_chunksAreThePlansChunks_eachWithItsBlocksInOrder() {
+    List<KvEvent> events =
+        List.of(
+            removed(hashes(1, 1), "GPU"),
+            tokenStore(100, 10),
+            cleared(),
+            stored(hashes(300, 5), null, "GPU"), // no tokens: dropped
+            tokenStore(200, 20),
+            removed(hashes(400, 3), "GPU"));
+    ApplyPlan plan = ApplyPlan.of(KeyMode.TOKEN, 0, KvEventBatch.of(0, events, null));
+
+    EventPacker.Packed packed = EventPacker.pack(plan, "m", 16, 0, EventPacker.NO_ANCHOR);
+
+    assertThat(packed.chunks())
+        .extracting(c -> new ApplyPlan.Chunk(c.from(), c.to()))
+        .containsExactlyElementsOf(plan.chunks(16))
+        .hasSize(4);
+    assertThat(packed.blocks()).isEqualTo(plan.positions()).isEqualTo(35);
+    assertThat(packed.dropped()).isEqualTo(plan.dropped()).isEqualTo(5);
+    List<Long> all = new ArrayList<>();
+    for (EventPacker.Chunk chunk : packed.chunks()) {
+      List<Long> blocks = blocksOf(chunk.events());
+      assertThat(blocks).hasSize((int) (chunk.to() - chunk.from()));
+      all.addAll(blocks);
+    }
+    List<Long> expected = new ArrayList<>(List.of(1L));
+    expected.addAll(hashes(100, 10));
+    expected.add(-1L);
+    expected.addAll(hashes(200, 20));
+    expected.addAll(hashes(400, 3));
+    assertThat(all).isEqualTo(expected);
   }
 }

@@ -1,7 +1,7 @@
 package io.kvindex.ingester.stream;
 
 import io.kvindex.event.KvEventBatch;
-import io.kvindex.index.BatchCheck;
+import io.kvindex.index.ApplyPlan;
 import io.kvindex.index.KeyMode;
 import io.kvindex.ingester.stream.Action.Apply;
 import java.util.ArrayList;
@@ -55,7 +55,7 @@ final class ApplyMerger {
     if (blocks <= 0 || head.seq() <= aloneThrough) {
       return new Apply(head, staged);
     }
-    long sum = BatchCheck.chunkBlocks(mode, head.events().events());
+    long sum = ApplyPlan.blocks(mode, head.events().events());
     List<Batch> parts = new ArrayList<>(List.of(head));
     for (Batch b : after) {
       boolean next = b.seq() == head.seq() + parts.size() && b.seq() > aloneThrough;
@@ -63,7 +63,7 @@ final class ApplyMerger {
         break;
       }
       Batch part = asApplied.apply(b);
-      sum += BatchCheck.chunkBlocks(mode, part.events().events());
+      sum += ApplyPlan.blocks(mode, part.events().events());
       if (sum > blocks) {
         break;
       }

@@ -2,9 +2,9 @@ package io.kvindex.ingester.stream;
 
 import io.kvindex.common.Await;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.ApplyPlan;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
-import io.kvindex.index.BatchCheck;
 import io.kvindex.index.BatchRejectedException;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
@@ -117,16 +117,10 @@ final class IndexWrites {
    */
   Outcome apply(Sequencer sequencer, Apply action, StreamStatus status, EvictionModel model) {
     Batch batch = action.batch();
-    KvEventBatch events =
-        model == null ? batch.events() : model.eventsToApply(action.parts(), room(action));
+    ApplyPlan plan = plan(action, model);
     ApplyResult result;
     try {
-      result =
-          Await.of(
-              shared
-                  .index()
-                  .applyAsync(
-                      keys, action.firstSeq(), batch.seq(), lease, events, action.staged()));
+      result = Await.of(shared.index().applyAsync(keys, plan, lease, action.staged()));
     } catch (BatchRejectedException e) {
       if (action.parts().size() > 1) {
         log.info(
@@ -203,6 +197,20 @@ final class IndexWrites {
   }
 
   /**
+   * The call's plan, made once and read by the index: the batches' own events, or, when the
+   * stream's evictions are inferred, the eviction model's call for them (their events with the
+   * model's changes in the room they leave).
+   */
+  private ApplyPlan plan(Apply action, EvictionModel model) {
+    Batch batch = action.batch();
+    if (model == null) {
+      return ApplyPlan.of(mode, action.firstSeq(), batch.seq(), batch.events());
+    }
+    KvEventBatch events = model.eventsToApply(action.parts(), room(action));
+    return ApplyPlan.of(mode, action.firstSeq(), batch.seq(), events);
+  }
+
+  /**
    * How many blocks of an eviction model's changes the call may carry besides its batches: a run of
    * batches must fit one apply call, a single batch is split into as many as it needs.
    */
@@ -210,7 +218,7 @@ final class IndexWrites {
     if (action.parts().size() == 1) {
       return Long.MAX_VALUE;
     }
-    long own = BatchCheck.chunkBlocks(mode, action.batch().events().events());
+    long own = ApplyPlan.blocks(mode, action.batch().events().events());
     return Math.max(0, shared.index().applyChunkBlocks() - own);
   }
 

@@ -1,9 +1,9 @@
 package io.kvindex.bench;
 
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.ApplyPlan;
 import io.kvindex.index.ApplyResult;
 import io.kvindex.index.ApplyStatus;
-import io.kvindex.index.BatchCheck;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.PrefixIndex;
@@ -108,13 +108,13 @@ final class ApplyPump {
         return;
       }
       List<KvEventBatch> parts = new ArrayList<>(List.of(head));
-      long callBlocks = BatchCheck.chunkBlocks(feed.mode(), head.events());
+      long callBlocks = ApplyPlan.blocks(feed.mode(), head.events());
       while (mergeBlocks > 0) {
         KvEventBatch more = take();
         if (more == null) {
           break;
         }
-        long moreBlocks = BatchCheck.chunkBlocks(feed.mode(), more.events());
+        long moreBlocks = ApplyPlan.blocks(feed.mode(), more.events());
         if (callBlocks + moreBlocks > mergeBlocks) {
           ahead = more;
           break;

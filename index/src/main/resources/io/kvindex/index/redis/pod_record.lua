@@ -54,3 +54,15 @@ local function pairsWithout(rec, rank)
   end
   return table.concat(kept)
 end
+
+-- Adds the slots a record lists (slot -> true) to set; returns whether it lists any.
+local function podSlotsInto(rec, set)
+  local byte = string.byte
+  local any = false
+  for k = 9, #rec, 4 do
+    local s1, s2 = byte(rec, k, k + 1)
+    set[s1 * 256 + s2] = true
+    any = true
+  end
+  return any
+end

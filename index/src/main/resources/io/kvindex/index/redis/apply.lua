@@ -146,13 +146,6 @@ local function slotId()
   return idHiChar, idLo
 end
 
--- Returns the new value, or nil when the slot holds the tier already, and whether the slot's entry
--- is new.
-local function addTier(v, tier)
-  local hiChar, lo = slotId()
-  return withTier(v, hiChar, lo, tier)
-end
-
 -- Returns the new value ('' when no entry is left) or nil when unchanged, and whether this
 -- holder still has an entry.
 local function clearTier(v, tier)
@@ -265,6 +258,7 @@ end
 -- the block before it (whose head and position are carried along, not parsed again).
 local function storeChain(prefix, keys, tier, parent)
   local n = #keys
+  local hiChar, lo = slotId()
   local fields = {}
   for k = 1, n do fields[k] = prefix .. keys[k] end
   local vals = hmget(KEYS[4], fields)
@@ -307,7 +301,7 @@ local function storeChain(prefix, keys, tier, parent)
     end
     prevHead, prevPos = head, p
     if again == nil then
-      local nv, added = addTier(old, tier)
+      local nv, added = withTier(old, hiChar, lo, tier)
       if nv then
         tiers = tiers + 1
         if added then entries = entries + 1 end
@@ -352,6 +346,7 @@ end
 -- until the block goes).
 local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
   local n = #keys
+  local hiChar, lo = slotId()
   local fields, anchorFields = {}, {}
   for k = 1, n do
     fields[k] = prefix .. keys[k]
@@ -372,7 +367,7 @@ local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
       elseif a and isLocated(a) then
         loc = sub(a, 1, LOCATOR_LEN)
       end
-      local nv, added = addTier(old, tier)
+      local nv, added = withTier(old, hiChar, lo, tier)
       if nv then
         tiers = tiers + 1
         if added then entries = entries + 1 end
@@ -520,13 +515,11 @@ local function applySpanChanges(v, list, live)
     parts[#parts + 1] = val == lastEntries() and id .. SAME_AS_BEFORE or encodeSlot(id, val)
     last, lastOwn = val, nil
   end
+  local offsets, keys = {}, {}
   local new = true
   for k = 1, #order do
-    local _, key = slotIdParts(order[k])
-    if find(v, key, 2, true) then
-      new = false
-      break
-    end
+    offsets[k], keys[k] = slotIdParts(order[k])
+    if new and find(v, keys[k], 2, true) then new = false end
   end
   if new then
     parts[1] = v
@@ -571,8 +564,8 @@ local function applySpanChanges(v, list, live)
   end
   local replace, starts, appended = {}, {}, {}
   local hint = 2
-  for _, id in ipairs(order) do
-    local offset, key = slotIdParts(id)
+  for k, id in ipairs(order) do
+    local offset, key = offsets[k], keys[k]
     local at = slotOf(key, offset, hint) or (hint > 2 and slotOf(key, offset, 2))
     if at then
       hint = at + 1

@@ -21,7 +21,6 @@
 -- The loop is hot (about half of a call's time at 1M fields): it calls the value libraries once per
 -- value, whose walks take each entry's slot with plain arithmetic, and a value is copied only when
 -- one of its entries is dead.
-local sub = string.sub
 local BLOCK_FIELD_LEN = 18
 local SEGMENT_FIELD_LEN = 20
 local DEAD_READ_WHOLE = 128
@@ -109,17 +108,8 @@ end
 local removed = 0
 local out, del, nout, ndel, unlocatedGone = {}, {}, 0, 0, 0
 
--- slot -> count changes (slot_counts.lua's) of the entries stripped from block fields by this call.
-local stripped = {}
-local function strip(s, tiers)
-  local c = stripped[s]
-  if not c then
-    c = noCounts()
-    stripped[s] = c
-  end
-  countEntry(c, tiers, -1)
-  removed = removed + 1
-end
+-- The entries stripped from block fields by this call, counted by their bytes (entriesWithout's).
+local gone = {}
 
 -- A changed field: deleted when it has no entry left (''), else rewritten.
 local function settle(field, v)
@@ -139,13 +129,13 @@ for k = 1, #items, 2 do
     -- entry goes with its locator.
     local v = items[k + 1]
     local first = firstEntry(v)
-    local kept = entriesWithout(v, first, #v + 1, dead, strip)
+    local kept = entriesWithout(v, first, #v + 1, dead, gone, 1)
     if kept then
-      if kept == '' then
+      if #kept < first then
         settle(field, '')
         if first == 1 then unlocatedGone = unlocatedGone + 1 end
       else
-        settle(field, sub(v, 1, first - 1) .. kept)
+        settle(field, kept)
       end
     end
   elseif #field == SEGMENT_FIELD_LEN then
@@ -160,6 +150,18 @@ if unlocatedGone > 0
     and redis.call('HINCRBY', KEYS[2], 'kvindex/unlocated', -unlocatedGone) <= 0 then
   -- The last unlocated block is gone: no head leads to one (see apply.lua).
   redis.call('HDEL', KEYS[2], 'kvindex/unlocated-parents', 'kvindex/unlocated-heads')
+end
+-- Each entry stripped from a block field is counted out of its slot's counts.
+local stripped = {}
+for code, n in pairs(gone) do
+  local s, tiers = entryOfCode(code)
+  local c = stripped[s]
+  if not c then
+    c = noCounts()
+    stripped[s] = c
+  end
+  countEntry(c, tiers, -n)
+  removed = removed + n
 end
 writeCountChanges(KEYS[5], stripped)
 

@@ -16,15 +16,15 @@ local function encodeRoute(digest, deadlineMs, blocksAndKeys)
     parts[k] = ms % 256
     ms = (ms - ms % 256) / 256
   end
-  return digest .. string.char(unpack(parts)) .. blocksAndKeys
+  return digest .. char(unpack(parts)) .. blocksAndKeys
 end
 
 -- The route that starts at byte at of a value: its pod's digest, its deadline (ms) and where the
 -- route after it starts; nil when no whole route header starts there.
 local function routeAt(v, at)
   if at + ROUTE_HEADER - 1 > #v then return nil end
-  local a, b, c, d, e, f, n1, n2 = string.byte(v, at + 8, at + 15)
+  local a, b, c, d, e, f, n1, n2 = byte(v, at + 8, at + 15)
   local deadline = ((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f
   local kept = math.ceil((n1 * 256 + n2) / ROUTE_KEY_EVERY)
-  return string.sub(v, at, at + 7), deadline, at + ROUTE_HEADER + 8 * kept
+  return sub(v, at, at + 7), deadline, at + ROUTE_HEADER + 8 * kept
 end

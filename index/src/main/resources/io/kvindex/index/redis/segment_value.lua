@@ -7,39 +7,39 @@
 
 local SEGMENT_SLOT_HEADER = 11
 local SAME_AS_BEFORE_LEN = 65535
-local SAME_AS_BEFORE = string.char(255, 255)
+local SAME_AS_BEFORE = char(255, 255)
 local OVERFLOWED = 'O'
 
 -- A slot's id: its block's offset from the head (a number) and its block key (8 bytes).
 local function slotIdOf(offset, key)
-  return string.char(offset) .. key
+  return char(offset) .. key
 end
 
 -- A slot id's offset (a number) and block key.
 local function slotIdParts(id)
-  return string.byte(id, 1), string.sub(id, 2)
+  return byte(id, 1), sub(id, 2)
 end
 
 -- The id of the slot whose header starts at byte i (its key starts at i + 1).
 local function slotIdAt(v, i)
-  return string.sub(v, i, i + 8)
+  return sub(v, i, i + 8)
 end
 
 -- A slot: its id (offset (1) and block key (8)), its entries' length (2 bytes), its entries.
 local function encodeSlot(id, val)
-  return id .. string.char((#val - #val % 256) / 256, #val % 256) .. val
+  return id .. char((#val - #val % 256) / 256, #val % 256) .. val
 end
 
 -- The entries' length of the slot whose header starts at byte i (SAME_AS_BEFORE_LEN for a span's
 -- slot that has the entries of the slot before it).
 local function slotLength(v, i)
-  local a, b = string.byte(v, i + 9, i + 10)
+  local a, b = byte(v, i + 9, i + 10)
   return a * 256 + b
 end
 
 -- Where the slot whose header starts at byte i ends (the byte after its entries).
 local function slotEnd(v, i)
-  local a, b = string.byte(v, i + 9, i + 10)
+  local a, b = byte(v, i + 9, i + 10)
   local len = a * 256 + b
   return i + SEGMENT_SLOT_HEADER + (len == SAME_AS_BEFORE_LEN and 0 or len)
 end
@@ -49,12 +49,11 @@ end
 local function slotEntries(v, i)
   local len = slotLength(v, i)
   if len == SAME_AS_BEFORE_LEN then return '' end
-  return string.sub(v, i + SEGMENT_SLOT_HEADER, i + SEGMENT_SLOT_HEADER + len - 1)
+  return sub(v, i + SEGMENT_SLOT_HEADER, i + SEGMENT_SLOT_HEADER + len - 1)
 end
 
 -- Where a value's slots start (start -> true), and their count: one walk over the slot headers.
 local function slotStarts(v)
-  local byte = string.byte
   local isStart, count, n, i = {}, 0, #v, 1
   while i + SEGMENT_SLOT_HEADER - 1 <= n do
     count = count + 1
@@ -71,7 +70,6 @@ end
 -- span's SAME_AS_BEFORE slot stays, as it is, while the slot before it keeps an entry, and goes
 -- with it.
 local function segmentWithout(v, dead)
-  local sub = string.sub
   local n = #v
   local parts, np, i, beforeKept = nil, 0, 1, true
   while i + SEGMENT_SLOT_HEADER - 1 <= n do
@@ -104,7 +102,7 @@ local function segmentWithout(v, dead)
     end
     i = stop
   end
-  return parts and table.concat(parts)
+  return parts and concat(parts)
 end
 
 -- The slots a value's entries name that named does not hold yet: added to it (slot -> true) and

@@ -376,9 +376,10 @@ class StoredValueFormatsTest {
             """
             local v, u = ARGV[1], ARGV[2]
             local first = firstEntry(v)
-            local gone = {}
-            local kept = entriesWithout(v, first, #v + 1, {[4095] = true},
-              function(s, t) gone[#gone + 1] = s; gone[#gone + 1] = t end)
+            local counted = {}
+            local kept = entriesWithout(v, first, #v + 1, {[4095] = true}, counted, 1)
+            local code, times = next(counted)
+            local gone = {entryOfCode(code)}
             local none = entriesWithout(v, first, #v + 1, {[7] = true})
             local hi1, lo1 = entryId(1)
             local hi2, lo2 = entryId(4095)
@@ -391,12 +392,12 @@ class StoredValueFormatsTest {
             local appended, isNew = withTier(u, hi3, lo3, 8)
             local cleared, still = withoutTier(u, hi2, lo2, 2)
             local emptied = withoutTier(string.sub(u, 1, 2), hi1, lo1, 1)
-            return {string.sub(v, 1, first - 1) .. kept, gone[1], gone[2], none and 1 or 0,
+            return {kept, gone[1], gone[2], none and 1 or 0,
               #ids, ids[1], added, new and 1 or 0, same and 1 or 0, appended, isNew and 1 or 0,
               cleared, still and 1 or 0, emptied,
               heldByAny(u, 1, #u + 1, {[4095] = true}) and 1 or 0,
               heldByAny(u, 1, #u + 1, {[2] = true}) and 1 or 0,
-              isLocated(v) and 1 or 0, isLocated(u) and 1 or 0}
+              isLocated(v) and 1 or 0, isLocated(u) and 1 or 0, times}
             """,
             ScriptOutputType.MULTI,
             LOCATED.encode(),
@@ -405,6 +406,7 @@ class StoredValueFormatsTest {
     assertThat(BlockValue.decode((byte[]) lua.get(0)))
         .isEqualTo(new BlockValue(LOCATED.locator(), List.of(gpu1)));
     assertThat(lua.subList(1, 6)).containsExactly(4095L, 6L, 0L, 1L, 4095L);
+    assertThat(lua.get(18)).as("the dead entry counted once").isEqualTo(1L);
     assertThat(BlockValue.decode((byte[]) lua.get(6)))
         .isEqualTo(
             new BlockValue(

@@ -55,13 +55,4 @@ final class Bytes {
     }
     return v;
   }
-
-  /** A deadline (ms) of 6 bytes big-endian at {@code at}, as speculative routes keep them. */
-  static long deadline6At(byte[] bytes, int at) {
-    long v = 0;
-    for (int i = 0; i < 6; i++) {
-      v = (v << 8) | (bytes[at + i] & 0xff);
-    }
-    return v;
-  }
 }

@@ -11,11 +11,11 @@ import java.util.List;
 /**
  * The index's Lua scripts, each loaded from its resource with the script libraries prepended: one
  * per stored value the scripts read or write ({@code block_value.lua}, {@code segment_value.lua},
- * {@code slot_counts.lua}, {@code pod_record.lua}, {@code stream_record.lua}: each value's one Lua
- * definition, as {@link BlockValue}, {@link SegmentValue}, {@link SlotCounts}, {@link PodRecord}
- * and {@link StreamRecord} are its Java one), then the helpers every script shares ({@code
- * lib.lua}), so each exists once. A script's {@code #!lua} line stays its first. Thread-safe
- * (constants).
+ * {@code slot_counts.lua}, {@code pod_record.lua}, {@code stream_record.lua}, {@code
+ * route_value.lua}: each value's one Lua definition, as {@link BlockValue}, {@link SegmentValue},
+ * {@link SlotCounts}, {@link PodRecord}, {@link StreamRecord} and {@link RouteValue} are its Java
+ * one), then the helpers every script shares ({@code lib.lua}), so each exists once. A script's
+ * {@code #!lua} line stays its first. Thread-safe (constants).
  */
 final class Scripts {
   /** Every script below, as loaded (declared first: the constants add to it as they load). */
@@ -23,7 +23,14 @@ final class Scripts {
 
   /** The libraries every script is loaded with, in order (a library may use those before it). */
   private static final List<String> LIBRARIES =
-      List.of("block_value", "segment_value", "slot_counts", "pod_record", "stream_record", "lib");
+      List.of(
+          "block_value",
+          "segment_value",
+          "slot_counts",
+          "pod_record",
+          "stream_record",
+          "route_value",
+          "lib");
 
   static final LuaScript APPLY = load("apply");
   static final LuaScript PURGE = load("purge");

@@ -1,7 +1,5 @@
 package io.kvindex.index.redis;
 
-import static io.kvindex.index.redis.RedisSpeculation.KEY_EVERY;
-
 import io.kvindex.index.KeyMode;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -10,7 +8,7 @@ import java.util.List;
 
 /**
  * speculate.lua's call: records a route of {@code model}'s prompt to {@code pod}, by its first
- * {@link RedisSpeculation#BLOCKS_PER_ROUTE} blocks, per segment and span.
+ * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks, per segment and span.
  */
 record SpeculateCall(
     String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, long ttlMs)
@@ -24,7 +22,8 @@ record SpeculateCall(
     List<byte[]> routes = new ArrayList<>(2 * route.segments());
     for (int k = 0; k < route.segments(); k++) {
       routes.add(route.segmentField(k));
-      routes.add(routeInSegment(keysRecorded, route.segmentStart(k), route.segmentEnd(k)));
+      routes.add(
+          RouteValue.blocksAndKeys(keysRecorded, route.segmentStart(k), route.segmentEnd(k)));
     }
     int g = keys.groupOf(model, pod);
     byte[] podField = HashFields.podField(model, pod);
@@ -39,19 +38,5 @@ record SpeculateCall(
         .arg("max_pods", RedisSpeculation.PODS_PER_FIELD)
         .rest("routes", routes)
         .build();
-  }
-
-  /**
-   * What a route keeps of its blocks {@code [from, to)} in their segment or span: their count (2
-   * bytes), then the keys of every {@value RedisSpeculation#KEY_EVERY}th and of the last.
-   */
-  static byte[] routeInSegment(long[] keys, int from, int to) {
-    int n = to - from;
-    int kept = (n + KEY_EVERY - 1) / KEY_EVERY;
-    ByteBuffer out = ByteBuffer.allocate(2 + 8 * kept).putShort((short) n);
-    for (int i = 0; i < kept; i++) {
-      out.putLong(keys[from + Math.min((i + 1) * KEY_EVERY, n) - 1]);
-    }
-    return out.array();
   }
 }

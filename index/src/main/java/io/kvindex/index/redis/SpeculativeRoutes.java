@@ -4,8 +4,9 @@ import io.kvindex.index.PrefixIndex;
 import java.util.List;
 
 /**
- * The speculative routes a lookup reads (speculate.lua writes them): by which fields, and what they
- * give each candidate. Thread-safe (stateless).
+ * The speculative routes a lookup reads (speculate.lua writes them; each field's value a {@link
+ * RouteValue}, read in place): by which fields, and what they give each candidate. Thread-safe
+ * (stateless).
  */
 final class SpeculativeRoutes {
   /**
@@ -19,10 +20,12 @@ final class SpeculativeRoutes {
 
   /**
    * The segment and span fields the prompt's speculative routes are kept by: those of its first
-   * {@link RedisSpeculation#BLOCKS_PER_ROUTE} blocks.
+   * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks.
    */
   static byte[][] fields(Prompt prompt) {
-    int n = Prompt.segmentCount(Math.min(prompt.length(), RedisSpeculation.BLOCKS_PER_ROUTE));
+    int n =
+        Prompt.segmentCount(
+            Math.min(prompt.length(), RedisSpeculation.BLOCKS_PER_ROUTE));
     byte[][] fields = new byte[n][];
     for (int k = 0; k < n; k++) {
       fields[k] = prompt.segmentField(k);
@@ -45,20 +48,21 @@ final class SpeculativeRoutes {
       byte[] v = routes.get(k);
       int start = prompt.segmentStart(k);
       int end = prompt.segmentEnd(k);
-      for (int at = 0; v != null && at + 16 <= v.length; ) {
-        int reach = ((v[at + 14] & 0xff) << 8) | (v[at + 15] & 0xff);
-        int kept = (reach + RedisSpeculation.KEY_EVERY - 1) / RedisSpeculation.KEY_EVERY;
-        int c = group.candidateOf(Bytes.longAt(v, at));
-        long deadline = Bytes.deadline6At(v, at + 8);
+      for (int at = 0; v != null && at + RouteValue.ROUTE_HEADER <= v.length; ) {
+        int reach = RouteValue.blocksAt(v, at);
+        int kept = RouteValue.keysKept(reach);
+        int next = RouteValue.next(v, at);
+        int c = group.candidateOf(RouteValue.podDigestAt(v, at));
+        long deadline = RouteValue.deadlineAt(v, at);
         // A deadline further ahead than any route may last was not written by speculate.lua.
         if (c >= 0
             && deadline >= nowMs
             && deadline <= nowMs + MAX_ROUTE_AHEAD_MS
-            && at + 16 + 8 * kept <= v.length) {
+            && next <= v.length) {
           int depth = start + 1;
           for (int i = 0; i < kept; i++) {
-            int pos = start + Math.min((i + 1) * RedisSpeculation.KEY_EVERY, reach) - 1;
-            if (pos >= end || keys[pos] != Bytes.longAt(v, at + 16 + 8 * i)) {
+            int pos = start + RouteValue.keptBlock(reach, i);
+            if (pos >= end || keys[pos] != RouteValue.keyAt(v, at, i)) {
               break;
             }
             depth = pos + 1;
@@ -68,7 +72,7 @@ final class SpeculativeRoutes {
           }
           depths[c] = Math.max(depths[c], depth);
         }
-        at += 16 + 8 * kept;
+        at = next;
       }
     }
     return depths;

@@ -128,80 +128,30 @@ local function tally(tier, entries, tiers)
   if entries == 0 and tiers == 0 then return end
   local c = held[slot]
   if not c then
-    c = {0, 0, 0, 0, 0}
+    c = noCounts()
     held[slot] = c
   end
   c[1] = c[1] + entries
   c[COUNT_INDEX[tier]] = c[COUNT_INDEX[tier]] + tiers
 end
 
-local function writeCounts()
-  for s, c in pairs(held) do
-    for k = 1, 5 do
-      if c[k] ~= 0 then redis.call('HINCRBY', KEYS[9], countField(s, k), c[k]) end
-    end
-  end
-end
-
--- The slot's entry bytes: its first byte (and as a string, for plain finds), and the high nibble
--- of its second; computed again only when the call's slot changes.
-local idSlot, idHi, idLo, idHiChar
+-- The slot's entry as block_value.lua's entryAt finds it; computed again only when the call's slot
+-- changes.
+local idSlot, idHiChar, idLo
 local function slotId()
   if idSlot ~= slot then
-    idSlot, idHi, idLo = slot, math.floor(slot / 16), (slot % 16) * 16
-    idHiChar = char(idHi)
+    idSlot = slot
+    idHiChar, idLo = entryId(slot)
   end
-  return idHi, idLo, idHiChar
-end
-
--- Where the slot's entry starts among a value's entries (from first on), or nil: a plain find of
--- its first byte (in C, where a walk entry by entry in Lua cost about 2 us a block held by dozens
--- of pods), kept only where it starts an entry and the entry's second byte names the slot.
-local function entryAt(v, first, lo, hiChar)
-  local at = find(v, hiChar, first, true)
-  while at do
-    if (at - first) % 2 == 0 then
-      local b2 = byte(v, at + 1)
-      if b2 and b2 - b2 % 16 == lo then return at end
-    end
-    at = find(v, hiChar, at + 1, true)
-  end
-  return nil
-end
-
--- Returns the new value, or nil when the slot holds the tier already, and whether the slot's entry
--- is new.
-local function addTier(v, tier)
-  local hi, lo, hiChar = slotId()
-  if v then
-    local k = entryAt(v, firstEntry(v), lo, hiChar)
-    if k then
-      local b2 = byte(v, k + 1)
-      local nb2 = bit.bor(b2, tier)
-      if nb2 == b2 then return nil end
-      return sub(v, 1, k) .. char(nb2) .. sub(v, k + 2), false
-    end
-    return v .. char(hi, lo + tier), true
-  end
-  return char(hi, lo + tier), true
+  return idHiChar, idLo
 end
 
 -- Returns the new value ('' when no entry is left) or nil when unchanged, and whether this
 -- holder still has an entry.
 local function clearTier(v, tier)
   if not v or slot == 0 then return nil, false end
-  local _, lo, hiChar = slotId()
-  local first = firstEntry(v)
-  local k = entryAt(v, first, lo, hiChar)
-  if not k then return nil, false end
-  local b2 = byte(v, k + 1)
-  local nb2 = bit.band(b2, bit.bnot(tier))
-  if nb2 == b2 then return nil, true end
-  if nb2 % 16 == 0 then
-    if #v == first + 1 then return '', false end
-    return sub(v, 1, k - 1) .. sub(v, k + 2), false
-  end
-  return sub(v, 1, k) .. char(nb2) .. sub(v, k + 2), true
+  local hiChar, lo = slotId()
+  return withoutTier(v, hiChar, lo, tier)
 end
 
 -- Segment changes, applied once at the end: segment field -> {slot id (offset 1, key 8), value}*.
@@ -299,7 +249,7 @@ local function mirror(prefix, head, p, key, value)
     list, p = changesOf(prefix, head, SPAN), p % SPAN_BLOCKS
   end
   local n = #list
-  list[n + 1] = char(p) .. key
+  list[n + 1] = slotIdOf(p, key)
   list[n + 2] = value
 end
 
@@ -308,6 +258,7 @@ end
 -- the block before it (whose head and position are carried along, not parsed again).
 local function storeChain(prefix, keys, tier, parent)
   local n = #keys
+  local hiChar, lo = slotId()
   local fields = {}
   for k = 1, n do fields[k] = prefix .. keys[k] end
   local vals = hmget(KEYS[4], fields)
@@ -317,7 +268,7 @@ local function storeChain(prefix, keys, tier, parent)
     prevPos = -1
   elseif parent then
     local pv = redis.call('HGET', KEYS[4], prefix .. parent)
-    if pv and #pv % 2 == 1 then prevHead, prevPos = locatorHead(pv), positionOf(pv) end
+    if pv and isLocated(pv) then prevHead, prevPos = locatorHead(pv), positionOf(pv) end
   end
   local out, seen, entries, tiers = {}, {}, 0, 0
   -- An unlocated block this call placed, whose own next block may still be unlocated: it becomes
@@ -331,7 +282,7 @@ local function storeChain(prefix, keys, tier, parent)
     local head, p, located
     if again ~= nil then
       if again then head, p = locatorHead(again), positionOf(again) end
-    elseif old and #old % 2 == 1 then
+    elseif old and isLocated(old) then
       head, p, located = locatorHead(old), positionOf(old), true
     elseif prevPos and prevPos < MAX_POSITION then
       p = prevPos + 1
@@ -350,7 +301,7 @@ local function storeChain(prefix, keys, tier, parent)
     end
     prevHead, prevPos = head, p
     if again == nil then
-      local nv, added = addTier(old, tier)
+      local nv, added = withTier(old, hiChar, lo, tier)
       if nv then
         tiers = tiers + 1
         if added then entries = entries + 1 end
@@ -395,6 +346,7 @@ end
 -- until the block goes).
 local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
   local n = #keys
+  local hiChar, lo = slotId()
   local fields, anchorFields = {}, {}
   for k = 1, n do
     fields[k] = prefix .. keys[k]
@@ -408,14 +360,14 @@ local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
     if not seen[key] then
       seen[key] = true
       local old, a = vals[k], anchors[k]
-      local located = old and #old % 2 == 1
+      local located = old and isLocated(old)
       local loc
       if located then
         loc = sub(old, 1, LOCATOR_LEN)
-      elseif a and #a % 2 == 1 then
+      elseif a and isLocated(a) then
         loc = sub(a, 1, LOCATOR_LEN)
       end
-      local nv, added = addTier(old, tier)
+      local nv, added = withTier(old, hiChar, lo, tier)
       if nv then
         tiers = tiers + 1
         if added then entries = entries + 1 end
@@ -459,7 +411,7 @@ local function removeKeys(prefix, keys, tier)
         tiers = tiers - 1
         if not still then entries = entries - 1 end
       end
-      local located = old and #old % 2 == 1
+      local located = old and isLocated(old)
       if nv == '' then
         del[#del + 1] = fields[k]
         if not located then unlocated = unlocated - 1 end
@@ -497,12 +449,8 @@ local function latestChanges(list, live)
 end
 
 local function applyChanges(v, list, live)
-  local isStart, count, n, i = {}, 0, #v, 1
-  while i + 10 <= n do
-    count = count + 1
-    isStart[i] = true
-    i = i + SEGMENT_SLOT_HEADER + byte(v, i + 9) * 256 + byte(v, i + 10)
-  end
+  local isStart, count = slotStarts(v)
+  local n = #v
   local final, order = latestChanges(list, live)
   for _, id in ipairs(order) do
     if final[id] ~= '' then final[id] = encodeSlot(id, final[id]) end
@@ -525,7 +473,7 @@ local function applyChanges(v, list, live)
   for _, at in ipairs(starts) do
     if at > from then parts[#parts + 1] = sub(v, from, at - 1) end
     if replace[at] ~= '' then parts[#parts + 1] = replace[at] end
-    from = at + SEGMENT_SLOT_HEADER + byte(v, at + 9) * 256 + byte(v, at + 10)
+    from = slotEnd(v, at)
   end
   if from <= n then parts[#parts + 1] = sub(v, from) end
   for k = 1, #appended do parts[#parts + 1] = appended[k] end
@@ -550,13 +498,9 @@ local function applySpanChanges(v, list, live)
   local function repeats(at)
     return slotLength(v, at) == SAME_AS_BEFORE_LEN
   end
-  local function nextOf(at)
-    local len = slotLength(v, at)
-    return at + SEGMENT_SLOT_HEADER + (len == SAME_AS_BEFORE_LEN and 0 or len)
-  end
   -- The own entries of the slot starting at own ('' for none).
   local function entriesOf(own)
-    return own and sub(v, own + SEGMENT_SLOT_HEADER, nextOf(own) - 1) or ''
+    return own and slotEntries(v, own) or ''
   end
   -- The entries of the slot written last: last, or (when lastOwn is not nil) those of the slot of
   -- v that lastOwn starts.
@@ -571,12 +515,11 @@ local function applySpanChanges(v, list, live)
     parts[#parts + 1] = val == lastEntries() and id .. SAME_AS_BEFORE or encodeSlot(id, val)
     last, lastOwn = val, nil
   end
+  local offsets, keys = {}, {}
   local new = true
   for k = 1, #order do
-    if find(v, sub(order[k], 2), 2, true) then
-      new = false
-      break
-    end
+    offsets[k], keys[k] = slotIdParts(order[k])
+    if new and find(v, keys[k], 2, true) then new = false end
   end
   if new then
     parts[1] = v
@@ -595,7 +538,7 @@ local function applySpanChanges(v, list, live)
   local function isSlot(c)
     if isStart[c] then return true end
     if c < walked then walked, owner = 1, false end
-    while walked < c and walked + 10 <= n do
+    while walked < c and walked + SEGMENT_SLOT_HEADER - 1 <= n do
       local len = slotLength(v, walked)
       if len == SAME_AS_BEFORE_LEN then
         walked = walked + SEGMENT_SLOT_HEADER
@@ -604,7 +547,7 @@ local function applySpanChanges(v, list, live)
         walked = walked + SEGMENT_SLOT_HEADER + len
       end
     end
-    if walked == c and c + 10 <= n then
+    if walked == c and c + SEGMENT_SLOT_HEADER - 1 <= n then
       isStart[c], ownerBefore[c] = true, owner
       return true
     end
@@ -621,8 +564,8 @@ local function applySpanChanges(v, list, live)
   end
   local replace, starts, appended = {}, {}, {}
   local hint = 2
-  for _, id in ipairs(order) do
-    local key, offset = sub(id, 2), byte(id, 1)
+  for k, id in ipairs(order) do
+    local offset, key = offsets[k], keys[k]
     local at = slotOf(key, offset, hint) or (hint > 2 and slotOf(key, offset, 2))
     if at then
       hint = at + 1
@@ -639,13 +582,13 @@ local function applySpanChanges(v, list, live)
       parts[#parts + 1] = sub(v, from, at - 1)
       lastOwn = ownerBefore[at]
     end
-    if replace[at] ~= '' then write(sub(v, at, at + 8), replace[at]) end
-    from = nextOf(at)
+    if replace[at] ~= '' then write(slotIdAt(v, at), replace[at]) end
+    from = slotEnd(v, at)
     if from <= n and replace[from] == nil and repeats(from) then
       -- It stood for the entries this slot had in v.
       local old = entriesOf(repeats(at) and ownerBefore[at] or at)
       if old ~= lastEntries() then
-        write(sub(v, from, from + 8), old)
+        write(slotIdAt(v, from), old)
         from = from + SEGMENT_SLOT_HEADER
       end
     end
@@ -677,14 +620,7 @@ local function deadSlots()
     local list = segments[field]
     for c = 2, #list, 2 do
       local v = list[c]
-      for e = 1, #v - 1, 2 do
-        local b1, b2 = byte(v, e, e + 1)
-        local s = b1 * 16 + (b2 - b2 % 16) / 16
-        if not named[s] then
-          named[s] = true
-          ids[#ids + 1] = s
-        end
-      end
+      nameSlots(v, 1, #v + 1, named, ids)
     end
   end
   local died = hmget(KEYS[6], ids)
@@ -702,16 +638,7 @@ local function flushSegments()
   local dead, anyDead = deadSlots()
   local function live(v)
     if not anyDead or v == '' then return v end
-    local keep, dropped = {}, false
-    for e = 1, #v - 1, 2 do
-      local b1, b2 = byte(v, e, e + 1)
-      if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
-        dropped = true
-      else
-        keep[#keep + 1] = sub(v, e, e + 1)
-      end
-    end
-    return dropped and concat(keep) or v
+    return entriesWithout(v, 1, #v + 1, dead) or v
   end
   local limit = tonumber(ARGV[9])
   local spanBytes = limit * SPAN_BYTES_PER_SLOT
@@ -874,7 +801,7 @@ for i = FIRST_EVENT, #ARGV do
 end
 
 noteUnlocated()
-writeCounts()
+writeCountChanges(KEYS[9], held)
 flushSegments()
 
 local now = nowMs()

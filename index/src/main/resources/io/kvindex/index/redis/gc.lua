@@ -18,10 +18,9 @@
 -- fields name once there are more than DEAD_READ_WHOLE, and a completed pass frees its slots at most
 -- FREE_STEP at a time, in this call and the next ones ('free-before' in meta: slots that died
 -- before that pass may go; 'free-cursor': how far through the dead hash).
--- The loop is hot (about half of a call's time at 1M fields): library functions are locals and
--- the slot is taken with plain arithmetic (no math.floor call), and a value is copied only when
+-- The loop is hot (about half of a call's time at 1M fields): it calls the value libraries once per
+-- value, whose walks take each entry's slot with plain arithmetic, and a value is copied only when
 -- one of its entries is dead.
-local byte, sub, char, concat = string.byte, string.sub, string.char, table.concat
 local BLOCK_FIELD_LEN = 18
 local SEGMENT_FIELD_LEN = 20
 local DEAD_READ_WHOLE = 128
@@ -93,29 +92,12 @@ if deadCount <= DEAD_READ_WHOLE then
   for k = 1, #deadList do dead[tonumber(deadList[k])] = true end
 else
   local named, ids = {}, {}
-  local function name(v, from, to)
-    for e = from, to - 1, 2 do
-      local b1, b2 = byte(v, e, e + 1)
-      local s = b1 * 16 + (b2 - b2 % 16) / 16
-      if not named[s] then
-        named[s] = true
-        ids[#ids + 1] = s
-      end
-    end
-  end
   for k = 1, #items, 2 do
     local field, v = items[k], items[k + 1]
-    local n = #v
     if #field == BLOCK_FIELD_LEN then
-      name(v, firstEntry(v), n)
+      nameSlots(v, firstEntry(v), #v + 1, named, ids)
     elseif #field == SEGMENT_FIELD_LEN then
-      local i = 1
-      while i + SEGMENT_SLOT_HEADER - 1 <= n do
-        local len = slotLength(v, i)
-        if len == SAME_AS_BEFORE_LEN then len = 0 end
-        name(v, i + SEGMENT_SLOT_HEADER, i + SEGMENT_SLOT_HEADER + len)
-        i = i + SEGMENT_SLOT_HEADER + len
-      end
+      nameSegmentSlots(v, named, ids)
     end
   end
   local died = hmget(KEYS[3], ids)
@@ -126,128 +108,40 @@ end
 local removed = 0
 local out, del, nout, ndel, unlocatedGone = {}, {}, 0, 0, 0
 
--- slot -> {entries, gpu, cpu, storage, other} stripped from block fields by this call.
-local stripped = {}
-local function strip(s, t)
-  local c = stripped[s]
-  if not c then
-    c = {0, 0, 0, 0, 0}
-    stripped[s] = c
-  end
-  c[1] = c[1] + 1
-  if t % 2 == 1 then c[2] = c[2] + 1 end
-  if t % 4 >= 2 then c[3] = c[3] + 1 end
-  if t % 8 >= 4 then c[4] = c[4] + 1 end
-  if t >= 8 then c[5] = c[5] + 1 end
-end
+-- The entries stripped from block fields by this call, counted by their bytes (entriesWithout's).
+local gone = {}
 
--- A changed field: deleted when it has no entry left (live = 0), else rewritten from its parts.
-local function settle(field, parts, live)
-  if live == 0 then
+-- A changed field: deleted when it has no entry left (''), else rewritten.
+local function settle(field, v)
+  if v == '' then
     ndel = ndel + 1
     del[ndel] = field
   else
     out[nout + 1] = field
-    out[nout + 2] = concat(parts)
+    out[nout + 2] = v
     nout = nout + 2
   end
 end
 for k = 1, #items, 2 do
   local field = items[k]
   if #field == BLOCK_FIELD_LEN then
+    -- Its entries, after its locator if it has one (block_value.lua); a located field left with no
+    -- entry goes with its locator.
     local v = items[k + 1]
-    local n = #v
     local first = firstEntry(v)
-    if n == first + 1 then
-      local b1, b2 = byte(v, first, n)
-      local s = b1 * 16 + (b2 - b2 % 16) / 16
-      if dead[s] then
-        ndel = ndel + 1
-        del[ndel] = field
-        removed = removed + 1
-        strip(s, b2 % 16)
+    local kept = entriesWithout(v, first, #v + 1, dead, gone, 1)
+    if kept then
+      if #kept < first then
+        settle(field, '')
         if first == 1 then unlocatedGone = unlocatedGone + 1 end
-      end
-    else
-      -- keep stays nil until the first dead entry; then it collects the locator and live entries.
-      local keep, nkeep, live = nil, 0, 0
-      for e = first, n - 1, 2 do
-        local b1, b2 = byte(v, e, e + 1)
-        local s = b1 * 16 + (b2 - b2 % 16) / 16
-        if dead[s] then
-          removed = removed + 1
-          strip(s, b2 % 16)
-          if not keep then
-            keep = {}
-            live = (e - first) / 2
-            if e > 1 then
-              nkeep = 1
-              keep[1] = sub(v, 1, e - 1)
-            end
-          end
-        elseif keep then
-          nkeep = nkeep + 1
-          keep[nkeep] = sub(v, e, e + 1)
-          live = live + 1
-        end
-      end
-      if keep then
-        settle(field, keep, live)
-        if live == 0 and first == 1 then unlocatedGone = unlocatedGone + 1 end
+      else
+        settle(field, kept)
       end
     end
   elseif #field == SEGMENT_FIELD_LEN then
-    -- Its slots (segment_value.lua); OVERFLOWED holds none. As for block fields, nothing is
-    -- copied until the first dead entry: parts then collects the rest. A span's slot of length
-    -- SAME_AS_BEFORE_LEN has the entries of the slot before it: it stays, as it is, while that
-    -- slot keeps an entry, and goes with it.
-    local v = items[k + 1]
-    local n = #v
-    local parts, np, i, beforeKept = nil, 0, 1, true
-    while i + SEGMENT_SLOT_HEADER - 1 <= n do
-      local from = i + SEGMENT_SLOT_HEADER
-      local len = slotLength(v, i)
-      if len == SAME_AS_BEFORE_LEN then len = -1 end
-      local stop = from + (len < 0 and 0 or len)
-      local keep, nkeep = nil, 0
-      if len < 0 and not beforeKept then keep = {} end
-      for e = from, stop - 1, 2 do
-        local b1, b2 = byte(v, e, e + 1)
-        if dead[b1 * 16 + (b2 - b2 % 16) / 16] then
-          if not keep then
-            keep = {}
-            if e > from then
-              nkeep = 1
-              keep[1] = sub(v, from, e - 1)
-            end
-          end
-        elseif keep then
-          nkeep = nkeep + 1
-          keep[nkeep] = sub(v, e, e + 1)
-        end
-      end
-      beforeKept = not keep or nkeep > 0
-      if keep then
-        if not parts then
-          parts = {}
-          if i > 1 then
-            np = 1
-            parts[1] = sub(v, 1, i - 1)
-          end
-        end
-        if nkeep > 0 then
-          local val = concat(keep)
-          local len = #val
-          np = np + 1
-          parts[np] = encodeSlot(sub(v, i, i + 8), val)
-        end
-      elseif parts then
-        np = np + 1
-        parts[np] = sub(v, i, stop - 1)
-      end
-      i = stop
-    end
-    if parts then settle(field, parts, np) end
+    -- Its slots (segment_value.lua); OVERFLOWED holds none.
+    local kept = segmentWithout(items[k + 1], dead)
+    if kept then settle(field, kept) end
   end
 end
 if nout > 0 then hset(KEYS[2], out) end
@@ -257,11 +151,19 @@ if unlocatedGone > 0
   -- The last unlocated block is gone: no head leads to one (see apply.lua).
   redis.call('HDEL', KEYS[2], 'kvindex/unlocated-parents', 'kvindex/unlocated-heads')
 end
-for s, c in pairs(stripped) do
-  for k = 1, 5 do
-    if c[k] > 0 then redis.call('HINCRBY', KEYS[5], countField(s, k), -c[k]) end
+-- Each entry stripped from a block field is counted out of its slot's counts.
+local stripped = {}
+for code, n in pairs(gone) do
+  local s, tiers = entryOfCode(code)
+  local c = stripped[s]
+  if not c then
+    c = noCounts()
+    stripped[s] = c
   end
+  countEntry(c, tiers, -n)
+  removed = removed + n
 end
+writeCountChanges(KEYS[5], stripped)
 
 if res[1] == '0' then
   -- The pass is complete: every slot that died before it began is stripped everywhere.

@@ -1,6 +1,6 @@
 -- kvindex script library, prepended to every index script when it is loaded (see Scripts), after
 -- the libraries of the stored values (block_value.lua, segment_value.lua, slot_counts.lua,
--- pod_record.lua, stream_record.lua), so each helper exists once. Leases are "token:owner". A
+-- pod_record.lua, stream_record.lua, route_value.lua), so each helper exists once. Leases are "token:owner". A
 -- local function costs nothing until called.
 
 -- The longest a speculative route may count, in ms (RedisPrefixIndex.MAX_SPECULATIVE_TTL): a

@@ -18,12 +18,8 @@ for i = 1, n do
   if v then
     if (decodeDeadline(v) or -1) < now then
       pods[i] = false
-    else
-      for k = 9, #v, 4 do
-        local s1, s2 = string.byte(v, k, k + 1)
-        want[s1 * 256 + s2] = true
-        any = true
-      end
+    elseif podSlotsInto(v, want) then
+      any = true
     end
   end
 end
@@ -44,13 +40,9 @@ while i <= last do
   for k = 1, j - i + 1 do
     local v = vals[k] or ''
     -- Runs compare entries only, without a located value's locator.
-    if #v % 2 == 1 then v = string.sub(v, firstEntry(v)) end
+    if isLocated(v) then v = string.sub(v, firstEntry(v)) end
     if v ~= checkedV then
-      checkedV, checkedHeld = v, false
-      for e = 1, #v, 2 do
-        local b1, b2 = string.byte(v, e, e + 1)
-        if want[entrySlot(b1, b2)] then checkedHeld = true; break end
-      end
+      checkedV, checkedHeld = v, heldByAny(v, 1, #v + 1, want)
     end
     if not checkedHeld then
       flush()

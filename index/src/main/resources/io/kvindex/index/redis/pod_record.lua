@@ -10,36 +10,36 @@ local function encodeDeadline(ms)
     parts[k] = ms % 256
     ms = math.floor(ms / 256)
   end
-  return string.char(unpack(parts))
+  return char(unpack(parts))
 end
 
 -- The deadline a pod record starts with, or nil for a missing or cut-short record.
 local function decodeDeadline(rec)
   if not rec then return nil end
-  local a, b, c, d, e, f, g, h = string.byte(rec, 1, 8)
+  local a, b, c, d, e, f, g, h = byte(rec, 1, 8)
   if not h then return nil end
   return ((((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f) * 256 + g) * 256 + h
 end
 
 -- A record's deadline as stored (its first 8 bytes).
 local function podDeadlineBytes(rec)
-  return string.sub(rec, 1, 8)
+  return sub(rec, 1, 8)
 end
 
 -- A record's (slot, rank) pairs as stored ('' for none, or for no record).
 local function podPairs(rec)
-  return string.sub(rec or '', 9)
+  return sub(rec or '', 9)
 end
 
 -- The pair of a slot (a number) and a rank (its 2 bytes).
 local function podPair(slot, rank)
-  return string.char(math.floor(slot / 256), slot % 256) .. rank
+  return char(math.floor(slot / 256), slot % 256) .. rank
 end
 
 -- Whether a record lists a pair.
 local function podLists(rec, pair)
   for k = 9, #rec, 4 do
-    if string.sub(rec, k, k + 3) == pair then return true end
+    if sub(rec, k, k + 3) == pair then return true end
   end
   return false
 end
@@ -49,8 +49,19 @@ local function pairsWithout(rec, rank)
   local kept = {}
   if rec then
     for k = 9, #rec, 4 do
-      if string.sub(rec, k + 2, k + 3) ~= rank then kept[#kept + 1] = string.sub(rec, k, k + 3) end
+      if sub(rec, k + 2, k + 3) ~= rank then kept[#kept + 1] = sub(rec, k, k + 3) end
     end
   end
-  return table.concat(kept)
+  return concat(kept)
+end
+
+-- Adds the slots a record lists (slot -> true) to set; returns whether it lists any.
+local function podSlotsInto(rec, set)
+  local any = false
+  for k = 9, #rec, 4 do
+    local s1, s2 = byte(rec, k, k + 1)
+    set[s1 * 256 + s2] = true
+    any = true
+  end
+  return any
 end

@@ -7,17 +7,111 @@
 
 local SEGMENT_SLOT_HEADER = 11
 local SAME_AS_BEFORE_LEN = 65535
-local SAME_AS_BEFORE = string.char(255, 255)
+local SAME_AS_BEFORE = char(255, 255)
 local OVERFLOWED = 'O'
+
+-- A slot's id: its block's offset from the head (a number) and its block key (8 bytes).
+local function slotIdOf(offset, key)
+  return char(offset) .. key
+end
+
+-- A slot id's offset (a number) and block key.
+local function slotIdParts(id)
+  return byte(id, 1), sub(id, 2)
+end
+
+-- The id of the slot whose header starts at byte i (its key starts at i + 1).
+local function slotIdAt(v, i)
+  return sub(v, i, i + 8)
+end
 
 -- A slot: its id (offset (1) and block key (8)), its entries' length (2 bytes), its entries.
 local function encodeSlot(id, val)
-  return id .. string.char((#val - #val % 256) / 256, #val % 256) .. val
+  return id .. char((#val - #val % 256) / 256, #val % 256) .. val
 end
 
 -- The entries' length of the slot whose header starts at byte i (SAME_AS_BEFORE_LEN for a span's
 -- slot that has the entries of the slot before it).
 local function slotLength(v, i)
-  local a, b = string.byte(v, i + 9, i + 10)
+  local a, b = byte(v, i + 9, i + 10)
   return a * 256 + b
+end
+
+-- Where the slot whose header starts at byte i ends (the byte after its entries).
+local function slotEnd(v, i)
+  local a, b = byte(v, i + 9, i + 10)
+  local len = a * 256 + b
+  return i + SEGMENT_SLOT_HEADER + (len == SAME_AS_BEFORE_LEN and 0 or len)
+end
+
+-- The entries of the slot whose header starts at byte i, as written ('' for a span's slot that has
+-- the entries of the slot before it).
+local function slotEntries(v, i)
+  local len = slotLength(v, i)
+  if len == SAME_AS_BEFORE_LEN then return '' end
+  return sub(v, i + SEGMENT_SLOT_HEADER, i + SEGMENT_SLOT_HEADER + len - 1)
+end
+
+-- Where a value's slots start (start -> true), and their count: one walk over the slot headers.
+local function slotStarts(v)
+  local isStart, count, n, i = {}, 0, #v, 1
+  while i + SEGMENT_SLOT_HEADER - 1 <= n do
+    count = count + 1
+    isStart[i] = true
+    local a, b = byte(v, i + 9, i + 10)
+    local len = a * 256 + b
+    i = i + SEGMENT_SLOT_HEADER + (len == SAME_AS_BEFORE_LEN and 0 or len)
+  end
+  return isStart, count
+end
+
+-- A value without the entries of dead slots (dead[slot] true): nil when none is dead (nothing is
+-- copied), else the new value ('' when no slot keeps an entry). A slot left with no entry goes; a
+-- span's SAME_AS_BEFORE slot stays, as it is, while the slot before it keeps an entry, and goes
+-- with it.
+local function segmentWithout(v, dead)
+  local n = #v
+  local parts, np, i, beforeKept = nil, 0, 1, true
+  while i + SEGMENT_SLOT_HEADER - 1 <= n do
+    local from = i + SEGMENT_SLOT_HEADER
+    local len = slotLength(v, i)
+    local stop, kept
+    if len == SAME_AS_BEFORE_LEN then
+      stop = from
+      if not beforeKept then kept = '' end
+    else
+      stop = from + len
+      kept = entriesWithout(v, from, stop, dead)
+    end
+    beforeKept = kept ~= ''
+    if kept then
+      if not parts then
+        parts = {}
+        if i > 1 then
+          np = 1
+          parts[1] = sub(v, 1, i - 1)
+        end
+      end
+      if kept ~= '' then
+        np = np + 1
+        parts[np] = encodeSlot(slotIdAt(v, i), kept)
+      end
+    elseif parts then
+      np = np + 1
+      parts[np] = sub(v, i, stop - 1)
+    end
+    i = stop
+  end
+  return parts and concat(parts)
+end
+
+-- The slots a value's entries name that named does not hold yet: added to it (slot -> true) and
+-- to the list ids.
+local function nameSegmentSlots(v, named, ids)
+  local n, i = #v, 1
+  while i + SEGMENT_SLOT_HEADER - 1 <= n do
+    local stop = slotEnd(v, i)
+    nameSlots(v, i + SEGMENT_SLOT_HEADER, stop, named, ids)
+    i = stop
+  end
 end

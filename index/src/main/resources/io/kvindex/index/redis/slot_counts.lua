@@ -19,3 +19,32 @@ local function countFields(slot)
   for k = 1, #COUNT_NAMES do out[k] = countField(slot, k) end
   return out
 end
+
+-- A slot's count changes, all 0 (COUNT_NAMES order).
+local function noCounts()
+  return {0, 0, 0, 0, 0}
+end
+
+-- Adds d to the count changes c (COUNT_NAMES order) for one entry holding the tier bits tiers: to
+-- its entries, and to each tier's.
+local function countEntry(c, tiers, d)
+  c[1] = c[1] + d
+  local b = 1
+  while b <= tiers do
+    if tiers % (b + b) >= b then
+      local k = COUNT_INDEX[b]
+      c[k] = c[k] + d
+    end
+    b = b + b
+  end
+end
+
+-- Writes count changes (slot -> changes in COUNT_NAMES order) to the counts hash, one HINCRBY per
+-- count that moved.
+local function writeCountChanges(countsKey, changes)
+  for s, c in pairs(changes) do
+    for k = 1, #COUNT_NAMES do
+      if c[k] ~= 0 then redis.call('HINCRBY', countsKey, countField(s, k), c[k]) end
+    end
+  end
+end

@@ -3,8 +3,7 @@
 -- under the segment and span fields a lookup of its prompt reads (the blocks hash's field names),
 -- in one hash per group, so a lookup reads the routes with one HMGET of its own segment fields,
 -- whatever its candidates; each field keeps the latest route of each of its last pods, newest
--- first: pod digest (8) .. deadline (ms, 6) .. the route's blocks there (2) .. its keys at every
--- 16th of them and at its last (8 each). A sorted set orders the fields by their latest deadline:
+-- first (route_value.lua). A sorted set orders the fields by their latest deadline:
 -- expired fields go as new ones come, and past the group's limit the oldest do, so the group holds
 -- a bounded number whatever routers send. Only a pod with a live record gets routes.
 -- KEYS: 1 routes (the group's), 2 order (theirs; both spec: keys, which a router's Redis user may
@@ -26,7 +25,6 @@ if (decodeDeadline(redis.call('HGET', ARGV[2], ARGV[3])) or -1) < now then
   return 0 -- no live record: nothing to route to, and nothing a made-up name can fill
 end
 local deadlineMs = now + ttl
-local stamp = string.sub(encodeDeadline(deadlineMs), 3)
 local digest = ARGV[4]
 local perField = tonumber(ARGV[6])
 local count = (#ARGV - 6) / 2
@@ -44,19 +42,18 @@ end
 redis.call('HSETNX', KEYS[1], 'kvindex/hashtable', string.rep('-', 100))
 for i = 7, #ARGV, 2 do
   local field = ARGV[i]
-  local parts = {digest .. stamp .. ARGV[i + 1]}
+  local parts = {encodeRoute(digest, deadlineMs, ARGV[i + 1])}
   local latest = deadlineMs
   local old = redis.call('HGET', KEYS[1], field) or ''
   local at = 1
-  while at + 15 <= #old and #parts < perField do
-    local b1, b2 = string.byte(old, at + 14, at + 15)
-    local size = 16 + 8 * math.ceil((b1 * 256 + b2) / 16)
-    local d = decodeDeadline('\0\0' .. string.sub(old, at + 8, at + 13))
-    if d >= now and string.sub(old, at, at + 7) ~= digest then
-      parts[#parts + 1] = string.sub(old, at, at + size - 1)
+  while #parts < perField do
+    local pod, d, after = routeAt(old, at)
+    if not pod then break end
+    if d >= now and pod ~= digest then
+      parts[#parts + 1] = string.sub(old, at, after - 1)
       if d > latest then latest = d end
     end
-    at = at + size
+    at = after
   end
   redis.call('HSET', KEYS[1], field, table.concat(parts))
   redis.call('ZADD', KEYS[2], string.format('%d', latest), field)

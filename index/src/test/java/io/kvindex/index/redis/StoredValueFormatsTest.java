@@ -364,6 +364,262 @@ class StoredValueFormatsTest {
         .isEqualTo(new SlotCounts(5, 3, 0, 1, 0));
   }
 
+  /**
+   * The libraries' walks over a whole value (which the scripts' hot loops call once per value) give
+   * what Java's decoding of the same bytes gives: a block value's entries without a dead slot's, a
+   * tier added and cleared, the slots named and held.
+   */
+  @Test
+  void blockValue_walks_agreeWithJava() {
+    List<Object> lua =
+        eval(
+            """
+            local v, u = ARGV[1], ARGV[2]
+            local first = firstEntry(v)
+            local counted = {}
+            local kept = entriesWithout(v, first, #v + 1, {[4095] = true}, counted, 1)
+            local code, times = next(counted)
+            local gone = {entryOfCode(code)}
+            local none = entriesWithout(v, first, #v + 1, {[7] = true})
+            local hi1, lo1 = entryId(1)
+            local hi2, lo2 = entryId(4095)
+            local hi3, lo3 = entryId(12)
+            local named, ids = {[1] = true}, {}
+            nameSlots(v, first, #v + 1, named, ids)
+            nameSlots(u, 1, #u + 1, named, ids)
+            local added, new = withTier(v, hi1, lo1, 2)
+            local same = withTier(v, hi1, lo1, 1)
+            local appended, isNew = withTier(u, hi3, lo3, 8)
+            local cleared, still = withoutTier(u, hi2, lo2, 2)
+            local emptied = withoutTier(string.sub(u, 1, 2), hi1, lo1, 1)
+            return {kept, gone[1], gone[2], none and 1 or 0,
+              #ids, ids[1], added, new and 1 or 0, same and 1 or 0, appended, isNew and 1 or 0,
+              cleared, still and 1 or 0, emptied,
+              heldByAny(u, 1, #u + 1, {[4095] = true}) and 1 or 0,
+              heldByAny(u, 1, #u + 1, {[2] = true}) and 1 or 0,
+              isLocated(v) and 1 or 0, isLocated(u) and 1 or 0, times}
+            """,
+            ScriptOutputType.MULTI,
+            LOCATED.encode(),
+            UNLOCATED.encode());
+    BlockValue.Entry gpu1 = ENTRIES.get(0);
+    assertThat(BlockValue.decode((byte[]) lua.get(0)))
+        .isEqualTo(new BlockValue(LOCATED.locator(), List.of(gpu1)));
+    assertThat(lua.subList(1, 6)).containsExactly(4095L, 6L, 0L, 1L, 4095L);
+    assertThat(lua.get(18)).as("the dead entry counted once").isEqualTo(1L);
+    assertThat(BlockValue.decode((byte[]) lua.get(6)))
+        .isEqualTo(
+            new BlockValue(
+                LOCATED.locator(),
+                List.of(new BlockValue.Entry(1, Tier.GPU.bit() | Tier.CPU.bit()), ENTRIES.get(1))));
+    assertThat(lua.subList(7, 9)).containsExactly(0L, 0L);
+    assertThat(BlockValue.decode((byte[]) lua.get(9)))
+        .isEqualTo(
+            new BlockValue(
+                null, List.of(gpu1, ENTRIES.get(1), new BlockValue.Entry(12, Tier.OTHER.bit()))));
+    assertThat(lua.get(10)).isEqualTo(1L);
+    assertThat(BlockValue.decode((byte[]) lua.get(11)))
+        .isEqualTo(
+            new BlockValue(null, List.of(gpu1, new BlockValue.Entry(4095, Tier.STORAGE.bit()))));
+    assertThat(lua.get(12)).isEqualTo(1L);
+    assertThat(text(lua.get(13))).isEmpty();
+    assertThat(lua.subList(14, 18)).containsExactly(1L, 0L, 1L, 0L);
+  }
+
+  /**
+   * A segment or span value's walks agree with Java's decoding: where its slots start, and the
+   * value without a dead slot's entries (a slot left empty goes, and a SAME_AS_BEFORE slot with it;
+   * one after a slot that keeps entries stays as it is).
+   */
+  @Test
+  void segmentValue_walks_agreeWithJava() {
+    List<Object> lua =
+        eval(
+            """
+            local v = ARGV[1]
+            local starts, count = slotStarts(v)
+            local out = {count, starts[1] and 1 or 0, starts[14] and 1 or 0, starts[25] and 1 or 0,
+              slotEnd(v, 1), slotEnd(v, 14), slotEnd(v, 25)}
+            out[#out + 1] = segmentWithout(v, {[1] = true})
+            out[#out + 1] = segmentWithout(v, {[4095] = true})
+            out[#out + 1] = segmentWithout(v, {[1] = true, [4095] = true})
+            out[#out + 1] = segmentWithout(v, {[7] = true}) and 1 or 0
+            out[#out + 1] = segmentWithout(OVERFLOWED, {[1] = true}) and 1 or 0
+            local named, ids = {}, {}
+            nameSegmentSlots(v, named, ids)
+            out[#out + 1] = #ids
+            out[#out + 1] = ids[1]
+            out[#out + 1] = ids[2]
+            return out
+            """,
+            ScriptOutputType.MULTI,
+            SPAN_VALUE.encode());
+    assertThat(lua.subList(0, 7)).containsExactly(3L, 1L, 1L, 1L, 14L, 25L, 40L);
+    List<SegmentValue.Slot> slots = SPAN_VALUE.slots();
+    assertThat(SegmentValue.decode((byte[]) lua.get(7)))
+        .isEqualTo(
+            new SegmentValue(
+                List.of(new SegmentValue.Slot(2, slots.get(2).key(), List.of(ENTRIES.get(1)))),
+                false));
+    assertThat(SegmentValue.decode((byte[]) lua.get(8)))
+        .isEqualTo(
+            new SegmentValue(
+                List.of(
+                    slots.get(0),
+                    slots.get(1),
+                    new SegmentValue.Slot(2, slots.get(2).key(), List.of(ENTRIES.get(0)))),
+                false));
+    assertThat(text(lua.get(9))).isEmpty();
+    assertThat(lua.subList(10, 15)).containsExactly(0L, 0L, 2L, 1L, 4095L);
+  }
+
+  @Test
+  void podRecord_slots_andSlotCounts_entryCounted_agreeWithJava() {
+    List<Object> lua =
+        eval(
+            """
+            local set = {}
+            local any = podSlotsInto(ARGV[1], set)
+            local none = podSlotsInto(string.sub(ARGV[1], 1, 8), {})
+            local c = noCounts()
+            countEntry(c, 6, -1)
+            countEntry(c, 1, 2)
+            local out = {any and 1 or 0, none and 1 or 0, set[1] and 1 or 0, set[4095] and 1 or 0,
+              set[0] and 1 or 0}
+            for k = 1, #c do out[#out + 1] = c[k] end
+            return out
+            """,
+            ScriptOutputType.MULTI,
+            POD.encode());
+    assertThat(POD.holdings()).extracting(PodRecord.Holding::slot).containsExactly(1, 4095);
+    assertThat(lua.subList(0, 5)).containsExactly(1L, 0L, 1L, 1L, 0L);
+    // In SlotCounts's order: an entry of CPU and STORAGE taken away, one of GPU added twice.
+    assertThat(SlotCounts.NAMES).containsExactly("blocks", "gpu", "cpu", "storage", "other");
+    assertThat(lua.subList(5, 10)).containsExactly(1L, 2L, -1L, -1L, 0L);
+  }
+
+  /**
+   * Two routes: to pod digest 0x0a.. until 1 733 500 000 123 ms over 20 blocks (keys of blocks 16
+   * and 20 kept), and to pod digest 0x0b.. until 1 733 500 009 999 over 1 block (its key kept).
+   */
+  private static final String ROUTES =
+      "0a0a0a0a0a0a0a0a"
+          + "01939ca6d77b"
+          + "0014"
+          + "1616161616161616"
+          + "2020202020202020"
+          + "0b0b0b0b0b0b0b0b"
+          + "01939ca6fe0f"
+          + "0001"
+          + "0101010101010101";
+
+  private static final RouteValue ROUTE_VALUE =
+      new RouteValue(
+          List.of(
+              new RouteValue.Route(
+                  0x0a0a0a0a0a0a0a0aL,
+                  1_733_500_000_123L,
+                  20,
+                  List.of(0x1616161616161616L, 0x2020202020202020L)),
+              new RouteValue.Route(
+                  0x0b0b0b0b0b0b0b0bL, 1_733_500_009_999L, 1, List.of(0x0101010101010101L))));
+
+  /** A route over 20 blocks whose keys are 0x0101.. to 0x2020..: what a speculate call gives. */
+  private static long[] twentyKeys() {
+    long[] keys = new long[20];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = 0x0101010101010101L * (i + 1);
+    }
+    return keys;
+  }
+
+  @Test
+  void routeValue_javaEncodes_luaDecodes() {
+    byte[] encoded = ROUTE_VALUE.encode();
+    assertThat(HEX.formatHex(encoded)).isEqualTo(ROUTES);
+    List<Object> routes =
+        eval(
+            HEX_FUNCTION
+                + """
+                local v, out, at = ARGV[1], {}, 1
+                while true do
+                  local pod, deadline, after = routeAt(v, at)
+                  if not pod then break end
+                  out[#out + 1] = hex(pod)
+                  out[#out + 1] = string.format('%d', deadline)
+                  out[#out + 1] = hex(string.sub(v, at + ROUTE_HEADER, after - 1))
+                  at = after
+                end
+                out[#out + 1] = ROUTE_KEY_EVERY
+                return out
+                """,
+            ScriptOutputType.MULTI,
+            encoded);
+    assertThat(routes).hasSize(7);
+    assertThat(text(routes.get(0))).isEqualTo("0a0a0a0a0a0a0a0a");
+    assertThat(text(routes.get(1))).isEqualTo("1733500000123");
+    assertThat(text(routes.get(2))).isEqualTo("16161616161616162020202020202020");
+    assertThat(text(routes.get(3))).isEqualTo("0b0b0b0b0b0b0b0b");
+    assertThat(text(routes.get(4))).isEqualTo("1733500009999");
+    assertThat(text(routes.get(5))).isEqualTo("0101010101010101");
+    assertThat(routes.get(6)).isEqualTo((long) RouteValue.KEY_EVERY);
+  }
+
+  @Test
+  void routeValue_luaEncodes_javaDecodes() {
+    byte[] first = RouteValue.blocksAndKeys(twentyKeys(), 0, 20);
+    byte[] second = RouteValue.blocksAndKeys(twentyKeys(), 0, 1);
+    assertThat(HEX.formatHex(first)).isEqualTo("0014" + "1010101010101010" + "1414141414141414");
+    byte[] encoded =
+        eval(
+            "return encodeRoute(ARGV[1], tonumber(ARGV[2]), ARGV[3])"
+                + " .. encodeRoute(ARGV[4], tonumber(ARGV[5]), ARGV[6])",
+            ScriptOutputType.VALUE,
+            HEX.parseHex("0a0a0a0a0a0a0a0a"),
+            Bytes.ascii(1_733_500_000_123L),
+            first,
+            HEX.parseHex("0b0b0b0b0b0b0b0b"),
+            Bytes.ascii(1_733_500_009_999L),
+            second);
+    RouteValue decoded = RouteValue.decode(encoded);
+    assertThat(decoded)
+        .isEqualTo(
+            new RouteValue(
+                List.of(
+                    new RouteValue.Route(
+                        0x0a0a0a0a0a0a0a0aL,
+                        1_733_500_000_123L,
+                        20,
+                        List.of(0x1010101010101010L, 0x1414141414141414L)),
+                    new RouteValue.Route(
+                        0x0b0b0b0b0b0b0b0bL,
+                        1_733_500_009_999L,
+                        1,
+                        List.of(0x0101010101010101L)))));
+    assertThat(HEX.formatHex(decoded.encode())).isEqualTo(HEX.formatHex(encoded));
+  }
+
+  @Test
+  void routeValue_cutShort_rejectedInJava_endsTheWalkInLua() {
+    byte[] cut = java.util.Arrays.copyOf(ROUTE_VALUE.encode(), 20);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> RouteValue.decode(cut))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("cut short");
+    Long routes =
+        eval(
+            """
+            local n, at = 0, 1
+            while routeAt(ARGV[1], at) do
+              local _, _, after = routeAt(ARGV[1], at)
+              n, at = n + 1, after
+            end
+            return n
+            """,
+            ScriptOutputType.INTEGER,
+            java.util.Arrays.copyOf(ROUTE_VALUE.encode(), 15));
+    assertThat(routes).isZero();
+  }
+
   private static final String HEX_FUNCTION =
       """
       local function hex(s)

@@ -303,7 +303,7 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<LookupResult> lookupAsync(
       LookupRequest request, HybridHit rule, int promptTokens) {
-    scorable(Check.notNull(rule, "rule").layout(), rule.hashBlockSize());
+    scorable(Check.notNull(rule, "rule").unscorable());
     return hybridLookup(request, rule, promptTokens, Runnable::run);
   }
 
@@ -314,19 +314,33 @@ public final class RedisPrefixIndex implements PrefixIndex {
     return caller.await(hybridLookup(request, rule(layout, hashBlockSize), promptTokens, caller));
   }
 
-  /** The rule of a scorable layout. */
-  private static HybridHit rule(CacheLayout layout, int hashBlockSize) {
-    scorable(layout, hashBlockSize);
-    return new HybridHit(layout, hashBlockSize);
+  @Override
+  public LookupResult lookup(LookupRequest request, HybridHit rule, int promptTokens) {
+    scorable(Check.notNull(rule, "rule").unscorable());
+    WaitingThreadExecutor caller = new WaitingThreadExecutor();
+    return caller.await(hybridLookup(request, rule, promptTokens, caller));
   }
 
-  private static void scorable(CacheLayout layout, int hashBlockSize) {
-    layout
-        .unscorable(hashBlockSize)
-        .ifPresent(
-            why -> {
-              throw new IllegalArgumentException("the layout cannot be scored: " + why);
-            });
+  /** The rule last made for a layout: a model's lookups ask by the same one, not remade each. */
+  private volatile HybridHit lastRule;
+
+  /** The rule of a scorable layout. */
+  private HybridHit rule(CacheLayout layout, int hashBlockSize) {
+    HybridHit last = lastRule;
+    if (last != null && last.hashBlockSize() == hashBlockSize && last.layout().equals(layout)) {
+      return last;
+    }
+    scorable(layout.unscorable(hashBlockSize));
+    HybridHit rule = new HybridHit(layout, hashBlockSize);
+    lastRule = rule;
+    return rule;
+  }
+
+  private static void scorable(Optional<String> unscorable) {
+    unscorable.ifPresent(
+        why -> {
+          throw new IllegalArgumentException("the layout cannot be scored: " + why);
+        });
   }
 
   private CompletableFuture<LookupResult> hybridLookup(

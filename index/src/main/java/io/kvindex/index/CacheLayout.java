@@ -36,7 +36,12 @@ public record CacheLayout(List<Group> groups) {
       if (specKind == null) {
         return FULL;
       }
-      return switch (specKind.toLowerCase(Locale.ROOT)) {
+      Kind kind = ofLowerCase(specKind); // as vLLM sends them: no copy
+      return kind != OTHER ? kind : ofLowerCase(specKind.toLowerCase(Locale.ROOT));
+    }
+
+    private static Kind ofLowerCase(String specKind) {
+      return switch (specKind) {
         case "full_attention", "mla_attention", "sink_full_attention" -> FULL;
         case "sliding_window", "sliding_window_mla" -> SLIDING_WINDOW;
         case "chunked_local_attention" -> CHUNKED_LOCAL;

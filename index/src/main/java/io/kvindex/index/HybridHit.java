@@ -6,6 +6,7 @@ import io.kvindex.index.CacheLayout.Kind;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The prefix-cache hit vLLM's hybrid coordinator computes for one cache (one data-parallel rank of
@@ -105,6 +106,18 @@ public final class HybridHit {
   private final int[] eagleMargin;
   private final long eagleGroups; // bit k: spec group k drops
 
+  // Per spec group, as plain arrays for the hit's loop: its kind, block size, window, unit.
+  private final Kind[] kinds;
+  private final int[] blocks;
+  private final int[] windows;
+  private final int[] units;
+
+  /** Exactly two spec groups, full attention first: one pass settles the hit. */
+  private final boolean simple;
+
+  /** Why the layout cannot be scored in blocks of the hash block size, or null when it can. */
+  private final String unscorable;
+
   /**
    * Without a draft model.
    *
@@ -177,6 +190,28 @@ public final class HybridHit {
       eagleMargin[k] = g.kind() == Kind.MAMBA ? 0 : fineUnit ? hashBlockSize : g.blockSize();
     }
     this.eagleGroups = drops;
+    int n = specGroups.size();
+    kinds = new Kind[n];
+    blocks = new int[n];
+    windows = new int[n];
+    units = new int[n];
+    for (int k = 0; k < n; k++) {
+      Group g = specGroups.get(k);
+      kinds[k] = g.kind();
+      blocks[k] = g.blockSize();
+      windows[k] = g.window();
+      units[k] = unit(g);
+    }
+    simple = n == 2 && kinds[0] == Kind.FULL;
+    unscorable = layout.unscorable(hashBlockSize).orElse(null);
+  }
+
+  /**
+   * Why a lookup cannot score by this rule ({@link CacheLayout#unscorable(int)} of its layout and
+   * hash block size), worked out once; empty when it can.
+   */
+  public Optional<String> unscorable() {
+    return Optional.ofNullable(unscorable);
   }
 
   /** Which groups drop their last matched block for a draft model. */
@@ -235,26 +270,44 @@ public final class HybridHit {
    * group's own last hit is written to {@code found} (one entry per spec group, overwritten).
    */
   public int hit(int promptTokens, Holds[] holds, int[] found) {
+    checkLengths(holds, found);
+    int prefix = holds.length > 0 && holds[0] instanceof Prefix p ? p.units() : -1;
+    return hit(promptTokens, prefix, holds, found);
+  }
+
+  /**
+   * As {@link #hit(int, Holds[], int[])} for a cache whose first spec group (full attention) holds
+   * exactly its first {@code firstGroupUnits} units, as {@link Holds#prefix} would say: {@code
+   * holds[0]} is not asked.
+   */
+  public int hitWithPrefix(int promptTokens, int firstGroupUnits, Holds[] holds, int[] found) {
+    checkLengths(holds, found);
+    return hit(promptTokens, Math.max(0, firstGroupUnits), holds, found);
+  }
+
+  private void checkLengths(Holds[] holds, int[] found) {
     if (holds.length != specGroups.size() || found.length != specGroups.size()) {
       throw new IllegalArgumentException(
           "holds and found must have one entry per spec group (" + specGroups.size() + ")");
     }
+  }
+
+  /** The hit; {@code prefix}: the units spec group 0 holds from unit 0, or -1 to ask holds[0]. */
+  private int hit(int promptTokens, int prefix, Holds[] holds, int[] found) {
     int max = Math.max(0, promptTokens - 1);
     Arrays.fill(found, -1); // -1: not looked up yet (a group's hit is never negative)
-    boolean simple = specGroups.size() == 2 && specGroups.get(0).kind() == Kind.FULL;
     int hit = max;
     long dropped = 0; // bit k: spec group k took its EAGLE drop at the current candidate
     while (true) {
       int candidate = hit;
-      for (int k = 0; k < specGroups.size(); k++) {
-        Group g = specGroups.get(k);
-        if (g.kind() == Kind.FULL && found[k] >= 0) {
+      for (int k = 0; k < kinds.length; k++) {
+        if (kinds[k] == Kind.FULL && found[k] >= 0) {
           candidate = Math.min(candidate, found[k]); // full attention is downward-closed
           continue;
         }
         boolean drop = (eagleGroups & ~dropped & (1L << k)) != 0;
         int limit = drop ? (int) Math.min((long) candidate + eagleMargin[k], max) : candidate;
-        int groupHit = groupHit(g, limit, holds[k], drop);
+        int groupHit = groupHit(k, limit, k == 0 ? prefix : -1, holds[k], drop);
         if (drop) {
           dropped |= 1L << k;
         } else if (groupHit < candidate) {
@@ -274,21 +327,29 @@ public final class HybridHit {
     return hit;
   }
 
-  /** Group {@code g}'s hit at most {@code max}; {@code drop}: its EAGLE drop is taken. */
-  private int groupHit(Group g, int max, Holds holds, boolean drop) {
-    return switch (g.kind()) {
-      case FULL -> full(g.blockSize(), max, holds, drop);
-      case SLIDING_WINDOW -> slidingWindow(g.blockSize(), g.window(), max, holds, drop);
-      case CHUNKED_LOCAL -> chunkedLocal(g.blockSize(), g.window(), max, holds);
-      case MAMBA -> mamba(unit(g), max, holds); // Mamba's finder never drops
-      case OTHER -> throw new IllegalStateException("group " + g.index() + " cannot be scored");
+  /**
+   * Spec group {@code k}'s hit at most {@code max}; {@code prefix}: the units it holds from unit 0
+   * ({@link Holds#prefix}), or -1 to ask {@code holds}; {@code drop}: its EAGLE drop is taken.
+   */
+  private int groupHit(int k, int max, int prefix, Holds holds, boolean drop) {
+    if (prefix >= 0 && (kinds[k] == Kind.SLIDING_WINDOW || kinds[k] == Kind.MAMBA)) {
+      holds = new Prefix(prefix); // these kinds ask unit by unit
+    }
+    return switch (kinds[k]) {
+      case FULL -> full(blocks[k], max, prefix, holds, drop);
+      case SLIDING_WINDOW -> slidingWindow(blocks[k], windows[k], max, holds, drop);
+      case CHUNKED_LOCAL -> chunkedLocal(blocks[k], windows[k], max, prefix, holds);
+      case MAMBA -> mamba(units[k], max, holds); // Mamba's finder never drops
+      case OTHER ->
+          throw new IllegalStateException(
+              "group " + specGroups.get(k).index() + " cannot be scored");
     };
   }
 
-  private int full(int b, int max, Holds holds, boolean drop) {
+  private int full(int b, int max, int prefix, Holds holds, boolean drop) {
     int n;
-    if (holds instanceof Prefix prefix) {
-      n = Math.max(0, Math.min(prefix.units(), max / b));
+    if (prefix >= 0) {
+      n = Math.min(prefix, max / b);
     } else {
       n = 0;
       while (n < max / b && holds.unit(n)) {
@@ -330,10 +391,10 @@ public final class HybridHit {
     return alignDown(blocks, b);
   }
 
-  private static int chunkedLocal(int b, int chunk, int max, Holds holds) {
+  private static int chunkedLocal(int b, int chunk, int max, int prefix, Holds holds) {
     int start = max > 0 ? max / chunk * chunk / b : 0;
-    if (holds instanceof Prefix prefix) {
-      return (prefix.units() > start ? Math.min(prefix.units(), max / b) : start) * b;
+    if (prefix >= 0) {
+      return (prefix > start ? Math.min(prefix, max / b) : start) * b;
     }
     int n = start;
     while (n < max / b && holds.unit(n)) {

@@ -91,6 +91,17 @@ public interface Lookups {
   }
 
   /**
+   * {@link #lookupAsync(LookupRequest, HybridHit, int)}, waiting for the answer (decoded on the
+   * calling thread, as {@link #lookup(LookupRequest)} is): what a router holding each model's rule
+   * calls.
+   *
+   * @throws UnsupportedOperationException if the index cannot score hybrid models
+   */
+  default LookupResult lookup(LookupRequest request, HybridHit rule, int promptTokens) {
+    return Await.of(lookupAsync(request, rule, promptTokens));
+  }
+
+  /**
    * {@link #lookupAsync(LookupRequest, CacheLayout, int, int)}, waiting for the answer (decoded on
    * the calling thread, as {@link #lookup(LookupRequest)} is).
    *

@@ -14,8 +14,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * {@link HybridHit}'s short cuts (a group given as {@link HybridHit.Holds#prefix}, the hit written
- * into a caller's array) against its general rule, which asks unit by unit, on random caches.
+ * {@link HybridHit}'s short cuts (a group given as {@link HybridHit.Holds#prefix} or, the first, as
+ * a number of units, the hit written into a caller's array) against its general rule, which asks
+ * unit by unit, on random caches.
  */
 class HybridHitTest {
 
@@ -57,7 +58,9 @@ class HybridHitTest {
     List<Group> spec = rule.specGroups();
     Random random = new Random(layout.encode().hashCode());
     int[] found = new int[spec.size()];
+    int[] foundByNumber = new int[spec.size()];
     for (int round = 0; round < 2_000; round++) {
+      int firstPrefix = -1;
       int tokens = random.nextInt(1300);
       HybridHit.Holds[] general = new HybridHit.Holds[spec.size()];
       HybridHit.Holds[] fast = new HybridHit.Holds[spec.size()];
@@ -71,6 +74,9 @@ class HybridHitTest {
           int n = random.nextInt(units + 1);
           general[k] = i -> i < n;
           fast[k] = HybridHit.Holds.prefix(n);
+          if (k == 0) {
+            firstPrefix = n;
+          }
         } else {
           BitSet bits = new BitSet();
           double density = random.nextDouble();
@@ -87,6 +93,14 @@ class HybridHitTest {
       int tokensHit = rule.hit(tokens, fast, found);
       assertThat(tokensHit).as("round %d, %d tokens", round, tokens).isEqualTo(expected.tokens());
       assertThat(found).as("round %d", round).containsExactly(expected.groupTokens());
+      if (firstPrefix >= 0) {
+        HybridHit.Holds[] rest = fast.clone();
+        rest[0] = null; // given as a number: not asked
+        assertThat(rule.hitWithPrefix(tokens, firstPrefix, rest, foundByNumber))
+            .as("round %d, by number", round)
+            .isEqualTo(expected.tokens());
+        assertThat(foundByNumber).as("round %d", round).containsExactly(expected.groupTokens());
+      }
     }
   }
 

@@ -1,6 +1,5 @@
 package io.kvindex.router;
 
-import io.kvindex.common.Await;
 import io.kvindex.common.Check;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
@@ -238,13 +237,25 @@ final class RedisKvRouter implements KvRouter {
       return Ranking.none(request, keys, blockKeys);
     }
     ModelLayouts.Scoring scoring = layouts.scoring(request.model(), keys.blockSize(), keys.eagle());
-    // Without a hybrid rule, the index's own blocking read: it decodes on the calling thread.
+    LookupRequest lookup =
+        LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods());
+    // The index's own blocking reads: they decode on the calling thread.
     LookupResult result =
         scoring.rule() == null
-            ? lookups.lookup(
-                LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods()))
-            : Await.of(lookupAsync(request, keys, blockKeys));
+            ? lookups.lookup(lookup)
+            : lookups.lookup(lookup, scoring.rule(), promptTokens(request, keys, blockKeys));
     return Ranking.scores(request, keys, blockKeys, result);
+  }
+
+  /**
+   * A prompt's tokens for a hybrid model's hit (or one whose engines run a draft model), which is
+   * vLLM's over its cache groups, at most the prompt less one token; a prompt given as keys is
+   * taken to end with its last full block.
+   */
+  private static int promptTokens(ScoreRequest request, ModelKeys keys, long[] blockKeys) {
+    return request.tokenIds() != null
+        ? request.tokenIds().length
+        : blockKeys.length * keys.blockSize();
   }
 
   private CompletableFuture<LookupResult> lookupAsync(
@@ -253,15 +264,9 @@ final class RedisKvRouter implements KvRouter {
     LookupRequest lookup =
         LookupRequest.of(request.model(), keys.mode(), blockKeys, request.candidatePods());
     ModelLayouts.Scoring scoring = layouts.scoring(request.model(), blockSize, keys.eagle());
-    // A hybrid model's hit (or one whose engines run a draft model) is vLLM's over its cache
-    // groups, at most the prompt less one token; a prompt given as keys is taken to end with its
-    // last full block.
     return scoring.rule() == null
         ? lookups.lookupAsync(lookup)
-        : lookups.lookupAsync(
-            lookup,
-            scoring.rule(),
-            request.tokenIds() != null ? request.tokenIds().length : blockKeys.length * blockSize);
+        : lookups.lookupAsync(lookup, scoring.rule(), promptTokens(request, keys, blockKeys));
   }
 
   /**

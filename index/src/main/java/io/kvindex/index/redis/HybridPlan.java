@@ -86,7 +86,11 @@ final class HybridPlan {
       aligned &= unit % fullBlock == 0;
     }
     this.segmentable = aligned;
-    groupOrder = specGroups.stream().mapToInt(Group::index).sorted().toArray();
+    groupOrder = new int[specGroups.size()];
+    for (int k = 0; k < groupOrder.length; k++) {
+      groupOrder[k] = specGroups.get(k).index();
+    }
+    Arrays.sort(groupOrder);
     rankInGroupOrder = new int[specGroups.size()];
     for (int k = 0; k < specGroups.size(); k++) {
       rankInGroupOrder[k] = Arrays.binarySearch(groupOrder, specGroups.get(k).index());
@@ -195,30 +199,20 @@ final class HybridPlan {
       }
       at += unitCount[k];
     }
-    // Each stream's holds, made once: full attention's is its prefix, set per stream in match.
-    HybridHit.Holds[][] holds = new HybridHit.Holds[layout.streams()][specGroups.size()];
-    for (int s = 0; s < holds.length; s++) {
-      boolean rankless = layout.rankOf(s) < 0;
-      for (int k = 1; k < specGroups.size(); k++) {
-        long[] words = held[k].byStream[s];
-        // A rank-less stream only carries routes this router's kind recorded: the engine is
-        // computing that prompt, so each group will hold what the prompt needs.
-        holds[s][k] = rankless ? ALL : words == null ? NONE : new HeldUnits(words);
-      }
+    // One holds per spec group, pointed at each stream's bits in turn (full attention's, its
+    // prefix, is given to the hit rule as a number).
+    HeldUnits[] holds = new HeldUnits[specGroups.size()];
+    for (int k = 1; k < holds.length; k++) {
+      holds[k] = new HeldUnits();
     }
     int[] found = new int[specGroups.size()];
     int[] bestGroups = new int[specGroups.size()];
     PodMatch[] out = new PodMatch[full.length];
     for (int p = 0; p < full.length; p++) {
-      out[p] = match(full[p], layout.streamsOf(p), layout, holds, found, bestGroups);
+      out[p] = match(full[p], layout.streamsOf(p), layout, held, holds, found, bestGroups);
     }
     return out;
   }
-
-  /** Every unit: one class for every other group's holds, so the hit rule's calls stay direct. */
-  private static final HybridHit.Holds ALL = new HeldUnits(null);
-
-  private static final HybridHit.Holds NONE = new HeldUnits(new long[0]);
 
   /** Per stream, the units of one spec group it holds, as bits (null: none); made by unit. */
   private static final class UnitBits implements IntConsumer {
@@ -243,14 +237,27 @@ final class HybridPlan {
     }
   }
 
-  /** The units whose bits are set in {@code words}; every unit when {@code words} is null. */
-  private record HeldUnits(long[] words) implements HybridHit.Holds {
+  /**
+   * One spec group's holds for the stream the hit rule is asked about: the units whose bits are set
+   * in {@code words} (none when null), or every unit. Set per stream; one class for every group, so
+   * the hit rule's calls stay direct.
+   */
+  private static final class HeldUnits implements HybridHit.Holds {
+    private long[] words;
+    private boolean all;
+
+    void set(long[] words, boolean all) {
+      this.words = words;
+      this.all = all;
+    }
+
     @Override
     public boolean unit(int i) {
-      if (words == null) {
+      if (all) {
         return true;
       }
-      return i >= 0 && (i >>> 6) < words.length && (words[i >>> 6] & (1L << i)) != 0;
+      long[] w = words;
+      return w != null && i >= 0 && (i >>> 6) < w.length && (w[i >>> 6] & (1L << i)) != 0;
     }
   }
 
@@ -264,31 +271,29 @@ final class HybridPlan {
     int per = unitTokens[k] / fullBlock;
     int units = unitCount[k];
     for (int j = 0; j < prompt.segments(); j++) {
-      int start = prompt.segmentStart(j);
-      SegmentCodec.forEachSlot(
-          segments.get(j),
-          fullKeys,
-          start,
-          prompt.segmentEnd(j),
-          (block, value, from, to) -> {
-            int end = block + 1; // blocks up to here: a unit ends here if a multiple of per
-            if (end % per == 0 && end / per <= units) {
-              bits.unit = end / per - 1;
-              layout.holders(value, from, to, bits);
-            }
-          });
+      SegmentCodec.Slots slots =
+          new SegmentCodec.Slots(
+              segments.get(j), fullKeys, prompt.segmentStart(j), prompt.segmentEnd(j));
+      while (slots.next()) {
+        int end = slots.block() + 1; // blocks up to here: a unit ends here if a multiple of per
+        if (end % per == 0 && end / per <= units) {
+          bits.unit = end / per - 1;
+          layout.holders(slots.value(), slots.from(), slots.to(), bits);
+        }
+      }
     }
   }
 
   /**
-   * One candidate's hit: its best stream's, from each stream's holds ({@code holds[s]}, full
-   * attention's entry set here), with {@code found} and {@code bestGroups} as scratch.
+   * One candidate's hit: its best stream's, from each stream's units held ({@code held[k]}, per
+   * other spec group), with {@code holds}, {@code found} and {@code bestGroups} as scratch.
    */
   private PodMatch match(
       PodMatch m,
       int[] streams,
       StreamLayout layout,
-      HybridHit.Holds[][] holds,
+      UnitBits[] held,
+      HeldUnits[] holds,
       int[] found,
       int[] bestGroups) {
     if (m.depth() == 0) {
@@ -301,9 +306,12 @@ final class HybridPlan {
     for (int s : streams) {
       int rank = layout.rankOf(s);
       int depth = rank < 0 ? m.depth() : m.rankDepths().getOrDefault(rank, 0);
-      HybridHit.Holds[] mine = holds[s];
-      mine[0] = HybridHit.Holds.prefix(depth);
-      int tokens = rule.hit(promptTokens, mine, found);
+      for (int k = 1; k < holds.length; k++) {
+        // A rank-less stream only carries routes this router's kind recorded: the engine is
+        // computing that prompt, so each group will hold what the prompt needs.
+        holds[k].set(held[k].byStream[s], rank < 0);
+      }
+      int tokens = rule.hitWithPrefix(promptTokens, depth, holds, found);
       if (rank >= 0 && tokens > 0) {
         if (firstRank < 0) {
           firstRank = rank;

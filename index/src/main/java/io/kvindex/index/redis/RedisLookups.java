@@ -21,6 +21,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -85,6 +86,9 @@ final class RedisLookups {
   private final Map<Scope, byte[]> prefixCache = new ConcurrentHashMap<>();
   private final Map<PlanKey, CandidatePlan> planCache = new ConcurrentHashMap<>();
   private final AtomicInteger planPods = new AtomicInteger();
+
+  /** The rule last made for a layout ({@link #rule}). */
+  private volatile HybridHit lastRule;
 
   RedisLookups(
       IndexConfig config,
@@ -211,20 +215,31 @@ final class RedisLookups {
     return lookup(request, decode, hybrid);
   }
 
-  /** The rule of a layout that can be scored with keys of {@code hashBlockSize} tokens. */
-  static HybridHit rule(CacheLayout layout, int hashBlockSize) {
-    scorable(layout, hashBlockSize);
-    return new HybridHit(layout, hashBlockSize);
+  /**
+   * The rule of a layout that can be scored with keys of {@code hashBlockSize} tokens: the one last
+   * made when it is the same layout (a model's lookups ask by the same one), a new one otherwise.
+   */
+  HybridHit rule(CacheLayout layout, int hashBlockSize) {
+    HybridHit last = lastRule;
+    if (last != null && last.hashBlockSize() == hashBlockSize && last.layout().equals(layout)) {
+      return last;
+    }
+    scorable(layout.unscorable(hashBlockSize));
+    HybridHit rule = new HybridHit(layout, hashBlockSize);
+    lastRule = rule;
+    return rule;
   }
 
-  /** Throws an IllegalArgumentException saying why when the layout cannot be scored. */
-  static void scorable(CacheLayout layout, int hashBlockSize) {
-    layout
-        .unscorable(hashBlockSize)
-        .ifPresent(
-            why -> {
-              throw new IllegalArgumentException("the layout cannot be scored: " + why);
-            });
+  /** Throws an IllegalArgumentException saying why when the rule's layout cannot be scored. */
+  static void scorable(HybridHit rule) {
+    scorable(rule.unscorable());
+  }
+
+  private static void scorable(Optional<String> unscorable) {
+    unscorable.ifPresent(
+        why -> {
+          throw new IllegalArgumentException("the layout cannot be scored: " + why);
+        });
   }
 
   private CompletableFuture<LookupResult> lookup(

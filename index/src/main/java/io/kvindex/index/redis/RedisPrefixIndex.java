@@ -262,21 +262,28 @@ public final class RedisPrefixIndex implements PrefixIndex {
   @Override
   public CompletableFuture<LookupResult> lookupAsync(
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
-    HybridHit rule = RedisLookups.rule(layout, hashBlockSize);
+    HybridHit rule = lookups.rule(layout, hashBlockSize);
     return lookups.lookup(request, Runnable::run, rule, promptTokens);
   }
 
   @Override
   public CompletableFuture<LookupResult> lookupAsync(
       LookupRequest request, HybridHit rule, int promptTokens) {
-    RedisLookups.scorable(Check.notNull(rule, "rule").layout(), rule.hashBlockSize());
+    RedisLookups.scorable(Check.notNull(rule, "rule"));
     return lookups.lookup(request, Runnable::run, rule, promptTokens);
   }
 
   @Override
   public LookupResult lookup(
       LookupRequest request, CacheLayout layout, int hashBlockSize, int promptTokens) {
-    HybridHit rule = RedisLookups.rule(layout, hashBlockSize);
+    HybridHit rule = lookups.rule(layout, hashBlockSize);
+    WaitingThreadExecutor caller = new WaitingThreadExecutor();
+    return caller.await(lookups.lookup(request, caller, rule, promptTokens));
+  }
+
+  @Override
+  public LookupResult lookup(LookupRequest request, HybridHit rule, int promptTokens) {
+    RedisLookups.scorable(Check.notNull(rule, "rule"));
     WaitingThreadExecutor caller = new WaitingThreadExecutor();
     return caller.await(lookups.lookup(request, caller, rule, promptTokens));
   }

@@ -28,49 +28,85 @@ final class SegmentCodec {
       return;
     }
     int id = out.source(segment);
-    forEachSlot(
-        segment,
-        keys,
-        start,
-        end,
-        (block, value, from, to) -> out.set(at + block - start, id, from, to));
-  }
-
-  /** Told each slot of a segment that describes a prompt block: where that block's entries lie. */
-  @FunctionalInterface
-  interface SlotVisitor {
-    /**
-     * @param block the prompt's block the slot describes
-     * @param value the segment value its entries are in, {@code [from, to)}
-     */
-    void slot(int block, byte[] value, int from, int to);
+    Slots slots = new Slots(segment, keys, start, end);
+    while (slots.next()) {
+      out.set(at + slots.block() - start, id, slots.from(), slots.to());
+    }
   }
 
   /**
-   * As {@link #read(BlockValues, int, byte[], long[], int, int)}, telling {@code visitor} each slot
-   * whose key is the prompt's at its offset instead of placing it.
+   * The slots of a segment that describe prompt blocks, walked one by one: each slot whose key is
+   * the prompt's at its offset, with where its entries lie in the value. A loop over {@link #next}
+   * rather than a callback, so that each reader's loop stays its own. Not thread-safe.
    */
-  static void forEachSlot(byte[] segment, long[] keys, int start, int end, SlotVisitor visitor) {
-    if (segment == null) {
-      return;
+  static final class Slots {
+    private final byte[] segment;
+    private final long[] keys;
+    private final int start;
+    private final int blocks;
+    private int i;
+    private int from;
+    private int to;
+    private int block;
+
+    /**
+     * @param segment the segment value, or null when the segment does not exist (no slots)
+     * @param keys the prompt's block keys
+     * @param start the prompt block the segment's head is
+     * @param end the prompt's block past the segment's last
+     */
+    Slots(byte[] segment, long[] keys, int start, int end) {
+      this.segment = segment;
+      this.keys = keys;
+      this.start = start;
+      this.blocks = end - start;
     }
-    int blocks = end - start;
-    int i = 0;
-    int from = 0;
-    int to = 0;
-    while (i < segment.length) {
-      int header = SegmentValue.checkedHeader(segment, i);
-      int length = SegmentValue.lengthAt(segment, header);
-      i = header + SegmentValue.SLOT_HEADER;
-      if (length != SegmentValue.SAME_AS_BEFORE) {
-        from = i;
-        to = SegmentValue.checkedEnd(segment, i + length);
-        i = to;
+
+    /**
+     * Moves to the next slot that describes a prompt block.
+     *
+     * @return false when there is none left
+     * @throws IllegalStateException if the value is cut short
+     */
+    boolean next() {
+      byte[] s = segment;
+      if (s == null) {
+        return false;
       }
-      int offset = SegmentValue.offsetAt(segment, header);
-      if (offset < blocks && SegmentValue.keyAt(segment, header) == keys[start + offset]) {
-        visitor.slot(start + offset, segment, from, to);
+      while (i < s.length) {
+        int header = SegmentValue.checkedHeader(s, i);
+        int length = SegmentValue.lengthAt(s, header);
+        i = header + SegmentValue.SLOT_HEADER;
+        if (length != SegmentValue.SAME_AS_BEFORE) {
+          from = i;
+          to = SegmentValue.checkedEnd(s, i + length);
+          i = to;
+        }
+        int offset = SegmentValue.offsetAt(s, header);
+        if (offset < blocks && SegmentValue.keyAt(s, header) == keys[start + offset]) {
+          block = start + offset;
+          return true;
+        }
       }
+      return false;
+    }
+
+    /** The prompt's block the slot describes. */
+    int block() {
+      return block;
+    }
+
+    /** The value the slot's entries are in, {@code [from, to)}. */
+    byte[] value() {
+      return segment;
+    }
+
+    int from() {
+      return from;
+    }
+
+    int to() {
+      return to;
     }
   }
 }

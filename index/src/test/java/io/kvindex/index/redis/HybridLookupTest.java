@@ -8,6 +8,7 @@ import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.CacheLayout.Group;
 import io.kvindex.index.Connectors;
+import io.kvindex.index.HybridHit;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
@@ -400,11 +401,18 @@ class HybridLookupTest {
     return new Cache(units);
   }
 
+  /**
+   * The lookup by layout; the same by a rule made once (as a router holds it per model), read and
+   * decoded on the calling thread, must answer the same.
+   */
   private LookupResult lookup(
       CacheLayout layout, int h, int tokens, long[] keys, List<String> pods) {
-    return index
-        .lookupAsync(LookupRequest.of(MODEL, KeyMode.ENGINE, keys, pods), layout, h, tokens)
-        .join();
+    LookupRequest request = LookupRequest.of(MODEL, KeyMode.ENGINE, keys, pods);
+    LookupResult byLayout = index.lookupAsync(request, layout, h, tokens).join();
+    LookupResult byRule = index.lookup(request, new HybridHit(layout, h), tokens);
+    assertThat(byRule.complete()).isEqualTo(byLayout.complete());
+    assertThat(byRule.pods()).isEqualTo(byLayout.pods());
+    return byLayout;
   }
 
   /** Each group's held units as the engine stores them: one store per unit, under its parent. */

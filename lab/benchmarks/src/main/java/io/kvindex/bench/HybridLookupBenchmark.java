@@ -6,6 +6,7 @@ import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.HybridHit;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lease;
 import io.kvindex.index.LookupRequest;
@@ -25,9 +26,10 @@ import org.slf4j.LoggerFactory;
  * {@code bench index}'s hybrid lookup: a gpt-oss-like model (full attention beside a sliding window
  * of 128 tokens, blocks of 16) scored by vLLM's hit rule, against a single-group model's lookup of
  * the same prompts and full-attention holdings, the two interleaved in one run, each in an index of
- * its own, both read and decoded the same way (synchronously, on the calling thread). Each pod
- * holds a random prefix of each prompt and, in the hybrid index, the sliding-window blocks of the
- * window ending there, as vLLM's default retention keeps them.
+ * its own, both read and decoded the same way (synchronously, on the calling thread), the hybrid
+ * one by the model's rule made once, as a router holds it per model. Each pod holds a random prefix
+ * of each prompt and, in the hybrid index, the sliding-window blocks of the window ending there, as
+ * vLLM's default retention keeps them.
  */
 final class HybridLookupBenchmark {
   private static final Logger log = LoggerFactory.getLogger(HybridLookupBenchmark.class);
@@ -141,6 +143,8 @@ final class HybridLookupBenchmark {
     int tokens = sizes.promptBlocks() * BLOCK + 1;
     long mismatches = 0;
     long incomplete = 0;
+    // The model's rule, made once as a router holds it per model (from the recorded layout).
+    HybridHit rule = new HybridHit(GPT_OSS, BLOCK);
     for (int i = 0; i < warmup + iterations; i++) {
       int k = i % prompts.size();
       LookupRequest request = LookupRequest.of(MODEL, KeyMode.ENGINE, prompts.get(k), pods);
@@ -148,7 +152,7 @@ final class HybridLookupBenchmark {
       single.lookup(request);
       long singleNanos = System.nanoTime() - begin;
       begin = System.nanoTime();
-      LookupResult result = hybrid.lookup(request, GPT_OSS, BLOCK, tokens);
+      LookupResult result = hybrid.lookup(request, rule, tokens);
       long hybridNanos = System.nanoTime() - begin;
       if (i >= warmup) {
         singleLookups.recordNanos(singleNanos);

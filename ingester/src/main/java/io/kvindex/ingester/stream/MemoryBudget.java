@@ -76,19 +76,9 @@ public final class MemoryBudget {
     return total;
   }
 
-  /** What one use may hold at most: half the budget. */
-  public long limit(Use use) {
-    return half;
-  }
-
   /** The most one replay window holds. */
   public long windowBytes() {
     return windowBytes;
-  }
-
-  /** Replays allowed at a time. */
-  public int replaySlots() {
-    return slots.slots;
   }
 
   /** Bytes held now, both uses. */

@@ -5,7 +5,6 @@ import java.util.Collection;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -32,10 +31,6 @@ public final class RecentLoad {
     this.window = window;
   }
 
-  public int window() {
-    return window;
-  }
-
   /** A request went to {@code pod}. */
   public synchronized void routed(String pod) {
     recent.addLast(pod);
@@ -55,16 +50,5 @@ public final class RecentLoad {
     Map<String, Integer> out = new LinkedHashMap<>();
     pods.forEach(p -> out.put(p, counts.getOrDefault(p, 0)));
     return out;
-  }
-
-  /** The first of {@code pods} with the lowest load; {@code pods} must not be empty. */
-  public synchronized String leastLoaded(List<String> pods) {
-    String best = pods.get(0);
-    for (String p : pods) {
-      if (load(p) < load(best)) {
-        best = p;
-      }
-    }
-    return best;
   }
 }

@@ -254,11 +254,6 @@ public final class Engine {
     return new Sequence(request, config.blockSize(), kind, hasher, pool.capacity(), pod);
   }
 
-  /** The GPU blocks a new allocation can take now (free, or cached and not in use). */
-  synchronized int freeBlocks() {
-    return pool.freeCount();
-  }
-
   /**
    * Admits a waiting (or preempted) sequence: finds its prefix-cache hits (GPU, then CPU; capped so
    * at least one token is computed; of a hybrid model, the coordinator's hit over both groups),

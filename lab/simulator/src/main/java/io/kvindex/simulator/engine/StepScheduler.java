@@ -92,10 +92,6 @@ public final class StepScheduler {
     return this;
   }
 
-  public EngineTiming timing() {
-    return timing;
-  }
-
   /**
    * Queues a request that arrives at {@code now}; if the engine is idle its step starts at once.
    * {@code done} hears of it when its last token is out (or it is aborted).
@@ -125,11 +121,6 @@ public final class StepScheduler {
   /** When the step in progress ends, or {@code NaN} when the engine is idle. */
   public double stepEnd() {
     return stepEnd;
-  }
-
-  /** Requests waiting to be admitted (new or preempted). */
-  public int waiting() {
-    return waiting.size();
   }
 
   /** Requests admitted and not finished. */
@@ -176,10 +167,6 @@ public final class StepScheduler {
       tokens += e.seq.request().promptLength();
     }
     return tokens;
-  }
-
-  public long steps() {
-    return steps;
   }
 
   public long preemptions() {

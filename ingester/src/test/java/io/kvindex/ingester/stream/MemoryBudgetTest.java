@@ -173,9 +173,11 @@ class MemoryBudgetTest {
             budget.windowBytes(),
             KeyMode.ENGINE,
             5,
+            5,
             Long.MAX_VALUE,
             100,
-            malformed::add)) {
+            malformed::add,
+            (m, b) -> {})) {
       assertThat(w.take(message(4, 10))).as("below what was asked: passed over").isTrue();
       int taken = 0;
       while (w.take(message(5 + taken, 1000))) {
@@ -196,9 +198,11 @@ class MemoryBudgetTest {
             budget.windowBytes(),
             KeyMode.ENGINE,
             0,
+            0,
             Long.MAX_VALUE,
             100,
-            malformed::add)) {
+            malformed::add,
+            (m, b) -> {})) {
       assertThat(w.take(message(0, 20_000))).isFalse();
       w.read(new Replay.Read(false, true));
       assertThat(w.tooLarge()).isTrue();

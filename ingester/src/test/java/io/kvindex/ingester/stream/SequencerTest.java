@@ -504,8 +504,12 @@ class SequencerTest {
 
   /** A sequencer whose batches no process budget bounds; {@code mergeBlocks} 0: one per apply. */
   private static Sequencer sequencer(int maxPending, long maxPendingBytes, int mergeBlocks) {
-    return new Sequencer(
-        maxPending, maxPendingBytes, KeyMode.ENGINE, mergeBlocks, MemoryBudget.unbounded());
+    return new Sequencer(maxPending, maxPendingBytes, KeyMode.ENGINE, mergeBlocks, unbounded());
+  }
+
+  /** A budget nothing reaches (tests of the ordering rules alone). */
+  private static MemoryBudget unbounded() {
+    return MemoryBudget.of(Long.MAX_VALUE / 4, 1 << 16, Long.MAX_VALUE);
   }
 
   private static final KvEventBatch ONE_EVENT =

@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * A gateway's stand-in for running requests when its pods answer at once: how many of the last
- * {@link #window()} routed requests each pod got. Thread-safe.
+ * {@code window} routed requests each pod got. Thread-safe.
  */
 public final class RecentLoad {
   /** The window of {@link #RecentLoad()}. */
@@ -38,11 +38,6 @@ public final class RecentLoad {
     if (recent.size() > window) {
       counts.merge(recent.removeFirst(), -1, Integer::sum);
     }
-  }
-
-  /** Requests {@code pod} got among the last {@link #window()}. */
-  public synchronized int load(String pod) {
-    return counts.getOrDefault(pod, 0);
   }
 
   /** The load of each of {@code pods}, in their order. */

@@ -123,35 +123,9 @@ public final class StepScheduler {
     return stepEnd;
   }
 
-  /** Requests admitted and not finished. */
-  public int running() {
-    return running.size();
-  }
-
   /** Requests on the engine: waiting plus running. */
   public int queued() {
     return waiting.size() + running.size();
-  }
-
-  /**
-   * Prompt tokens the engine has still to compute for the requests it holds (their prefix hits not
-   * known yet for the waiting ones: counted whole), and their decode steps: what a new request
-   * waits behind, in the cost model's seconds.
-   */
-  public double backlogSeconds() {
-    double seconds = 0;
-    for (Entry e : running) {
-      seconds +=
-          timing.requestSeconds(
-              Math.max(0, e.seq.request().promptLength() - e.seq.kvTokens()),
-              e.seq.outputs() - e.seq.generated());
-    }
-    for (Entry e : waiting) {
-      seconds +=
-          timing.requestSeconds(
-              e.seq.request().promptLength(), e.seq.outputs() - e.seq.generated());
-    }
-    return seconds;
   }
 
   /**

@@ -97,15 +97,6 @@ public final class Check {
     return value;
   }
 
-  /** A long in {@code [min, max]}. */
-  public static long between(long value, long min, long max, String name) {
-    if (value < min || value > max) {
-      throw new IllegalArgumentException(
-          name + " must be in [" + min + ", " + max + "], got " + value);
-    }
-    return value;
-  }
-
   /** A number in {@code [min, max]} (NaN is refused). */
   public static double between(double value, double min, double max, String name) {
     if (!(value >= min && value <= max)) {

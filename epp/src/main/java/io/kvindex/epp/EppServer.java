@@ -15,7 +15,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -31,10 +30,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class EppServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(EppServer.class);
-
-  /** The health service names the protocol lists, besides the whole server's (""). */
-  static final List<String> HEALTH_SERVICES =
-      List.of("liveness", "readiness", ExternalProcessorGrpc.SERVICE_NAME);
 
   private final EppConfig config;
   private final Candidates candidates;

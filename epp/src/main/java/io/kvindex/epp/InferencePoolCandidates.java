@@ -41,7 +41,6 @@ import org.slf4j.LoggerFactory;
 final class InferencePoolCandidates implements Candidates {
   private static final Logger log = LoggerFactory.getLogger(InferencePoolCandidates.class);
 
-  static final String API_VERSION = "inference.networking.k8s.io/v1";
   static final String KIND = "InferencePool";
   static final String ACTIVE_PORTS = "inference.networking.k8s.io/active-ports";
 

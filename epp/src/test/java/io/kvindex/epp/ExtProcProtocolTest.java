@@ -3,6 +3,7 @@ package io.kvindex.epp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
+import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
@@ -368,7 +369,8 @@ class ExtProcProtocolTest {
   @Test
   void health_answersTheProtocolsServices() {
     HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(proxy.channel());
-    for (String service : List.of("", "liveness", "readiness", EppServer.HEALTH_SERVICES.get(2))) {
+    for (String service :
+        List.of("", "liveness", "readiness", ExternalProcessorGrpc.SERVICE_NAME)) {
       assertThat(
               health.check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus())
           .as("service '%s'", service)

@@ -77,7 +77,7 @@ class InferencePoolCandidatesTest {
   private void pool(List<Integer> ports) {
     GenericKubernetesResource pool =
         new GenericKubernetesResourceBuilder()
-            .withApiVersion(InferencePoolCandidates.API_VERSION)
+            .withApiVersion("inference.networking.k8s.io/v1")
             .withKind(InferencePoolCandidates.KIND)
             .withNewMetadata()
             .withName("vllm")

@@ -161,15 +161,6 @@ public final class Ingester implements AutoCloseable {
   }
 
   /**
-   * Starts an ingester with pods from {@code discovery}, its meters in {@code registry}. The
-   * ingester closes {@code discovery} when it stops (or fails to start).
-   */
-  public static Ingester start(
-      IngesterConfig config, PodDiscovery discovery, PrometheusMeterRegistry registry) {
-    return start(config, discovery, registry, FaultHook.NONE);
-  }
-
-  /**
    * Starts an ingester with pods from {@code discovery}, its meters in {@code registry}, every
    * write of its loops passing through {@code faults}. The ingester closes {@code discovery} when
    * it stops (or fails to start).

@@ -12,7 +12,7 @@ import io.kvindex.index.StreamId;
 import io.kvindex.index.redis.KeySchema;
 import io.kvindex.ingester.discovery.PodDiscovery;
 import io.kvindex.ingester.discovery.PodSpec;
-import io.kvindex.ingester.stream.Replay;
+import io.kvindex.ingester.stream.Replays;
 import io.kvindex.ingester.stream.StreamWorker;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.simulator.SimulatedPod;
@@ -307,8 +307,8 @@ final class Rig implements AutoCloseable {
   private static Map<Long, Long> tokenKeys(SimulatedPod pod) {
     Map<Long, Long> out = new HashMap<>();
     try (ZContext ctx = new ZContext()) {
-      Replay.Result r =
-          Replay.fetch(ctx, pod.endpoints().get(0).replay(), 0, Duration.ofSeconds(2));
+      Replays.Result r =
+          Replays.fetch(ctx, pod.endpoints().get(0).replay(), 0, Duration.ofSeconds(2));
       for (EventMessage f : r.batches()) {
         for (KvEvent e : KvEventDecoder.decode(f.payload()).events()) {
           if (e instanceof BlockStored s && s.blockSize() > 0) {

@@ -72,11 +72,6 @@ final class ModelLayouts {
             .register(registry);
   }
 
-  /** {@link #scoring(String, int, Eagle)} of engines without a draft model. */
-  Scoring scoring(String model, int blockSize) {
-    return scoring(model, blockSize, Eagle.OFF);
-  }
-
   /**
    * How to score {@code model}'s prompts keyed in blocks of {@code blockSize} tokens, by engines
    * running a draft model so ({@code eagle}): {@link Scoring#rule} non-null for a scorable hybrid

@@ -113,10 +113,6 @@ final class SharedLoad implements AutoCloseable {
         .register(registry);
   }
 
-  String routerId() {
-    return routerId;
-  }
-
   /**
    * Counts a routed request of {@code tokens} uncached prompt tokens on {@code pod} until its first
    * token (the tokens) and its end (the request).

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.index.CacheLayout;
 import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.HybridHit.Eagle;
 import io.kvindex.index.KeyMode;
 import io.kvindex.testing.RedisStandalone;
 import io.kvindex.testing.UsesRedis;
@@ -34,13 +35,15 @@ class ModelLayoutsTest {
     try (IndexFixture fixture = new IndexFixture(uri, "layouts", MODEL, KeyMode.ENGINE)) {
       ModelLayouts layouts =
           new ModelLayouts(fixture.index(), clock::get, new SimpleMeterRegistry());
-      assertThat(layouts.scoring(MODEL, 16).rule()).isNull();
+      assertThat(layouts.scoring(MODEL, 16, Eagle.OFF).rule()).isNull();
       Thread.sleep(200); // the first read, which finds none, is answered meanwhile
 
       fixture.index().noteCacheLayoutAsync(MODEL, GPT_OSS).join();
       clock.addAndGet(Duration.ofSeconds(1).toNanos());
 
-      assertThat(UnavailableIndexTest.eventually(() -> layouts.scoring(MODEL, 16).rule() != null))
+      assertThat(
+              UnavailableIndexTest.eventually(
+                  () -> layouts.scoring(MODEL, 16, Eagle.OFF).rule() != null))
           .as("read again a second after the first read found none")
           .isTrue();
     }
@@ -55,15 +58,19 @@ class ModelLayoutsTest {
       fixture.index().noteCacheLayoutAsync(MODEL, GPT_OSS).join();
       ModelLayouts layouts =
           new ModelLayouts(fixture.index(), clock::get, new SimpleMeterRegistry());
-      layouts.scoring(MODEL, 16);
-      assertThat(UnavailableIndexTest.eventually(() -> layouts.scoring(MODEL, 16).rule() != null))
+      layouts.scoring(MODEL, 16, Eagle.OFF);
+      assertThat(
+              UnavailableIndexTest.eventually(
+                  () -> layouts.scoring(MODEL, 16, Eagle.OFF).rule() != null))
           .isTrue();
 
       fixture
           .index()
           .noteCacheLayoutAsync(MODEL, new CacheLayout(List.of(GPT_OSS.groups().get(0))));
       clock.addAndGet(ModelLayouts.CHECK_EVERY.toNanos());
-      assertThat(UnavailableIndexTest.eventually(() -> layouts.scoring(MODEL, 16).rule() == null))
+      assertThat(
+              UnavailableIndexTest.eventually(
+                  () -> layouts.scoring(MODEL, 16, Eagle.OFF).rule() == null))
           .as("the redeployed model's one group, read after the period")
           .isTrue();
     }

@@ -15,10 +15,6 @@ final class Bytes {
     return value.getBytes(StandardCharsets.US_ASCII);
   }
 
-  static byte[] utf8(String value) {
-    return value.getBytes(StandardCharsets.UTF_8);
-  }
-
   /** A bulk reply as text. */
   static String text(Object bytes) {
     return new String((byte[]) bytes, StandardCharsets.UTF_8);

@@ -239,17 +239,6 @@ public final class KeyChecks {
     return out;
   }
 
-  /** The latest note of {@code model}, for tests. */
-  public Optional<KeyCheckNote> note(String model) {
-    ModelCheck check = models.get(model);
-    if (check == null) {
-      return Optional.empty();
-    }
-    synchronized (check) {
-      return Optional.ofNullable(check.last);
-    }
-  }
-
   /** One model's findings. Guarded by itself, but for the volatile times. */
   private static final class ModelCheck {
     final String model;

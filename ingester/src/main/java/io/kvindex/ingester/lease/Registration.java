@@ -52,10 +52,6 @@ final class Registration {
     this.lastOkNanos = shared.nanos();
   }
 
-  State state() {
-    return state;
-  }
-
   /** Live replicas as the registry last said (this one included). */
   int liveReplicas() {
     return liveReplicas;

@@ -43,10 +43,4 @@ final class Chains {
   Set<Long> children(Long parent) {
     return under.getOrDefault(parent, Set.of());
   }
-
-  /** Forgets every link. */
-  void clear() {
-    parentOf.clear();
-    under.clear();
-  }
 }

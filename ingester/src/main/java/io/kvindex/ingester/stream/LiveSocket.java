@@ -68,10 +68,6 @@ final class LiveSocket implements AutoCloseable {
   private int open;
   private boolean again;
 
-  LiveSocket(ZMQ.Socket socket, ZMQ.Socket events) {
-    this(socket, events, null);
-  }
-
   LiveSocket(ZMQ.Socket socket, ZMQ.Socket events, MemoryBudget.Pipe pipe) {
     this.socket = socket;
     this.events = events;

@@ -20,12 +20,12 @@ import zmq.msg.MsgAllocator;
  * Use#REPLAY} (replay windows being read, and the history they brought until it is applied). A live
  * batch that does not fit is refused ({@link #tryTake}: the stream drops it and replays it later as
  * a gap); a replay reads its answer in {@link Window windows} of at most {@link #windowBytes()},
- * each held by one of at most {@link #replaySlots() slots} streams at a time (the others wait for a
- * slot, in order), so history held never passes the replay half. Bytes are counted as the decoded
- * forms hold them ({@link Batch#bytes()}, an estimate of their retained heap), and a socket's
- * unread messages exactly, as its {@link Pipe} allocated them; those cannot be refused (ZeroMQ's
- * I/O thread has read them), so a socket's own high-water mark bounds them in messages, and the
- * bytes they take are counted against their half, which leaves that much less for decoded batches.
+ * each held by one of at most {@code replaySlots} streams at a time (the others wait for a slot, in
+ * order), so history held never passes the replay half. Bytes are counted as the decoded forms hold
+ * them ({@link Batch#bytes()}, an estimate of their retained heap), and a socket's unread messages
+ * exactly, as its {@link Pipe} allocated them; those cannot be refused (ZeroMQ's I/O thread has
+ * read them), so a socket's own high-water mark bounds them in messages, and the bytes they take
+ * are counted against their half, which leaves that much less for decoded batches.
  */
 public final class MemoryBudget {
 
@@ -66,29 +66,14 @@ public final class MemoryBudget {
     return new MemoryBudget(totalBytes, replaySlots, maxWindowBytes);
   }
 
-  /** A budget nothing reaches (tests of the ordering rules alone). */
-  public static MemoryBudget unbounded() {
-    return new MemoryBudget(Long.MAX_VALUE / 4, 1 << 16, Long.MAX_VALUE);
-  }
-
   /** The whole budget, in bytes. */
   public long total() {
     return total;
   }
 
-  /** What one use may hold at most: half the budget. */
-  public long limit(Use use) {
-    return half;
-  }
-
   /** The most one replay window holds. */
   public long windowBytes() {
     return windowBytes;
-  }
-
-  /** Replays allowed at a time. */
-  public int replaySlots() {
-    return slots.slots;
   }
 
   /** Bytes held now, both uses. */

@@ -57,11 +57,6 @@ final class Pending {
     }
   }
 
-  /** How many more batches may be held now. */
-  int room() {
-    return Math.max(0, maxBatches - batches.size());
-  }
-
   /** Holds a batch, its bytes taken from the budget as {@code use} whether or not it has room. */
   void hold(MemoryBudget.Use use, Batch batch) {
     budget.take(use, batch.bytes());
@@ -128,10 +123,6 @@ final class Pending {
   /** Bytes of the live batches held. */
   long liveBytes() {
     return liveBytes;
-  }
-
-  int size() {
-    return batches.size();
   }
 
   boolean isEmpty() {

@@ -5,8 +5,6 @@ import io.kvindex.wire.ReplayReply;
 import io.kvindex.wire.WireFormatException;
 import io.kvindex.wire.ZmqFrames;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -22,18 +20,6 @@ import org.zeromq.ZMsg;
  * reply ends the fetch as if the replay had gone silent.
  */
 public final class Replay {
-
-  /**
-   * What a replay returned.
-   *
-   * @param batches the batches, in the order received
-   * @param ended true when the end marker arrived before the idle bound
-   */
-  public record Result(List<EventMessage> batches, boolean ended) {
-    public long firstSeq() {
-      return batches.isEmpty() ? -1 : batches.get(0).seq();
-    }
-  }
 
   /** Takes a replay's batches one by one as they are read. */
   interface Reader {
@@ -63,24 +49,16 @@ public final class Replay {
   private Replay() {}
 
   /**
-   * Asks for every batch from {@code fromSeq} on; waits at most {@code idle} for each message.
+   * Asks for every batch from {@code fromSeq} on, waiting at most {@code idle} for each message,
+   * and hands each batch to {@code reader} as it is read, until the reader cuts the replay, its end
+   * marker, or {@code idle} without a message.
    *
    * <p>A connection that is not answered within {@value #ASK_AGAIN_MS} ms is replaced by a new one
    * asking again, until {@code idle} has passed (a jeromq ROUTER can lose a fresh peer's request);
-   * a late answer on an abandoned connection is discarded with its socket.
-   */
-  public static Result fetch(ZContext ctx, String endpoint, long fromSeq, Duration idle) {
-    List<EventMessage> out = new ArrayList<>();
-    Read read = fetch(ctx, endpoint, fromSeq, idle, -1, null, m -> out.add(m));
-    return new Result(out, read.ended());
-  }
-
-  /**
-   * {@link #fetch(ZContext, String, long, Duration)} handing each batch to {@code reader} as it is
-   * read, until the reader cuts the replay, its end marker, or {@code idle} without a message. No
-   * ZeroMQ message over {@code maxMessageBytes} is accepted ({@code -1}: no limit; a larger one
-   * closes the connection, so the replay goes silent); {@code budget}, if not null, counts what
-   * each connection has received and not yet handed over ({@link MemoryBudget.Use#REPLAY}).
+   * a late answer on an abandoned connection is discarded with its socket. No ZeroMQ message over
+   * {@code maxMessageBytes} is accepted ({@code -1}: no limit; a larger one closes the connection,
+   * so the replay goes silent); {@code budget}, if not null, counts what each connection has
+   * received and not yet handed over ({@link MemoryBudget.Use#REPLAY}).
    */
   static Read fetch(
       ZContext ctx,

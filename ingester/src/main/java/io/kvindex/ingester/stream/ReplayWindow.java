@@ -38,25 +38,12 @@ final class ReplayWindow implements Replay.Reader, AutoCloseable {
    * @param fullWindow what a window holds when its stream holds no history: a batch larger than
    *     this can never be replayed
    * @param from batches below it are passed over (a ring may send more than was asked)
+   * @param comparedBelow batches below it are applied already, and kept only to be compared
    * @param through a batch past it ends the read
    * @param maxBatches the most batches it holds
    * @param malformed told of each batch that cannot be read
-   */
-  ReplayWindow(
-      MemoryBudget.Window window,
-      long fullWindow,
-      KeyMode mode,
-      long from,
-      long through,
-      int maxBatches,
-      Consumer<Batch> malformed) {
-    this(window, fullWindow, mode, from, from, through, maxBatches, malformed, (m, b) -> {});
-  }
-
-  /**
-   * As above, and {@code taken} is shown each readable batch taken, with its message (the key check
-   * samples history too: a new stream's first batches come from its ring); batches below {@code
-   * comparedBelow} are applied already, and kept only to be compared.
+   * @param taken shown each readable batch taken, with its message (the key check samples history
+   *     too: a new stream's first batches come from its ring)
    */
   ReplayWindow(
       MemoryBudget.Window window,

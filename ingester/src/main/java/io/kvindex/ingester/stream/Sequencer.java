@@ -109,14 +109,10 @@ public final class Sequencer {
     return at.started();
   }
 
-  /** Starts the stream after the index's watermark ({@code -1} when it has none). */
-  public void start(long watermark) {
-    start(watermark, false);
-  }
-
   /**
-   * Starts the stream after the index's watermark; {@code staged}: a former owner was rebuilding it
-   * (its entries are not yet shown), so this owner goes on rebuilding and publishes.
+   * Starts the stream after the index's watermark ({@code -1} when it has none); {@code staged}: a
+   * former owner was rebuilding it (its entries are not yet shown), so this owner goes on
+   * rebuilding and publishes.
    */
   public void start(long watermark, boolean staged) {
     at.start(watermark, staged);
@@ -135,11 +131,6 @@ public final class Sequencer {
   /** Whether a purge is due before anything else is applied. */
   public boolean purgePending() {
     return at.purge() != null;
-  }
-
-  /** Batches waiting, live and replayed. */
-  public int pendingBatches() {
-    return pending.size();
   }
 
   /** The batch waiting with the lowest sequence, or null when none waits. */
@@ -315,11 +306,6 @@ public final class Sequencer {
    */
   public void historyCut() {
     at.historyCut();
-  }
-
-  /** How many more batches may be held now (what a replay window may bring at most). */
-  public int room() {
-    return pending.room();
   }
 
   /**

@@ -40,15 +40,6 @@ public final class StreamStatus {
   }
 
   /**
-   * When the stream's event channel last proved its engine's publisher alive, on the ingester's
-   * ticker: a live batch received, its SUB socket connected (and answering heartbeats), or its
-   * replay socket answering. A new stream counts from its start.
-   */
-  public long aliveAtNanos() {
-    return aliveAtNanos;
-  }
-
-  /**
    * How long the worker has looked for a sign of its engine and found none: from the last proof of
    * life to the worker's last step. A worker that does not step (paused, blocked) adds nothing.
    */

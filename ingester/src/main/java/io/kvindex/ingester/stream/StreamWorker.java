@@ -55,7 +55,6 @@ public final class StreamWorker implements Runnable {
   }
 
   private final StreamId id;
-  private final KeyMode mode;
   private final PodSpec pod;
   private final Lease lease;
   private final Shared shared;
@@ -94,7 +93,6 @@ public final class StreamWorker implements Runnable {
   public StreamWorker(
       StreamId id, KeyMode mode, PodSpec pod, Lease lease, Shared shared, Listener listener) {
     this.id = id;
-    this.mode = mode;
     this.pod = pod;
     this.lease = lease;
     this.shared = shared;

@@ -90,9 +90,4 @@ final class Timers {
   void disarm(Due timer) {
     armed[timer.ordinal()] = false;
   }
-
-  /** When the timer is due (meaningful while armed). */
-  long at(Due timer) {
-    return at[timer.ordinal()];
-  }
 }

@@ -22,7 +22,7 @@ class LiveSocketTest {
       sub.setReceiveTimeOut(LiveSocket.RECEIVE_TIMEOUT_MS);
       sub.subscribe(new byte[0]);
       sub.connect("tcp://127.0.0.1:" + port);
-      try (LiveSocket live = new LiveSocket(sub, null)) {
+      try (LiveSocket live = new LiveSocket(sub, null, null)) {
         // A PUB drops what it sends before the subscription arrives: send until one gets through.
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         boolean through = false;

@@ -125,7 +125,7 @@ class MemoryBudgetTest {
   void sequencer_countsWhatItHolds_refusesLiveBatchesPastTheLiveHalf_givesAllBack() {
     MemoryBudget budget = MemoryBudget.of(2 * MIB, 1, Long.MAX_VALUE);
     Sequencer s = new Sequencer(1000, Long.MAX_VALUE, KeyMode.ENGINE, 0, budget);
-    s.start(-1);
+    s.start(-1, false);
     Batch big = batch(5, 600 << 10, true);
     assertThat(s.live(big)).isEqualTo(Live.QUEUED);
     assertThat(s.live(batch(6, 600 << 10, true)))
@@ -148,15 +148,17 @@ class MemoryBudgetTest {
   void caughtUp_neverHoldsMoreThanTheBound_theNewestMakesRoomForOlderHistory() {
     MemoryBudget budget = MemoryBudget.of(2 * MIB, 1, Long.MAX_VALUE);
     Sequencer s = new Sequencer(3, Long.MAX_VALUE, KeyMode.ENGINE, 0, budget);
-    s.start(-1);
+    s.start(-1, false);
     for (long seq = 10; seq < 13; seq++) {
       s.live(batch(seq, 100, true));
     }
 
     s.caughtUp(IntStream.range(0, 5).mapToObj(i -> batch(i, 100, false)).toList());
 
-    assertThat(s.pendingBatches()).isEqualTo(3);
-    assertThat(s.room()).isZero();
+    assertThat(budget.used()).as("three batches of 100 bytes are held, the bound").isEqualTo(300);
+    assertThat(s.live(batch(13, 100, true)))
+        .as("no room is left for another")
+        .isEqualTo(Live.DROPPED);
     assertThat(((Apply) s.next()).batch().seq()).as("what comes next is held").isZero();
     assertThat(budget.used()).isEqualTo(300);
   }
@@ -171,9 +173,11 @@ class MemoryBudgetTest {
             budget.windowBytes(),
             KeyMode.ENGINE,
             5,
+            5,
             Long.MAX_VALUE,
             100,
-            malformed::add)) {
+            malformed::add,
+            (m, b) -> {})) {
       assertThat(w.take(message(4, 10))).as("below what was asked: passed over").isTrue();
       int taken = 0;
       while (w.take(message(5 + taken, 1000))) {
@@ -194,9 +198,11 @@ class MemoryBudgetTest {
             budget.windowBytes(),
             KeyMode.ENGINE,
             0,
+            0,
             Long.MAX_VALUE,
             100,
-            malformed::add)) {
+            malformed::add,
+            (m, b) -> {})) {
       assertThat(w.take(message(0, 20_000))).isFalse();
       w.read(new Replay.Read(false, true));
       assertThat(w.tooLarge()).isTrue();

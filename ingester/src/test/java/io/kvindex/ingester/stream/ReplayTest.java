@@ -20,11 +20,11 @@ class ReplayTest {
       for (int i = 0; i < 40; i++) { // a fresh DEALER each time: replies must never go missing
         fleet.traffic(2);
         long next = fleet.pod(0).nextSequence(0);
-        Replay.Result r = Replay.fetch(ctx, endpoint, next - 2, Duration.ofSeconds(2));
+        Replays.Result r = Replays.fetch(ctx, endpoint, next - 2, Duration.ofSeconds(2));
         assertThat(r.ended()).isTrue();
         assertThat(r.batches()).extracting(EventMessage::seq).containsExactly(next - 2, next - 1);
       }
-      Replay.Result old = Replay.fetch(ctx, endpoint, 0, Duration.ofSeconds(2));
+      Replays.Result old = Replays.fetch(ctx, endpoint, 0, Duration.ofSeconds(2));
       assertThat(old.firstSeq()).as("older than the ring: from the oldest held").isPositive();
     }
   }

@@ -453,7 +453,7 @@ class SequencerTest {
   @Test
   void live_pastThePendingBytes_dropped() {
     Sequencer s = sequencer(100, 100, 0);
-    s.start(-1);
+    s.start(-1, false);
     s.live(new Batch(5, 5, ONE_EVENT, null, true, 60)); // waits: 0..4 are missing
     assertThat(s.live(new Batch(6, 6, ONE_EVENT, null, true, 40))).isEqualTo(Live.QUEUED);
     assertThat(s.live(new Batch(7, 7, ONE_EVENT, null, true, 1))).isEqualTo(Live.DROPPED);
@@ -469,7 +469,7 @@ class SequencerTest {
   @Test
   void dropHistory_pastAGap_letsGoOfTheReplayedBatchesAndKeepsTheLiveOnes() {
     Sequencer s = sequencer(100, 1_000, 0);
-    s.start(4); // 5 is next
+    s.start(4, false); // 5 is next
     s.caughtUp(List.of(new Batch(7, 7, ONE_EVENT, null, false, 30))); // 5..6 still missing
     s.live(new Batch(9, 9, ONE_EVENT, null, true, 20));
     assertThat(s.next()).isEqualTo(new RepairGap(5, 7, false));
@@ -488,7 +488,7 @@ class SequencerTest {
   void catchUp_onlyWhenNothingWaits() {
     Sequencer s = sequencer(10, Long.MAX_VALUE, 0);
     assertThat(s.mayCatchUp()).as("before the watermark is read").isFalse();
-    s.start(4);
+    s.start(4, false);
     assertThat(s.mayCatchUp()).isTrue();
     assertThat(s.catchUpFrom()).isEqualTo(5);
     s.requestPurge("sleep");
@@ -504,8 +504,12 @@ class SequencerTest {
 
   /** A sequencer whose batches no process budget bounds; {@code mergeBlocks} 0: one per apply. */
   private static Sequencer sequencer(int maxPending, long maxPendingBytes, int mergeBlocks) {
-    return new Sequencer(
-        maxPending, maxPendingBytes, KeyMode.ENGINE, mergeBlocks, MemoryBudget.unbounded());
+    return new Sequencer(maxPending, maxPendingBytes, KeyMode.ENGINE, mergeBlocks, unbounded());
+  }
+
+  /** A budget nothing reaches (tests of the ordering rules alone). */
+  private static MemoryBudget unbounded() {
+    return MemoryBudget.of(Long.MAX_VALUE / 4, 1 << 16, Long.MAX_VALUE);
   }
 
   private static final KvEventBatch ONE_EVENT =

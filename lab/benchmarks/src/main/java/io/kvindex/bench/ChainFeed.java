@@ -34,15 +34,6 @@ final class ChainFeed implements Iterator<KvEventBatch> {
     this.batchBlocks = batchBlocks;
   }
 
-  /** The number of blocks the spans hold. */
-  static long blocks(List<Span> spans) {
-    long total = 0;
-    for (Span s : spans) {
-      total += s.to() - s.from();
-    }
-    return total;
-  }
-
   @Override
   public boolean hasNext() {
     while (span == null || next >= span.to()) {

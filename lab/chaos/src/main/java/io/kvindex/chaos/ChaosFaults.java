@@ -15,8 +15,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The faults of a {@link ChaosRun}, one per scenario: each injected while the load runs and the
@@ -24,7 +22,6 @@ import org.slf4j.LoggerFactory;
  * (called from the run's thread).
  */
 final class ChaosFaults {
-  private static final Logger log = LoggerFactory.getLogger(ChaosRun.class);
 
   private final ChaosRun run;
 

@@ -115,20 +115,10 @@ public final class Auditor {
 
   /**
    * Each pod whose listed blocks differ from its true blocks ({@code truth}, as {@link #truth}
-   * reads it), with how.
+   * reads it), with how; a hybrid model's group-1 blocks ({@code groupTruth}) checked too.
    */
-  Map<String, String> wrongPods(Map<String, Set<Long>> truth) throws InterruptedException {
-    Map<String, Set<Long>> none = new HashMap<>();
-    pods.forEach(p -> none.put(p, Set.of()));
-    return wrongPods(truth, none);
-  }
-
-  /**
-   * As {@link #wrongPods(Map)}, with a hybrid model's group-1 blocks ({@code groupTruth}) checked
-   * too.
-   */
-  private Map<String, String> wrongPods(
-      Map<String, Set<Long>> truth, Map<String, Set<Long>> groupTruth) throws InterruptedException {
+  Map<String, String> wrongPods(Map<String, Set<Long>> truth, Map<String, Set<Long>> groupTruth)
+      throws InterruptedException {
     Map<String, Set<Long>> listed = new HashMap<>();
     Map<String, Set<Long>> groupListed = new HashMap<>();
     pods.forEach(p -> listed.put(p, ConcurrentHashMap.newKeySet()));

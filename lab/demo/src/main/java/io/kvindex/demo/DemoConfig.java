@@ -290,15 +290,6 @@ public final class DemoConfig {
       return this;
     }
 
-    /** Default 1024 blocks (16 tokens each). */
-    public Builder capacityBlocks(int blocks) {
-      if (blocks < 64) {
-        throw new IllegalArgumentException("capacityBlocks must be at least 64, got " + blocks);
-      }
-      this.capacityBlocks = blocks;
-      return this;
-    }
-
     /** Default 7. */
     public Builder seed(long seed) {
       this.seed = seed;

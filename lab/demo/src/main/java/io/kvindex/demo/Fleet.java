@@ -3,7 +3,6 @@ package io.kvindex.demo;
 import io.kvindex.epp.Endpoint;
 import io.kvindex.ingester.discovery.PodSpec;
 import io.kvindex.simulator.Completion;
-import io.kvindex.simulator.FleetStats;
 import io.kvindex.simulator.InferenceRequest;
 import io.kvindex.simulator.PodConfig;
 import io.kvindex.simulator.PodRouter;
@@ -74,10 +73,6 @@ public final class Fleet implements AutoCloseable {
   /** Serves the request on the pod {@code router} picks (refusals are counted in the stats). */
   public Completion submit(InferenceRequest request, PodRouter router) {
     return fleet.submit(Workloads.MODEL, request, router);
-  }
-
-  FleetStats stats() {
-    return fleet.stats();
   }
 
   /** Ground truth: each cache group's GPU blocks on the pod (the demo's pods have one rank). */

@@ -74,11 +74,6 @@ final class IndexKeys {
     return passes(true);
   }
 
-  /** Counts the index's keys on the primaries that hold data now. */
-  long count() {
-    return passes(false);
-  }
-
   private long passes(boolean delete) {
     int passes = connector.isCluster() ? PASSES : 1;
     for (int pass = 1; ; pass++) {

@@ -113,11 +113,6 @@ public final class RouterClient {
    * The {@code /score} body, written field by field: a prompt's thousands of token ids would
    * otherwise each become a tree node first.
    */
-  static byte[] body(int[] tokenIds, List<String> pods, Map<String, Integer> load)
-      throws IOException {
-    return body(tokenIds, pods, load, null);
-  }
-
   static byte[] body(
       int[] tokenIds, List<String> pods, Map<String, Integer> load, Map<String, Long> queuedTokens)
       throws IOException {

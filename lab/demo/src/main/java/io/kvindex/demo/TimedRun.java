@@ -54,16 +54,8 @@ final class TimedRun {
     /** Requests on the pod's engine: waiting plus running. */
     int queued(String pod);
 
-    /** The cost model's seconds of work the pod's engine holds. */
-    double backlogSeconds(String pod);
-
     /** Prompt tokens the pod's engine has still to compute (waiting ones counted whole). */
     long pendingPrefillTokens(String pod);
-
-    /** Requests running on the pod's engine. */
-    int running(String pod);
-
-    EngineTiming timing();
   }
 
   private final List<InferenceRequest> requests;
@@ -120,23 +112,8 @@ final class TimedRun {
           }
 
           @Override
-          public double backlogSeconds(String pod) {
-            return engines.get(pod).backlogSeconds();
-          }
-
-          @Override
           public long pendingPrefillTokens(String pod) {
             return engines.get(pod).pendingPrefillTokens();
-          }
-
-          @Override
-          public int running(String pod) {
-            return engines.get(pod).running();
-          }
-
-          @Override
-          public EngineTiming timing() {
-            return timing;
           }
         };
     TimedCompletion[] done = new TimedCompletion[requests.size()];

@@ -269,8 +269,4 @@ final class TtftComparison {
     }
     return b.toString();
   }
-
-  PrintWriter out() {
-    return out;
-  }
 }

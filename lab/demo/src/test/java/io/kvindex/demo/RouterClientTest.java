@@ -13,7 +13,8 @@ class RouterClientTest {
   @Test
   void body_withLoad_isTheScoreRequestAsJson() throws Exception {
     byte[] body =
-        RouterClient.body(new int[] {0, 7, 151_935}, List.of("pod-0", "pod-1"), Map.of("pod-1", 3));
+        RouterClient.body(
+            new int[] {0, 7, 151_935}, List.of("pod-0", "pod-1"), Map.of("pod-1", 3), null);
 
     assertThat(JSON.readTree(body))
         .isEqualTo(
@@ -24,7 +25,7 @@ class RouterClientTest {
 
   @Test
   void body_withoutLoad_hasNoLoadField() throws Exception {
-    byte[] body = RouterClient.body(new int[0], List.of("pod-0"), null);
+    byte[] body = RouterClient.body(new int[0], List.of("pod-0"), null, null);
 
     assertThat(JSON.readTree(body))
         .isEqualTo(

@@ -235,26 +235,12 @@ final class DefaultSimulatedPod implements SimulatedPod {
   }
 
   @Override
-  public long promptTokens() {
-    return engines.stream().mapToLong(Engine::promptTokens).sum();
-  }
-
-  @Override
-  public long cachedTokens() {
-    return engines.stream().mapToLong(Engine::cachedTokens).sum();
-  }
-
-  @Override
   public void addBatchListener(int rank, Engine.BatchListener listener) {
     engine(rank).addListener(listener);
   }
 
   void addListener(Engine.BatchListener listener) {
     engines.forEach(e -> e.addListener(listener));
-  }
-
-  List<Engine> engines() {
-    return engines;
   }
 
   private Engine engine(int rank) {

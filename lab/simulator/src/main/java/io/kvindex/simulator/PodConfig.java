@@ -187,10 +187,6 @@ public final class PodConfig {
     return era;
   }
 
-  public HashEncoding hashEncoding() {
-    return hashEncoding;
-  }
-
   /** The engines' cache groups. */
   public ModelKind modelKind() {
     return modelKind;
@@ -316,12 +312,6 @@ public final class PodConfig {
     /** The topic frame. Default empty, as vLLM's. */
     public Builder topic(String topic) {
       this.topic = Objects.requireNonNull(topic, "topic");
-      return this;
-    }
-
-    /** The PUB send high-water mark. Default 100,000, as vLLM's. */
-    public Builder highWaterMark(int hwm) {
-      this.highWaterMark = positive(hwm, "highWaterMark");
       return this;
     }
 

@@ -5,12 +5,11 @@ import java.util.Collection;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
  * A gateway's stand-in for running requests when its pods answer at once: how many of the last
- * {@link #window()} routed requests each pod got. Thread-safe.
+ * {@code window} routed requests each pod got. Thread-safe.
  */
 public final class RecentLoad {
   /** The window of {@link #RecentLoad()}. */
@@ -32,10 +31,6 @@ public final class RecentLoad {
     this.window = window;
   }
 
-  public int window() {
-    return window;
-  }
-
   /** A request went to {@code pod}. */
   public synchronized void routed(String pod) {
     recent.addLast(pod);
@@ -45,26 +40,10 @@ public final class RecentLoad {
     }
   }
 
-  /** Requests {@code pod} got among the last {@link #window()}. */
-  public synchronized int load(String pod) {
-    return counts.getOrDefault(pod, 0);
-  }
-
   /** The load of each of {@code pods}, in their order. */
   public synchronized Map<String, Integer> of(Collection<String> pods) {
     Map<String, Integer> out = new LinkedHashMap<>();
     pods.forEach(p -> out.put(p, counts.getOrDefault(p, 0)));
     return out;
-  }
-
-  /** The first of {@code pods} with the lowest load; {@code pods} must not be empty. */
-  public synchronized String leastLoaded(List<String> pods) {
-    String best = pods.get(0);
-    for (String p : pods) {
-      if (load(p) < load(best)) {
-        best = p;
-      }
-    }
-    return best;
   }
 }

@@ -138,12 +138,6 @@ public interface SimulatedPod extends AutoCloseable {
   /** When the (simulated) process started; changes on {@link #restart()}. */
   Instant processStartTime();
 
-  /** Prompt tokens served since start, over all ranks. */
-  long promptTokens();
-
-  /** Prompt tokens served from cache since start, over all ranks. */
-  long cachedTokens();
-
   /** Stops publishing and closes the sockets and the HTTP endpoint. */
   @Override
   void close();

@@ -74,8 +74,6 @@ public final class Engine {
   private long nextSeq;
   private Integer sleepLevel;
   private Instant startTime;
-  private long promptTokens;
-  private long cachedTokens;
   private long generation;
 
   /** Sees every published batch, in order, on the engine's thread. */
@@ -233,14 +231,6 @@ public final class Engine {
     return tiers;
   }
 
-  public synchronized long promptTokens() {
-    return promptTokens;
-  }
-
-  public synchronized long cachedTokens() {
-    return cachedTokens;
-  }
-
   /** A sequence for {@code request}, not yet admitted; checks that it can fit at all. */
   synchronized Sequence sequence(InferenceRequest request) {
     if (sleepLevel != null) {
@@ -252,11 +242,6 @@ public final class Engine {
 
   private Sequence newSequence(InferenceRequest request) {
     return new Sequence(request, config.blockSize(), kind, hasher, pool.capacity(), pod);
-  }
-
-  /** The GPU blocks a new allocation can take now (free, or cached and not in use). */
-  synchronized int freeBlocks() {
-    return pool.freeCount();
   }
 
   /**
@@ -272,8 +257,6 @@ public final class Engine {
     }
     if (s.hitTokens < 0) {
       s.hitTokens = s.kv;
-      promptTokens += s.request.promptLength();
-      cachedTokens += s.kv;
     }
     allocateAndCache(s, chunk);
     return chunk;

@@ -189,11 +189,6 @@ final class GpuBlockPool {
     return true;
   }
 
-  /** Whether the slot caches a hash (a freed one stays a prefix-cache hit). */
-  boolean cachesHash(int slot) {
-    return slotHasHash[slot];
-  }
-
   /**
    * Returns a finished request's slot: once no request uses it, to the tail of the free queue, in
    * the order given (a slot already queued keeps its place).

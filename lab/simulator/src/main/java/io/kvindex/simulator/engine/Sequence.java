@@ -100,11 +100,6 @@ final class Sequence {
     return request.promptLength() + generated;
   }
 
-  /** Tokens the current step computes for it (set by the engine's admit and extend). */
-  int scheduled() {
-    return scheduled;
-  }
-
   /** Prompt tokens its first admission found cached (-1 before it). */
   int hitTokens() {
     return hitTokens;

@@ -92,10 +92,6 @@ public final class StepScheduler {
     return this;
   }
 
-  public EngineTiming timing() {
-    return timing;
-  }
-
   /**
    * Queues a request that arrives at {@code now}; if the engine is idle its step starts at once.
    * {@code done} hears of it when its last token is out (or it is aborted).
@@ -127,40 +123,9 @@ public final class StepScheduler {
     return stepEnd;
   }
 
-  /** Requests waiting to be admitted (new or preempted). */
-  public int waiting() {
-    return waiting.size();
-  }
-
-  /** Requests admitted and not finished. */
-  public int running() {
-    return running.size();
-  }
-
   /** Requests on the engine: waiting plus running. */
   public int queued() {
     return waiting.size() + running.size();
-  }
-
-  /**
-   * Prompt tokens the engine has still to compute for the requests it holds (their prefix hits not
-   * known yet for the waiting ones: counted whole), and their decode steps: what a new request
-   * waits behind, in the cost model's seconds.
-   */
-  public double backlogSeconds() {
-    double seconds = 0;
-    for (Entry e : running) {
-      seconds +=
-          timing.requestSeconds(
-              Math.max(0, e.seq.request().promptLength() - e.seq.kvTokens()),
-              e.seq.outputs() - e.seq.generated());
-    }
-    for (Entry e : waiting) {
-      seconds +=
-          timing.requestSeconds(
-              e.seq.request().promptLength(), e.seq.outputs() - e.seq.generated());
-    }
-    return seconds;
   }
 
   /**
@@ -176,10 +141,6 @@ public final class StepScheduler {
       tokens += e.seq.request().promptLength();
     }
     return tokens;
-  }
-
-  public long steps() {
-    return steps;
   }
 
   public long preemptions() {

@@ -692,6 +692,24 @@ class IngesterTest {
   }
 
   /**
+   * One pod's stream owned and caught up after some traffic, its live socket reconnecting {@code
+   * min} to twice that after a drop, and no idle catch-up while a test runs.
+   */
+  private Ingester onePodReconnectingAfter(Duration min) {
+    fleet = Fleet.start(1);
+    Ingester ingester =
+        rig.start(
+            "r1",
+            fleet.specs("engine"),
+            c -> c.idleCatchUp(LONG_QUIET).reconnectMin(min).reconnectMax(min.multipliedBy(2)));
+    Await.until(WAIT, "the stream owned", () -> running(ingester) == 1);
+    rig.warmUp(fleet, fleet.pod(0));
+    fleet.traffic(3);
+    awaitEqual(fleet.pod(0));
+    return ingester;
+  }
+
+  /**
    * A replaced engine whose first batch heard is exactly the next one expected (every batch before
    * it went out while the live socket was reconnecting) leaves no gap and no sequence going
    * backwards: the reconnect itself makes the worker compare the ring's copy of the last applied
@@ -699,20 +717,8 @@ class IngesterTest {
    */
   @Test
   void podReplacedAndHeardFromTheNextSequence_isTreatedAsARestart() {
-    fleet = Fleet.start(1);
     // The live socket waits 1-2 s before it reconnects: the new process's first batches go unheard.
-    Ingester ingester =
-        rig.start(
-            "r1",
-            fleet.specs("engine"),
-            c ->
-                c.idleCatchUp(LONG_QUIET)
-                    .reconnectMin(Duration.ofSeconds(1))
-                    .reconnectMax(Duration.ofSeconds(2)));
-    Await.until(WAIT, "the stream owned", () -> running(ingester) == 1);
-    rig.warmUp(fleet, fleet.pod(0));
-    fleet.traffic(3);
-    awaitEqual(fleet.pod(0));
+    Ingester ingester = onePodReconnectingAfter(Duration.ofSeconds(1));
     long watermark = ingester.workers().values().iterator().next().status().applied();
 
     SimulatedPod fresh = fleet.replace(0); // same endpoints, new process
@@ -733,19 +739,7 @@ class IngesterTest {
    */
   @Test
   void podReplacedAndCheckedBeforeItPublished_isTreatedAsARestartWhenHeard() {
-    fleet = Fleet.start(1);
-    Ingester ingester =
-        rig.start(
-            "r1",
-            fleet.specs("engine"),
-            c ->
-                c.idleCatchUp(LONG_QUIET)
-                    .reconnectMin(Duration.ofMillis(100))
-                    .reconnectMax(Duration.ofMillis(200)));
-    Await.until(WAIT, "the stream owned", () -> running(ingester) == 1);
-    rig.warmUp(fleet, fleet.pod(0));
-    fleet.traffic(3);
-    awaitEqual(fleet.pod(0));
+    Ingester ingester = onePodReconnectingAfter(Duration.ofMillis(100));
     long watermark = ingester.workers().values().iterator().next().status().applied();
     double checks = ingester.metrics().value("kvindex.ingester.replays", "outcome", "reconnect");
 

@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * speculate.lua's call: records a route of {@code model}'s prompt to {@code pod}, by its first
- * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks, per segment and span.
+ * {@link RedisSpeculation#BLOCKS_PER_ROUTE} blocks, per segment and span.
  */
 record SpeculateCall(
     String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, long ttlMs)

@@ -20,12 +20,10 @@ final class SpeculativeRoutes {
 
   /**
    * The segment and span fields the prompt's speculative routes are kept by: those of its first
-   * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks.
+   * {@link RedisSpeculation#BLOCKS_PER_ROUTE} blocks.
    */
   static byte[][] fields(Prompt prompt) {
-    int n =
-        Prompt.segmentCount(
-            Math.min(prompt.length(), RedisSpeculation.BLOCKS_PER_ROUTE));
+    int n = Prompt.segmentCount(Math.min(prompt.length(), RedisSpeculation.BLOCKS_PER_ROUTE));
     byte[][] fields = new byte[n][];
     for (int k = 0; k < n; k++) {
       fields[k] = prompt.segmentField(k);

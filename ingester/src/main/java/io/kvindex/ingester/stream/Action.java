@@ -19,16 +19,17 @@ public sealed interface Action
    * Apply this batch, the stream's next; report with {@link Sequencer#applied}. {@code staged}:
    * history replayed while the stream is rebuilt, kept from lookups until {@link Publish}. When the
    * stream is behind, {@code batch} is several consecutive batches ({@code parts}, in order) as
-   * one: their events in order, the last one's sequence, applied in one call ({@link ApplyMerger}).
+   * one: their events in order, the last one's sequence, applied in one call ({@link ApplyMerger}),
+   * which counted what they weigh against the call's chunk ({@code runBlocks}; 0 for one batch).
    */
-  record Apply(Batch batch, boolean staged, List<Batch> parts) implements Action {
+  record Apply(Batch batch, boolean staged, List<Batch> parts, long runBlocks) implements Action {
     public Apply {
       parts = List.copyOf(parts);
     }
 
-    /** One batch alone. */
+    /** One batch alone (split into as many apply calls as it needs: no run to count). */
     public Apply(Batch batch, boolean staged) {
-      this(batch, staged, List.of(batch));
+      this(batch, staged, List.of(batch), 0);
     }
 
     /** The first batch's sequence ({@code batch.seq()} is the last's). */

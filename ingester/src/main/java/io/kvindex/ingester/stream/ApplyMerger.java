@@ -63,16 +63,17 @@ final class ApplyMerger {
         break;
       }
       Batch part = asApplied.apply(b);
-      sum += ApplyPlan.blocks(mode, part.events().events());
-      if (sum > blocks) {
+      long partBlocks = ApplyPlan.blocks(mode, part.events().events());
+      if (sum + partBlocks > blocks) {
         break;
       }
+      sum += partBlocks;
       parts.add(part);
     }
     if (parts.size() == 1) {
       return new Apply(head, staged);
     }
-    return new Apply(merged(parts), staged, parts);
+    return new Apply(merged(parts), staged, parts, sum);
   }
 
   /** Several consecutive batches as one: their events in order, the last one's sequence. */

@@ -218,8 +218,7 @@ final class IndexWrites {
     if (action.parts().size() == 1) {
       return Long.MAX_VALUE;
     }
-    long own = ApplyPlan.blocks(mode, action.batch().events().events());
-    return Math.max(0, shared.index().applyChunkBlocks() - own);
+    return Math.max(0, shared.index().applyChunkBlocks() - action.runBlocks());
   }
 
   /** A batch the index can never apply: counted, logged (at most every few seconds), gone past. */

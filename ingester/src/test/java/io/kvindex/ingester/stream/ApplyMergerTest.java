@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEventBatch;
+import io.kvindex.index.ApplyPlan;
 import io.kvindex.index.KeyMode;
 import io.kvindex.ingester.stream.Action.Apply;
 import java.util.List;
@@ -44,5 +45,21 @@ class ApplyMergerTest {
     assertThat(apply.parts()).extracting(Batch::seq).containsExactly(0L, 1L);
     assertThat(apply.batch().seq()).isEqualTo(1);
     assertThat(apply.batch().bytes()).isEqualTo(20);
+  }
+
+  @Test
+  void apply_runCountsWhatItsMergedBatchWeighs_oneBatchAloneNothing() {
+    ApplyMerger merger = new ApplyMerger(KeyMode.ENGINE, 3);
+    List<Batch> after = List.of(held(1, 10), held(2, 10), held(3, 10));
+
+    Apply run = merger.apply(held(0, 10), after, UnaryOperator.identity(), false);
+    Apply alone = new ApplyMerger(KeyMode.ENGINE, 0).apply(held(0, 10), after, b -> b, false);
+
+    assertThat(run.parts()).hasSize(3);
+    assertThat(run.runBlocks())
+        .isEqualTo(3)
+        .isEqualTo(ApplyPlan.blocks(KeyMode.ENGINE, run.batch().events().events()));
+    assertThat(alone.parts()).hasSize(1);
+    assertThat(alone.runBlocks()).isZero();
   }
 }

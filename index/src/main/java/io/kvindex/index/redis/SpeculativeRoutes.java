@@ -23,9 +23,7 @@ final class SpeculativeRoutes {
    * {@link RedisPrefixIndex#SPECULATIVE_BLOCKS_PER_ROUTE} blocks.
    */
   static byte[][] fields(Prompt prompt) {
-    int n =
-        Prompt.segmentCount(
-            Math.min(prompt.length(), RedisSpeculation.BLOCKS_PER_ROUTE));
+    int n = Prompt.segmentCount(Math.min(prompt.length(), RedisSpeculation.BLOCKS_PER_ROUTE));
     byte[][] fields = new byte[n][];
     for (int k = 0; k < n; k++) {
       fields[k] = prompt.segmentField(k);

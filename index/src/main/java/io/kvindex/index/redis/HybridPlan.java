@@ -183,116 +183,147 @@ final class HybridPlan {
       List<byte[]> values,
       boolean bySegments,
       Prompt prompt) {
-    // Per spec group and stream, which of the group's units the stream holds (null: none).
-    UnitBits[] held = new UnitBits[specGroups.size()];
+    // Per spec group, which of its units each stream holds, decoded field by field as the hit
+    // rule first asks about a unit the field holds: a candidate only needs the units ending near
+    // its full-attention prefix, and one holding nothing needs none.
+    HeldUnits[] holds = new HeldUnits[specGroups.size()];
     int at = 0;
     for (int k = 1; k < specGroups.size(); k++) {
-      UnitBits bits = held[k] = new UnitBits(layout.streams(), unitCount[k]);
-      if (bySegments) {
-        heldBySegments(bits, k, layout, values.subList(at, at + prompt.segments()), prompt);
-        at += prompt.segments();
-        continue;
-      }
-      for (int j = 0; j < unitCount[k]; j++) {
-        bits.unit = j;
-        layout.holders(values.get(at + j), bits);
-      }
-      at += unitCount[k];
-    }
-    // One holds per spec group, pointed at each stream's bits in turn (full attention's, its
-    // prefix, is given to the hit rule as a number).
-    HeldUnits[] holds = new HeldUnits[specGroups.size()];
-    for (int k = 1; k < holds.length; k++) {
-      holds[k] = new HeldUnits();
+      int fields = bySegments ? prompt.segments() : unitCount[k];
+      holds[k] =
+          new HeldUnits(
+              new GroupHolds(k, layout, values.subList(at, at + fields), bySegments, prompt));
+      at += fields;
     }
     int[] found = new int[specGroups.size()];
     int[] bestGroups = new int[specGroups.size()];
     PodMatch[] out = new PodMatch[full.length];
     for (int p = 0; p < full.length; p++) {
-      out[p] = match(full[p], layout.streamsOf(p), layout, held, holds, found, bestGroups);
+      out[p] = match(full[p], layout.streamsOf(p), layout, holds, found, bestGroups);
     }
     return out;
   }
 
-  /** Per stream, the units of one spec group it holds, as bits (null: none); made by unit. */
-  private static final class UnitBits implements IntConsumer {
-    final long[][] byStream;
+  /** The segment (or span) of a prompt that its block {@code block} lies in. */
+  static int segmentOf(int block) {
+    return block < KeySchema.SPAN_FROM
+        ? block / KeySchema.SEGMENT_BLOCKS
+        : SHORT_SEGMENTS + (block - KeySchema.SPAN_FROM) / KeySchema.SPAN_BLOCKS;
+  }
+
+  /**
+   * Which units of one other spec group each stream holds, as bits in one array (stream {@code s}'s
+   * at words {@code [s * words, (s + 1) * words)}), filled one read field at a time, the first time
+   * a unit the field holds is asked about. A field is decoded once, for every stream: by segments,
+   * a segment's slots are walked and each unit ending in it is placed; by block fields, the unit's
+   * own field. Not thread-safe (one lookup's).
+   */
+  private final class GroupHolds implements IntConsumer {
+    private final StreamLayout layout;
+    private final List<byte[]> values;
+    private final boolean bySegments;
+    private final Prompt prompt;
+    private final int units;
     private final int words;
 
-    /** The unit the next holders hold. */
-    int unit;
+    /** Full-attention blocks per unit of the group (by segments). */
+    private final int per;
 
-    UnitBits(int streams, int units) {
-      byStream = new long[streams][];
-      words = (units + 63) >>> 6;
+    private final long[] bits;
+
+    /** Per field of {@code values}, whether it was decoded. */
+    private final boolean[] decoded;
+
+    /** The unit the next holders hold. */
+    private int unit;
+
+    GroupHolds(int k, StreamLayout layout, List<byte[]> values, boolean bySegments, Prompt prompt) {
+      this.layout = layout;
+      this.values = values;
+      this.bySegments = bySegments;
+      this.prompt = prompt;
+      this.units = unitCount[k];
+      this.words = (units + 63) >>> 6;
+      this.per = Math.max(1, unitTokens[k] / fullBlock);
+      this.bits = new long[layout.streams() * words];
+      this.decoded = new boolean[values.size()];
+    }
+
+    /** Whether stream {@code s} holds unit {@code i}. */
+    boolean held(int s, int i) {
+      if (i < 0 || i >= units) {
+        return false;
+      }
+      int f = bySegments ? segmentOf((i + 1) * per - 1) : i;
+      if (f >= decoded.length) {
+        return false; // past the prompt's fields: never read
+      }
+      if (!decoded[f]) {
+        decoded[f] = true;
+        decode(f);
+      }
+      return (bits[s * words + (i >>> 6)] & (1L << i)) != 0;
+    }
+
+    private void decode(int f) {
+      if (!bySegments) {
+        unit = f;
+        layout.holders(values.get(f), this);
+        return;
+      }
+      // Unit i is the block at the full-attention position its last token lies in: the segment's
+      // slots are read in place, for the units' blocks only.
+      SegmentCodec.Slots slots =
+          new SegmentCodec.Slots(
+              values.get(f), fullKeys, prompt.segmentStart(f), prompt.segmentEnd(f));
+      while (slots.next()) {
+        int end = slots.block() + 1; // blocks up to here: a unit ends here if a multiple of per
+        if (end % per == 0 && end / per <= units) {
+          unit = end / per - 1;
+          layout.holders(slots.value(), slots.from(), slots.to(), this);
+        }
+      }
     }
 
     @Override
     public void accept(int s) {
-      long[] bits = byStream[s];
-      if (bits == null) {
-        bits = byStream[s] = new long[words];
-      }
-      bits[unit >>> 6] |= 1L << unit;
+      bits[s * words + (unit >>> 6)] |= 1L << unit;
     }
   }
 
   /**
-   * One spec group's holds for the stream the hit rule is asked about: the units whose bits are set
-   * in {@code words} (none when null), or every unit. Set per stream; one class for every group, so
-   * the hit rule's calls stay direct.
+   * One spec group's holds for the stream the hit rule is asked about: the units {@code group}
+   * holds for it, or every unit. Set per stream; one class for every group, so the hit rule's calls
+   * stay direct.
    */
   private static final class HeldUnits implements HybridHit.Holds {
-    private long[] words;
+    private final GroupHolds group;
+    private int stream;
     private boolean all;
 
-    void set(long[] words, boolean all) {
-      this.words = words;
+    HeldUnits(GroupHolds group) {
+      this.group = group;
+    }
+
+    void set(int stream, boolean all) {
+      this.stream = stream;
       this.all = all;
     }
 
     @Override
     public boolean unit(int i) {
-      if (all) {
-        return true;
-      }
-      long[] w = words;
-      return w != null && i >= 0 && (i >>> 6) < w.length && (w[i >>> 6] & (1L << i)) != 0;
+      return all || group.held(stream, i);
     }
   }
 
   /**
-   * Which of group {@code k}'s units each stream holds, from the group's segments of the
-   * full-attention prompt: unit {@code i} is the block at the full-attention position its last
-   * token lies in. The segments' slots are read in place, for the units' blocks only.
-   */
-  private void heldBySegments(
-      UnitBits bits, int k, StreamLayout layout, List<byte[]> segments, Prompt prompt) {
-    int per = unitTokens[k] / fullBlock;
-    int units = unitCount[k];
-    for (int j = 0; j < prompt.segments(); j++) {
-      SegmentCodec.Slots slots =
-          new SegmentCodec.Slots(
-              segments.get(j), fullKeys, prompt.segmentStart(j), prompt.segmentEnd(j));
-      while (slots.next()) {
-        int end = slots.block() + 1; // blocks up to here: a unit ends here if a multiple of per
-        if (end % per == 0 && end / per <= units) {
-          bits.unit = end / per - 1;
-          layout.holders(slots.value(), slots.from(), slots.to(), bits);
-        }
-      }
-    }
-  }
-
-  /**
-   * One candidate's hit: its best stream's, from each stream's units held ({@code held[k]}, per
-   * other spec group), with {@code holds}, {@code found} and {@code bestGroups} as scratch.
+   * One candidate's hit: its best stream's, from each stream's units held ({@code holds[k]}, per
+   * other spec group), with {@code found} and {@code bestGroups} as scratch.
    */
   private PodMatch match(
       PodMatch m,
       int[] streams,
       StreamLayout layout,
-      UnitBits[] held,
       HeldUnits[] holds,
       int[] found,
       int[] bestGroups) {
@@ -309,7 +340,7 @@ final class HybridPlan {
       for (int k = 1; k < holds.length; k++) {
         // A rank-less stream only carries routes this router's kind recorded: the engine is
         // computing that prompt, so each group will hold what the prompt needs.
-        holds[k].set(held[k].byStream[s], rank < 0);
+        holds[k].set(s, rank < 0);
       }
       int tokens = rule.hitWithPrefix(promptTokens, depth, holds, found);
       if (rank >= 0 && tokens > 0) {

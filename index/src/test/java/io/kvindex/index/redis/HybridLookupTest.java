@@ -124,6 +124,22 @@ class HybridLookupTest {
         // A prompt sharing 500 tokens with one whose tail the SWA group kept: full attention hits
         // 496, the window there (blocks 23-30) was never kept, so nothing is a hit.
         Arguments.of("swa junction", GPT_OSS, 1000, Cache.of(0, range(0, 31), 1, range(54, 62)), 0),
+        // Full attention hits 576 (block 35, segment 2): the window needs blocks 28-35, half of
+        // them in segment 1, read for this candidate only once it is asked about.
+        Arguments.of(
+            "swa window across two segments",
+            GPT_OSS,
+            1000,
+            Cache.of(0, range(0, 36), 1, range(28, 36)),
+            576),
+        // Full attention hits 4160 (block 259, in the span from block 256): blocks 256-259 of
+        // the window are missing, the run 248-255 (segment 15) sets the hit at 4096.
+        Arguments.of(
+            "swa window in the segment before the span",
+            GPT_OSS,
+            4200,
+            Cache.of(0, range(0, 260), 1, range(248, 256)),
+            4096),
         // A short prefix: the window covers it all.
         Arguments.of(
             "swa short prefix", GPT_OSS, 1000, Cache.of(0, range(0, 5), 1, range(0, 5)), 80),

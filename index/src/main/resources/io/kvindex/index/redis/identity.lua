@@ -6,6 +6,7 @@
 -- on, none is recorded, or the data moved here whole with its slot; 0: a failover or a restart
 -- that no writer has reset yet, see adoptNode), for routers that verify it after a pause in their
 -- reads and ingesters that tell a move from a loss.
+-- LIBRARIES: node
 -- KEYS: 1 meta, 2 blocks (optional)
 local live = nodeHistory()
 local recorded = KEYS[2] and redis.call('HGET', KEYS[2], 'kvindex/node') or ''

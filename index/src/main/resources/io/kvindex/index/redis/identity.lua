@@ -1,5 +1,5 @@
 #!lua flags=no-writes
--- kvindex identity: a group's epoch and the node history serving it (see lib.lua), for writers
+-- kvindex identity: a group's epoch and the node history serving it (see node.lua), for writers
 -- that check, now and then, that the index they remember is still the one Redis holds; with the
 -- blocks key, also the node history the group's data was written on ('' for none recorded) and
 -- whether the node serving it may serve that data as it is (1: it is the node the data was written

@@ -21,7 +21,7 @@ final class GroupState {
    * that was not reading (a primary is declared failed after cluster-node-timeout or Sentinel's
    * down-after-milliseconds, 1 s at the least in practice) and fails or reconnects those of one
    * that was, so a router never takes a promoted replica's data, which may lack the last
-   * acknowledged writes, on trust before a writer has reset the group (lib.lua, adoptNode).
+   * acknowledged writes, on trust before a writer has reset the group (node.lua, adoptNode).
    */
   static final long VERIFY_AFTER_NANOS = 500_000_000L;
 

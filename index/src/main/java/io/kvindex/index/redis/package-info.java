@@ -27,10 +27,11 @@
  * gone by then. GC is incremental: each call HSCANs about gcBudget fields and strips dead entries;
  * no script ever iterates a pod's whole content.
  *
- * Scripts. Every script is loaded with the libraries prepended (Scripts): the stored values'
- * (block_value.lua, segment_value.lua, slot_counts.lua, pod_record.lua, stream_record.lua), then
- * lib.lua, so the clock, the lease check and the
- * pod-record write (both copies, and the slots generation) exist once. The replica registry (a sorted set under the tag {<index>/ingesters})
+ * Scripts. Every script is loaded with the libraries its LIBRARIES line names prepended (Scripts):
+ * the stored values' (block_value.lua, segment_value.lua, slot_counts.lua, pod_record.lua with the
+ * pod-record write to both copies and the slots generation, stream_record.lua, route_value.lua),
+ * node.lua (the node history, adoptNode) and lib.lua (the clock, the lease and epoch checks), so
+ * each exists once. The replica registry (a sorted set under the tag {<index>/ingesters})
  * and the streams' engine incarnations (incarnation:<d>, in the pod's group) are written here too,
  * so that every key of the index is named in KeySchema alone.
  *
@@ -41,7 +42,7 @@
  * watermark, empties every pod record and binds a new epoch to the node history, so every writer's
  * next call is RESET and every router drops its caches. O(streams + pods of the group), once per
  * node change. A cluster node that the group's slot moved to with its data (CLUSTER SETSLOT and
- * MIGRATE), proven by what it sees (lib.lua, movedHere: the node the data was written on is
+ * MIGRATE), proven by what it sees (node.lua, movedHere: the node the data was written on is
  * another, still a healthy primary, no primary is failing, its own history does not continue the
  * recorded one, the epoch came with the blocks), records itself and keeps the data and the
  * epoch. Readers cannot see the live node history in an HMGET: after a pause in a group's

@@ -9,6 +9,7 @@
 -- former's; applied from their first block, see the notes on idempotence); otherwise nothing
 -- changes and the reply says where the next chunk starts. A writer with another chunk size thus
 -- goes on from the exact block, and the watermark moves with the last chunk.
+-- LIBRARIES: block_value, segment_value, slot_counts, pod_record, stream_record, lib, node
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 free, 6 dead, 7 lease, 8 tmap, 9 counts,
 --       10 activity
 -- ARGV: 1 stream_field, 2 pod_field, 3 rank (2 bytes), 4 seq, 5 lease ("token:owner"),

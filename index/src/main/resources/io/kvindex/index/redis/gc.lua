@@ -1,5 +1,6 @@
 -- kvindex garbage collection step: HSCAN a few block fields, strip entries of dead slots, and
 -- free a dead slot once a whole pass that started after its death has completed.
+-- LIBRARIES: block_value, segment_value, slot_counts, lib
 -- KEYS: 1 meta, 2 blocks, 3 dead, 4 free, 5 counts
 -- ARGV: 1 scan_count (HSCAN's COUNT)
 -- Returns {done (0|1: no dead slot left), fields scanned, block entries removed, slots freed,

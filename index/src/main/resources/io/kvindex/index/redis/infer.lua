@@ -15,6 +15,7 @@
 -- ARGV (mark): 1 op, 2 capacity, 3 ttl_ms
 -- KEYS (handover): 1 handover (the stream's handover key)
 -- ARGV (handover): 1 op, 2 value ("<size>|" then the removals, 8 bytes each), 3 ttl_ms
+-- LIBRARIES: lib
 -- KEYS: 1 touches (the pod's touch stream), 2 touch_state (its touch state)
 -- ARGV (touch): 1 op, 2 rank, 3 block_keys, 4 error_blocks (the prediction's error in blocks),
 --       5 max_entries, 6 ttl_ms, 7 max_bytes, 8 overhead_bytes (counted per touch), 9 id (the

@@ -6,6 +6,7 @@
 -- Returns {pod records (nil when unknown or expired), then (value, run) pairs}: a run of
 -- consecutive blocks whose holder entries are value. Runs keep the reply and the conversions
 -- small: shared prefixes repeat values.
+-- LIBRARIES: block_value, pod_record, lib
 -- KEYS: 1 pods, 2 blocks
 -- ARGV: 1 candidates (their count n), 2.. fields (the n candidates' pod fields, then the block
 --       fields in prompt order)

@@ -3,6 +3,7 @@
 -- each model they apply and the segment limit they apply with; routers note each model's keys in
 -- the spec:models key (the only kind of key their user may write). A hash that would grow past
 -- the field limit is emptied first (0: no limit).
+-- LIBRARIES: lib
 -- KEYS: 1 hash
 -- ARGV: 1 limit (of fields, 0: none), 2.. fields
 local limit = tonumber(ARGV[1])

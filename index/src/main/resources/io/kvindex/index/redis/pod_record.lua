@@ -3,6 +3,8 @@
 -- liveness deadline (ms, Redis's clock, 8 bytes big-endian), then one (slot u16, rank u16) pair,
 -- big-endian, per stream of the pod whose entries lookups see.
 
+local byte, sub, char, concat = string.byte, string.sub, string.char, table.concat
+
 -- A deadline (ms) as the 8 bytes a pod record starts with.
 local function encodeDeadline(ms)
   local parts = {}
@@ -64,4 +66,27 @@ local function podSlotsInto(rec, set)
     any = true
   end
   return any
+end
+
+-- Moves the group's slots generation. The node history beside it ('kvindex/node') moves only with
+-- adoptNode, which changes the epoch too: a router that cached records at generation g never
+-- mistakes the same number reached again on another node history for no change.
+local function moveSlotsGeneration(blocksKey)
+  redis.call('HINCRBY', blocksKey, 'kvindex/slots-generation', 1)
+end
+
+-- Writes a pod record and its copy in the blocks hash in one go. Routers cache pod records and
+-- trust them while the group's slots generation stands still, so a change to the slots a record
+-- lists moves it (see RedisLookups). old: the record before (nil for none); rec: nil deletes it.
+local function writePodRecord(podsKey, blocksKey, podField, holderField, old, rec)
+  if rec then
+    redis.call('HSET', podsKey, podField, rec)
+    redis.call('HSET', blocksKey, holderField, rec)
+  else
+    redis.call('HDEL', podsKey, podField)
+    redis.call('HDEL', blocksKey, holderField)
+  end
+  if podPairs(old) ~= podPairs(rec) then
+    moveSlotsGeneration(blocksKey)
+  end
 end

@@ -1,5 +1,6 @@
 #!lua flags=no-writes
 -- kvindex pods: the pod fields of one model whose liveness deadline has not passed.
+-- LIBRARIES: pod_record, lib
 -- KEYS: 1 pods
 -- ARGV: 1 model_prefix (the model's pod-field prefix: u32 length + model, UTF-8)
 local now = nowMs()

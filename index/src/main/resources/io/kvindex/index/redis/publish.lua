@@ -1,5 +1,6 @@
 -- kvindex publish: shows lookups what a stream's staged batches wrote (see apply.lua, ARGV 13): the
 -- pod record lists the stream's slot again, in one call, so the rebuilt state appears whole.
+-- LIBRARIES: pod_record, stream_record, lib, node
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 lease, 6 dead
 -- ARGV: 1 stream_field, 2 pod_field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 holder_field
 --       (the pod's in blocks), 6 epoch (the one the caller knows), 7 pod_ttl_ms

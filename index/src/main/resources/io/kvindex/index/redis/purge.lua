@@ -1,5 +1,6 @@
 -- kvindex purge: retire a stream's holder slot in O(1); GC strips its entries later.
 -- The stream's activity records the purge: 'p' + stream field -> "<ms>|<slot retired>".
+-- LIBRARIES: pod_record, stream_record, lib, node
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 dead, 5 lease, 6 tmap, 7 blocks, 8 activity
 -- ARGV: 1 stream_field, 2 pod_field, 3 rank (2 bytes), 4 lease ("token:owner"), 5 reset_watermark
 --       (0|1), 6 holder_field (the pod's in blocks, its record's copy there), 7 epoch (the one the

@@ -2,6 +2,7 @@
 -- many replicas are alive. A replica name belongs to the process that registered it while its
 -- entry lives: another process under the same name is refused (-1), since leases name their
 -- owner and two processes of one name would pass each other's fencing.
+-- LIBRARIES: lib
 -- KEYS: 1 registry (sorted set: replica -> expiry ms), 2 holders (hash: replica ->
 --       '<process>|<expiry ms>')
 -- ARGV: 1 replica, 2 ttl_ms (-1: leave), 3 process (the caller, unique to its run)

@@ -6,6 +6,7 @@
 -- routers cannot write) keeps when, 'r' + stream field -> ms, so however often a pod is asked for
 -- (by routers with short intervals, or by writes to the resync key itself), it is resynced at most
 -- once per spacing.
+-- LIBRARIES: lib
 -- KEYS (request): 1 resync (the pod's resync key)
 -- ARGV (request): 1 op, 2 note, 3 interval_ms
 -- KEYS (take): 1 resync (the pod's resync key), 2 activity (the group's activity hash)

@@ -5,6 +5,8 @@
 -- big-endian), then the keys of every ROUTE_KEY_EVERY-th of those blocks and of the last (8 each).
 -- A speculate call gives each field's route from its blocks on, as the script stores it.
 
+local byte, sub, char = string.byte, string.sub, string.char
+
 local ROUTE_HEADER = 16
 local ROUTE_KEY_EVERY = 16
 

@@ -4,6 +4,9 @@
 -- particular order. In a span, a slot whose entries are those of the slot before it has the length
 -- SAME_AS_BEFORE_LEN and no entries. A segment or span that overflowed is OVERFLOWED (lookups then
 -- read its blocks' fields).
+-- LIBRARIES: block_value
+
+local byte, sub, char, concat = string.byte, string.sub, string.char, table.concat
 
 local SEGMENT_SLOT_HEADER = 11
 local SAME_AS_BEFORE_LEN = 65535

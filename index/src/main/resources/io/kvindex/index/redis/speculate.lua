@@ -6,6 +6,7 @@
 -- first (route_value.lua). A sorted set orders the fields by their latest deadline:
 -- expired fields go as new ones come, and past the group's limit the oldest do, so the group holds
 -- a bounded number whatever routers send. Only a pod with a live record gets routes.
+-- LIBRARIES: pod_record, route_value, lib
 -- KEYS: 1 routes (the group's), 2 order (theirs; both spec: keys, which a router's Redis user may
 --       write)
 -- ARGV: 1 ttl_ms, 2 pods (the group's pods hash), 3 pod_field, 4 pod_digest (8 bytes),

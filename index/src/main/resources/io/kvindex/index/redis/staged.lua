@@ -2,6 +2,7 @@
 -- kvindex staged: whether a stream holds a slot its pod record does not list (its entries were
 -- applied staged and not yet published, see apply.lua), or is a staged rebuild that holds no slot
 -- yet (its record ends '|s'): 1 or 0.
+-- LIBRARIES: pod_record, stream_record
 -- KEYS: 1 streams, 2 pods
 -- ARGV: 1 stream_field, 2 pod_field, 3 rank (2 bytes)
 local slot, _, _, _, _, _, _, stagedEmpty = parseStream(redis.call('HGET', KEYS[1], ARGV[1]))

@@ -7,6 +7,7 @@
 -- would later free and hand to another pod.
 -- Bounded: one HSCAN of COUNT records per call.
 -- A forgotten stream's activity (last apply, purge and resync) goes with it.
+-- LIBRARIES: pod_record, stream_record, lib, node
 -- KEYS: 1 meta, 2 streams, 3 pods, 4 blocks, 5 dead, 6 activity
 -- ARGV: 1 scan_count (HSCAN's COUNT), 2 retention_ms, 3 holder_prefix (of the holder fields)
 -- Returns {done (0|1), records scanned, pods forgotten, forgotten stream fields...}

@@ -25,6 +25,22 @@ public interface Lookups {
   Duration MAX_SPECULATIVE_TTL = Duration.ofMinutes(1);
 
   /**
+   * Checks the arguments of {@link #speculateAsync} as every implementation takes them; returns
+   * whether there is a route to record (the prompt has blocks).
+   *
+   * @throws IllegalArgumentException or NullPointerException naming what is wrong
+   */
+  static boolean checkSpeculation(
+      String model, KeyMode mode, String pod, long[] blockKeys, Duration ttl) {
+    Check.name(model, "model");
+    Check.name(pod, "pod");
+    Check.notNull(mode, "mode");
+    Check.notNull(blockKeys, "blockKeys");
+    checkSpeculativeTtl(ttl, "ttl");
+    return blockKeys.length > 0;
+  }
+
+  /**
    * {@code ttl} if a speculative route may last that long: at least 1 ms, at most {@link
    * #MAX_SPECULATIVE_TTL}.
    *

@@ -395,12 +395,7 @@ public final class InMemoryPrefixIndex implements PrefixIndex {
   @Override
   public synchronized CompletableFuture<Boolean> speculateAsync(
       String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl) {
-    Check.name(model, "model");
-    Check.name(pod, "pod");
-    Check.notNull(mode, "mode");
-    Lookups.checkSpeculativeTtl(ttl, "ttl");
-    Check.notNull(blockKeys, "blockKeys");
-    if (blockKeys.length == 0) {
+    if (!Lookups.checkSpeculation(model, mode, pod, blockKeys, ttl)) {
       return CompletableFuture.completedFuture(true);
     }
     Long deadline = deadlines.get(new Pod(model, pod));

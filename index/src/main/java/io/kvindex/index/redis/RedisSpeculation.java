@@ -1,6 +1,5 @@
 package io.kvindex.index.redis;
 
-import io.kvindex.common.Check;
 import io.kvindex.index.KeyMode;
 import io.kvindex.index.Lookups;
 import io.kvindex.index.PrefixIndex;
@@ -45,12 +44,7 @@ final class RedisSpeculation {
   /** Records a route of the prompt to {@code pod}: see {@link Lookups#speculateAsync}. */
   CompletableFuture<Boolean> record(
       String model, KeyMode mode, String pod, long[] blockKeys, int cacheGroup, Duration ttl) {
-    Check.name(model, "model");
-    Check.name(pod, "pod");
-    Check.notNull(mode, "mode");
-    Check.notNull(blockKeys, "blockKeys");
-    Lookups.checkSpeculativeTtl(ttl, "ttl");
-    if (blockKeys.length == 0) {
+    if (!Lookups.checkSpeculation(model, mode, pod, blockKeys, ttl)) {
       return CompletableFuture.completedFuture(true);
     }
     return new SpeculateCall(model, mode, pod, blockKeys, cacheGroup, ttl.toMillis())

@@ -32,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * vLLM's default retention keeps them.
  */
 final class HybridLookupBenchmark {
+  /** Warm-up pairs of the hybrid lookup at least (the full run's plain-lookup warm-up). */
+  private static final int HYBRID_WARMUP_PAIRS = 5_000;
+
+  /** Measured pairs at least. */
+  private static final int HYBRID_MEASURED_PAIRS = 2_000;
+
   private static final Logger log = LoggerFactory.getLogger(HybridLookupBenchmark.class);
   private static final String MODEL = "bench-hybrid-model";
   private static final int BLOCK = 16;
@@ -134,11 +140,12 @@ final class HybridLookupBenchmark {
       ObjectNode out) {
     LatencyRecorder singleLookups = new LatencyRecorder();
     LatencyRecorder hybridLookups = new LatencyRecorder();
-    // As many warm-up pairs as the plain lookup's warm-up: the single-group path is already hot
-    // from the lookup benchmark before, the hybrid one is not, and a quarter of it left the
-    // hybrid lookup measured partly before the JIT compiled it.
-    int warmup = sizes.lookupWarmup();
-    int iterations = sizes.lookupIterations() / 4;
+    // At least the full run's warm-up of the plain lookup, quick or not: the single-group path is
+    // already hot from the lookup benchmark before, the hybrid one is not, and the quick run's
+    // 1 000 pairs left the hybrid lookup measured partly before the JIT compiled it (its ratio
+    // moved between 1.25 and 1.9 from run to run of one code). A pair costs about 0.2 ms.
+    int warmup = Math.max(sizes.lookupWarmup(), HYBRID_WARMUP_PAIRS);
+    int iterations = Math.max(sizes.lookupIterations() / 4, HYBRID_MEASURED_PAIRS);
     // The prompt has a token past its last full block: the cap (prompt less one) cuts nothing.
     int tokens = sizes.promptBlocks() * BLOCK + 1;
     long mismatches = 0;

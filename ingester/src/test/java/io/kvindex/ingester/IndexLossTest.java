@@ -99,13 +99,16 @@ class IndexLossTest {
   void flushAll_writingStream_purgesAndReplaysOnce(@Fresh RedisStandalone redis) {
     rig = new Rig(redis);
     fleet = Fleet.start(1);
-    // Coordination rounds (which check the index's identity too) far apart: the stream's apply
-    // meets the reset first, and the listener hears of it from that apply.
+    // Coordination rounds (which check the index's identity too) a few seconds apart, not the
+    // rig's 1.5 s lease: the stream's apply is the first to meet the loss. The apply checks the
+    // lease (gone with the FLUSHALL) before the epoch, so it is fenced and the next round takes
+    // the stream again and hears of the reset: a round every 2 s, not every 30 s, is all the test
+    // waits for.
     Ingester ingester =
         rig.start(
             "r1",
             fleet.specs("engine"),
-            c -> c.leaseTtl(Duration.ofSeconds(90)).gcInterval(Duration.ofSeconds(90)));
+            c -> c.leaseTtl(Duration.ofSeconds(6)).gcInterval(Duration.ofSeconds(90)));
     Await.until(WAIT, "owned", () -> running(ingester) == 1);
     SimulatedPod pod = fleet.pod(0);
     rig.warmUp(fleet, pod);

@@ -174,8 +174,9 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         null,
         unscored,
         d -> {
-          send(Messages.requestHeaders(d.destination()));
+          ProcessingResponse answer = Messages.requestHeaders(d.destination());
           shared.metrics().picked(d, false, System.nanoTime() - headersAt);
+          send(answer); // counted first: whoever sees the answer sees it counted
           shared.picker().recordRoute(d);
         });
   }
@@ -233,12 +234,15 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
   /** Sends the pick made at the body's end, then what the mode wants passed on. */
   private void answerBody(Decision d, boolean trailersFollow) {
     long answering = System.nanoTime();
+    // The pick is counted before its answer goes out: whoever sees the answer sees it counted.
     if (modes.picksAtBufferedBody()) {
-      send(Messages.requestBody(d.destination()));
+      ProcessingResponse answer = Messages.requestBody(d.destination());
       shared.metrics().picked(d, true, System.nanoTime() - headersAt);
+      send(answer);
     } else {
-      send(Messages.requestHeaders(d.destination()));
+      ProcessingResponse answer = Messages.requestHeaders(d.destination());
       shared.metrics().picked(d, true, System.nanoTime() - headersAt);
+      send(answer);
       if (modes.request() == BodySendMode.FULL_DUPLEX_STREAMED) {
         Messages.streamed(body, !trailersFollow, true).forEach(this::send);
       } else {

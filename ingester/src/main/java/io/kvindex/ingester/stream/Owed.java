@@ -51,6 +51,8 @@ enum Owed {
     AT_NEXT_LIVE
   }
 
+  private static final Owed[] ALL = values();
+
   private final Check check;
   private final boolean history;
 
@@ -91,7 +93,7 @@ enum Owed {
   }
 
   private static Owed of(Check check, boolean history) {
-    for (Owed o : values()) {
+    for (Owed o : ALL) {
       if (o.check == check && o.history == history) {
         return o;
       }

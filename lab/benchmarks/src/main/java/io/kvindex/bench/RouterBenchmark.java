@@ -221,17 +221,7 @@ final class RouterBenchmark {
       for (int threads : List.of(1, 8)) {
         String name = "threads_" + threads;
         log.info("router, shared load view: {} client thread(s)", threads);
-        load(
-            (thread, i) ->
-                router
-                    .score(
-                        IndexBenchmark.MODEL,
-                        null,
-                        prompts.get(pick(thread, i) % prompts.size()),
-                        pods)
-                    .indexAvailable(),
-            threads,
-            shared.putObject(name));
+        load(scoringTokens(router, prompts, pods), threads, shared.putObject(name));
         ratios.put(
             "shared_to_routed_" + name,
             ratio(
@@ -281,24 +271,8 @@ final class RouterBenchmark {
           "router, routes recorded: {} client thread(s), {} group(s)",
           threads,
           json.path("groups"));
-      load(
-          (thread, i) ->
-              router
-                  .score(
-                      IndexBenchmark.MODEL,
-                      null,
-                      prompts.get(pick(thread, i) % prompts.size()),
-                      pods)
-                  .indexAvailable(),
-          threads,
-          routed.putObject(name));
-      load(
-          (thread, i) ->
-              router
-                  .score(IndexBenchmark.MODEL, keys.get(pick(thread, i) % keys.size()), pods)
-                  .indexAvailable(),
-          threads,
-          prehashed.putObject(name));
+      load(scoringTokens(router, prompts, pods), threads, routed.putObject(name));
+      load(scoringKeys(router, keys, pods), threads, prehashed.putObject(name));
       ratios.put(
           "routed_to_unrouted_" + name,
           ratio(routed.path(name), json.path(name).path("lookups_per_s").asDouble()));
@@ -325,24 +299,8 @@ final class RouterBenchmark {
       String name = "threads_" + threads;
       log.info("router: {} client thread(s), {} group(s)", threads, json.path("groups"));
       load((thread, i) -> raw.replay(pick(thread, i)), threads, rawJson.putObject(name));
-      load(
-          (thread, i) ->
-              router
-                  .score(
-                      IndexBenchmark.MODEL,
-                      null,
-                      prompts.get(pick(thread, i) % prompts.size()),
-                      pods)
-                  .indexAvailable(),
-          threads,
-          json.putObject(name));
-      load(
-          (thread, i) ->
-              router
-                  .score(IndexBenchmark.MODEL, keys.get(pick(thread, i) % keys.size()), pods)
-                  .indexAvailable(),
-          threads,
-          prehashed.putObject(name));
+      load(scoringTokens(router, prompts, pods), threads, json.putObject(name));
+      load(scoringKeys(router, keys, pods), threads, prehashed.putObject(name));
       double ceiling = rawJson.path(name).path("lookups_per_s").asDouble();
       ratios.put("router_to_raw_" + name, ratio(json.path(name), ceiling));
       ratios.put("prehashed_to_raw_" + name, ratio(prehashed.path(name), ceiling));
@@ -350,6 +308,24 @@ final class RouterBenchmark {
     json.put(
         "hash_cores_at_router_threads_8_rate",
         hashing.cores(json.path("threads_8").path("lookups_per_s").asDouble()));
+  }
+
+  /** One scoring of a prompt's tokens per operation, the prompts taken in turn by every thread. */
+  private static LoadRun.Operation scoringTokens(
+      KvRouter router, List<int[]> prompts, List<String> pods) {
+    return (thread, i) ->
+        router
+            .score(IndexBenchmark.MODEL, null, prompts.get(pick(thread, i) % prompts.size()), pods)
+            .indexAvailable();
+  }
+
+  /** One scoring of a prompt's prehashed block keys per operation. */
+  private static LoadRun.Operation scoringKeys(
+      KvRouter router, List<long[]> keys, List<String> pods) {
+    return (thread, i) ->
+        router
+            .score(IndexBenchmark.MODEL, keys.get(pick(thread, i) % keys.size()), pods)
+            .indexAvailable();
   }
 
   private void load(LoadRun.Operation operation, int threads, ObjectNode json) {

@@ -72,6 +72,20 @@ public final class HybridHit {
     boolean unit(int i);
 
     /**
+     * How many consecutive units the cache holds from unit {@code i} down ({@code i}, {@code i -
+     * 1}, ...), at most {@code atMost}: 0 when it does not hold {@code i}. A sliding window's rule
+     * asks this once per run rather than unit by unit; implementations that know their units as
+     * bits answer it without a call per unit.
+     */
+    default int runDown(int i, int atMost) {
+      int n = 0;
+      while (n < atMost && i - n >= 0 && unit(i - n)) {
+        n++;
+      }
+      return n;
+    }
+
+    /**
      * A group holding exactly its first {@code units} units (full attention's prefix): its rule is
      * then worked out without asking unit by unit.
      */
@@ -85,6 +99,11 @@ public final class HybridHit {
     @Override
     public boolean unit(int i) {
       return i >= 0 && i < units;
+    }
+
+    @Override
+    public int runDown(int i, int atMost) {
+      return i < 0 || i >= units ? 0 : Math.min(atMost, i + 1);
     }
   }
 
@@ -363,23 +382,35 @@ public final class HybridHit {
     return (int) (tokens - tokens % alignment);
   }
 
-  private int slidingWindow(int b, int window, int max, Holds holds, boolean drop) {
+  /**
+   * A sliding-window group's hit at most {@code max} tokens, its blocks {@code b} tokens and its
+   * window {@code window}; {@code drop}: its EAGLE drop is taken. Package-private for its test.
+   */
+  int slidingWindow(int b, int window, int max, Holds holds, boolean drop) {
     int needed = (window - 1 + b - 1) / b + (drop ? 1 : 0);
+    // Right to left, a run at a time: the latest run of `needed` held blocks whose end (after the
+    // drop) is aligned; a held block at a misaligned end is passed over, and the run starts below.
+    int wanted = Math.max(needed, 1); // a window of one token needs no block before: any held one
     int run = 0;
     int blocks = -1;
-    for (int i = max / b - 1; i >= 0; i--) {
-      if (!holds.unit(i)) {
-        run = 0;
+    int i = max / b - 1;
+    while (i >= 0) {
+      int ends = drop ? i : i + 1; // the run's end once the drop is taken
+      if (b != alignment && (long) ends * b % alignment != 0) {
+        run = 0; // not a run's end: the run, if any, starts below
+        i--;
         continue;
       }
-      int ends = drop ? i : i + 1; // the run's end once the drop is taken
-      if (run == 0 && b != alignment && (long) ends * b % alignment != 0) {
-        continue; // a run must end on an aligned boundary
-      }
-      run++;
-      if (run >= needed) {
-        blocks = i + run;
+      run = holds.runDown(i, wanted);
+      if (run >= wanted) {
+        blocks = i + 1;
         break;
+      }
+      if (run <= i) {
+        i -= run + 1; // past the run and the block below it, not held
+        run = 0;
+      } else {
+        break; // a run from block 0, shorter than the window
       }
     }
     if (blocks < 0) {

@@ -104,6 +104,89 @@ class HybridHitTest {
     }
   }
 
+  /**
+   * The sliding window's rule asks a run at a time ({@link HybridHit.Holds#runDown}); its hit is
+   * the block-by-block scan's, right to left, over random holdings, with and without the EAGLE
+   * drop, with blocks the alignment (full attention of the same size) and smaller than it (full
+   * attention of 32 beside windows of 16: a run must end on a 32-token boundary).
+   */
+  @Test
+  void slidingWindow_byRuns_isTheBlockByBlockScan() {
+    Random random = new Random(5);
+    for (int fullBlock : new int[] {16, 32}) {
+      HybridHit rule =
+          new HybridHit(
+              new CacheLayout(
+                  List.of(
+                      new Group(0, "full_attention", fullBlock, 0),
+                      new Group(1, "sliding_window", 16, 128))),
+              16);
+      for (int round = 0; round < 3_000; round++) {
+        int max = random.nextInt(2_200);
+        int window = 1 + random.nextInt(300);
+        boolean drop = random.nextBoolean();
+        BitSet bits = new BitSet();
+        double density = 0.3 + 0.7 * random.nextDouble();
+        for (int i = 0; i < max / 16 + 2; i++) {
+          if (random.nextDouble() < density) {
+            bits.set(i);
+          }
+        }
+        // Held as bits that answer runs by themselves, as a lookup's holds do.
+        HybridHit.Holds byRuns =
+            new HybridHit.Holds() {
+              @Override
+              public boolean unit(int i) {
+                return i >= 0 && bits.get(i);
+              }
+
+              @Override
+              public int runDown(int i, int atMost) {
+                return i < 0 || !bits.get(i) ? 0 : Math.min(atMost, i - bits.previousClearBit(i));
+              }
+            };
+        int expected = blockByBlock(16, window, max, bits, drop, rule.alignment());
+        String as = "round " + round + ", max " + max + ", window " + window + ", drop " + drop;
+        assertThat(rule.slidingWindow(16, window, max, byRuns, drop)).as(as).isEqualTo(expected);
+        assertThat(rule.slidingWindow(16, window, max, i -> i >= 0 && bits.get(i), drop))
+            .as(as + ", unit by unit")
+            .isEqualTo(expected);
+      }
+    }
+  }
+
+  /** vLLM's sliding-window scan block by block, right to left (the rule's reference). */
+  private static int blockByBlock(
+      int b, int window, int max, BitSet held, boolean drop, int alignment) {
+    int needed = (window - 1 + b - 1) / b + (drop ? 1 : 0);
+    int run = 0;
+    int blocks = -1;
+    for (int i = max / b - 1; i >= 0; i--) {
+      if (!held.get(i)) {
+        run = 0;
+        continue;
+      }
+      int ends = drop ? i : i + 1;
+      if (run == 0 && b != alignment && (long) ends * b % alignment != 0) {
+        continue;
+      }
+      run++;
+      if (run >= needed) {
+        blocks = i + run;
+        break;
+      }
+    }
+    if (blocks < 0) {
+      long tokens = (long) run * b;
+      blocks = (int) ((tokens - tokens % alignment) / b);
+    }
+    if (drop && blocks > 0) {
+      blocks--;
+    }
+    long tokens = (long) blocks * b;
+    return (int) (tokens - tokens % alignment);
+  }
+
   @Test
   void holdsPrefix_holdsExactlyItsFirstUnits() {
     HybridHit.Holds holds = HybridHit.Holds.prefix(3);

@@ -8,7 +8,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
 
 /**
@@ -218,7 +217,7 @@ final class HybridPlan {
    * a segment's slots are walked and each unit ending in it is placed; by block fields, the unit's
    * own field. Not thread-safe (one lookup's).
    */
-  private final class GroupHolds implements IntConsumer {
+  private final class GroupHolds {
     private final StreamLayout layout;
     private final List<byte[]> values;
     private final boolean bySegments;
@@ -234,9 +233,6 @@ final class HybridPlan {
     /** Per field of {@code values}, whether it was decoded. */
     private final boolean[] decoded;
 
-    /** The unit the next holders hold. */
-    private int unit;
-
     GroupHolds(int k, StreamLayout layout, List<byte[]> values, boolean bySegments, Prompt prompt) {
       this.layout = layout;
       this.values = values;
@@ -249,26 +245,59 @@ final class HybridPlan {
       this.decoded = new boolean[values.size()];
     }
 
+    /** The field unit {@code i} is read in. */
+    private int fieldOf(int i) {
+      return bySegments ? segmentOf((i + 1) * per - 1) : i;
+    }
+
+    /** Decodes the fields units {@code [from, to]} are read in, those not decoded yet. */
+    private void decodeUnits(int from, int to) {
+      int last = Math.min(fieldOf(to), decoded.length - 1); // past the fields: never read
+      for (int f = fieldOf(from); f <= last; f++) {
+        if (!decoded[f]) {
+          decoded[f] = true;
+          decode(f);
+        }
+      }
+    }
+
     /** Whether stream {@code s} holds unit {@code i}. */
     boolean held(int s, int i) {
       if (i < 0 || i >= units) {
         return false;
       }
-      int f = bySegments ? segmentOf((i + 1) * per - 1) : i;
-      if (f >= decoded.length) {
-        return false; // past the prompt's fields: never read
-      }
-      if (!decoded[f]) {
-        decoded[f] = true;
-        decode(f);
-      }
+      decodeUnits(i, i);
       return (bits[s * words + (i >>> 6)] & (1L << i)) != 0;
+    }
+
+    /** {@link HybridHit.Holds#runDown} for stream {@code s}: its held units from {@code i} down. */
+    int runDown(int s, int i, int atMost) {
+      if (i < 0 || i >= units || atMost <= 0) {
+        return 0;
+      }
+      decodeUnits(Math.max(0, i - atMost + 1), i);
+      int base = s * words;
+      int n = 0;
+      int at = i;
+      while (n < atMost && at >= 0) {
+        // The held units from `at` down within its word: leading ones once `at` is the top bit.
+        int ones = Long.numberOfLeadingZeros(~(bits[base + (at >>> 6)] << (63 - (at & 63))));
+        int inWord = (at & 63) + 1;
+        n += Math.min(ones, inWord);
+        if (ones < inWord) {
+          break;
+        }
+        at -= inWord;
+      }
+      return Math.min(n, atMost);
     }
 
     private void decode(int f) {
       if (!bySegments) {
-        unit = f;
-        layout.holders(values.get(f), this);
+        byte[] value = values.get(f);
+        if (value != null) {
+          set(value, BlockValue.entriesFrom(value), value.length, f);
+        }
         return;
       }
       // Unit i is the block at the full-attention position its last token lies in: the segment's
@@ -279,15 +308,23 @@ final class HybridPlan {
       while (slots.next()) {
         int end = slots.block() + 1; // blocks up to here: a unit ends here if a multiple of per
         if (end % per == 0 && end / per <= units) {
-          unit = end / per - 1;
-          layout.holders(slots.value(), slots.from(), slots.to(), this);
+          set(slots.value(), slots.from(), slots.to(), end / per - 1);
         }
       }
     }
 
-    @Override
-    public void accept(int s) {
-      bits[s * words + (unit >>> 6)] |= 1L << unit;
+    /** Marks unit {@code unit} held by each stream that entries {@code [from, to)} list. */
+    private void set(byte[] value, int from, int to, int unit) {
+      int[] streamOfSlot = layout.streamOfSlot;
+      long bit = 1L << unit;
+      int word = unit >>> 6;
+      for (int e = from; e + 1 < to; e += BlockValue.ENTRY_BYTES) {
+        int slot = BlockValue.slotAt(value, e);
+        int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
+        if (s >= 0 && BlockValue.tiersAt(value, e) != 0) {
+          bits[s * words + word] |= bit;
+        }
+      }
     }
   }
 
@@ -314,6 +351,11 @@ final class HybridPlan {
     public boolean unit(int i) {
       return all || group.held(stream, i);
     }
+
+    @Override
+    public int runDown(int i, int atMost) {
+      return all ? Math.max(0, Math.min(atMost, i + 1)) : group.runDown(stream, i, atMost);
+    }
   }
 
   /**
@@ -333,6 +375,7 @@ final class HybridPlan {
     int best = -1;
     int firstRank = -1;
     int firstRankDepth = 0;
+    int firstRankFull = 0; // the first rank's full-attention depth
     Map<Integer, Integer> ranks = null; // only past one rank with a hit
     for (int s : streams) {
       int rank = layout.rankOf(s);
@@ -347,6 +390,7 @@ final class HybridPlan {
         if (firstRank < 0) {
           firstRank = rank;
           firstRankDepth = tokens / hashBlock;
+          firstRankFull = depth;
         } else {
           if (ranks == null) {
             ranks = new HashMap<>();
@@ -360,8 +404,17 @@ final class HybridPlan {
         System.arraycopy(found, 0, bestGroups, 0, found.length);
       }
     }
-    Map<Integer, Integer> rankDepths =
-        ranks != null ? ranks : firstRank < 0 ? Map.of() : Map.of(firstRank, firstRankDepth);
+    int perFull = fullBlock / hashBlock;
+    Map<Integer, Integer> rankDepths;
+    if (ranks != null) {
+      rankDepths = ranks;
+    } else if (firstRank < 0) {
+      rankDepths = Map.of();
+    } else if (perFull == 1 && firstRankDepth == firstRankFull && m.rankDepths().size() == 1) {
+      rankDepths = m.rankDepths(); // the one rank's full-attention depth stands: the same map
+    } else {
+      rankDepths = Map.of(firstRank, firstRankDepth);
+    }
     Map<Integer, Integer> groupTokens = Map.of();
     if (best >= 0) {
       int[] tokens = new int[bestGroups.length];
@@ -372,7 +425,6 @@ final class HybridPlan {
     }
     best = Math.max(best, 0);
     int depth = best / hashBlock;
-    int perFull = fullBlock / hashBlock;
     return new PodMatch(
         m.pod(),
         depth,

@@ -73,27 +73,6 @@ final class StreamLayout {
     return streamRank[stream];
   }
 
-  /**
-   * Calls {@code holder} with each stream that a block value's entries list in some tier (a located
-   * value's locator skipped).
-   */
-  void holders(byte[] value, java.util.function.IntConsumer holder) {
-    if (value != null) {
-      holders(value, BlockValue.entriesFrom(value), value.length, holder);
-    }
-  }
-
-  /** As {@link #holders(byte[], java.util.function.IntConsumer)}, of entries {@code [from, to)}. */
-  void holders(byte[] value, int from, int to, java.util.function.IntConsumer holder) {
-    for (int e = from; e + 1 < to; e += BlockValue.ENTRY_BYTES) {
-      int slot = BlockValue.slotAt(value, e);
-      int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
-      if (s >= 0 && BlockValue.tiersAt(value, e) != 0) {
-        holder.accept(s);
-      }
-    }
-  }
-
   /** A record's streams: its (slot, rank) pairs, or one rank-less stream for speculation. */
   private static int ownStreams(byte[] rec, boolean speculative) {
     if (rec == null) {

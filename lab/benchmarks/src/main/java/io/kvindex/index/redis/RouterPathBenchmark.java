@@ -2,6 +2,8 @@ package io.kvindex.index.redis;
 
 import io.kvindex.hash.BlockHasher;
 import io.kvindex.hash.HashAlgorithm;
+import io.kvindex.index.CacheLayout;
+import io.kvindex.index.HybridHit;
 import io.kvindex.index.IndexConfig;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.Tier;
@@ -50,6 +52,8 @@ public class RouterPathBenchmark {
   private static final int PODS = 64;
   private static final int FULL = 8;
   private static final int PARTIAL = 24;
+  private static final int WINDOW = 128;
+  private static final int WINDOW_BLOCKS = (WINDOW - 1 + BLOCK_SIZE - 1) / BLOCK_SIZE;
 
   private BlockHasher hasher;
   private int[] tokens;
@@ -59,6 +63,10 @@ public class RouterPathBenchmark {
   private PodMatch[] none;
   private byte[][] segments;
   private double[] weights;
+  private HybridHit rule;
+  private List<byte[]> windowSegments;
+  private PodMatch[] hybridFull;
+  private Prompt prompt;
 
   /** Builds the prompt, the candidates' records and the segment values a head read returns. */
   @Setup
@@ -82,7 +90,30 @@ public class RouterPathBenchmark {
     none = pods.stream().map(PodMatch::none).toArray(PodMatch[]::new);
     segments = new byte[BLOCKS / KeySchema.SEGMENT_BLOCKS][];
     for (int k = 0; k < segments.length; k++) {
-      segments[k] = segment(k, depth);
+      segments[k] = segment(k, depth, 0);
+    }
+    rule =
+        new HybridHit(
+            new CacheLayout(
+                List.of(
+                    new CacheLayout.Group(0, "full_attention", BLOCK_SIZE, 0),
+                    new CacheLayout.Group(1, "sliding_window", BLOCK_SIZE, WINDOW))),
+            BLOCK_SIZE);
+    prompt = new Prompt(new byte[10], keys);
+    // The hybrid model's pods as bench index stores them: each a random prefix, and the window
+    // ending there.
+    int[] hybridDepth = new int[PODS];
+    for (int p = 0; p < PODS; p++) {
+      hybridDepth[p] = random.nextInt(BLOCKS + 1);
+    }
+    BlockValues full = new BlockValues(BLOCKS);
+    windowSegments = new ArrayList<>();
+    for (int k = 0; k < BLOCKS / KeySchema.SEGMENT_BLOCKS; k++) {
+      int start = k * KeySchema.SEGMENT_BLOCKS;
+      int end = start + KeySchema.SEGMENT_BLOCKS;
+      SegmentCodec.read(
+          full, full.extend(end - start), segment(k, hybridDepth, 0), keys, start, end);
+      windowSegments.add(segment(k, hybridDepth, WINDOW_BLOCKS));
     }
     Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
     tierWeights.put(Tier.GPU, 1.0);
@@ -100,6 +131,9 @@ public class RouterPathBenchmark {
                 256,
                 Duration.ofHours(1),
                 4096));
+    LookupDecoder fullDecoder = new LookupDecoder(none, layout, weights);
+    fullDecoder.addValues(full);
+    hybridFull = fullDecoder.matches();
   }
 
   /** Block hashing of the prompt. */
@@ -120,6 +154,20 @@ public class RouterPathBenchmark {
     LookupDecoder decoder = new LookupDecoder(none, layout, weights);
     decoder.addValues(values);
     return decoder.matches();
+  }
+
+  /**
+   * What a hybrid lookup adds to the single-group one, in process: a gpt-oss-like model (full
+   * attention beside a sliding window of 128 tokens, blocks of 16) whose 64 pods each hold a random
+   * prefix and the window ending there, as {@code bench index}'s hybrid lookup stores them; the
+   * window group's 16 segment values decoded and combined with the full-attention matches (decoded
+   * in setup, as the single-group lookup decodes them) by vLLM's hit rule.
+   */
+  @Benchmark
+  public PodMatch[] hybridCombine() {
+    HybridPlan plan =
+        new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10]);
+    return plan.combine(hybridFull, layout, windowSegments, true, prompt);
   }
 
   /** Decode, then the candidates ranked by score. */
@@ -158,13 +206,13 @@ public class RouterPathBenchmark {
   /**
    * Segment {@code k}'s value: for each of its blocks, the GPU entries of the pods that hold it.
    */
-  private byte[] segment(int k, int[] depth) {
+  private byte[] segment(int k, int[] depth, int window) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     for (int o = 0; o < KeySchema.SEGMENT_BLOCKS; o++) {
       int block = k * KeySchema.SEGMENT_BLOCKS + o;
       ByteArrayOutputStream value = new ByteArrayOutputStream();
       for (int p = 0; p < PODS; p++) {
-        if (depth[p] > block) {
+        if (depth[p] > block && (window == 0 || depth[p] - window <= block)) {
           int slot = p + 1;
           value.write(slot >>> 4);
           value.write(((slot & 0xf) << 4) | Tier.GPU.bit());

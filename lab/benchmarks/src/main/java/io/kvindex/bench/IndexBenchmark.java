@@ -52,7 +52,7 @@ final class IndexBenchmark {
       bench.largeEvents(json);
       new LookupBenchmark(redis, bench.sizes, bench.runId, bench::openIndex, bench::dropIndex)
           .run(json);
-      new HybridLookupBenchmark(bench.sizes, bench.runId, bench::openIndex, bench::dropIndex)
+      new HybridLookupBenchmark(redis, bench.sizes, bench.runId, bench::openIndex, bench::dropIndex)
           .run(json);
       new PurgeBenchmark(redis, bench.sizes, bench.runId, bench::openIndex).run(json);
       bench.goals(json);

@@ -101,7 +101,7 @@ final class BlockValues {
    * Whether two ranges hold the same bytes: eight at a time, which for the few dozen bytes a
    * block's entries take is quicker than {@link Arrays#equals}'s general path.
    */
-  private static boolean equal(byte[] a, int aFrom, int aTo, byte[] b, int bFrom, int bTo) {
+  static boolean equal(byte[] a, int aFrom, int aTo, byte[] b, int bFrom, int bTo) {
     int n = aTo - aFrom;
     if (n != bTo - bFrom) {
       return false;

@@ -301,28 +301,76 @@ final class HybridPlan {
         return;
       }
       // Unit i is the block at the full-attention position its last token lies in: the segment's
-      // slots are read in place, for the units' blocks only.
+      // slots are read in place, for the units' blocks only. Consecutive units whose entries are
+      // the same bytes (a prefix many pods hold, a span's repeated slots) are set as one run: each
+      // holder's units at once, not unit by unit.
       SegmentCodec.Slots slots =
           new SegmentCodec.Slots(
               values.get(f), fullKeys, prompt.segmentStart(f), prompt.segmentEnd(f));
+      byte[] run = null;
+      int runFrom = 0;
+      int runTo = 0;
+      int first = 0;
+      int last = 0;
       while (slots.next()) {
         int end = slots.block() + 1; // blocks up to here: a unit ends here if a multiple of per
-        if (end % per == 0 && end / per <= units) {
-          set(slots.value(), slots.from(), slots.to(), end / per - 1);
+        if (end % per != 0 || end / per > units) {
+          continue;
         }
+        int unit = end / per - 1;
+        byte[] value = slots.value();
+        int from = slots.from();
+        int to = slots.to();
+        if (run != null
+            && unit == last + 1
+            && ((value == run && from == runFrom && to == runTo) // a span's repeated slot
+                || BlockValues.equal(value, from, to, run, runFrom, runTo))) {
+          last = unit;
+          continue;
+        }
+        if (run != null) {
+          set(run, runFrom, runTo, first, last);
+        }
+        run = value;
+        runFrom = from;
+        runTo = to;
+        first = unit;
+        last = unit;
+      }
+      if (run != null) {
+        set(run, runFrom, runTo, first, last);
       }
     }
 
     /** Marks unit {@code unit} held by each stream that entries {@code [from, to)} list. */
     private void set(byte[] value, int from, int to, int unit) {
+      set(value, from, to, unit, unit);
+    }
+
+    /**
+     * Marks units {@code [first, last]} held by each stream that entries {@code [from, to)} list.
+     */
+    private void set(byte[] value, int from, int to, int first, int last) {
       int[] streamOfSlot = layout.streamOfSlot;
-      long bit = 1L << unit;
-      int word = unit >>> 6;
+      int firstWord = first >>> 6;
+      int lastWord = last >>> 6;
+      long firstMask = -1L << (first & 63);
+      long lastMask = -1L >>> (63 - (last & 63));
       for (int e = from; e + 1 < to; e += BlockValue.ENTRY_BYTES) {
         int slot = BlockValue.slotAt(value, e);
         int s = slot < streamOfSlot.length ? streamOfSlot[slot] - 1 : -1;
-        if (s >= 0 && BlockValue.tiersAt(value, e) != 0) {
-          bits[s * words + word] |= bit;
+        if (s < 0 || BlockValue.tiersAt(value, e) == 0) {
+          continue;
+        }
+        int base = s * words;
+        if (firstWord == lastWord) {
+          bits[base + firstWord] |= firstMask & lastMask;
+        } else {
+          bits[base + firstWord] |= firstMask;
+          for (int w = firstWord + 1; w < lastWord; w++) {
+            bits[base + w] = -1L;
+          }
+          bits[base + lastWord] |= lastMask;
         }
       }
     }

@@ -228,6 +228,53 @@ class HybridLookupTest {
   }
 
   /**
+   * Prompts past chain position 256, whose blocks the index keeps 256 to a span field: each pod
+   * holds a random full-attention prefix and, in the other groups, long runs (a random range with a
+   * few holes, or all of it), so that many consecutive units share their holders across spans and
+   * 64-unit words; each pod's hit as the reference computes it.
+   */
+  @ParameterizedTest
+  @MethodSource("layouts")
+  void lookup_longPromptsWithLongRuns_matchTheReference(CacheLayout layout) {
+    int h = hashBlock(layout);
+    Random random = new Random(layout.encode().hashCode() + 2);
+    for (int round = 0; round < 2; round++) {
+      int tokens = 300 * 64 + random.nextInt(400 * 64);
+      long base = BASE + 5_000_000L + 1_000_000L * round;
+      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      List<String> pods = new ArrayList<>();
+      Map<String, Integer> expected = new LinkedHashMap<>();
+      for (int p = 0; p < 6; p++) {
+        String pod = "long" + round + "p" + p;
+        Map<Integer, BitSet> units = new LinkedHashMap<>();
+        for (Group g : layout.groups()) {
+          int n = tokens / unit(layout, h, g);
+          BitSet bits = new BitSet();
+          if (g.kind() == CacheLayout.Kind.FULL) {
+            bits.set(0, p == 0 ? n : random.nextInt(n + 1));
+          } else {
+            int from = p % 2 == 0 ? 0 : random.nextInt(n / 2);
+            bits.set(from, from + random.nextInt(n - from + 1));
+            for (int hole = random.nextInt(3); hole > 0; hole--) {
+              bits.clear(random.nextInt(Math.max(1, n)));
+            }
+          }
+          units.put(g.index(), bits);
+        }
+        Cache cache = new Cache(units);
+        store(layout, h, keys, pod, cache);
+        pods.add(pod);
+        expected.put(pod, reference(layout, h, tokens, cache));
+      }
+      LookupResult result = lookup(layout, h, tokens, keys, pods);
+      assertThat(result.complete()).isTrue();
+      for (String pod : pods) {
+        assertThat(result.pods().get(pod).depth() * h).as(pod).isEqualTo(expected.get(pod));
+      }
+    }
+  }
+
+  /**
    * Random caches of pods with two data-parallel ranks each: a pod's hit is its best rank's, and
    * each rank with a hit has its own depth, as the reference computes them per rank.
    */

@@ -65,6 +65,7 @@ public class RouterPathBenchmark {
   private double[] weights;
   private HybridHit rule;
   private List<byte[]> windowSegments;
+  private List<byte[]> windowPrefixSegments;
   private PodMatch[] hybridFull;
   private Prompt prompt;
 
@@ -108,12 +109,14 @@ public class RouterPathBenchmark {
     }
     BlockValues full = new BlockValues(BLOCKS);
     windowSegments = new ArrayList<>();
+    windowPrefixSegments = new ArrayList<>();
     for (int k = 0; k < BLOCKS / KeySchema.SEGMENT_BLOCKS; k++) {
       int start = k * KeySchema.SEGMENT_BLOCKS;
       int end = start + KeySchema.SEGMENT_BLOCKS;
       SegmentCodec.read(
           full, full.extend(end - start), segment(k, hybridDepth, 0), keys, start, end);
       windowSegments.add(segment(k, hybridDepth, WINDOW_BLOCKS));
+      windowPrefixSegments.add(segment(k, hybridDepth, 0));
     }
     Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
     tierWeights.put(Tier.GPU, 1.0);
@@ -168,6 +171,18 @@ public class RouterPathBenchmark {
     HybridPlan plan =
         new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10]);
     return plan.combine(hybridFull, layout, windowSegments, true, prompt);
+  }
+
+  /**
+   * As {@link #hybridCombine}, with the window group listing every block of each pod's prefix, as
+   * vLLM's events leave it while no out-of-window block has been evicted yet (it frees them without
+   * a BlockRemoved): the most the window group's segments hold.
+   */
+  @Benchmark
+  public PodMatch[] hybridCombineWindowHoldsPrefix() {
+    HybridPlan plan =
+        new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10]);
+    return plan.combine(hybridFull, layout, windowPrefixSegments, true, prompt);
   }
 
   /** Decode, then the candidates ranked by score. */

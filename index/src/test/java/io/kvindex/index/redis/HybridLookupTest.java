@@ -210,21 +210,25 @@ class HybridLookupTest {
       int tokens = 1 + random.nextInt(1200);
       long base = BASE + 100_000L * round;
       long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
-      List<String> pods = new ArrayList<>();
-      Map<String, Integer> expected = new LinkedHashMap<>();
+      Map<String, Cache> caches = new LinkedHashMap<>();
       for (int p = 0; p < 8; p++) {
-        String pod = "r" + round + "p" + p;
-        Cache cache = randomCache(layout, h, tokens, random);
-        store(layout, h, keys, pod, cache);
-        pods.add(pod);
-        expected.put(pod, reference(layout, h, tokens, cache));
+        caches.put("r" + round + "p" + p, randomCache(layout, h, tokens, random));
       }
-      LookupResult result = lookup(layout, h, tokens, keys, pods);
-      assertThat(result.complete()).isTrue();
-      for (String pod : pods) {
-        assertThat(result.pods().get(pod).depth() * h).as(pod).isEqualTo(expected.get(pod));
-      }
+      assertHitsAreTheReferences(layout, h, tokens, keys, caches);
     }
+  }
+
+  /** Stores each pod's cache, then checks each pod's hit against the reference's. */
+  private void assertHitsAreTheReferences(
+      CacheLayout layout, int h, int tokens, long[] keys, Map<String, Cache> caches) {
+    caches.forEach((pod, cache) -> store(layout, h, keys, pod, cache));
+    LookupResult result = lookup(layout, h, tokens, keys, List.copyOf(caches.keySet()));
+    assertThat(result.complete()).isTrue();
+    caches.forEach(
+        (pod, cache) ->
+            assertThat(result.pods().get(pod).depth() * h)
+                .as(pod)
+                .isEqualTo(reference(layout, h, tokens, cache)));
   }
 
   /**
@@ -242,10 +246,8 @@ class HybridLookupTest {
       int tokens = 300 * 64 + random.nextInt(400 * 64);
       long base = BASE + 5_000_000L + 1_000_000L * round;
       long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
-      List<String> pods = new ArrayList<>();
-      Map<String, Integer> expected = new LinkedHashMap<>();
+      Map<String, Cache> caches = new LinkedHashMap<>();
       for (int p = 0; p < 6; p++) {
-        String pod = "long" + round + "p" + p;
         Map<Integer, BitSet> units = new LinkedHashMap<>();
         for (Group g : layout.groups()) {
           int n = tokens / unit(layout, h, g);
@@ -261,16 +263,9 @@ class HybridLookupTest {
           }
           units.put(g.index(), bits);
         }
-        Cache cache = new Cache(units);
-        store(layout, h, keys, pod, cache);
-        pods.add(pod);
-        expected.put(pod, reference(layout, h, tokens, cache));
+        caches.put("long" + round + "p" + p, new Cache(units));
       }
-      LookupResult result = lookup(layout, h, tokens, keys, pods);
-      assertThat(result.complete()).isTrue();
-      for (String pod : pods) {
-        assertThat(result.pods().get(pod).depth() * h).as(pod).isEqualTo(expected.get(pod));
-      }
+      assertHitsAreTheReferences(layout, h, tokens, keys, caches);
     }
   }
 

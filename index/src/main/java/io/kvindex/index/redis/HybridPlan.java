@@ -296,7 +296,7 @@ final class HybridPlan {
       if (!bySegments) {
         byte[] value = values.get(f);
         if (value != null) {
-          set(value, BlockValue.entriesFrom(value), value.length, f);
+          set(value, BlockValue.entriesFrom(value), value.length, f, f);
         }
         return;
       }
@@ -340,11 +340,6 @@ final class HybridPlan {
       if (run != null) {
         set(run, runFrom, runTo, first, last);
       }
-    }
-
-    /** Marks unit {@code unit} held by each stream that entries {@code [from, to)} list. */
-    private void set(byte[] value, int from, int to, int unit) {
-      set(value, from, to, unit, unit);
     }
 
     /**

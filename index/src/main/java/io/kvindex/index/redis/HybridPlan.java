@@ -1,6 +1,7 @@
 package io.kvindex.index.redis;
 
 import io.kvindex.index.CacheLayout.Group;
+import io.kvindex.index.CacheLayout.Kind;
 import io.kvindex.index.HybridHit;
 import io.kvindex.index.PodMatch;
 import java.util.ArrayList;
@@ -19,12 +20,15 @@ import java.util.function.IntFunction;
  *
  * <ul>
  *   <li><b>by segments</b>, while the full-attention group is: its blocks are located by the
- *       full-attention chain (apply.lua, storeLocatedBy), so its segment and span fields are named
- *       by the same heads as the prompt's full-attention ones, and a unit of the group is the
- *       full-attention position its last block ends at. One field per 16 blocks (256 from block 256
- *       on), not one per unit; only where every unit of the other groups ends on a full-attention
- *       block (a Mamba group with fine-grained hits on larger full-attention blocks is read by
- *       block fields);
+ *       full-attention chain (apply.lua, storeLocatedBy), so its span fields are named by the same
+ *       heads as the prompt's full-attention ones, and a unit of the group is the full-attention
+ *       position its last block ends at. Below block 256 its slots are kept in the full-attention
+ *       group's own segments, with offsets of their own (a sparse group of engine keys whose index
+ *       is at most {@value #MAX_MERGED_GROUP}, apply.lua's mergedInto): the head read's segment
+ *       values serve both groups, and the group adds only its spans (one field per 256 blocks from
+ *       block 256 on); another group reads its own segments too (one field per 16 blocks). Only
+ *       where every unit of the other groups ends on a full-attention block (a Mamba group with
+ *       fine-grained hits on larger full-attention blocks is read by block fields);
  *   <li><b>by block fields</b>, one per unit the hit rule may ask about, when the full-attention
  *       group is read by block fields (its keys do not start the chain, or the prompt reaches
  *       blocks of unknown position), or when one of the group's segments overflowed.
@@ -53,6 +57,15 @@ final class HybridPlan {
   /** Whether every other group's units end on full-attention blocks (a read by segments works). */
   private final boolean segmentable;
 
+  /** Groups of at most this index keep their segments' slots in the anchor's (apply.lua). */
+  static final int MAX_MERGED_GROUP = 14;
+
+  /**
+   * Per spec group (index 0 unused), the first offset of its slots in the full-attention group's
+   * segments, or -1 when it keeps segments of its own.
+   */
+  private final int[] slotBase;
+
   private List<byte[]> blockFields;
 
   /**
@@ -61,9 +74,16 @@ final class HybridPlan {
    * @param promptTokens the prompt's tokens (the hit is at most one fewer)
    * @param keys the prompt's block keys, one per {@code hashBlock} tokens (read, never changed)
    * @param prefixOf the block-field prefix of a cache group
+   * @param engineKeys whether the keys are the engine's (a sparse group's stores are then located
+   *     by the full-attention group's, and kept in its segments)
    */
   HybridPlan(
-      HybridHit rule, int hashBlock, int promptTokens, long[] keys, IntFunction<byte[]> prefixOf) {
+      HybridHit rule,
+      int hashBlock,
+      int promptTokens,
+      long[] keys,
+      IntFunction<byte[]> prefixOf,
+      boolean engineKeys) {
     this.rule = rule;
     this.specGroups = rule.specGroups();
     this.hashBlock = hashBlock;
@@ -75,9 +95,11 @@ final class HybridPlan {
     prefixes = new byte[specGroups.size()][];
     unitCount = new int[specGroups.size()];
     unitTokens = new int[specGroups.size()];
+    slotBase = new int[specGroups.size()];
     boolean aligned = true;
     for (int k = 1; k < specGroups.size(); k++) {
       Group g = specGroups.get(k);
+      slotBase[k] = slotBase(g, engineKeys);
       int unit = rule.unit(g);
       prefixes[k] = prefixOf.apply(g.index());
       unitTokens[k] = unit;
@@ -94,6 +116,19 @@ final class HybridPlan {
     for (int k = 0; k < specGroups.size(); k++) {
       rankInGroupOrder[k] = Arrays.binarySearch(groupOrder, specGroups.get(k).index());
     }
+  }
+
+  /**
+   * The first offset of a group's slots in its anchor's segments (apply.lua's slotBase), or -1 when
+   * it keeps its own: a sparse group of engine keys, located by the anchor's chain, is kept there
+   * when its index fits the offset byte.
+   */
+  static int slotBase(Group g, boolean engineKeys) {
+    boolean sparse =
+        g.kind() == Kind.SLIDING_WINDOW || g.kind() == Kind.CHUNKED_LOCAL || g.kind() == Kind.MAMBA;
+    return engineKeys && sparse && g.index() <= MAX_MERGED_GROUP
+        ? KeySchema.SEGMENT_BLOCKS * (g.index() + 1)
+        : -1;
   }
 
   /** The first {@code units} keys of units of {@code per} keys: each unit's last key. */
@@ -115,24 +150,58 @@ final class HybridPlan {
 
   /**
    * The other groups' fields, read beside the full-attention group's head read: by segments of
-   * {@code prompt} (the full-attention prompt), or one block field per unit.
+   * {@code prompt} (the full-attention prompt), those not kept in its segments, or one block field
+   * per unit. By segments, a group kept in the full-attention group's segments reads the block
+   * fields of its units in each of them read as block fields ({@code byBlocks}: it overflowed),
+   * then its own span fields; another group reads its segment and span fields.
+   *
+   * @param byBlocks by segments, which of the prompt's segments the full-attention group reads as
+   *     block fields
    */
-  List<byte[]> fields(boolean bySegments, Prompt prompt) {
+  List<byte[]> fields(boolean bySegments, Prompt prompt, boolean[] byBlocks) {
     if (!bySegments) {
       return blockFields();
     }
     List<byte[]> fields = new ArrayList<>((specGroups.size() - 1) * prompt.segments());
     for (int k = 1; k < specGroups.size(); k++) {
       for (int j = 0; j < prompt.segments(); j++) {
-        fields.add(
-            HashFields.segmentField(
-                prefixes[k], fullKeys[prompt.segmentStart(j)], j >= SHORT_SEGMENTS));
+        if (j >= ownFrom(k)) {
+          fields.add(
+              HashFields.segmentField(
+                  prefixes[k], fullKeys[prompt.segmentStart(j)], j >= SHORT_SEGMENTS));
+        } else if (byBlocks[j]) {
+          int per = unitTokens[k] / hashBlock;
+          for (int u = firstUnit(k, prompt, j); u < unitEnd(k, prompt, j); u++) {
+            fields.add(HashFields.blockField(prefixes[k], keys[(u + 1) * per - 1]));
+          }
+        }
       }
     }
     return fields;
   }
 
+  /** The first unit of spec group {@code k} that ends in the prompt's segment {@code j}. */
+  private int firstUnit(int k, Prompt prompt, int j) {
+    int per = fullPer(k);
+    return (prompt.segmentStart(j) + per) / per - 1; // (u + 1) per - 1 at or past the start
+  }
+
+  /** The unit of spec group {@code k} past the last that ends in the prompt's segment {@code j}. */
+  private int unitEnd(int k, Prompt prompt, int j) {
+    return Math.min(unitCount[k], prompt.segmentEnd(j) / fullPer(k));
+  }
+
+  /** Full-attention blocks per unit of spec group {@code k} (by segments). */
+  private int fullPer(int k) {
+    return Math.max(1, unitTokens[k] / fullBlock);
+  }
+
   private static final int SHORT_SEGMENTS = KeySchema.SPAN_FROM / KeySchema.SEGMENT_BLOCKS;
+
+  /** The first of the prompt's segments spec group {@code k} reads a field of its own for. */
+  private int ownFrom(int k) {
+    return slotBase[k] >= 0 ? SHORT_SEGMENTS : 0;
+  }
 
   private synchronized List<byte[]> blockFields() {
     if (blockFields == null) {
@@ -174,12 +243,18 @@ final class HybridPlan {
    * @param full per candidate, its match in the full-attention group
    * @param layout the decoder layout those matches were made with
    * @param values the values of {@link #fields}, in order, read with them
+   * @param fullSegments by segments, the values of the prompt's full-attention segment fields read
+   *     with them (null for those read as block fields); else unused
+   * @param byBlocks by segments, which of the prompt's segments the full-attention group read as
+   *     block fields, as given to {@link #fields}; else unused
    * @param bySegments whether {@link #fields} were read by segments of {@code prompt}
    */
   PodMatch[] combine(
       PodMatch[] full,
       StreamLayout layout,
       List<byte[]> values,
+      byte[][] fullSegments,
+      boolean[] byBlocks,
       boolean bySegments,
       Prompt prompt) {
     // Per spec group, which of its units each stream holds, decoded field by field as the hit
@@ -188,11 +263,33 @@ final class HybridPlan {
     HeldUnits[] holds = new HeldUnits[specGroups.size()];
     int at = 0;
     for (int k = 1; k < specGroups.size(); k++) {
-      int fields = bySegments ? prompt.segments() : unitCount[k];
-      holds[k] =
-          new HeldUnits(
-              new GroupHolds(k, layout, values.subList(at, at + fields), bySegments, prompt));
-      at += fields;
+      GroupHolds group;
+      if (!bySegments || ownFrom(k) == 0) {
+        int own = bySegments ? prompt.segments() : unitCount[k];
+        group = new GroupHolds(k, layout, values.subList(at, at + own), bySegments, prompt);
+        at += own;
+      } else {
+        // Its short segments' slots are in the full-attention group's (its units' block fields
+        // where that group read block fields); its spans are its own.
+        List<byte[]> read = new ArrayList<>(prompt.segments());
+        byte[][] unitValues = null;
+        for (int j = 0; j < prompt.segments(); j++) {
+          if (j >= ownFrom(k)) {
+            read.add(values.get(at++));
+          } else if (!byBlocks[j]) {
+            read.add(fullSegments[j]);
+          } else {
+            read.add(null);
+            unitValues = unitValues != null ? unitValues : new byte[unitCount[k]][];
+            for (int u = firstUnit(k, prompt, j); u < unitEnd(k, prompt, j); u++) {
+              unitValues[u] = values.get(at++);
+            }
+          }
+        }
+        group = new GroupHolds(k, layout, read, true, prompt);
+        group.byBlocks(unitValues == null ? null : byBlocks, unitValues);
+      }
+      holds[k] = new HeldUnits(group);
     }
     int[] found = new int[specGroups.size()];
     int[] bestGroups = new int[specGroups.size()];
@@ -218,6 +315,7 @@ final class HybridPlan {
    * own field. Not thread-safe (one lookup's).
    */
   private final class GroupHolds {
+    private final int k;
     private final StreamLayout layout;
     private final List<byte[]> values;
     private final boolean bySegments;
@@ -228,21 +326,40 @@ final class HybridPlan {
     /** Full-attention blocks per unit of the group (by segments). */
     private final int per;
 
+    /** The first offset of the group's slots in the short segments read (0: its own). */
+    private final int base;
+
     private final long[] bits;
 
     /** Per field of {@code values}, whether it was decoded. */
     private final boolean[] decoded;
 
+    /**
+     * By segments, which short segments are read as their units' block fields (null: none), and
+     * those values, per unit.
+     */
+    private boolean[] byBlocks;
+
+    private byte[][] unitValues;
+
     GroupHolds(int k, StreamLayout layout, List<byte[]> values, boolean bySegments, Prompt prompt) {
+      this.k = k;
       this.layout = layout;
       this.values = values;
       this.bySegments = bySegments;
       this.prompt = prompt;
       this.units = unitCount[k];
       this.words = (units + 63) >>> 6;
-      this.per = Math.max(1, unitTokens[k] / fullBlock);
+      this.per = fullPer(k);
+      this.base = Math.max(0, slotBase[k]);
       this.bits = new long[layout.streams() * words];
       this.decoded = new boolean[values.size()];
+    }
+
+    /** Reads the short segments {@code byBlocks} names by their units' block values. */
+    void byBlocks(boolean[] byBlocks, byte[][] unitValues) {
+      this.byBlocks = byBlocks;
+      this.unitValues = unitValues;
     }
 
     /** The field unit {@code i} is read in. */
@@ -300,13 +417,26 @@ final class HybridPlan {
         }
         return;
       }
+      if (byBlocks != null && f < ownFrom(k) && byBlocks[f]) {
+        for (int u = firstUnit(k, prompt, f); u < unitEnd(k, prompt, f); u++) {
+          byte[] value = unitValues[u];
+          if (value != null) {
+            set(value, BlockValue.entriesFrom(value), value.length, u, u);
+          }
+        }
+        return;
+      }
       // Unit i is the block at the full-attention position its last token lies in: the segment's
       // slots are read in place, for the units' blocks only. Consecutive units whose entries are
       // the same bytes (a prefix many pods hold, a span's repeated slots) are set as one run: each
       // holder's units at once, not unit by unit.
       SegmentCodec.Slots slots =
           new SegmentCodec.Slots(
-              values.get(f), fullKeys, prompt.segmentStart(f), prompt.segmentEnd(f));
+              values.get(f),
+              fullKeys,
+              prompt.segmentStart(f),
+              prompt.segmentEnd(f),
+              f < SHORT_SEGMENTS ? base : 0);
       byte[] run = null;
       int runFrom = 0;
       int runTo = 0;

@@ -131,6 +131,14 @@ final class LookupPlanner {
   /** The values of {@link HybridPlan#fields} the last head read found. */
   private List<byte[]> hybridValues;
 
+  /**
+   * By segments, which of the prompt's segments the pending head read reads as block fields (they
+   * overflowed), and the values of the others' fields the last head read found.
+   */
+  private boolean[] segmentsByBlocks;
+
+  private byte[][] fullSegments;
+
   /** The pending chunk's blocks. */
   private int chunkTo;
 
@@ -214,7 +222,8 @@ final class LookupPlanner {
       counters.overflowReads().increment();
     }
     hybridBySegments = hybrid != null && bySegment && hybrid.segmentable() && !hybridByBlockFields;
-    List<byte[]> extra = hybrid == null ? List.of() : hybrid.fields(hybridBySegments, prompt);
+    List<byte[]> extra =
+        hybrid == null ? List.of() : hybrid.fields(hybridBySegments, prompt, segmentsByBlocks);
     hybridFields = extra.size();
     byte[][] fields = new byte[READ_HEADER + fresh.size() + payload.size() + extra.size()][];
     fields[0] = KeySchema.SLOTS_GENERATION_FIELD;
@@ -358,7 +367,14 @@ final class LookupPlanner {
   private PodMatch[] answer(PodMatch[] matches) {
     return hybrid == null
         ? matches
-        : hybrid.combine(matches, layout, hybridValues, hybridBySegments, prompt);
+        : hybrid.combine(
+            matches,
+            layout,
+            hybridValues,
+            fullSegments,
+            segmentsByBlocks,
+            hybridBySegments,
+            prompt);
   }
 
   private boolean finished() {
@@ -372,9 +388,11 @@ final class LookupPlanner {
   private List<byte[]> segmentPlan() {
     List<byte[]> plan = new ArrayList<>(1 + prompt.segments());
     plan.add(prompt.firstBlockField());
+    segmentsByBlocks = new boolean[prompt.segments()];
     for (int k = 0; k < prompt.segments(); k++) {
       byte[] segment = prompt.segmentField(k);
       if (state.overflowed(segment)) {
+        segmentsByBlocks[k] = true;
         plan.addAll(prompt.blockFields().subList(prompt.segmentStart(k), prompt.segmentEnd(k)));
       } else {
         plan.add(segment);
@@ -389,6 +407,7 @@ final class LookupPlanner {
    */
   private BlockValues blockValues(List<byte[]> plan, List<byte[]> read) {
     BlockValues values = new BlockValues(prompt.length());
+    fullSegments = new byte[prompt.segments()][];
     int at = 1;
     for (int k = 0; k < prompt.segments(); k++) {
       int start = prompt.segmentStart(k);
@@ -405,6 +424,7 @@ final class LookupPlanner {
         return null;
       }
       SegmentCodec.read(values, values.extend(end - start), segment, prompt.keys(), start, end);
+      fullSegments[k] = segment;
     }
     return values;
   }

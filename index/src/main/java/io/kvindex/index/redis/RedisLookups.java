@@ -211,7 +211,8 @@ final class RedisLookups {
             rule.hashBlockSize(),
             promptTokens,
             request.blockKeys(),
-            group -> fieldPrefix(request.keyMode(), request.model(), group));
+            group -> fieldPrefix(request.keyMode(), request.model(), group),
+            request.keyMode() == KeyMode.ENGINE);
     return lookup(request, decode, hybrid);
   }
 

@@ -50,9 +50,10 @@ public final class RedisPrefixIndex implements PrefixIndex {
    * group and touches are ids by offset, and (within the same release) lookups read the unlocated
    * heads and the blocks hash records the cluster node its data was written on; 5 since a hybrid
    * model's sparse groups' blocks (sliding window, chunked local, Mamba) are located by the
-   * full-attention chain and lookups read them by segments.
+   * full-attention chain and lookups read them by segments; 6 since those groups' slots below chain
+   * position 256 are kept in the full-attention group's segments.
    */
-  static final int FORMAT = 5;
+  static final int FORMAT = 6;
 
   private final IndexConfig config;
   private final KeySchema keys;

@@ -44,22 +44,34 @@ final class SegmentCodec {
     private final long[] keys;
     private final int start;
     private final int blocks;
+    private final int base;
     private int i;
     private int from;
     private int to;
     private int block;
 
     /**
+     * A segment's own slots (offsets from 0).
+     *
      * @param segment the segment value, or null when the segment does not exist (no slots)
      * @param keys the prompt's block keys
      * @param start the prompt block the segment's head is
      * @param end the prompt's block past the segment's last
      */
     Slots(byte[] segment, long[] keys, int start, int end) {
+      this(segment, keys, start, end, 0);
+    }
+
+    /**
+     * The slots whose offsets start at {@code base}: a sparse cache group's, kept in its anchor's
+     * segments (apply.lua, mergedInto), offset {@code base} standing for the head.
+     */
+    Slots(byte[] segment, long[] keys, int start, int end, int base) {
       this.segment = segment;
       this.keys = keys;
       this.start = start;
       this.blocks = end - start;
+      this.base = base;
     }
 
     /**
@@ -82,8 +94,10 @@ final class SegmentCodec {
           to = SegmentValue.checkedEnd(s, i + length);
           i = to;
         }
-        int offset = SegmentValue.offsetAt(s, header);
-        if (offset < blocks && SegmentValue.keyAt(s, header) == keys[start + offset]) {
+        int offset = SegmentValue.offsetAt(s, header) - base;
+        if (offset >= 0
+            && offset < blocks
+            && SegmentValue.keyAt(s, header) == keys[start + offset]) {
           block = start + offset;
           return true;
         }

@@ -38,8 +38,9 @@
 -- which unlocated ones hang lists its segment or span field among the unlocated heads, and lookups
 -- whose prompt has one of them read block fields (see noteUnlocated below). A sparse cache group's
 -- blocks (sliding window, chunked local, Mamba; event 'A') are located by the full-attention
--- group's block of the same key instead, so they lie in the same chain positions and their
--- segments are named by the same heads (see storeLocatedBy).
+-- group's block of the same key instead, so they lie in the same chain positions, their spans are
+-- named by the same heads, and below SPAN_FROM their slots are kept in that group's segments (see
+-- storeLocatedBy and mergedInto).
 -- The counts hash keeps, per holder slot, its entries ("<slot>:blocks") and those holding each
 -- tier ("<slot>:gpu" ...): summed over the call and written at its end, so they change exactly
 -- when entries do (a chunk not next, a duplicate or a store of what the slot holds changes none).
@@ -224,6 +225,49 @@ local function noteUnlocated()
   end
 end
 
+-- A sparse cache group (sliding window, chunked local, Mamba) located by its anchor (the model's
+-- full-attention group) keeps the slots of its blocks below SPAN_FROM in the anchor's segments
+-- rather than its own, so that a hybrid lookup reads the groups' segments in the same fields: a
+-- slot of the group whose index is g has the offset 16 (g + 1) + the block's offset from the head,
+-- which the anchor's own slots (offsets below 16) never have. Groups 0 to MAX_MERGED_GROUP are kept
+-- so (their offsets fit a byte); the meta hash records each such group's anchor (MERGED ..
+-- prefix -> the anchor's prefix) when its first located store is applied, and a remove of the
+-- group's blocks follows the record. From SPAN_FROM on, each group keeps its own spans.
+local MERGED, MAX_MERGED_GROUP = 'merged:', 14
+local merged = {}
+
+-- The prefix of the group whose segments keep this group's slots (false: its own).
+local function mergedInto(prefix)
+  local into = merged[prefix]
+  if into == nil then
+    into = redis.call('HGET', KEYS[1], MERGED .. prefix) or false
+    merged[prefix] = into
+  end
+  return into
+end
+
+-- The group's index (a prefix's last 2 bytes).
+local function groupOf(prefix)
+  local a, b = byte(prefix, -2, -1)
+  return a * 256 + b
+end
+
+-- The first offset of a merged group's slots in its anchor's segments.
+local function slotBase(prefix)
+  return SEGMENT_BLOCKS * (groupOf(prefix) + 1)
+end
+
+-- The prefix of the group whose segments keep a sparse group's slots, recorded: its anchor's when
+-- its index allows it (else false).
+local function mergeInto(prefix, anchorPrefix)
+  if groupOf(prefix) > MAX_MERGED_GROUP then return false end
+  if mergedInto(prefix) ~= anchorPrefix then
+    redis.call('HSET', KEYS[1], MERGED .. prefix, anchorPrefix)
+    merged[prefix] = anchorPrefix
+  end
+  return anchorPrefix
+end
+
 -- The change list of a segment or span field (its head's key and its kind); the last one asked
 -- for is kept, since a chain's consecutive blocks mostly share their head.
 local lastPrefix, lastHead, lastKind, lastList
@@ -241,11 +285,16 @@ local function changesOf(prefix, head, kind)
 end
 
 -- Mirrors a located block's entries into its head's segment or span: the block at chain position p
--- under the head whose key is head.
-local function mirror(prefix, head, p, key, value)
+-- under the head whose key is head. A sparse group kept in its anchor's segments (into, that
+-- group's prefix; nil otherwise) is mirrored there below SPAN_FROM, past the anchor's own offsets.
+local function mirror(prefix, head, p, key, value, into)
   local list
   if p < SPAN_FROM then
-    list, p = changesOf(prefix, head, SEGMENT), p % SEGMENT_BLOCKS
+    if into then
+      list, p = changesOf(into, head, SEGMENT), slotBase(prefix) + p % SEGMENT_BLOCKS
+    else
+      list, p = changesOf(prefix, head, SEGMENT), p % SEGMENT_BLOCKS
+    end
   else
     list, p = changesOf(prefix, head, SPAN), p % SPAN_BLOCKS
   end
@@ -339,12 +388,12 @@ end
 -- are scattered, and their parents mostly blocks it never kept), each located by the anchor group's
 -- (full attention's) field of the same key: every group of a model publishes the same key for the
 -- same token boundary, so the block takes that block's locator, a position in the full-attention
--- chain, and its entries are mirrored into its own group's segment or span of that chain's head.
--- Lookups read a sparse group by the same heads as the full-attention one. A block whose anchor is
--- not located yet (not held, or itself unlocated) is counted as unlocated and the anchor's field
--- noted as a parent, so that the call that places it lists its head (anchorPrefix nil: the
--- model's full-attention group is not known yet, and every lookup of the group reads block fields
--- until the block goes).
+-- chain, and its entries are mirrored into the anchor's segment (mergedInto) or its own group's
+-- span of that chain's head. Lookups read a sparse group by the same heads as the full-attention
+-- one. A block whose anchor is not located yet (not held, or itself unlocated) is counted as
+-- unlocated and the anchor's field noted as a parent, so that the call that places it lists its
+-- head (anchorPrefix nil: the model's full-attention group is not known yet, and every lookup of
+-- the group reads block fields until the block goes).
 local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
   local n = #keys
   local hiChar, lo = slotId()
@@ -355,6 +404,7 @@ local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
   end
   local vals = hmget(KEYS[4], fields)
   local anchors = hmget(KEYS[4], anchorFields)
+  local into = anchorPrefix and mergeInto(prefix, anchorPrefix)
   local out, seen, entries, tiers = {}, {}, 0, 0
   for k = 1, n do
     local key = keys[k]
@@ -384,7 +434,7 @@ local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
         out[#out + 1] = fields[k]
         out[#out + 1] = nv
         if loc then
-          mirror(prefix, locatorHead(loc), positionOf(loc), key, sub(nv, LOCATOR_LEN + 1))
+          mirror(prefix, locatorHead(loc), positionOf(loc), key, sub(nv, LOCATOR_LEN + 1), into)
         end
       end
     end
@@ -421,7 +471,9 @@ local function removeKeys(prefix, keys, tier)
         out[#out + 1] = nv
       end
       if nv and located then
-        mirror(prefix, locatorHead(old), positionOf(old), keys[k], sub(nv, LOCATOR_LEN + 1))
+        local p = positionOf(old)
+        mirror(prefix, locatorHead(old), p, keys[k], sub(nv, LOCATOR_LEN + 1),
+          p < SPAN_FROM and mergedInto(prefix) or nil)
       end
     end
     if gotten then gone[#gone + 1] = k end

@@ -2,6 +2,7 @@ package io.kvindex.index.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvindex.event.BlockRemoved;
 import io.kvindex.event.BlockStored;
 import io.kvindex.event.KvEvent;
 import io.kvindex.event.KvEventBatch;
@@ -23,6 +24,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -232,6 +234,105 @@ class HybridLookupTest {
   }
 
   /**
+   * Random caches in an index whose segments overflow past 16 slots: the full-attention group's
+   * segments that also keep another group's slots overflow, lookups through them read both groups'
+   * block fields there (the other groups' units of that segment only), and each pod's hit is still
+   * the reference's.
+   */
+  @ParameterizedTest
+  @MethodSource("layouts")
+  void lookup_throughOverflowedSegments_matchTheReference(CacheLayout layout) {
+    index.close();
+    index =
+        PrefixIndex.builder()
+            .indexName("hybrid-overflow")
+            .redis(connector)
+            .lookupPolicy(RetryPolicy.defaults())
+            .segmentSlots(16)
+            .build();
+    int h = hashBlock(layout);
+    Random random = new Random(layout.encode().hashCode() + 4);
+    for (int round = 0; round < 4; round++) {
+      int tokens = 1 + random.nextInt(round % 2 == 0 ? 1200 : 6000); // past block 256: spans
+      long base = BASE + 20_000_000L + 100_000L * round;
+      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      Map<String, Cache> caches = new LinkedHashMap<>();
+      for (int p = 0; p < 8; p++) {
+        caches.put("ov" + round + "p" + p, randomCache(layout, h, tokens, random));
+      }
+      assertHitsAreTheReferences(layout, h, tokens, keys, caches);
+    }
+    assertThat(
+            meters
+                .get(io.kvindex.index.IndexMeters.LOOKUP_OVERFLOW_READS)
+                .tag("index", "hybrid-overflow")
+                .counter()
+                .count())
+        .as("lookups through overflowed segments")
+        .isPositive();
+  }
+
+  /**
+   * Random caches, then about a third of each group's units removed from the GPU, half of those
+   * held on the CPU too (so they stay): a sparse group's slots, kept in the full-attention group's
+   * segments below block 256 and in its own spans past it, follow its removes, and each pod's hit
+   * is the reference's for what it has left.
+   */
+  @ParameterizedTest
+  @MethodSource("layouts")
+  void lookup_randomCachesAfterRemoves_matchTheReference(CacheLayout layout) {
+    int h = hashBlock(layout);
+    Random random = new Random(layout.encode().hashCode() + 3);
+    for (int round = 0; round < 4; round++) {
+      int tokens = 1 + random.nextInt(round % 2 == 0 ? 1200 : 6000); // past block 256: spans
+      long base = BASE + 9_000_000L + 100_000L * round;
+      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      Map<String, Cache> left = new LinkedHashMap<>();
+      for (int p = 0; p < 8; p++) {
+        Cache stored = randomCache(layout, h, tokens, random);
+        Map<Integer, BitSet> removed = new LinkedHashMap<>();
+        Map<Integer, BitSet> onCpu = new LinkedHashMap<>();
+        Map<Integer, BitSet> kept = new LinkedHashMap<>();
+        stored
+            .units()
+            .forEach(
+                (g, units) -> {
+                  BitSet gone = new BitSet();
+                  BitSet cpu = new BitSet();
+                  units.stream()
+                      .filter(u -> random.nextInt(3) == 0)
+                      .forEach(
+                          u -> {
+                            gone.set(u);
+                            if (random.nextBoolean()) {
+                              cpu.set(u);
+                            }
+                          });
+                  BitSet stays = (BitSet) units.clone();
+                  stays.andNot(gone);
+                  stays.or(cpu);
+                  removed.put(g, gone);
+                  onCpu.put(g, cpu);
+                  kept.put(g, stays);
+                });
+        String pod = "rm" + round + "p" + p;
+        StreamId stream = StreamId.of(MODEL, pod);
+        apply(stream, 0, stores(layout, h, keys, stored, null));
+        apply(stream, 1, stores(layout, h, keys, new Cache(onCpu), "CPU"));
+        apply(stream, 2, removes(layout, h, keys, new Cache(removed), "GPU"));
+        left.put(pod, new Cache(kept));
+      }
+      LookupResult result = lookup(layout, h, tokens, keys, List.copyOf(left.keySet()));
+      assertThat(result.complete()).isTrue();
+      left.forEach(
+          (pod, cache) ->
+              assertThat(result.pods().get(pod).depth() * h)
+                  .as(pod)
+                  .isEqualTo(reference(layout, h, tokens, cache)));
+    }
+  }
+
+  /**
    * Prompts past chain position 256, whose blocks the index keeps 256 to a span field: each pod
    * holds a random full-attention prefix and, in the other groups, long runs (a random range with a
    * few holes, or all of it), so that many consecutive units share their holders across spans and
@@ -347,6 +448,30 @@ class HybridLookupTest {
     assertThat(redis.hget(blocksKey, KeySchema.UNLOCATED_HEADS_FIELD).toCompletableFuture().join())
         .as("unlocated heads")
         .isNull();
+    // The window group's slots below block 256 are in the full-attention group's segments (offsets
+    // from 32, group 1's), past it in spans of its own.
+    byte[] windowPrefix = HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), 1);
+    byte[] fullPrefix = HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), 0);
+    List<String> windowFields = new ArrayList<>();
+    int windowSlots = 0;
+    for (byte[] field : redis.hkeys(blocksKey).toCompletableFuture().join()) {
+      if (field.length != 20) {
+        continue;
+      }
+      String kind = new String(field, 18, 2, StandardCharsets.US_ASCII);
+      if (Arrays.equals(field, 0, windowPrefix.length, windowPrefix, 0, windowPrefix.length)) {
+        windowFields.add(kind);
+      } else if (kind.equals("/s")
+          && Arrays.equals(field, 0, fullPrefix.length, fullPrefix, 0, fullPrefix.length)) {
+        byte[] value = redis.hget(blocksKey, field).toCompletableFuture().join();
+        windowSlots +=
+            (int) SegmentValue.decode(value).slots().stream().filter(s -> s.offset() >= 32).count();
+      }
+    }
+    assertThat(windowFields).as("the window group's segment and span fields").containsOnly("/S");
+    assertThat(windowSlots)
+        .as("the window group's slots in full attention's segments")
+        .isPositive();
     double blockReads = blockReads();
     for (int k = 0; k < prompts; k++) {
       LookupResult result = lookup(GPT_OSS, 16, blocks * 16 + 1, chain(k, blocks), pods);
@@ -480,6 +605,17 @@ class HybridLookupTest {
 
   /** As {@link #store(CacheLayout, int, long[], String, Cache)}, as one rank's stream. */
   private void store(CacheLayout layout, int h, long[] keys, StreamId stream, Cache cache) {
+    apply(stream, 0, stores(layout, h, keys, cache, null));
+  }
+
+  private void apply(StreamId stream, long seq, List<KvEvent> events) {
+    var lease = index.acquireLease(stream, "owner", Duration.ofMinutes(5)).orElseThrow();
+    index.apply(stream, KeyMode.ENGINE, seq, lease, KvEventBatch.of(0.0, events, null));
+  }
+
+  /** Each group's held units as the engine stores them in a tier: one store per unit. */
+  private static List<KvEvent> stores(
+      CacheLayout layout, int h, long[] keys, Cache cache, String medium) {
     List<KvEvent> events = new ArrayList<>();
     for (Group g : layout.groups()) {
       int per = unit(layout, h, g) / h;
@@ -496,7 +632,7 @@ class HybridLookupTest {
                 List.of(),
                 per * h,
                 null,
-                null,
+                medium,
                 null,
                 null,
                 g.index(),
@@ -504,8 +640,26 @@ class HybridLookupTest {
                 g.kind() == CacheLayout.Kind.SLIDING_WINDOW ? g.window() : null));
       }
     }
-    var lease = index.acquireLease(stream, "owner", Duration.ofMinutes(5)).orElseThrow();
-    index.apply(stream, KeyMode.ENGINE, 0, lease, KvEventBatch.of(0.0, events, null));
+    return events;
+  }
+
+  /** Each group's units removed from a tier, one remove per group. */
+  private static List<KvEvent> removes(
+      CacheLayout layout, int h, long[] keys, Cache cache, String medium) {
+    List<KvEvent> events = new ArrayList<>();
+    for (Group g : layout.groups()) {
+      int per = unit(layout, h, g) / h;
+      BitSet bits = cache.units().getOrDefault(g.index(), new BitSet());
+      List<Long> hashes = new ArrayList<>();
+      for (int u = bits.nextSetBit(0); u >= 0 && (u + 1) * per <= keys.length; ) {
+        hashes.add(keys[(u + 1) * per - 1]);
+        u = bits.nextSetBit(u + 1);
+      }
+      if (!hashes.isEmpty()) {
+        events.add(new BlockRemoved(hashes, medium, g.index()));
+      }
+    }
+    return events;
   }
 
   // The reference: written from vLLM's managers' semantics, not from HybridHit.

@@ -277,22 +277,41 @@ class LookupPlannerTest {
   // ---- a hybrid model: the window group's segments read beside the full-attention head
 
   @Test
-  void hybrid_windowSegmentOverflowed_nextHeadReadsTheWindowGroupsBlockFields() {
-    Prompt prompt = prompt(20);
+  void hybrid_windowSpanOverflowed_nextHeadReadsTheWindowGroupsBlockFields() {
+    Prompt prompt = prompt(300);
     LookupPlanner planner = hybridPlanner(prompt);
     planner.next(false);
-    // Header, 2 records, first block, 2 segments; then the window group's 2 segments.
-    assertThat(planner.head(NOW).fields().length).isEqualTo(3 + 2 + 1 + 2 + 2);
+    // Header, 2 records, first block, 16 segments and a span; then the window group's span (its
+    // slots of the first 256 blocks are in the full-attention group's segments).
+    assertThat(planner.head(NOW).fields().length).isEqualTo(3 + 2 + 1 + 17 + 1);
     List<byte[]> values = values(new Reply(), prompt, 2);
     values.add(new byte[] {'O'});
-    values.add(null);
 
     Step step = planner.headReply(values, null, NOW);
 
     assertThat(step.again()).isEqualTo(Again.HYBRID_OVERFLOW);
     assertThat(planner.next(false)).isEqualTo(Read.HEAD);
-    // The window group's block fields, one per unit: 20 blocks, at most 320 tokens less one.
-    assertThat(planner.head(NOW).fields().length).isEqualTo(3 + 1 + 2 + 19);
+    // The window group's block fields, one per unit: 300 blocks, at most 4 800 tokens less one.
+    assertThat(planner.head(NOW).fields().length).isEqualTo(3 + 1 + 17 + 299);
+  }
+
+  @Test
+  void hybrid_fullSegmentOverflowed_nextHeadReadsTheWindowGroupsBlockFieldsThere() {
+    Prompt prompt = prompt(20);
+    LookupPlanner planner = hybridPlanner(prompt);
+    planner.next(false);
+    // Header, 2 records, first block, 2 segments, which hold the window group's slots too.
+    assertThat(planner.head(NOW).fields().length).isEqualTo(3 + 2 + 1 + 2);
+    Reply reply = new Reply();
+    reply.firstSegment = new byte[] {'O'};
+
+    Step step = planner.headReply(values(reply, prompt, 2), null, NOW);
+
+    assertThat(step.again()).isEqualTo(Again.REPLANNED);
+    assertThat(planner.next(false)).isEqualTo(Read.HEAD);
+    // The first segment's 16 block fields in its place, and the window group's block fields of
+    // its units there, one per unit.
+    assertThat(planner.head(NOW).fields().length).isEqualTo(3 + 1 + 16 + 1 + 16);
   }
 
   @Test
@@ -302,11 +321,13 @@ class LookupPlannerTest {
     planner.next(false);
     planner.head(NOW);
     Reply reply = new Reply();
-    reply.firstSegment = segment(prompt, 0, 12, entry(1, GPU));
+    // The window (128 tokens of blocks of 16: 8 blocks) ending at block 12 is held by pod a, its
+    // slots (group 1's: offsets from 32) in the full-attention group's segment.
+    ByteArrayOutputStream first = new ByteArrayOutputStream();
+    first.writeBytes(segment(prompt, 0, 0, 12, 0, entry(1, GPU)));
+    first.writeBytes(segment(prompt, 0, 4, 12, 32, entry(1, GPU)));
+    reply.firstSegment = first.toByteArray();
     List<byte[]> values = values(reply, prompt, 2);
-    // The window (128 tokens of blocks of 16: 8 blocks) ending at block 12 is held by pod a.
-    values.add(segment(prompt, 0, 12, entry(1, GPU)));
-    values.add(null);
 
     Step step = planner.headReply(values, null, NOW);
 
@@ -328,7 +349,8 @@ class LookupPlannerTest {
             16,
             prompt.length() * 16,
             prompt.keys(),
-            group -> HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), group));
+            group -> HashFields.fieldPrefix(HashFields.scope(KeyMode.ENGINE, MODEL), group),
+            true);
     return new LookupPlanner(state, group, prompt, hybrid, WEIGHTS, counters);
   }
 
@@ -396,10 +418,15 @@ class LookupPlannerTest {
    * Segment {@code k} of the prompt with its first {@code blocks} blocks holding {@code entries}.
    */
   private static byte[] segment(Prompt prompt, int k, int blocks, byte[] entries) {
+    return segment(prompt, k, 0, blocks, 0, entries);
+  }
+
+  /** Slots of the segment's blocks {@code [from, to)}, their offsets from {@code base}. */
+  private static byte[] segment(Prompt prompt, int k, int from, int to, int base, byte[] entries) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     int start = prompt.segmentStart(k);
-    for (int i = 0; i < blocks; i++) {
-      out.write(i);
+    for (int i = from; i < to; i++) {
+      out.write(base + i);
       out.writeBytes(ByteBuffer.allocate(8).putLong(prompt.keys()[start + i]).array());
       out.write(entries.length >>> 8);
       out.write(entries.length);

@@ -54,6 +54,7 @@ public class RouterPathBenchmark {
   private static final int PARTIAL = 24;
   private static final int WINDOW = 128;
   private static final int WINDOW_BLOCKS = (WINDOW - 1 + BLOCK_SIZE - 1) / BLOCK_SIZE;
+  private static final boolean[] NONE_BY_BLOCKS = new boolean[BLOCKS / KeySchema.SEGMENT_BLOCKS];
 
   private BlockHasher hasher;
   private int[] tokens;
@@ -64,8 +65,8 @@ public class RouterPathBenchmark {
   private byte[][] segments;
   private double[] weights;
   private HybridHit rule;
-  private List<byte[]> windowSegments;
-  private List<byte[]> windowPrefixSegments;
+  private byte[][] windowSegments;
+  private byte[][] windowPrefixSegments;
   private PodMatch[] hybridFull;
   private Prompt prompt;
 
@@ -107,16 +108,20 @@ public class RouterPathBenchmark {
     for (int p = 0; p < PODS; p++) {
       hybridDepth[p] = random.nextInt(BLOCKS + 1);
     }
+    // Each segment value holds the full-attention group's slots, then the window group's (group 1:
+    // offsets from 32), as apply.lua keeps them.
+    int windowBase = HybridPlan.slotBase(rule.specGroups().get(1), true);
     BlockValues full = new BlockValues(BLOCKS);
-    windowSegments = new ArrayList<>();
-    windowPrefixSegments = new ArrayList<>();
+    windowSegments = new byte[BLOCKS / KeySchema.SEGMENT_BLOCKS][];
+    windowPrefixSegments = new byte[BLOCKS / KeySchema.SEGMENT_BLOCKS][];
     for (int k = 0; k < BLOCKS / KeySchema.SEGMENT_BLOCKS; k++) {
       int start = k * KeySchema.SEGMENT_BLOCKS;
       int end = start + KeySchema.SEGMENT_BLOCKS;
-      SegmentCodec.read(
-          full, full.extend(end - start), segment(k, hybridDepth, 0), keys, start, end);
-      windowSegments.add(segment(k, hybridDepth, WINDOW_BLOCKS));
-      windowPrefixSegments.add(segment(k, hybridDepth, 0));
+      byte[] fullSlots = segment(k, hybridDepth, 0);
+      byte[] windowed = concat(fullSlots, segment(k, hybridDepth, WINDOW_BLOCKS, windowBase));
+      SegmentCodec.read(full, full.extend(end - start), windowed, keys, start, end);
+      windowSegments[k] = windowed;
+      windowPrefixSegments[k] = concat(fullSlots, segment(k, hybridDepth, 0, windowBase));
     }
     Map<Tier, Double> tierWeights = new EnumMap<>(Tier.class);
     tierWeights.put(Tier.GPU, 1.0);
@@ -163,14 +168,16 @@ public class RouterPathBenchmark {
    * What a hybrid lookup adds to the single-group one, in process: a gpt-oss-like model (full
    * attention beside a sliding window of 128 tokens, blocks of 16) whose 64 pods each hold a random
    * prefix and the window ending there, as {@code bench index}'s hybrid lookup stores them; the
-   * window group's 16 segment values decoded and combined with the full-attention matches (decoded
-   * in setup, as the single-group lookup decodes them) by vLLM's hit rule.
+   * window group's slots in the 16 segment values (beside the full-attention group's) decoded and
+   * combined with the full-attention matches (decoded in setup, as the single-group lookup decodes
+   * them) by vLLM's hit rule.
    */
   @Benchmark
   public PodMatch[] hybridCombine() {
     HybridPlan plan =
-        new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10]);
-    return plan.combine(hybridFull, layout, windowSegments, true, prompt);
+        new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10], true);
+    return plan.combine(
+        hybridFull, layout, List.of(), windowSegments, NONE_BY_BLOCKS, true, prompt);
   }
 
   /**
@@ -181,8 +188,9 @@ public class RouterPathBenchmark {
   @Benchmark
   public PodMatch[] hybridCombineWindowHoldsPrefix() {
     HybridPlan plan =
-        new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10]);
-    return plan.combine(hybridFull, layout, windowPrefixSegments, true, prompt);
+        new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10], true);
+    return plan.combine(
+        hybridFull, layout, List.of(), windowPrefixSegments, NONE_BY_BLOCKS, true, prompt);
   }
 
   /** Decode, then the candidates ranked by score. */
@@ -207,6 +215,12 @@ public class RouterPathBenchmark {
     return ranked;
   }
 
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
   /** A pod record: a deadline far ahead, then one (slot, rank 0) pair. */
   private static byte[] record(int slot) {
     byte[] rec = new byte[12];
@@ -222,6 +236,14 @@ public class RouterPathBenchmark {
    * Segment {@code k}'s value: for each of its blocks, the GPU entries of the pods that hold it.
    */
   private byte[] segment(int k, int[] depth, int window) {
+    return segment(k, depth, window, 0);
+  }
+
+  /**
+   * As {@link #segment(int, int[], int)}, the slots' offsets from {@code base} (a sparse group's
+   * slots in the full-attention group's segments).
+   */
+  private byte[] segment(int k, int[] depth, int window, int base) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     for (int o = 0; o < KeySchema.SEGMENT_BLOCKS; o++) {
       int block = k * KeySchema.SEGMENT_BLOCKS + o;
@@ -236,7 +258,7 @@ public class RouterPathBenchmark {
       if (value.size() == 0) {
         continue;
       }
-      out.write(o);
+      out.write(base + o);
       for (int b = 0; b < 8; b++) {
         out.write((int) (keys[block] >>> (56 - 8 * b)));
       }

@@ -136,10 +136,11 @@ public final class PrefixIndexBuilder {
   }
 
   /**
-   * Blocks one segment field may describe before it is marked overflowed (see {@link
-   * #DEFAULT_SEGMENT_SLOTS}); a span (256 blocks of a chain from position 256 on) overflows once
-   * its value would pass 64 bytes per slot of this. Writers' setting; routers read whatever the
-   * index holds. Default {@value #DEFAULT_SEGMENT_SLOTS}.
+   * Blocks of one cache group one segment field may describe before it is marked overflowed (see
+   * {@link #DEFAULT_SEGMENT_SLOTS}; a full-attention segment that also keeps a hybrid model's
+   * sliding-window or Mamba blocks counts each group's apart); a span (256 blocks of a chain from
+   * position 256 on) overflows once its value would pass 64 bytes per slot of this. Writers'
+   * setting; routers read whatever the index holds. Default {@value #DEFAULT_SEGMENT_SLOTS}.
    */
   public PrefixIndexBuilder segmentSlots(int slots) {
     this.segmentSlots = Check.between(slots, 16, 4096, "segmentSlots");

@@ -12,7 +12,10 @@ import io.kvindex.index.KeyMode;
 import io.kvindex.index.Tier;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Packs a batch's events into one binary script argument each (the layouts apply.lua reads):
@@ -21,6 +24,7 @@ import java.util.List;
  * 'C'                                     AllBlocksCleared
  * 'S'     tier(1) group(2) hasParent(1) parent(8) hash(8)*n   engine-key store
  * 'A'     tier(1) group(2) anchor(2) hash(8)*n   engine-key store of a sparse group
+ * 'M'     tier(1) group(2) anchor(2) hash(8)*n   the same, of the first sparse group of its spec
  * 'R'     tier(1) group(2) hash(8)*n      engine-key remove
  * 'Q'     tier(1) group(2) hash(8)*n      token-key remove (hashes resolved through the stream's map)
  * 'T'     tier(1) group(2) hasParent(1) parent(8) root(8) blockSize(4) n(4) hash(8)*n token(4)*n*bs
@@ -36,12 +40,13 @@ import java.util.List;
  * watermark).
  *
  * <p>An engine-key store of a sparse cache group ({@code kv_cache_spec_kind} sliding window,
- * chunked local or Mamba) is packed as 'A' with its <b>anchor</b>: the lowest full-attention group
- * among the call's stores, else the one the writer knows for the model (its last call with one, or
- * the model's recorded cache layout), whose block of the same key locates each of its blocks
- * (apply.lua, storeLocatedBy). With none known it is packed with the anchor 65535, and its blocks
- * stay unlocated (lookups of the index group read block fields until they go); a model known to
- * have no full-attention group (sparse groups alone, which the hybrid rule does not score) is
+ * chunked local or Mamba) is packed as 'A', or 'M' when its group is the first of its spec among
+ * the call's stores ({@link #firstOfEachSpec}), with its <b>anchor</b>: the lowest full-attention
+ * group among the call's stores, else the one the writer knows for the model (its last call with
+ * one, or the model's recorded cache layout), whose block of the same key locates each of its
+ * blocks (apply.lua, storeLocatedBy). With none known it is packed with the anchor 65535, and its
+ * blocks stay unlocated (lookups of the index group read block fields until they go); a model known
+ * to have no full-attention group (sparse groups alone, which the hybrid rule does not score) is
  * packed as 'S', located by its own chain. So that the anchor's blocks are there first, each run of
  * consecutive stores is packed with the anchor group's first (stores of other groups touch other
  * fields: their order between them changes nothing else).
@@ -119,7 +124,7 @@ final class EventPacker {
   static Packed pack(ApplyPlan plan, String model, int chunkBlocks, long start, int knownAnchor) {
     KeyMode mode = plan.mode();
     List<KvEvent> events = plan.batch().events();
-    Chunks out = new Chunks(plan.chunks(chunkBlocks, start));
+    Chunks out = new Chunks(plan.chunks(chunkBlocks, start), firstOfEachSpec(events));
     EventDigest digest = new EventDigest();
     long position = 0;
     int own = anchorOf(events);
@@ -170,6 +175,29 @@ final class EventPacker {
       }
     }
     return false;
+  }
+
+  /**
+   * The sparse groups the call stores that are the first (lowest index) of their spec (kind, block
+   * size, window) among its stores: packed as 'M', so that apply.lua keeps their slots in the
+   * anchor's segments (the groups a hybrid lookup reads; a spec's other groups, such as Gemma's
+   * identical sliding-window groups, keep segments of their own).
+   */
+  static Set<Integer> firstOfEachSpec(List<KvEvent> events) {
+    Map<List<Object>, Integer> first = new HashMap<>();
+    for (KvEvent event : events) {
+      if (sparse(event)) {
+        BlockStored s = (BlockStored) event;
+        Integer window = s.kvCacheSpecSlidingWindow();
+        List<Object> spec =
+            List.of(
+                CacheLayout.Kind.of(s.kvCacheSpecKind()),
+                s.blockSize(),
+                window == null ? 0 : window);
+        first.merge(spec, s.cacheGroup(), Math::min);
+      }
+    }
+    return Set.copyOf(first.values());
   }
 
   /** Whether an event is a store of a sparse cache group (located by the anchor's blocks). */
@@ -277,8 +305,12 @@ final class EventPacker {
     private Long openParent;
     private final List<Long> openHashes = new ArrayList<>();
 
-    Chunks(List<ApplyPlan.Chunk> cuts) {
+    /** The sparse groups packed as 'M' ({@link #firstOfEachSpec}). */
+    private final Set<Integer> firstOfSpec;
+
+    Chunks(List<ApplyPlan.Chunk> cuts, Set<Integer> firstOfSpec) {
       this.cuts = cuts;
+      this.firstOfSpec = firstOfSpec;
       this.position = cuts.get(0).from();
     }
 
@@ -332,7 +364,8 @@ final class EventPacker {
       if (openTier != null) {
         current.add(
             openAnchor >= 0
-                ? anchored(openTier, openGroup, openAnchor, openHashes)
+                ? anchored(
+                    openTier, openGroup, openAnchor, firstOfSpec.contains(openGroup), openHashes)
                 : stored(openTier, openGroup, openParent, openHashes));
         openTier = null;
         openHashes.clear();
@@ -369,8 +402,9 @@ final class EventPacker {
     return buf.array();
   }
 
-  private static byte[] anchored(Tier tier, int cacheGroup, int anchor, List<Long> hashes) {
-    ByteBuffer buf = header('A', tier, cacheGroup, 2 + 8 * hashes.size());
+  private static byte[] anchored(
+      Tier tier, int cacheGroup, int anchor, boolean firstOfSpec, List<Long> hashes) {
+    ByteBuffer buf = header(firstOfSpec ? 'M' : 'A', tier, cacheGroup, 2 + 8 * hashes.size());
     buf.putShort((short) anchor);
     hashes.forEach(buf::putLong);
     return buf.array();

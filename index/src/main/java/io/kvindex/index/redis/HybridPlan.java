@@ -31,7 +31,9 @@ import java.util.function.IntFunction;
  *       fine-grained hits on larger full-attention blocks is read by block fields);
  *   <li><b>by block fields</b>, one per unit the hit rule may ask about, when the full-attention
  *       group is read by block fields (its keys do not start the chain, or the prompt reaches
- *       blocks of unknown position), or when one of the group's segments overflowed.
+ *       blocks of unknown position), or when one of the group's own segments or spans overflowed;
+ *       where one of the full-attention segments that keep its slots overflowed, only its units
+ *       ending there.
  * </ul>
  */
 final class HybridPlan {

@@ -89,7 +89,7 @@ for i = FIRST_EVENT, #ARGV do
   local kind = string.sub(ARGV[i], 1, 1)
   if kind == 'C' then
     has = false
-  elseif (kind == 'S' or kind == 'A' or kind == 'T') and not has then
+  elseif (kind == 'S' or kind == 'A' or kind == 'M' or kind == 'T') and not has then
     needed = needed + 1
     has = true
   end
@@ -229,10 +229,12 @@ end
 -- full-attention group) keeps the slots of its blocks below SPAN_FROM in the anchor's segments
 -- rather than its own, so that a hybrid lookup reads the groups' segments in the same fields: a
 -- slot of the group whose index is g has the offset 16 (g + 1) + the block's offset from the head,
--- which the anchor's own slots (offsets below 16) never have. Groups 0 to MAX_MERGED_GROUP are kept
--- so (their offsets fit a byte); the meta hash records each such group's anchor (MERGED ..
--- prefix -> the anchor's prefix) when its first located store is applied, and a remove of the
--- group's blocks follows the record. From SPAN_FROM on, each group keeps its own spans.
+-- which the anchor's own slots (offsets below 16) never have. The groups kept so are those whose
+-- stores come as 'M' (the first sparse group of its spec in the call: the one lookups read; a
+-- spec's other groups, such as Gemma's identical sliding-window groups, keep their own), of index
+-- 0 to MAX_MERGED_GROUP (their offsets fit a byte); the meta hash records each one's anchor
+-- (MERGED .. prefix -> the anchor's prefix) with its first such store, and its later stores and
+-- removes follow the record. From SPAN_FROM on, each group keeps its own spans.
 local MERGED, MAX_MERGED_GROUP = 'merged:', 14
 local merged = {}
 
@@ -394,7 +396,7 @@ end
 -- unlocated and the anchor's field noted as a parent, so that the call that places it lists its
 -- head (anchorPrefix nil: the model's full-attention group is not known yet, and every lookup of
 -- the group reads block fields until the block goes).
-local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
+local function storeLocatedBy(prefix, anchorPrefix, keys, tier, firstOfSpec)
   local n = #keys
   local hiChar, lo = slotId()
   local fields, anchorFields = {}, {}
@@ -404,7 +406,8 @@ local function storeLocatedBy(prefix, anchorPrefix, keys, tier)
   end
   local vals = hmget(KEYS[4], fields)
   local anchors = hmget(KEYS[4], anchorFields)
-  local into = anchorPrefix and mergeInto(prefix, anchorPrefix)
+  local into = anchorPrefix and (firstOfSpec and mergeInto(prefix, anchorPrefix)
+    or mergedInto(prefix))
   local out, seen, entries, tiers = {}, {}, 0, 0
   for k = 1, n do
     local key = keys[k]
@@ -485,7 +488,8 @@ local function removeKeys(prefix, keys, tier)
 end
 
 -- Applies changes ({slot id, entries}*, '' removing a slot) to a segment value; returns the new
--- value and its slot count. A hot segment holds hundreds of slots, so nothing is copied slot by
+-- value and the most slots one group holds in it (the segment's own, or a sparse group's it keeps:
+-- the limit counts each group's branches, not their sum). A hot segment holds hundreds of slots, so nothing is copied slot by
 -- slot: one walk over the slot headers (numbers only) marks where slots start, each change's id
 -- is found with a plain find and counts only at a slot's start, and the runs of unchanged slots
 -- between changed ones are copied whole. Changed slots stay in place; new ones are appended.
@@ -503,6 +507,10 @@ end
 
 local function applyChanges(v, list, live)
   local isStart, count = slotStarts(v)
+  local function add(id, d)
+    local g = slotGroup(byte(id, 1))
+    count[g] = (count[g] or 0) + d
+  end
   local n = #v
   local final, order = latestChanges(list, live)
   for _, id in ipairs(order) do
@@ -515,10 +523,10 @@ local function applyChanges(v, list, live)
     if at then
       replace[at] = final[id]
       starts[#starts + 1] = at
-      if final[id] == '' then count = count - 1 end
+      if final[id] == '' then add(id, -1) end
     elseif final[id] ~= '' then
       appended[#appended + 1] = final[id]
-      count = count + 1
+      add(id, 1)
     end
   end
   table.sort(starts)
@@ -530,7 +538,11 @@ local function applyChanges(v, list, live)
   end
   if from <= n then parts[#parts + 1] = sub(v, from) end
   for k = 1, #appended do parts[#parts + 1] = appended[k] end
-  return concat(parts), count
+  local most = 0
+  for _, c in pairs(count) do
+    if c > most then most = c end
+  end
+  return concat(parts), most
 end
 
 -- Applies changes to a span value. A slot whose entries equal those of the slot before it is
@@ -706,9 +718,9 @@ local function flushSegments()
         nv = applySpanChanges(v or '', segments[field], live)
         over = #nv > spanBytes
       else
-        local count
-        nv, count = applyChanges(v or '', segments[field], live)
-        over = count > limit
+        local most
+        nv, most = applyChanges(v or '', segments[field], live)
+        over = most > limit
       end
       if over then
         out[#out + 1] = field
@@ -761,13 +773,15 @@ local function storeEngine(ev)
 end
 
 -- 'A' tier(1) cg(2) anchor(2) hashes(8n): an engine-key store of a sparse cache group, located by
--- the anchor group's blocks (65535: the anchor is not known).
+-- the anchor group's blocks (65535: the anchor is not known); 'M' the same, of the first sparse
+-- group of its spec (kept in the anchor's segments, see mergedInto).
 local NO_ANCHOR = char(255, 255)
 local function storeAnchored(ev)
   local keys = hashesOf(ev, 7)
   local anchor = sub(ev, 5, 6)
   ensureSlot()
-  storeLocatedBy(prefixOf(ev), anchor ~= NO_ANCHOR and scope .. anchor or nil, keys, byte(ev, 2))
+  storeLocatedBy(prefixOf(ev), anchor ~= NO_ANCHOR and scope .. anchor or nil, keys, byte(ev, 2),
+    sub(ev, 1, 1) == 'M')
   stored = stored + #keys
 end
 
@@ -842,7 +856,8 @@ local function storeToken(ev)
 end
 
 local apply = {
-  C = retire, S = storeEngine, A = storeAnchored, R = removeEngine, Q = removeToken, T = storeToken
+  C = retire, S = storeEngine, A = storeAnchored, M = storeAnchored, R = removeEngine,
+  Q = removeToken, T = storeToken
 }
 for i = FIRST_EVENT, #ARGV do
   local ev = ARGV[i]

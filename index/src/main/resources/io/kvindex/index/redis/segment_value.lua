@@ -55,11 +55,19 @@ local function slotEntries(v, i)
   return sub(v, i + SEGMENT_SLOT_HEADER, i + SEGMENT_SLOT_HEADER + len - 1)
 end
 
--- Where a value's slots start (start -> true), and their count: one walk over the slot headers.
+-- The group a slot's offset is kept for in a segment: 0 for the segment's own (offsets below 16),
+-- g + 1 for the sparse group g whose slots a full-attention segment keeps (apply.lua, mergedInto).
+local function slotGroup(offset)
+  return (offset - offset % 16) / 16
+end
+
+-- Where a value's slots start (start -> true), and their count per slot group (slotGroup -> count):
+-- one walk over the slot headers.
 local function slotStarts(v)
-  local isStart, count, n, i = {}, 0, #v, 1
+  local isStart, count, n, i = {}, {}, #v, 1
   while i + SEGMENT_SLOT_HEADER - 1 <= n do
-    count = count + 1
+    local g = slotGroup(byte(v, i))
+    count[g] = (count[g] or 0) + 1
     isStart[i] = true
     local a, b = byte(v, i + 9, i + 10)
     local len = a * 256 + b

@@ -56,7 +56,7 @@ class EventPackerTest {
         hashes, parent, List.of(), 16, null, null, null, null, group, kind, null);
   }
 
-  /** The cache group and (for an 'A' store) the anchor of packed events. */
+  /** The cache group and (for an 'A' or 'M' store) the anchor of packed events. */
   private static List<String> groupsAndAnchors(List<byte[]> chunk) {
     return chunk.stream()
         .map(
@@ -65,7 +65,9 @@ class EventPackerTest {
               char kind = (char) buf.get();
               buf.get();
               int group = buf.getShort();
-              return kind == 'A' ? kind + "" + group + "@" + buf.getShort() : kind + "" + group;
+              return kind == 'A' || kind == 'M'
+                  ? kind + "" + group + "@" + buf.getShort()
+                  : kind + "" + group;
             })
         .toList();
   }
@@ -79,8 +81,32 @@ class EventPackerTest {
             groupStore(hashes(107, 1), 106L, 3, "mamba"),
             groupStore(hashes(100, 8), null, 4, "full_attention"));
 
-    assertThat(groupsAndAnchors(packed.events())).containsExactly("S1", "A2@1", "A3@1", "S4");
+    assertThat(groupsAndAnchors(packed.events())).containsExactly("S1", "M2@1", "M3@1", "S4");
     assertThat(packed.anchor()).isEqualTo(1);
+  }
+
+  /**
+   * Gemma-like: several sliding-window groups of one spec publish the same blocks; only the first
+   * of each spec is packed as 'M' (kept in the anchor's segments, the one lookups read), whatever
+   * order the call lists them in.
+   */
+  @Test
+  void pack_sparseGroupsOfOneSpec_onlyTheFirstIsKeptWithTheAnchor() {
+    EventPacker.Packed packed =
+        pack(
+            groupStore(hashes(100, 8), null, 0, "full_attention"),
+            windowStore(hashes(104, 4), 103L, 3, 512),
+            windowStore(hashes(104, 4), 103L, 2, 1024),
+            windowStore(hashes(104, 4), 103L, 1, 512),
+            groupStore(hashes(107, 1), 106L, 4, "mamba"));
+
+    assertThat(groupsAndAnchors(packed.events()))
+        .containsExactly("S0", "A3@0", "M2@0", "M1@0", "M4@0");
+  }
+
+  private static BlockStored windowStore(List<Long> hashes, Long parent, int group, int window) {
+    return new BlockStored(
+        hashes, parent, List.of(), 16, null, null, null, null, group, "sliding_window", window);
   }
 
   @Test
@@ -93,7 +119,7 @@ class EventPackerTest {
             groupStore(hashes(204, 4), 203L, 1, "sliding_window"),
             groupStore(hashes(200, 8), null, 0, "full_attention"));
 
-    assertThat(groupsAndAnchors(packed.events())).containsExactly("S0", "A1@0", "R0", "S0", "A1@0");
+    assertThat(groupsAndAnchors(packed.events())).containsExactly("S0", "M1@0", "R0", "S0", "M1@0");
   }
 
   @Test
@@ -101,7 +127,7 @@ class EventPackerTest {
     List<KvEvent> mamba = List.of(groupStore(hashes(104, 4), 103L, 1, "mamba"));
 
     assertThat(groupsAndAnchors(EventPacker.pack(KeyMode.ENGINE, "m", mamba, CHUNK, 0, 0).events()))
-        .containsExactly("A1@0");
+        .containsExactly("M1@0");
     assertThat(
             groupsAndAnchors(
                 EventPacker.pack(KeyMode.ENGINE, "m", mamba, CHUNK, 0, EventPacker.OWN_CHAIN)
@@ -109,7 +135,7 @@ class EventPackerTest {
         .as("a model without full attention")
         .containsExactly("S1");
     EventPacker.Packed unknown = pack(groupStore(hashes(104, 4), 103L, 1, "mamba"));
-    assertThat(groupsAndAnchors(unknown.events())).containsExactly("A1@-1");
+    assertThat(groupsAndAnchors(unknown.events())).containsExactly("M1@-1");
     assertThat(unknown.anchor()).isEqualTo(EventPacker.NO_ANCHOR);
   }
 

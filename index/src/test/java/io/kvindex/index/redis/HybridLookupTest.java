@@ -234,10 +234,49 @@ class HybridLookupTest {
   }
 
   /**
-   * Random caches in an index whose segments overflow past 16 slots: the full-attention group's
-   * segments that also keep another group's slots overflow, lookups through them read both groups'
-   * block fields there (the other groups' units of that segment only), and each pod's hit is still
-   * the reference's.
+   * A segment's limit counts each group's slots apart: the full-attention segment that keeps the
+   * window group's 16 slots beside its own 16 stays a segment at a limit of 16, and overflows once
+   * a branch adds slots of its own.
+   */
+  @Test
+  void apply_segmentKeepingAWindowGroup_overflowsAtOneGroupsLimit() {
+    index.close();
+    index =
+        PrefixIndex.builder()
+            .indexName("hybrid-limit")
+            .redis(connector)
+            .lookupPolicy(RetryPolicy.defaults())
+            .segmentSlots(16)
+            .build();
+    long[] keys = chain(7, 32);
+    Cache all = Cache.of(0, range(0, 32), 1, range(0, 32));
+    store(GPT_OSS, 16, keys, "whole", all);
+    lookup(GPT_OSS, 16, 32 * 16 + 1, keys, List.of("whole"));
+    assertThat(overflowReads("hybrid-limit")).as("lookups through an overflowed segment").isZero();
+    long[] branch = chain(8, 32);
+    branch[0] = keys[0];
+    store(GPT_OSS, 16, branch, "branch", all);
+    LookupResult result = lookup(GPT_OSS, 16, 32 * 16 + 1, keys, List.of("whole", "branch"));
+    assertThat(overflowReads("hybrid-limit"))
+        .as("lookups through an overflowed segment")
+        .isPositive();
+    assertThat(result.pods().get("whole").depth()).isEqualTo(32);
+    assertThat(result.pods().get("branch").depth()).isEqualTo(1);
+  }
+
+  private double overflowReads(String indexName) {
+    return meters
+        .get(io.kvindex.index.IndexMeters.LOOKUP_OVERFLOW_READS)
+        .tag("index", indexName)
+        .counter()
+        .count();
+  }
+
+  /**
+   * Random caches in an index whose segments overflow past 16 slots of one group, beside 20 chains
+   * that branch off each prompt after its first full-attention block: the prompt's first segment
+   * overflows, lookups through it read both groups' block fields there (the other groups' units of
+   * that segment only), and each pod's hit is still the reference's.
    */
   @ParameterizedTest
   @MethodSource("layouts")
@@ -256,18 +295,27 @@ class HybridLookupTest {
       int tokens = 1 + random.nextInt(round % 2 == 0 ? 1200 : 6000); // past block 256: spans
       long base = BASE + 20_000_000L + 100_000L * round;
       long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      int shared = layout.groups().get(0).blockSize() / h;
+      for (int c = 0; c < 20 && keys.length > shared; c++) {
+        long[] branch = Arrays.copyOf(keys, Math.min(keys.length, 64));
+        for (int i = shared; i < branch.length; i++) {
+          branch[i] = base + 50_000L + 1_000L * c + i;
+        }
+        Map<Integer, BitSet> all = new LinkedHashMap<>();
+        for (Group g : layout.groups()) {
+          BitSet bits = new BitSet();
+          bits.set(0, branch.length * h / unit(layout, h, g));
+          all.put(g.index(), bits);
+        }
+        store(layout, h, branch, "branches" + round + "c" + c, new Cache(all));
+      }
       Map<String, Cache> caches = new LinkedHashMap<>();
       for (int p = 0; p < 8; p++) {
         caches.put("ov" + round + "p" + p, randomCache(layout, h, tokens, random));
       }
       assertHitsAreTheReferences(layout, h, tokens, keys, caches);
     }
-    assertThat(
-            meters
-                .get(io.kvindex.index.IndexMeters.LOOKUP_OVERFLOW_READS)
-                .tag("index", "hybrid-overflow")
-                .counter()
-                .count())
+    assertThat(overflowReads("hybrid-overflow"))
         .as("lookups through overflowed segments")
         .isPositive();
   }

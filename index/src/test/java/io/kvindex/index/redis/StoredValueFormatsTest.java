@@ -434,16 +434,26 @@ class StoredValueFormatsTest {
   /**
    * A segment or span value's walks agree with Java's decoding: where its slots start, and the
    * value without a dead slot's entries (a slot left empty goes, and a SAME_AS_BEFORE slot with it;
-   * one after a slot that keeps entries stays as it is).
+   * one after a slot that keeps entries stays as it is), and the slots counted per group: a
+   * full-attention segment's own (offsets below 16) apart from a sparse group's it keeps (group 1's
+   * at offsets from 32).
    */
   @Test
   void segmentValue_walks_agreeWithJava() {
+    byte[] merged =
+        new SegmentValue(
+                List.of(
+                    new SegmentValue.Slot(0, 0x1111111111111111L, List.of(ENTRIES.get(0))),
+                    new SegmentValue.Slot(33, 0x2222222222222222L, List.of(ENTRIES.get(0))),
+                    new SegmentValue.Slot(34, 0x3333333333333333L, List.of(ENTRIES.get(1)))),
+                false)
+            .encode();
     List<Object> lua =
         eval(
             """
             local v = ARGV[1]
             local starts, count = slotStarts(v)
-            local out = {count, starts[1] and 1 or 0, starts[14] and 1 or 0, starts[25] and 1 or 0,
+            local out = {count[0], starts[1] and 1 or 0, starts[14] and 1 or 0, starts[25] and 1 or 0,
               slotEnd(v, 1), slotEnd(v, 14), slotEnd(v, 25)}
             out[#out + 1] = segmentWithout(v, {[1] = true})
             out[#out + 1] = segmentWithout(v, {[4095] = true})
@@ -455,10 +465,14 @@ class StoredValueFormatsTest {
             out[#out + 1] = #ids
             out[#out + 1] = ids[1]
             out[#out + 1] = ids[2]
+            local _, mergedCount = slotStarts(ARGV[2])
+            out[#out + 1] = mergedCount[0]
+            out[#out + 1] = mergedCount[2]
             return out
             """,
             ScriptOutputType.MULTI,
-            SPAN_VALUE.encode());
+            SPAN_VALUE.encode(),
+            merged);
     assertThat(lua.subList(0, 7)).containsExactly(3L, 1L, 1L, 1L, 14L, 25L, 40L);
     List<SegmentValue.Slot> slots = SPAN_VALUE.slots();
     assertThat(SegmentValue.decode((byte[]) lua.get(7)))
@@ -475,7 +489,7 @@ class StoredValueFormatsTest {
                     new SegmentValue.Slot(2, slots.get(2).key(), List.of(ENTRIES.get(0)))),
                 false));
     assertThat(text(lua.get(9))).isEmpty();
-    assertThat(lua.subList(10, 15)).containsExactly(0L, 0L, 2L, 1L, 4095L);
+    assertThat(lua.subList(10, 17)).containsExactly(0L, 0L, 2L, 1L, 4095L, 1L, 2L);
   }
 
   @Test

@@ -260,13 +260,15 @@ local function slotBase(prefix)
 end
 
 -- The prefix of the group whose segments keep a sparse group's slots, recorded: its anchor's when
--- its index allows it (else false).
+-- its index allows it (else false). A record moves only to a lower anchor: lookups read the
+-- model's lowest full-attention group, and a call that stores a higher one without it (a model
+-- with two) must not take the group's slots there.
 local function mergeInto(prefix, anchorPrefix)
   if groupOf(prefix) > MAX_MERGED_GROUP then return false end
-  if mergedInto(prefix) ~= anchorPrefix then
-    redis.call('HSET', KEYS[1], MERGED .. prefix, anchorPrefix)
-    merged[prefix] = anchorPrefix
-  end
+  local into = mergedInto(prefix)
+  if into and groupOf(into) <= groupOf(anchorPrefix) then return into end
+  redis.call('HSET', KEYS[1], MERGED .. prefix, anchorPrefix)
+  merged[prefix] = anchorPrefix
   return anchorPrefix
 end
 
@@ -406,8 +408,10 @@ local function storeLocatedBy(prefix, anchorPrefix, keys, tier, firstOfSpec)
   end
   local vals = hmget(KEYS[4], fields)
   local anchors = hmget(KEYS[4], anchorFields)
-  local into = anchorPrefix and (firstOfSpec and mergeInto(prefix, anchorPrefix)
-    or mergedInto(prefix))
+  -- A store without an anchor may still find its blocks located (by an earlier store): they go
+  -- where the record says, as its removes do.
+  local into = (firstOfSpec and anchorPrefix and mergeInto(prefix, anchorPrefix))
+    or mergedInto(prefix)
   local out, seen, entries, tiers = {}, {}, 0, 0
   for k = 1, n do
     local key = keys[k]

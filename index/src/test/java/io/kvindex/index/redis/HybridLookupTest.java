@@ -15,6 +15,7 @@ import io.kvindex.index.LookupRequest;
 import io.kvindex.index.LookupResult;
 import io.kvindex.index.PodMatch;
 import io.kvindex.index.PrefixIndex;
+import io.kvindex.index.PrefixIndexBuilder;
 import io.kvindex.index.StreamId;
 import io.kvindex.redis.RedisConnector;
 import io.kvindex.redis.RetryPolicy;
@@ -234,20 +235,70 @@ class HybridLookupTest {
   }
 
   /**
+   * A window store whose writer knows no anchor yet (a new ingester, no layout recorded) of blocks
+   * an earlier store already located: its holder goes where the group's slots are kept (the
+   * full-attention segments), and lookups by segments find it.
+   */
+  @Test
+  void apply_windowStoreWithoutAnAnchor_ofLocatedBlocks_isFound() {
+    reopen("hybrid-no-anchor", PrefixIndexBuilder.DEFAULT_SEGMENT_SLOTS);
+    long[] keys = chain(9, 32);
+    store(GPT_OSS, 16, keys, "a", Cache.of(0, range(0, 32), 1, range(24, 32)));
+    reopen("hybrid-no-anchor", PrefixIndexBuilder.DEFAULT_SEGMENT_SLOTS); // knows no anchor
+    StreamId b = StreamId.of(MODEL, "b");
+    apply(b, 0, stores(GPT_OSS, 16, keys, Cache.of(1, range(24, 32)), null));
+    apply(b, 1, stores(GPT_OSS, 16, keys, Cache.of(0, range(0, 32)), null));
+
+    LookupResult result = lookup(GPT_OSS, 16, 32 * 16 + 1, keys, List.of("a", "b"));
+
+    assertThat(result.pods().get("a").depth()).isEqualTo(32);
+    assertThat(result.pods().get("b").depth()).isEqualTo(32);
+  }
+
+  /**
+   * A model with two full-attention groups: a call that stores the window group beside the higher
+   * one only keeps the window's slots in the lowest one's segments, the ones lookups read.
+   */
+  @Test
+  void apply_windowStoredBesideAHigherFullAttentionGroup_isFound() {
+    CacheLayout twoFull =
+        new CacheLayout(
+            List.of(
+                new Group(0, "full_attention", 16, 0),
+                new Group(1, "sliding_window", 16, 128),
+                new Group(2, "full_attention", 16, 0)));
+    long[] keys = chain(10, 32);
+    store(twoFull, 16, keys, "a", Cache.of(0, range(0, 32), 1, range(24, 32), 2, range(0, 32)));
+    StreamId b = StreamId.of(MODEL, "b");
+    apply(b, 0, stores(twoFull, 16, keys, Cache.of(1, range(24, 32), 2, range(0, 32)), null));
+    apply(b, 1, stores(twoFull, 16, keys, Cache.of(0, range(0, 32)), null));
+
+    LookupResult result = lookup(twoFull, 16, 32 * 16 + 1, keys, List.of("a", "b"));
+
+    assertThat(result.pods().get("a").depth()).isEqualTo(32);
+    assertThat(result.pods().get("b").depth()).isEqualTo(32);
+  }
+
+  /** Closes the index and opens a new one (nothing cached) of another name and segment limit. */
+  private void reopen(String name, int segmentSlots) {
+    index.close();
+    index =
+        PrefixIndex.builder()
+            .indexName(name)
+            .redis(connector)
+            .lookupPolicy(RetryPolicy.defaults())
+            .segmentSlots(segmentSlots)
+            .build();
+  }
+
+  /**
    * A segment's limit counts each group's slots apart: the full-attention segment that keeps the
    * window group's 16 slots beside its own 16 stays a segment at a limit of 16, and overflows once
    * a branch adds slots of its own.
    */
   @Test
   void apply_segmentKeepingAWindowGroup_overflowsAtOneGroupsLimit() {
-    index.close();
-    index =
-        PrefixIndex.builder()
-            .indexName("hybrid-limit")
-            .redis(connector)
-            .lookupPolicy(RetryPolicy.defaults())
-            .segmentSlots(16)
-            .build();
+    reopen("hybrid-limit", 16);
     long[] keys = chain(7, 32);
     Cache all = Cache.of(0, range(0, 32), 1, range(0, 32));
     store(GPT_OSS, 16, keys, "whole", all);
@@ -281,14 +332,7 @@ class HybridLookupTest {
   @ParameterizedTest
   @MethodSource("layouts")
   void lookup_throughOverflowedSegments_matchTheReference(CacheLayout layout) {
-    index.close();
-    index =
-        PrefixIndex.builder()
-            .indexName("hybrid-overflow")
-            .redis(connector)
-            .lookupPolicy(RetryPolicy.defaults())
-            .segmentSlots(16)
-            .build();
+    reopen("hybrid-overflow", 16);
     int h = hashBlock(layout);
     Random random = new Random(layout.encode().hashCode() + 4);
     for (int round = 0; round < 4; round++) {

@@ -492,8 +492,7 @@ local function removeKeys(prefix, keys, tier)
 end
 
 -- Applies changes ({slot id, entries}*, '' removing a slot) to a segment value; returns the new
--- value and the most slots one group holds in it (the segment's own, or a sparse group's it keeps:
--- the limit counts each group's branches, not their sum). A hot segment holds hundreds of slots, so nothing is copied slot by
+-- value and its slot count. A hot segment holds hundreds of slots, so nothing is copied slot by
 -- slot: one walk over the slot headers (numbers only) marks where slots start, each change's id
 -- is found with a plain find and counts only at a slot's start, and the runs of unchanged slots
 -- between changed ones are copied whole. Changed slots stay in place; new ones are appended.
@@ -511,10 +510,6 @@ end
 
 local function applyChanges(v, list, live)
   local isStart, count = slotStarts(v)
-  local function add(id, d)
-    local g = slotGroup(byte(id, 1))
-    count[g] = (count[g] or 0) + d
-  end
   local n = #v
   local final, order = latestChanges(list, live)
   for _, id in ipairs(order) do
@@ -527,10 +522,10 @@ local function applyChanges(v, list, live)
     if at then
       replace[at] = final[id]
       starts[#starts + 1] = at
-      if final[id] == '' then add(id, -1) end
+      if final[id] == '' then count = count - 1 end
     elseif final[id] ~= '' then
       appended[#appended + 1] = final[id]
-      add(id, 1)
+      count = count + 1
     end
   end
   table.sort(starts)
@@ -542,11 +537,7 @@ local function applyChanges(v, list, live)
   end
   if from <= n then parts[#parts + 1] = sub(v, from) end
   for k = 1, #appended do parts[#parts + 1] = appended[k] end
-  local most = 0
-  for _, c in pairs(count) do
-    if c > most then most = c end
-  end
-  return concat(parts), most
+  return concat(parts), count
 end
 
 -- Applies changes to a span value. A slot whose entries equal those of the slot before it is
@@ -722,9 +713,11 @@ local function flushSegments()
         nv = applySpanChanges(v or '', segments[field], live)
         over = #nv > spanBytes
       else
-        local most
-        nv, most = applyChanges(v or '', segments[field], live)
-        over = most > limit
+        local count
+        nv, count = applyChanges(v or '', segments[field], live)
+        -- The limit counts each group's slots apart (a full-attention segment keeps a sparse
+        -- group's too): walked again only past the limit in all.
+        over = count > limit and mostSlotsOfOneGroup(nv) > limit
       end
       if over then
         out[#out + 1] = field

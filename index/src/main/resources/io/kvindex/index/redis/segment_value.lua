@@ -55,25 +55,33 @@ local function slotEntries(v, i)
   return sub(v, i + SEGMENT_SLOT_HEADER, i + SEGMENT_SLOT_HEADER + len - 1)
 end
 
--- The group a slot's offset is kept for in a segment: 0 for the segment's own (offsets below 16),
--- g + 1 for the sparse group g whose slots a full-attention segment keeps (apply.lua, mergedInto).
-local function slotGroup(offset)
-  return (offset - offset % 16) / 16
-end
-
--- Where a value's slots start (start -> true), and their count per slot group (slotGroup -> count):
--- one walk over the slot headers.
+-- Where a value's slots start (start -> true), and their count: one walk over the slot headers.
 local function slotStarts(v)
-  local isStart, count, n, i = {}, {}, #v, 1
+  local isStart, count, n, i = {}, 0, #v, 1
   while i + SEGMENT_SLOT_HEADER - 1 <= n do
-    local g = slotGroup(byte(v, i))
-    count[g] = (count[g] or 0) + 1
+    count = count + 1
     isStart[i] = true
     local a, b = byte(v, i + 9, i + 10)
     local len = a * 256 + b
     i = i + SEGMENT_SLOT_HEADER + (len == SAME_AS_BEFORE_LEN and 0 or len)
   end
   return isStart, count
+end
+
+-- The most slots one group holds in a segment value: a full-attention segment keeps a sparse
+-- group's slots beside its own (apply.lua, mergedInto), the sparse group g's at offsets from
+-- 16 (g + 1), and its limit counts each group's apart. One walk over the slot headers.
+local function mostSlotsOfOneGroup(v)
+  local count, most, n, i = {}, 0, #v, 1
+  while i + SEGMENT_SLOT_HEADER - 1 <= n do
+    local offset = byte(v, i)
+    local g = (offset - offset % 16) / 16
+    local c = (count[g] or 0) + 1
+    count[g] = c
+    if c > most then most = c end
+    i = slotEnd(v, i)
+  end
+  return most
 end
 
 -- A value without the entries of dead slots (dead[slot] true): nil when none is dead (nothing is

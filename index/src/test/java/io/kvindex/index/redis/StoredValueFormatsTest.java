@@ -453,7 +453,7 @@ class StoredValueFormatsTest {
             """
             local v = ARGV[1]
             local starts, count = slotStarts(v)
-            local out = {count[0], starts[1] and 1 or 0, starts[14] and 1 or 0, starts[25] and 1 or 0,
+            local out = {count, starts[1] and 1 or 0, starts[14] and 1 or 0, starts[25] and 1 or 0,
               slotEnd(v, 1), slotEnd(v, 14), slotEnd(v, 25)}
             out[#out + 1] = segmentWithout(v, {[1] = true})
             out[#out + 1] = segmentWithout(v, {[4095] = true})
@@ -466,8 +466,8 @@ class StoredValueFormatsTest {
             out[#out + 1] = ids[1]
             out[#out + 1] = ids[2]
             local _, mergedCount = slotStarts(ARGV[2])
-            out[#out + 1] = mergedCount[0]
-            out[#out + 1] = mergedCount[2]
+            out[#out + 1] = mergedCount
+            out[#out + 1] = mostSlotsOfOneGroup(ARGV[2])
             return out
             """,
             ScriptOutputType.MULTI,
@@ -489,7 +489,7 @@ class StoredValueFormatsTest {
                     new SegmentValue.Slot(2, slots.get(2).key(), List.of(ENTRIES.get(0)))),
                 false));
     assertThat(text(lua.get(9))).isEmpty();
-    assertThat(lua.subList(10, 17)).containsExactly(0L, 0L, 2L, 1L, 4095L, 1L, 2L);
+    assertThat(lua.subList(10, 17)).containsExactly(0L, 0L, 2L, 1L, 4095L, 3L, 2L);
   }
 
   @Test

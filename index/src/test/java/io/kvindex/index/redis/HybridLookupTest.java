@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -190,7 +191,7 @@ class HybridLookupTest {
   @MethodSource("vllmCases")
   void lookup_hybrid_isVllmsHit(String name, CacheLayout layout, int tokens, Cache cache, int hit) {
     int h = hashBlock(layout);
-    long[] keys = Stream.iterate(BASE, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+    long[] keys = keys(BASE, tokens / h);
     assertThat(reference(layout, h, tokens, cache)).as("the reference").isEqualTo(hit);
     store(layout, h, keys, "pod", cache);
     PodMatch match = lookup(layout, h, tokens, keys, List.of("pod")).pods().get("pod");
@@ -212,7 +213,7 @@ class HybridLookupTest {
     for (int round = 0; round < 6; round++) {
       int tokens = 1 + random.nextInt(1200);
       long base = BASE + 100_000L * round;
-      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      long[] keys = keys(base, tokens / h);
       Map<String, Cache> caches = new LinkedHashMap<>();
       for (int p = 0; p < 8; p++) {
         caches.put("r" + round + "p" + p, randomCache(layout, h, tokens, random));
@@ -344,7 +345,7 @@ class HybridLookupTest {
     for (int round = 0; round < 4; round++) {
       int tokens = 1 + random.nextInt(round % 2 == 0 ? 1200 : 6000); // past block 256: spans
       long base = BASE + 20_000_000L + 100_000L * round;
-      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      long[] keys = keys(base, tokens / h);
       int shared = layout.groups().get(0).blockSize() / h;
       for (int c = 0; c < 20 && keys.length > shared; c++) {
         long[] branch = Arrays.copyOf(keys, Math.min(keys.length, 64));
@@ -384,7 +385,7 @@ class HybridLookupTest {
     for (int round = 0; round < 4; round++) {
       int tokens = 1 + random.nextInt(round % 2 == 0 ? 1200 : 6000); // past block 256: spans
       long base = BASE + 9_000_000L + 100_000L * round;
-      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      long[] keys = keys(base, tokens / h);
       Map<String, Cache> left = new LinkedHashMap<>();
       for (int p = 0; p < 8; p++) {
         Cache stored = randomCache(layout, h, tokens, random);
@@ -438,7 +439,7 @@ class HybridLookupTest {
     for (int round = 0; round < 2; round++) {
       int tokens = 300 * 64 + random.nextInt(400 * 64);
       long base = BASE + 5_000_000L + 1_000_000L * round;
-      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      long[] keys = keys(base, tokens / h);
       Map<String, Cache> caches = new LinkedHashMap<>();
       for (int p = 0; p < 6; p++) {
         Map<Integer, BitSet> units = new LinkedHashMap<>();
@@ -474,7 +475,7 @@ class HybridLookupTest {
     for (int round = 0; round < 4; round++) {
       int tokens = 1 + random.nextInt(1200);
       long base = BASE + 100_000L * round;
-      long[] keys = Stream.iterate(base, k -> k + 1).limit(tokens / h).mapToLong(k -> k).toArray();
+      long[] keys = keys(base, tokens / h);
       List<String> pods = new ArrayList<>();
       Map<String, Map<Integer, Integer>> expected = new LinkedHashMap<>();
       for (int p = 0; p < 6; p++) {
@@ -601,7 +602,12 @@ class HybridLookupTest {
   }
 
   private static long[] chain(int k, int blocks) {
-    return Stream.iterate(BASE + 10_000L * k, x -> x + 1).limit(blocks).mapToLong(x -> x).toArray();
+    return keys(BASE + 10_000L * k, blocks);
+  }
+
+  /** Consecutive block keys from {@code first}. */
+  private static long[] keys(long first, int blocks) {
+    return LongStream.range(first, first + blocks).toArray();
   }
 
   private static BlockStored groupStore(
@@ -636,7 +642,7 @@ class HybridLookupTest {
   @Test
   void lookup_fullAttentionOnly_isThePrefix() {
     CacheLayout full = new CacheLayout(List.of(new Group(0, "full_attention", 16, 0)));
-    long[] keys = Stream.iterate(BASE, k -> k + 1).limit(10).mapToLong(k -> k).toArray();
+    long[] keys = keys(BASE, 10);
     store(full, 16, keys, "pod", Cache.of(0, range(0, 7)));
     assertThat(full.hybrid()).isFalse();
     LookupResult plain =

@@ -174,10 +174,7 @@ public class RouterPathBenchmark {
    */
   @Benchmark
   public PodMatch[] hybridCombine() {
-    HybridPlan plan =
-        new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10], true);
-    return plan.combine(
-        hybridFull, layout, List.of(), windowSegments, NONE_BY_BLOCKS, true, prompt);
+    return combine(windowSegments);
   }
 
   /**
@@ -187,10 +184,14 @@ public class RouterPathBenchmark {
    */
   @Benchmark
   public PodMatch[] hybridCombineWindowHoldsPrefix() {
+    return combine(windowPrefixSegments);
+  }
+
+  /** The hybrid lookup's plan and combine over segment values holding both groups' slots. */
+  private PodMatch[] combine(byte[][] segmentValues) {
     HybridPlan plan =
         new HybridPlan(rule, BLOCK_SIZE, BLOCKS * BLOCK_SIZE + 1, keys, g -> new byte[10], true);
-    return plan.combine(
-        hybridFull, layout, List.of(), windowPrefixSegments, NONE_BY_BLOCKS, true, prompt);
+    return plan.combine(hybridFull, layout, List.of(), segmentValues, NONE_BY_BLOCKS, true, prompt);
   }
 
   /** Decode, then the candidates ranked by score. */
